@@ -1,0 +1,398 @@
+/* rmqhost.h — the public plugin ABI of rmqhost.
+ *
+ * A plugin is a shared object that exports one symbol, `rmq_plugin`, of type
+ * rmq_plugin_descriptor (use the RMQ_PLUGIN macro). The host checks the ABI
+ * version at the very start of the descriptor before reading anything else,
+ * then calls init() with its host API table. Everything a plugin does with the
+ * host goes through that table: a plugin never links against host symbols.
+ *
+ * Conventions (as libuv): functions return 0 or a negative rmq error code
+ * (rmq_strerror() turns it into text). Each function below says who owns what
+ * it returns and on which threads it may be called.
+ *
+ * Threads a plugin's code runs on:
+ *   - INIT    the host's control thread (init, fini, export/import_state,
+ *             admin commands). Nothing else of the plugin runs concurrently
+ *             with init/fini/export/import for the same plugin instance.
+ *   - IO      one of the io_threads event loops: inline processors, async
+ *             response callbacks. Must never block.
+ *   - EXEC    a thread of one of the plugin's executors (bounded pools):
+ *             processors and timers bound to that executor. May block.
+ *   - EVENT   the server's channel-event thread: channel listeners, in order
+ *             per channel. May block briefly (it delays other events only).
+ *   - TIMER   the host's housekeeping thread: timers bound to no executor.
+ *             Must not block for long.
+ * A plugin's tables are therefore read concurrently from several threads:
+ * publish read-mostly tables with RCU (liburcu's rcu_assign_pointer /
+ * rcu_dereference between rcu_read_lock/unlock; every host thread that runs
+ * plugin code is registered with liburcu's default flavour, so plugins may
+ * call rcu_read_lock() on any of the threads above) and serialise writers with
+ * a mutex of their own.
+ */
+#ifndef RMQHOST_RMQHOST_H
+#define RMQHOST_RMQHOST_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ABI version. A plugin built for another MAJOR is refused. MINOR grows when
+ * entries are appended to rmq_host_api; a plugin may test api->abi_minor (or
+ * api->size) before calling an entry newer than the one it was built for. */
+#define RMQ_ABI_MAJOR 1
+#define RMQ_ABI_MINOR 0
+
+#if defined(__GNUC__)
+#define RMQ_EXPORT __attribute__((visibility("default")))
+#define RMQ_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define RMQ_EXPORT
+#define RMQ_PRINTF(a, b)
+#endif
+
+/* ---- error codes -------------------------------------------------------- */
+#define RMQ_OK 0
+#define RMQ_EINVAL (-22)     /* bad argument */
+#define RMQ_ENOMEM (-12)     /* out of memory */
+#define RMQ_ENOENT (-2)      /* no such thing (channel, service, setting...) */
+#define RMQ_EEXIST (-17)     /* already registered */
+#define RMQ_EBUSY (-16)      /* bounded queue or semaphore full */
+#define RMQ_ETIMEDOUT (-110) /* outgoing call timed out */
+#define RMQ_ENOTCONN (-107)  /* peer gone / connection closed */
+#define RMQ_ECONNREFUSED (-111)
+#define RMQ_EWOULDBLOCK (-11) /* blocking call made on a thread that must not block */
+#define RMQ_ESHUTDOWN (-108)  /* host or plugin generation is stopping */
+#define RMQ_ERANGE (-34)      /* value outside a declared range */
+#define RMQ_EIO (-5)          /* file or socket I/O failed */
+#define RMQ_DEFERRED 1        /* processor return: the answer comes later (rmq_deferred) */
+
+static inline const char *rmq_strerror(int err)
+{
+    switch (err) {
+    case RMQ_OK: return "success";
+    case RMQ_EINVAL: return "invalid argument";
+    case RMQ_ENOMEM: return "out of memory";
+    case RMQ_ENOENT: return "not found";
+    case RMQ_EEXIST: return "already exists";
+    case RMQ_EBUSY: return "busy";
+    case RMQ_ETIMEDOUT: return "timed out";
+    case RMQ_ENOTCONN: return "not connected";
+    case RMQ_ECONNREFUSED: return "connection refused";
+    case RMQ_EWOULDBLOCK: return "would block on a non-blocking thread";
+    case RMQ_ESHUTDOWN: return "shutting down";
+    case RMQ_ERANGE: return "out of range";
+    case RMQ_EIO: return "I/O error";
+    default: return "unknown error";
+    }
+}
+
+/* ---- remoting constants (protocol.md §2.4, §3.1) ------------------------ */
+#define RMQ_RESPONSE_SUCCESS 0
+#define RMQ_RESPONSE_SYSTEM_ERROR 1
+#define RMQ_RESPONSE_SYSTEM_BUSY 2
+#define RMQ_RESPONSE_REQUEST_CODE_NOT_SUPPORTED 3
+
+#define RMQ_CMD_FLAG_RESPONSE 0x1
+#define RMQ_CMD_FLAG_ONEWAY 0x2
+
+/* ---- opaque types -------------------------------------------------------- */
+typedef struct rmq_plugin_ctx rmq_plugin_ctx; /* one per loaded plugin generation */
+typedef struct rmq_cmd rmq_cmd;               /* a remoting command */
+typedef struct rmq_request rmq_request;       /* an incoming request being processed */
+typedef struct rmq_deferred rmq_deferred;     /* a request answered later */
+typedef struct rmq_admin_call rmq_admin_call; /* one admin command invocation */
+typedef uint64_t rmq_channel_id;              /* stable id of a connection; 0 = none */
+typedef uint64_t rmq_timer_id;
+typedef uint64_t rmq_service_ref;
+
+typedef enum rmq_log_level {
+    RMQ_LOG_ERROR = 0,
+    RMQ_LOG_WARN = 1,
+    RMQ_LOG_INFO = 2,
+    RMQ_LOG_DEBUG = 3
+} rmq_log_level;
+
+typedef enum rmq_channel_event {
+    RMQ_CHANNEL_CONNECT = 0,
+    RMQ_CHANNEL_CLOSE = 1,
+    RMQ_CHANNEL_IDLE = 2,
+    RMQ_CHANNEL_EXCEPTION = 3
+} rmq_channel_event;
+
+/* ---- settings declaration ------------------------------------------------ */
+typedef enum rmq_setting_type {
+    RMQ_SETTING_STRING = 0,
+    RMQ_SETTING_INT = 1, /* int64, optional [min, max] */
+    RMQ_SETTING_BOOL = 2,
+    RMQ_SETTING_DOUBLE = 3
+} rmq_setting_type;
+
+/* One declared setting. default_value is text in the setting's type
+ * ("120000", "true", "DefaultCluster"); NULL = no default (empty string for
+ * STRING, 0/false otherwise). When min < max the host checks INT values
+ * against [min, max]. An array of these ends with an entry whose name is NULL. */
+typedef struct rmq_setting_decl {
+    const char *name;
+    rmq_setting_type type;
+    const char *default_value;
+    const char *description;
+    int64_t min;
+    int64_t max;
+} rmq_setting_decl;
+
+/* ---- callback types ------------------------------------------------------- */
+
+/* A request processor. Runs on IO (inline) or EXEC (bound to an executor).
+ * `cmd` is owned by the host and valid until the processor returns (or, after
+ * defer(), until deferred_reply()). Return:
+ *   RMQ_OK        after api->reply() (or without it: no response is sent, as a
+ *                 Java processor returning null);
+ *   RMQ_DEFERRED  after api->defer(): the answer is given later;
+ *   < 0           failure: the host answers SYSTEM_ERROR with the remark set
+ *                 by api->request_fail() or a generic one (unless oneway). */
+typedef int (*rmq_processor_fn)(rmq_request *req, const rmq_cmd *cmd, void *ud);
+
+/* Optional flow-control check, called on IO before dispatch. Return true to
+ * answer SYSTEM_BUSY "[REJECTREQUEST]system busy, start flow control for a while". */
+typedef bool (*rmq_reject_fn)(const rmq_cmd *cmd, void *ud);
+
+/* Channel events on EVENT. `peer` is "ip:port", valid during the call. */
+typedef void (*rmq_channel_event_fn)(rmq_channel_event ev, rmq_channel_id ch, const char *peer,
+                                     void *ud);
+
+/* RPC hooks: before runs before the processor (on the processor's thread);
+ * returning a response code > 0 refuses the request with that code and the
+ * remark stored in *remark (a string that must outlive the call, e.g. static).
+ * after sees the response (NULL when none is sent) before it is encoded. */
+typedef int (*rmq_rpc_before_fn)(rmq_channel_id ch, const rmq_cmd *req, const char **remark,
+                                 void *ud);
+typedef void (*rmq_rpc_after_fn)(rmq_channel_id ch, const rmq_cmd *req, const rmq_cmd *resp,
+                                 void *ud);
+
+/* Timer tick: on TIMER, or EXEC when bound to an executor. */
+typedef void (*rmq_timer_fn)(void *ud);
+
+/* Completion of invoke_async, on IO (must not block). err is 0 with a
+ * response (owned by the callee: freed by the host after the callback
+ * returns) or a negative code with resp == NULL. */
+typedef void (*rmq_response_fn)(int err, const rmq_cmd *resp, void *ud);
+
+/* Body release for zero-copy bodies: called exactly once, on any thread. */
+typedef void (*rmq_free_fn)(void *ud, const void *data);
+
+/* Plugin event bus: events are published by name; subscribers are called
+ * synchronously on the publisher's thread, in subscription order. `data`
+ * is valid during the call only. */
+typedef void (*rmq_event_fn)(const char *event, const void *data, size_t len, void *ud);
+
+/* Admin command served through rmqhostctl, on INIT. Write output with
+ * api->admin_write(); return the exit status for the CLI (0 ok, 1 failure
+ * of the command, 2 usage error). */
+typedef int (*rmq_admin_fn)(rmq_admin_call *call, int argc, const char *const *argv, void *ud);
+
+/* ---- the host API table --------------------------------------------------- */
+typedef struct rmq_host_api {
+    uint32_t size;      /* sizeof(rmq_host_api) of the host */
+    uint32_t abi_major; /* RMQ_ABI_MAJOR of the host */
+    uint32_t abi_minor; /* RMQ_ABI_MINOR of the host */
+    uint32_t reserved0;
+
+    /* -- identity, settings, logging (any thread) -- */
+    /* Log one line "LEVEL time plugin: message". */
+    void (*log)(rmq_plugin_ctx *ctx, rmq_log_level level, const char *fmt, ...) RMQ_PRINTF(3, 4);
+    /* Plugin instance name from its conf file; owned by the host. */
+    const char *(*plugin_name)(rmq_plugin_ctx *ctx);
+    /* Settings, already validated against the plugin's declaration. The
+     * string is owned by the host and valid until fini. Asking for an
+     * undeclared name returns NULL / 0 and logs a warning. */
+    const char *(*setting_string)(rmq_plugin_ctx *ctx, const char *name);
+    int64_t (*setting_int)(rmq_plugin_ctx *ctx, const char *name);
+    bool (*setting_bool)(rmq_plugin_ctx *ctx, const char *name);
+    double (*setting_double)(rmq_plugin_ctx *ctx, const char *name);
+    /* Host state directory (absolute); plugins keep their files below it. */
+    const char *(*state_dir)(rmq_plugin_ctx *ctx);
+    /* Address the plugin's server actually bound ("127.0.0.1", port 9876).
+     * Valid from init on. RMQ_ENOENT if the plugin has no server. */
+    int (*server_address)(rmq_plugin_ctx *ctx, char *host, size_t host_len, int *port);
+    /* Plugin private pointer (any thread; set it during init). */
+    void (*set_userdata)(rmq_plugin_ctx *ctx, void *data);
+    void *(*get_userdata)(rmq_plugin_ctx *ctx);
+    /* Monotonic and wall clocks in milliseconds. */
+    uint64_t (*now_monotonic_ms)(void);
+    uint64_t (*now_wall_ms)(void);
+
+    /* -- registration (INIT only; effective when the generation goes live) -- */
+    /* A bounded pool: `threads` workers, `queue_capacity` waiting requests;
+     * a full queue answers SYSTEM_BUSY [OVERLOAD]. Name is per plugin. */
+    int (*declare_executor)(rmq_plugin_ctx *ctx, const char *name, int threads,
+                            int queue_capacity);
+    /* Bind `code` on the plugin's server. executor NULL = inline on IO. */
+    int (*register_processor)(rmq_plugin_ctx *ctx, int32_t code, rmq_processor_fn fn, void *ud,
+                              const char *executor);
+    /* Processor for codes nobody registered on this server. */
+    int (*set_default_processor)(rmq_plugin_ctx *ctx, rmq_processor_fn fn, void *ud,
+                                 const char *executor);
+    int (*set_reject_hook)(rmq_plugin_ctx *ctx, rmq_reject_fn fn, void *ud);
+    int (*add_channel_listener)(rmq_plugin_ctx *ctx, rmq_channel_event_fn fn, void *ud);
+    int (*add_rpc_hook)(rmq_plugin_ctx *ctx, rmq_rpc_before_fn before, rmq_rpc_after_fn after,
+                        void *ud);
+    /* Periodic timer, first tick after first_ms, then every period_ms
+     * (0 = once). Stopped by cancel_timer or when the generation ends. */
+    int (*add_timer)(rmq_plugin_ctx *ctx, uint64_t first_ms, uint64_t period_ms, rmq_timer_fn fn,
+                     void *ud, const char *executor, rmq_timer_id *out_id);
+    int (*cancel_timer)(rmq_plugin_ctx *ctx, rmq_timer_id id); /* any thread */
+    /* Export a named, versioned function table. `table` and `table_ud` must
+     * stay valid until fini. The provider's functions get table_ud back from
+     * service_acquire's caller. */
+    int (*export_service)(rmq_plugin_ctx *ctx, const char *name, uint32_t version,
+                          const void *table, void *table_ud);
+    /* Admin command `name` for rmqhostctl (e.g. "expr"). */
+    int (*register_admin_command)(rmq_plugin_ctx *ctx, const char *name, const char *usage,
+                                  rmq_admin_fn fn, void *ud);
+    int (*subscribe_event)(rmq_plugin_ctx *ctx, const char *event, rmq_event_fn fn, void *ud);
+
+    /* -- services and events (any thread) -- */
+    /* Look up a service with version >= min_version. On success *table and
+     * *table_ud are valid until service_release(ref): hold it for one
+     * operation, not across calls, so the provider can be reloaded (the
+     * next acquire returns the new generation). RMQ_ENOENT if absent. */
+    int (*service_acquire)(rmq_plugin_ctx *ctx, const char *name, uint32_t min_version,
+                           const void **table, void **table_ud, rmq_service_ref *ref);
+    void (*service_release)(rmq_plugin_ctx *ctx, rmq_service_ref ref);
+    int (*publish_event)(rmq_plugin_ctx *ctx, const char *event, const void *data, size_t len);
+
+    /* -- commands (any thread; a command is used by one thread at a time) -- */
+    int32_t (*cmd_code)(const rmq_cmd *cmd);
+    int32_t (*cmd_flag)(const rmq_cmd *cmd);
+    int32_t (*cmd_opaque)(const rmq_cmd *cmd);
+    int32_t (*cmd_version)(const rmq_cmd *cmd);
+    int32_t (*cmd_language)(const rmq_cmd *cmd);       /* byte value, protocol.md §2.6 */
+    const char *(*cmd_language_name)(int32_t language); /* "JAVA", "CPP", ... */
+    int (*cmd_serialize_type)(const rmq_cmd *cmd);      /* 0 JSON, 1 ROCKETMQ */
+    const char *(*cmd_remark)(const rmq_cmd *cmd);      /* NULL = none; owned by cmd */
+    /* Ext field value or NULL (absent or null); owned by cmd. */
+    const char *(*cmd_ext_get)(const rmq_cmd *cmd, const char *key);
+    size_t (*cmd_ext_count)(const rmq_cmd *cmd);
+    int (*cmd_ext_at)(const rmq_cmd *cmd, size_t i, const char **key, const char **value);
+    /* Body bytes (NULL, *len 0 when absent); owned by cmd. */
+    const void *(*cmd_body)(const rmq_cmd *cmd, size_t *len);
+    /* Setters on commands the plugin built (responses, outgoing requests). */
+    int (*cmd_ext_set)(rmq_cmd *cmd, const char *key, const char *value); /* copies */
+    int (*cmd_set_remark)(rmq_cmd *cmd, const char *remark);             /* copies */
+    int (*cmd_set_code)(rmq_cmd *cmd, int32_t code);
+    /* free_fn NULL: bytes copied. Else borrowed until free_fn(ud, data). */
+    int (*cmd_set_body)(rmq_cmd *cmd, const void *data, size_t len, rmq_free_fn free_fn,
+                        void *free_ud);
+    /* New response to `req` (same opaque and serialize type, flag RESPONSE,
+     * version 409, language JAVA). Owned by the caller until passed to reply. */
+    rmq_cmd *(*cmd_new_response)(const rmq_cmd *req, int32_t code, const char *remark);
+    /* New request for outgoing calls; owned by the caller until invoked. */
+    rmq_cmd *(*cmd_new_request)(int32_t code);
+    void (*cmd_free)(rmq_cmd *cmd);
+
+    /* -- the request being processed (processor's thread) -- */
+    rmq_channel_id (*request_channel)(const rmq_request *req);
+    const char *(*request_peer)(const rmq_request *req); /* "ip:port", valid with req */
+    /* Send `resp` (ownership passes to the host, even on error). At most once. */
+    int (*reply)(rmq_request *req, rmq_cmd *resp);
+    /* Remark for the SYSTEM_ERROR sent when the processor returns < 0. */
+    void (*request_fail)(rmq_request *req, const char *remark);
+    /* Keep the request open: returns a handle to complete later from any
+     * thread with deferred_reply (resp NULL = no answer). The handle copies
+     * what it needs (opaque, serialize type, channel); the cmd given to the
+     * processor stays valid until deferred_reply. */
+    rmq_deferred *(*defer)(rmq_request *req);
+    int (*deferred_reply)(rmq_deferred *d, rmq_cmd *resp);
+    const rmq_cmd *(*deferred_cmd)(const rmq_deferred *d);
+    rmq_channel_id (*deferred_channel)(const rmq_deferred *d);
+
+    /* -- channels (any thread) -- */
+    int (*channel_peer)(rmq_plugin_ctx *ctx, rmq_channel_id ch, char *buf, size_t len);
+    int (*channel_close)(rmq_plugin_ctx *ctx, rmq_channel_id ch);
+
+    /* -- outgoing calls (any thread; `req` ownership always passes) -- */
+    /* To a connected channel (server push) or to "ip:port" (the host keeps
+     * and reuses one client connection per address). Oneway/async in-flight
+     * calls are bounded (Java: 256 oneway, 64 async per server; 65535 each
+     * for client connections); a full semaphore → RMQ_EBUSY. */
+    int (*invoke_oneway)(rmq_plugin_ctx *ctx, rmq_channel_id ch, rmq_cmd *req,
+                         uint32_t timeout_ms);
+    int (*invoke_oneway_addr)(rmq_plugin_ctx *ctx, const char *addr, rmq_cmd *req,
+                              uint32_t timeout_ms);
+    int (*invoke_async)(rmq_plugin_ctx *ctx, rmq_channel_id ch, rmq_cmd *req, uint32_t timeout_ms,
+                        rmq_response_fn cb, void *ud);
+    int (*invoke_async_addr)(rmq_plugin_ctx *ctx, const char *addr, rmq_cmd *req,
+                             uint32_t timeout_ms, rmq_response_fn cb, void *ud);
+    /* Blocking; only on EXEC, EVENT, TIMER or INIT (RMQ_EWOULDBLOCK on IO).
+     * On success *resp is owned by the caller (cmd_free). */
+    int (*invoke_sync)(rmq_plugin_ctx *ctx, rmq_channel_id ch, rmq_cmd *req, uint32_t timeout_ms,
+                       rmq_cmd **resp);
+    int (*invoke_sync_addr)(rmq_plugin_ctx *ctx, const char *addr, rmq_cmd *req,
+                            uint32_t timeout_ms, rmq_cmd **resp);
+
+    /* -- files (any thread) -- */
+    /* Write temp, fsync, keep the old file as PATH.bak, rename, fsync dir. */
+    int (*write_file_atomic)(rmq_plugin_ctx *ctx, const char *path, const void *data, size_t len);
+    /* Read PATH; if missing, empty or rejected by `valid` (may be NULL), try
+     * PATH.bak and log which was used. *data is malloc'd (caller frees) and
+     * NUL-terminated; RMQ_ENOENT when neither exists. */
+    int (*read_file_with_backup)(rmq_plugin_ctx *ctx, const char *path,
+                                 bool (*valid)(const char *data, size_t len, void *ud),
+                                 void *valid_ud, char **data, size_t *len);
+
+    /* -- admin command output (INIT, inside an rmq_admin_fn) -- */
+    void (*admin_write)(rmq_admin_call *call, const char *fmt, ...) RMQ_PRINTF(2, 3);
+    bool (*admin_wants_json)(const rmq_admin_call *call);
+
+    void *reserved[32]; /* grows here; never reordered */
+} rmq_host_api;
+
+/* ---- the plugin descriptor ------------------------------------------------ */
+typedef struct rmq_plugin_descriptor {
+    /* Read first, before anything else: */
+    uint32_t abi_major;
+    uint32_t abi_minor;
+    uint32_t descriptor_size;
+    uint32_t state_version; /* format version of export_state blobs */
+
+    const char *name;        /* default instance name, e.g. "namesrv" */
+    const char *version;     /* plugin version, e.g. "1.0.0" */
+    const char *description;
+    const rmq_setting_decl *settings; /* NULL-name terminated; may be NULL */
+
+    /* INIT. Register everything here; return 0 or a negative code (the
+     * generation is then discarded and fini is NOT called). */
+    int (*init)(rmq_plugin_ctx *ctx, const rmq_host_api *api);
+    /* INIT. Free everything; no plugin code runs after it returns. */
+    void (*fini)(rmq_plugin_ctx *ctx);
+    /* Optional, INIT, for hot reload: the old generation serialises its state
+     * (malloc'd blob, freed by the host) while its requests are held; the new
+     * generation imports it before going live. `version` is the exporter's
+     * state_version; refuse unknown versions with RMQ_EINVAL. */
+    int (*export_state)(rmq_plugin_ctx *ctx, void **blob, size_t *len);
+    int (*import_state)(rmq_plugin_ctx *ctx, uint32_t version, const void *blob, size_t len);
+
+    void *reserved[16];
+} rmq_plugin_descriptor;
+
+#define RMQ_PLUGIN_SYMBOL "rmq_plugin"
+
+/* Define the descriptor: ABI fields first, unknown members zeroed.
+ *   RMQ_PLUGIN(.name = "echo", .version = "1.0.0", .init = my_init, .fini = my_fini);
+ */
+#define RMQ_PLUGIN(...)                                                                          \
+    RMQ_EXPORT const rmq_plugin_descriptor rmq_plugin = {.abi_major = RMQ_ABI_MAJOR,             \
+                                                         .abi_minor = RMQ_ABI_MINOR,             \
+                                                         .descriptor_size =                      \
+                                                             sizeof(rmq_plugin_descriptor),      \
+                                                         __VA_ARGS__}
+
+#ifdef __cplusplus
+}
+#endif
+#endif

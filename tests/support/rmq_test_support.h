@@ -1,0 +1,82 @@
+/* rmq_test_support.h — what integration tests use to run a real rmqhostd and
+ * talk to it with raw frames. Owns temp directories, the daemon process and
+ * blocking test sockets; never asserts (tests decide what is a failure). */
+#ifndef RMQHOST_TEST_SUPPORT_H
+#define RMQHOST_TEST_SUPPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "remoting_command.h"
+
+/* Paths baked in by CMake: RMQ_TEST_DAEMON (bin/rmqhostd), RMQ_TEST_CTL
+ * (bin/rmqhostctl), RMQ_TEST_PLUGIN_DIR (build/plugins, where *.so land),
+ * RMQ_TEST_VECTORS_DIR (../shared/vectors). */
+
+typedef struct rmq_test_daemon {
+    pid_t pid;
+    char dir[256];       /* temp root, removed by rmq_td_cleanup */
+    char conf_dir[300];  /* dir/conf.d */
+    char state_dir[300]; /* dir/state */
+    char admin_socket[300];
+    char log_path[300]; /* daemon stderr goes here */
+} rmq_test_daemon;
+
+/* Create a temp root with conf.d/ and state/. Writes host.conf declaring the
+ * servers given as "name" strings (NULL-terminated), each listening on
+ * 127.0.0.1:0, with state_dir, admin_socket, io_threads = 2, log_level debug.
+ * extra_host_conf (may be NULL) is appended inside host.conf verbatim.
+ * Returns 0 or -1. */
+int rmq_td_init(rmq_test_daemon *d, const char *const *servers, const char *extra_host_conf);
+
+/* Write conf.d/<file_name> with `content` (a whole plugin file). */
+int rmq_td_write_conf(rmq_test_daemon *d, const char *file_name, const char *content);
+
+/* Convenience: a plugin file for plugin `name` (<RMQ_TEST_PLUGIN_DIR>/<so_name>.so)
+ * bound to `server`, enabled, with `settings_body` placed inside
+ * `settings = { ... };` (may be NULL). */
+int rmq_td_add_plugin(rmq_test_daemon *d, const char *name, const char *so_name,
+                      const char *server, const char *settings_body);
+
+/* Start rmqhostd -c conf_dir [extra args...] (NULL-terminated, may be NULL),
+ * wait until state_dir/listen.addrs exists (up to 10 s). 0 or -1 (the
+ * daemon log is then printed to stderr). */
+int rmq_td_start(rmq_test_daemon *d, const char *const *extra_args);
+
+/* Port the daemon bound for `server` (from state_dir/listen.addrs), or -1. */
+int rmq_td_port(const rmq_test_daemon *d, const char *server);
+
+/* SIGTERM, wait up to 15 s (then SIGKILL). Returns the exit status
+ * (0..255), 128+signal if killed by a signal, or -1. Idempotent. */
+int rmq_td_stop(rmq_test_daemon *d);
+
+/* Stop if running, then remove the temp root. */
+void rmq_td_cleanup(rmq_test_daemon *d);
+
+/* True if the daemon log contains `needle`. */
+bool rmq_td_log_contains(const rmq_test_daemon *d, const char *needle);
+
+/* Run rmqhostctl -s <admin socket> args...; captures stdout into out (NUL-
+ * terminated, may be NULL). Returns the exit status or -1. */
+int rmq_td_ctl(const rmq_test_daemon *d, char *out, size_t out_len, const char *const *args);
+
+/* ---- raw-frame client (blocking sockets) ---- */
+int rmq_tc_connect(int port);                      /* 127.0.0.1:port, fd or -1 */
+int rmq_tc_send(int fd, const rmq_cmd *cmd);       /* 0 or -1 */
+int rmq_tc_send_raw(int fd, const void *buf, size_t len);
+/* Next frame from fd, or NULL on timeout/EOF/garbage. */
+rmq_cmd *rmq_tc_recv(int fd, int timeout_ms);
+/* Send req (opaque set by caller) and receive one frame. */
+rmq_cmd *rmq_tc_call(int fd, const rmq_cmd *req, int timeout_ms);
+/* True when the peer closed the connection within timeout_ms. */
+bool rmq_tc_wait_closed(int fd, int timeout_ms);
+
+/* Build a request: code, JSON serialization, version 409, language JAVA,
+ * opaque given, ext fields from key,value pairs (NULL-terminated). */
+rmq_cmd *rmq_tc_request(int code, int opaque, const char *const *kv);
+
+/* Load a vector file (../shared/vectors/NAME) into a malloc'd buffer. */
+unsigned char *rmq_tc_load_vector(const char *name, size_t *len);
+
+#endif
