@@ -162,9 +162,7 @@ static void echo_channel_listener(rmq_channel_event ev, rmq_channel_id ch, const
         atomic_fetch_add(&p->connects, 1);
         atomic_fetch_add(&p->open, 1);
         break;
-    case RMQ_CHANNEL_CLOSE:
-        atomic_fetch_sub(&p->open, 1);
-        break;
+    case RMQ_CHANNEL_CLOSE: atomic_fetch_sub(&p->open, 1); break;
     case RMQ_CHANNEL_IDLE:
     case RMQ_CHANNEL_EXCEPTION:
         /* The host closes the channel after these; CLOSE follows. */
@@ -206,9 +204,8 @@ static int echo_stats_command(rmq_admin_call *call, int argc, const char *const 
                          echoed, delayed, connects, open, ticks);
     } else {
         api->admin_write(call,
-                         "echoed       %" PRIu64 "\ndelayed      %" PRIu64
-                         "\nconnects     %" PRIu64 "\nopen         %" PRIu64
-                         "\ntimer_ticks  %" PRIu64 "\n",
+                         "echoed       %" PRIu64 "\ndelayed      %" PRIu64 "\nconnects     %" PRIu64
+                         "\nopen         %" PRIu64 "\ntimer_ticks  %" PRIu64 "\n",
                          echoed, delayed, connects, open, ticks);
     }
     return 0;
@@ -253,8 +250,8 @@ static int echo_init(rmq_plugin_ctx *ctx, const rmq_host_api *api)
                                     (uint64_t)api->setting_int(ctx, "stats_interval_ms"),
                                     echo_stats_timer, p, NULL, &p->stats_timer)) < 0) {
         what = "add_timer";
-    } else if ((rc = api->register_admin_command(ctx, "echo-stats", "echo-stats", echo_stats_command,
-                                                 p)) < 0) {
+    } else if ((rc = api->register_admin_command(ctx, "echo-stats", "echo-stats",
+                                                 echo_stats_command, p)) < 0) {
         what = "register_admin_command";
     } else {
         api->log(ctx, RMQ_LOG_INFO, "echo ready: codes %d (inline) and %d (%s, %" PRId64 " ms)",

@@ -99,8 +99,9 @@ static int fixture_setup(void **state)
                    f->src, f->src, f->src) != 0) {
         return -1;
     }
-    if (run_logged(f, "cd '%s' && env -u CFLAGS PKG_CONFIG_PATH='%s/lib/pkgconfig' '%s' "
-                      "CFLAGS='-O2 -Werror'",
+    if (run_logged(f,
+                   "cd '%s' && env -u CFLAGS PKG_CONFIG_PATH='%s/lib/pkgconfig' '%s' "
+                   "CFLAGS='-O2 -Werror'",
                    f->src, f->prefix, RMQ_TEST_MAKE) != 0) {
         return -1;
     }
