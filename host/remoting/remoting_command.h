@@ -70,6 +70,13 @@ typedef enum {
 rmq_frame_status rmq_frame_check(const uint8_t *buf, size_t avail, size_t max_frame_bytes,
                                  size_t *frame_total, const char **reason);
 
+/* Same, but on INVALID formats the reason with the offending numbers into
+ * errbuf (e.g. "frame length 99999999 exceeds max_frame_bytes 16777216") and
+ * points *reason at errbuf. errbuf NULL = static reasons as above. */
+rmq_frame_status rmq_frame_check_ex(const uint8_t *buf, size_t avail, size_t max_frame_bytes,
+                                    size_t *frame_total, const char **reason, char *errbuf,
+                                    size_t errlen);
+
 /* Decode one complete frame (`frame` points at the 4-byte length prefix,
  * `frame_total` as returned by rmq_frame_check). Returns a new command that
  * owns copies of everything (the frame buffer may be reused at once), or NULL
@@ -102,7 +109,8 @@ int rmq_cmd_ext_set(rmq_cmd *cmd, const char *key, const char *value);
 
 /* Body. If free_fn is NULL the bytes are copied into the arena; otherwise the
  * command borrows `data` and calls free_fn(ud, data) when freed (or when the
- * body is replaced). len 0 = no body. 0 or -ENOMEM. */
+ * body is replaced). len 0 = no body (a non-NULL data with free_fn is then
+ * released at once). 0 or -ENOMEM. */
 int rmq_cmd_set_body(rmq_cmd *cmd, const void *data, size_t len, rmq_body_free_fn free_fn,
                      void *free_ud);
 
@@ -113,6 +121,7 @@ int rmq_cmd_set_body(rmq_cmd *cmd, const void *data, size_t len, rmq_body_free_f
  * code/version outside int16). JSON output: keys alphabetical, remark and
  * extFields omitted when absent, ext values always strings, fastjson
  * escaping (protocol.md §2.2). */
+/* rmq_cmd_header_size: header bytes only (no 8-byte prefix, no body). */
 size_t rmq_cmd_header_size(const rmq_cmd *cmd);
 size_t rmq_cmd_encoded_size(const rmq_cmd *cmd);
 size_t rmq_cmd_encode_header(const rmq_cmd *cmd, uint8_t *out, size_t out_cap);
