@@ -1,0 +1,208 @@
+/* bench_options.c — turns rmqbench's argv into rmq_bench_options: defaults,
+ * validation, address resolution and --body loading. Must not open
+ * connections or start loops; errors go to stderr once, here. */
+#include "bench_options.h"
+
+#include <getopt.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage_text[] =
+    "usage: rmqbench [options]\n"
+    "  -a host:port     target (default 127.0.0.1:9876)\n"
+    "  -c N             connections (default 4)\n"
+    "  -d D             requests in flight per connection (default 32)\n"
+    "  -s S             measured seconds (default 5, fractions allowed)\n"
+    "  -w W             warm-up seconds, not measured (default 1)\n"
+    "  -t T             event-loop threads sharing the connections (default 1)\n"
+    "  --code N         request code (default 105, GET_ROUTEINFO_BY_TOPIC)\n"
+    "  -e key=value     ext field, repeatable (default topic=TopicTest)\n"
+    "  --body FILE      request body from FILE\n"
+    "  --rocketmq       ROCKETMQ binary headers instead of JSON\n"
+    "  --oneway         oneway requests (no responses; measures send rate)\n"
+    "  --json           one JSON object instead of text\n";
+
+static int parse_uint(const char *s, unsigned min, unsigned max, unsigned *out)
+{
+    char *end;
+    unsigned long v = strtoul(s, &end, 10);
+    if (*s == '\0' || *end != '\0' || v < min || v > max)
+        return -1;
+    *out = (unsigned)v;
+    return 0;
+}
+
+static int parse_seconds(const char *s, double *out)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (*s == '\0' || *end != '\0' || !(v >= 0.0) || v > 86400.0)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int resolve_target(rmq_bench_options *o, const char *spec)
+{
+    snprintf(o->target, sizeof(o->target), "%s", spec);
+    char host[256];
+    const char *colon = strrchr(spec, ':');
+    if (!colon || colon == spec || colon[1] == '\0') {
+        fprintf(stderr, "rmqbench: -a wants host:port, got '%s'\n", spec);
+        return -1;
+    }
+    size_t hlen = (size_t)(colon - spec);
+    if (hlen >= sizeof(host))
+        return -1;
+    memcpy(host, spec, hlen);
+    host[hlen] = '\0';
+    if (host[0] == '[' && hlen > 2 && host[hlen - 1] == ']') {
+        memmove(host, host + 1, hlen - 2);
+        host[hlen - 2] = '\0';
+    }
+    struct addrinfo hints = {0}, *res = NULL;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_NUMERICSERV;
+    int rc = getaddrinfo(host, colon + 1, &hints, &res);
+    if (rc != 0 || !res) {
+        fprintf(stderr, "rmqbench: cannot resolve '%s': %s\n", spec, gai_strerror(rc));
+        return -1;
+    }
+    memcpy(&o->addr, res->ai_addr, res->ai_addrlen);
+    freeaddrinfo(res);
+    return 0;
+}
+
+static int add_ext(rmq_bench_options *o, const char *kv)
+{
+    const char *eq = strchr(kv, '=');
+    if (!eq || eq == kv) {
+        fprintf(stderr, "rmqbench: -e wants key=value, got '%s'\n", kv);
+        return -1;
+    }
+    if (o->ext_count == RMQ_BENCH_MAX_EXT) {
+        fprintf(stderr, "rmqbench: at most %d -e options\n", RMQ_BENCH_MAX_EXT);
+        return -1;
+    }
+    char *copy = strdup(kv);
+    if (!copy)
+        return -1;
+    copy[eq - kv] = '\0';
+    o->ext_storage[o->ext_count] = copy;
+    o->ext_keys[o->ext_count] = copy;
+    o->ext_values[o->ext_count] = copy + (eq - kv) + 1;
+    o->ext_count++;
+    return 0;
+}
+
+static int load_body(rmq_bench_options *o, const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        perror(path);
+        return -1;
+    }
+    size_t cap = 4096, len = 0;
+    uint8_t *buf = malloc(cap);
+    while (buf) {
+        size_t n = fread(buf + len, 1, cap - len, f);
+        len += n;
+        if (len < cap)
+            break;
+        uint8_t *bigger = realloc(buf, cap * 2);
+        if (!bigger) {
+            free(buf);
+            buf = NULL;
+            break;
+        }
+        buf = bigger;
+        cap *= 2;
+    }
+    int failed = !buf || ferror(f);
+    fclose(f);
+    if (failed) {
+        fprintf(stderr, "rmqbench: cannot read %s\n", path);
+        free(buf);
+        return -1;
+    }
+    free(o->body);
+    o->body = buf;
+    o->body_len = len;
+    return 0;
+}
+
+enum { OPT_CODE = 256, OPT_BODY, OPT_ROCKETMQ, OPT_ONEWAY, OPT_JSON };
+
+int rmq_bench_options_parse(rmq_bench_options *o, int argc, char **argv)
+{
+    memset(o, 0, sizeof(*o));
+    o->connections = 4;
+    o->depth = 32;
+    o->threads = 1;
+    o->seconds = 5.0;
+    o->warmup_seconds = 1.0;
+    o->code = 105;
+    const char *target = "127.0.0.1:9876";
+
+    static const struct option longopts[] = {
+        {"code", required_argument, NULL, OPT_CODE},
+        {"body", required_argument, NULL, OPT_BODY},
+        {"rocketmq", no_argument, NULL, OPT_ROCKETMQ},
+        {"oneway", no_argument, NULL, OPT_ONEWAY},
+        {"json", no_argument, NULL, OPT_JSON},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    optind = 1;
+    int c;
+    while ((c = getopt_long(argc, argv, "a:c:d:s:w:t:e:h", longopts, NULL)) != -1) {
+        int bad = 0;
+        switch (c) {
+        case 'a': target = optarg; break;
+        case 'c': bad = parse_uint(optarg, 1, 10000, &o->connections); break;
+        case 'd': bad = parse_uint(optarg, 1, 65536, &o->depth); break;
+        case 't': bad = parse_uint(optarg, 1, 256, &o->threads); break;
+        case 's': bad = parse_seconds(optarg, &o->seconds) || o->seconds <= 0.0; break;
+        case 'w': bad = parse_seconds(optarg, &o->warmup_seconds); break;
+        case 'e': if (add_ext(o, optarg) != 0) return -1; break;
+        case OPT_CODE: {
+            char *end;
+            long v = strtol(optarg, &end, 10);
+            bad = *optarg == '\0' || *end != '\0' || v < INT32_MIN || v > INT32_MAX;
+            o->code = (int32_t)v;
+            break;
+        }
+        case OPT_BODY: if (load_body(o, optarg) != 0) return -1; break;
+        case OPT_ROCKETMQ: o->rocketmq = 1; break;
+        case OPT_ONEWAY: o->oneway = 1; break;
+        case OPT_JSON: o->json = 1; break;
+        case 'h': fputs(usage_text, stdout); return 1;
+        default: fputs(usage_text, stderr); return -1;
+        }
+        if (bad) {
+            fprintf(stderr, "rmqbench: bad value '%s' for -%c\n", optarg,
+                    c < 256 ? c : '-');
+            return -1;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "rmqbench: unexpected argument '%s'\n", argv[optind]);
+        return -1;
+    }
+    if (o->ext_count == 0 && add_ext(o, "topic=TopicTest") != 0)
+        return -1;
+    if (o->threads > o->connections)
+        o->threads = o->connections;
+    return resolve_target(o, target);
+}
+
+void rmq_bench_options_free(rmq_bench_options *o)
+{
+    for (size_t i = 0; i < o->ext_count; i++)
+        free(o->ext_storage[i]);
+    o->ext_count = 0;
+    free(o->body);
+    o->body = NULL;
+}

@@ -1,0 +1,36 @@
+/* bench_options.h — rmqbench's command line, parsed into one struct. */
+#ifndef RMQBENCH_BENCH_OPTIONS_H
+#define RMQBENCH_BENCH_OPTIONS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#define RMQ_BENCH_MAX_EXT 64
+
+typedef struct rmq_bench_options {
+    char target[256];               /* as given, for the report */
+    struct sockaddr_storage addr;   /* resolved target */
+    unsigned connections;
+    unsigned depth;
+    unsigned threads;
+    double seconds;
+    double warmup_seconds;
+    int32_t code;
+    const char *ext_keys[RMQ_BENCH_MAX_EXT];
+    const char *ext_values[RMQ_BENCH_MAX_EXT];
+    size_t ext_count;
+    char *ext_storage[RMQ_BENCH_MAX_EXT]; /* owned copies behind keys/values */
+    uint8_t *body;                          /* owned, from --body FILE */
+    size_t body_len;
+    int rocketmq;
+    int oneway;
+    int json;
+} rmq_bench_options;
+
+/* Parse argv. Returns 0 to run, 1 when help was printed, -1 on a usage error
+ * (message already on stderr). Free with rmq_bench_options_free either way. */
+int rmq_bench_options_parse(rmq_bench_options *o, int argc, char **argv);
+void rmq_bench_options_free(rmq_bench_options *o);
+
+#endif
