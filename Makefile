@@ -115,7 +115,7 @@ test-asan:
 	printf 'int main(void){return 0;}\n' > $$probe.c; \
 	leaks=0; \
 	if cc -fsanitize=address $$probe.c -o $$probe 2>/dev/null && \
-	   ASAN_OPTIONS=detect_leaks=1 ./$$probe >/dev/null 2>&1; then leaks=1; fi; \
+	   ASAN_OPTIONS=detect_leaks=1 "$$probe" >/dev/null 2>&1; then leaks=1; fi; \
 	[ $$leaks = 1 ] || echo "test-asan: LeakSanitizer unavailable here; running with detect_leaks=0"; \
 	ASAN_OPTIONS=detect_leaks=$$leaks:abort_on_error=0 $(UBSAN_ENV) \
 	  $(CTEST) --test-dir $(ASAN_DIR) --output-on-failure -j$(JOBS)
