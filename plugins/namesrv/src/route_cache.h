@@ -1,0 +1,58 @@
+/* route_cache.h — encoded GET_ROUTEINFO_BY_TOPIC bodies per topic, in both
+ * dialects, published with RCU so IO threads read them without locks.
+ * Writers (one at a time: the caller's mutex) replace or remove entries;
+ * readers take a reference to a body and release it when the response has
+ * been written. */
+#ifndef NAMESRV_ROUTE_CACHE_H
+#define NAMESRV_ROUTE_CACHE_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <urcu.h>
+
+typedef struct route_entry {
+    atomic_uint refs;
+    uint32_t hash;
+    struct rcu_head rcu;
+    const char *topic;
+    const char *native_body; /* fastjson-native: bare brokerAddrs keys */
+    size_t native_len;
+    const char *std_body; /* standard JSON */
+    size_t std_len;
+    char data[]; /* topic \0 native std */
+} route_entry;
+
+typedef struct route_slots {
+    size_t mask;
+    size_t used; /* live entries + tombstones */
+    size_t live;
+    struct rcu_head rcu;
+    route_entry *slot[];
+} route_slots;
+
+typedef struct route_cache {
+    route_slots *table; /* RCU-published */
+    route_entry tombstone; /* marks a deleted slot; its address is the marker */
+} route_cache;
+
+int route_cache_init(route_cache *c);
+/* Waits for readers and pending reclamation; the cache must be idle. */
+void route_cache_destroy(route_cache *c);
+
+/* Writer side. Replaces (or inserts) the topic's bodies. 0 or -1 (OOM). */
+int route_cache_put(route_cache *c, const char *topic, const char *native_body, size_t native_len,
+                    const char *std_body, size_t std_len);
+void route_cache_remove(route_cache *c, const char *topic);
+size_t route_cache_count(const route_cache *c);
+
+/* Reader side, any registered RCU thread, never blocks. On hit returns the
+ * entry with a reference held and the chosen body; release it with
+ * route_entry_put (which is an rmq_free_fn-compatible callback target). */
+route_entry *route_cache_get(route_cache *c, const char *topic, bool standard, const char **body,
+                             size_t *len);
+void route_entry_put(route_entry *e);
+
+#endif
