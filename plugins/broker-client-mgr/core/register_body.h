@@ -1,0 +1,33 @@
+/* register_body.h — the REGISTER_BROKER request body a broker sends
+ * (RegisterBrokerBody, protocol.md §4.2, §4.6, §5.16.2). */
+#ifndef BCM_REGISTER_BODY_H
+#define BCM_REGISTER_BODY_H
+
+#include "data_version.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct bcm_body {
+    unsigned char *data;
+    size_t len;
+} bcm_body;
+
+/* Encode `topics` (name → TopicConfig) with `dv` and `filter_servers` (JSON
+ * array of strings, NULL = []). broker_perm < 6 replaces every perm (4.9.8).
+ * compressed: the zlib form of §4.6. 0 or -1. */
+int bcm_register_body_encode(const json_t *topics, const bcm_data_version *dv,
+                             const json_t *filter_servers, int broker_perm, bool compressed,
+                             bcm_body *out);
+/* Split the table into chunks of at most chunk_topics topics (Java 5.x
+ * enableSplitRegistration), each a full body with the same DataVersion.
+ * chunk_topics 0 = one body. Returns the number of bodies (malloc'd array in
+ * *out) or -1. */
+int bcm_register_bodies(const json_t *topics, const bcm_data_version *dv,
+                        const json_t *filter_servers, int broker_perm, bool compressed,
+                        size_t chunk_topics, bcm_body **out);
+void bcm_bodies_free(bcm_body *bodies, int n);
+/* CRC32 of the bytes masked with 0x7FFFFFFF (bodyCrc32 header). */
+uint32_t bcm_body_crc32(const void *data, size_t len);
+
+#endif

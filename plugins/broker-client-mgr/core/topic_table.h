@@ -1,0 +1,52 @@
+/* topic_table.h — TopicConfigManager: topic → TopicConfig plus a DataVersion
+ * (protocol.md §4.2, §5.16.5); persisted as topics.json. Not thread-safe. */
+#ifndef BCM_TOPIC_TABLE_H
+#define BCM_TOPIC_TABLE_H
+
+#include "data_version.h"
+
+#include <stdbool.h>
+
+typedef struct bcm_topic_table {
+    json_t *topics; /* name → TopicConfig JSON object (Java field names) */
+    bcm_data_version dv;
+} bcm_topic_table;
+
+typedef struct bcm_system_topic_opts {
+    const char *cluster_name;
+    const char *broker_name;
+    bool auto_create_topic_enable;
+    int default_topic_queue_nums;
+    bool cluster_topic_enable;
+    bool broker_topic_enable;
+    bool trace_topic_enable;
+    const char *trace_topic_name;
+} bcm_system_topic_opts;
+
+int bcm_topic_table_init(bcm_topic_table *t, uint64_t now_wall_ms);
+void bcm_topic_table_free(bcm_topic_table *t);
+/* A TopicConfig object with Java's field set. New reference. */
+json_t *bcm_topic_config_new(const char *name, int read_q, int write_q, int perm, int sys_flag,
+                             bool order, const char *filter_type);
+/* Java's system topics (TopicConfigManager constructor, 4.9.8). */
+int bcm_topic_table_add_system(bcm_topic_table *t, const bcm_system_topic_opts *o);
+/* Load a TopicConfigSerializeWrapper (topics.json): its topics replace ours
+ * by name and its DataVersion is taken. 0 or -1 with err. */
+int bcm_topic_table_load(bcm_topic_table *t, const char *text, size_t len, char *err,
+                         size_t errlen);
+/* TopicConfigSerializeWrapper text (compact, sorted keys). malloc'd. */
+char *bcm_topic_table_encode(const bcm_topic_table *t);
+/* Insert or replace (reference stolen) and bump the DataVersion. */
+int bcm_topic_table_put(bcm_topic_table *t, json_t *cfg, uint64_t now_wall_ms);
+/* Create `name` if absent (retry topics): true when created (version bumped). */
+bool bcm_topic_table_create_if_absent(bcm_topic_table *t, const char *name, int queues,
+                                      int perm, int sys_flag, uint64_t now_wall_ms);
+bool bcm_topic_table_delete(bcm_topic_table *t, const char *name, uint64_t now_wall_ms);
+bool bcm_topic_table_has(const bcm_topic_table *t, const char *name);
+/* REGISTER_BROKER result: ORDER_TOPIC_CONFIG KVTable {"table":{topic:...}}
+ * sets order=true for listed topics, false for the rest; bumps the version
+ * when anything changed. Returns true when changed. */
+bool bcm_topic_table_apply_order_conf(bcm_topic_table *t, const json_t *kv_table,
+                                      uint64_t now_wall_ms);
+
+#endif

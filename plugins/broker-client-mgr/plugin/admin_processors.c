@@ -1,0 +1,303 @@
+/* admin_processors.c — owns the admin codes that read or change the client,
+ * topic, subscription-group, offset and lock tables: 203, 204, 43, 17, 215,
+ * 21, 200, 201, 207, 300, 41, 42 (protocol.md §5.9, §5.11). Runs on the
+ * admin executor; persists after releasing the tables lock. */
+#include "broker_context.h"
+
+#include <strings.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char *dump(json_t *root)
+{
+    char *s = root ? json_dumps(root, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+    json_decref(root);
+    return s;
+}
+
+static json_t *connection_json(bcm_ctx *c, const bcm_client *cl)
+{
+    char peer[128] = "";
+    c->api->channel_peer(c->pctx, cl->channel, peer, sizeof peer);
+    const char *lang = c->api->cmd_language_name(cl->language);
+    return json_pack("{sssssssi}", "clientAddr", peer, "clientId", cl->client_id, "language",
+                     lang ? lang : "OTHER", "version", cl->version);
+}
+
+static int process_consumer_connections(rmq_request *req, const rmq_cmd *cmd, void *ud)
+{
+    bcm_ctx *c = ud;
+    const char *group = c->api->cmd_ext_get(cmd, "consumerGroup");
+    json_t *root = NULL;
+    pthread_mutex_lock(&c->lock);
+    const bcm_consumer_group *g = group ? bcm_consumer_group_get(&c->consumers, group) : NULL;
+    if (g && g->nclients) {
+        json_t *conns = json_array(), *subs = json_object();
+        for (size_t i = 0; i < g->nclients; i++)
+            json_array_append_new(conns, connection_json(c, &g->clients[i]));
+        for (size_t i = 0; i < g->nsubs; i++)
+            json_object_set(subs, g->subs[i].topic, g->subs[i].json);
+        root = json_pack("{sosssssssO}", "connectionSet", conns,
+                         "consumeFromWhere", g->consume_from_where, "consumeType", g->consume_type,
+                         "messageModel", g->message_model, "subscriptionTable", subs);
+        json_decref(subs);
+    }
+    pthread_mutex_unlock(&c->lock);
+    if (!root) {
+        char remark[600];
+        snprintf(remark, sizeof remark, "the consumer group[%s] not online", group ? group : "null");
+        return bcm_reply(c, req, cmd, BCM_CONSUMER_NOT_ONLINE, remark);
+    }
+    return bcm_reply_body(c, req, cmd, dump(root));
+}
+
+static int process_producer_connections(rmq_request *req, const rmq_cmd *cmd, void *ud)
+{
+    bcm_ctx *c = ud;
+    const char *group = c->api->cmd_ext_get(cmd, "producerGroup");
+    json_t *root = NULL;
+    pthread_mutex_lock(&c->lock);
+    const bcm_producer_group *g = group ? bcm_producer_group_get(&c->producers, group) : NULL;
+    if (g) {
+        json_t *conns = json_array();
+        for (size_t i = 0; i < g->n; i++)
+            json_array_append_new(conns, connection_json(c, &g->clients[i]));
+        root = json_pack("{so}", "connectionSet", conns);
+    }
+    pthread_mutex_unlock(&c->lock);
+    if (!root) {
+        char remark[600];
+        snprintf(remark, sizeof remark, "the producer group[%s] not exist", group ? group : "null");
+        return bcm_reply(c, req, cmd, RMQ_RESPONSE_SYSTEM_ERROR, remark);
+    }
+    return bcm_reply_body(c, req, cmd, dump(root));
+}
+
+static int process_all_offsets(rmq_request *req, const rmq_cmd *cmd, void *ud)
+{
+    bcm_ctx *c = ud;
+    pthread_mutex_lock(&c->lock);
+    char *text = bcm_offset_table_encode(&c->offsets, false);
+    pthread_mutex_unlock(&c->lock);
+    if (!text)
+        return bcm_reply(c, req, cmd, RMQ_RESPONSE_SYSTEM_ERROR, "No consumer offset in this broker");
+    return bcm_reply_body(c, req, cmd, text);
+}
+
+/* TopicValidator.validateTopic (4.9.8): remark text and SYSTEM_ERROR. */
+static bool topic_valid(const char *topic, char *remark, size_t len)
+{
+    if (!topic || !*topic) {
+        snprintf(remark, len, "The specified topic is blank.");
+        return false;
+    }
+    for (const char *p = topic; *p; p++) {
+        char ch = *p;
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+              ch == '%' || ch == '|' || ch == '_' || ch == '-')) {
+            snprintf(remark, len,
+                     "The specified topic[%s] contains illegal characters, allowing only "
+                     "^[%%|a-zA-Z0-9_-]+$",
+                     topic);
+            return false;
+        }
+    }
+    if (strlen(topic) > 127) {
+        snprintf(remark, len, "The specified topic is longer than topic max length.");
+        return false;
+    }
+    return true;
+}
+
+static int ext_int(bcm_ctx *c, const rmq_cmd *cmd, const char *key, int dflt)
+{
+    int64_t v;
+    return bcm_ext_long(c, cmd, key, &v) ? (int)v : dflt;
+}
+
+static int process_create_topic(rmq_request *req, const rmq_cmd *cmd, void *ud)
+{
+    bcm_ctx *c = ud;
+    const rmq_host_api *a = c->api;
+    const char *topic = a->cmd_ext_get(cmd, "topic");
+    char remark[600];
+    if (topic && strcmp(topic, c->s.cluster_name) == 0) {
+        snprintf(remark, sizeof remark, "the topic[%s] is conflict with system reserved words.",
+                 topic);
+        return bcm_reply(c, req, cmd, RMQ_RESPONSE_SYSTEM_ERROR, remark);
+    }
+    if (!topic_valid(topic, remark, sizeof remark))
+        return bcm_reply(c, req, cmd, RMQ_RESPONSE_SYSTEM_ERROR, remark);
+    const char *order = a->cmd_ext_get(cmd, "order");
+    const char *ft = a->cmd_ext_get(cmd, "topicFilterType");
+    json_t *cfg = bcm_topic_config_new(topic, ext_int(c, cmd, "readQueueNums", 16),
+                                       ext_int(c, cmd, "writeQueueNums", 16),
+                                       ext_int(c, cmd, "perm", 6), ext_int(c, cmd, "topicSysFlag", 0),
+                                       order && strcasecmp(order, "true") == 0,
+                                       ft && *ft ? ft : "SINGLE_TAG");
+    pthread_mutex_lock(&c->lock);
+    int rc = bcm_topic_table_put(&c->topics, cfg, a->now_wall_ms());
+    pthread_mutex_unlock(&c->lock);
+    if (rc != 0)
+        return RMQ_ENOMEM;
+    bcm_persist_topics(c);
+    bcm_registration_request_now(c);
+    return bcm_reply(c, req, cmd, RMQ_RESPONSE_SUCCESS, NULL);
+}
+
+static int process_delete_topic(rmq_request *req, const rmq_cmd *cmd, void *ud)
+{
+    bcm_ctx *c = ud;
+    const char *topic = c->api->cmd_ext_get(cmd, "topic");
+    if (!topic) {
+        c->api->request_fail(req, "java.lang.NullPointerException, DeleteTopicRequestHeader");
+        return RMQ_EINVAL;
+    }
+    pthread_mutex_lock(&c->lock);
+    bool removed = bcm_topic_table_delete(&c->topics, topic, c->api->now_wall_ms());
+    pthread_mutex_unlock(&c->lock);
+    if (removed)
+        bcm_persist_topics(c);
+    return bcm_reply(c, req, cmd, RMQ_RESPONSE_SUCCESS, NULL);
+}
+
+static int process_all_topics(rmq_request *req, const rmq_cmd *cmd, void *ud)
+{
+    bcm_ctx *c = ud;
+    pthread_mutex_lock(&c->lock);
+    char *text = bcm_topic_table_encode(&c->topics);
+    pthread_mutex_unlock(&c->lock);
+    return bcm_reply_body(c, req, cmd, text);
+}
+
+static json_t *body_json(bcm_ctx *c, const rmq_cmd *cmd)
+{
+    size_t len = 0;
+    const char *body = c->api->cmd_body(cmd, &len);
+    return body && len ? json_loadb(body, len, 0, NULL) : NULL;
+}
+
+static int process_update_group(rmq_request *req, const rmq_cmd *cmd, void *ud)
+{
+    bcm_ctx *c = ud;
+    json_t *cfg = body_json(c, cmd);
+    if (!json_is_object(cfg) || !json_is_string(json_object_get(cfg, "groupName"))) {
+        json_decref(cfg);
+        c->api->request_fail(req, "java.lang.NullPointerException, SubscriptionGroupConfig");
+        return RMQ_EINVAL;
+    }
+    pthread_mutex_lock(&c->lock);
+    int rc = bcm_subscription_groups_update(&c->groups, cfg, c->api->now_wall_ms());
+    pthread_mutex_unlock(&c->lock);
+    json_decref(cfg);
+    if (rc != 0)
+        return RMQ_ENOMEM;
+    bcm_persist_groups(c);
+    return bcm_reply(c, req, cmd, RMQ_RESPONSE_SUCCESS, NULL);
+}
+
+static int process_all_groups(rmq_request *req, const rmq_cmd *cmd, void *ud)
+{
+    bcm_ctx *c = ud;
+    pthread_mutex_lock(&c->lock);
+    char *text = bcm_subscription_groups_encode(&c->groups);
+    pthread_mutex_unlock(&c->lock);
+    return bcm_reply_body(c, req, cmd, text);
+}
+
+static int process_delete_group(rmq_request *req, const rmq_cmd *cmd, void *ud)
+{
+    bcm_ctx *c = ud;
+    const char *group = c->api->cmd_ext_get(cmd, "groupName");
+    if (!group) {
+        c->api->request_fail(req, "java.lang.NullPointerException, DeleteSubscriptionGroupRequestHeader");
+        return RMQ_EINVAL;
+    }
+    pthread_mutex_lock(&c->lock);
+    bool removed = bcm_subscription_groups_delete(&c->groups, group, c->api->now_wall_ms());
+    pthread_mutex_unlock(&c->lock);
+    if (removed)
+        bcm_persist_groups(c);
+    return bcm_reply(c, req, cmd, RMQ_RESPONSE_SUCCESS, NULL);
+}
+
+static int process_consume_by_who(rmq_request *req, const rmq_cmd *cmd, void *ud)
+{
+    bcm_ctx *c = ud;
+    const char *topic = c->api->cmd_ext_get(cmd, "topic");
+    json_t *groups = json_array();
+    pthread_mutex_lock(&c->lock);
+    if (topic) {
+        str_map_iter it;
+        str_map_entry *e;
+        str_map_iter_init(&c->consumers.groups, &it);
+        while ((e = str_map_iter_next(&c->consumers.groups, &it)))
+            if (bcm_consumer_group_find_sub(e->value, topic))
+                json_array_append_new(groups, json_string(e->key));
+        bcm_offset_groups_of_topic(&c->offsets, topic, groups);
+    }
+    pthread_mutex_unlock(&c->lock);
+    return bcm_reply_body(c, req, cmd, dump(json_pack("{so}", "groupList", groups)));
+}
+
+static int process_lock_batch(rmq_request *req, const rmq_cmd *cmd, void *ud)
+{
+    bcm_ctx *c = ud;
+    json_t *body = body_json(c, cmd);
+    if (!json_is_object(body)) {
+        json_decref(body);
+        c->api->request_fail(req, "java.lang.NullPointerException, LockBatchRequestBody");
+        return RMQ_EINVAL;
+    }
+    pthread_mutex_lock(&c->lock);
+    json_t *ok = bcm_lock_batch(&c->locks, json_string_value(json_object_get(body, "consumerGroup")),
+                                json_string_value(json_object_get(body, "clientId")),
+                                json_object_get(body, "mqSet"), c->api->now_monotonic_ms(),
+                                (uint64_t)c->s.lock_max_live_ms);
+    pthread_mutex_unlock(&c->lock);
+    json_decref(body);
+    return bcm_reply_body(c, req, cmd, dump(json_pack("{so}", "lockOKMQSet", ok)));
+}
+
+static int process_unlock_batch(rmq_request *req, const rmq_cmd *cmd, void *ud)
+{
+    bcm_ctx *c = ud;
+    json_t *body = body_json(c, cmd);
+    if (json_is_object(body)) {
+        pthread_mutex_lock(&c->lock);
+        bcm_unlock_batch(&c->locks, json_string_value(json_object_get(body, "consumerGroup")),
+                         json_string_value(json_object_get(body, "clientId")),
+                         json_object_get(body, "mqSet"));
+        pthread_mutex_unlock(&c->lock);
+    }
+    json_decref(body);
+    return bcm_reply(c, req, cmd, RMQ_RESPONSE_SUCCESS, NULL);
+}
+
+int bcm_register_admin_processors(bcm_ctx *c)
+{
+    static const struct {
+        int32_t code;
+        rmq_processor_fn fn;
+    } table[] = {
+        {BCM_GET_CONSUMER_CONNECTION_LIST, process_consumer_connections},
+        {BCM_GET_PRODUCER_CONNECTION_LIST, process_producer_connections},
+        {BCM_GET_ALL_CONSUMER_OFFSET, process_all_offsets},
+        {BCM_UPDATE_AND_CREATE_TOPIC, process_create_topic},
+        {BCM_DELETE_TOPIC_IN_BROKER, process_delete_topic},
+        {BCM_GET_ALL_TOPIC_CONFIG, process_all_topics},
+        {BCM_UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, process_update_group},
+        {BCM_GET_ALL_SUBSCRIPTIONGROUP_CONFIG, process_all_groups},
+        {BCM_DELETE_SUBSCRIPTIONGROUP, process_delete_group},
+        {BCM_QUERY_TOPIC_CONSUME_BY_WHO, process_consume_by_who},
+        {BCM_LOCK_BATCH_MQ, process_lock_batch},
+        {BCM_UNLOCK_BATCH_MQ, process_unlock_batch},
+    };
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
+        int rc = c->api->register_processor(c->pctx, table[i].code, table[i].fn, c, "admin");
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}

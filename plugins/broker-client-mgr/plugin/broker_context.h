@@ -1,0 +1,196 @@
+/* broker_context.h — the plugin instance: settings, tables, registration
+ * and pull-hold state, and the functions each file of plugin/ provides. */
+#ifndef BCM_BROKER_CONTEXT_H
+#define BCM_BROKER_CONTEXT_H
+
+#include <rmqhost/rmqhost.h>
+#include <rmqhost/services/broker_service.h>
+
+#include <pthread.h>
+
+#include "consumer_table.h"
+#include "lock_table.h"
+#include "offset_table.h"
+#include "producer_table.h"
+#include "subscription_groups.h"
+#include "topic_table.h"
+
+/* Request codes (protocol.md §4.3, §5). */
+enum {
+    BCM_PULL_MESSAGE = 11,
+    BCM_QUERY_CONSUMER_OFFSET = 14,
+    BCM_UPDATE_CONSUMER_OFFSET = 15,
+    BCM_UPDATE_AND_CREATE_TOPIC = 17,
+    BCM_GET_ALL_TOPIC_CONFIG = 21,
+    BCM_SEARCH_OFFSET_BY_TIMESTAMP = 29,
+    BCM_GET_MAX_OFFSET = 30,
+    BCM_GET_MIN_OFFSET = 31,
+    BCM_HEART_BEAT = 34,
+    BCM_UNREGISTER_CLIENT = 35,
+    BCM_GET_CONSUMER_LIST_BY_GROUP = 38,
+    BCM_NOTIFY_CONSUMER_IDS_CHANGED = 40,
+    BCM_LOCK_BATCH_MQ = 41,
+    BCM_UNLOCK_BATCH_MQ = 42,
+    BCM_GET_ALL_CONSUMER_OFFSET = 43,
+    BCM_CHECK_CLIENT_CONFIG = 46,
+    BCM_REGISTER_BROKER = 103,
+    BCM_UNREGISTER_BROKER = 104,
+    BCM_UPDATE_AND_CREATE_SUBSCRIPTIONGROUP = 200,
+    BCM_GET_ALL_SUBSCRIPTIONGROUP_CONFIG = 201,
+    BCM_GET_CONSUMER_CONNECTION_LIST = 203,
+    BCM_GET_PRODUCER_CONNECTION_LIST = 204,
+    BCM_DELETE_SUBSCRIPTIONGROUP = 207,
+    BCM_DELETE_TOPIC_IN_BROKER = 215,
+    BCM_QUERY_TOPIC_CONSUME_BY_WHO = 300,
+    BCM_GET_CONSUMER_RUNNING_INFO = 307,
+    BCM_CONSUME_MESSAGE_DIRECTLY = 309,
+};
+
+/* Response codes (protocol.md §3.2). */
+enum {
+    BCM_PULL_NOT_FOUND = 19,
+    BCM_QUERY_NOT_FOUND = 22,
+    BCM_SUBSCRIPTION_PARSE_FAILED = 23,
+    BCM_CONSUMER_NOT_ONLINE = 206,
+    BCM_CONSUME_MSG_TIMEOUT = 207,
+};
+
+typedef struct bcm_settings {
+    char cluster_name[128];
+    char broker_name[128];
+    int64_t broker_id;
+    char broker_ip1[64];
+    char ha_server_addr[96];
+    int64_t register_period_ms;
+    int64_t register_timeout_ms;
+    bool compressed_register;
+    int broker_permission;
+    bool enable_split_registration;
+    int64_t split_registration_size;
+    bool auto_create_subscription_group;
+    bool notify_consumer_ids_changed_enable;
+    int64_t channel_expired_timeout_ms;
+    int64_t housekeeping_period_ms;
+    int64_t flush_offset_interval_ms;
+    int64_t lock_max_live_ms;
+    bool answer_storage_codes;
+    int64_t pull_suspend_max_ms;
+    int64_t pull_hold_max_requests;
+    int64_t pull_hold_check_ms;
+    int64_t unregister_timeout_ms;
+} bcm_settings;
+
+typedef struct bcm_namesrv {
+    char addr[128];
+    uint64_t next_due_ms;  /* monotonic */
+    uint64_t backoff_ms;   /* after a failure: 1 s doubling up to the period */
+    size_t outstanding;   /* requests of the current round still unanswered */
+    bool round_failed;
+    bool again;           /* topics changed during the round: register again */
+    bool last_ok;
+} bcm_namesrv;
+
+typedef struct bcm_pull_hold {
+    rmq_deferred *d;
+    uint64_t deadline_ms;
+    int64_t queue_offset;
+} bcm_pull_hold;
+
+typedef struct bcm_ctx {
+    rmq_plugin_ctx *pctx;
+    const rmq_host_api *api;
+    bcm_settings s;
+    char broker_addr[96];
+    char ha_addr[96];
+    char config_dir[700];
+
+    /* tables: one lock, short critical sections, no I/O while held */
+    pthread_mutex_t lock;
+    bcm_producer_table producers;
+    bcm_consumer_table consumers;
+    bcm_subscription_groups groups;
+    bcm_topic_table topics;
+    bcm_offset_table offsets;
+    bcm_lock_table locks;
+    uint64_t offsets_changes; /* bumped per commit; flush when it moved */
+    uint64_t offsets_flushed;
+
+    pthread_mutex_t persist_lock; /* one writer per file at a time */
+
+    /* registration */
+    pthread_mutex_t reg_lock;
+    bcm_namesrv *namesrvs;
+    size_t nnamesrvs;
+    char master_addr[96];
+    char ha_master_addr[96];
+    pthread_cond_t reg_idle;
+    size_t reg_calls_in_flight;
+    bool reg_topics_dirty; /* a response changed order flags: persist on the tick */
+    bool reg_stopping;
+
+    /* held PULL_MESSAGE requests */
+    pthread_mutex_t hold_lock;
+    bcm_pull_hold *holds;
+    size_t nholds, hold_cap;
+
+    bool exported; /* export_state ran: this fini is a reload, stay registered */
+    rmq_broker_info_v1 info_table;
+} bcm_ctx;
+
+/* broker_plugin.c */
+bcm_ctx *bcm_from_ctx(rmq_plugin_ctx *pctx);
+
+/* settings_load.c */
+extern const rmq_setting_decl bcm_setting_decls[];
+int bcm_settings_load(bcm_ctx *c);
+int bcm_settings_topics(bcm_ctx *c); /* settings `topics` into the table */
+
+/* state_files.c */
+int bcm_state_load(bcm_ctx *c);
+void bcm_persist_topics(bcm_ctx *c);
+void bcm_persist_groups(bcm_ctx *c);
+void bcm_persist_offsets(bcm_ctx *c, bool force);
+void bcm_flush_timer(void *ud);
+
+/* client_manage_processors.c */
+int bcm_register_client_processors(bcm_ctx *c);
+/* consumer_manage_processors.c */
+int bcm_register_consumer_processors(bcm_ctx *c);
+/* admin_processors.c */
+int bcm_register_admin_processors(bcm_ctx *c);
+/* client_relay.c */
+int bcm_register_relay_processors(bcm_ctx *c);
+/* storage_stub_processors.c */
+int bcm_register_storage_stub_processors(bcm_ctx *c);
+void bcm_pull_holds_flush(bcm_ctx *c, bool all);
+
+/* consumer_notifier.c: NOTIFY_CONSUMER_IDS_CHANGED and SDK events */
+void bcm_notify_group(bcm_ctx *c, const char *group, const uint64_t *channels, size_t n);
+void bcm_publish_group_event(bcm_ctx *c, rmq_consumer_group_event_kind kind, const char *group,
+                             const char *client_id, const bcm_subscription *subs, size_t nsubs);
+/* Deliver what a table operation reported; `notify_flag_applies` = honour
+ * the group's notifyConsumerIdsChangedEnable (false for channel close). */
+void bcm_deliver_notices(bcm_ctx *c, bcm_notices *ns, bool notify_flag_applies,
+                         const char *client_id);
+
+/* client_housekeeping.c */
+int bcm_register_housekeeping(bcm_ctx *c);
+
+/* nameserver_registration.c */
+int bcm_registration_init(bcm_ctx *c, const char *namesrv_addr);
+void bcm_registration_request_now(bcm_ctx *c);
+void bcm_registration_shutdown(bcm_ctx *c);
+void bcm_registration_free(bcm_ctx *c);
+
+/* state_transfer.c */
+int bcm_export_state(rmq_plugin_ctx *pctx, void **blob, size_t *len);
+int bcm_import_state(rmq_plugin_ctx *pctx, uint32_t version, const void *blob, size_t len);
+#define BCM_STATE_VERSION 1
+
+/* Response helpers (processors). */
+int bcm_reply(bcm_ctx *c, rmq_request *req, const rmq_cmd *cmd, int32_t code, const char *remark);
+int bcm_reply_body(bcm_ctx *c, rmq_request *req, const rmq_cmd *cmd, char *json_owned);
+bool bcm_is_oneway(bcm_ctx *c, const rmq_cmd *cmd);
+bool bcm_ext_long(bcm_ctx *c, const rmq_cmd *cmd, const char *key, int64_t *out);
+
+#endif

@@ -1,0 +1,344 @@
+/* nameserver_registration.c — owns this broker's registration with every
+ * NameServer (protocol.md §5.16): asynchronous and independent per
+ * NameServer (a dead or hanging one never delays the others beyond the
+ * timeout), periodic, at once after topic changes, retried soon after a
+ * failure; result handling; UNREGISTER_BROKER to all at shutdown.
+ * Start-up never waits on a NameServer. */
+#include "broker_context.h"
+
+#include <rmqhost/services/filter_service.h>
+
+#include "register_body.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define RETRY_FIRST_MS 1000
+#define TICK_MS 500
+/* Largest body sent in one frame before the table is split (Java's frame
+ * limit is 16 MiB; leave room for the header). */
+#define MAX_BODY_BYTES (8u * 1024u * 1024u)
+
+typedef struct reg_call {
+    bcm_ctx *c;
+    size_t ns;
+} reg_call;
+
+static json_t *filter_server_list(bcm_ctx *c)
+{
+    const void *table = NULL;
+    void *tud = NULL;
+    rmq_service_ref ref = 0;
+    json_t *list = NULL;
+    if (c->api->service_acquire(c->pctx, RMQ_FILTER_SERVERS_SERVICE, RMQ_FILTER_SERVERS_VERSION,
+                                &table, &tud, &ref) == 0) {
+        const rmq_filter_servers_service *svc = table;
+        char buf[4096];
+        size_t need = svc->to_json(tud, buf, sizeof buf);
+        if (need < sizeof buf)
+            list = json_loads(buf, 0, NULL);
+        c->api->service_release(c->pctx, ref);
+    }
+    return json_is_array(list) ? list : (json_decref(list), json_array());
+}
+
+static void finish_call(bcm_ctx *c, size_t ns, bool ok)
+{
+    uint64_t now = c->api->now_monotonic_ms();
+    pthread_mutex_lock(&c->reg_lock);
+    bcm_namesrv *n = &c->namesrvs[ns];
+    if (!ok)
+        n->round_failed = true;
+    if (--n->outstanding == 0) {
+        if (n->round_failed) {
+            if (n->last_ok || n->backoff_ms == 0)
+                n->backoff_ms = RETRY_FIRST_MS;
+            else if (n->backoff_ms < (uint64_t)c->s.register_period_ms)
+                n->backoff_ms *= 2;
+            if (n->backoff_ms > (uint64_t)c->s.register_period_ms)
+                n->backoff_ms = (uint64_t)c->s.register_period_ms;
+            n->next_due_ms = now + n->backoff_ms;
+            n->last_ok = false;
+        } else {
+            n->backoff_ms = 0;
+            n->last_ok = true;
+            n->next_due_ms = now + (uint64_t)c->s.register_period_ms;
+        }
+        if (n->again)
+            n->next_due_ms = now;
+        n->again = false;
+    }
+    if (--c->reg_calls_in_flight == 0)
+        pthread_cond_broadcast(&c->reg_idle);
+    pthread_mutex_unlock(&c->reg_lock);
+}
+
+/* On IO: record the result, never touch disk. */
+static void on_register_response(int err, const rmq_cmd *resp, void *ud)
+{
+    reg_call *call = ud;
+    bcm_ctx *c = call->c;
+    const rmq_host_api *a = c->api;
+    bool ok = err == 0 && resp && a->cmd_code(resp) == RMQ_RESPONSE_SUCCESS;
+    if (!ok) {
+        a->log(c->pctx, RMQ_LOG_WARN, "register broker to name server %s failed: %s",
+               c->namesrvs[call->ns].addr,
+               err ? rmq_strerror(err) : (resp && a->cmd_remark(resp) ? a->cmd_remark(resp) : "error"));
+    } else {
+        const char *master = a->cmd_ext_get(resp, "masterAddr");
+        const char *ha = a->cmd_ext_get(resp, "haServerAddr");
+        pthread_mutex_lock(&c->reg_lock);
+        if (master)
+            snprintf(c->master_addr, sizeof c->master_addr, "%s", master);
+        if (ha && c->s.broker_id != 0)
+            snprintf(c->ha_master_addr, sizeof c->ha_master_addr, "%s", ha);
+        pthread_mutex_unlock(&c->reg_lock);
+        size_t len = 0;
+        const char *body = a->cmd_body(resp, &len);
+        json_t *kv = (body && len) ? json_loadb(body, len, 0, NULL) : NULL;
+        if (kv) {
+            pthread_mutex_lock(&c->lock);
+            bool changed = bcm_topic_table_apply_order_conf(&c->topics, kv, a->now_wall_ms());
+            pthread_mutex_unlock(&c->lock);
+            if (changed) {
+                pthread_mutex_lock(&c->reg_lock);
+                c->reg_topics_dirty = true;
+                pthread_mutex_unlock(&c->reg_lock);
+            }
+            json_decref(kv);
+        }
+    }
+    finish_call(c, call->ns, ok);
+    free(call);
+}
+
+static rmq_cmd *register_request(bcm_ctx *c, const bcm_body *b)
+{
+    const rmq_host_api *a = c->api;
+    rmq_cmd *req = a->cmd_new_request(BCM_REGISTER_BROKER);
+    if (!req)
+        return NULL;
+    char num[32];
+    a->cmd_ext_set(req, "brokerAddr", c->broker_addr);
+    snprintf(num, sizeof num, "%lld", (long long)c->s.broker_id);
+    a->cmd_ext_set(req, "brokerId", num);
+    a->cmd_ext_set(req, "brokerName", c->s.broker_name);
+    a->cmd_ext_set(req, "clusterName", c->s.cluster_name);
+    a->cmd_ext_set(req, "haServerAddr", c->ha_addr);
+    a->cmd_ext_set(req, "compressed", c->s.compressed_register ? "true" : "false");
+    snprintf(num, sizeof num, "%u", bcm_body_crc32(b->data, b->len));
+    a->cmd_ext_set(req, "bodyCrc32", num);
+    a->cmd_set_body(req, b->data, b->len, NULL, NULL);
+    return req;
+}
+
+static int build_bodies(bcm_ctx *c, bcm_body **bodies)
+{
+    json_t *filters = filter_server_list(c);
+    pthread_mutex_lock(&c->lock);
+    size_t chunk = c->s.enable_split_registration ? (size_t)c->s.split_registration_size : 0;
+    int n = bcm_register_bodies(c->topics.topics, &c->topics.dv, filters, c->s.broker_permission,
+                                c->s.compressed_register, chunk, bodies);
+    if (n == 1 && (*bodies)[0].len > MAX_BODY_BYTES) {
+        /* too large for one frame: split as Java 5.x does */
+        bcm_bodies_free(*bodies, n);
+        n = bcm_register_bodies(c->topics.topics, &c->topics.dv, filters, c->s.broker_permission,
+                                c->s.compressed_register,
+                                (size_t)c->s.split_registration_size, bodies);
+    }
+    pthread_mutex_unlock(&c->lock);
+    json_decref(filters);
+    return n;
+}
+
+/* Start a round to every due NameServer that has none in flight. Selecting
+ * a NameServer reserves it (one pseudo call) so concurrent callers (tick and
+ * topic changes) never start two rounds to the same NameServer. */
+static void register_due(bcm_ctx *c, bool force)
+{
+    uint64_t now = c->api->now_monotonic_ms();
+    bool *due = calloc(c->nnamesrvs ? c->nnamesrvs : 1, sizeof *due);
+    if (!due)
+        return;
+    size_t ndue = 0;
+    pthread_mutex_lock(&c->reg_lock);
+    for (size_t i = 0; i < c->nnamesrvs && !c->reg_stopping; i++) {
+        bcm_namesrv *n = &c->namesrvs[i];
+        if (n->outstanding) {
+            if (force)
+                n->again = true;
+        } else if (force || now >= n->next_due_ms) {
+            due[i] = true;
+            ndue++;
+            n->outstanding = 1;
+            n->round_failed = false;
+            c->reg_calls_in_flight++;
+        }
+    }
+    pthread_mutex_unlock(&c->reg_lock);
+    if (ndue == 0) {
+        free(due);
+        return;
+    }
+    bcm_body *bodies = NULL;
+    int nb = build_bodies(c, &bodies);
+    if (nb <= 0)
+        c->api->log(c->pctx, RMQ_LOG_ERROR, "cannot encode the registration body");
+    for (size_t i = 0; i < c->nnamesrvs; i++) {
+        if (!due[i])
+            continue;
+        pthread_mutex_lock(&c->reg_lock);
+        if (nb > 0) {
+            c->namesrvs[i].outstanding += (size_t)nb;
+            c->reg_calls_in_flight += (size_t)nb;
+        }
+        pthread_mutex_unlock(&c->reg_lock);
+        for (int b = 0; b < nb; b++) {
+            reg_call *call = malloc(sizeof *call);
+            rmq_cmd *req = call ? register_request(c, &bodies[b]) : NULL;
+            int rc = RMQ_ENOMEM;
+            if (req) {
+                call->c = c;
+                call->ns = i;
+                rc = c->api->invoke_async_addr(c->pctx, c->namesrvs[i].addr, req,
+                                               (uint32_t)c->s.register_timeout_ms,
+                                               on_register_response, call);
+            }
+            if (rc != 0) {
+                /* req ownership passed even on failure; no callback will run */
+                c->api->log(c->pctx, RMQ_LOG_WARN, "register broker to name server %s: %s",
+                            c->namesrvs[i].addr, rmq_strerror(rc));
+                free(call);
+                finish_call(c, i, false);
+            }
+        }
+        finish_call(c, i, nb > 0); /* the reservation */
+    }
+    if (nb > 0)
+        bcm_bodies_free(bodies, nb);
+    free(due);
+}
+
+static void registration_tick(void *ud)
+{
+    bcm_ctx *c = ud;
+    pthread_mutex_lock(&c->reg_lock);
+    bool dirty = c->reg_topics_dirty;
+    c->reg_topics_dirty = false;
+    pthread_mutex_unlock(&c->reg_lock);
+    if (dirty)
+        bcm_persist_topics(c);
+    register_due(c, false);
+}
+
+void bcm_registration_request_now(bcm_ctx *c) { register_due(c, true); }
+
+int bcm_registration_init(bcm_ctx *c, const char *namesrv_addr)
+{
+    char *copy = strdup(namesrv_addr ? namesrv_addr : "");
+    if (!copy)
+        return RMQ_ENOMEM;
+    char *save = NULL;
+    for (char *tok = strtok_r(copy, "; ", &save); tok; tok = strtok_r(NULL, "; ", &save)) {
+        bcm_namesrv *v = realloc(c->namesrvs, (c->nnamesrvs + 1) * sizeof *v);
+        if (!v) {
+            free(copy);
+            return RMQ_ENOMEM;
+        }
+        c->namesrvs = v;
+        memset(&v[c->nnamesrvs], 0, sizeof *v);
+        snprintf(v[c->nnamesrvs].addr, sizeof v->addr, "%s", tok);
+        c->nnamesrvs++;
+    }
+    free(copy);
+    if (c->nnamesrvs == 0)
+        c->api->log(c->pctx, RMQ_LOG_WARN, "namesrvAddr is empty: this broker registers nowhere");
+    int rc = c->api->declare_executor(c->pctx, "registration", 1, 16);
+    rmq_timer_id id;
+    /* first tick at once: the round is asynchronous, start-up does not wait */
+    if (rc == 0)
+        rc = c->api->add_timer(c->pctx, 0, TICK_MS, registration_tick, c, "registration", &id);
+    return rc;
+}
+
+typedef struct unreg_job {
+    bcm_ctx *c;
+    const char *addr;
+    pthread_t th;
+    bool started;
+} unreg_job;
+
+static void *unregister_one(void *ud)
+{
+    unreg_job *j = ud;
+    bcm_ctx *c = j->c;
+    const rmq_host_api *a = c->api;
+    rmq_cmd *req = a->cmd_new_request(BCM_UNREGISTER_BROKER);
+    if (!req)
+        return NULL;
+    char num[32];
+    snprintf(num, sizeof num, "%lld", (long long)c->s.broker_id);
+    a->cmd_ext_set(req, "brokerAddr", c->broker_addr);
+    a->cmd_ext_set(req, "brokerId", num);
+    a->cmd_ext_set(req, "brokerName", c->s.broker_name);
+    a->cmd_ext_set(req, "clusterName", c->s.cluster_name);
+    rmq_cmd *resp = NULL;
+    int rc = a->invoke_sync_addr(c->pctx, j->addr, req, (uint32_t)c->s.unregister_timeout_ms, &resp);
+    if (rc != 0 || !resp || a->cmd_code(resp) != RMQ_RESPONSE_SUCCESS)
+        a->log(c->pctx, RMQ_LOG_WARN, "unregister broker from name server %s failed: %s", j->addr,
+               rc ? rmq_strerror(rc) : "error response");
+    else
+        a->log(c->pctx, RMQ_LOG_INFO, "unregistered broker from name server %s", j->addr);
+    if (resp)
+        a->cmd_free(resp);
+    return NULL;
+}
+
+void bcm_registration_shutdown(bcm_ctx *c)
+{
+    pthread_mutex_lock(&c->reg_lock);
+    c->reg_stopping = true;
+    pthread_mutex_unlock(&c->reg_lock);
+    unreg_job *jobs = calloc(c->nnamesrvs ? c->nnamesrvs : 1, sizeof *jobs);
+    if (!jobs)
+        return;
+    /* in parallel: one hanging NameServer costs the timeout once, not N times */
+    for (size_t i = 0; i < c->nnamesrvs; i++) {
+        jobs[i] = (unreg_job){.c = c, .addr = c->namesrvs[i].addr};
+        jobs[i].started = pthread_create(&jobs[i].th, NULL, unregister_one, &jobs[i]) == 0;
+        if (!jobs[i].started)
+            unregister_one(&jobs[i]);
+    }
+    for (size_t i = 0; i < c->nnamesrvs; i++)
+        if (jobs[i].started)
+            pthread_join(jobs[i].th, NULL);
+    free(jobs);
+}
+
+void bcm_registration_free(bcm_ctx *c)
+{
+    /* callbacks of in-flight registrations still point at c: wait for them
+     * (each ends by its timeout at the latest) */
+    pthread_mutex_lock(&c->reg_lock);
+    c->reg_stopping = true;
+    uint64_t deadline = c->api->now_monotonic_ms() + (uint64_t)c->s.register_timeout_ms + 2000;
+    while (c->reg_calls_in_flight > 0 && c->api->now_monotonic_ms() < deadline) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 50 * 1000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&c->reg_idle, &c->reg_lock, &ts);
+    }
+    size_t left = c->reg_calls_in_flight;
+    pthread_mutex_unlock(&c->reg_lock);
+    if (left)
+        c->api->log(c->pctx, RMQ_LOG_ERROR, "%zu registration calls still in flight at fini", left);
+    free(c->namesrvs);
+    c->namesrvs = NULL;
+    c->nnamesrvs = 0;
+}
