@@ -117,10 +117,12 @@ void rmq_header_binary_encode(const rmq_cmd *cmd, rmq_out *o)
     rmq_out_be32(o, (uint32_t)remark_len);
     rmq_out_bytes(o, cmd->remark, remark_len);
 
+    /* Skipped: null values (as Java) and empty keys, which Java's decoder
+     * turns into a null key that its encoder would drop again. */
     uint64_t ext_len = 0;
     for (uint32_t i = 0; i < cmd->ext_count; i++) {
         const rmq_ext_field *f = &cmd->ext[i];
-        if (!f->value)
+        if (!f->value || !f->key[0])
             continue;
         size_t kl = strlen(f->key), vl = strlen(f->value);
         if (kl > INT16_MAX || vl > INT32_MAX) {
@@ -136,7 +138,7 @@ void rmq_header_binary_encode(const rmq_cmd *cmd, rmq_out *o)
     rmq_out_be32(o, (uint32_t)ext_len);
     for (uint32_t i = 0; i < cmd->ext_count; i++) {
         const rmq_ext_field *f = &cmd->ext[i];
-        if (!f->value)
+        if (!f->value || !f->key[0])
             continue;
         size_t kl = strlen(f->key), vl = strlen(f->value);
         rmq_out_be16(o, (uint16_t)kl);

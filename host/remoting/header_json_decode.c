@@ -179,7 +179,7 @@ static int unescape(json_scan *s, const uint8_t *a, const uint8_t *b, char *dst,
 /* A quoted string value copied into the arena, NUL-terminated. */
 static int arena_string(json_scan *s, char **out)
 {
-    const uint8_t *a, *b;
+    const uint8_t *a = NULL, *b = NULL;
     if (string_extent(s, &a, &b) != 0)
         return -1;
     size_t cap = (size_t)(b - a);
@@ -272,7 +272,7 @@ static int key_into(json_scan *s, char *buf, size_t cap, size_t *len)
 {
     int c = peek(s);
     if (c == '"' || c == '\'') {
-        const uint8_t *a, *b;
+        const uint8_t *a = NULL, *b = NULL;
         if (string_extent(s, &a, &b) != 0)
             return -1;
         if (unescape(s, a, b, buf, cap - 1, len) != 0)
@@ -324,7 +324,7 @@ static int skip_scalar(json_scan *s)
 {
     int c = peek(s);
     if (c == '"' || c == '\'') {
-        const uint8_t *a, *b;
+        const uint8_t *a = NULL, *b = NULL;
         return string_extent(s, &a, &b);
     }
     const uint8_t *a = s->p;
@@ -399,7 +399,7 @@ static int skip_value(json_scan *s)
 
 static int int_field(json_scan *s, int32_t *dst, const char *name)
 {
-    const uint8_t *a, *b;
+    const uint8_t *a = NULL, *b = NULL;
     int c = peek(s);
     if (literal(s, "null"))
         return 0;
@@ -443,7 +443,7 @@ static int language_field(json_scan *s)
     if (literal(s, "null"))
         return 0;
     if (c == '"' || c == '\'') {
-        const uint8_t *a, *b;
+        const uint8_t *a = NULL, *b = NULL;
         if (string_extent(s, &a, &b) != 0)
             return -1;
         char name[16];

@@ -1,0 +1,443 @@
+/* connection.c — one TCP connection on its I/O loop: reads bytes, cuts them
+ * into frames, hands decoded commands to the dispatcher, and writes
+ * responses with back-pressure (reading stops above the high-water mark
+ * and resumes below the low-water mark). Garbage closes only this
+ * connection, with one log line naming the peer and the reason. */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "host.h"
+
+#define READ_CHUNK (64 * 1024)
+#define RBUF_SHRINK_ABOVE (1024 * 1024)
+
+uint64_t loop_assign_slot(io_loop *l, connection *c);
+void loop_release_slot(io_loop *l, connection *c);
+
+static void format_peer(const struct sockaddr_storage *ss, char *buf, size_t len)
+{
+    char ip[INET6_ADDRSTRLEN] = "?";
+    int port = 0;
+    if (ss->ss_family == AF_INET) {
+        const struct sockaddr_in *a = (const struct sockaddr_in *)ss;
+        inet_ntop(AF_INET, &a->sin_addr, ip, sizeof(ip));
+        port = ntohs(a->sin_port);
+        snprintf(buf, len, "%s:%d", ip, port);
+    } else if (ss->ss_family == AF_INET6) {
+        const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)ss;
+        inet_ntop(AF_INET6, &a->sin6_addr, ip, sizeof(ip));
+        port = ntohs(a->sin6_port);
+        snprintf(buf, len, "[%s]:%d", ip, port);
+    } else {
+        snprintf(buf, len, "unknown");
+    }
+}
+
+static void dirty_mark(connection *c)
+{
+    if (c->dirty)
+        return;
+    c->dirty = true;
+    c->dirty_next = c->loop->dirty;
+    c->loop->dirty = c;
+}
+
+static void dirty_unlink(connection *c)
+{
+    if (!c->dirty)
+        return;
+    for (connection **pp = &c->loop->dirty; *pp; pp = &(*pp)->dirty_next) {
+        if (*pp == c) {
+            *pp = c->dirty_next;
+            break;
+        }
+    }
+    c->dirty = false;
+}
+
+static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+{
+    (void)suggested;
+    connection *c = h->data;
+    if (byte_buf_reserve(&c->rbuf, READ_CHUNK) != 0) {
+        buf->base = NULL;
+        buf->len = 0;
+        return;
+    }
+    buf->base = (char *)c->rbuf.data + c->rbuf.len;
+    buf->len = c->rbuf.cap - c->rbuf.len;
+}
+
+static void pause_reading(connection *c)
+{
+    if (c->reading) {
+        uv_read_stop((uv_stream_t *)&c->tcp);
+        c->reading = false;
+    }
+}
+
+static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);
+
+static void resume_reading(connection *c)
+{
+    if (!c->reading && !c->closing && c->connected && !c->read_paused &&
+        !(c->srv && c->loop->stop_reading)) {
+        if (uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read) == 0)
+            c->reading = true;
+    }
+}
+
+static void check_low_water(connection *c)
+{
+    rmq_host *h = c->loop->host;
+    if (c->read_paused &&
+        c->out.len + (c->writing ? c->inflight.len : 0) <= (size_t)h->conf.write_low_water) {
+        c->read_paused = false;
+        resume_reading(c);
+    }
+}
+
+static void conn_flush(connection *c);
+
+static void on_write(uv_write_t *req, int status)
+{
+    connection *c = req->data;
+    c->writing = false;
+    c->inflight.len = 0;
+    if (c->closing)
+        return;
+    if (status < 0) {
+        HLOG_INFO(c->loop->host, "write to %s failed: %s; closing", c->peer, uv_strerror(status));
+        conn_close(c, RMQ_CHANNEL_EXCEPTION);
+        return;
+    }
+    c->last_active_ms = host_now_ms();
+    conn_flush(c);
+    check_low_water(c);
+}
+
+static void conn_flush(connection *c)
+{
+    if (c->closing || c->writing || !c->connected || c->out.len == 0)
+        return;
+    uv_buf_t b = uv_buf_init((char *)c->out.data, (unsigned)c->out.len);
+    int n = uv_try_write((uv_stream_t *)&c->tcp, &b, 1);
+    if (n == UV_EAGAIN || n == UV_ENOSYS)
+        n = 0;
+    if (n < 0) {
+        HLOG_INFO(c->loop->host, "write to %s failed: %s; closing", c->peer, uv_strerror(n));
+        conn_close(c, RMQ_CHANNEL_EXCEPTION);
+        return;
+    }
+    if (n > 0)
+        c->last_active_ms = host_now_ms();
+    if ((size_t)n == c->out.len) {
+        c->out.len = 0;
+        check_low_water(c);
+        return;
+    }
+    /* The rest goes through uv_write from a buffer nobody appends to. */
+    memmove(c->out.data, c->out.data + n, c->out.len - (size_t)n);
+    c->out.len -= (size_t)n;
+    byte_buf tmp = c->inflight;
+    c->inflight = c->out;
+    c->out = tmp;
+    c->out.len = 0;
+    b = uv_buf_init((char *)c->inflight.data, (unsigned)c->inflight.len);
+    c->wreq.data = c;
+    if (uv_write(&c->wreq, (uv_stream_t *)&c->tcp, &b, 1, on_write) != 0) {
+        conn_close(c, RMQ_CHANNEL_EXCEPTION);
+        return;
+    }
+    c->writing = true;
+}
+
+void loop_flush_dirty(io_loop *l)
+{
+    while (l->dirty) {
+        connection *c = l->dirty;
+        l->dirty = c->dirty_next;
+        c->dirty = false;
+        conn_flush(c);
+    }
+}
+
+static void check_high_water(connection *c)
+{
+    rmq_host *h = c->loop->host;
+    if (!c->read_paused && c->srv &&
+        c->out.len + (c->writing ? c->inflight.len : 0) > (size_t)h->conf.write_high_water) {
+        c->read_paused = true;
+        pause_reading(c);
+    }
+}
+
+int conn_queue_frame(connection *c, const uint8_t *data, size_t len)
+{
+    if (c->closing)
+        return RMQ_ENOTCONN;
+    if (byte_buf_reserve(&c->out, len) != 0)
+        return RMQ_ENOMEM;
+    memcpy(c->out.data + c->out.len, data, len);
+    c->out.len += len;
+    dirty_mark(c);
+    check_high_water(c);
+    return 0;
+}
+
+int conn_queue_cmd(connection *c, const rmq_cmd *cmd)
+{
+    if (c->closing)
+        return RMQ_ENOTCONN;
+    size_t need = rmq_cmd_encoded_size(cmd);
+    if (need == 0)
+        return RMQ_EINVAL;
+    if (byte_buf_reserve(&c->out, need) != 0)
+        return RMQ_ENOMEM;
+    size_t n = rmq_cmd_encode(cmd, c->out.data + c->out.len, need);
+    if (n == 0)
+        return RMQ_EINVAL;
+    c->out.len += n;
+    dirty_mark(c);
+    check_high_water(c);
+    return 0;
+}
+
+static void on_closed(uv_handle_t *h)
+{
+    connection *c = h->data;
+    io_loop *l = c->loop;
+    atomic_fetch_sub(&l->nconns, 1);
+    if (c->srv)
+        atomic_fetch_sub(&c->srv->connections, 1);
+    byte_buf_free(&c->rbuf);
+    byte_buf_free(&c->out);
+    byte_buf_free(&c->inflight);
+    free(c);
+}
+
+void conn_close(connection *c, rmq_channel_event why)
+{
+    if (c->closing)
+        return;
+    io_loop *l = c->loop;
+    c->closing = true;
+    dirty_unlink(c);
+    loop_release_slot(l, c);
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        l->conns = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    c->prev = c->next = NULL;
+    if (c->srv) {
+        if (why != RMQ_CHANNEL_CLOSE)
+            event_thread_post(&c->srv->events, why, c->id, c->peer);
+        event_thread_post(&c->srv->events, RMQ_CHANNEL_CLOSE, c->id, c->peer);
+    }
+    outgoing_sweep(l, c->id, c->connected ? RMQ_ENOTCONN : RMQ_ECONNREFUSED);
+    uv_close((uv_handle_t *)&c->tcp, on_closed);
+}
+
+static void process_frames(connection *c)
+{
+    rmq_host *h = c->loop->host;
+    size_t off = 0;
+    while (!c->closing) {
+        size_t total = 0;
+        const char *reason = NULL;
+        rmq_frame_status st = rmq_frame_check(c->rbuf.data + off, c->rbuf.len - off,
+                                              (size_t)h->conf.max_frame_bytes, &total, &reason);
+        if (st == RMQ_FRAME_NEED_MORE)
+            break;
+        if (st == RMQ_FRAME_INVALID) {
+            HLOG_WARN(h, "closing connection %s on server %s: %s", c->peer,
+                      c->srv ? c->srv->name : "(client)", reason ? reason : "bad frame");
+            conn_close(c, RMQ_CHANNEL_EXCEPTION);
+            return;
+        }
+        char err[160];
+        err[0] = 0;
+        rmq_cmd *cmd = rmq_cmd_decode(c->rbuf.data + off, total, err, sizeof(err));
+        off += total;
+        if (!cmd) {
+            HLOG_WARN(h, "closing connection %s on server %s: undecodable header: %s", c->peer,
+                      c->srv ? c->srv->name : "(client)", err[0] ? err : "decode error");
+            conn_close(c, RMQ_CHANNEL_EXCEPTION);
+            return;
+        }
+        dispatch_command(c, cmd);
+    }
+    if (c->closing)
+        return;
+    if (off > 0) {
+        memmove(c->rbuf.data, c->rbuf.data + off, c->rbuf.len - off);
+        c->rbuf.len -= off;
+    }
+    if (c->rbuf.len == 0 && c->rbuf.cap > RBUF_SHRINK_ABOVE)
+        byte_buf_free(&c->rbuf); /* a huge frame passed; don't keep its buffer */
+}
+
+static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
+{
+    (void)buf;
+    connection *c = s->data;
+    io_loop *l = c->loop;
+    if (nread > 0) {
+        c->rbuf.len += (size_t)nread;
+        c->last_active_ms = host_now_ms();
+        process_frames(c);
+    } else if (nread < 0) {
+        if (nread != UV_EOF && nread != UV_ECONNRESET)
+            HLOG_INFO(l->host, "read from %s failed: %s", c->peer, uv_strerror((int)nread));
+        conn_close(c, nread == UV_EOF || nread == UV_ECONNRESET ? RMQ_CHANNEL_CLOSE
+                                                                 : RMQ_CHANNEL_EXCEPTION);
+    }
+    loop_flush_dirty(l);
+}
+
+static connection *conn_new(io_loop *l, server *srv)
+{
+    connection *c = calloc(1, sizeof(*c));
+    if (!c)
+        return NULL;
+    c->loop = l;
+    c->srv = srv;
+    if (uv_tcp_init(&l->loop, &c->tcp) != 0) {
+        free(c);
+        return NULL;
+    }
+    c->tcp.data = c;
+    c->id = loop_assign_slot(l, c);
+    c->last_active_ms = host_now_ms();
+    c->next = l->conns;
+    if (l->conns)
+        l->conns->prev = c;
+    l->conns = c;
+    atomic_fetch_add(&l->nconns, 1);
+    if (srv)
+        atomic_fetch_add(&srv->connections, 1);
+    return c;
+}
+
+void conn_adopt(io_loop *l, server *srv, uv_os_sock_t fd)
+{
+    if (l->stopping) {
+        close(fd);
+        return;
+    }
+    connection *c = conn_new(l, srv);
+    if (!c || c->id == 0) {
+        if (c)
+            conn_close(c, RMQ_CHANNEL_CLOSE);
+        close(fd);
+        return;
+    }
+    if (uv_tcp_open(&c->tcp, fd) != 0) {
+        close(fd);
+        conn_close(c, RMQ_CHANNEL_CLOSE);
+        return;
+    }
+    uv_tcp_nodelay(&c->tcp, 1);
+    struct sockaddr_storage ss;
+    int len = sizeof(ss);
+    if (uv_tcp_getpeername(&c->tcp, (struct sockaddr *)&ss, &len) == 0)
+        format_peer(&ss, c->peer, sizeof(c->peer));
+    else
+        snprintf(c->peer, sizeof(c->peer), "unknown");
+    c->connected = true;
+    event_thread_post(&srv->events, RMQ_CHANNEL_CONNECT, c->id, c->peer);
+    resume_reading(c);
+}
+
+/* ---- outgoing client connections ---------------------------------------- */
+
+static void on_connected(uv_connect_t *req, int status)
+{
+    connection *c = req->data;
+    if (c->closing)
+        return;
+    if (status < 0) {
+        HLOG_WARN(c->loop->host, "connect to %s failed: %s", c->addr_key, uv_strerror(status));
+        conn_close(c, RMQ_CHANNEL_EXCEPTION);
+        loop_flush_dirty(c->loop);
+        return;
+    }
+    c->connected = true;
+    c->last_active_ms = host_now_ms();
+    uv_tcp_nodelay(&c->tcp, 1);
+    resume_reading(c);
+    conn_flush(c);
+}
+
+static int parse_addr(const char *addr, struct sockaddr_storage *ss)
+{
+    char host[128];
+    const char *colon = strrchr(addr, ':');
+    if (!colon)
+        return -1;
+    int port = atoi(colon + 1);
+    if (port <= 0 || port > 65535)
+        return -1;
+    size_t hl = (size_t)(colon - addr);
+    if (hl >= sizeof(host))
+        return -1;
+    memcpy(host, addr, hl);
+    host[hl] = 0;
+    if (host[0] == '[' && hl > 2 && host[hl - 1] == ']') {
+        host[hl - 1] = 0;
+        return uv_ip6_addr(host + 1, port, (struct sockaddr_in6 *)ss) == 0 ? 0 : -1;
+    }
+    if (strcmp(host, "localhost") == 0)
+        snprintf(host, sizeof(host), "127.0.0.1");
+    if (uv_ip4_addr(host, port, (struct sockaddr_in *)ss) == 0)
+        return 0;
+    return uv_ip6_addr(host, port, (struct sockaddr_in6 *)ss) == 0 ? 0 : -1;
+}
+
+void loop_connect_and_invoke(io_loop *l, loop_task *t)
+{
+    connection *c = NULL;
+    for (connection *x = l->conns; x; x = x->next)
+        if (!x->srv && !x->closing && strcmp(x->addr_key, t->addr) == 0) {
+            c = x;
+            break;
+        }
+    if (!c) {
+        struct sockaddr_storage ss;
+        memset(&ss, 0, sizeof(ss));
+        if (l->stopping || parse_addr(t->addr, &ss) != 0) {
+            if (!l->stopping)
+                HLOG_WARN(l->host, "cannot call %s: not an ip:port address", t->addr);
+            if (t->call)
+                pending_call_fail(l->host, t->call, l->stopping ? RMQ_ESHUTDOWN : RMQ_EINVAL);
+            return;
+        }
+        c = conn_new(l, NULL);
+        if (!c) {
+            if (t->call)
+                pending_call_fail(l->host, t->call, RMQ_ENOMEM);
+            return;
+        }
+        snprintf(c->addr_key, sizeof(c->addr_key), "%s", t->addr);
+        snprintf(c->peer, sizeof(c->peer), "%.63s", t->addr);
+        c->connect_req.data = c;
+        int rc = uv_tcp_connect(&c->connect_req, &c->tcp, (struct sockaddr *)&ss, on_connected);
+        if (rc != 0) {
+            HLOG_WARN(l->host, "connect to %s failed: %s", t->addr, uv_strerror(rc));
+            if (t->call)
+                pending_call_fail(l->host, t->call, RMQ_ECONNREFUSED);
+            conn_close(c, RMQ_CHANNEL_EXCEPTION);
+            return;
+        }
+    }
+    if (t->call) {
+        t->call->channel = c->id;
+        pending_insert(l, t->call);
+    }
+    conn_queue_frame(c, t->frame, t->frame_len);
+}

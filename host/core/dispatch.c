@@ -1,0 +1,206 @@
+/* dispatch.c — turns a decoded request into a processor call: response
+ * frames go to the pending-call table, unknown codes get code 3, reject
+ * hooks and full executors get SYSTEM_BUSY, failures get SYSTEM_ERROR,
+ * oneway requests never get an answer. Never touches sockets directly. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <urcu.h>
+
+#include "host.h"
+
+static const char REMARK_REJECT[] = "[REJECTREQUEST]system busy, start flow control for a while";
+static const char REMARK_OVERLOAD[] = "[OVERLOAD]system busy, start flow control for a while";
+
+static void answer_now(connection *c, const rmq_cmd *req, int32_t code, const char *remark)
+{
+    if (req->flag & RMQ_FLAG_ONEWAY)
+        return;
+    rmq_cmd *resp = rmq_cmd_new_response(req, code, remark);
+    if (!resp)
+        return;
+    if (conn_queue_cmd(c, resp) != 0)
+        HLOG_WARN(c->loop->host, "cannot encode answer %d to %s", code, c->peer);
+    rmq_cmd_free(resp);
+}
+
+void request_finish(rmq_request *req)
+{
+    rmq_host *h = req->host;
+    if (req->entry.plugin) {
+        atomic_fetch_add(&req->entry.plugin->served, 1);
+        atomic_fetch_sub(&req->entry.plugin->inflight, 1);
+    }
+    atomic_fetch_sub(&h->inflight_requests, 1);
+    rmq_cmd_free(req->cmd);
+    free(req->fail_remark);
+    free(req);
+}
+
+void request_send_response(rmq_request *req, rmq_cmd *resp)
+{
+    rmq_host *h = req->host;
+    resp->opaque = req->cmd->opaque;
+    resp->flag |= RMQ_FLAG_RESPONSE;
+    resp->flag &= ~RMQ_FLAG_ONEWAY;
+    resp->serialize_type = req->cmd->serialize_type;
+    if (resp->code != 0)
+        atomic_fetch_add(&req->srv->errors, 1);
+    if (loop_is_current(req->loop)) {
+        connection *c = loop_find_conn(req->loop, req->channel);
+        if (c && conn_queue_cmd(c, resp) != 0)
+            HLOG_WARN(h, "cannot encode response to code %d for %s", req->cmd->code, req->peer);
+        rmq_cmd_free(resp);
+        return;
+    }
+    size_t need = rmq_cmd_encoded_size(resp);
+    uint8_t *frame = need ? malloc(need) : NULL;
+    size_t n = frame ? rmq_cmd_encode(resp, frame, need) : 0;
+    rmq_cmd_free(resp);
+    if (n == 0) {
+        free(frame);
+        HLOG_WARN(h, "cannot encode response to code %d for %s", req->cmd->code, req->peer);
+        return;
+    }
+    loop_task *t = calloc(1, sizeof(*t));
+    if (!t) {
+        free(frame);
+        return;
+    }
+    t->type = LT_SEND;
+    t->channel = req->channel;
+    t->frame = frame;
+    t->frame_len = n;
+    loop_post(req->loop, t);
+}
+
+static int run_before_hooks(rmq_request *req, const char **remark)
+{
+    int code = 0;
+    rcu_read_lock();
+    server_bindings *b = rcu_dereference(req->srv->bindings);
+    for (size_t i = 0; b && i < b->nhooks && code == 0; i++)
+        if (b->hooks[i].before)
+            code = b->hooks[i].before(req->channel, req->cmd, remark, b->hooks[i].ud);
+    rcu_read_unlock();
+    return code;
+}
+
+void request_run_after_hooks(rmq_request *req, const rmq_cmd *resp)
+{
+    rcu_read_lock();
+    server_bindings *b = rcu_dereference(req->srv->bindings);
+    for (size_t i = 0; b && i < b->nhooks; i++)
+        if (b->hooks[i].after)
+            b->hooks[i].after(req->channel, req->cmd, resp, b->hooks[i].ud);
+    rcu_read_unlock();
+}
+
+static void run_request(void *arg)
+{
+    rmq_request *req = arg;
+    rmq_host *h = req->host;
+    const char *remark = NULL;
+    int refuse = run_before_hooks(req, &remark);
+    int rc;
+    if (refuse > 0) {
+        rmq_cmd *resp = rmq_cmd_new_response(req->cmd, refuse, remark);
+        if (resp)
+            h->api.reply(req, resp);
+        rc = 0;
+    } else {
+        rc = req->entry.fn(req, req->cmd, req->entry.ud);
+    }
+    if (req->deferred)
+        return; /* finished by deferred_reply */
+    if (rc == RMQ_DEFERRED)
+        HLOG_ERROR(h, "plugin %s returned RMQ_DEFERRED for code %d without calling defer()",
+                   req->entry.plugin->conf.name, req->cmd->code);
+    if (rc < 0 && !req->replied && !req->oneway) {
+        char buf[256];
+        const char *r = req->fail_remark;
+        if (!r) {
+            snprintf(buf, sizeof(buf), "%s: processing request code %d failed: %s",
+                     req->entry.plugin->conf.name, req->cmd->code, rmq_strerror(rc));
+            r = buf;
+        }
+        rmq_cmd *resp = rmq_cmd_new_response(req->cmd, RMQ_RESPONSE_SYSTEM_ERROR, r);
+        if (resp) {
+            request_run_after_hooks(req, resp);
+            req->replied = true;
+            request_send_response(req, resp);
+        }
+    }
+    request_finish(req);
+}
+
+void dispatch_command(connection *c, rmq_cmd *cmd)
+{
+    io_loop *l = c->loop;
+    rmq_host *h = l->host;
+    if (cmd->flag & RMQ_FLAG_RESPONSE) {
+        outgoing_complete(l, cmd);
+        return;
+    }
+    server *s = c->srv;
+    if (!s) {
+        /* A request arriving on a connection we dialled: nobody serves it. */
+        char remark[64];
+        snprintf(remark, sizeof(remark), " request type %d not supported", cmd->code);
+        answer_now(c, cmd, RMQ_RESPONSE_REQUEST_CODE_NOT_SUPPORTED, remark);
+        rmq_cmd_free(cmd);
+        return;
+    }
+    atomic_fetch_add(&s->requests, 1);
+    rcu_read_lock();
+    server_bindings *b = rcu_dereference(s->bindings);
+    const proc_entry *pe = b ? bindings_lookup(b, cmd->code) : NULL;
+    if (!pe) {
+        rcu_read_unlock();
+        char remark[64];
+        snprintf(remark, sizeof(remark), " request type %d not supported", cmd->code);
+        atomic_fetch_add(&s->errors, 1);
+        answer_now(c, cmd, RMQ_RESPONSE_REQUEST_CODE_NOT_SUPPORTED, remark);
+        rmq_cmd_free(cmd);
+        return;
+    }
+    for (size_t i = 0; i < b->nrejects; i++) {
+        if (b->rejects[i].fn(cmd, b->rejects[i].ud)) {
+            rcu_read_unlock();
+            atomic_fetch_add(&s->errors, 1);
+            answer_now(c, cmd, RMQ_RESPONSE_SYSTEM_BUSY, REMARK_REJECT);
+            rmq_cmd_free(cmd);
+            return;
+        }
+    }
+    proc_entry entry = *pe;
+    atomic_fetch_add(&entry.plugin->inflight, 1);
+    rcu_read_unlock();
+
+    rmq_request *req = calloc(1, sizeof(*req));
+    if (!req) {
+        atomic_fetch_sub(&entry.plugin->inflight, 1);
+        answer_now(c, cmd, RMQ_RESPONSE_SYSTEM_ERROR, "out of memory");
+        rmq_cmd_free(cmd);
+        return;
+    }
+    req->host = h;
+    req->loop = l;
+    req->channel = c->id;
+    req->srv = s;
+    req->cmd = cmd;
+    req->entry = entry;
+    req->oneway = (cmd->flag & RMQ_FLAG_ONEWAY) != 0;
+    memcpy(req->peer, c->peer, sizeof(req->peer));
+    atomic_fetch_add(&h->inflight_requests, 1);
+    if (!entry.ex) {
+        run_request(req);
+        return;
+    }
+    int rc = executor_submit(entry.ex, run_request, req);
+    if (rc != 0) {
+        atomic_fetch_add(&s->errors, 1);
+        answer_now(c, cmd, RMQ_RESPONSE_SYSTEM_BUSY, REMARK_OVERLOAD);
+        request_finish(req);
+    }
+}

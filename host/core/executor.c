@@ -1,0 +1,130 @@
+/* executor.c — bounded thread pools that plugins bind blocking processors
+ * and timers to, plus the growable byte buffer used across the host. A full
+ * queue is refused at once (the caller answers [OVERLOAD]); nothing waits
+ * for room. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <urcu.h>
+
+#include "host.h"
+
+int byte_buf_reserve(byte_buf *b, size_t extra)
+{
+    if (b->len + extra <= b->cap)
+        return 0;
+    size_t ncap = b->cap ? b->cap : 256;
+    while (ncap < b->len + extra)
+        ncap *= 2;
+    uint8_t *nd = realloc(b->data, ncap);
+    if (!nd)
+        return RMQ_ENOMEM;
+    b->data = nd;
+    b->cap = ncap;
+    return 0;
+}
+
+void byte_buf_free(byte_buf *b)
+{
+    free(b->data);
+    b->data = NULL;
+    b->len = b->cap = 0;
+}
+
+static void *worker_main(void *arg)
+{
+    executor *ex = arg;
+    rcu_register_thread();
+    for (;;) {
+        pthread_mutex_lock(&ex->mu);
+        while (ex->count == 0 && !ex->stopping)
+            pthread_cond_wait(&ex->cv, &ex->mu);
+        if (ex->count == 0 && ex->stopping) {
+            pthread_mutex_unlock(&ex->mu);
+            break;
+        }
+        exec_task t = ex->ring[ex->head];
+        ex->head = (ex->head + 1) % ex->cap;
+        ex->count--;
+        pthread_mutex_unlock(&ex->mu);
+        t.fn(t.arg);
+        atomic_fetch_add(&ex->executed, 1);
+    }
+    rcu_unregister_thread();
+    return NULL;
+}
+
+int executor_start(executor *ex, rmq_host *h, const char *name, int threads, int queue_cap)
+{
+    memset(ex, 0, sizeof(*ex));
+    ex->host = h;
+    snprintf(ex->name, sizeof(ex->name), "%s", name);
+    if (threads < 1)
+        threads = 1;
+    if (queue_cap < 1)
+        queue_cap = 1;
+    ex->cap = (size_t)queue_cap;
+    ex->ring = calloc(ex->cap, sizeof(exec_task));
+    ex->threads = calloc((size_t)threads, sizeof(pthread_t));
+    if (!ex->ring || !ex->threads) {
+        free(ex->ring);
+        free(ex->threads);
+        return RMQ_ENOMEM;
+    }
+    pthread_mutex_init(&ex->mu, NULL);
+    pthread_cond_init(&ex->cv, NULL);
+    for (int i = 0; i < threads; i++) {
+        if (pthread_create(&ex->threads[i], NULL, worker_main, ex) != 0) {
+            ex->nthreads = i;
+            executor_stop(ex);
+            return RMQ_ENOMEM;
+        }
+        ex->nthreads = i + 1;
+    }
+    return 0;
+}
+
+int executor_submit(executor *ex, task_fn fn, void *arg)
+{
+    pthread_mutex_lock(&ex->mu);
+    if (ex->stopping) {
+        pthread_mutex_unlock(&ex->mu);
+        return RMQ_ESHUTDOWN;
+    }
+    if (ex->count == ex->cap) {
+        pthread_mutex_unlock(&ex->mu);
+        atomic_fetch_add(&ex->rejected, 1);
+        return RMQ_EBUSY;
+    }
+    ex->ring[(ex->head + ex->count) % ex->cap] = (exec_task){fn, arg};
+    ex->count++;
+    pthread_cond_signal(&ex->cv);
+    pthread_mutex_unlock(&ex->mu);
+    return 0;
+}
+
+size_t executor_depth(executor *ex)
+{
+    pthread_mutex_lock(&ex->mu);
+    size_t n = ex->count;
+    pthread_mutex_unlock(&ex->mu);
+    return n;
+}
+
+void executor_stop(executor *ex)
+{
+    if (!ex->ring)
+        return;
+    pthread_mutex_lock(&ex->mu);
+    ex->stopping = true;
+    pthread_cond_broadcast(&ex->cv);
+    pthread_mutex_unlock(&ex->mu);
+    for (int i = 0; i < ex->nthreads; i++)
+        pthread_join(ex->threads[i], NULL);
+    pthread_mutex_destroy(&ex->mu);
+    pthread_cond_destroy(&ex->cv);
+    free(ex->ring);
+    free(ex->threads);
+    ex->ring = NULL;
+    ex->threads = NULL;
+}

@@ -1,0 +1,499 @@
+/* host.h — the host context and the runtime objects it owns: I/O loops,
+ * connections, servers, executors, event threads, plugin instances. This is
+ * the only place host-wide mutable state lives. Internal to the daemon. */
+#ifndef RMQHOST_HOST_H
+#define RMQHOST_HOST_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "host_config.h"
+#include "host_log.h"
+#include "remoting_command.h"
+#include "rmqhost/rmqhost.h"
+
+typedef struct rmq_host rmq_host;
+typedef struct io_loop io_loop;
+typedef struct connection connection;
+typedef struct server server;
+typedef struct executor executor;
+typedef struct plugin_inst plugin_inst;
+
+/* ---- byte buffer --------------------------------------------------------- */
+typedef struct byte_buf {
+    uint8_t *data;
+    size_t len;
+    size_t cap;
+} byte_buf;
+
+int byte_buf_reserve(byte_buf *b, size_t extra);
+void byte_buf_free(byte_buf *b);
+
+/* ---- executors (bounded pools) ------------------------------------------- */
+typedef void (*task_fn)(void *arg);
+typedef struct exec_task {
+    task_fn fn;
+    void *arg;
+} exec_task;
+
+struct executor {
+    rmq_host *host;
+    char name[128]; /* "plugin/name" */
+    plugin_inst *owner;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    exec_task *ring;
+    size_t cap, head, count;
+    pthread_t *threads;
+    int nthreads;
+    bool stopping;
+    atomic_ulong rejected;
+    atomic_ulong executed;
+};
+
+int executor_start(executor *ex, rmq_host *h, const char *name, int threads, int queue_cap);
+/* 0 or RMQ_EBUSY when the queue is full, RMQ_ESHUTDOWN when stopping. */
+int executor_submit(executor *ex, task_fn fn, void *arg);
+size_t executor_depth(executor *ex);
+/* Runs what is queued, then joins the threads. */
+void executor_stop(executor *ex);
+
+/* ---- processor table (per server, RCU-published) ------------------------- */
+typedef struct proc_entry {
+    rmq_processor_fn fn;
+    void *ud;
+    executor *ex; /* NULL = inline */
+    plugin_inst *plugin;
+} proc_entry;
+
+typedef struct code_entry {
+    int32_t code;
+    proc_entry e;
+} code_entry;
+
+typedef struct listener_entry {
+    rmq_channel_event_fn fn;
+    void *ud;
+    plugin_inst *plugin;
+} listener_entry;
+
+typedef struct hook_entry {
+    rmq_rpc_before_fn before;
+    rmq_rpc_after_fn after;
+    void *ud;
+    plugin_inst *plugin;
+} hook_entry;
+
+typedef struct reject_entry {
+    rmq_reject_fn fn;
+    void *ud;
+    plugin_inst *plugin;
+} reject_entry;
+
+#define PROC_DIRECT_CODES 1024
+/* Everything a server dispatches to, rebuilt whenever the set of live
+ * plugin generations bound to the server changes, read under rcu_read_lock. */
+typedef struct server_bindings {
+    proc_entry direct[PROC_DIRECT_CODES];
+    code_entry *sparse; /* sorted by code, for codes outside [0, 1024) */
+    size_t nsparse;
+    proc_entry deflt; /* fn NULL = none */
+    reject_entry *rejects;
+    size_t nrejects;
+    listener_entry *listeners;
+    size_t nlisteners;
+    hook_entry *hooks;
+    size_t nhooks;
+} server_bindings;
+
+const proc_entry *bindings_lookup(const server_bindings *b, int32_t code);
+void bindings_free(server_bindings *b);
+
+/* ---- channel events -------------------------------------------------------- */
+typedef struct chan_event {
+    rmq_channel_event ev;
+    rmq_channel_id ch;
+    char peer[64];
+} chan_event;
+
+typedef struct event_thread {
+    server *srv;
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    chan_event *ring;
+    size_t cap, head, count;
+    bool stopping;
+    bool started;
+    atomic_ulong dropped;
+} event_thread;
+
+int event_thread_start(event_thread *et, server *srv);
+void event_thread_post(event_thread *et, rmq_channel_event ev, rmq_channel_id ch,
+                       const char *peer);
+void event_thread_stop(event_thread *et);
+
+/* ---- servers -------------------------------------------------------------- */
+struct server {
+    rmq_host *host;
+    char name[CONF_NAME_MAX];
+    char listen_spec[128];
+    int idle_ms;
+    bool needed; /* an enabled plugin binds to it */
+    bool listening;
+    uv_os_sock_t fd; /* bound listening socket */
+    uv_poll_t poll;  /* readability of fd, on loop 0: we accept4() ourselves */
+    bool polling;
+    char bound_host[64];
+    int bound_port;
+    server_bindings *bindings; /* RCU */
+    event_thread events;
+    atomic_uint oneway_permits; /* in flight; Java serverOnewaySemaphoreValue */
+    atomic_uint async_permits;
+    unsigned oneway_limit, async_limit;
+    atomic_ulong connections;
+    atomic_ulong requests;
+    atomic_ulong errors;
+    unsigned next_loop;
+};
+
+/* ---- outgoing calls ------------------------------------------------------- */
+typedef struct sync_waiter {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool done;
+    int err;
+    rmq_cmd *resp;
+    atomic_int refs;
+} sync_waiter;
+
+typedef enum { CALL_ONEWAY, CALL_ASYNC, CALL_SYNC } call_kind;
+
+typedef struct pending_call {
+    int32_t opaque;
+    call_kind kind;
+    uint64_t deadline_ms;
+    uint64_t channel;
+    rmq_response_fn cb;
+    void *ud;
+    sync_waiter *waiter;
+    atomic_uint *permit; /* released when done; NULL = none */
+    plugin_inst *plugin;
+    struct pending_call *next;
+} pending_call;
+
+#define PENDING_BUCKETS 1024
+
+/* ---- loop tasks (cross-thread messages to an I/O loop) --------------------- */
+typedef enum {
+    LT_ADOPT,   /* a freshly accepted socket */
+    LT_SEND,    /* pre-encoded frame to a channel */
+    LT_CLOSE,   /* close a channel */
+    LT_INVOKE,  /* outgoing request (frame + pending call) to a channel */
+    LT_INVOKE_ADDR, /* same, to an address (connect if needed) */
+    LT_STOP_READING, /* shutdown: stop reading on server connections */
+    LT_STOP_ACCEPT,  /* shutdown: stop polling a listener (loop 0) */
+    LT_START_ACCEPT, /* start polling a listener (loop 0) */
+    LT_STOP     /* close everything and leave the loop */
+} loop_task_type;
+
+typedef struct loop_task {
+    loop_task_type type;
+    struct loop_task *next;
+    uint64_t channel;
+    uv_os_sock_t fd;
+    server *srv;
+    uint8_t *frame; /* malloc'd */
+    size_t frame_len;
+    pending_call *call; /* NULL for oneway */
+    atomic_uint *permit; /* oneway permit released once queued */
+    char addr[128];
+} loop_task;
+
+/* ---- connections ---------------------------------------------------------- */
+struct connection {
+    io_loop *loop;
+    uint64_t id;
+    server *srv; /* NULL for our outgoing client connections */
+    uv_tcp_t tcp;
+    uv_connect_t connect_req;
+    char peer[64];
+    char addr_key[128]; /* client connections: the address we dialled */
+    byte_buf rbuf;
+    byte_buf out;       /* accumulating */
+    byte_buf inflight;  /* being written by wreq */
+    uv_write_t wreq;
+    bool writing;
+    bool read_paused;   /* back-pressure */
+    bool reading;
+    bool connected;
+    bool closing;
+    bool dirty;         /* has unflushed output */
+    rmq_channel_event close_event; /* what to report besides CLOSE */
+    uint64_t last_active_ms;
+    uint32_t slot;
+    connection *dirty_next;
+    connection *prev, *next; /* loop's connection list */
+};
+
+/* ---- I/O loops ------------------------------------------------------------- */
+struct io_loop {
+    rmq_host *host;
+    int index;
+    uv_loop_t loop;
+    uv_thread_t thread;
+    pthread_t tid;
+    uv_async_t wake;
+    uv_timer_t tick; /* 1 s: idle sweep, pending-call sweep */
+    pthread_mutex_t mu;
+    loop_task *tasks_head, *tasks_tail;
+    connection **slots;
+    uint32_t nslots;
+    uint32_t *free_slots;
+    uint32_t nfree;
+    uint32_t gen;
+    connection *conns; /* list of all */
+    connection *dirty;
+    pending_call *pending[PENDING_BUCKETS];
+    size_t npending;
+    bool stopping;
+    bool stop_reading;
+    atomic_ulong nconns;
+};
+
+io_loop *host_loop_of(rmq_host *h, uint64_t channel);
+bool host_on_io_thread(rmq_host *h);
+bool loop_is_current(io_loop *l);
+/* Post a task (takes ownership) and wake the loop. */
+void loop_post(io_loop *l, loop_task *t);
+int io_loop_start(io_loop *l, rmq_host *h, int index);
+int io_loop_run_thread(io_loop *l);
+void server_poll_start(io_loop *l0, server *s);
+void io_loop_join(io_loop *l);
+connection *loop_find_conn(io_loop *l, uint64_t id);
+/* Append an encoded frame to a connection's output (loop thread). */
+int conn_queue_frame(connection *c, const uint8_t *data, size_t len);
+/* Encode cmd straight into a connection's output (loop thread). */
+int conn_queue_cmd(connection *c, const rmq_cmd *cmd);
+void conn_close(connection *c, rmq_channel_event why);
+void loop_flush_dirty(io_loop *l);
+void conn_adopt(io_loop *l, server *srv, uv_os_sock_t fd);
+void loop_connect_and_invoke(io_loop *l, loop_task *t);
+
+/* ---- requests --------------------------------------------------------------- */
+struct rmq_request {
+    rmq_host *host;
+    io_loop *loop;
+    uint64_t channel;
+    server *srv;
+    rmq_cmd *cmd;
+    proc_entry entry;
+    char peer[64];
+    bool oneway;
+    bool replied;
+    bool deferred;
+    char *fail_remark;
+    uint64_t start_ns;
+};
+
+/* Dispatch one decoded command that arrived on `c` (loop thread). Takes
+ * ownership of cmd. */
+void dispatch_command(connection *c, rmq_cmd *cmd);
+/* Send `resp` for `req` from any thread (takes ownership of resp). */
+void request_send_response(rmq_request *req, rmq_cmd *resp);
+void request_finish(rmq_request *req);
+/* Complete a pending outgoing call by a response frame (loop thread). */
+void outgoing_complete(io_loop *l, rmq_cmd *resp);
+/* Fail pending calls: those bound to `channel` (0 = those past deadline). */
+void outgoing_sweep(io_loop *l, uint64_t channel, int err);
+void pending_insert(io_loop *l, pending_call *pc);
+void pending_call_fail(rmq_host *h, pending_call *pc, int err);
+
+/* ---- plugin instances --------------------------------------------------------- */
+typedef struct resolved_setting {
+    const rmq_setting_decl *decl;
+    char *value;
+} resolved_setting;
+
+typedef struct staged_proc {
+    int32_t code;
+    proc_entry e;
+} staged_proc;
+
+typedef struct timer_rec {
+    rmq_timer_id id;
+    plugin_inst *plugin;
+    uint64_t first_ms, period_ms;
+    rmq_timer_fn fn;
+    void *ud;
+    executor *ex;
+    uv_timer_t handle;
+    bool started;
+    atomic_bool cancelled;
+    bool closed;
+    atomic_int running; /* ticks queued or running on an executor */
+    struct timer_rec *next;  /* plugin's list */
+    struct timer_rec *qnext; /* timer thread's add queue */
+    struct timer_rec *anext; /* timer thread's list of all timers */
+} timer_rec;
+
+typedef struct service_rec {
+    char name[128];
+    uint32_t version;
+    const void *table;
+    void *table_ud;
+    plugin_inst *plugin;
+} service_rec;
+
+typedef struct admin_cmd_rec {
+    char name[64];
+    char usage[256];
+    rmq_admin_fn fn;
+    void *ud;
+    plugin_inst *plugin;
+} admin_cmd_rec;
+
+typedef struct event_sub {
+    char name[128];
+    rmq_event_fn fn;
+    void *ud;
+    plugin_inst *plugin;
+} event_sub;
+
+typedef enum { PLUGIN_LOADED, PLUGIN_LIVE, PLUGIN_DRAINING, PLUGIN_DEAD } plugin_state;
+
+/* One loaded generation of a plugin. The SDK's rmq_plugin_ctx is this. */
+struct plugin_inst {
+    rmq_host *host;
+    plugin_conf conf;
+    server *srv;
+    void *dl;
+    const rmq_plugin_descriptor *desc;
+    char so_copy[CONF_PATH_MAX + 64];
+    char so_path[CONF_PATH_MAX];
+    void *userdata;
+    uint32_t generation;
+    uint64_t loaded_at_ms;
+    plugin_state state;
+    resolved_setting *settings;
+    size_t nsettings;
+    bool in_init;
+    bool inited; /* init succeeded: fini is owed */
+
+    staged_proc *procs;
+    size_t nprocs;
+    proc_entry deflt;
+    reject_entry reject;
+    listener_entry *listeners;
+    size_t nlisteners;
+    hook_entry *hooks;
+    size_t nhooks;
+    executor **executors;
+    size_t nexecutors;
+    timer_rec *timers;
+    service_rec *services;
+    size_t nservices;
+    admin_cmd_rec *admin_cmds;
+    size_t nadmin;
+    event_sub *subs;
+    size_t nsubs;
+
+    atomic_long inflight; /* requests, timer ticks, service refs, pending calls */
+    atomic_ulong served;
+};
+
+/* ---- admin command output ---- */
+struct rmq_admin_call {
+    byte_buf out;
+    bool json;
+};
+
+/* ---- the host ---------------------------------------------------------------- */
+struct rmq_host {
+    host_conf conf;
+    host_log log;
+    rmq_host_api api;
+    char exe_dir[CONF_PATH_MAX];
+
+    io_loop *loops;
+    int nloops;
+    io_loop acceptor; /* loop 0 is the acceptor too; see server_listen.c */
+
+    server *servers;
+    size_t nservers;
+
+    plugin_inst **plugins; /* live generations */
+    size_t nplugins;
+    pthread_mutex_t registry_mu; /* services, event subs, admin commands, plugin list */
+
+    /* housekeeping thread: timers */
+    uv_loop_t timer_loop;
+    uv_thread_t timer_thread;
+    uv_async_t timer_wake;
+    pthread_mutex_t timer_mu;
+    timer_rec *timer_add_q;
+    timer_rec *timer_all; /* timer thread only */
+    pthread_cond_t timer_cv;
+    rmq_timer_id *timer_cancel_q;
+    size_t ncancel_q, cap_cancel_q;
+    bool timer_stopping;
+    atomic_ullong next_timer_id;
+
+    atomic_int next_opaque;
+    atomic_uint client_oneway_permits; /* Java client semaphores: 65535 each */
+    atomic_uint client_async_permits;
+    atomic_long inflight_requests;
+    atomic_ullong next_service_ref;
+    bool started;
+    bool stopping;
+    int lock_fd;
+    uint64_t started_at_ms;
+};
+
+uint64_t host_now_ms(void);
+uint64_t host_wall_ms(void);
+
+/* host_api.c */
+void host_api_fill(rmq_host_api *api);
+
+/* plugin_loader.c */
+plugin_inst *plugin_load(rmq_host *h, const plugin_conf *pc, uint32_t generation, char *err,
+                         size_t errlen);
+int plugin_run_init(plugin_inst *p, char *err, size_t errlen);
+void plugin_unload(plugin_inst *p); /* fini (if inited) + dlclose + free */
+const char *plugin_setting_value(plugin_inst *p, const char *name);
+/* Validate pc's settings against the loaded descriptor (also used by --check). */
+int plugin_resolve_settings(plugin_inst *p, char *err, size_t errlen);
+
+/* server_bindings.c */
+int server_rebuild_bindings(rmq_host *h, server *s);
+
+/* timers.c */
+int timers_start(rmq_host *h);
+void timers_stop(rmq_host *h);
+void timers_activate(rmq_host *h, plugin_inst *p);
+void timers_cancel_plugin(rmq_host *h, plugin_inst *p);
+int timers_cancel(rmq_host *h, rmq_timer_id id);
+
+/* server_listen.c */
+int server_bind(rmq_host *h, server *s, char *err, size_t errlen);
+int server_start_accepting(rmq_host *h, server *s);
+void server_stop_accepting(rmq_host *h, server *s);
+
+/* host_lifecycle.c */
+int host_init(rmq_host *h, const host_conf *conf, const char *exe_dir, char *err, size_t errlen);
+int host_start(rmq_host *h, char *err, size_t errlen);
+void host_shutdown(rmq_host *h);
+void host_destroy(rmq_host *h);
+server *host_server(rmq_host *h, const char *name);
+
+/* state_dir.c */
+int state_dir_prepare(rmq_host *h, char *err, size_t errlen);
+int atomic_file_write(const char *path, const void *data, size_t len);
+int file_read_with_backup(const char *path, bool (*valid)(const char *, size_t, void *),
+                          void *ud, char **data, size_t *len, bool *used_backup);
+
+#endif

@@ -1,0 +1,105 @@
+/* server_bindings.c — builds the immutable dispatch table of a server from
+ * the live plugin generations bound to it and publishes it with RCU, so I/O
+ * threads look codes up without locks while a reload swaps generations. */
+#include <stdlib.h>
+#include <string.h>
+#include <urcu.h>
+
+#include "host.h"
+
+static int cmp_code(const void *a, const void *b)
+{
+    int32_t x = ((const code_entry *)a)->code, y = ((const code_entry *)b)->code;
+    return (x > y) - (x < y);
+}
+
+const proc_entry *bindings_lookup(const server_bindings *b, int32_t code)
+{
+    const proc_entry *e = NULL;
+    if (code >= 0 && code < PROC_DIRECT_CODES) {
+        e = &b->direct[code];
+    } else {
+        size_t lo = 0, hi = b->nsparse;
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+            if (b->sparse[mid].code < code)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo < b->nsparse && b->sparse[lo].code == code)
+            e = &b->sparse[lo].e;
+    }
+    if (e && e->fn)
+        return e;
+    return b->deflt.fn ? &b->deflt : NULL;
+}
+
+void bindings_free(server_bindings *b)
+{
+    if (!b)
+        return;
+    free(b->sparse);
+    free(b->rejects);
+    free(b->listeners);
+    free(b->hooks);
+    free(b);
+}
+
+int server_rebuild_bindings(rmq_host *h, server *s)
+{
+    server_bindings *b = calloc(1, sizeof(*b));
+    if (!b)
+        return RMQ_ENOMEM;
+    size_t nsparse = 0, nl = 0, nh = 0, nr = 0;
+    for (size_t i = 0; i < h->nplugins; i++) {
+        plugin_inst *p = h->plugins[i];
+        if (p->srv != s || p->state != PLUGIN_LIVE)
+            continue;
+        for (size_t k = 0; k < p->nprocs; k++)
+            if (p->procs[k].code < 0 || p->procs[k].code >= PROC_DIRECT_CODES)
+                nsparse++;
+        nl += p->nlisteners;
+        nh += p->nhooks;
+        nr += p->reject.fn != NULL;
+    }
+    b->sparse = calloc(nsparse + 1, sizeof(code_entry));
+    b->listeners = calloc(nl + 1, sizeof(listener_entry));
+    b->hooks = calloc(nh + 1, sizeof(hook_entry));
+    b->rejects = calloc(nr + 1, sizeof(reject_entry));
+    if (!b->sparse || !b->listeners || !b->hooks || !b->rejects) {
+        bindings_free(b);
+        return RMQ_ENOMEM;
+    }
+    for (size_t i = 0; i < h->nplugins; i++) {
+        plugin_inst *p = h->plugins[i];
+        if (p->srv != s || p->state != PLUGIN_LIVE)
+            continue;
+        for (size_t k = 0; k < p->nprocs; k++) {
+            staged_proc *sp = &p->procs[k];
+            if (sp->code >= 0 && sp->code < PROC_DIRECT_CODES) {
+                if (b->direct[sp->code].fn)
+                    HLOG_WARN(h, "server %s: code %d registered by %s replaces %s's", s->name,
+                              sp->code, p->conf.name, b->direct[sp->code].plugin->conf.name);
+                b->direct[sp->code] = sp->e;
+            } else {
+                b->sparse[b->nsparse++] = (code_entry){sp->code, sp->e};
+            }
+        }
+        if (p->deflt.fn)
+            b->deflt = p->deflt;
+        if (p->reject.fn)
+            b->rejects[b->nrejects++] = p->reject;
+        for (size_t k = 0; k < p->nlisteners; k++)
+            b->listeners[b->nlisteners++] = p->listeners[k];
+        for (size_t k = 0; k < p->nhooks; k++)
+            b->hooks[b->nhooks++] = p->hooks[k];
+    }
+    qsort(b->sparse, b->nsparse, sizeof(code_entry), cmp_code);
+    server_bindings *old = rcu_xchg_pointer(&s->bindings, b);
+    if (old) {
+        synchronize_rcu();
+        bindings_free(old);
+    }
+    return 0;
+}

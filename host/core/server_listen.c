@@ -1,0 +1,167 @@
+/* server_listen.c — binds each needed server's listening socket (IPv4 or
+ * [v6], SO_REUSEADDR so a restart can take the port at once, backlog 1024
+ * as Java) and accepts on loop 0, spreading connections round-robin over the
+ * I/O loops. A plain frame never starts with 0x16, so TLS hellos are closed
+ * by the frame check. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "host.h"
+
+#define LISTEN_BACKLOG 1024
+
+static int parse_listen(const char *spec, struct sockaddr_storage *ss, socklen_t *len)
+{
+    char host[128];
+    const char *colon = strrchr(spec, ':');
+    if (!colon)
+        return -1;
+    char *end;
+    long port = strtol(colon + 1, &end, 10);
+    if (end == colon + 1 || *end || port < 0 || port > 65535)
+        return -1;
+    size_t hl = (size_t)(colon - spec);
+    if (hl >= sizeof(host))
+        return -1;
+    memcpy(host, spec, hl);
+    host[hl] = 0;
+    memset(ss, 0, sizeof(*ss));
+    if (host[0] == '[') {
+        if (hl < 3 || host[hl - 1] != ']')
+            return -1;
+        host[hl - 1] = 0;
+        struct sockaddr_in6 *a = (struct sockaddr_in6 *)ss;
+        a->sin6_family = AF_INET6;
+        a->sin6_port = htons((uint16_t)port);
+        if (inet_pton(AF_INET6, host + 1, &a->sin6_addr) != 1)
+            return -1;
+        *len = sizeof(*a);
+        return 0;
+    }
+    struct sockaddr_in *a = (struct sockaddr_in *)ss;
+    a->sin_family = AF_INET;
+    a->sin_port = htons((uint16_t)port);
+    if (inet_pton(AF_INET, host[0] ? host : "0.0.0.0", &a->sin_addr) != 1)
+        return -1;
+    *len = sizeof(*a);
+    return 0;
+}
+
+int server_bind(rmq_host *h, server *s, char *err, size_t errlen)
+{
+    (void)h;
+    struct sockaddr_storage ss;
+    socklen_t len;
+    const server_conf *sc = host_conf_server(&h->conf, s->name);
+    if (parse_listen(s->listen_spec, &ss, &len) != 0) {
+        snprintf(err, errlen, "%s:%d: server '%s': bad listen address '%s' (use ip:port or "
+                              "[v6]:port)",
+                 sc ? sc->file : "host.conf", sc ? sc->line : 0, s->name, s->listen_spec);
+        return -1;
+    }
+    int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        snprintf(err, errlen, "server '%s': socket: %s", s->name, strerror(errno));
+        return -1;
+    }
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    if (ss.ss_family == AF_INET6)
+        setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+    if (bind(fd, (struct sockaddr *)&ss, len) != 0 || listen(fd, LISTEN_BACKLOG) != 0) {
+        snprintf(err, errlen, "server '%s': cannot listen on %s: %s", s->name, s->listen_spec,
+                 strerror(errno));
+        close(fd);
+        return -1;
+    }
+    struct sockaddr_storage bound;
+    socklen_t blen = sizeof(bound);
+    getsockname(fd, (struct sockaddr *)&bound, &blen);
+    char ip[INET6_ADDRSTRLEN] = "";
+    if (bound.ss_family == AF_INET) {
+        struct sockaddr_in *a = (struct sockaddr_in *)&bound;
+        inet_ntop(AF_INET, &a->sin_addr, ip, sizeof(ip));
+        s->bound_port = ntohs(a->sin_port);
+        snprintf(s->bound_host, sizeof(s->bound_host), "%s", ip);
+    } else {
+        struct sockaddr_in6 *a = (struct sockaddr_in6 *)&bound;
+        inet_ntop(AF_INET6, &a->sin6_addr, ip, sizeof(ip));
+        s->bound_port = ntohs(a->sin6_port);
+        snprintf(s->bound_host, sizeof(s->bound_host), "%s", ip);
+    }
+    s->fd = fd;
+    s->listening = true;
+    return 0;
+}
+
+static void on_acceptable(uv_poll_t *poll, int status, int events)
+{
+    (void)events;
+    server *s = poll->data;
+    rmq_host *h = s->host;
+    if (status < 0)
+        return;
+    for (int i = 0; i < 256; i++) {
+        int fd = accept4(s->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0) {
+            if (errno == EMFILE || errno == ENFILE)
+                HLOG_ERROR(h, "server %s: accept: %s (raise the open-file limit)", s->name,
+                           strerror(errno));
+            break;
+        }
+        io_loop *l = &h->loops[s->next_loop++ % (unsigned)h->nloops];
+        if (loop_is_current(l)) {
+            conn_adopt(l, s, fd);
+            continue;
+        }
+        loop_task *t = calloc(1, sizeof(*t));
+        if (!t) {
+            close(fd);
+            continue;
+        }
+        t->type = LT_ADOPT;
+        t->fd = fd;
+        t->srv = s;
+        loop_post(l, t);
+    }
+}
+
+/* On loop 0 (LT_START_ACCEPT). */
+void server_poll_start(io_loop *l0, server *s)
+{
+    if (s->polling)
+        return;
+    if (uv_poll_init_socket(&l0->loop, &s->poll, s->fd) != 0) {
+        HLOG_ERROR(l0->host, "server %s: cannot watch the listening socket", s->name);
+        return;
+    }
+    s->poll.data = s;
+    uv_poll_start(&s->poll, UV_READABLE, on_acceptable);
+    s->polling = true;
+}
+
+int server_start_accepting(rmq_host *h, server *s)
+{
+    loop_task *t = calloc(1, sizeof(*t));
+    if (!t)
+        return RMQ_ENOMEM;
+    t->type = LT_START_ACCEPT;
+    t->srv = s;
+    loop_post(&h->loops[0], t);
+    return 0;
+}
+
+void server_stop_accepting(rmq_host *h, server *s)
+{
+    loop_task *t = calloc(1, sizeof(*t));
+    if (!t)
+        return;
+    t->type = LT_STOP_ACCEPT;
+    t->srv = s;
+    loop_post(&h->loops[0], t);
+}

@@ -1,0 +1,186 @@
+/* rmq_test_client.c — blocking raw-frame client for integration tests:
+ * connect to 127.0.0.1, send commands or raw bytes, receive whole frames
+ * with a timeout. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rmq_test_support.h"
+
+static long long now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int rmq_tc_connect(int port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof(a));
+    a.sin_family = AF_INET;
+    a.sin_port = htons((uint16_t)port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0) {
+        close(fd);
+        return -1;
+    }
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    return fd;
+}
+
+int rmq_tc_send_raw(int fd, const void *buf, size_t len)
+{
+    const char *p = buf;
+    while (len > 0) {
+        ssize_t w = send(fd, p, len, MSG_NOSIGNAL);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        p += w;
+        len -= (size_t)w;
+    }
+    return 0;
+}
+
+int rmq_tc_send(int fd, const rmq_cmd *cmd)
+{
+    size_t need = rmq_cmd_encoded_size(cmd);
+    if (need == 0)
+        return -1;
+    uint8_t *buf = malloc(need);
+    if (!buf)
+        return -1;
+    size_t n = rmq_cmd_encode(cmd, buf, need);
+    int rc = n ? rmq_tc_send_raw(fd, buf, n) : -1;
+    free(buf);
+    return rc;
+}
+
+/* Read exactly len bytes before the deadline; 0 ok, -1 timeout/EOF. */
+static int read_full(int fd, uint8_t *buf, size_t len, long long deadline)
+{
+    size_t got = 0;
+    while (got < len) {
+        long long left = deadline - now_ms();
+        if (left <= 0)
+            return -1;
+        struct pollfd p = {fd, POLLIN, 0};
+        int pr = poll(&p, 1, (int)left);
+        if (pr <= 0)
+            return -1;
+        ssize_t r = recv(fd, buf + got, len - got, 0);
+        if (r <= 0)
+            return -1;
+        got += (size_t)r;
+    }
+    return 0;
+}
+
+rmq_cmd *rmq_tc_recv(int fd, int timeout_ms)
+{
+    long long deadline = now_ms() + timeout_ms;
+    uint8_t head[4];
+    if (read_full(fd, head, 4, deadline) != 0)
+        return NULL;
+    uint32_t len = ((uint32_t)head[0] << 24) | ((uint32_t)head[1] << 16) |
+                   ((uint32_t)head[2] << 8) | head[3];
+    if (len < 4 || len > 64u * 1024 * 1024)
+        return NULL;
+    uint8_t *buf = malloc(len + 4);
+    if (!buf)
+        return NULL;
+    memcpy(buf, head, 4);
+    if (read_full(fd, buf + 4, len, deadline) != 0) {
+        free(buf);
+        return NULL;
+    }
+    char err[128];
+    rmq_cmd *c = rmq_cmd_decode(buf, len + 4, err, sizeof(err));
+    free(buf);
+    return c;
+}
+
+rmq_cmd *rmq_tc_call(int fd, const rmq_cmd *req, int timeout_ms)
+{
+    if (rmq_tc_send(fd, req) != 0)
+        return NULL;
+    return rmq_tc_recv(fd, timeout_ms);
+}
+
+bool rmq_tc_wait_closed(int fd, int timeout_ms)
+{
+    long long deadline = now_ms() + timeout_ms;
+    uint8_t buf[4096];
+    for (;;) {
+        long long left = deadline - now_ms();
+        if (left <= 0)
+            return false;
+        struct pollfd p = {fd, POLLIN, 0};
+        int pr = poll(&p, 1, (int)left);
+        if (pr < 0)
+            return false;
+        if (pr == 0)
+            return false;
+        ssize_t r = recv(fd, buf, sizeof(buf), 0);
+        if (r == 0)
+            return true;
+        if (r < 0)
+            return errno == ECONNRESET;
+    }
+}
+
+rmq_cmd *rmq_tc_request(int code, int opaque, const char *const *kv)
+{
+    rmq_cmd *c = rmq_cmd_new();
+    if (!c)
+        return NULL;
+    c->code = code;
+    c->opaque = opaque;
+    c->version = 409;
+    c->serialize_type = RMQ_SERIALIZE_JSON;
+    for (size_t i = 0; kv && kv[i] && kv[i + 1]; i += 2) {
+        if (rmq_cmd_ext_set(c, kv[i], kv[i + 1]) != 0) {
+            rmq_cmd_free(c);
+            return NULL;
+        }
+    }
+    if (kv && kv[0])
+        c->has_ext = true;
+    return c;
+}
+
+unsigned char *rmq_tc_load_vector(const char *name, size_t *len)
+{
+    char path[1024];
+    snprintf(path, sizeof(path), "%s/%s", RMQ_TEST_VECTORS_DIR, name);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    unsigned char *buf = n > 0 ? malloc((size_t)n) : NULL;
+    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        free(buf);
+        buf = NULL;
+    }
+    fclose(f);
+    if (buf)
+        *len = (size_t)n;
+    return buf;
+}
