@@ -84,7 +84,7 @@ static int publish_all(namesrv_core *core)
     char **gone = malloc(cap * sizeof(*gone));
     for (size_t i = 0; gone && i < cap; i++) {
         route_entry *e = sl->slot[i];
-        if (e && e != &core->cache.tombstone && !route_table_topic(&core->routes, e->topic))
+        if (e && e != core->cache.tombstone && !route_table_topic(&core->routes, e->topic))
             gone[n++] = strdup(e->topic);
     }
     for (size_t i = 0; i < n; i++) {

@@ -19,9 +19,13 @@ static route_slots *slots_new(size_t cap)
 int route_cache_init(route_cache *c)
 {
     memset(c, 0, sizeof(*c));
+    c->tombstone = calloc(1, sizeof(route_entry));
     route_slots *s = slots_new(64);
-    if (!s)
+    if (!s || !c->tombstone) {
+        free(s);
+        free(c->tombstone);
         return -1;
+    }
     rcu_assign_pointer(c->table, s);
     return 0;
 }
@@ -44,7 +48,7 @@ static void slots_free_rcu(struct rcu_head *h)
 
 static bool is_entry(const route_cache *c, const route_entry *e)
 {
-    return e && e != &c->tombstone;
+    return e && e != c->tombstone;
 }
 
 void route_cache_destroy(route_cache *c)
@@ -58,6 +62,8 @@ void route_cache_destroy(route_cache *c)
         if (is_entry(c, s->slot[i]))
             route_entry_put(s->slot[i]);
     free(s);
+    free(c->tombstone);
+    c->tombstone = NULL;
     /* callbacks queued by earlier writers must run before the caller frees
      * the memory (or unloads the code) they refer to */
     rcu_barrier();
@@ -75,7 +81,7 @@ static size_t find_slot(const route_cache *c, const route_slots *s, const char *
             *found = false;
             return first_free != SIZE_MAX ? first_free : i;
         }
-        if (e == &c->tombstone) {
+        if (e == c->tombstone) {
             if (first_free == SIZE_MAX)
                 first_free = i;
         } else if (e->hash == h && strcmp(e->topic, topic) == 0) {
@@ -166,7 +172,7 @@ void route_cache_remove(route_cache *c, const char *topic)
     if (!found)
         return;
     route_entry *old = s->slot[i];
-    rcu_assign_pointer(s->slot[i], &c->tombstone);
+    rcu_assign_pointer(s->slot[i], c->tombstone);
     s->live--;
     call_rcu(&old->rcu, entry_release_rcu);
 }
@@ -189,7 +195,7 @@ route_entry *route_cache_get(route_cache *c, const char *topic, bool standard, c
             route_entry *e = rcu_dereference(s->slot[i]);
             if (!e)
                 break;
-            if (e != &c->tombstone && e->hash == h && strcmp(e->topic, topic) == 0) {
+            if (e != c->tombstone && e->hash == h && strcmp(e->topic, topic) == 0) {
                 /* the table's reference is dropped only after a grace
                  * period, so the count is still >= 1 here */
                 atomic_fetch_add_explicit(&e->refs, 1, memory_order_relaxed);

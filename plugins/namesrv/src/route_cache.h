@@ -35,7 +35,7 @@ typedef struct route_slots {
 
 typedef struct route_cache {
     route_slots *table; /* RCU-published */
-    route_entry tombstone; /* marks a deleted slot; its address is the marker */
+    route_entry *tombstone; /* marks a deleted slot; only its address matters */
 } route_cache;
 
 int route_cache_init(route_cache *c);
