@@ -238,11 +238,12 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
     size_t off = 0;
     while (!c->dead) {
         size_t total = 0;
-        int st = rmq_peek_frame_size(c->rbuf + off, c->rlen - off, RMQ_DEFAULT_MAX_FRAME_BYTES,
-                                     &total);
-        if (st == 0)
+        const char *why = NULL;
+        rmq_frame_status st = rmq_frame_check(c->rbuf + off, c->rlen - off,
+                                              RMQ_DEFAULT_MAX_FRAME_BYTES, &total, &why);
+        if (st == RMQ_FRAME_NEED_MORE)
             break;
-        if (st < 0) {
+        if (st != RMQ_FRAME_READY) {
             conn_fail(c, &w->stats->errors.bad_frame);
             return;
         }

@@ -1,6 +1,7 @@
 /* response_peek.h — cheap extraction of code, opaque and flag from one
  * complete frame, without building an rmq_cmd. Shared by rmqbench (reading
- * responses) and baseline_server (reading requests). */
+ * responses) and baseline_server (reading requests; it frames with
+ * rmq_peek_frame_size so that the ceiling does not link the codec). */
 #ifndef RMQBENCH_RESPONSE_PEEK_H
 #define RMQBENCH_RESPONSE_PEEK_H
 
