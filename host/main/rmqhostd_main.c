@@ -39,11 +39,9 @@ static void usage(FILE *f)
 static void on_stop_signal(uv_signal_t *s, int signum)
 {
     control *c = s->data;
+    if (c->host->stopping)
+        return; /* a repeated signal while draining changes nothing */
     HLOG_INFO(c->host, "received %s, shutting down", strsignal(signum));
-    uv_signal_stop(&c->sigterm);
-    uv_signal_stop(&c->sigint);
-    uv_signal_stop(&c->sighup);
-    uv_signal_stop(&c->sigusr1);
     admin_server_stop(c->host);
     host_shutdown(c->host);
     uv_stop(&c->loop);

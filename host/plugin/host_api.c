@@ -106,12 +106,12 @@ static int api_server_address(rmq_plugin_ctx *ctx, char *host, size_t host_len, 
 
 static void api_set_userdata(rmq_plugin_ctx *ctx, void *data)
 {
-    P(ctx)->userdata = data;
+    P(ctx)->head.userdata = data;
 }
 
 static void *api_get_userdata(rmq_plugin_ctx *ctx)
 {
-    return P(ctx)->userdata;
+    return P(ctx)->head.userdata;
 }
 
 static uint64_t api_now_mono(void)

@@ -262,6 +262,7 @@ plugin_inst *plugin_load(rmq_host *h, const plugin_conf *pc, uint32_t generation
         return NULL;
     }
     p->host = h;
+    p->head.api = &h->api;
     p->generation = generation;
     if (resolve_path(h, pc, p->so_path, sizeof(p->so_path)) != 0) {
         snprintf(err, errlen, "%s:%d: plugin '%s': cannot find %s", pc->file, pc->line,

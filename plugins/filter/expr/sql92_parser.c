@@ -368,7 +368,7 @@ static rmq_fx_str unquote(parser *p, const sql92_token *t)
     /* strip the quotes, '' → ' ; done in place in a scratch copy */
     const char *s = p->src + t->start + 1;
     size_t n = t->len - 2;
-    char stack[256];
+    char stack[256] = {0};
     char *tmp = n <= sizeof stack ? stack : malloc(n ? n : 1);
     if (!tmp) {
         p->b->oom = true;
@@ -406,7 +406,7 @@ static uint32_t decimal_literal(parser *p, const sql92_token *t)
 
 static uint32_t float_literal(parser *p, const sql92_token *t)
 {
-    char stack[128];
+    char stack[128] = {0};
     char *tmp = t->len < sizeof stack ? stack : malloc(t->len + 1);
     if (!tmp) {
         fail(p, 0, "out of memory");

@@ -352,6 +352,27 @@ typedef struct rmq_host_api {
     void *reserved[32]; /* grows here; never reordered */
 } rmq_host_api;
 
+/* ---- reaching the API from a context -------------------------------------- */
+/* Every rmq_plugin_ctx starts with this head, so callbacks that receive only
+ * the ctx (fini, export_state, import_state, timers given the ctx) reach the
+ * host API and the plugin's userdata without any file-scope variable. */
+typedef struct rmq_plugin_ctx_head {
+    const rmq_host_api *api;
+    void *userdata; /* same as api->get_userdata(ctx) */
+} rmq_plugin_ctx_head;
+
+/* Any thread. The table is owned by the host and valid for the ctx's life. */
+static inline const rmq_host_api *rmq_ctx_api(rmq_plugin_ctx *ctx)
+{
+    return ((const rmq_plugin_ctx_head *)(const void *)ctx)->api;
+}
+
+/* Any thread: the pointer given to set_userdata. */
+static inline void *rmq_ctx_userdata(rmq_plugin_ctx *ctx)
+{
+    return ((const rmq_plugin_ctx_head *)(const void *)ctx)->userdata;
+}
+
 /* ---- the plugin descriptor ------------------------------------------------ */
 typedef struct rmq_plugin_descriptor {
     /* Read first, before anything else: */

@@ -1,0 +1,225 @@
+/* host_test_plugin.c — a plugin that exercises the host for the integration
+ * tests: inline and executor processors, a failing processor, a reject
+ * hook, outgoing sync calls, big answers and a log of channel events.
+ * Test-only; speaks codes 7001-7008 that no RocketMQ role uses. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "rmqhost/rmqhost.h"
+
+enum {
+    CODE_ECHO = 7001,      /* inline echo of ext "msg" and the body */
+    CODE_SLOW = 7002,      /* executor "slow" (1 thread, queue 1): sleeps ext "sleep_ms" */
+    CODE_FAIL = 7003,      /* fails with remark "boom" */
+    CODE_REJECTED = 7004,  /* refused by the reject hook */
+    CODE_CALL = 7005,      /* executor "calls": invoke_sync_addr(ext addr, timeout_ms) */
+    CODE_EVENTS = 7006,    /* body = the channel events seen so far */
+    CODE_BIG = 7007,       /* body of ext "size" bytes */
+    CODE_DRAIN = 7008      /* executor "drain" (4 threads): sleeps ext "sleep_ms" */
+};
+
+typedef struct test_plugin {
+    const rmq_host_api *api;
+    rmq_plugin_ctx *ctx;
+    pthread_mutex_t mu;
+    char *events; /* "EVENT peer\n" lines */
+    size_t events_len, events_cap;
+} test_plugin;
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static int reply_code(test_plugin *tp, rmq_request *req, const rmq_cmd *cmd, int code,
+                      const char *remark)
+{
+    rmq_cmd *resp = tp->api->cmd_new_response(cmd, code, remark);
+    return resp ? tp->api->reply(req, resp) : RMQ_ENOMEM;
+}
+
+static int on_echo(rmq_request *req, const rmq_cmd *cmd, void *ud)
+{
+    test_plugin *tp = ud;
+    const rmq_host_api *api = tp->api;
+    rmq_cmd *resp = api->cmd_new_response(cmd, RMQ_RESPONSE_SUCCESS, NULL);
+    if (!resp)
+        return RMQ_ENOMEM;
+    const char *msg = api->cmd_ext_get(cmd, "msg");
+    if (msg)
+        api->cmd_ext_set(resp, "echo", msg);
+    size_t len;
+    const void *body = api->cmd_body(cmd, &len);
+    if (body)
+        api->cmd_set_body(resp, body, len, NULL, NULL);
+    return api->reply(req, resp);
+}
+
+static int on_slow(rmq_request *req, const rmq_cmd *cmd, void *ud)
+{
+    test_plugin *tp = ud;
+    const char *ms = tp->api->cmd_ext_get(cmd, "sleep_ms");
+    sleep_ms(ms ? atol(ms) : 100);
+    return on_echo(req, cmd, ud);
+}
+
+static int on_fail(rmq_request *req, const rmq_cmd *cmd, void *ud)
+{
+    (void)cmd;
+    test_plugin *tp = ud;
+    tp->api->request_fail(req, "boom");
+    return RMQ_EINVAL;
+}
+
+static int on_rejected(rmq_request *req, const rmq_cmd *cmd, void *ud)
+{
+    return reply_code(ud, req, cmd, RMQ_RESPONSE_SUCCESS, "should have been rejected");
+}
+
+static bool reject_hook(const rmq_cmd *cmd, void *ud)
+{
+    test_plugin *tp = ud;
+    return tp->api->cmd_code(cmd) == CODE_REJECTED;
+}
+
+static int on_call(rmq_request *req, const rmq_cmd *cmd, void *ud)
+{
+    test_plugin *tp = ud;
+    const rmq_host_api *api = tp->api;
+    const char *addr = api->cmd_ext_get(cmd, "addr");
+    const char *to = api->cmd_ext_get(cmd, "timeout_ms");
+    rmq_cmd *out = api->cmd_new_request(105);
+    api->cmd_ext_set(out, "topic", "T");
+    rmq_cmd *answer = NULL;
+    int rc = api->invoke_sync_addr(tp->ctx, addr ? addr : "", out, to ? (uint32_t)atol(to) : 1000,
+                                   &answer);
+    rmq_cmd *resp = api->cmd_new_response(cmd, RMQ_RESPONSE_SUCCESS, NULL);
+    char buf[32];
+    snprintf(buf, sizeof(buf), "%d", rc);
+    api->cmd_ext_set(resp, "err", buf);
+    if (answer) {
+        snprintf(buf, sizeof(buf), "%d", api->cmd_code(answer));
+        api->cmd_ext_set(resp, "answerCode", buf);
+        api->cmd_free(answer);
+    }
+    return api->reply(req, resp);
+}
+
+static int on_events(rmq_request *req, const rmq_cmd *cmd, void *ud)
+{
+    test_plugin *tp = ud;
+    rmq_cmd *resp = tp->api->cmd_new_response(cmd, RMQ_RESPONSE_SUCCESS, NULL);
+    if (!resp)
+        return RMQ_ENOMEM;
+    pthread_mutex_lock(&tp->mu);
+    if (tp->events_len)
+        tp->api->cmd_set_body(resp, tp->events, tp->events_len, NULL, NULL);
+    pthread_mutex_unlock(&tp->mu);
+    return tp->api->reply(req, resp);
+}
+
+static void free_body(void *ud, const void *data)
+{
+    (void)ud;
+    free((void *)data);
+}
+
+static int on_big(rmq_request *req, const rmq_cmd *cmd, void *ud)
+{
+    test_plugin *tp = ud;
+    const char *sz = tp->api->cmd_ext_get(cmd, "size");
+    size_t n = sz ? (size_t)atol(sz) : 65536;
+    char *body = malloc(n ? n : 1);
+    if (!body)
+        return RMQ_ENOMEM;
+    memset(body, 'x', n);
+    rmq_cmd *resp = tp->api->cmd_new_response(cmd, RMQ_RESPONSE_SUCCESS, NULL);
+    if (!resp) {
+        free(body);
+        return RMQ_ENOMEM;
+    }
+    tp->api->cmd_set_body(resp, body, n, free_body, NULL);
+    return tp->api->reply(req, resp);
+}
+
+static const char *event_name(rmq_channel_event ev)
+{
+    switch (ev) {
+    case RMQ_CHANNEL_CONNECT: return "CONNECT";
+    case RMQ_CHANNEL_CLOSE: return "CLOSE";
+    case RMQ_CHANNEL_IDLE: return "IDLE";
+    default: return "EXCEPTION";
+    }
+}
+
+static void on_channel(rmq_channel_event ev, rmq_channel_id ch, const char *peer, void *ud)
+{
+    (void)ch;
+    test_plugin *tp = ud;
+    char line[128];
+    int n = snprintf(line, sizeof(line), "%s %s\n", event_name(ev), peer);
+    pthread_mutex_lock(&tp->mu);
+    if (tp->events_len + (size_t)n + 1 > tp->events_cap) {
+        size_t ncap = tp->events_cap ? tp->events_cap * 2 : 4096;
+        while (ncap < tp->events_len + (size_t)n + 1)
+            ncap *= 2;
+        char *ne = realloc(tp->events, ncap);
+        if (!ne) {
+            pthread_mutex_unlock(&tp->mu);
+            return;
+        }
+        tp->events = ne;
+        tp->events_cap = ncap;
+    }
+    memcpy(tp->events + tp->events_len, line, (size_t)n);
+    tp->events_len += (size_t)n;
+    pthread_mutex_unlock(&tp->mu);
+}
+
+static int test_init(rmq_plugin_ctx *ctx, const rmq_host_api *api)
+{
+    test_plugin *tp = calloc(1, sizeof(*tp));
+    if (!tp)
+        return RMQ_ENOMEM;
+    tp->api = api;
+    tp->ctx = ctx;
+    pthread_mutex_init(&tp->mu, NULL);
+    api->set_userdata(ctx, tp);
+    int rc = 0;
+    rc |= api->declare_executor(ctx, "slow", 1, 1);
+    rc |= api->declare_executor(ctx, "calls", 2, 16);
+    rc |= api->declare_executor(ctx, "drain", 4, 1000);
+    rc |= api->register_processor(ctx, CODE_ECHO, on_echo, tp, NULL);
+    rc |= api->register_processor(ctx, CODE_SLOW, on_slow, tp, "slow");
+    rc |= api->register_processor(ctx, CODE_FAIL, on_fail, tp, NULL);
+    rc |= api->register_processor(ctx, CODE_REJECTED, on_rejected, tp, NULL);
+    rc |= api->register_processor(ctx, CODE_CALL, on_call, tp, "calls");
+    rc |= api->register_processor(ctx, CODE_EVENTS, on_events, tp, NULL);
+    rc |= api->register_processor(ctx, CODE_BIG, on_big, tp, NULL);
+    rc |= api->register_processor(ctx, CODE_DRAIN, on_slow, tp, "drain");
+    rc |= api->set_reject_hook(ctx, reject_hook, tp);
+    rc |= api->add_channel_listener(ctx, on_channel, tp);
+    if (rc) {
+        pthread_mutex_destroy(&tp->mu);
+        free(tp);
+        return RMQ_EINVAL;
+    }
+    return 0;
+}
+
+static void test_fini(rmq_plugin_ctx *ctx)
+{
+    test_plugin *tp = rmq_ctx_userdata(ctx);
+    if (!tp)
+        return;
+    pthread_mutex_destroy(&tp->mu);
+    free(tp->events);
+    free(tp);
+}
+
+RMQ_PLUGIN(.name = "hosttest", .version = "1.0.0", .description = "host integration test plugin",
+           .init = test_init, .fini = test_fini);

@@ -1,0 +1,709 @@
+/* test_host_integration.c — the remoting host end to end: a real rmqhostd
+ * with the hosttest plugin, driven with raw frames over loopback. Each test
+ * names the behaviour it proves; run one with `test_host_integration NAME`. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <sys/wait.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "rmq_test_support.h"
+
+#define RECV_MS 5000
+
+typedef struct fixture {
+    rmq_test_daemon d;
+    int port;
+} fixture;
+
+static const char *const SERVERS[] = {"main", NULL};
+
+static int start_daemon(fixture *f, const char *extra_host_conf, const char *const *args)
+{
+    if (rmq_td_init(&f->d, SERVERS, extra_host_conf) != 0)
+        return -1;
+    if (rmq_td_add_plugin(&f->d, "hosttest", "hosttest", "main", NULL) != 0)
+        return -1;
+    if (rmq_td_start(&f->d, args) != 0)
+        return -1;
+    f->port = rmq_td_port(&f->d, "main");
+    return f->port > 0 ? 0 : -1;
+}
+
+static int setup_default(void **state)
+{
+    fixture *f = calloc(1, sizeof(*f));
+    if (!f || start_daemon(f, NULL, NULL) != 0)
+        return -1;
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    if (f) {
+        rmq_td_cleanup(&f->d);
+        free(f);
+    }
+    return 0;
+}
+
+static rmq_cmd *echo_req(int opaque, const char *msg)
+{
+    const char *kv[] = {"msg", msg, NULL};
+    return rmq_tc_request(7001, opaque, kv);
+}
+
+/* ---- dispatch ---------------------------------------------------------- */
+
+static void test_unknown_code_gets_code_3_with_java_remark(void **state)
+{
+    fixture *f = *state;
+    int fd = rmq_tc_connect(f->port);
+    assert_true(fd >= 0);
+    rmq_cmd *req = rmq_tc_request(555, 41, NULL);
+    rmq_cmd *resp = rmq_tc_call(fd, req, RECV_MS);
+    assert_non_null(resp);
+    assert_int_equal(resp->code, 3);
+    assert_int_equal(resp->opaque, 41);
+    assert_int_equal(resp->flag & 1, 1);
+    assert_string_equal(resp->remark, " request type 555 not supported");
+    assert_int_equal(resp->version, 409);
+    rmq_cmd_free(req);
+    rmq_cmd_free(resp);
+    close(fd);
+}
+
+static void test_oneway_request_gets_no_response(void **state)
+{
+    fixture *f = *state;
+    int fd = rmq_tc_connect(f->port);
+    rmq_cmd *oneway = echo_req(50, "quiet");
+    oneway->flag = 2;
+    rmq_cmd *unknown_oneway = rmq_tc_request(556, 51, NULL);
+    unknown_oneway->flag = 2;
+    rmq_cmd *normal = echo_req(52, "loud");
+    assert_int_equal(rmq_tc_send(fd, oneway), 0);
+    assert_int_equal(rmq_tc_send(fd, unknown_oneway), 0);
+    assert_int_equal(rmq_tc_send(fd, normal), 0);
+    rmq_cmd *resp = rmq_tc_recv(fd, RECV_MS);
+    assert_non_null(resp);
+    assert_int_equal(resp->opaque, 52);
+    rmq_cmd_free(resp);
+    /* Nothing else is pending on the wire. */
+    assert_null(rmq_tc_recv(fd, 300));
+    rmq_cmd_free(oneway);
+    rmq_cmd_free(unknown_oneway);
+    rmq_cmd_free(normal);
+    close(fd);
+}
+
+static void test_json_request_gets_json_response(void **state)
+{
+    fixture *f = *state;
+    int fd = rmq_tc_connect(f->port);
+    rmq_cmd *req = echo_req(60, "json");
+    rmq_cmd_set_body(req, "abc", 3, NULL, NULL);
+    rmq_cmd *resp = rmq_tc_call(fd, req, RECV_MS);
+    assert_non_null(resp);
+    assert_int_equal(resp->serialize_type, RMQ_SERIALIZE_JSON);
+    assert_int_equal(resp->code, 0);
+    assert_string_equal(rmq_cmd_ext_get(resp, "echo"), "json");
+    assert_int_equal(resp->body_len, 3);
+    assert_memory_equal(resp->body, "abc", 3);
+    rmq_cmd_free(req);
+    rmq_cmd_free(resp);
+    close(fd);
+}
+
+static void test_rocketmq_request_gets_rocketmq_response(void **state)
+{
+    fixture *f = *state;
+    int fd = rmq_tc_connect(f->port);
+    rmq_cmd *req = echo_req(61, "binary");
+    req->serialize_type = RMQ_SERIALIZE_ROCKETMQ;
+    rmq_cmd *resp = rmq_tc_call(fd, req, RECV_MS);
+    assert_non_null(resp);
+    assert_int_equal(resp->serialize_type, RMQ_SERIALIZE_ROCKETMQ);
+    assert_string_equal(rmq_cmd_ext_get(resp, "echo"), "binary");
+    /* An error answer to a binary request is binary too. */
+    rmq_cmd *bad = rmq_tc_request(557, 62, NULL);
+    bad->serialize_type = RMQ_SERIALIZE_ROCKETMQ;
+    rmq_cmd *err = rmq_tc_call(fd, bad, RECV_MS);
+    assert_non_null(err);
+    assert_int_equal(err->code, 3);
+    assert_int_equal(err->serialize_type, RMQ_SERIALIZE_ROCKETMQ);
+    rmq_cmd_free(req);
+    rmq_cmd_free(resp);
+    rmq_cmd_free(bad);
+    rmq_cmd_free(err);
+    close(fd);
+}
+
+static void test_failing_processor_gets_system_error_with_remark(void **state)
+{
+    fixture *f = *state;
+    int fd = rmq_tc_connect(f->port);
+    rmq_cmd *req = rmq_tc_request(7003, 70, NULL);
+    rmq_cmd *resp = rmq_tc_call(fd, req, RECV_MS);
+    assert_non_null(resp);
+    assert_int_equal(resp->code, 1);
+    assert_string_equal(resp->remark, "boom");
+    rmq_cmd_free(req);
+    rmq_cmd_free(resp);
+    close(fd);
+}
+
+static void test_reject_hook_gets_system_busy_rejectrequest(void **state)
+{
+    fixture *f = *state;
+    int fd = rmq_tc_connect(f->port);
+    rmq_cmd *req = rmq_tc_request(7004, 71, NULL);
+    rmq_cmd *resp = rmq_tc_call(fd, req, RECV_MS);
+    assert_non_null(resp);
+    assert_int_equal(resp->code, 2);
+    assert_string_equal(resp->remark,
+                        "[REJECTREQUEST]system busy, start flow control for a while");
+    rmq_cmd_free(req);
+    rmq_cmd_free(resp);
+    close(fd);
+}
+
+static void test_full_executor_gets_system_busy_overload(void **state)
+{
+    fixture *f = *state;
+    int fd = rmq_tc_connect(f->port);
+    /* Executor "slow" has one thread and a queue of one: the third request
+     * while the first sleeps finds the queue full. */
+    const char *kv[] = {"sleep_ms", "700", NULL};
+    int busy = 0, ok = 0;
+    for (int i = 0; i < 3; i++) {
+        rmq_cmd *req = rmq_tc_request(7002, 80 + i, kv);
+        assert_int_equal(rmq_tc_send(fd, req), 0);
+        rmq_cmd_free(req);
+    }
+    for (int i = 0; i < 3; i++) {
+        rmq_cmd *resp = rmq_tc_recv(fd, RECV_MS);
+        assert_non_null(resp);
+        if (resp->code == 2) {
+            busy++;
+            assert_string_equal(resp->remark,
+                                "[OVERLOAD]system busy, start flow control for a while");
+        } else {
+            assert_int_equal(resp->code, 0);
+            ok++;
+        }
+        rmq_cmd_free(resp);
+    }
+    /* Depending on when the worker dequeues, the second may be refused too. */
+    assert_true(busy >= 1);
+    assert_true(ok >= 1);
+    assert_int_equal(busy + ok, 3);
+    close(fd);
+}
+
+static void test_pipelined_requests_in_one_write_are_all_answered(void **state)
+{
+    fixture *f = *state;
+    int fd = rmq_tc_connect(f->port);
+    uint8_t buf[200 * 160];
+    size_t n = 0;
+    for (int i = 0; i < 200; i++) {
+        rmq_cmd *req = echo_req(1000 + i, "p");
+        n += rmq_cmd_encode(req, buf + n, sizeof(buf) - n);
+        rmq_cmd_free(req);
+    }
+    assert_int_equal(rmq_tc_send_raw(fd, buf, n), 0);
+    for (int i = 0; i < 200; i++) {
+        rmq_cmd *resp = rmq_tc_recv(fd, RECV_MS);
+        assert_non_null(resp);
+        assert_int_equal(resp->opaque, 1000 + i); /* inline: answered in order */
+        rmq_cmd_free(resp);
+    }
+    close(fd);
+}
+
+static void test_frame_split_byte_by_byte_is_reassembled(void **state)
+{
+    fixture *f = *state;
+    int fd = rmq_tc_connect(f->port);
+    rmq_cmd *req = echo_req(90, "split");
+    uint8_t buf[512];
+    size_t n = rmq_cmd_encode(req, buf, sizeof(buf));
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(rmq_tc_send_raw(fd, buf + i, 1), 0);
+    rmq_cmd *resp = rmq_tc_recv(fd, RECV_MS);
+    assert_non_null(resp);
+    assert_string_equal(rmq_cmd_ext_get(resp, "echo"), "split");
+    rmq_cmd_free(req);
+    rmq_cmd_free(resp);
+    close(fd);
+}
+
+/* ---- malformed frames --------------------------------------------------- */
+
+static void expect_closed_and_other_served(fixture *f, const uint8_t *garbage, size_t len,
+                                           const char *log_reason)
+{
+    int other = rmq_tc_connect(f->port);
+    int bad = rmq_tc_connect(f->port);
+    assert_true(other >= 0 && bad >= 0);
+    /* The bystander is connected and served before and after. */
+    rmq_cmd *req = echo_req(1, "before");
+    rmq_cmd *resp = rmq_tc_call(other, req, RECV_MS);
+    assert_non_null(resp);
+    rmq_cmd_free(resp);
+    assert_int_equal(rmq_tc_send_raw(bad, garbage, len), 0);
+    assert_true(rmq_tc_wait_closed(bad, RECV_MS));
+    resp = rmq_tc_call(other, req, RECV_MS);
+    assert_non_null(resp);
+    assert_int_equal(resp->code, 0);
+    rmq_cmd_free(resp);
+    rmq_cmd_free(req);
+    close(bad);
+    close(other);
+    assert_true(rmq_td_log_contains(&f->d, log_reason));
+}
+
+static void test_oversized_frame_closes_only_that_connection(void **state)
+{
+    const uint8_t frame[] = {0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x10};
+    expect_closed_and_other_served(*state, frame, sizeof(frame), "closing connection 127.0.0.1");
+}
+
+static void test_header_longer_than_frame_closes_only_that_connection(void **state)
+{
+    const uint8_t frame[] = {0x00, 0x00, 0x00, 0x08, 0x00, 0x00, 0x00, 0x20, 'a', 'b', 'c', 'd'};
+    expect_closed_and_other_served(*state, frame, sizeof(frame), "closing connection");
+}
+
+static void test_unknown_serialize_type_closes_only_that_connection(void **state)
+{
+    const uint8_t frame[] = {0x00, 0x00, 0x00, 0x06, 0x05, 0x00, 0x00, 0x02, '{', '}'};
+    expect_closed_and_other_served(*state, frame, sizeof(frame), "closing connection");
+}
+
+static void test_undecodable_json_header_closes_only_that_connection(void **state)
+{
+    const char *hdr = "{\"code\":105,garbage";
+    uint8_t frame[64];
+    uint32_t hl = (uint32_t)strlen(hdr);
+    uint32_t len = 4 + hl;
+    frame[0] = (uint8_t)(len >> 24);
+    frame[1] = (uint8_t)(len >> 16);
+    frame[2] = (uint8_t)(len >> 8);
+    frame[3] = (uint8_t)len;
+    frame[4] = 0;
+    frame[5] = (uint8_t)(hl >> 16);
+    frame[6] = (uint8_t)(hl >> 8);
+    frame[7] = (uint8_t)hl;
+    memcpy(frame + 8, hdr, hl);
+    expect_closed_and_other_served(*state, frame, 8 + hl, "undecodable header");
+}
+
+static void test_tls_client_hello_closes_only_that_connection(void **state)
+{
+    const uint8_t hello[] = {0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xfc, 0x03, 0x03};
+    expect_closed_and_other_served(*state, hello, sizeof(hello), "closing connection");
+}
+
+/* ---- connections --------------------------------------------------------- */
+
+static void test_thousand_simultaneous_connections_are_served(void **state)
+{
+    fixture *f = *state;
+    enum { N = 1000 };
+    struct rlimit rl;
+    getrlimit(RLIMIT_NOFILE, &rl);
+    if (rl.rlim_cur < N + 64 && rl.rlim_max >= N + 64) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+    getrlimit(RLIMIT_NOFILE, &rl);
+    if (rl.rlim_cur < N + 64)
+        skip();
+    int *fds = calloc(N, sizeof(int));
+    assert_non_null(fds);
+    for (int i = 0; i < N; i++) {
+        fds[i] = rmq_tc_connect(f->port);
+        assert_true(fds[i] >= 0);
+    }
+    for (int i = 0; i < N; i++) {
+        rmq_cmd *req = echo_req(i, "many");
+        assert_int_equal(rmq_tc_send(fds[i], req), 0);
+        rmq_cmd_free(req);
+    }
+    for (int i = 0; i < N; i++) {
+        rmq_cmd *resp = rmq_tc_recv(fds[i], RECV_MS);
+        assert_non_null(resp);
+        assert_int_equal(resp->opaque, i);
+        rmq_cmd_free(resp);
+        close(fds[i]);
+    }
+    free(fds);
+}
+
+/* ---- outgoing calls ------------------------------------------------------- */
+
+static int listen_silent(int *port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof(a));
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (bind(fd, (struct sockaddr *)&a, sizeof(a)) != 0 || listen(fd, 16) != 0)
+        return -1;
+    socklen_t len = sizeof(a);
+    getsockname(fd, (struct sockaddr *)&a, &len);
+    *port = ntohs(a.sin_port);
+    return fd;
+}
+
+static void test_invoke_sync_to_silent_peer_times_out(void **state)
+{
+    fixture *f = *state;
+    int peer_port;
+    int lfd = listen_silent(&peer_port);
+    assert_true(lfd >= 0);
+    char addr[64];
+    snprintf(addr, sizeof(addr), "127.0.0.1:%d", peer_port);
+    const char *kv[] = {"addr", addr, "timeout_ms", "300", NULL};
+    int fd = rmq_tc_connect(f->port);
+    rmq_cmd *req = rmq_tc_request(7005, 100, kv);
+    rmq_cmd *resp = rmq_tc_call(fd, req, RECV_MS);
+    assert_non_null(resp);
+    assert_int_equal(resp->code, 0);
+    assert_string_equal(rmq_cmd_ext_get(resp, "err"), "-110"); /* RMQ_ETIMEDOUT */
+    rmq_cmd_free(req);
+    rmq_cmd_free(resp);
+    close(fd);
+    close(lfd);
+}
+
+static void test_invoke_sync_to_closed_port_fails_cleanly(void **state)
+{
+    fixture *f = *state;
+    int peer_port;
+    int lfd = listen_silent(&peer_port);
+    close(lfd); /* nobody listens there any more */
+    char addr[64];
+    snprintf(addr, sizeof(addr), "127.0.0.1:%d", peer_port);
+    const char *kv[] = {"addr", addr, "timeout_ms", "2000", NULL};
+    int fd = rmq_tc_connect(f->port);
+    rmq_cmd *req = rmq_tc_request(7005, 101, kv);
+    rmq_cmd *resp = rmq_tc_call(fd, req, RECV_MS);
+    assert_non_null(resp);
+    assert_string_equal(rmq_cmd_ext_get(resp, "err"), "-111"); /* RMQ_ECONNREFUSED */
+    rmq_cmd_free(req);
+    rmq_cmd_free(resp);
+    close(fd);
+}
+
+static void test_invoke_sync_gets_the_peers_answer(void **state)
+{
+    fixture *f = *state;
+    /* The daemon calls itself: code 105 is unknown to hosttest → code 3. */
+    char addr[64];
+    snprintf(addr, sizeof(addr), "127.0.0.1:%d", f->port);
+    const char *kv[] = {"addr", addr, "timeout_ms", "3000", NULL};
+    int fd = rmq_tc_connect(f->port);
+    rmq_cmd *req = rmq_tc_request(7005, 102, kv);
+    rmq_cmd *resp = rmq_tc_call(fd, req, RECV_MS);
+    assert_non_null(resp);
+    assert_string_equal(rmq_cmd_ext_get(resp, "err"), "0");
+    assert_string_equal(rmq_cmd_ext_get(resp, "answerCode"), "3");
+    rmq_cmd_free(req);
+    rmq_cmd_free(resp);
+    close(fd);
+}
+
+/* ---- idle ----------------------------------------------------------------- */
+
+static bool events_show(fixture *f, const char *first, const char *then)
+{
+    int fd = rmq_tc_connect(f->port);
+    rmq_cmd *req = rmq_tc_request(7006, 1, NULL);
+    rmq_cmd *resp = rmq_tc_call(fd, req, RECV_MS);
+    bool ok = false;
+    if (resp && resp->body) {
+        char *text = strndup((const char *)resp->body, resp->body_len);
+        char *a = strstr(text, first);
+        ok = a && strstr(a + strlen(first), then);
+        free(text);
+    }
+    rmq_cmd_free(req);
+    rmq_cmd_free(resp);
+    close(fd);
+    return ok;
+}
+
+static void test_idle_connection_is_closed_with_idle_then_close_events(void **state)
+{
+    (void)state;
+    fixture f;
+    memset(&f, 0, sizeof(f));
+    if (rmq_td_init(&f.d, NULL, "") != 0)
+        fail();
+    rmq_td_write_conf(&f.d, "host.conf", "");
+    char host[1024];
+    snprintf(host, sizeof(host),
+             "state_dir = \"%s\";\nadmin_socket = \"%s\";\nlog_level = \"debug\";\n"
+             "io_threads = 2;\nservers = { main = { listen = \"127.0.0.1:0\"; "
+             "channel_max_idle_seconds = 1; }; };\n",
+             f.d.state_dir, f.d.admin_socket);
+    rmq_td_write_conf(&f.d, "host.conf", host);
+    rmq_td_add_plugin(&f.d, "hosttest", "hosttest", "main", NULL);
+    assert_int_equal(rmq_td_start(&f.d, NULL), 0);
+    f.port = rmq_td_port(&f.d, "main");
+    int fd = rmq_tc_connect(f.port);
+    struct sockaddr_in me;
+    socklen_t len = sizeof(me);
+    getsockname(fd, (struct sockaddr *)&me, &len);
+    char idle[64], closed[64];
+    snprintf(idle, sizeof(idle), "IDLE 127.0.0.1:%d\n", ntohs(me.sin_port));
+    snprintf(closed, sizeof(closed), "CLOSE 127.0.0.1:%d\n", ntohs(me.sin_port));
+    assert_true(rmq_tc_wait_closed(fd, 5000));
+    close(fd);
+    bool seen = false;
+    for (int i = 0; i < 100 && !seen; i++) {
+        seen = events_show(&f, idle, closed);
+        if (!seen)
+            usleep(20000);
+    }
+    assert_true(seen);
+    assert_int_equal(rmq_td_stop(&f.d), 0);
+    rmq_td_cleanup(&f.d);
+}
+
+/* ---- back-pressure ---------------------------------------------------------- */
+
+static long rss_kb(pid_t pid)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+    FILE *fp = fopen(path, "r");
+    long kb = -1;
+    while (fp && fgets(line, sizeof(line), fp))
+        if (sscanf(line, "VmRSS: %ld kB", &kb) == 1)
+            break;
+    if (fp)
+        fclose(fp);
+    return kb;
+}
+
+static void test_client_that_never_reads_cannot_grow_daemon_memory(void **state)
+{
+    (void)state;
+    fixture f;
+    memset(&f, 0, sizeof(f));
+    assert_int_equal(start_daemon(&f, "write_high_water = 1048576;\nwrite_low_water = 262144;",
+                                  NULL),
+                     0);
+    int fd = rmq_tc_connect(f.port);
+    int rcv = 4096;
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof(rcv));
+    long before = rss_kb(f.d.pid);
+    /* Ask for 256 MiB of answers and never read them. */
+    const char *kv[] = {"size", "262144", NULL};
+    rmq_cmd *req = rmq_tc_request(7007, 1, kv);
+    uint8_t frame[256];
+    size_t n = rmq_cmd_encode(req, frame, sizeof(frame));
+    rmq_cmd_free(req);
+    int sent = 0;
+    for (int i = 0; i < 1024; i++) {
+        struct pollfd p = {fd, POLLOUT, 0};
+        if (poll(&p, 1, 200) <= 0)
+            break; /* the daemon stopped reading: our send buffer is full */
+        if (send(fd, frame, n, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)n)
+            break;
+        sent++;
+    }
+    (void)sent;
+    /* Without back-pressure the daemon would build 256 MiB of answers; it
+     * holds about the high-water mark plus one answer. Sample a while. */
+    long after = 0;
+    for (int i = 0; i < 10; i++) {
+        long r = rss_kb(f.d.pid);
+        if (r > after)
+            after = r;
+        usleep(50000);
+    }
+    assert_true(after - before < 64 * 1024);
+    /* Others are still served. */
+    int other = rmq_tc_connect(f.port);
+    rmq_cmd *e = echo_req(5, "alive");
+    rmq_cmd *resp = rmq_tc_call(other, e, RECV_MS);
+    assert_non_null(resp);
+    rmq_cmd_free(resp);
+    rmq_cmd_free(e);
+    close(other);
+    close(fd);
+    assert_int_equal(rmq_td_stop(&f.d), 0);
+    rmq_td_cleanup(&f.d);
+}
+
+/* ---- shutdown ----------------------------------------------------------------- */
+
+static void test_sigterm_under_load_answers_accepted_requests_and_exits_0(void **state)
+{
+    (void)state;
+    fixture f;
+    memset(&f, 0, sizeof(f));
+    assert_int_equal(start_daemon(&f, NULL, NULL), 0);
+    int fd = rmq_tc_connect(f.port);
+    enum { N = 20 };
+    uint8_t buf[N * 200];
+    size_t n = 0;
+    const char *kv[] = {"sleep_ms", "150", NULL};
+    for (int i = 0; i < N; i++) {
+        rmq_cmd *req = rmq_tc_request(7008, 500 + i, kv);
+        n += rmq_cmd_encode(req, buf + n, sizeof(buf) - n);
+        rmq_cmd_free(req);
+    }
+    assert_int_equal(rmq_tc_send_raw(fd, buf, n), 0);
+    /* The first answer proves the batch was read; then stop the daemon. */
+    rmq_cmd *first = rmq_tc_recv(fd, RECV_MS);
+    assert_non_null(first);
+    rmq_cmd_free(first);
+    kill(f.d.pid, SIGTERM);
+    int answered = 1;
+    for (int i = 1; i < N; i++) {
+        rmq_cmd *resp = rmq_tc_recv(fd, RECV_MS);
+        if (!resp)
+            break;
+        assert_int_equal(resp->code, 0);
+        answered++;
+        rmq_cmd_free(resp);
+    }
+    assert_int_equal(answered, N);
+    assert_int_equal(rmq_td_stop(&f.d), 0);
+    close(fd);
+    rmq_td_cleanup(&f.d);
+}
+
+static void test_restart_on_same_port_at_once(void **state)
+{
+    (void)state;
+    fixture f;
+    memset(&f, 0, sizeof(f));
+    assert_int_equal(start_daemon(&f, NULL, NULL), 0);
+    int fd = rmq_tc_connect(f.port); /* leaves a TIME_WAIT behind */
+    rmq_cmd *e = echo_req(1, "x");
+    rmq_cmd *resp = rmq_tc_call(fd, e, RECV_MS);
+    rmq_cmd_free(resp);
+    close(fd);
+    int port = f.port;
+    assert_int_equal(rmq_td_stop(&f.d), 0);
+    char listen[64];
+    snprintf(listen, sizeof(listen), "servers.main.listen=127.0.0.1:%d", port);
+    const char *args[] = {"-o", listen, NULL};
+    assert_int_equal(rmq_td_start(&f.d, args), 0);
+    assert_int_equal(rmq_td_port(&f.d, "main"), port);
+    fd = rmq_tc_connect(port);
+    resp = rmq_tc_call(fd, e, RECV_MS);
+    assert_non_null(resp);
+    rmq_cmd_free(resp);
+    rmq_cmd_free(e);
+    close(fd);
+    rmq_td_cleanup(&f.d);
+}
+
+static void test_second_daemon_on_same_state_dir_is_refused(void **state)
+{
+    fixture *f = *state;
+    char other[1100];
+    snprintf(other, sizeof(other), "%s/../conf2", f->d.conf_dir);
+    /* Same conf dir, other port: the state_dir lock must refuse it. */
+    const char *argv[] = {RMQ_TEST_DAEMON, "-c", f->d.conf_dir, "-o",
+                          "servers.main.listen=127.0.0.1:0", NULL};
+    pid_t pid = fork();
+    if (pid == 0) {
+        int devnull = open("/dev/null", 1);
+        dup2(devnull, 2);
+        execv(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    int st;
+    waitpid(pid, &st, 0);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 1);
+}
+
+#define T(fn) cmocka_unit_test(fn)
+
+/* Keep the tests whose name matches one of the ':'-separated globs. */
+static size_t select_tests(const struct CMUnitTest *all, size_t n, const char *filter,
+                           struct CMUnitTest *out)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        bool keep = filter == NULL;
+        char buf[1024];
+        snprintf(buf, sizeof(buf), "%s", filter ? filter : "");
+        for (char *save = NULL, *pat = strtok_r(buf, ":", &save); pat && !keep;
+             pat = strtok_r(NULL, ":", &save))
+            keep = fnmatch(pat, all[i].name, 0) == 0;
+        if (keep)
+            out[k++] = all[i];
+    }
+    return k;
+}
+
+int main(int argc, char **argv)
+{
+    const char *filter = argc > 1 ? argv[1] : NULL;
+    const struct CMUnitTest shared[] = {
+        T(test_unknown_code_gets_code_3_with_java_remark),
+        T(test_oneway_request_gets_no_response),
+        T(test_json_request_gets_json_response),
+        T(test_rocketmq_request_gets_rocketmq_response),
+        T(test_failing_processor_gets_system_error_with_remark),
+        T(test_reject_hook_gets_system_busy_rejectrequest),
+        T(test_full_executor_gets_system_busy_overload),
+        T(test_pipelined_requests_in_one_write_are_all_answered),
+        T(test_frame_split_byte_by_byte_is_reassembled),
+        T(test_oversized_frame_closes_only_that_connection),
+        T(test_header_longer_than_frame_closes_only_that_connection),
+        T(test_unknown_serialize_type_closes_only_that_connection),
+        T(test_undecodable_json_header_closes_only_that_connection),
+        T(test_tls_client_hello_closes_only_that_connection),
+        T(test_thousand_simultaneous_connections_are_served),
+        T(test_invoke_sync_to_silent_peer_times_out),
+        T(test_invoke_sync_to_closed_port_fails_cleanly),
+        T(test_invoke_sync_gets_the_peers_answer),
+        T(test_second_daemon_on_same_state_dir_is_refused),
+    };
+    const struct CMUnitTest own[] = {
+        T(test_idle_connection_is_closed_with_idle_then_close_events),
+        T(test_client_that_never_reads_cannot_grow_daemon_memory),
+        T(test_sigterm_under_load_answers_accepted_requests_and_exits_0),
+        T(test_restart_on_same_port_at_once),
+    };
+    struct CMUnitTest pick[32];
+    int failed = 0;
+    size_t n = select_tests(shared, sizeof(shared) / sizeof(shared[0]), filter, pick);
+    if (n)
+        failed += _cmocka_run_group_tests("host_shared_daemon", pick, n, setup_default, teardown);
+    n = select_tests(own, sizeof(own) / sizeof(own[0]), filter, pick);
+    if (n)
+        failed += _cmocka_run_group_tests("host_own_daemon", pick, n, NULL, NULL);
+    return failed;
+}
