@@ -137,6 +137,11 @@ void tb_json_str(text_buf *b, const char *s, bool standard)
     const unsigned char *run = p;
     while (*p) {
         unsigned char c = *p;
+        /* plain printable ASCII is by far the common case */
+        if (c >= 0x30 && c < 0x7F && c != '\\') {
+            p++;
+            continue;
+        }
         bool plain = c >= 0x20 && c != '"' && c != '\\' && c < 0x7F;
         if (plain && !(standard && c == '/')) {
             p++;

@@ -61,11 +61,10 @@ static int publish_one(namesrv_core *core, const char *topic)
     n->len = 0;
     s->len = 0;
     const char *oc = namesrv_core_order_conf(core, topic);
-    if (!encode_topic_route(&core->routes, topic, oc, false, n)) {
+    if (!encode_topic_route_both(&core->routes, topic, oc, n, s)) {
         route_cache_remove(&core->cache, topic);
         return 0;
     }
-    encode_topic_route(&core->routes, topic, oc, true, s);
     if (n->oom || s->oom) {
         tb_free(n);
         tb_free(s);

@@ -296,6 +296,23 @@ static bool to_int64(const char *s, int64_t *v)
 
 static bool parse_int_field(cursor *c, int64_t *v)
 {
+    skip_ws(c);
+    /* fast path: a plain decimal number followed by a delimiter */
+    const char *p = c->p;
+    bool neg = p < c->end && *p == '-';
+    if (neg)
+        p++;
+    if (p < c->end && *p >= '0' && *p <= '9') {
+        uint64_t x = 0;
+        const char *digits = p;
+        while (p < c->end && *p >= '0' && *p <= '9' && p - digits < 18)
+            x = x * 10 + (uint64_t)(*p++ - '0');
+        if (p < c->end && (*p == ',' || *p == '}' || *p == ']' || *p == ' ')) {
+            *v = neg ? -(int64_t)x : (int64_t)x;
+            c->p = p;
+            return true;
+        }
+    }
     size_t mark = c->rb->arena_len;
     const char *s;
     if (!parse_scalar(c, &s))
@@ -320,7 +337,10 @@ static bool parse_bool_field(cursor *c, bool *v)
 }
 
 /* Iterates the members of an object; `member` parses the value of each key. */
-typedef bool (*member_fn)(cursor *c, const char *key, void *ud);
+typedef bool (*member_fn)(cursor *c, const char *key, size_t klen, void *ud);
+
+/* Exact key match; the literal's size is a compile-time constant. */
+#define KEY_IS(lit) (klen == sizeof(lit) - 1 && memcmp(key, lit, sizeof(lit) - 1) == 0)
 
 static bool parse_object(cursor *c, member_fn member, void *ud)
 {
@@ -338,9 +358,14 @@ static bool parse_object(cursor *c, member_fn member, void *ud)
     }
     for (;;) {
         const char *k;
+        size_t mark = c->rb->arena_len;
         if (!parse_key(c, &k) || !expect(c, ':'))
             return false;
-        if (!member(c, k ? k : "null", ud))
+        if (!k)
+            k = "null";
+        /* arena_len - mark - 1 is the unescaped key length (NUL excluded) */
+        size_t klen = k == c->rb->arena + mark ? c->rb->arena_len - mark - 1 : strlen(k);
+        if (!member(c, k, klen, ud))
             return false;
         skip_ws(c);
         if (c->p < c->end && *c->p == ',') {
@@ -351,27 +376,27 @@ static bool parse_object(cursor *c, member_fn member, void *ud)
     }
 }
 
-static bool dv_member(cursor *c, const char *key, void *ud)
+static bool dv_member(cursor *c, const char *key, size_t klen, void *ud)
 {
     data_version *dv = ud;
-    if (strcmp(key, "counter") == 0)
+    if (KEY_IS("counter"))
         return parse_int_field(c, &dv->counter);
-    if (strcmp(key, "timestamp") == 0)
+    if (KEY_IS("timestamp"))
         return parse_int_field(c, &dv->timestamp);
-    if (strcmp(key, "stateVersion") == 0) {
+    if (KEY_IS("stateVersion")) {
         dv->has_state_version = true;
         return parse_int_field(c, &dv->state_version);
     }
     return skip_value(c, 1);
 }
 
-static bool topic_member(cursor *c, const char *key, void *ud)
+static bool topic_member(cursor *c, const char *key, size_t klen, void *ud)
 {
     rb_topic *t = ud;
     int64_t v;
     switch (key[0]) {
     case 'r':
-        if (strcmp(key, "readQueueNums") == 0) {
+        if (KEY_IS("readQueueNums")) {
             v = t->read_queue_nums;
             if (!parse_int_field(c, &v))
                 return false;
@@ -380,7 +405,7 @@ static bool topic_member(cursor *c, const char *key, void *ud)
         }
         break;
     case 'w':
-        if (strcmp(key, "writeQueueNums") == 0) {
+        if (KEY_IS("writeQueueNums")) {
             v = t->write_queue_nums;
             if (!parse_int_field(c, &v))
                 return false;
@@ -389,7 +414,7 @@ static bool topic_member(cursor *c, const char *key, void *ud)
         }
         break;
     case 'p':
-        if (strcmp(key, "perm") == 0) {
+        if (KEY_IS("perm")) {
             v = t->perm;
             if (!parse_int_field(c, &v))
                 return false;
@@ -398,18 +423,18 @@ static bool topic_member(cursor *c, const char *key, void *ud)
         }
         break;
     case 't':
-        if (strcmp(key, "topicSysFlag") == 0) {
+        if (KEY_IS("topicSysFlag")) {
             v = t->topic_sys_flag;
             if (!parse_int_field(c, &v))
                 return false;
             t->topic_sys_flag = (int32_t)v;
             return true;
         }
-        if (strcmp(key, "topicName") == 0)
+        if (KEY_IS("topicName"))
             return parse_scalar(c, &t->name);
         break;
     case 'o':
-        if (strcmp(key, "order") == 0)
+        if (KEY_IS("order"))
             return parse_bool_field(c, &t->order);
         break;
     default: break;
@@ -417,9 +442,10 @@ static bool topic_member(cursor *c, const char *key, void *ud)
     return skip_value(c, 1);
 }
 
-static bool topic_table_member(cursor *c, const char *key, void *ud)
+static bool topic_table_member(cursor *c, const char *key, size_t klen, void *ud)
 {
     (void)ud;
+    (void)klen;
     register_body *rb = c->rb;
     if (rb->ntopics == rb->topics_cap) {
         size_t nc = rb->topics_cap ? rb->topics_cap * 2 : 64;
@@ -452,12 +478,12 @@ static bool topic_table_member(cursor *c, const char *key, void *ud)
     return true;
 }
 
-static bool wrapper_member(cursor *c, const char *key, void *ud)
+static bool wrapper_member(cursor *c, const char *key, size_t klen, void *ud)
 {
     (void)ud;
-    if (strcmp(key, "topicConfigTable") == 0)
+    if (KEY_IS("topicConfigTable"))
         return parse_object(c, topic_table_member, NULL);
-    if (strcmp(key, "dataVersion") == 0)
+    if (KEY_IS("dataVersion"))
         return parse_object(c, dv_member, &c->rb->dv);
     return skip_value(c, 1);
 }
@@ -508,12 +534,12 @@ static bool parse_filter_list(cursor *c)
     }
 }
 
-static bool body_member(cursor *c, const char *key, void *ud)
+static bool body_member(cursor *c, const char *key, size_t klen, void *ud)
 {
     (void)ud;
-    if (strcmp(key, "topicConfigSerializeWrapper") == 0)
+    if (KEY_IS("topicConfigSerializeWrapper"))
         return parse_object(c, wrapper_member, NULL);
-    if (strcmp(key, "filterServerList") == 0)
+    if (KEY_IS("filterServerList"))
         return parse_filter_list(c);
     return skip_value(c, 1);
 }
@@ -521,7 +547,8 @@ static bool body_member(cursor *c, const char *key, void *ud)
 int register_body_parse_json(const char *data, size_t len, bool wrapper_only, register_body *out,
                              char *err, size_t errlen)
 {
-    if (arena_prepare(out, len * 2 + 64) != 0) {
+    /* retained strings never outgrow the text they come from */
+    if (arena_prepare(out, len + 64) != 0) {
         if (err && errlen)
             snprintf(err, errlen, "out of memory");
         return -1;

@@ -73,27 +73,9 @@ static void put_queue_data(text_buf *o, const queue_data *q, bool standard)
     tb_putc(o, '}');
 }
 
-bool encode_topic_route(const route_table *rt, const char *topic, const char *order_conf,
-                        bool standard, text_buf *out)
+static void put_route(const route_table *rt, const topic_entry *te, const broker_data *const *bds,
+                      size_t nbd, const char *order_conf, bool standard, text_buf *out)
 {
-    const topic_entry *te = route_table_topic(rt, topic);
-    if (!te || te->nqd == 0)
-        return false;
-    const broker_data *stack_bds[8];
-    const broker_data **bds = te->nqd <= 8 ? stack_bds : malloc(te->nqd * sizeof(*bds));
-    if (!bds)
-        return false;
-    size_t nbd = 0;
-    for (size_t i = 0; i < te->nqd; i++) {
-        const broker_data *bd = route_table_broker(rt, te->qds[i].broker_name);
-        if (bd)
-            bds[nbd++] = bd;
-    }
-    if (nbd == 0) {
-        if (bds != stack_bds)
-            free(bds);
-        return false;
-    }
     tb_reserve(out, 160 * nbd + 110 * te->nqd + 64);
     tb_puts(out, "{\"brokerDatas\":[");
     for (size_t i = 0; i < nbd; i++) {
@@ -102,9 +84,7 @@ bool encode_topic_route(const route_table *rt, const char *topic, const char *or
         put_broker_data(out, bds[i], standard);
     }
     tb_puts(out, "],\"filterServerTable\":{");
-    /* fastjson sorts this map only in standard mode; sorting both is harmless
-     * and keeps the output deterministic. Addresses are already grouped per
-     * broker and sorted by id within one. */
+    /* grouped per broker, sorted by id within one: deterministic output */
     bool first = true;
     if (str_map_count(&rt->filters) > 0) {
         for (size_t i = 0; i < nbd; i++) {
@@ -138,9 +118,40 @@ bool encode_topic_route(const route_table *rt, const char *topic, const char *or
         put_queue_data(out, &te->qds[i], standard);
     }
     tb_puts(out, "]}");
+}
+
+bool encode_topic_route_both(const route_table *rt, const char *topic, const char *order_conf,
+                             text_buf *native, text_buf *standard)
+{
+    const topic_entry *te = route_table_topic(rt, topic);
+    if (!te || te->nqd == 0)
+        return false;
+    const broker_data *stack_bds[8];
+    const broker_data **bds = te->nqd <= 8 ? stack_bds : malloc(te->nqd * sizeof(*bds));
+    if (!bds)
+        return false;
+    size_t nbd = 0;
+    for (size_t i = 0; i < te->nqd; i++) {
+        const broker_data *bd = route_table_broker(rt, te->qds[i].broker_name);
+        if (bd)
+            bds[nbd++] = bd;
+    }
+    if (nbd > 0) {
+        if (native)
+            put_route(rt, te, bds, nbd, order_conf, false, native);
+        if (standard)
+            put_route(rt, te, bds, nbd, order_conf, true, standard);
+    }
     if (bds != stack_bds)
         free(bds);
-    return true;
+    return nbd > 0;
+}
+
+bool encode_topic_route(const route_table *rt, const char *topic, const char *order_conf,
+                        bool standard, text_buf *out)
+{
+    return encode_topic_route_both(rt, topic, order_conf, standard ? NULL : out,
+                                   standard ? out : NULL);
 }
 
 void encode_cluster_info(const route_table *rt, text_buf *out)

@@ -14,6 +14,10 @@
 bool encode_topic_route(const route_table *rt, const char *topic, const char *order_conf,
                         bool standard, text_buf *out);
 
+/* Both dialects from one lookup (what the route cache stores). */
+bool encode_topic_route_both(const route_table *rt, const char *topic, const char *order_conf,
+                             text_buf *native, text_buf *standard);
+
 void encode_cluster_info(const route_table *rt, text_buf *out);
 
 typedef enum topic_list_kind {
