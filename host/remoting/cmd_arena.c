@@ -231,7 +231,7 @@ int rmq_cmd_ext_reserve(rmq_cmd *cmd, uint32_t cap)
 static rmq_ext_field *find_ext(const rmq_cmd *cmd, const char *key)
 {
     for (uint32_t i = 0; i < cmd->ext_count; i++)
-        if (strcmp(cmd->ext[i].key, key) == 0)
+        if (cmd->ext[i].key[0] == key[0] && strcmp(cmd->ext[i].key, key) == 0)
             return &cmd->ext[i];
     return NULL;
 }

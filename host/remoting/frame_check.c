@@ -35,16 +35,15 @@ rmq_frame_status rmq_frame_check_ex(const uint8_t *buf, size_t avail, size_t max
         return invalid(reason, "frame length is negative", errbuf, errlen,
                        "frame length %d is negative", (int)length);
     if (length < 4)
-        return invalid(reason, "frame length is below 4 (no room for the header length)",
-                       errbuf, errlen, "frame length %d is below 4", (int)length);
+        return invalid(reason, "frame length is below 4 (no room for the header length)", errbuf,
+                       errlen, "frame length %d is below 4", (int)length);
     /* Netty compares the whole frame, prefix included, with maxFrameLength */
     if ((uint64_t)length + 4u > (uint64_t)max_frame_bytes)
         return invalid(reason, "frame length exceeds max_frame_bytes", errbuf, errlen,
-                       "frame length %d exceeds max_frame_bytes %zu", (int)length,
-                       max_frame_bytes);
+                       "frame length %d exceeds max_frame_bytes %zu", (int)length, max_frame_bytes);
     if (avail >= 5 && buf[4] != RMQ_SERIALIZE_JSON && buf[4] != RMQ_SERIALIZE_ROCKETMQ)
-        return invalid(reason, "serialize type byte is neither JSON (0) nor ROCKETMQ (1)",
-                       errbuf, errlen, "serialize type byte %u is neither JSON (0) nor ROCKETMQ (1)",
+        return invalid(reason, "serialize type byte is neither JSON (0) nor ROCKETMQ (1)", errbuf,
+                       errlen, "serialize type byte %u is neither JSON (0) nor ROCKETMQ (1)",
                        (unsigned)buf[4]);
     if (avail < 8)
         return RMQ_FRAME_NEED_MORE;

@@ -25,8 +25,7 @@ static int ext_entries(rmq_cmd *cmd, const uint8_t *p, const uint8_t *end, uint3
         const uint8_t *key = p;
         p += klen;
         if (end - p < 4)
-            return rmq_codec_fail(errbuf, errlen,
-                                  "binary header: ext entry value length cut off");
+            return rmq_codec_fail(errbuf, errlen, "binary header: ext entry value length cut off");
         int32_t vlen = (int32_t)rmq_be32(p);
         p += 4;
         if (vlen < 0 || vlen > end - p)
@@ -56,8 +55,8 @@ int rmq_header_binary_decode(rmq_cmd *cmd, const uint8_t *hdr, size_t len, char 
 {
     if (len < BINARY_FIXED_BYTES)
         return rmq_codec_fail(errbuf, errlen,
-                              "binary header of %zu bytes is shorter than the %u-byte minimum",
-                              len, BINARY_FIXED_BYTES);
+                              "binary header of %zu bytes is shorter than the %u-byte minimum", len,
+                              BINARY_FIXED_BYTES);
     cmd->code = (int16_t)rmq_be16(hdr);
     cmd->language = hdr[2];
     cmd->version = (int16_t)rmq_be16(hdr + 3);

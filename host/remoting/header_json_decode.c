@@ -43,24 +43,33 @@ static int peek(const json_scan *s)
 
 static bool is_ident(uint8_t c)
 {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '_' || c == '$' || c >= 0x80;
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '$' || c >= 0x80;
 }
 
 /* Finds the closing quote of the string starting at s->p (a quote). On
- * success [*a, *b) is the raw content and s->p is past the closing quote. */
-static int string_extent(json_scan *s, const uint8_t **a, const uint8_t **b)
+ * success [*a, *b) is the raw content, *escaped says whether it holds a
+ * backslash, and s->p is past the closing quote. */
+static int string_extent(json_scan *s, const uint8_t **a, const uint8_t **b, bool *escaped)
 {
     uint8_t q = *s->p;
-    const uint8_t *i = s->p + 1;
-    while (i < s->end && *i != q) {
-        if (*i == '\\' && s->end - i < 2)
-            break;
-        i += (*i == '\\') ? 2 : 1;
+    const uint8_t *start = s->p + 1;
+    /* fast path: headers rarely escape anything */
+    const uint8_t *i = memchr(start, q, (size_t)(s->end - start));
+    if (i && !memchr(start, '\\', (size_t)(i - start))) {
+        *escaped = false;
+    } else {
+        *escaped = true;
+        i = start;
+        while (i < s->end && *i != q) {
+            if (*i == '\\' && s->end - i < 2)
+                break;
+            i += (*i == '\\') ? 2 : 1;
+        }
+        if (i >= s->end || *i != q)
+            return fail(s, "unterminated string");
     }
-    if (i >= s->end || *i != q)
-        return fail(s, "unterminated string");
-    *a = s->p + 1;
+    *a = start;
     *b = i;
     s->p = i + 1;
     return 0;
@@ -136,9 +145,10 @@ static int unescape(json_scan *s, const uint8_t *a, const uint8_t *b, char *dst,
         i++; /* backslash; string_extent guaranteed a following byte */
         uint8_t e = *i++;
         switch (e) {
-        case '"': case '\\': case '/': case '\'':
-            put(dst, cap, &n, e);
-            break;
+        case '"':
+        case '\\':
+        case '/':
+        case '\'': put(dst, cap, &n, e); break;
         case 'b': put(dst, cap, &n, '\b'); break;
         case 'f': put(dst, cap, &n, '\f'); break;
         case 'n': put(dst, cap, &n, '\n'); break;
@@ -167,9 +177,7 @@ static int unescape(json_scan *s, const uint8_t *a, const uint8_t *b, char *dst,
             put_utf8(dst, cap, &n, cp);
             break;
         }
-        default:
-            s->p = i - 1;
-            return fail(s, "unknown escape in string");
+        default: s->p = i - 1; return fail(s, "unknown escape in string");
         }
     }
     *out_len = n;
@@ -180,14 +188,17 @@ static int unescape(json_scan *s, const uint8_t *a, const uint8_t *b, char *dst,
 static int arena_string(json_scan *s, char **out)
 {
     const uint8_t *a = NULL, *b = NULL;
-    if (string_extent(s, &a, &b) != 0)
+    bool escaped = false;
+    if (string_extent(s, &a, &b, &escaped) != 0)
         return -1;
     size_t cap = (size_t)(b - a);
     char *dst = rmq_arena_alloc_str(s->cmd, cap + 1);
     if (!dst)
         return fail(s, "out of memory");
-    size_t n;
-    if (unescape(s, a, b, dst, cap, &n) != 0)
+    size_t n = cap;
+    if (!escaped)
+        memcpy(dst, a, cap);
+    else if (unescape(s, a, b, dst, cap, &n) != 0)
         return -1;
     dst[n] = '\0';
     *out = dst;
@@ -273,7 +284,8 @@ static int key_into(json_scan *s, char *buf, size_t cap, size_t *len)
     int c = peek(s);
     if (c == '"' || c == '\'') {
         const uint8_t *a = NULL, *b = NULL;
-        if (string_extent(s, &a, &b) != 0)
+        bool escaped = false;
+        if (string_extent(s, &a, &b, &escaped) != 0)
             return -1;
         if (unescape(s, a, b, buf, cap - 1, len) != 0)
             return -1;
@@ -325,7 +337,8 @@ static int skip_scalar(json_scan *s)
     int c = peek(s);
     if (c == '"' || c == '\'') {
         const uint8_t *a = NULL, *b = NULL;
-        return string_extent(s, &a, &b);
+        bool escaped = false;
+        return string_extent(s, &a, &b, &escaped);
     }
     const uint8_t *a = s->p;
     while (s->p < s->end && (is_ident(*s->p) || *s->p == '-' || *s->p == '+' || *s->p == '.'))
@@ -400,12 +413,13 @@ static int skip_value(json_scan *s)
 static int int_field(json_scan *s, int32_t *dst, const char *name)
 {
     const uint8_t *a = NULL, *b = NULL;
+    bool escaped = false;
     int c = peek(s);
     if (literal(s, "null"))
         return 0;
     if (c == '"' || c == '\'') {
         /* fastjson converts a quoted integer for an int field */
-        if (string_extent(s, &a, &b) != 0)
+        if (string_extent(s, &a, &b, &escaped) != 0)
             return -1;
     } else {
         a = s->p;
@@ -444,7 +458,8 @@ static int language_field(json_scan *s)
         return 0;
     if (c == '"' || c == '\'') {
         const uint8_t *a = NULL, *b = NULL;
-        if (string_extent(s, &a, &b) != 0)
+        bool escaped = false;
+        if (string_extent(s, &a, &b, &escaped) != 0)
             return -1;
         char name[16];
         size_t n;
@@ -550,8 +565,7 @@ static int header_member(json_scan *s, const char *key, size_t klen, size_t head
         if (key_is(key, klen, "extFields"))
             return ext_object(s, header_len);
         break;
-    default:
-        break;
+    default: break;
     }
     return skip_value(s);
 }

@@ -30,8 +30,12 @@ static void put_int(rmq_out *o, int32_t v)
 
 static void put_u_escape(rmq_out *o, uint32_t unit)
 {
-    char e[6] = {'\\', 'u', hex_upper[(unit >> 12) & 15], hex_upper[(unit >> 8) & 15],
-                 hex_upper[(unit >> 4) & 15], hex_upper[unit & 15]};
+    char e[6] = {'\\',
+                 'u',
+                 hex_upper[(unit >> 12) & 15],
+                 hex_upper[(unit >> 8) & 15],
+                 hex_upper[(unit >> 4) & 15],
+                 hex_upper[unit & 15]};
     rmq_out_bytes(o, e, sizeof e);
 }
 
@@ -62,8 +66,14 @@ static void put_string(rmq_out *o, const char *str)
         case '\n': put_lit(o, "\\n"); break;
         case '\f': put_lit(o, "\\f"); break;
         case '\r': put_lit(o, "\\r"); break;
-        case 0xC2: put_u_escape(o, s[1]); s += 1; break;
-        case 0xE2: put_u_escape(o, 0x2028); s += 2; break;
+        case 0xC2:
+            put_u_escape(o, s[1]);
+            s += 1;
+            break;
+        case 0xE2:
+            put_u_escape(o, 0x2028);
+            s += 2;
+            break;
         default: put_u_escape(o, c); break;
         }
         run = s + 1;

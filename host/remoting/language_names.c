@@ -5,8 +5,8 @@
 #include "cmd_internal.h"
 
 static const char *const language_names[] = {
-    "JAVA", "CPP", "DOTNET", "PYTHON", "DELPHI", "ERLANG", "RUBY",
-    "OTHER", "HTTP", "GO", "PHP", "OMS", "RUST", "NODE_JS",
+    "JAVA",  "CPP",  "DOTNET", "PYTHON", "DELPHI", "ERLANG", "RUBY",
+    "OTHER", "HTTP", "GO",     "PHP",    "OMS",    "RUST",   "NODE_JS",
 };
 
 #define LANGUAGE_COUNT ((int32_t)(sizeof(language_names) / sizeof(language_names[0])))

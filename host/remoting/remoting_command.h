@@ -42,8 +42,8 @@ typedef struct rmq_cmd {
     int32_t version;
     int32_t opaque;
     int32_t flag;
-    char *remark;     /* NULL = absent */
-    bool has_ext;     /* extFields present (possibly empty: JSON "{}") */
+    char *remark; /* NULL = absent */
+    bool has_ext; /* extFields present (possibly empty: JSON "{}") */
     rmq_ext_field *ext;
     uint32_t ext_count;
     uint32_t ext_cap;

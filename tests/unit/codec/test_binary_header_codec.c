@@ -30,8 +30,8 @@ static void fixed(hdr_buf *h, uint16_t code, uint8_t lang, uint16_t version)
     be(h, code, 2);
     h->b[h->n++] = lang;
     be(h, version, 2);
-    be(h, 77, 4);  /* opaque */
-    be(h, 1, 4);   /* flag */
+    be(h, 77, 4); /* opaque */
+    be(h, 1, 4);  /* flag */
 }
 
 static rmq_cmd *decode_hdr(const hdr_buf *h, char *err, size_t errlen)
@@ -50,7 +50,7 @@ static void test_signed_fields_language_byte_and_null_strings(void **state)
     fixed(&h, 0xFFFF, 200, 0x8000);
     be(&h, 0, 4); /* no remark */
     be(&h, 2 + 1 + 4 + 0 + 2 + 1 + 4 + 2, 4);
-    be(&h, 1, 2), raw(&h, "a", 1), be(&h, 0, 4);            /* empty value -> null */
+    be(&h, 1, 2), raw(&h, "a", 1), be(&h, 0, 4); /* empty value -> null */
     be(&h, 1, 2), raw(&h, "b", 1), be(&h, 2, 4), raw(&h, "xy", 2);
     rmq_cmd *c = decode_hdr(&h, NULL, 0);
     assert_non_null(c);
@@ -230,10 +230,10 @@ static void test_encode_skips_null_values_and_empty_remark(void **state)
     rmq_cmd_ext_set(c, "b", "v");
     size_t len;
     uint8_t *f = codec_encode(c, &len);
-    static const uint8_t expected_tail[] = {0, 0, 0, 0,          /* remark */
-                                            0, 0, 0, 7 + 8,      /* ext length */
-                                            0, 1, 'a', 0, 0, 0, 0, /* empty value kept */
-                                            0, 1, 'b', 0, 0, 0, 1, 'v'};
+    static const uint8_t expected_tail[] = {0, 0, 0,   0,              /* remark */
+                                            0, 0, 0,   7 + 8,          /* ext length */
+                                            0, 1, 'a', 0,     0, 0, 0, /* empty value kept */
+                                            0, 1, 'b', 0,     0, 0, 1, 'v'};
     assert_int_equal(len, 8 + 13 + sizeof expected_tail);
     assert_memory_equal(f + 8 + 13, expected_tail, sizeof expected_tail);
     rmq_cmd *d = rmq_cmd_decode(f, len, NULL, 0);

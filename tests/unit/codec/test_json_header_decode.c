@@ -18,10 +18,10 @@ static rmq_cmd *decode_ok(const char *hdr)
 static void test_keys_in_any_order_and_unknown_values_of_every_shape_are_skipped(void **state)
 {
     (void)state;
-    rmq_cmd *c = decode_ok(
-        "{\"version\":121,\"junk\":{\"a\":[1,2.5e3,{\"b\":null}],\"c\":\"x}]\\\"\"},"
-        "\"opaque\":3,\"arr\":[],\"obj\":{},\"t\":true,\"code\":105,\"n\":-1,"
-        "\"language\":\"JAVA\",\"flag\":2,\"serializeTypeCurrentRPC\":\"JSON\"}");
+    rmq_cmd *c =
+        decode_ok("{\"version\":121,\"junk\":{\"a\":[1,2.5e3,{\"b\":null}],\"c\":\"x}]\\\"\"},"
+                  "\"opaque\":3,\"arr\":[],\"obj\":{},\"t\":true,\"code\":105,\"n\":-1,"
+                  "\"language\":\"JAVA\",\"flag\":2,\"serializeTypeCurrentRPC\":\"JSON\"}");
     assert_int_equal(c->code, 105);
     assert_int_equal(c->version, 121);
     assert_int_equal(c->opaque, 3);

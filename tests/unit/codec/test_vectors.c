@@ -63,7 +63,8 @@ static void check_fields(const rmq_cmd *c, json_t *want, const char *name)
     assert_int_equal(codec_non_null_ext(c), want_n);
     const char *key;
     json_t *val;
-    json_object_foreach(ext, key, val) {
+    json_object_foreach(ext, key, val)
+    {
         const char *got = rmq_cmd_ext_get(c, key);
         if (!got || !json_is_string(val) || strcmp(got, json_string_value(val)) != 0)
             fail_msg("%s: ext %s = %s, .txt says %s", name, key, got ? got : "(null)",
@@ -81,13 +82,15 @@ static int java_canonical_json(const uint8_t *hdr, size_t len)
     int ok = 1;
     const char *prev = "", *key;
     json_t *val;
-    json_object_foreach(j, key, val) {
+    json_object_foreach(j, key, val)
+    {
         if (strcmp(prev, key) >= 0)
             ok = 0;
         prev = key;
     }
     json_t *ext = json_object_get(j, "extFields");
-    json_object_foreach(ext, key, val) {
+    json_object_foreach(ext, key, val)
+    {
         if (!json_is_string(val))
             ok = 0;
     }
