@@ -84,6 +84,11 @@ rmq_frame_status rmq_frame_check_ex(const uint8_t *buf, size_t avail, size_t max
  * unknown keys, ext values that are strings/numbers/booleans/null, language as
  * name or number, trailing whitespace/newline after the JSON header. */
 rmq_cmd *rmq_cmd_decode(const uint8_t *frame, size_t frame_total, char *errbuf, size_t errlen);
+/* Decode details: missing JSON keys keep Java's defaults (version 0, not the
+ * host's); a repeated key (top level or ext) keeps the last value; a JSON
+ * null ext value is kept as key with NULL value. Binary: empty remark and
+ * empty ext values decode as NULL, entries with an empty key are dropped. The
+ * whole command, strings and body live in one allocation for typical frames. */
 
 /* New empty command (code 0, language JAVA, version RMQ_HOST_CMD_VERSION,
  * serialize JSON). Returns NULL on OOM. */
@@ -103,7 +108,9 @@ char *rmq_cmd_strndup(rmq_cmd *cmd, const char *s, size_t n);
 int rmq_cmd_set_remark(rmq_cmd *cmd, const char *remark);
 
 /* Ext fields. get returns NULL when absent or null-valued. set copies both
- * and replaces an existing key; value NULL removes the key. 0 or -ENOMEM. */
+ * and replaces an existing key in place (the JSON encoder writes entries in
+ * insertion order); value NULL removes the key. 0, -ENOMEM, or -EINVAL for a
+ * NULL cmd/key. */
 const char *rmq_cmd_ext_get(const rmq_cmd *cmd, const char *key);
 int rmq_cmd_ext_set(rmq_cmd *cmd, const char *key, const char *value);
 
