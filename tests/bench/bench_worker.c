@@ -298,11 +298,7 @@ static void on_warmup_end(uv_timer_t *t)
 
 static void on_run_end(uv_timer_t *t)
 {
-    bench_worker *w = t->data;
-    if (w->measuring)
-        w->stats->window_seconds = (double)(uv_hrtime() - w->window_start_ns) / 1e9;
-    w->measuring = 0;
-    stop_all(w);
+    stop_all(t->data);
 }
 
 static void stop_all(bench_worker *w)
@@ -310,6 +306,10 @@ static void stop_all(bench_worker *w)
     if (w->stopping)
         return;
     w->stopping = 1;
+    /* A run cut short by a failure still reports the rate up to that point. */
+    if (w->measuring)
+        w->stats->window_seconds = (double)(uv_hrtime() - w->window_start_ns) / 1e9;
+    w->measuring = 0;
     uv_timer_stop(&w->warmup_timer);
     uv_timer_stop(&w->end_timer);
     for (unsigned i = 0; i < w->cfg->connections; i++) {
