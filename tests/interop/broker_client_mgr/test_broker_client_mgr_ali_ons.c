@@ -1,0 +1,339 @@
+/* ali-ons consumers against broker-client-mgr (namesrv plugin on a second
+ * server of the same daemon): membership as they join, leave and are killed,
+ * NOTIFY_CONSUMER_IDS_CHANGED seen by a raw-protocol member of the group
+ * (ali-ons ignores server requests), offsets the client commits, kept across
+ * a daemon restart. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <jansson.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rmq_test_support.h"
+
+#define WAIT_MS 30000
+#define GROUP "InteropGroup"
+#define TOPIC "InteropTopic"
+
+typedef struct node_proc {
+    pid_t pid;
+    int in_fd;
+    int out_fd;
+} node_proc;
+
+typedef struct fixture {
+    rmq_test_daemon d;
+    node_proc procs[2];
+    int raw_fd;
+} fixture;
+
+static uint64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static void pause_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static int free_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = 0};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) != 0 ||
+        getsockname(fd, (struct sockaddr *)&a, &len) != 0) {
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    close(fd);
+    return ntohs(a.sin_port);
+}
+
+static int node_start(node_proc *p, int ns_port, const char *instance)
+{
+    int in[2], out[2];
+    if (pipe(in) != 0 || pipe(out) != 0)
+        return -1;
+    char port[16];
+    snprintf(port, sizeof port, "%d", ns_port);
+    p->pid = fork();
+    if (p->pid == 0) {
+        dup2(in[0], 0);
+        dup2(out[1], 1);
+        close(in[1]);
+        close(out[0]);
+        setenv("NODE_PATH", BCM_NODE_MODULES, 1);
+        execl(BCM_NODE, "node", BCM_CONSUMER_JS, port, GROUP, TOPIC, instance, (char *)NULL);
+        _exit(127);
+    }
+    close(in[0]);
+    close(out[1]);
+    p->in_fd = in[1];
+    p->out_fd = out[0];
+    return p->pid > 0 ? 0 : -1;
+}
+
+/* Next stdout line of the node process starting with `prefix`. */
+static bool node_line(node_proc *p, const char *prefix, char *line, size_t len, int timeout_ms)
+{
+    uint64_t deadline = now_ms() + (uint64_t)timeout_ms;
+    size_t n = 0;
+    while (now_ms() < deadline) {
+        struct pollfd pfd = {.fd = p->out_fd, .events = POLLIN};
+        if (poll(&pfd, 1, 200) <= 0)
+            continue;
+        char ch;
+        if (read(p->out_fd, &ch, 1) != 1)
+            return false;
+        if (ch != '\n') {
+            if (n + 1 < len)
+                line[n++] = ch;
+            continue;
+        }
+        line[n] = '\0';
+        if (strncmp(line, prefix, strlen(prefix)) == 0)
+            return true;
+        fprintf(stderr, "node: %s\n", line);
+        n = 0;
+    }
+    return false;
+}
+
+static void node_send(node_proc *p, const char *cmd)
+{
+    ssize_t w = write(p->in_fd, cmd, strlen(cmd));
+    (void)w;
+}
+
+static void node_reap(node_proc *p, bool kill_it)
+{
+    if (p->pid <= 0)
+        return;
+    if (kill_it)
+        kill(p->pid, SIGKILL);
+    waitpid(p->pid, NULL, 0);
+    close(p->in_fd);
+    close(p->out_fd);
+    p->pid = 0;
+}
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    f->raw_fd = -1;
+    *state = f;
+    return f ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    for (int i = 0; i < 2; i++)
+        node_reap(&f->procs[i], true);
+    if (f->raw_fd >= 0)
+        close(f->raw_fd);
+    rmq_td_cleanup(&f->d);
+    free(f);
+    return 0;
+}
+
+static rmq_cmd *call(int port, int code, const char *const *kv)
+{
+    int fd = rmq_tc_connect(port);
+    if (fd < 0)
+        return NULL;
+    static int opaque = 1;
+    rmq_cmd *req = rmq_tc_request(code, opaque++, kv);
+    rmq_cmd *resp = rmq_tc_call(fd, req, 5000);
+    rmq_cmd_free(req);
+    close(fd);
+    return resp;
+}
+
+/* Sorted, comma-joined consumer ids of the group ("" when none). */
+static void member_ids(int port, char *out, size_t len)
+{
+    const char *kv[] = {"consumerGroup", GROUP, NULL};
+    rmq_cmd *r = call(port, 38, kv);
+    out[0] = '\0';
+    json_t *root = (r && r->code == 0 && r->body) ? json_loadb((const char *)r->body, r->body_len, 0, NULL) : NULL;
+    json_t *ids = json_object_get(root, "consumerIdList");
+    size_t n = json_array_size(ids);
+    const char **v = calloc(n ? n : 1, sizeof *v);
+    for (size_t i = 0; i < n; i++)
+        v[i] = json_string_value(json_array_get(ids, i));
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = i + 1; j < n; j++)
+            if (strcmp(v[j], v[i]) < 0) {
+                const char *t = v[i];
+                v[i] = v[j];
+                v[j] = t;
+            }
+    size_t o = 0;
+    for (size_t i = 0; i < n && o < len; i++)
+        o += (size_t)snprintf(out + o, len - o, "%s%s", i ? "," : "", v[i]);
+    free(v);
+    json_decref(root);
+    rmq_cmd_free(r);
+}
+
+static bool wait_members(int port, const char *want)
+{
+    char got[1024] = "";
+    uint64_t deadline = now_ms() + WAIT_MS;
+    while (now_ms() < deadline) {
+        member_ids(port, got, sizeof got);
+        if (strcmp(got, want) == 0)
+            return true;
+        pause_ms(100);
+    }
+    fprintf(stderr, "members: got '%s', want '%s'\n", got, want);
+    return false;
+}
+
+/* Drain the raw member's connection until a NOTIFY for the group arrives. */
+static bool raw_got_notify(int fd)
+{
+    uint64_t deadline = now_ms() + WAIT_MS;
+    while (now_ms() < deadline) {
+        rmq_cmd *c = rmq_tc_recv(fd, 500);
+        if (!c)
+            continue;
+        bool ok = c->code == 40 && c->flag == 2 && rmq_cmd_ext_get(c, "consumerGroup") &&
+                  strcmp(rmq_cmd_ext_get(c, "consumerGroup"), GROUP) == 0;
+        rmq_cmd_free(c);
+        if (ok)
+            return true;
+    }
+    return false;
+}
+
+static void raw_heartbeat(int fd)
+{
+    const char *body =
+        "{\"clientID\":\"zz-raw@1\",\"consumerDataSet\":[{\"consumeFromWhere\":\"CONSUME_FROM_LAST_OFFSET\","
+        "\"consumeType\":\"CONSUME_PASSIVELY\",\"groupName\":\"" GROUP "\",\"messageModel\":\"CLUSTERING\","
+        "\"subscriptionDataSet\":[{\"classFilterMode\":false,\"codeSet\":[],\"expressionType\":\"TAG\","
+        "\"subString\":\"*\",\"subVersion\":1700000000000,\"tagsSet\":[],\"topic\":\"" TOPIC "\"},"
+        "{\"classFilterMode\":false,\"codeSet\":[],\"expressionType\":\"TAG\",\"subString\":\"*\","
+        "\"subVersion\":1700000000000,\"tagsSet\":[],\"topic\":\"%RETRY%" GROUP "\"}],"
+        "\"unitMode\":false}],\"producerDataSet\":[]}";
+    rmq_cmd *req = rmq_tc_request(34, 424242, NULL);
+    rmq_cmd_set_body(req, body, strlen(body), NULL, NULL);
+    assert_int_equal(rmq_tc_send(fd, req), 0);
+    rmq_cmd_free(req);
+}
+
+static int64_t query_offset(int port, int queue)
+{
+    char q[16];
+    snprintf(q, sizeof q, "%d", queue);
+    const char *kv[] = {"consumerGroup", GROUP, "topic", TOPIC, "queueId", q, NULL};
+    rmq_cmd *r = call(port, 14, kv);
+    int64_t v = (r && r->code == 0 && rmq_cmd_ext_get(r, "offset")) ? atoll(rmq_cmd_ext_get(r, "offset")) : -99;
+    rmq_cmd_free(r);
+    return v;
+}
+
+static void test_ali_ons_members_notifications_and_offsets(void **state)
+{
+    fixture *f = *state;
+    int live = free_port();
+    assert_true(live > 0);
+    const char *servers[] = {"namesrv", "broker", NULL};
+    assert_int_equal(rmq_td_init(&f->d, servers, NULL), 0);
+    char host_conf[2048];
+    snprintf(host_conf, sizeof host_conf,
+             "state_dir = \"%s\";\nadmin_socket = \"%s\";\nlog_level = \"info\";\nio_threads = 2;\n"
+             "servers = {\n  namesrv = { listen = \"127.0.0.1:%d\"; };\n"
+             "  broker = { listen = \"127.0.0.1:0\"; };\n};\n",
+             f->d.state_dir, f->d.admin_socket, live);
+    assert_int_equal(rmq_td_write_conf(&f->d, "host.conf", host_conf), 0);
+    assert_int_equal(rmq_td_add_plugin(&f->d, "namesrv", "namesrv", "namesrv", NULL), 0);
+    char settings[512];
+    snprintf(settings, sizeof settings,
+             "brokerName = \"broker-ons\"; namesrvAddr = \"127.0.0.1:%d\"; topics = \"" TOPIC ":4\";"
+             " pullSuspendMaxMillis = 2000;",
+             live);
+    assert_int_equal(rmq_td_add_plugin(&f->d, "broker-client-mgr", "broker-client-mgr", "broker", settings), 0);
+    assert_int_equal(rmq_td_start(&f->d, NULL), 0);
+    int bport = rmq_td_port(&f->d, "broker");
+
+    /* the raw member */
+    f->raw_fd = rmq_tc_connect(bport);
+    assert_true(f->raw_fd >= 0);
+    raw_heartbeat(f->raw_fd);
+    assert_true(raw_got_notify(f->raw_fd));
+    assert_true(wait_members(bport, "zz-raw@1"));
+
+    char line[1024];
+    assert_int_equal(node_start(&f->procs[0], live, "ons-a"), 0);
+    assert_true(node_line(&f->procs[0], "READY ", line, sizeof line, WAIT_MS));
+    assert_string_equal(line, "READY 127.0.0.1@ons-a");
+    assert_true(wait_members(bport, "127.0.0.1@ons-a,zz-raw@1"));
+    assert_true(raw_got_notify(f->raw_fd));
+
+    assert_int_equal(node_start(&f->procs[1], live, "ons-b"), 0);
+    assert_true(node_line(&f->procs[1], "READY ", line, sizeof line, WAIT_MS));
+    assert_true(wait_members(bport, "127.0.0.1@ons-a,127.0.0.1@ons-b,zz-raw@1"));
+    assert_true(raw_got_notify(f->raw_fd));
+
+    node_send(&f->procs[1], "close\n");
+    assert_true(node_line(&f->procs[1], "CLOSED", line, sizeof line, WAIT_MS));
+    node_reap(&f->procs[1], false);
+    assert_true(wait_members(bport, "127.0.0.1@ons-a,zz-raw@1"));
+    assert_true(raw_got_notify(f->raw_fd));
+
+    /* offsets committed through the client's own offset store */
+    node_send(&f->procs[0], "commit 4000\n");
+    assert_true(node_line(&f->procs[0], "COMMITTED ", line, sizeof line, WAIT_MS));
+    fprintf(stderr, "ali-ons %s\n", line);
+    int queues[8], nq = 0;
+    for (char *tok = strtok(line + 10, ","); tok && nq < 8; tok = strtok(NULL, ","))
+        queues[nq++] = atoi(tok);
+    assert_true(nq > 0);
+    for (int i = 0; i < nq; i++)
+        assert_int_equal(query_offset(bport, queues[i]), 4000 + queues[i]);
+
+    /* a killed client vanishes (its socket closes) */
+    node_reap(&f->procs[0], true);
+    assert_true(wait_members(bport, "zz-raw@1"));
+    assert_true(raw_got_notify(f->raw_fd));
+    close(f->raw_fd);
+    f->raw_fd = -1;
+
+    assert_int_equal(rmq_td_stop(&f->d), 0);
+    assert_int_equal(rmq_td_start(&f->d, NULL), 0);
+    bport = rmq_td_port(&f->d, "broker");
+    for (int i = 0; i < nq; i++)
+        assert_int_equal(query_offset(bport, queues[i]), 4000 + queues[i]);
+}
+
+int main(void)
+{
+    signal(SIGPIPE, SIG_IGN);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_ali_ons_members_notifications_and_offsets, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
