@@ -7,14 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* fini/export/import receive only the ctx, so the API table given to init
- * is kept here: written by init with the host's immutable table, never
- * per-instance state (that lives in bcm_ctx via set_userdata). */
-static const rmq_host_api *bcm_host_api;
-
+/* fini/export/import receive only the ctx: the instance is its userdata. */
 bcm_ctx *bcm_from_ctx(rmq_plugin_ctx *pctx)
 {
-    return bcm_host_api ? bcm_host_api->get_userdata(pctx) : NULL;
+    return pctx ? rmq_ctx_userdata(pctx) : NULL;
 }
 
 static int info_identity(void *ud, rmq_broker_identity *out)
@@ -118,7 +114,6 @@ static int declare_executors(bcm_ctx *c)
 
 static int bcm_init(rmq_plugin_ctx *pctx, const rmq_host_api *api)
 {
-    bcm_host_api = api;
     bcm_ctx *c = calloc(1, sizeof *c);
     if (!c)
         return RMQ_ENOMEM;
