@@ -8,9 +8,12 @@
 #include <urcu.h>
 
 #include "host.h"
+#include "plugin_reload.h"
 
 static const char REMARK_REJECT[] = "[REJECTREQUEST]system busy, start flow control for a while";
 static const char REMARK_OVERLOAD[] = "[OVERLOAD]system busy, start flow control for a while";
+
+static void dispatch_resume_held(rmq_request *req);
 
 static void answer_now(connection *c, const rmq_cmd *req, int32_t code, const char *remark)
 {
@@ -27,6 +30,8 @@ static void answer_now(connection *c, const rmq_cmd *req, int32_t code, const ch
 void request_finish(rmq_request *req)
 {
     rmq_host *h = req->host;
+    if (req->start_ns)
+        request_stats_latency(&req->srv->stats, request_stats_now_ns() - req->start_ns);
     if (req->entry.plugin) {
         atomic_fetch_add(&req->entry.plugin->served, 1);
         atomic_fetch_sub(&req->entry.plugin->inflight, 1);
@@ -44,8 +49,10 @@ void request_send_response(rmq_request *req, rmq_cmd *resp)
     resp->flag |= RMQ_FLAG_RESPONSE;
     resp->flag &= ~RMQ_FLAG_ONEWAY;
     resp->serialize_type = req->cmd->serialize_type;
-    if (resp->code != 0)
+    if (resp->code != 0) {
         atomic_fetch_add(&req->srv->errors, 1);
+        request_stats_error(&req->srv->stats, req->cmd->code);
+    }
     if (loop_is_current(req->loop)) {
         connection *c = loop_find_conn(req->loop, req->channel);
         if (c && conn_queue_cmd(c, resp) != 0)
@@ -152,6 +159,7 @@ void dispatch_command(connection *c, rmq_cmd *cmd)
         return;
     }
     atomic_fetch_add(&s->requests, 1);
+    request_stats_count(&s->stats, cmd->code);
     rcu_read_lock();
     server_bindings *b = rcu_dereference(s->bindings);
     const proc_entry *pe = b ? bindings_lookup(b, cmd->code) : NULL;
@@ -160,6 +168,7 @@ void dispatch_command(connection *c, rmq_cmd *cmd)
         char remark[64];
         snprintf(remark, sizeof(remark), " request type %d not supported", cmd->code);
         atomic_fetch_add(&s->errors, 1);
+        request_stats_error(&s->stats, cmd->code);
         answer_now(c, cmd, RMQ_RESPONSE_REQUEST_CODE_NOT_SUPPORTED, remark);
         rmq_cmd_free(cmd);
         return;
@@ -168,6 +177,7 @@ void dispatch_command(connection *c, rmq_cmd *cmd)
         if (b->rejects[i].fn(cmd, b->rejects[i].ud)) {
             rcu_read_unlock();
             atomic_fetch_add(&s->errors, 1);
+            request_stats_error(&s->stats, cmd->code);
             answer_now(c, cmd, RMQ_RESPONSE_SYSTEM_BUSY, REMARK_REJECT);
             rmq_cmd_free(cmd);
             return;
@@ -192,7 +202,14 @@ void dispatch_command(connection *c, rmq_cmd *cmd)
     req->entry = entry;
     req->oneway = (cmd->flag & RMQ_FLAG_ONEWAY) != 0;
     memcpy(req->peer, c->peer, sizeof(req->peer));
+    req->start_ns = request_stats_now_ns();
     atomic_fetch_add(&h->inflight_requests, 1);
+    /* inflight was raised before `held` is read: a reload that sets held and
+     * then sees inflight 0 knows this request will queue, not run. */
+    if (atomic_load(&entry.plugin->held)) {
+        dispatch_resume_held(req);
+        return;
+    }
     if (!entry.ex) {
         run_request(req);
         return;
@@ -200,7 +217,78 @@ void dispatch_command(connection *c, rmq_cmd *cmd)
     int rc = executor_submit(entry.ex, run_request, req);
     if (rc != 0) {
         atomic_fetch_add(&s->errors, 1);
+        request_stats_error(&s->stats, cmd->code);
         answer_now(c, cmd, RMQ_RESPONSE_SYSTEM_BUSY, REMARK_OVERLOAD);
         request_finish(req);
     }
+}
+
+/* Answer a request that can no longer be dispatched (any thread). */
+static void refuse_request(rmq_request *req, int32_t code, const char *remark)
+{
+    if (!req->oneway) {
+        rmq_cmd *resp = rmq_cmd_new_response(req->cmd, code, remark);
+        if (resp)
+            request_send_response(req, resp);
+    }
+    request_finish(req);
+}
+
+/* req->entry names a held generation and holds an inflight count on it.
+ * Queue it there, or, when the hold ended meanwhile, bind it afresh: the
+ * bindings were swapped before the hold was released. */
+static void dispatch_resume_held(rmq_request *req)
+{
+    plugin_inst *was = req->entry.plugin;
+    bool queued = plugin_hold_request(was, req);
+    atomic_fetch_sub(&was->inflight, 1);
+    if (!queued)
+        dispatch_resume(req);
+}
+
+void dispatch_resume(rmq_request *req)
+{
+    rcu_read_lock();
+    server_bindings *b = rcu_dereference(req->srv->bindings);
+    const proc_entry *pe = b ? bindings_lookup(b, req->cmd->code) : NULL;
+    if (pe) {
+        req->entry = *pe;
+        atomic_fetch_add(&pe->plugin->inflight, 1);
+    } else {
+        memset(&req->entry, 0, sizeof(req->entry));
+    }
+    rcu_read_unlock();
+    if (!req->entry.plugin) {
+        char remark[64];
+        snprintf(remark, sizeof(remark), " request type %d not supported", req->cmd->code);
+        refuse_request(req, RMQ_RESPONSE_REQUEST_CODE_NOT_SUPPORTED, remark);
+        return;
+    }
+    if (atomic_load(&req->entry.plugin->held)) {
+        dispatch_resume_held(req);
+        return;
+    }
+    if (!req->entry.ex) {
+        if (loop_is_current(req->loop)) {
+            run_request(req);
+            return;
+        }
+        loop_task *t = calloc(1, sizeof(*t));
+        if (!t) {
+            refuse_request(req, RMQ_RESPONSE_SYSTEM_ERROR, "out of memory");
+            return;
+        }
+        t->type = LT_RUN_REQUEST;
+        t->req = req;
+        loop_post(req->loop, t);
+        return;
+    }
+    if (executor_submit(req->entry.ex, run_request, req) != 0) {
+        refuse_request(req, RMQ_RESPONSE_SYSTEM_BUSY, REMARK_OVERLOAD);
+    }
+}
+
+void dispatch_run_on_loop(rmq_request *req)
+{
+    run_request(req);
 }

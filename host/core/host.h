@@ -12,6 +12,7 @@
 
 #include "host_config.h"
 #include "host_log.h"
+#include "request_stats.h"
 #include "remoting_command.h"
 #include "rmqhost/rmqhost.h"
 
@@ -158,6 +159,7 @@ struct server {
     atomic_ulong requests;
     atomic_ulong errors;
     unsigned next_loop;
+    request_stats stats; /* per-code counts and latency, for `stats` and metrics */
 };
 
 /* ---- outgoing calls ------------------------------------------------------- */
@@ -197,6 +199,7 @@ typedef enum {
     LT_STOP_READING, /* shutdown: stop reading on server connections */
     LT_STOP_ACCEPT,  /* shutdown: stop polling a listener (loop 0) */
     LT_START_ACCEPT, /* start polling a listener (loop 0) */
+    LT_RUN_REQUEST,  /* a request held during a hot reload, released to this loop */
     LT_STOP     /* close everything and leave the loop */
 } loop_task_type;
 
@@ -211,6 +214,7 @@ typedef struct loop_task {
     pending_call *call; /* NULL for oneway */
     atomic_uint *permit; /* oneway permit released once queued */
     char addr[128];
+    rmq_request *req; /* LT_RUN_REQUEST */
 } loop_task;
 
 /* ---- connections ---------------------------------------------------------- */
@@ -297,6 +301,7 @@ struct rmq_request {
     bool deferred;
     char *fail_remark;
     uint64_t start_ns;
+    rmq_request *held_next; /* plugin_inst.held_head list during a hot reload */
 };
 
 /* Dispatch one decoded command that arrived on `c` (loop thread). Takes
@@ -305,6 +310,12 @@ void dispatch_command(connection *c, rmq_cmd *cmd);
 /* Send `resp` for `req` from any thread (takes ownership of resp). */
 void request_send_response(rmq_request *req, rmq_cmd *resp);
 void request_finish(rmq_request *req);
+/* Run a request released from a reload hold: look its code up again in the
+ * server's current bindings and run it (any thread; inline processors are
+ * posted to the request's loop). */
+void dispatch_resume(rmq_request *req);
+/* LT_RUN_REQUEST: run a resumed request bound to an inline processor. */
+void dispatch_run_on_loop(rmq_request *req);
 /* Complete a pending outgoing call by a response frame (loop thread). */
 void outgoing_complete(io_loop *l, rmq_cmd *resp);
 /* Fail pending calls: those bound to `channel` (0 = those past deadline). */
@@ -403,6 +414,10 @@ struct plugin_inst {
 
     atomic_long inflight; /* requests, timer ticks, service refs, pending calls */
     atomic_ulong served;
+    /* Hot reload: while set, new requests for this generation are queued on
+     * held_head (under host registry_mu) instead of run; see plugin_reload.c. */
+    atomic_bool held;
+    rmq_request *held_head, *held_tail;
 };
 
 /* ---- admin command output ---- */
@@ -451,6 +466,7 @@ struct rmq_host {
     bool stopping;
     int lock_fd;
     uint64_t started_at_ms;
+    void *admin; /* admin_server.c's context (control thread only) */
 };
 
 uint64_t host_now_ms(void);
