@@ -9,14 +9,11 @@
 
 #define NAMESRV_STATE_VERSION 1
 
-/* fini/export_state/import_state receive only the ctx, so the API table given
- * to init is kept here: written once with the host's immutable table (the
- * same for every instance); per-instance state lives in namesrv_plugin. */
-static const rmq_host_api *host_api;
-
+/* fini/export_state/import_state receive only the ctx: the instance is
+ * reached through the SDK's ctx accessor, never a file-scope variable. */
 static namesrv_plugin *from_ctx(rmq_plugin_ctx *ctx)
 {
-    return host_api ? host_api->get_userdata(ctx) : NULL;
+    return rmq_ctx_userdata(ctx);
 }
 
 static const rmq_setting_decl SETTINGS[] = {
@@ -91,7 +88,6 @@ static int read_settings(rmq_plugin_ctx *ctx, const rmq_host_api *api, namesrv_c
 
 static int namesrv_init(rmq_plugin_ctx *ctx, const rmq_host_api *api)
 {
-    host_api = api;
     namesrv_config cfg;
     int rc = read_settings(ctx, api, &cfg);
     if (rc != 0) {
