@@ -71,15 +71,13 @@ typedef struct echo_plugin {
     atomic_uint_fast64_t ticks;    /* stats timer runs */
 } echo_plugin;
 
-/* fini/export_state/import_state receive only the ctx, so the API table given
- * to init is kept here. It is the one file-scope variable: written once by
- * init with the host's immutable table (the same for every instance), never
- * per-instance state — that lives in echo_plugin via set_userdata. */
-static const rmq_host_api *echo_api;
-
+/* fini/export_state/import_state receive only the ctx: rmq_ctx_userdata()
+ * reaches the instance from it, so the plugin needs no file-scope variable
+ * (two instances of one .so, or two generations during a reload, never
+ * share state by accident). */
 static echo_plugin *echo_from_ctx(rmq_plugin_ctx *ctx)
 {
-    return echo_api ? echo_api->get_userdata(ctx) : NULL;
+    return rmq_ctx_userdata(ctx);
 }
 
 /* Fill `resp` with the echo of `req`. Both processors share it: the only
@@ -215,7 +213,6 @@ static int echo_init(rmq_plugin_ctx *ctx, const rmq_host_api *api)
 {
     /* Entries appended after ABI 1.0 would need an api->abi_minor check
      * here; everything used below is in 1.0. */
-    echo_api = api;
     echo_plugin *p = calloc(1, sizeof(*p));
     if (p == NULL) {
         return RMQ_ENOMEM;
@@ -270,7 +267,7 @@ static void echo_fini(rmq_plugin_ctx *ctx)
 {
     echo_plugin *p = echo_from_ctx(ctx);
     if (p != NULL) {
-        echo_api->set_userdata(ctx, NULL);
+        rmq_ctx_api(ctx)->set_userdata(ctx, NULL);
         free(p);
     }
 }
