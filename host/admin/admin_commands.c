@@ -280,7 +280,13 @@ static json_t *cmd_plugin(admin_ctx *a, const char *name, int argc, const char *
     rmq_admin_call call;
     memset(&call, 0, sizeof(call));
     call.json = json;
-    int rc = rec.fn(&call, argc, argv, rec.ud);
+    /* as main(): argv[0] is the command's name */
+    const char *full[65];
+    full[0] = name;
+    for (int i = 0; i < argc && i < 63; i++)
+        full[i + 1] = argv[i];
+    full[argc + 1] = NULL;
+    int rc = rec.fn(&call, argc + 1, full, rec.ud);
     atomic_fetch_sub(&rec.plugin->inflight, 1);
     if (byte_buf_reserve(&call.out, 1) == 0)
         call.out.data[call.out.len] = 0;

@@ -1,5 +1,5 @@
 /* request_stats.h — lock-free per-server request figures: counts and error
- * counts per request code (codes outside [0, 1024) share one slot) and a
+ * counts per request code (codes outside [0, 16384) share one slot) and a
  * log2 latency histogram. Bounded in size whatever the traffic. */
 #ifndef RMQHOST_REQUEST_STATS_H
 #define RMQHOST_REQUEST_STATS_H
@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define STATS_CODE_SLOTS 1024 /* slot STATS_CODE_SLOTS = every other code */
+#define STATS_CODE_SLOTS 16384 /* codes [0, 16384); slot STATS_CODE_SLOTS = any other */
 #define STATS_LATENCY_BUCKETS 32 /* bucket i: latency < 2^i microseconds */
 
 typedef struct request_stats {
