@@ -244,6 +244,38 @@ static void test_daemon_loads_out_of_tree_example_and_echoes(void **state)
     rmq_cmd_free(req);
 
     close(fd);
+}
+
+/* The plugin's admin command is reachable through rmqhostctl. CONNECT events
+ * are delivered asynchronously on the EVENT thread, so poll for them with a
+ * deadline instead of assuming they already arrived. */
+static void test_echo_stats_admin_command_reports_counters(void **state)
+{
+    sdk_fixture *f = *state;
+    if (!f->daemon_started) {
+        skip();
+    }
+    static const char *const args[] = {"--json", "echo-stats", NULL};
+    char out[1024] = "";
+    bool seen = false;
+    for (int i = 0; i < 100 && !seen; i++) {
+        assert_int_equal(rmq_td_ctl(&f->daemon, out, sizeof(out), args), 0);
+        seen = strstr(out, "\"connects\":1") != NULL;
+        if (!seen) {
+            usleep(100 * 1000);
+        }
+    }
+    assert_true(seen);
+    assert_non_null(strstr(out, "\"echoed\":2"));
+    assert_non_null(strstr(out, "\"delayed\":1"));
+}
+
+static void test_daemon_stops_cleanly_with_example_loaded(void **state)
+{
+    sdk_fixture *f = *state;
+    if (!f->daemon_started) {
+        skip();
+    }
     assert_int_equal(rmq_td_stop(&f->daemon), 0);
 }
 
@@ -254,6 +286,8 @@ int main(void)
         cmocka_unit_test(test_example_builds_with_pkg_config_makefile),
         cmocka_unit_test(test_example_builds_with_cmake_package),
         cmocka_unit_test(test_daemon_loads_out_of_tree_example_and_echoes),
+        cmocka_unit_test(test_echo_stats_admin_command_reports_counters),
+        cmocka_unit_test(test_daemon_stops_cleanly_with_example_loaded),
     };
     return cmocka_run_group_tests(tests, fixture_setup, fixture_teardown);
 }
