@@ -97,6 +97,16 @@ static void check_low_water(connection *c)
         c->out.len + (c->writing ? c->inflight.len : 0) <= (size_t)h->conf.write_low_water) {
         c->read_paused = false;
         resume_reading(c);
+        if (c->rbuf.len > 0) {
+            /* Frames that arrived before the pause wait in rbuf; process them
+             * from the loop, not from inside this write callback. */
+            loop_task *t = calloc(1, sizeof(*t));
+            if (t) {
+                t->type = LT_RESUME;
+                t->channel = c->id;
+                loop_post(c->loop, t);
+            }
+        }
     }
 }
 
@@ -243,11 +253,13 @@ void conn_close(connection *c, rmq_channel_event why)
     uv_close((uv_handle_t *)&c->tcp, on_closed);
 }
 
-static void process_frames(connection *c)
+void conn_process_frames(connection *c)
 {
     rmq_host *h = c->loop->host;
     size_t off = 0;
-    while (!c->closing) {
+    /* A paused connection keeps its unprocessed frames: one read must not
+     * produce more output than the high-water mark allows. */
+    while (!c->closing && !c->read_paused) {
         size_t total = 0;
         const char *reason = NULL;
         rmq_frame_status st = rmq_frame_check(c->rbuf.data + off, c->rbuf.len - off,
@@ -290,7 +302,7 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
     if (nread > 0) {
         c->rbuf.len += (size_t)nread;
         c->last_active_ms = host_now_ms();
-        process_frames(c);
+        conn_process_frames(c);
     } else if (nread < 0) {
         if (nread != UV_EOF && nread != UV_ECONNRESET)
             HLOG_INFO(l->host, "read from %s failed: %s", c->peer, uv_strerror((int)nread));

@@ -199,6 +199,7 @@ typedef enum {
     LT_STOP_READING, /* shutdown: stop reading on server connections */
     LT_STOP_ACCEPT,  /* shutdown: stop polling a listener (loop 0) */
     LT_START_ACCEPT, /* start polling a listener (loop 0) */
+    LT_RESUME,       /* process frames left in a connection's buffer */
     LT_RUN_REQUEST,  /* a request held during a hot reload, released to this loop */
     LT_STOP     /* close everything and leave the loop */
 } loop_task_type;
@@ -283,6 +284,7 @@ int conn_queue_frame(connection *c, const uint8_t *data, size_t len);
 /* Encode cmd straight into a connection's output (loop thread). */
 int conn_queue_cmd(connection *c, const rmq_cmd *cmd);
 void conn_close(connection *c, rmq_channel_event why);
+void conn_process_frames(connection *c);
 void loop_flush_dirty(io_loop *l);
 void conn_adopt(io_loop *l, server *srv, uv_os_sock_t fd);
 void loop_connect_and_invoke(io_loop *l, loop_task *t);
@@ -378,6 +380,7 @@ typedef enum { PLUGIN_LOADED, PLUGIN_LIVE, PLUGIN_DRAINING, PLUGIN_DEAD } plugin
 
 /* One loaded generation of a plugin. The SDK's rmq_plugin_ctx is this. */
 struct plugin_inst {
+    rmq_plugin_ctx_head head; /* first: the SDK reads it (rmq_ctx_api) */
     rmq_host *host;
     plugin_conf conf;
     server *srv;
@@ -385,7 +388,6 @@ struct plugin_inst {
     const rmq_plugin_descriptor *desc;
     char so_copy[CONF_PATH_MAX + 64];
     char so_path[CONF_PATH_MAX];
-    void *userdata;
     uint32_t generation;
     uint64_t loaded_at_ms;
     plugin_state state;

@@ -119,6 +119,11 @@ static void run_task(io_loop *l, loop_task *t)
                 c->reading = false;
             }
         break;
+    case LT_RESUME:
+        c = loop_find_conn(l, t->channel);
+        if (c && !c->read_paused)
+            conn_process_frames(c);
+        break;
     case LT_START_ACCEPT:
         server_poll_start(l, t->srv);
         break;

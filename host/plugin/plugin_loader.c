@@ -348,6 +348,10 @@ void plugin_unload(plugin_inst *p)
             executor_stop(p->executors[i]);
         if (p->desc->fini)
             p->desc->fini((rmq_plugin_ctx *)p);
+        /* Calls fini made (e.g. UNREGISTER_BROKER) may still sit in a pending
+         * table after their caller timed out; they end at their deadline. */
+        while (atomic_load(&p->inflight) > 0)
+            usleep(1000);
         p->state = PLUGIN_DEAD;
         p->inited = false;
     }

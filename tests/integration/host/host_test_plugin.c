@@ -18,8 +18,16 @@ enum {
     CODE_CALL = 7005,      /* executor "calls": invoke_sync_addr(ext addr, timeout_ms) */
     CODE_EVENTS = 7006,    /* body = the channel events seen so far */
     CODE_BIG = 7007,       /* body of ext "size" bytes */
-    CODE_DRAIN = 7008      /* executor "drain" (4 threads): sleeps ext "sleep_ms" */
+    CODE_DRAIN = 7008,     /* executor "drain" (4 threads): sleeps ext "sleep_ms" */
+    CODE_CANNED = 7009     /* inline: a canned route-sized body, zero-copy (benchmarks) */
 };
+
+/* What a GET_ROUTEINFO_BY_TOPIC answer of one two-replica broker looks like. */
+static const char CANNED_ROUTE[] =
+    "{\"brokerDatas\":[{\"brokerAddrs\":{\"0\":\"127.0.0.1:10911\",\"1\":\"127.0.0.1:10921\"},"
+    "\"brokerName\":\"broker-a\",\"cluster\":\"DefaultCluster\"}],\"filterServerTable\":{},"
+    "\"queueDatas\":[{\"brokerName\":\"broker-a\",\"perm\":6,\"readQueueNums\":4,"
+    "\"topicSysFlag\":0,\"writeQueueNums\":4}]}";
 
 typedef struct test_plugin {
     const rmq_host_api *api;
@@ -146,6 +154,22 @@ static int on_big(rmq_request *req, const rmq_cmd *cmd, void *ud)
     return tp->api->reply(req, resp);
 }
 
+static void keep_static(void *ud, const void *data)
+{
+    (void)ud;
+    (void)data;
+}
+
+static int on_canned(rmq_request *req, const rmq_cmd *cmd, void *ud)
+{
+    test_plugin *tp = ud;
+    rmq_cmd *resp = tp->api->cmd_new_response(cmd, RMQ_RESPONSE_SUCCESS, NULL);
+    if (!resp)
+        return RMQ_ENOMEM;
+    tp->api->cmd_set_body(resp, CANNED_ROUTE, sizeof(CANNED_ROUTE) - 1, keep_static, NULL);
+    return tp->api->reply(req, resp);
+}
+
 static const char *event_name(rmq_channel_event ev)
 {
     switch (ev) {
@@ -201,6 +225,7 @@ static int test_init(rmq_plugin_ctx *ctx, const rmq_host_api *api)
     rc |= api->register_processor(ctx, CODE_EVENTS, on_events, tp, NULL);
     rc |= api->register_processor(ctx, CODE_BIG, on_big, tp, NULL);
     rc |= api->register_processor(ctx, CODE_DRAIN, on_slow, tp, "drain");
+    rc |= api->register_processor(ctx, CODE_CANNED, on_canned, tp, NULL);
     rc |= api->set_reject_hook(ctx, reject_hook, tp);
     rc |= api->add_channel_listener(ctx, on_channel, tp);
     if (rc) {

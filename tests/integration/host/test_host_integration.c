@@ -647,6 +647,125 @@ static void test_second_daemon_on_same_state_dir_is_refused(void **state)
     assert_int_equal(WEXITSTATUS(st), 1);
 }
 
+
+/* ---- configuration ------------------------------------------------------------- */
+
+/* Run rmqhostd with args; capture stderr+stdout; return the exit status. */
+static int run_daemon_capture(const char *const *args, char *out, size_t cap)
+{
+    char cmd[4096];
+    size_t n = (size_t)snprintf(cmd, sizeof(cmd), "%s", RMQ_TEST_DAEMON);
+    for (size_t i = 0; args[i]; i++)
+        n += (size_t)snprintf(cmd + n, sizeof(cmd) - n, " '%s'", args[i]);
+    snprintf(cmd + n, sizeof(cmd) - n, " 2>&1");
+    FILE *p = popen(cmd, "r");
+    if (!p)
+        return -1;
+    size_t got = fread(out, 1, cap - 1, p);
+    out[got] = 0;
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void test_check_reports_syntax_error_as_file_line(void **state)
+{
+    (void)state;
+    rmq_test_daemon d;
+    assert_int_equal(rmq_td_init(&d, SERVERS, NULL), 0);
+    rmq_td_add_plugin(&d, "hosttest", "hosttest", "main", NULL);
+    assert_int_equal(rmq_td_write_conf(&d, "60-broken.conf", "plugin = {\n  name = \"x\"\n"), 0);
+    char out[4096];
+    const char *args[] = {"-c", d.conf_dir, "--check", NULL};
+    assert_int_equal(run_daemon_capture(args, out, sizeof(out)), 2);
+    assert_non_null(strstr(out, "60-broken.conf:"));
+    rmq_td_cleanup(&d);
+}
+
+static void test_check_accepts_a_valid_configuration(void **state)
+{
+    (void)state;
+    rmq_test_daemon d;
+    assert_int_equal(rmq_td_init(&d, SERVERS, NULL), 0);
+    rmq_td_add_plugin(&d, "hosttest", "hosttest", "main", NULL);
+    char out[4096];
+    const char *args[] = {"-c", d.conf_dir, "--check", NULL};
+    assert_int_equal(run_daemon_capture(args, out, sizeof(out)), 0);
+    assert_non_null(strstr(out, "is valid"));
+    rmq_td_cleanup(&d);
+}
+
+static void test_unknown_override_key_is_an_error_naming_the_key(void **state)
+{
+    (void)state;
+    rmq_test_daemon d;
+    assert_int_equal(rmq_td_init(&d, SERVERS, NULL), 0);
+    rmq_td_add_plugin(&d, "hosttest", "hosttest", "main", NULL);
+    char out[4096];
+    const char *args[] = {"-c", d.conf_dir, "-o", "servers.main.colour=blue", "--check", NULL};
+    assert_int_equal(run_daemon_capture(args, out, sizeof(out)), 2);
+    assert_non_null(strstr(out, "servers.main.colour"));
+    const char *args2[] = {"-c", d.conf_dir, "-o", "plugins.hosttest.settings.nope=1", "--check",
+                           NULL};
+    assert_int_equal(run_daemon_capture(args2, out, sizeof(out)), 2);
+    assert_non_null(strstr(out, "has no setting 'nope'"));
+    const char *args3[] = {"-c", d.conf_dir, "-o", "io_threads=many", "--check", NULL};
+    assert_int_equal(run_daemon_capture(args3, out, sizeof(out)), 2);
+    assert_non_null(strstr(out, "io_threads"));
+    rmq_td_cleanup(&d);
+}
+
+static void test_missing_plugin_is_refused_unless_optional(void **state)
+{
+    (void)state;
+    rmq_test_daemon d;
+    assert_int_equal(rmq_td_init(&d, SERVERS, NULL), 0);
+    rmq_td_add_plugin(&d, "hosttest", "hosttest", "main", NULL);
+    rmq_td_write_conf(&d, "70-ghost.conf",
+                      "plugin = { name = \"ghost\"; path = \"/nonexistent/ghost.so\"; "
+                      "server = \"main\"; };\n");
+    char out[4096];
+    const char *args[] = {"-c", d.conf_dir, "--check", NULL};
+    assert_int_equal(run_daemon_capture(args, out, sizeof(out)), 2);
+    assert_non_null(strstr(out, "ghost"));
+    /* Optional: the daemon starts and serves without it. */
+    rmq_td_write_conf(&d, "70-ghost.conf",
+                      "plugin = { name = \"ghost\"; path = \"/nonexistent/ghost.so\"; "
+                      "server = \"main\"; optional = true; };\n");
+    assert_int_equal(rmq_td_start(&d, NULL), 0);
+    int fd = rmq_tc_connect(rmq_td_port(&d, "main"));
+    rmq_cmd *e = echo_req(1, "still here");
+    rmq_cmd *resp = rmq_tc_call(fd, e, RECV_MS);
+    assert_non_null(resp);
+    assert_int_equal(resp->code, 0);
+    rmq_cmd_free(resp);
+    rmq_cmd_free(e);
+    close(fd);
+    assert_true(rmq_td_log_contains(&d, "continuing without it (optional)"));
+    assert_int_equal(rmq_td_stop(&d), 0);
+    rmq_td_cleanup(&d);
+}
+
+static void test_version_and_list_settings(void **state)
+{
+    (void)state;
+    char out[8192];
+    const char *v[] = {"--version", NULL};
+    assert_int_equal(run_daemon_capture(v, out, sizeof(out)), 0);
+    assert_non_null(strstr(out, "rmqhostd "));
+    rmq_test_daemon d;
+    assert_int_equal(rmq_td_init(&d, SERVERS, NULL), 0);
+    char conf[1024];
+    snprintf(conf, sizeof(conf),
+             "plugin = { name = \"echo\"; path = \"%s/echo.so\"; server = \"main\"; };\n",
+             RMQ_TEST_PLUGIN_DIR);
+    rmq_td_write_conf(&d, "50-echo.conf", conf);
+    const char *l[] = {"-c", d.conf_dir, "--list-settings", NULL};
+    assert_int_equal(run_daemon_capture(l, out, sizeof(out)), 0);
+    assert_non_null(strstr(out, "greeting"));
+    assert_non_null(strstr(out, "delay_ms"));
+    rmq_td_cleanup(&d);
+}
+
 #define T(fn) cmocka_unit_test(fn)
 
 /* Keep the tests whose name matches one of the ':'-separated globs. */
@@ -696,6 +815,11 @@ int main(int argc, char **argv)
         T(test_client_that_never_reads_cannot_grow_daemon_memory),
         T(test_sigterm_under_load_answers_accepted_requests_and_exits_0),
         T(test_restart_on_same_port_at_once),
+        T(test_check_reports_syntax_error_as_file_line),
+        T(test_check_accepts_a_valid_configuration),
+        T(test_unknown_override_key_is_an_error_naming_the_key),
+        T(test_missing_plugin_is_refused_unless_optional),
+        T(test_version_and_list_settings),
     };
     struct CMUnitTest pick[32];
     int failed = 0;
