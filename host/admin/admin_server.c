@@ -27,6 +27,7 @@ typedef struct admin_conn {
 typedef struct admin_write {
     uv_write_t req;
     char *text;
+    admin_conn *close_after; /* refusals: close once the answer is out */
 } admin_write;
 
 /* The context lives until its last handle is closed; conns are listed so
@@ -83,11 +84,15 @@ static void on_written(uv_write_t *req, int status)
 {
     (void)status;
     admin_write *w = (admin_write *)req;
+    if (w->close_after && status != UV_ECANCELED)
+        conn_close_admin(w->close_after);
     free(w->text);
     free(w);
 }
 
-static void send_json(admin_conn *c, json_t *resp)
+/* uv_close would cancel a queued write: a last answer closes from its
+ * write callback instead. */
+static void send_json_then(admin_conn *c, json_t *resp, bool close_after)
 {
     char *text = json_dumps(resp, JSON_COMPACT);
     if (!text)
@@ -106,11 +111,19 @@ static void send_json(admin_conn *c, json_t *resp)
         return;
     }
     w->text = line;
+    w->close_after = close_after ? c : NULL;
     uv_buf_t buf = uv_buf_init(line, (unsigned)(n + 1));
     if (uv_write(&w->req, (uv_stream_t *)&c->pipe, &buf, 1, on_written) != 0) {
         free(line);
         free(w);
+        if (close_after)
+            conn_close_admin(c);
     }
+}
+
+static void send_json(admin_conn *c, json_t *resp)
+{
+    send_json_then(c, resp, false);
 }
 
 static json_t *error_response(int code, const char *text)
@@ -172,9 +185,10 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
     }
     if (c->in.len > ADMIN_LINE_MAX) {
         json_t *resp = error_response(2, "admin request line too long");
-        send_json(c, resp);
+        uv_read_stop(stream);
+        c->in.len = 0;
+        send_json_then(c, resp, true);
         json_decref(resp);
-        conn_close_admin(c);
     }
 }
 
@@ -222,9 +236,8 @@ static void on_connection(uv_stream_t *server, int status)
     if (!peer_allowed(c, why, sizeof(why))) {
         HLOG_WARN(a->host, "admin socket: %s", why);
         json_t *resp = error_response(2, why);
-        send_json(c, resp);
+        send_json_then(c, resp, true);
         json_decref(resp);
-        conn_close_admin(c);
         return;
     }
     uv_read_start((uv_stream_t *)&c->pipe, on_alloc, on_read);

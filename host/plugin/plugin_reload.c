@@ -250,11 +250,13 @@ int plugin_reload(rmq_host *h, plugin_retired *r, const char *name, const plugin
     size_t released = hold_release(old);
     uint64_t held_us = (request_stats_now_ns() - hold_ns) / 1000u;
 
-    /* 5. the old generation goes once nothing refers to it */
+    /* 5. the old generation goes once nothing refers to it (retire may free
+     * it: nothing of `old` is read after) */
+    uint32_t old_gen = old->generation;
     int retired = retire(h, r, old);
     say(msg, msglen, "%s reloaded: generation %u -> %u (%s %s); requests held %llu us, %zu "
                      "released to the new generation%s%s",
-        name, old->generation, np->generation, np->desc->name,
+        name, old_gen, np->generation, np->desc->name,
         np->desc->version ? np->desc->version : "?", (unsigned long long)held_us, released,
         retired ? "; the old generation is still referenced and will be unloaded once released"
                 : "",
