@@ -20,7 +20,8 @@
 #define RESPONSE_SUCCESS 0 /* protocol.md §3.1 */
 
 /* Baked in by CMake: RMQ_TEST_BUILD_DIR (tree to install), RMQ_TEST_ECHO_SRC
- * (sdk/examples/echo), RMQ_TEST_CMAKE (cmake binary), RMQ_TEST_MAKE (make). */
+ * (sdk/examples/echo), RMQ_TEST_CMAKE (cmake binary), RMQ_TEST_MAKE (make),
+ * RMQ_TEST_SMOKE_SCRIPT (installed_daemon_smoke.sh). */
 
 typedef struct sdk_fixture {
     char root[256];   /* temp root, removed at teardown */
@@ -150,6 +151,15 @@ static void test_install_gives_sdk_headers_pkgconfig_and_cmake_package(void **st
                                 "--variable=plugindir rmqhost-sdk)\" = '%s/lib/rmqhost/plugins'",
                                 f->prefix, f->prefix),
                      0);
+}
+
+/* The installed tree is self-contained: its daemon resolves the plugins
+ * named in its own conf.d (relative paths) under the prefix it was installed
+ * to, even when that is not the configure-time prefix, and runs healthy. */
+static void test_installed_daemon_runs_installed_conf_d_unedited(void **state)
+{
+    sdk_fixture *f = *state;
+    assert_int_equal(run_logged(f, "bash '%s' '%s'", RMQ_TEST_SMOKE_SCRIPT, f->prefix), 0);
 }
 
 static void test_example_builds_with_pkg_config_makefile(void **state)
@@ -283,6 +293,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_install_gives_sdk_headers_pkgconfig_and_cmake_package),
+        cmocka_unit_test(test_installed_daemon_runs_installed_conf_d_unedited),
         cmocka_unit_test(test_example_builds_with_pkg_config_makefile),
         cmocka_unit_test(test_example_builds_with_cmake_package),
         cmocka_unit_test(test_daemon_loads_out_of_tree_example_and_echoes),
