@@ -75,23 +75,36 @@ static void assert_same_answer(const char *name, const rmq_cmd *want, const rmq_
                                  (const char *)got->body, got->body_len));
 }
 
+static int setup(void **state)
+{
+    ns_fixture *f = calloc(1, sizeof(*f));
+    ns_start(f, NULL);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    ns_stop(*state);
+    free(*state);
+    return 0;
+}
+
 static void test_recorded_namesrv_frames_are_answered_equivalently(void **state)
 {
-    (void)state;
-    ns_fixture f;
-    ns_start(&f, NULL);
+    ns_fixture *f = *state;
     for (size_t i = 0; i < sizeof(STEPS) / sizeof(STEPS[0]); i++) {
         size_t len;
         unsigned char *req = rmq_tc_load_vector(STEPS[i].request, &len);
         assert_non_null(req);
-        assert_int_equal(rmq_tc_send_raw(f.fd, req, len), 0);
+        assert_int_equal(rmq_tc_send_raw(f->fd, req, len), 0);
         free(req);
         if (!STEPS[i].response) {
             /* oneway: its effect must show before the next step relies on it */
-            assert_true(ns_wait_route_code(f.fd, "ProofTopic", 0, NS_WAIT_MS));
+            assert_true(ns_wait_route_code(f->fd, "ProofTopic", 0, NS_WAIT_MS));
             continue;
         }
-        rmq_cmd *got = rmq_tc_recv(f.fd, NS_WAIT_MS);
+        rmq_cmd *got = rmq_tc_recv(f->fd, NS_WAIT_MS);
         if (!got)
             fail_msg("%s: no answer", STEPS[i].request);
         rmq_cmd *want = load_cmd(STEPS[i].response);
@@ -99,13 +112,11 @@ static void test_recorded_namesrv_frames_are_answered_equivalently(void **state)
         rmq_cmd_free(want);
         rmq_cmd_free(got);
     }
-    ns_stop(&f);
 }
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_recorded_namesrv_frames_are_answered_equivalently),
+        cmocka_unit_test_setup_teardown(test_recorded_namesrv_frames_are_answered_equivalently, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
