@@ -19,6 +19,7 @@ static const uint16_t nd_zeros[] = {
 
 static int unicode_digit(uint32_t cp)
 {
+    if (cp < 0x80) return cp >= '0' && cp <= '9' ? (int)(cp - '0') : -1;
     for (size_t i = 0; i < sizeof nd_zeros / sizeof nd_zeros[0]; i++)
         if (cp >= nd_zeros[i] && cp < (uint32_t)nd_zeros[i] + 10) return (int)(cp - nd_zeros[i]);
     return -1;
@@ -102,6 +103,37 @@ static bool is_hex(char c)
     return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
 }
 
+/* Clinger's fast path for validated plain decimals ("42", "0.75"): at most
+ * 15 digits and no exponent make both the integer and the power of ten
+ * exact doubles, so one IEEE division is correctly rounded, as strtod and
+ * Java are. Anything else (exponents, long digit strings) goes to strtod. */
+static bool fast_decimal(const char *s, size_t n, bool neg, double *out)
+{
+    static const double pow10[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8,
+                                   1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
+    uint64_t m = 0;
+    int digits = 0, frac = 0;
+    bool dot = false;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (c == '.') {
+            dot = true;
+            continue;
+        }
+        if (c < '0' || c > '9') {
+            /* only a final f/F/d/D suffix may remain */
+            if (i != n - 1) return false;
+            break;
+        }
+        if (++digits > 15) return false;
+        m = m * 10 + (uint64_t)(c - '0');
+        if (dot) frac++;
+    }
+    double v = (double)m / pow10[frac];
+    *out = neg ? -v : v;
+    return true;
+}
+
 bool java_parse_double(const char *s, size_t len, double *out)
 {
     size_t b = 0, e = len;
@@ -163,6 +195,7 @@ bool java_parse_double(const char *s, size_t len, double *out)
         if (j < e && j == e - 1 && strchr("fFdD", s[j])) j++;
         if (j != e) return false;
     }
+    if (fast_decimal(s + i, e - i, neg, out)) return true;
     /* Validated: strtod reads exactly the number and stops at a suffix,
      * a trimmed blank or the terminator. */
     *out = strtod(s + num_start, NULL);
