@@ -270,20 +270,27 @@ plugin_inst *plugin_load(rmq_host *h, const plugin_conf *pc, uint32_t generation
         plugin_free(p);
         return NULL;
     }
-    char dir[CONF_PATH_MAX + 32];
-    snprintf(dir, sizeof(dir), "%s/.plugins", h->conf.state_dir);
-    mkdir(dir, 0700);
-    snprintf(p->so_copy, sizeof(p->so_copy), "%s/%s.%u.%ld.so", dir, pc->name, generation,
-             (long)getpid());
-    int rc = copy_file(p->so_path, p->so_copy);
-    if (rc != 0) {
-        snprintf(err, errlen, "%s:%d: plugin '%s': cannot copy %s to %s: %s", pc->file,
-                 pc->line, pc->name, p->so_path, p->so_copy, strerror(-rc));
-        plugin_free(p);
-        return NULL;
+    if (generation == 0) {
+        /* Inspection only (--check, --list-settings): nothing is written to
+         * the state directory, which may not exist yet. */
+        p->dl = dlopen(p->so_path, RTLD_NOW | RTLD_LOCAL);
+    } else {
+        char dir[CONF_PATH_MAX + 32];
+        snprintf(dir, sizeof(dir), "%s/.plugins", h->conf.state_dir);
+        mkdir(h->conf.state_dir, 0755);
+        mkdir(dir, 0700);
+        snprintf(p->so_copy, sizeof(p->so_copy), "%s/%s.%u.%ld.so", dir, pc->name, generation,
+                 (long)getpid());
+        int rc = copy_file(p->so_path, p->so_copy);
+        if (rc != 0) {
+            snprintf(err, errlen, "%s:%d: plugin '%s': cannot copy %s to %s: %s", pc->file,
+                     pc->line, pc->name, p->so_path, p->so_copy, strerror(-rc));
+            plugin_free(p);
+            return NULL;
+        }
+        p->dl = dlopen(p->so_copy, RTLD_NOW | RTLD_LOCAL);
+        unlink(p->so_copy); /* the mapping stays; nothing is left behind */
     }
-    p->dl = dlopen(p->so_copy, RTLD_NOW | RTLD_LOCAL);
-    unlink(p->so_copy); /* the mapping stays; nothing is left behind */
     if (!p->dl) {
         snprintf(err, errlen, "%s:%d: plugin '%s': cannot load %s: %s", pc->file, pc->line,
                  pc->name, p->so_path, dlerror());
