@@ -32,6 +32,8 @@ static int mkdir_p(const char *path)
 
 int state_dir_prepare(rmq_host *h, char *err, size_t errlen)
 {
+    if (h->lock_fd >= 0)
+        return 0; /* already created and locked */
     int rc = mkdir_p(h->conf.state_dir);
     if (rc != 0) {
         snprintf(err, errlen, "%s: cannot create state_dir %s: %s", h->conf.host_file,

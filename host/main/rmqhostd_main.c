@@ -212,7 +212,8 @@ int main(int argc, char **argv)
     int code = 0;
     /* The admin socket opens before the data ports, so an operator can
      * always reach a daemon that listens. */
-    if (admin_server_start(h, &c.loop, err, sizeof(err)) != 0 ||
+    if (state_dir_prepare(h, err, sizeof(err)) != 0 ||
+        admin_server_start(h, &c.loop, err, sizeof(err)) != 0 ||
         host_start(h, err, sizeof(err)) != 0) {
         HLOG_ERROR(h, "start-up failed: %s", err);
         admin_server_stop(h);
