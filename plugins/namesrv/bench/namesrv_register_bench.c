@@ -52,9 +52,15 @@ static char *make_body(int ntopics, long long counter, size_t *len)
     return b;
 }
 
-/* One REGISTER_BROKER as the processor does it; returns milliseconds. */
-static double register_once(namesrv_core *core, const char *body, size_t len, const char *name,
-                            const char *addr, uint64_t channel)
+typedef struct phase_ms {
+    double parse, table, publish;
+} phase_ms;
+
+/* One REGISTER_BROKER as the processor does it; returns milliseconds and,
+ * when `phases` is given, where they went. */
+static double register_once_split(namesrv_core *core, const char *body, size_t len,
+                                  const char *name, const char *addr, uint64_t channel,
+                                  phase_ms *phases)
 {
     double t0 = now_ms();
     volatile int32_t crc = body_crc32_masked(body, len);
@@ -70,13 +76,27 @@ static double register_once(namesrv_core *core, const char *body, size_t len, co
                            .ha_addr = "127.0.0.1:10912", .broker_id = 0, .channel = channel,
                            .body = &rb};
     register_result res;
+    double t1 = now_ms();
     namesrv_core_lock(core);
     route_table_register(&core->routes, &rr, 1, &res);
+    double t2 = now_ms();
     namesrv_core_publish(core);
     namesrv_core_unlock(core);
+    double t3 = now_ms();
     register_result_free(&res);
     register_body_free(&rb);
+    if (phases) {
+        phases->parse = t1 - t0;
+        phases->table = t2 - t1;
+        phases->publish = t3 - t2;
+    }
     return now_ms() - t0;
+}
+
+static double register_once(namesrv_core *core, const char *body, size_t len, const char *name,
+                            const char *addr, uint64_t channel)
+{
+    return register_once_split(core, body, len, name, addr, channel, NULL);
 }
 
 static double parse_only(const char *body, size_t len)
@@ -102,26 +122,36 @@ static void bench_size(int ntopics)
     size_t len_a, len_b;
     char *body_a = make_body(ntopics, 1, &len_a);
     char *body_b = make_body(ntopics, 2, &len_b);
-    double first[RUNS], changed[RUNS], same[RUNS], parse[RUNS];
+    double first[RUNS], changed[RUNS], same[RUNS], parse[RUNS], fourth[RUNS];
+    phase_ms split[RUNS];
     for (int r = 0; r < RUNS; r++) {
         namesrv_core core;
         namesrv_config cfg;
         namesrv_config_defaults(&cfg);
         namesrv_core_init(&core, &cfg);
-        first[r] = register_once(&core, body_a, len_a, "broker-a", "10.0.0.1:10911", 1);
+        first[r] = register_once_split(&core, body_a, len_a, "broker-a", "10.0.0.1:10911", 1,
+                                       &split[r]);
         changed[r] = register_once(&core, body_b, len_b, "broker-a", "10.0.0.1:10911", 1);
         same[r] = register_once(&core, body_b, len_b, "broker-a", "10.0.0.1:10911", 1);
         parse[r] = parse_only(body_a, len_a);
+        register_once(&core, body_a, len_a, "broker-b", "10.0.0.2:10911", 2);
+        register_once(&core, body_a, len_a, "broker-c", "10.0.0.3:10911", 3);
+        /* a 4th master joins: every shared topic's route grows and is re-encoded */
+        fourth[r] = register_once(&core, body_a, len_a, "broker-d", "10.0.0.4:10911", 4);
         namesrv_core_destroy(&core);
     }
     qsort(first, RUNS, sizeof(double), cmp_double);
     qsort(changed, RUNS, sizeof(double), cmp_double);
     qsort(same, RUNS, sizeof(double), cmp_double);
     qsort(parse, RUNS, sizeof(double), cmp_double);
+    qsort(fourth, RUNS, sizeof(double), cmp_double);
     printf("REGISTER_BROKER %6d topics (%7zu bytes): parse %.2f ms | first registration %.2f ms | "
            "re-registration, changed DataVersion %.2f ms | unchanged %.2f ms   (median of %d)\n",
            ntopics, len_a, parse[RUNS / 2], first[RUNS / 2], changed[RUNS / 2], same[RUNS / 2],
            RUNS);
+    printf("    first registration split (run 0): crc+parse %.2f ms, tables %.2f ms, re-encode+publish "
+           "%.2f ms; a 4th broker joining the same topics: %.2f ms\n",
+           split[0].parse, split[0].table, split[0].publish, fourth[RUNS / 2]);
     free(body_a);
     free(body_b);
 }

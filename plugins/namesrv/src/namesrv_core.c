@@ -55,13 +55,13 @@ const char *namesrv_core_order_conf(const namesrv_core *core, const char *topic)
     return kv_store_get(&core->kv, KV_NAMESPACE_ORDER_TOPIC_CONFIG, topic);
 }
 
-static int publish_one(namesrv_core *core, const char *topic)
+static int publish_one(namesrv_core *core, const char *topic, broker_fragments *frags)
 {
     text_buf *n = &core->scratch_native, *s = &core->scratch_std;
     n->len = 0;
     s->len = 0;
     const char *oc = namesrv_core_order_conf(core, topic);
-    if (!encode_topic_route_both(&core->routes, topic, oc, n, s)) {
+    if (!encode_topic_route_both(&core->routes, topic, oc, n, s, frags)) {
         route_cache_remove(&core->cache, topic);
         return 0;
     }
@@ -75,7 +75,7 @@ static int publish_one(namesrv_core *core, const char *topic)
 
 /* Full rebuild: withdraws cached topics that no longer exist, then re-encodes
  * every topic of the table. */
-static int publish_all(namesrv_core *core)
+static int publish_all(namesrv_core *core, broker_fragments *frags)
 {
     int rc = 0;
     route_slots *sl = core->cache.table;
@@ -96,7 +96,7 @@ static int publish_all(namesrv_core *core)
     const char *k;
     str_map_iter_init(&it, &core->routes.topics);
     while (str_map_iter_next(&it, &k, NULL))
-        if (publish_one(core, k) != 0)
+        if (publish_one(core, k, frags) != 0)
             rc = -1;
     return rc;
 }
@@ -107,13 +107,16 @@ int namesrv_core_publish(namesrv_core *core)
     bool all;
     char **dirty = route_table_take_dirty(&core->routes, &n, &all);
     int rc = 0;
+    broker_fragments frags;
+    broker_fragments_init(&frags);
     if (all) {
-        rc = publish_all(core);
+        rc = publish_all(core, &frags);
     } else {
         for (size_t i = 0; i < n; i++)
-            if (publish_one(core, dirty[i]) != 0)
+            if (publish_one(core, dirty[i], &frags) != 0)
                 rc = -1;
     }
+    broker_fragments_free(&frags);
     for (size_t i = 0; i < n; i++)
         free(dirty[i]);
     free(dirty);

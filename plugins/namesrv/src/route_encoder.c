@@ -73,15 +73,68 @@ static void put_queue_data(text_buf *o, const queue_data *q, bool standard)
     tb_putc(o, '}');
 }
 
+void broker_fragments_init(broker_fragments *f)
+{
+    f->items = NULL;
+    f->n = 0;
+    f->cap = 0;
+}
+
+void broker_fragments_free(broker_fragments *f)
+{
+    for (size_t i = 0; i < f->n; i++) {
+        free(f->items[i].text[0]);
+        free(f->items[i].text[1]);
+    }
+    free(f->items);
+    broker_fragments_init(f);
+}
+
+/* The cached rendering of bd, created on first use; NULL on OOM. */
+static const broker_fragment *fragment_for(broker_fragments *f, const broker_data *bd)
+{
+    for (size_t i = 0; i < f->n; i++)
+        if (f->items[i].bd == bd)
+            return &f->items[i];
+    if (f->n == f->cap) {
+        size_t nc = f->cap ? f->cap * 2 : 8;
+        broker_fragment *ni = realloc(f->items, nc * sizeof(*ni));
+        if (!ni)
+            return NULL;
+        f->items = ni;
+        f->cap = nc;
+    }
+    broker_fragment *frag = &f->items[f->n];
+    frag->bd = bd;
+    for (int d = 0; d < 2; d++) {
+        text_buf b;
+        tb_init(&b);
+        put_broker_data(&b, bd, d == 1);
+        frag->text[d] = tb_take(&b, &frag->len[d]);
+    }
+    if (!frag->text[0] || !frag->text[1]) {
+        free(frag->text[0]);
+        free(frag->text[1]);
+        return NULL;
+    }
+    f->n++;
+    return frag;
+}
+
 static void put_route(const route_table *rt, const topic_entry *te, const broker_data *const *bds,
-                      size_t nbd, const char *order_conf, bool standard, text_buf *out)
+                      size_t nbd, const char *order_conf, bool standard, text_buf *out,
+                      broker_fragments *frags)
 {
     tb_reserve(out, 160 * nbd + 110 * te->nqd + 64);
     tb_puts(out, "{\"brokerDatas\":[");
     for (size_t i = 0; i < nbd; i++) {
         if (i)
             tb_putc(out, ',');
-        put_broker_data(out, bds[i], standard);
+        const broker_fragment *fr = frags ? fragment_for(frags, bds[i]) : NULL;
+        if (fr)
+            tb_putn(out, fr->text[standard], fr->len[standard]);
+        else
+            put_broker_data(out, bds[i], standard);
     }
     tb_puts(out, "],\"filterServerTable\":{");
     /* grouped per broker, sorted by id within one: deterministic output */
@@ -121,7 +174,7 @@ static void put_route(const route_table *rt, const topic_entry *te, const broker
 }
 
 bool encode_topic_route_both(const route_table *rt, const char *topic, const char *order_conf,
-                             text_buf *native, text_buf *standard)
+                             text_buf *native, text_buf *standard, broker_fragments *frags)
 {
     const topic_entry *te = route_table_topic(rt, topic);
     if (!te || te->nqd == 0)
@@ -138,9 +191,9 @@ bool encode_topic_route_both(const route_table *rt, const char *topic, const cha
     }
     if (nbd > 0) {
         if (native)
-            put_route(rt, te, bds, nbd, order_conf, false, native);
+            put_route(rt, te, bds, nbd, order_conf, false, native, frags);
         if (standard)
-            put_route(rt, te, bds, nbd, order_conf, true, standard);
+            put_route(rt, te, bds, nbd, order_conf, true, standard, frags);
     }
     if (bds != stack_bds)
         free(bds);
@@ -151,7 +204,7 @@ bool encode_topic_route(const route_table *rt, const char *topic, const char *or
                         bool standard, text_buf *out)
 {
     return encode_topic_route_both(rt, topic, order_conf, standard ? NULL : out,
-                                   standard ? out : NULL);
+                                   standard ? out : NULL, NULL);
 }
 
 void encode_cluster_info(const route_table *rt, text_buf *out)

@@ -14,9 +14,28 @@
 bool encode_topic_route(const route_table *rt, const char *topic, const char *order_conf,
                         bool standard, text_buf *out);
 
-/* Both dialects from one lookup (what the route cache stores). */
+/* Encoded BrokerData of each broker met during one publication pass: a
+ * broker shared by 10,000 topics is rendered once, not 10,000 times. Valid
+ * only while the table is unchanged (one pass under the writer lock). */
+typedef struct broker_fragment {
+    const broker_data *bd;
+    char *text[2]; /* [0] native, [1] standard */
+    size_t len[2];
+} broker_fragment;
+
+typedef struct broker_fragments {
+    broker_fragment *items;
+    size_t n;
+    size_t cap;
+} broker_fragments;
+
+void broker_fragments_init(broker_fragments *f);
+void broker_fragments_free(broker_fragments *f);
+
+/* Both dialects from one lookup (what the route cache stores). frags may be
+ * NULL (no reuse across topics). */
 bool encode_topic_route_both(const route_table *rt, const char *topic, const char *order_conf,
-                             text_buf *native, text_buf *standard);
+                             text_buf *native, text_buf *standard, broker_fragments *frags);
 
 void encode_cluster_info(const route_table *rt, text_buf *out);
 
