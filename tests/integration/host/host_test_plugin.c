@@ -19,7 +19,8 @@ enum {
     CODE_EVENTS = 7006,    /* body = the channel events seen so far */
     CODE_BIG = 7007,       /* body of ext "size" bytes */
     CODE_DRAIN = 7008,     /* executor "drain" (4 threads): sleeps ext "sleep_ms" */
-    CODE_CANNED = 7009     /* inline: a canned route-sized body, zero-copy (benchmarks) */
+    CODE_CANNED = 7009,    /* inline: a canned route-sized body, zero-copy (benchmarks) */
+    CODE_HOOK_COUNT = 7010 /* ext answersSeen = answers the after hook saw */
 };
 
 /* What a GET_ROUTEINFO_BY_TOPIC answer of one two-replica broker looks like. */
@@ -35,6 +36,7 @@ typedef struct test_plugin {
     pthread_mutex_t mu;
     char *events; /* "EVENT peer\n" lines */
     size_t events_len, events_cap;
+    unsigned long answers_seen;
 } test_plugin;
 
 static void sleep_ms(long ms)
@@ -170,6 +172,41 @@ static int on_canned(rmq_request *req, const rmq_cmd *cmd, void *ud)
     return tp->api->reply(req, resp);
 }
 
+/* RPC hooks: the before hook refuses any request carrying ext deny=1 (as an
+ * ACL would); the after hook counts answers it saw. */
+static int before_hook(rmq_channel_id ch, const rmq_cmd *req, const char **remark, void *ud)
+{
+    (void)ch;
+    test_plugin *tp = ud;
+    const char *deny = tp->api->cmd_ext_get(req, "deny");
+    if (deny && strcmp(deny, "1") == 0) {
+        *remark = "denied by hook";
+        return 16;
+    }
+    return 0;
+}
+
+static void after_hook(rmq_channel_id ch, const rmq_cmd *req, const rmq_cmd *resp, void *ud)
+{
+    (void)ch;
+    (void)req;
+    test_plugin *tp = ud;
+    if (resp)
+        __atomic_fetch_add(&tp->answers_seen, 1, __ATOMIC_RELAXED);
+}
+
+static int on_hook_count(rmq_request *req, const rmq_cmd *cmd, void *ud)
+{
+    test_plugin *tp = ud;
+    rmq_cmd *resp = tp->api->cmd_new_response(cmd, RMQ_RESPONSE_SUCCESS, NULL);
+    if (!resp)
+        return RMQ_ENOMEM;
+    char buf[32];
+    snprintf(buf, sizeof(buf), "%lu", __atomic_load_n(&tp->answers_seen, __ATOMIC_RELAXED));
+    tp->api->cmd_ext_set(resp, "answersSeen", buf);
+    return tp->api->reply(req, resp);
+}
+
 static const char *event_name(rmq_channel_event ev)
 {
     switch (ev) {
@@ -226,7 +263,9 @@ static int test_init(rmq_plugin_ctx *ctx, const rmq_host_api *api)
     rc |= api->register_processor(ctx, CODE_BIG, on_big, tp, NULL);
     rc |= api->register_processor(ctx, CODE_DRAIN, on_slow, tp, "drain");
     rc |= api->register_processor(ctx, CODE_CANNED, on_canned, tp, NULL);
+    rc |= api->register_processor(ctx, CODE_HOOK_COUNT, on_hook_count, tp, NULL);
     rc |= api->set_reject_hook(ctx, reject_hook, tp);
+    rc |= api->add_rpc_hook(ctx, before_hook, after_hook, tp);
     rc |= api->add_channel_listener(ctx, on_channel, tp);
     if (rc) {
         pthread_mutex_destroy(&tp->mu);

@@ -186,6 +186,36 @@ static void test_reject_hook_gets_system_busy_rejectrequest(void **state)
     close(fd);
 }
 
+static void test_rpc_hooks_see_and_can_refuse_every_request(void **state)
+{
+    fixture *f = *state;
+    int fd = rmq_tc_connect(f->port);
+    const char *deny[] = {"deny", "1", "msg", "x", NULL};
+    rmq_cmd *req = rmq_tc_request(7001, 72, deny);
+    rmq_cmd *resp = rmq_tc_call(fd, req, RECV_MS);
+    assert_non_null(resp);
+    assert_int_equal(resp->code, 16);
+    assert_string_equal(resp->remark, "denied by hook");
+    rmq_cmd_free(req);
+    rmq_cmd_free(resp);
+    rmq_cmd *count = rmq_tc_request(7010, 73, NULL);
+    resp = rmq_tc_call(fd, count, RECV_MS);
+    assert_non_null(resp);
+    long before = atol(rmq_cmd_ext_get(resp, "answersSeen"));
+    rmq_cmd_free(resp);
+    rmq_cmd *e = echo_req(74, "seen");
+    resp = rmq_tc_call(fd, e, RECV_MS);
+    rmq_cmd_free(resp);
+    resp = rmq_tc_call(fd, count, RECV_MS);
+    assert_non_null(resp);
+    /* The echo and the previous count answer both went through the after hook. */
+    assert_int_equal(atol(rmq_cmd_ext_get(resp, "answersSeen")), before + 2);
+    rmq_cmd_free(resp);
+    rmq_cmd_free(count);
+    rmq_cmd_free(e);
+    close(fd);
+}
+
 static void test_full_executor_gets_system_busy_overload(void **state)
 {
     fixture *f = *state;
@@ -796,6 +826,7 @@ int main(int argc, char **argv)
         T(test_rocketmq_request_gets_rocketmq_response),
         T(test_failing_processor_gets_system_error_with_remark),
         T(test_reject_hook_gets_system_busy_rejectrequest),
+        T(test_rpc_hooks_see_and_can_refuse_every_request),
         T(test_full_executor_gets_system_busy_overload),
         T(test_pipelined_requests_in_one_write_are_all_answered),
         T(test_frame_split_byte_by_byte_is_reassembled),
