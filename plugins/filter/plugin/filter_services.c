@@ -65,10 +65,24 @@ static void admin_out(void *ud, const char *text)
 static int admin_expr(rmq_admin_call *call, int argc, const char *const *argv, void *ud)
 {
     filter_plugin *fp = ud;
-    if (argc > 0 && strcmp(argv[0], "expr") == 0) argc--, argv++;
+    if (argc > 0) argc--, argv++; /* argv[0] is the command name, as main() */
     void *pair[2] = {fp, call};
     bool json = fp->api->admin_wants_json && fp->api->admin_wants_json(call);
     return expr_command_run(&fp->opt, argc, argv, json, admin_out, pair);
+}
+
+/* `rmqhostctl consumer-filter`: the consumer filter data as consumerFilter.json
+ * holds it, live (not the file), for operators and reload checks. */
+static int admin_consumer_filter(rmq_admin_call *call, int argc, const char *const *argv, void *ud)
+{
+    (void)argc;
+    (void)argv;
+    filter_plugin *fp = ud;
+    char *text = consumer_filter_table_to_json(&fp->filters, false);
+    if (!text) return 1;
+    fp->api->admin_write(call, "%s\n", text);
+    free(text);
+    return 0;
 }
 
 int filter_export_services(filter_plugin *fp)
@@ -93,5 +107,9 @@ int filter_export_services(filter_plugin *fp)
                                      &fp->servers_svc, fp);
     if (rc == 0)
         rc = fp->api->register_admin_command(fp->pctx, "expr", EXPR_COMMAND_USAGE, admin_expr, fp);
+    if (rc == 0)
+        rc = fp->api->register_admin_command(fp->pctx, "consumer-filter",
+                                             "consumer-filter (live consumerFilter.json content)",
+                                             admin_consumer_filter, fp);
     return rc;
 }

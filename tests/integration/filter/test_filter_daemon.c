@@ -103,13 +103,24 @@ static void start_daemon(fixture *f, const char *filter_settings)
     assert_true(f->broker_port > 0);
 }
 
+/* Send and wait for the response with our opaque; server-initiated requests
+ * (NOTIFY_CONSUMER_IDS_CHANGED precedes a heartbeat's answer) are skipped. */
 static rmq_cmd *call_fd(fixture *f, int fd, int code, const char *const *kv, const char *body)
 {
-    rmq_cmd *req = rmq_tc_request(code, ++f->opaque, kv);
+    int op = ++f->opaque;
+    rmq_cmd *req = rmq_tc_request(code, op, kv);
     if (body) rmq_cmd_set_body(req, body, strlen(body), NULL, NULL);
-    rmq_cmd *resp = rmq_tc_call(fd, req, 5000);
+    int rc = rmq_tc_send(fd, req);
     rmq_cmd_free(req);
-    return resp;
+    if (rc != 0) return NULL;
+    uint64_t deadline = now_ms() + 5000;
+    while (now_ms() < deadline) {
+        rmq_cmd *c = rmq_tc_recv(fd, 500);
+        if (!c) continue;
+        if ((c->flag & 1) && c->opaque == op) return c;
+        rmq_cmd_free(c);
+    }
+    return NULL;
 }
 
 static rmq_cmd *call(fixture *f, int port, int code, const char *const *kv, const char *body)
@@ -338,6 +349,75 @@ static void test_sql92_heartbeat_becomes_consumer_filter_data_on_disk(void **sta
     assert_true(found);
 }
 
+static int ctl(fixture *f, char *out, size_t len, const char *const *args)
+{
+    out[0] = '\0';
+    return rmq_td_ctl(&f->d, out, len, args);
+}
+
+static void test_expr_admin_command_evaluates_in_the_running_daemon(void **state)
+{
+    fixture *f = *state;
+    start_daemon(f, NULL);
+    char out[4096];
+    assert_int_equal(ctl(f, out, sizeof out, (const char *const[]){"expr", "a > 5", "a=10", NULL}), 0);
+    assert_true(strncmp(out, "match", 5) == 0);
+    assert_int_equal(ctl(f, out, sizeof out, (const char *const[]){"expr", "a > 5", "a=5.5", NULL}), 0);
+    assert_true(strncmp(out, "no match: evaluation error", 26) == 0);
+    assert_int_equal(ctl(f, out, sizeof out, (const char *const[]){"expr", "a = 'x'", "a=", NULL}), 0);
+    assert_true(strncmp(out, "no match: false", 15) == 0);
+    assert_int_equal(ctl(f, out, sizeof out, (const char *const[]){"expr", "--", "--x", NULL}), 1);
+    assert_true(strncmp(out, "error: ", 7) == 0);
+    assert_int_equal(ctl(f, out, sizeof out, (const char *const[]){"expr", "--type", "TAG", "A || B", "TAGS=B", NULL}), 0);
+    assert_true(strncmp(out, "match", 5) == 0);
+    assert_int_equal(ctl(f, out, sizeof out, (const char *const[]){"--json", "expr", "a > 5", "a=x", NULL}), 0);
+    assert_non_null(strstr(out, "\"result\": \"eval-error\""));
+}
+
+static void test_hot_reload_keeps_consumer_filter_data_and_filter_servers(void **state)
+{
+    fixture *f = *state;
+    start_daemon(f, "filterServerMaxIdleTimeMillis = 600000;");
+    int fd = rmq_tc_connect(f->broker_port);
+    assert_true(fd >= 0);
+    char hb[2048];
+    snprintf(hb, sizeof hb,
+             "{\"clientID\":\"c9\",\"consumerDataSet\":[{\"consumeFromWhere\":\"CONSUME_FROM_LAST_OFFSET\","
+             "\"consumeType\":\"CONSUME_PASSIVELY\",\"groupName\":\"ReloadGroup\",\"messageModel\":\"CLUSTERING\","
+             "\"subscriptionDataSet\":[{\"classFilterMode\":false,\"codeSet\":[],\"expressionType\":\"SQL92\","
+             "\"subString\":\"b = 'kept'\",\"subVersion\":1700000000009,\"tagsSet\":[],\"topic\":\"FltTopic\"}],"
+             "\"unitMode\":false}],\"producerDataSet\":[]}");
+    rmq_cmd *r = call_fd(f, fd, 34, NULL, hb);
+    assert_non_null(r);
+    assert_int_equal(r->code, 0);
+    rmq_cmd_free(r);
+    char name[128], id[32];
+    int fs = register_filter_server(f, "127.0.0.1:45009", name, sizeof name, id, sizeof id);
+    char out[8192];
+    assert_int_equal(ctl(f, out, sizeof out, (const char *const[]){"consumer-filter", NULL}), 0);
+    assert_non_null(strstr(out, "\"expression\": \"b = 'kept'\""));
+    assert_non_null(strstr(out, "\"dead\": false"));
+
+    assert_int_equal(ctl(f, out, sizeof out, (const char *const[]){"reload", "filter", NULL}), 0);
+
+    /* handed over, not reloaded from disk (which would mark it dead) */
+    assert_int_equal(ctl(f, out, sizeof out, (const char *const[]){"consumer-filter", NULL}), 0);
+    assert_non_null(strstr(out, "\"expression\": \"b = 'kept'\""));
+    assert_non_null(strstr(out, "\"dead\": false"));
+    assert_non_null(strstr(out, "\"clientVersion\": 1700000000009"));
+    /* the registry survived with its channel: the route lists it, and
+     * closing the connection still removes it */
+    assert_true(route_lists_filter_server(f, "FltTopic", "\"127.0.0.1:45009\"", true));
+    close(fs);
+    assert_true(route_lists_filter_server(f, "FltTopic", "\"127.0.0.1:45009\"", false));
+    /* the new generation serves 301 and CHECK_CLIENT_CONFIG */
+    char body[1024];
+    r = call(f, f->broker_port, 46, NULL, check_body(body, sizeof body, "SQL92", "a >"));
+    assert_int_equal(r->code, 23);
+    rmq_cmd_free(r);
+    close(fd);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -348,6 +428,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_check_client_config_accepts_valid_and_refuses_invalid_sql92, setup, teardown),
         cmocka_unit_test_setup_teardown(test_check_client_config_without_property_filter_is_system_error, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sql92_heartbeat_becomes_consumer_filter_data_on_disk, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_expr_admin_command_evaluates_in_the_running_daemon, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_hot_reload_keeps_consumer_filter_data_and_filter_servers, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
