@@ -485,6 +485,14 @@ static int api_cmd_set_body(rmq_cmd *c, const void *data, size_t len, rmq_free_f
     return rmq_cmd_set_body(c, data, len, (rmq_body_free_fn)free_fn, free_ud);
 }
 
+static int api_cmd_set_ext_present(rmq_cmd *c)
+{
+    if (!c)
+        return RMQ_EINVAL;
+    c->has_ext = true;
+    return 0;
+}
+
 static rmq_cmd *api_cmd_new_request(int32_t code)
 {
     rmq_cmd *c = rmq_cmd_new();
@@ -731,4 +739,5 @@ void host_api_fill(rmq_host_api *a)
     a->read_file_with_backup = api_read_file_with_backup;
     a->admin_write = api_admin_write;
     a->admin_wants_json = api_admin_wants_json;
+    a->cmd_set_ext_present = api_cmd_set_ext_present;
 }

@@ -335,6 +335,10 @@ static int on_register_broker(rmq_request *req, const rmq_cmd *cmd, void *ud)
     }
     rmq_cmd *resp = ns->api->cmd_new_response(cmd, CODE_SUCCESS, NULL);
     int err = resp ? 0 : RMQ_ENOMEM;
+    /* Java builds this answer from a header object: a master's answer shows
+     * "extFields":{} (protocol.md §4.4.4). */
+    if (!err && ns->api->abi_minor >= 1 && ns->api->cmd_set_ext_present)
+        err = ns->api->cmd_set_ext_present(resp);
     if (!err && res.master_addr)
         err = ns->api->cmd_ext_set(resp, "masterAddr", res.master_addr);
     if (!err && res.ha_addr)

@@ -45,7 +45,7 @@ extern "C" {
  * entries are appended to rmq_host_api; a plugin may test api->abi_minor (or
  * api->size) before calling an entry newer than the one it was built for. */
 #define RMQ_ABI_MAJOR 1
-#define RMQ_ABI_MINOR 0
+#define RMQ_ABI_MINOR 1
 
 #if defined(__GNUC__)
 #define RMQ_EXPORT __attribute__((visibility("default")))
@@ -311,8 +311,11 @@ typedef struct rmq_host_api {
     const rmq_cmd *(*deferred_cmd)(const rmq_deferred *d);
     rmq_channel_id (*deferred_channel)(const rmq_deferred *d);
 
-    /* -- channels (any thread) -- */
+    /* -- channels -- */
+    /* "ip:port" of a channel; only on that channel's IO thread (elsewhere
+     * RMQ_EWOULDBLOCK: use the peer passed with each request and event). */
     int (*channel_peer)(rmq_plugin_ctx *ctx, rmq_channel_id ch, char *buf, size_t len);
+    /* Any thread: close the channel (CLOSE is raised as usual). */
     int (*channel_close)(rmq_plugin_ctx *ctx, rmq_channel_id ch);
 
     /* -- outgoing calls (any thread; `req` ownership always passes) -- */
@@ -349,7 +352,13 @@ typedef struct rmq_host_api {
     void (*admin_write)(rmq_admin_call *call, const char *fmt, ...) RMQ_PRINTF(2, 3);
     bool (*admin_wants_json)(const rmq_admin_call *call);
 
-    void *reserved[32]; /* grows here; never reordered */
+    /* -- ABI 1.1 -- */
+    /* Write "extFields":{} even when the command has no ext field, as Java
+     * does for answers built from a header object whose fields are all null
+     * (e.g. a master's REGISTER_BROKER answer). */
+    int (*cmd_set_ext_present)(rmq_cmd *cmd);
+
+    void *reserved[31]; /* grows here; never reordered */
 } rmq_host_api;
 
 /* ---- reaching the API from a context -------------------------------------- */

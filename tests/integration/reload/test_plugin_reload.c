@@ -139,7 +139,7 @@ static void test_refused_reloads_keep_the_old_generation_serving(void **state)
         const char *fixture;
         const char *reason;
     } cases[] = {
-        {"bad_abi.so", "plugin ABI 2.0, this host speaks 1.0"},
+        {"bad_abi.so", "was built for plugin ABI 2.0, this host speaks 1."},
         {"missing_symbol.so", "undefined symbol: rmq_reload_fixture_symbol_nobody_defines"},
         {"failing_init.so", "init failed: invalid argument"},
     };
