@@ -64,12 +64,20 @@ static int setup(void **state)
     return f ? 0 : -1;
 }
 
+/* The daemon must stop cleanly (under ASan this includes no leaks). */
 static int teardown(void **state)
 {
     fixture *f = *state;
+    int status = f->d.pid > 0 ? rmq_td_stop(&f->d) : 0;
+    if (status != 0) {
+        char cmd[400];
+        fprintf(stderr, "rmqhostd exited with %d; its log:\n", status);
+        snprintf(cmd, sizeof cmd, "tail -n 60 '%s' >&2", f->d.log_path);
+        if (system(cmd) != 0) fprintf(stderr, "(log unavailable)\n");
+    }
     rmq_td_cleanup(&f->d);
     free(f);
-    return 0;
+    return status == 0 ? 0 : -1;
 }
 
 /* namesrv on a port fixed before start (the broker needs it), broker on an
