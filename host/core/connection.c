@@ -124,7 +124,7 @@ static void on_write(uv_write_t *req, int status)
         conn_close(c, RMQ_CHANNEL_EXCEPTION);
         return;
     }
-    c->last_active_ms = host_now_ms();
+    c->last_active_ms = uv_now(&c->loop->loop);
     conn_flush(c);
     check_low_water(c);
 }
@@ -143,7 +143,7 @@ static void conn_flush(connection *c)
         return;
     }
     if (n > 0)
-        c->last_active_ms = host_now_ms();
+        c->last_active_ms = uv_now(&c->loop->loop);
     if ((size_t)n == c->out.len) {
         c->out.len = 0;
         check_low_water(c);
@@ -198,18 +198,28 @@ int conn_queue_frame(connection *c, const uint8_t *data, size_t len)
     return 0;
 }
 
+/* Most headers are small: try one encoding pass into room for a generous
+ * header plus the body, and size exactly only when that was not enough. */
+#define HEADER_GUESS 1024
+
 int conn_queue_cmd(connection *c, const rmq_cmd *cmd)
 {
     if (c->closing)
         return RMQ_ENOTCONN;
-    size_t need = rmq_cmd_encoded_size(cmd);
-    if (need == 0)
-        return RMQ_EINVAL;
-    if (byte_buf_reserve(&c->out, need) != 0)
+    size_t guess = HEADER_GUESS + cmd->body_len;
+    if (byte_buf_reserve(&c->out, guess) != 0)
         return RMQ_ENOMEM;
-    size_t n = rmq_cmd_encode(cmd, c->out.data + c->out.len, need);
-    if (n == 0)
-        return RMQ_EINVAL;
+    size_t n = rmq_cmd_encode(cmd, c->out.data + c->out.len, c->out.cap - c->out.len);
+    if (n == 0) {
+        size_t need = rmq_cmd_encoded_size(cmd);
+        if (need == 0)
+            return RMQ_EINVAL;
+        if (byte_buf_reserve(&c->out, need) != 0)
+            return RMQ_ENOMEM;
+        n = rmq_cmd_encode(cmd, c->out.data + c->out.len, need);
+        if (n == 0)
+            return RMQ_EINVAL;
+    }
     c->out.len += n;
     dirty_mark(c);
     check_high_water(c);
@@ -301,7 +311,7 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
     io_loop *l = c->loop;
     if (nread > 0) {
         c->rbuf.len += (size_t)nread;
-        c->last_active_ms = host_now_ms();
+        c->last_active_ms = uv_now(&c->loop->loop);
         conn_process_frames(c);
     } else if (nread < 0) {
         if (nread != UV_EOF && nread != UV_ECONNRESET)
@@ -325,7 +335,7 @@ static connection *conn_new(io_loop *l, server *srv)
     }
     c->tcp.data = c;
     c->id = loop_assign_slot(l, c);
-    c->last_active_ms = host_now_ms();
+    c->last_active_ms = uv_now(&c->loop->loop);
     c->next = l->conns;
     if (l->conns)
         l->conns->prev = c;
@@ -380,7 +390,7 @@ static void on_connected(uv_connect_t *req, int status)
         return;
     }
     c->connected = true;
-    c->last_active_ms = host_now_ms();
+    c->last_active_ms = uv_now(&c->loop->loop);
     uv_tcp_nodelay(&c->tcp, 1);
     resume_reading(c);
     conn_flush(c);

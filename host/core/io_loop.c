@@ -184,7 +184,8 @@ static void on_wake(uv_async_t *a)
 static void on_tick(uv_timer_t *t)
 {
     io_loop *l = t->data;
-    uint64_t now = host_now_ms();
+    /* Activity is stamped with the loop's cached clock (no syscall per read). */
+    uint64_t now = uv_now(&l->loop);
     for (connection *c = l->conns; c;) {
         connection *n = c->next;
         if (c->srv && !c->closing && now - c->last_active_ms >= (uint64_t)c->srv->idle_ms) {
