@@ -22,7 +22,7 @@ BUILD_DEBS := libuv1-dev libconfig-dev libjansson-dev libcmocka-dev zlib1g-dev l
               pkg-config cmake make gcc
 # clang catches a different set of warnings than gcc; the test target builds
 # the whole tree with it too.
-TEST_DEBS  := $(BUILD_DEBS) nodejs clang
+TEST_DEBS  := $(BUILD_DEBS) nodejs clang valgrind python3
 FUZZ_DEBS  := $(BUILD_DEBS) clang libclang-rt-14-dev
 
 # LIBDIR is pinned to lib: the install layout contract is PREFIX/lib/... and
