@@ -62,9 +62,12 @@ typedef struct rmq_filter_expr_service {
     /* Compile `expression` of `expression_type` ("TAG", "SQL92"; NULL or "" =
      * TAG as in Java). On success returns 0 and *out (caller owns, see above).
      * On failure returns RMQ_EINVAL (syntax/semantic error: err gets Java's
-     * message, *err_pos the 1-based character column of the offending token or
-     * 0 if not positional; err_pos may be NULL), RMQ_ENOENT (unknown type) or
-     * RMQ_ENOMEM. SQL92 follows the provider's settings (sql92Operators5x). */
+     * exception text, e.g. "java.lang.RuntimeException: Value ''x'' cannot be
+     * compared.", and *err_pos the 1-based position, in characters from the
+     * start of the expression, of the offending token or operator, 0 when
+     * not positional; err_pos may be NULL), RMQ_ENOENT (unknown type; err
+     * "java.lang.NullPointerException") or RMQ_ENOMEM. SQL92 follows the
+     * provider's settings (sql92Operators5x). */
     int (*compile)(void *svc_ud, const char *expression_type, const char *expression,
                    rmq_filter_expr **out, char *err, size_t errlen, int *err_pos);
 
