@@ -33,6 +33,9 @@ int rmq_cmd_ext_put_owned(rmq_cmd *cmd, char *key, char *value);
 /* Language byte for a name of `len` bytes; unknown names give OTHER. */
 int32_t rmq_language_from_name(const char *name, size_t len);
 
+/* strlen(rmq_language_name(language)), without the strlen. */
+size_t rmq_language_name_len(int32_t language);
+
 /* snprintf into errbuf when there is one; always returns -1 so callers can
  * `return rmq_codec_fail(...)`. */
 int rmq_codec_fail(char *errbuf, size_t errlen, const char *fmt, ...)

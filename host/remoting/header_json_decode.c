@@ -25,7 +25,7 @@ static int fail(json_scan *s, const char *what)
                           (size_t)(s->p - s->start), what);
 }
 
-static void skip_ws(json_scan *s)
+static inline void skip_ws(json_scan *s)
 {
     /* fastjson also treats \f and \b as whitespace */
     while (s->p < s->end) {
@@ -36,7 +36,7 @@ static void skip_ws(json_scan *s)
     }
 }
 
-static int peek(const json_scan *s)
+static inline int peek(const json_scan *s)
 {
     return s->p < s->end ? *s->p : -1;
 }
@@ -47,28 +47,50 @@ static bool is_ident(uint8_t c)
            c == '$' || c >= 0x80;
 }
 
+/* Nonzero when some byte of w equals b (exact for "any"; which byte is left
+ * to the byte loop, so the word trick is endian-neutral). */
+static inline uint64_t word_has_byte(uint64_t w, uint8_t b)
+{
+    uint64_t x = w ^ (0x0101010101010101ull * b);
+    return (x - 0x0101010101010101ull) & ~x & 0x8080808080808080ull;
+}
+
 /* Finds the closing quote of the string starting at s->p (a quote). On
  * success [*a, *b) is the raw content, *escaped says whether it holds a
- * backslash, and s->p is past the closing quote. */
+ * backslash, and s->p is past the closing quote. One pass finds both the
+ * quote and any backslash: headers rarely escape anything. */
 static int string_extent(json_scan *s, const uint8_t **a, const uint8_t **b, bool *escaped)
 {
     uint8_t q = *s->p;
     const uint8_t *start = s->p + 1;
-    /* fast path: headers rarely escape anything */
-    const uint8_t *i = memchr(start, q, (size_t)(s->end - start));
-    if (i && !memchr(start, '\\', (size_t)(i - start))) {
-        *escaped = false;
-    } else {
-        *escaped = true;
-        i = start;
-        while (i < s->end && *i != q) {
-            if (*i == '\\' && s->end - i < 2)
-                break;
-            i += (*i == '\\') ? 2 : 1;
-        }
-        if (i >= s->end || *i != q)
-            return fail(s, "unterminated string");
+    const uint8_t *end = s->end;
+    const uint8_t *i = start;
+    while (end - i >= 8) {
+        uint64_t w;
+        memcpy(&w, i, sizeof w);
+        if (word_has_byte(w, q) | word_has_byte(w, '\\'))
+            break;
+        i += 8;
     }
+    for (; i < end; i++) {
+        if (*i == q) {
+            *escaped = false;
+            goto found;
+        }
+        if (*i == '\\')
+            break;
+    }
+    /* a backslash (or no quote at all): walk escape pairs from here, as
+     * nothing before this point is a quote or a backslash */
+    *escaped = true;
+    while (i < end && *i != q) {
+        if (*i == '\\' && end - i < 2)
+            break;
+        i += (*i == '\\') ? 2 : 1;
+    }
+    if (i >= end || *i != q)
+        return fail(s, "unterminated string");
+found:
     *a = start;
     *b = i;
     s->p = i + 1;
@@ -235,9 +257,14 @@ static size_t scan_number(const uint8_t *p, const uint8_t *end)
     return (size_t)(i - p);
 }
 
-static bool literal(json_scan *s, const char *word)
+/* `word` is a string literal: its length is a compile-time constant, so the
+ * compare inlines (no strlen/memcmp calls on the hot path). */
+#define literal(s, word) literal_n((s), (word), sizeof(word) - 1)
+
+static inline bool literal_n(json_scan *s, const char *word, size_t n)
 {
-    size_t n = strlen(word);
+    if (s->p >= s->end || *s->p != (uint8_t)word[0])
+        return false;
     if ((size_t)(s->end - s->p) < n || memcmp(s->p, word, n) != 0)
         return false;
     if ((size_t)(s->end - s->p) > n && is_ident(s->p[n]))
@@ -287,8 +314,12 @@ static int key_into(json_scan *s, char *buf, size_t cap, size_t *len)
         bool escaped = false;
         if (string_extent(s, &a, &b, &escaped) != 0)
             return -1;
-        if (unescape(s, a, b, buf, cap - 1, len) != 0)
+        if (!escaped) {
+            *len = (size_t)(b - a);
+            memcpy(buf, a, *len < cap - 1 ? *len : cap - 1);
+        } else if (unescape(s, a, b, buf, cap - 1, len) != 0) {
             return -1;
+        }
     } else {
         const uint8_t *a = s->p;
         while (s->p < s->end && is_ident(*s->p))
@@ -410,8 +441,40 @@ static int skip_value(json_scan *s)
     }
 }
 
+/* The common case of an int field: a bare integer of at most 10 digits that
+ * fits int32 and is not followed by a fraction or exponent. Returns false
+ * (moving nothing) for anything else, which the general path then decides,
+ * error offsets included. */
+static inline bool plain_int(json_scan *s, int32_t *dst)
+{
+    const uint8_t *i = s->p, *end = s->end;
+    bool neg = i < end && *i == '-';
+    if (neg)
+        i++;
+    const uint8_t *digits = i;
+    int64_t v = 0;
+    while (i < end && (uint8_t)(*i - '0') <= 9 && i - digits < 11) {
+        v = v * 10 + (*i - '0');
+        i++;
+    }
+    size_t nd = (size_t)(i - digits);
+    if (nd == 0 || nd > 10)
+        return false;
+    if (i < end && (*i == '.' || *i == 'e' || *i == 'E'))
+        return false;
+    if (neg)
+        v = -v;
+    if (v > INT32_MAX || v < INT32_MIN)
+        return false;
+    *dst = (int32_t)v;
+    s->p = i;
+    return true;
+}
+
 static int int_field(json_scan *s, int32_t *dst, const char *name)
 {
+    if (plain_int(s, dst))
+        return 0;
     const uint8_t *a = NULL, *b = NULL;
     bool escaped = false;
     int c = peek(s);
@@ -461,6 +524,10 @@ static int language_field(json_scan *s)
         bool escaped = false;
         if (string_extent(s, &a, &b, &escaped) != 0)
             return -1;
+        if (!escaped) {
+            s->cmd->language = rmq_language_from_name((const char *)a, (size_t)(b - a));
+            return 0;
+        }
         char name[16];
         size_t n;
         if (unescape(s, a, b, name, sizeof name, &n) != 0)
@@ -528,25 +595,61 @@ static int ext_object(json_scan *s, size_t header_len)
     }
 }
 
-static bool key_is(const char *key, size_t len, const char *name)
+/* A top-level key. An unescaped key (the normal case) is left in the frame
+ * and *key points at it; only an escaped one is decoded into buf (cap bytes).
+ * *len is the full decoded length. */
+static int header_key(json_scan *s, char *buf, size_t cap, const char **key, size_t *len)
 {
-    return strlen(name) == len && memcmp(key, name, len) == 0;
+    int c = peek(s);
+    if (c == '"' || c == '\'') {
+        const uint8_t *a = NULL, *b = NULL;
+        bool escaped = false;
+        if (string_extent(s, &a, &b, &escaped) != 0)
+            return -1;
+        if (!escaped) {
+            *key = (const char *)a;
+            *len = (size_t)(b - a);
+        } else {
+            if (unescape(s, a, b, buf, cap, len) != 0)
+                return -1;
+            *key = buf;
+        }
+    } else {
+        const uint8_t *a = s->p;
+        while (s->p < s->end && is_ident(*s->p))
+            s->p++;
+        *len = (size_t)(s->p - a);
+        if (*len == 0)
+            return fail(s, "expected an object key");
+        *key = (const char *)a;
+    }
+    skip_ws(s);
+    if (peek(s) != ':')
+        return fail(s, "expected ':' after key");
+    s->p++;
+    skip_ws(s);
+    return 0;
 }
 
+/* n is a constant at every call, so memcmp becomes one or two loads. */
+#define KEY_IS(key, name) (memcmp((key), (name), sizeof(name) - 1) == 0)
+
+/* klen has already been checked by the switch: keys are told apart by
+ * length, then by their first byte. */
 static int header_member(json_scan *s, const char *key, size_t klen, size_t header_len)
 {
     rmq_cmd *cmd = s->cmd;
     switch (klen) {
     case 4:
-        if (key_is(key, klen, "code"))
+        if (key[0] == 'c' && KEY_IS(key, "code"))
             return int_field(s, &cmd->code, "code is not a 32-bit integer");
-        if (key_is(key, klen, "flag"))
+        if (key[0] == 'f' && KEY_IS(key, "flag"))
             return int_field(s, &cmd->flag, "flag is not a 32-bit integer");
         break;
     case 6:
-        if (key_is(key, klen, "opaque"))
+        if (key[0] == 'o' && KEY_IS(key, "opaque"))
             return int_field(s, &cmd->opaque, "opaque is not a 32-bit integer");
-        if (key_is(key, klen, "remark")) {
+        if (key[0] == 'r' && KEY_IS(key, "remark")) {
             int c = peek(s);
             if (c == '{' || c == '[')
                 return fail(s, "remark is an object or array");
@@ -554,15 +657,15 @@ static int header_member(json_scan *s, const char *key, size_t klen, size_t head
         }
         break;
     case 7:
-        if (key_is(key, klen, "version"))
+        if (KEY_IS(key, "version"))
             return int_field(s, &cmd->version, "version is not a 32-bit integer");
         break;
     case 8:
-        if (key_is(key, klen, "language"))
+        if (KEY_IS(key, "language"))
             return language_field(s);
         break;
     case 9:
-        if (key_is(key, klen, "extFields"))
+        if (KEY_IS(key, "extFields"))
             return ext_object(s, header_len);
         break;
     default: break;
@@ -583,11 +686,14 @@ int rmq_header_json_decode(rmq_cmd *cmd, const uint8_t *hdr, size_t len, char *e
         s.p++;
     } else {
         for (;;) {
-            char key[32];
+            /* no header key is longer than 9: a longer escaped key need not
+             * be kept whole, it only has to match nothing */
+            char buf[32];
+            const char *key;
             size_t klen;
-            if (key_into(&s, key, sizeof key, &klen) != 0)
+            if (header_key(&s, buf, sizeof buf - 1, &key, &klen) != 0)
                 return -1;
-            if (header_member(&s, key, klen < sizeof key ? klen : 0, len) != 0)
+            if (header_member(&s, key, klen < sizeof buf ? klen : 0, len) != 0)
                 return -1;
             skip_ws(&s);
             int c = peek(&s);
