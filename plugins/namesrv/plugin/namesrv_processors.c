@@ -212,7 +212,15 @@ static int on_get_kv(rmq_request *req, const rmq_cmd *cmd, void *ud)
         char remark[1024];
         snprintf(remark, sizeof(remark), "No config item, Namespace: %s Key: %s",
                  nsname ? nsname : "null", key ? key : "null");
-        return answer(ns, req, cmd, CODE_QUERY_NOT_FOUND, remark, NULL, 0);
+        if (is_oneway(ns, cmd))
+            return RMQ_OK;
+        rmq_cmd *nf = ns->api->cmd_new_response(cmd, CODE_QUERY_NOT_FOUND, remark);
+        if (!nf)
+            return RMQ_ENOMEM;
+        /* Java answers from a GetKVConfigResponseHeader: "extFields":{}. */
+        if (ns->api->abi_minor >= 1 && ns->api->cmd_set_ext_present)
+            ns->api->cmd_set_ext_present(nf);
+        return ns->api->reply(req, nf);
     }
     rmq_cmd *resp = ns->api->cmd_new_response(cmd, CODE_SUCCESS, NULL);
     if (!resp || ns->api->cmd_ext_set(resp, "value", value) != 0) {
