@@ -136,16 +136,14 @@ static bool eval(const eval_ctx *c, uint32_t i, sql92_value *out)
         if (l.type == V_STRING && r.type == V_STRING) {
             /* two strings compare as Double.valueOf numbers */
             double a, b;
-            char why[200];
-            if (!java_parse_double(l.u.s.p, l.u.s.n, &a)) {
-                snprintf(why, sizeof why, "java.lang.NumberFormatException: For input string: \"%.*s\"",
-                         (int)(l.u.s.n > 120 ? 120 : l.u.s.n), l.u.s.p);
-                return error(c, why);
-            }
-            if (!java_parse_double(r.u.s.p, r.u.s.n, &b)) {
-                snprintf(why, sizeof why, "java.lang.NumberFormatException: For input string: \"%.*s\"",
-                         (int)(r.u.s.n > 120 ? 120 : r.u.s.n), r.u.s.p);
-                return error(c, why);
+            if (!java_parse_double(l.u.s.p, l.u.s.n, &a) || !java_parse_double(r.u.s.p, r.u.s.n, &b)) {
+                if (c->err && c->errlen)
+                    snprintf(c->err, c->errlen,
+                             "java.lang.RuntimeException: It's illegal to compare string by '>=', '>', "
+                             "'<', '<='. lv=%.*s, rv=%.*s",
+                             (int)(l.u.s.n > 100 ? 100 : l.u.s.n), l.u.s.p,
+                             (int)(r.u.s.n > 100 ? 100 : r.u.s.n), r.u.s.p);
+                return false;
             }
             cmp = java_double_compare(a, b);
         } else if (!sql92_compare(&l, &r, &cmp, c->err, c->errlen)) {

@@ -166,11 +166,12 @@ static size_t number_len(const sql92_lexer *lx, sql92_tok *kind)
     const char *s = lx->src;
     size_t best = 0;
     if (i < n && is_digit((unsigned char)s[i])) {
-        /* DECIMAL: "0" or [1-9][0-9]*, optional l/L */
+        /* DECIMAL: "0" | [1-9][0-9]*[lL]? — the suffix never follows a lone 0 */
         size_t j = i + 1;
-        if (s[i] != '0')
+        if (s[i] != '0') {
             while (j < n && is_digit((unsigned char)s[j])) j++;
-        if (j < n && (s[j] == 'l' || s[j] == 'L')) j++;
+            if (j < n && (s[j] == 'l' || s[j] == 'L')) j++;
+        }
         best = j - i;
         *kind = T_DECIMAL;
         /* FLOAT: [0-9]+ '.' [0-9]* exp? | [0-9]+ exp */

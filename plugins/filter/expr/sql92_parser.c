@@ -333,14 +333,15 @@ static uint32_t create_between(parser *p, uint32_t v, uint32_t lo, uint32_t hi, 
             fail(p, pos, RUNTIME_EXC "Illegal values of between, values can not be null!");
             return NO_NODE;
         }
+        /* Java compares high against low (so conversions go that way round) */
         sql92_value a = const_value(p, lo), b = const_value(p, hi);
         int c = 0;
         char why[200];
-        if (!sql92_compare(&a, &b, &c, why, sizeof why)) {
+        if (!sql92_compare(&b, &a, &c, why, sizeof why)) {
             fail(p, pos, "%s", why);
             return NO_NODE;
         }
-        if (c > 0) {
+        if (c < 0) {
             char ls[120], rs[120];
             value_text(p, lo, ls, sizeof ls);
             value_text(p, hi, rs, sizeof rs);

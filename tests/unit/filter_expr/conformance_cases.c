@@ -126,6 +126,9 @@ const conformance_case conformance_cases[] = {
     SQL(MB, "a = 007", P("a", "7"), R_F),
     SQL(MB, "a = 0", P("a", "0"), R_T),
     SQL(MB, "a = 00.5", P("a", "0.5"), R_T),
+    SQL(MB, "0L = a", P("a", "0"), R_CE),       /* "0" then trailing ID "L": selector is 0 */
+    SQL(MB, "a = 0L", P("a", "0"), R_T),
+    SQL(MB, "a = 10L", P("a", "10"), R_T),
 
     /* ---- §6.5.2 / §6.5.7 #3–#4: trailing input after a complete selector ---- */
     SQL(MB, "a = 'x' b", P("a", "x"), R_T),
