@@ -223,7 +223,7 @@ static size_t to_string(parser *p, uint32_t i, char *buf, size_t len)
         switch (n->kind) {
         case FX_AND: sym = "AND"; break;
         case FX_OR: sym = "OR"; break;
-        case FX_EQ: sym = "="; break;
+        case FX_EQ: sym = "=="; break; /* Java's doCreateEqual symbol */
         case FX_GT: sym = ">"; break;
         case FX_GE: sym = ">="; break;
         case FX_LT: sym = "<"; break;
