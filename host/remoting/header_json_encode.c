@@ -9,23 +9,55 @@
 
 static const char hex_upper[] = "0123456789ABCDEF";
 
-static void put_lit(rmq_out *o, const char *s)
+/* `s` is a string literal: a constant length lets the copy inline. */
+#define put_lit(o, s) rmq_out_bytes((o), (s), sizeof(s) - 1)
+
+static const char digit_pairs[] = "00010203040506070809"
+                                  "10111213141516171819"
+                                  "20212223242526272829"
+                                  "30313233343536373839"
+                                  "40414243444546474849"
+                                  "50515253545556575859"
+                                  "60616263646566676869"
+                                  "70717273747576777879"
+                                  "80818283848586878889"
+                                  "90919293949596979899";
+
+static size_t decimal_digits(uint32_t u)
 {
-    rmq_out_bytes(o, s, strlen(s));
+    size_t n = 1;
+    while (u >= 10000) {
+        u /= 10000;
+        n += 4;
+    }
+    return n + (u >= 10) + (u >= 100) + (u >= 1000);
 }
 
+/* Two digits per division; the counting sink only needs the width. */
 static void put_int(rmq_out *o, int32_t v)
 {
-    char tmp[12];
-    int n = 0;
     uint32_t u = v < 0 ? 0u - (uint32_t)v : (uint32_t)v;
-    do {
-        tmp[sizeof tmp - 1 - n++] = (char)('0' + u % 10);
-        u /= 10;
-    } while (u);
+    if (!o->buf) {
+        o->len += decimal_digits(u) + (v < 0);
+        return;
+    }
+    char tmp[11];
+    char *p = tmp + sizeof tmp;
+    while (u >= 100) {
+        uint32_t r = u % 100;
+        u /= 100;
+        p -= 2;
+        memcpy(p, digit_pairs + 2 * r, 2);
+    }
+    if (u >= 10) {
+        p -= 2;
+        memcpy(p, digit_pairs + 2 * u, 2);
+    } else {
+        *--p = (char)('0' + u);
+    }
     if (v < 0)
-        tmp[sizeof tmp - 1 - n++] = '-';
-    rmq_out_bytes(o, tmp + sizeof tmp - n, (size_t)n);
+        *--p = '-';
+    rmq_out_bytes(o, p, (size_t)(tmp + sizeof tmp - p));
 }
 
 static void put_u_escape(rmq_out *o, uint32_t unit)
@@ -43,6 +75,14 @@ static void put_u_escape(rmq_out *o, uint32_t unit)
  * \f \r by letter, the rest as \u00XX), U+007F..U+009F and U+2028 as \uXXXX
  * with uppercase hex; '/' and other non-ASCII text stay raw. The input is
  * UTF-8, so U+0080..U+009F arrive as C2 80..C2 9F and U+2028 as E2 80 A8. */
+/* 1 for the bytes that may need escaping (see put_string), NUL included:
+ * one table load per byte instead of a chain of compares. */
+#define ONES16 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1
+static const uint8_t maybe_special[256] = {
+    ONES16, ONES16, ['"'] = 1, ['\\'] = 1, [0x7F] = 1, [0xC2] = 1, [0xE2] = 1,
+};
+#undef ONES16
+
 static void put_string(rmq_out *o, const char *str)
 {
     const uint8_t *s = (const uint8_t *)str;
@@ -50,8 +90,9 @@ static void put_string(rmq_out *o, const char *str)
     const uint8_t *run = s;
     for (;; s++) {
         uint8_t c = *s;
-        bool special = c < 0x20 || c == '"' || c == '\\' || c == 0x7F ||
-                       (c == 0xC2 && s[1] >= 0x80 && s[1] <= 0x9F) ||
+        if (!maybe_special[c])
+            continue;
+        bool special = (c != 0xC2 && c != 0xE2) || (c == 0xC2 && s[1] >= 0x80 && s[1] <= 0x9F) ||
                        (c == 0xE2 && s[1] == 0x80 && s[2] == 0xA8);
         if (!special)
             continue;
@@ -104,7 +145,7 @@ void rmq_header_json_encode(const rmq_cmd *cmd, rmq_out *o)
     put_lit(o, ",\"flag\":");
     put_int(o, cmd->flag);
     put_lit(o, ",\"language\":\"");
-    put_lit(o, rmq_language_name(cmd->language));
+    rmq_out_bytes(o, rmq_language_name(cmd->language), rmq_language_name_len(cmd->language));
     put_lit(o, "\",\"opaque\":");
     put_int(o, cmd->opaque);
     if (cmd->remark) {

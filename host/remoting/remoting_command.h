@@ -134,6 +134,13 @@ size_t rmq_cmd_encoded_size(const rmq_cmd *cmd);
 size_t rmq_cmd_encode_header(const rmq_cmd *cmd, uint8_t *out, size_t out_cap);
 /* Whole frame (header + body) into out; returns bytes written or 0. */
 size_t rmq_cmd_encode(const rmq_cmd *cmd, uint8_t *out, size_t out_cap);
+/* A cheap upper bound of rmq_cmd_encoded_size() (strlen of each string, no
+ * escaping scan), so a caller can reserve once and encode in one pass:
+ * rmq_cmd_encode() into a buffer of this many bytes succeeds whenever the
+ * command is encodable at all. May exceed the exact size by up to 6x the
+ * string bytes plus a few hundred; 0 when the command surely cannot be
+ * encoded (NULL, unknown serialize type, body too long for the frame). */
+size_t rmq_cmd_encoded_size_bound(const rmq_cmd *cmd);
 
 /* Language name for a byte value ("JAVA", "CPP", ... or "OTHER"). */
 const char *rmq_language_name(int32_t language);

@@ -80,7 +80,6 @@ static int bench_encode_request(bench_ctx *ctx)
     return encode_sized(ctx, ctx->request);
 }
 
-#ifdef RMQ_HAVE_ENCODED_SIZE_BOUND
 /* The one-pass path: a cheap bound, then encode into that room. */
 static int encode_bounded(bench_ctx *ctx, const rmq_cmd *cmd)
 {
@@ -101,7 +100,6 @@ static int bench_encode_request_bound(bench_ctx *ctx)
 {
     return encode_bounded(ctx, ctx->request);
 }
-#endif
 
 static int run(bench_ctx *ctx, const char *name, bench_fn fn, long iters)
 {
@@ -166,10 +164,8 @@ int main(int argc, char **argv)
     rc |= run(&ctx, "decode 105 request", bench_decode, iters);
     rc |= run(&ctx, "size+encode response(300B)", bench_encode_response, iters);
     rc |= run(&ctx, "size+encode request", bench_encode_request, iters);
-#ifdef RMQ_HAVE_ENCODED_SIZE_BOUND
     rc |= run(&ctx, "bound+encode response(300B)", bench_encode_response_bound, iters);
     rc |= run(&ctx, "bound+encode request", bench_encode_request_bound, iters);
-#endif
     printf("sink %" PRIu64 "\n", ctx.sink);
     rmq_cmd_free(ctx.request);
     rmq_cmd_free(ctx.response);
