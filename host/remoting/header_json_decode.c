@@ -27,10 +27,12 @@ static int fail(json_scan *s, const char *what)
 
 static inline void skip_ws(json_scan *s)
 {
-    /* fastjson also treats \f and \b as whitespace */
+    /* fastjson also treats \f and \b as whitespace; all six are <= ' ', so
+     * one compare settles the compact headers real clients send */
     while (s->p < s->end) {
         uint8_t c = *s->p;
-        if (c != ' ' && c != '\t' && c != '\n' && c != '\r' && c != '\f' && c != '\b')
+        if (c > ' ' ||
+            (c != ' ' && c != '\t' && c != '\n' && c != '\r' && c != '\f' && c != '\b'))
             return;
         s->p++;
     }
@@ -68,8 +70,14 @@ static int string_extent(json_scan *s, const uint8_t **a, const uint8_t **b, boo
     while (end - i >= 8) {
         uint64_t w;
         memcpy(&w, i, sizeof w);
-        if (word_has_byte(w, q) | word_has_byte(w, '\\'))
+        uint64_t hit = word_has_byte(w, q) | word_has_byte(w, '\\');
+        if (hit) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+            /* the lowest flagged byte is always a true match */
+            i += (unsigned)__builtin_ctzll(hit) / 8;
+#endif
             break;
+        }
         i += 8;
     }
     for (; i < end; i++) {
@@ -689,8 +697,8 @@ int rmq_header_json_decode(rmq_cmd *cmd, const uint8_t *hdr, size_t len, char *e
             /* no header key is longer than 9: a longer escaped key need not
              * be kept whole, it only has to match nothing */
             char buf[32];
-            const char *key;
-            size_t klen;
+            const char *key = buf;
+            size_t klen = 0;
             if (header_key(&s, buf, sizeof buf - 1, &key, &klen) != 0)
                 return -1;
             if (header_member(&s, key, klen < sizeof buf ? klen : 0, len) != 0)

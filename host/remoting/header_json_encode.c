@@ -41,8 +41,12 @@ static void put_int(rmq_out *o, int32_t v)
         o->len += decimal_digits(u) + (v < 0);
         return;
     }
+    /* with room for the widest value, digits go straight into the output */
     char tmp[11];
-    char *p = tmp + sizeof tmp;
+    bool direct = !o->failed && o->cap - o->len >= sizeof tmp;
+    size_t width = direct ? decimal_digits(u) + (v < 0) : sizeof tmp;
+    char *base = direct ? (char *)o->buf + o->len : tmp;
+    char *p = base + width;
     while (u >= 100) {
         uint32_t r = u % 100;
         u /= 100;
@@ -57,7 +61,10 @@ static void put_int(rmq_out *o, int32_t v)
     }
     if (v < 0)
         *--p = '-';
-    rmq_out_bytes(o, p, (size_t)(tmp + sizeof tmp - p));
+    if (direct)
+        o->len += width;
+    else
+        rmq_out_bytes(o, p, (size_t)(tmp + sizeof tmp - p));
 }
 
 static void put_u_escape(rmq_out *o, uint32_t unit)

@@ -21,6 +21,7 @@ typedef struct bench_ctx {
     uint8_t *out;
     size_t out_cap;
     uint64_t sink; /* keeps the compiler from dropping the work */
+    const char *only; /* run only cases whose name contains this */
 } bench_ctx;
 
 typedef int (*bench_fn)(bench_ctx *ctx);
@@ -103,6 +104,8 @@ static int bench_encode_request_bound(bench_ctx *ctx)
 
 static int run(bench_ctx *ctx, const char *name, bench_fn fn, long iters)
 {
+    if (ctx->only && !strstr(name, ctx->only))
+        return 0;
     for (long i = 0; i < iters / 20 + 1; i++) /* warm caches and branch predictors */
         if (fn(ctx) != 0) {
             fprintf(stderr, "%s: operation failed\n", name);
@@ -128,19 +131,23 @@ int main(int argc, char **argv)
 {
     long iters = 2000000;
     const char *vector = RMQ_BENCH_VECTORS_DIR "/105-get-routeinfo.req.bin";
+    const char *only = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--iterations") == 0 && i + 1 < argc)
             iters = strtol(argv[++i], NULL, 10);
         else if (strcmp(argv[i], "--vector") == 0 && i + 1 < argc)
             vector = argv[++i];
+        else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc)
+            only = argv[++i];
         else {
-            fprintf(stderr, "usage: %s [--iterations N] [--vector FILE]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--iterations N] [--vector FILE] [--only NAME-PART]\n", argv[0]);
             return 2;
         }
     }
     if (iters <= 0)
         iters = 1;
     bench_ctx ctx = {0};
+    ctx.only = only;
     if (load_file(vector, &ctx.frame, &ctx.frame_len) != 0) {
         fprintf(stderr, "cannot read %s\n", vector);
         return 1;
