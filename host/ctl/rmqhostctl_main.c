@@ -69,11 +69,17 @@ int main(int argc, char **argv)
     json_t *req = json_object();
     json_t *args = json_array();
     json_object_set_new(req, "cmd", json_string(argv[i]));
+    /* `--json` is ours anywhere before a `--`; after it every word belongs to
+     * the command (`rmqhostctl expr -- --json` evaluates "--json"). */
+    bool literal = false;
     for (int k = i + 1; k < argc; k++) {
-        if (strcmp(argv[k], "--json") == 0)
+        if (!literal && strcmp(argv[k], "--json") == 0) {
             json = true;
-        else
-            json_array_append_new(args, json_string(argv[k]));
+            continue;
+        }
+        if (strcmp(argv[k], "--") == 0)
+            literal = true;
+        json_array_append_new(args, json_string(argv[k]));
     }
     json_object_set_new(req, "args", args);
     json_object_set_new(req, "json", json_boolean(json));
