@@ -198,28 +198,19 @@ int conn_queue_frame(connection *c, const uint8_t *data, size_t len)
     return 0;
 }
 
-/* Most headers are small: try one encoding pass into room for a generous
- * header plus the body, and size exactly only when that was not enough. */
-#define HEADER_GUESS 1024
-
 int conn_queue_cmd(connection *c, const rmq_cmd *cmd)
 {
     if (c->closing)
         return RMQ_ENOTCONN;
-    size_t guess = HEADER_GUESS + cmd->body_len;
-    if (byte_buf_reserve(&c->out, guess) != 0)
+    /* One encoding pass into room for the cheap upper bound. */
+    size_t bound = rmq_cmd_encoded_size_bound(cmd);
+    if (bound == 0)
+        return RMQ_EINVAL;
+    if (byte_buf_reserve(&c->out, bound) != 0)
         return RMQ_ENOMEM;
-    size_t n = rmq_cmd_encode(cmd, c->out.data + c->out.len, c->out.cap - c->out.len);
-    if (n == 0) {
-        size_t need = rmq_cmd_encoded_size(cmd);
-        if (need == 0)
-            return RMQ_EINVAL;
-        if (byte_buf_reserve(&c->out, need) != 0)
-            return RMQ_ENOMEM;
-        n = rmq_cmd_encode(cmd, c->out.data + c->out.len, need);
-        if (n == 0)
-            return RMQ_EINVAL;
-    }
+    size_t n = rmq_cmd_encode(cmd, c->out.data + c->out.len, bound);
+    if (n == 0)
+        return RMQ_EINVAL;
     c->out.len += n;
     dirty_mark(c);
     check_high_water(c);

@@ -60,7 +60,7 @@ void request_send_response(rmq_request *req, rmq_cmd *resp)
         rmq_cmd_free(resp);
         return;
     }
-    size_t need = rmq_cmd_encoded_size(resp);
+    size_t need = rmq_cmd_encoded_size_bound(resp);
     uint8_t *frame = need ? malloc(need) : NULL;
     size_t n = frame ? rmq_cmd_encode(resp, frame, need) : 0;
     rmq_cmd_free(resp);

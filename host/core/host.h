@@ -507,10 +507,14 @@ int host_start(rmq_host *h, char *err, size_t errlen);
 void host_shutdown(rmq_host *h);
 void host_destroy(rmq_host *h);
 server *host_server(rmq_host *h, const char *name);
+/* state_dir/listen.addrs: "NAME HOST:PORT" per listening server (tests, scripts). */
+int host_write_listen_addrs(rmq_host *h);
 
 /* state_dir.c */
 int state_dir_prepare(rmq_host *h, char *err, size_t errlen);
 int atomic_file_write(const char *path, const void *data, size_t len);
+/* Copy src to dst (created with mode); 0 or -errno (-ENOENT: no src). */
+int file_copy(const char *src, const char *dst, int mode, bool sync);
 int file_read_with_backup(const char *path, bool (*valid)(const char *, size_t, void *),
                           void *ud, char **data, size_t *len, bool *used_backup);
 

@@ -91,7 +91,7 @@ static int add_live(rmq_host *h, plugin_inst *p)
     return 0;
 }
 
-static int write_listen_addrs(rmq_host *h)
+int host_write_listen_addrs(rmq_host *h)
 {
     char buf[4096];
     size_t n = 0;
@@ -232,7 +232,7 @@ int host_start(rmq_host *h, char *err, size_t errlen)
         HLOG_INFO(h, "server %s listening on %s:%d", s->name, s->bound_host, s->bound_port);
     }
     h->started = true;
-    if (write_listen_addrs(h) != 0)
+    if (host_write_listen_addrs(h) != 0)
         HLOG_WARN(h, "cannot write %s/listen.addrs", h->conf.state_dir);
     return 0;
 fail:

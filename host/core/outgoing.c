@@ -169,7 +169,7 @@ static int post_invoke(plugin_inst *p, rmq_channel_id ch, const char *addr, rmq_
     }
     req->opaque = atomic_fetch_add(&h->next_opaque, 1);
     req->flag = kind == CALL_ONEWAY ? RMQ_FLAG_ONEWAY : 0;
-    size_t need = rmq_cmd_encoded_size(req);
+    size_t need = rmq_cmd_encoded_size_bound(req);
     uint8_t *frame = need ? malloc(need) : NULL;
     size_t n = frame ? rmq_cmd_encode(req, frame, need) : 0;
     int32_t opaque = req->opaque;

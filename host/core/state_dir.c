@@ -77,12 +77,12 @@ static int fsync_dir_of(const char *path)
     return rc;
 }
 
-static int copy_to(const char *src, const char *dst)
+int file_copy(const char *src, const char *dst, int mode, bool sync)
 {
     int in = open(src, O_RDONLY | O_CLOEXEC);
     if (in < 0)
-        return errno == ENOENT ? 0 : -errno;
-    int out = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        return -errno;
+    int out = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
     if (out < 0) {
         int e = -errno;
         close(in);
@@ -91,7 +91,11 @@ static int copy_to(const char *src, const char *dst)
     char buf[65536];
     ssize_t r;
     int rc = 0;
-    while (rc == 0 && (r = read(in, buf, sizeof(buf))) > 0)
+    while (rc == 0 && (r = read(in, buf, sizeof(buf))) != 0) {
+        if (r < 0) {
+            rc = -errno;
+            break;
+        }
         for (ssize_t off = 0; off < r && rc == 0;) {
             ssize_t w = write(out, buf + off, (size_t)(r - off));
             if (w < 0)
@@ -99,10 +103,12 @@ static int copy_to(const char *src, const char *dst)
             else
                 off += w;
         }
-    if (rc == 0 && fsync(out) != 0)
+    }
+    if (rc == 0 && sync && fsync(out) != 0)
         rc = -errno;
     close(in);
-    close(out);
+    if (close(out) != 0 && rc == 0)
+        rc = -errno;
     return rc;
 }
 
@@ -138,7 +144,7 @@ int atomic_file_write(const char *path, const void *data, size_t len)
     }
     close(fd);
     /* The previous version stays readable as .bak if the new one is lost. */
-    if ((rc = copy_to(path, bak)) != 0)
+    if ((rc = file_copy(path, bak, 0644, true)) != 0 && rc != -ENOENT)
         return rc;
     if (rename(tmp, path) != 0) {
         rc = -errno;

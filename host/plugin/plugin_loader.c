@@ -50,39 +50,6 @@ static int resolve_path(rmq_host *h, const plugin_conf *pc, char *out, size_t ca
     return -1;
 }
 
-static int copy_file(const char *src, const char *dst)
-{
-    int in = open(src, O_RDONLY | O_CLOEXEC);
-    if (in < 0)
-        return -errno;
-    int out = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0700);
-    if (out < 0) {
-        int e = -errno;
-        close(in);
-        return e;
-    }
-    char buf[65536];
-    ssize_t r;
-    int rc = 0;
-    while ((r = read(in, buf, sizeof(buf))) > 0) {
-        for (ssize_t off = 0; off < r;) {
-            ssize_t w = write(out, buf + off, (size_t)(r - off));
-            if (w < 0) {
-                rc = -errno;
-                goto done;
-            }
-            off += w;
-        }
-    }
-    if (r < 0)
-        rc = -errno;
-done:
-    close(in);
-    if (close(out) != 0 && rc == 0)
-        rc = -errno;
-    return rc;
-}
-
 const char *plugin_setting_value(plugin_inst *p, const char *name)
 {
     for (size_t i = 0; i < p->nsettings; i++)
@@ -281,7 +248,7 @@ plugin_inst *plugin_load(rmq_host *h, const plugin_conf *pc, uint32_t generation
         mkdir(dir, 0700);
         snprintf(p->so_copy, sizeof(p->so_copy), "%s/%s.%u.%ld.so", dir, pc->name, generation,
                  (long)getpid());
-        int rc = copy_file(p->so_path, p->so_copy);
+        int rc = file_copy(p->so_path, p->so_copy, 0700, false);
         if (rc != 0) {
             snprintf(err, errlen, "%s:%d: plugin '%s': cannot copy %s to %s: %s", pc->file,
                      pc->line, pc->name, p->so_path, p->so_copy, strerror(-rc));

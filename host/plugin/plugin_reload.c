@@ -265,26 +265,6 @@ int plugin_reload(rmq_host *h, plugin_retired *r, const char *name, const plugin
     return 0;
 }
 
-int plugin_write_listen_addrs(rmq_host *h)
-{
-    char buf[4096];
-    size_t n = 0;
-    for (size_t i = 0; i < h->nservers; i++) {
-        server *s = &h->servers[i];
-        if (!s->listening)
-            continue;
-        bool v6 = strchr(s->bound_host, ':') != NULL;
-        int w = snprintf(buf + n, sizeof(buf) - n, "%s %s%s%s:%d\n", s->name, v6 ? "[" : "",
-                         s->bound_host, v6 ? "]" : "", s->bound_port);
-        if (w < 0 || (size_t)w >= sizeof(buf) - n)
-            break;
-        n += (size_t)w;
-    }
-    char path[CONF_PATH_MAX + 32];
-    snprintf(path, sizeof(path), "%s/listen.addrs", h->conf.state_dir);
-    return atomic_file_write(path, buf, n);
-}
-
 static void unbind_server(server *s)
 {
     event_thread_stop(&s->events);
@@ -358,7 +338,7 @@ int plugin_start(rmq_host *h, const plugin_conf *pc, char *msg, size_t msglen)
     if (bound_now) {
         s->needed = true;
         server_start_accepting(h, s);
-        if (plugin_write_listen_addrs(h) != 0)
+        if (host_write_listen_addrs(h) != 0)
             HLOG_WARN(h, "cannot rewrite %s/listen.addrs", h->conf.state_dir);
     }
     if (s)

@@ -43,7 +43,5 @@ size_t plugin_retired_sweep(rmq_host *h, plugin_retired *r, char *why, size_t wh
 /* Shutdown: wait for and unload every retired generation. */
 void plugin_retired_drain(rmq_host *h, plugin_retired *r);
 
-/* Rewrite state/listen.addrs from the servers that listen now. */
-int plugin_write_listen_addrs(rmq_host *h);
 
 #endif

@@ -92,6 +92,10 @@ static bool call_ok(int fd, int code, int opaque, const char *const *kv, const c
     rmq_cmd *resp = rmq_tc_call(fd, req, 10000);
     rmq_cmd_free(req);
     bool ok = resp && resp->code == 0 && resp->opaque == opaque;
+    if (!ok)
+        fprintf(stderr, "code %d opaque %d: %s (code %d, opaque %d, remark %s)\n", code, opaque,
+                resp ? "bad answer" : "no answer", resp ? resp->code : -1,
+                resp ? resp->opaque : -1, resp && resp->remark ? resp->remark : "-");
     if (resp_out)
         *resp_out = resp;
     else
@@ -241,6 +245,8 @@ static bool route_has_all_brokers(int fd, int opaque)
             snprintf(needle, sizeof(needle), "\"rb%d\"", i);
             ok = strstr(body, needle) != NULL;
         }
+        if (!ok)
+            fprintf(stderr, "route opaque %d lacks a broker: %s\n", opaque, body);
         free(body);
     }
     rmq_cmd_free(resp);
@@ -260,6 +266,7 @@ static bool kv_intact(int fd, int opaque)
 
 typedef struct loader {
     pthread_t thread;
+    int fd;
     int port, index;
     atomic_bool *stop;
     long sent, answered_ok;
@@ -293,7 +300,10 @@ static void *load_main(void *arg)
             snprintf(l->first_failure, sizeof(l->first_failure), "op %d (code %d) failed", op,
                      op % 2 == 0 ? 105 : 103);
     }
-    close(fd);
+    /* Closed by the test once every loader stopped: a closed connection
+     * removes the broker registered on it, which the other loaders' last
+     * route checks would see missing. */
+    l->fd = fd;
     return NULL;
 }
 
@@ -362,6 +372,9 @@ static void test_twenty_reloads_of_namesrv_under_load_lose_nothing(void **state)
         if (loaders[i].first_failure[0])
             fprintf(stderr, "loader %d: %s\n", i, loaders[i].first_failure);
     }
+    for (int i = 0; i < LOADERS; i++)
+        if (loaders[i].fd > 0)
+            close(loaders[i].fd);
     fprintf(stderr,
             "reload under load: %d reloads, %ld requests sent, %ld answered with success; "
             "longest request round trip %.3f ms; longest hold inside a reload %llu us\n",
