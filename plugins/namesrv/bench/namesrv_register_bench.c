@@ -156,9 +156,16 @@ static void bench_size(int ntopics)
     free(body_b);
 }
 
-int main(void)
+/* No argument: both sizes and RSS. One argument N: only N topics (for
+ * profiling under callgrind/perf). */
+int main(int argc, char **argv)
 {
     rcu_register_thread();
+    if (argc > 1) {
+        bench_size(atoi(argv[1]));
+        rcu_unregister_thread();
+        return 0;
+    }
     long rss0 = rss_kb();
     bench_size(1000);
     bench_size(10000);

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "route_encoder.h"
+#include "route_assembler.h"
 
 int namesrv_core_init(namesrv_core *core, namesrv_config *cfg)
 {
@@ -17,8 +17,6 @@ int namesrv_core_init(namesrv_core *core, namesrv_config *cfg)
     memset(cfg, 0, sizeof(*cfg));
     route_table_init(&core->routes, core->cfg.broker_channel_expired_ms);
     kv_store_init(&core->kv);
-    tb_init(&core->scratch_native);
-    tb_init(&core->scratch_std);
     if (route_cache_init(&core->cache) != 0) {
         route_table_destroy(&core->routes);
         pthread_mutex_destroy(&core->lock);
@@ -33,8 +31,6 @@ void namesrv_core_destroy(namesrv_core *core)
     route_table_destroy(&core->routes);
     kv_store_destroy(&core->kv);
     namesrv_config_free(&core->cfg);
-    tb_free(&core->scratch_native);
-    tb_free(&core->scratch_std);
     pthread_mutex_destroy(&core->lock);
 }
 
@@ -55,27 +51,24 @@ const char *namesrv_core_order_conf(const namesrv_core *core, const char *topic)
     return kv_store_get(&core->kv, KV_NAMESPACE_ORDER_TOPIC_CONFIG, topic);
 }
 
-static int publish_one(namesrv_core *core, const char *topic, broker_fragments *frags)
+static int publish_one(namesrv_core *core, const char *topic, route_assembler *as)
 {
-    text_buf *n = &core->scratch_native, *s = &core->scratch_std;
-    n->len = 0;
-    s->len = 0;
-    const char *oc = namesrv_core_order_conf(core, topic);
-    if (!encode_topic_route_both(&core->routes, topic, oc, n, s, frags)) {
+    const topic_entry *te = route_table_topic(&core->routes, topic);
+    bool absent = true;
+    route_entry *e =
+        te ? route_assembler_build(as, te, namesrv_core_order_conf(core, topic), &absent) : NULL;
+    if (absent) {
         route_cache_remove(&core->cache, topic);
         return 0;
     }
-    if (n->oom || s->oom) {
-        tb_free(n);
-        tb_free(s);
+    if (!e)
         return -1;
-    }
-    return route_cache_put(&core->cache, topic, n->data, n->len, s->data, s->len);
+    return route_cache_publish(&core->cache, e);
 }
 
 /* Full rebuild: withdraws cached topics that no longer exist, then re-encodes
  * every topic of the table. */
-static int publish_all(namesrv_core *core, broker_fragments *frags)
+static int publish_all(namesrv_core *core, route_assembler *as)
 {
     int rc = 0;
     route_slots *sl = core->cache.table;
@@ -96,7 +89,7 @@ static int publish_all(namesrv_core *core, broker_fragments *frags)
     const char *k;
     str_map_iter_init(&it, &core->routes.topics);
     while (str_map_iter_next(&it, &k, NULL))
-        if (publish_one(core, k, frags) != 0)
+        if (publish_one(core, k, as) != 0)
             rc = -1;
     return rc;
 }
@@ -107,16 +100,16 @@ int namesrv_core_publish(namesrv_core *core)
     bool all;
     char **dirty = route_table_take_dirty(&core->routes, &n, &all);
     int rc = 0;
-    broker_fragments frags;
-    broker_fragments_init(&frags);
+    route_assembler as;
+    route_assembler_init(&as, &core->routes);
     if (all) {
-        rc = publish_all(core, &frags);
+        rc = publish_all(core, &as);
     } else {
         for (size_t i = 0; i < n; i++)
-            if (publish_one(core, dirty[i], &frags) != 0)
+            if (publish_one(core, dirty[i], &as) != 0)
                 rc = -1;
     }
-    broker_fragments_free(&frags);
+    route_assembler_free(&as);
     for (size_t i = 0; i < n; i++)
         free(dirty[i]);
     free(dirty);

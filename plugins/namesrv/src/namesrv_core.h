@@ -18,8 +18,6 @@ typedef struct namesrv_core {
     kv_store kv;
     route_cache cache; /* read lock-free by GET_ROUTEINFO_BY_TOPIC */
     namesrv_config cfg;
-    text_buf scratch_native; /* reused by publish (under lock) */
-    text_buf scratch_std;
 } namesrv_core;
 
 /* Takes ownership of *cfg (zeroed on return). 0 or -1. */

@@ -119,29 +119,33 @@ static int rehash(route_cache *c, size_t min_live)
     return 0;
 }
 
-int route_cache_put(route_cache *c, const char *topic, const char *native_body, size_t native_len,
-                    const char *std_body, size_t std_len)
+route_entry *route_entry_new(const char *topic, size_t topic_len, uint32_t hash, size_t native_len,
+                             size_t std_len, char **native, char **std)
 {
-    size_t tl = strlen(topic);
-    route_entry *e = malloc(sizeof(*e) + tl + 1 + native_len + 1 + std_len + 1);
+    route_entry *e = malloc(sizeof(*e) + topic_len + 1 + native_len + 1 + std_len + 1);
     if (!e)
-        return -1;
+        return NULL;
     atomic_init(&e->refs, 1); /* the table's reference */
-    e->hash = str_hash(topic);
+    e->hash = hash;
     char *p = e->data;
-    memcpy(p, topic, tl + 1);
+    memcpy(p, topic, topic_len);
+    p[topic_len] = '\0';
     e->topic = p;
-    p += tl + 1;
-    memcpy(p, native_body, native_len);
+    p += topic_len + 1;
     p[native_len] = '\0';
     e->native_body = p;
     e->native_len = native_len;
+    *native = p;
     p += native_len + 1;
-    memcpy(p, std_body, std_len);
     p[std_len] = '\0';
     e->std_body = p;
     e->std_len = std_len;
+    *std = p;
+    return e;
+}
 
+int route_cache_publish(route_cache *c, route_entry *e)
+{
     route_slots *s = c->table;
     if ((s->used + 1) * 2 > s->mask + 1) {
         if (rehash(c, s->live + 1) != 0) {
@@ -151,7 +155,7 @@ int route_cache_put(route_cache *c, const char *topic, const char *native_body, 
         s = c->table;
     }
     bool found;
-    size_t i = find_slot(c, s, topic, e->hash, &found);
+    size_t i = find_slot(c, s, e->topic, e->hash, &found);
     route_entry *old = s->slot[i];
     rcu_assign_pointer(s->slot[i], e);
     if (found) {
@@ -162,6 +166,19 @@ int route_cache_put(route_cache *c, const char *topic, const char *native_body, 
         s->live++;
     }
     return 0;
+}
+
+int route_cache_put(route_cache *c, const char *topic, const char *native_body, size_t native_len,
+                    const char *std_body, size_t std_len)
+{
+    char *n, *st;
+    route_entry *e =
+        route_entry_new(topic, strlen(topic), str_hash(topic), native_len, std_len, &n, &st);
+    if (!e)
+        return -1;
+    memcpy(n, native_body, native_len);
+    memcpy(st, std_body, std_len);
+    return route_cache_publish(c, e);
 }
 
 void route_cache_remove(route_cache *c, const char *topic)

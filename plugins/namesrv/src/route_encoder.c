@@ -45,7 +45,7 @@ static void put_broker_addrs(text_buf *o, const broker_data *bd, bool standard)
     tb_putc(o, '}');
 }
 
-static void put_broker_data(text_buf *o, const broker_data *bd, bool standard)
+void encode_broker_data(const broker_data *bd, bool standard, text_buf *o)
 {
     tb_puts(o, "{\"brokerAddrs\":");
     put_broker_addrs(o, bd, standard);
@@ -58,11 +58,15 @@ static void put_broker_data(text_buf *o, const broker_data *bd, bool standard)
     tb_putc(o, '}');
 }
 
-static void put_queue_data(text_buf *o, const queue_data *q, bool standard)
+void encode_queue_data_head(const char *broker_name, bool standard, text_buf *o)
 {
     tb_puts(o, "{\"brokerName\":");
-    tb_json_str(o, q->broker_name, standard);
+    tb_json_str(o, broker_name, standard);
     tb_puts(o, ",\"perm\":");
+}
+
+void encode_queue_data_tail(const queue_data *q, text_buf *o)
+{
     tb_int(o, q->perm);
     tb_puts(o, ",\"readQueueNums\":");
     tb_int(o, q->read_queue_nums);
@@ -73,92 +77,45 @@ static void put_queue_data(text_buf *o, const queue_data *q, bool standard)
     tb_putc(o, '}');
 }
 
-void broker_fragments_init(broker_fragments *f)
+void encode_filter_table_members(const route_table *rt, const broker_data *const *bds, size_t nbd,
+                                 bool standard, text_buf *out)
 {
-    f->items = NULL;
-    f->n = 0;
-    f->cap = 0;
-}
-
-void broker_fragments_free(broker_fragments *f)
-{
-    for (size_t i = 0; i < f->n; i++) {
-        free(f->items[i].text[0]);
-        free(f->items[i].text[1]);
+    if (str_map_count(&rt->filters) == 0)
+        return;
+    /* grouped per broker, sorted by id within one: deterministic output */
+    bool first = true;
+    for (size_t i = 0; i < nbd; i++) {
+        for (size_t j = 0; j < bds[i]->naddr; j++) {
+            const filter_entry *fe = route_table_filter(rt, bds[i]->addrs[j].addr);
+            if (!fe)
+                continue;
+            if (!first)
+                tb_putc(out, ',');
+            first = false;
+            tb_json_str(out, fe->addr, standard);
+            tb_puts(out, ":[");
+            for (size_t k = 0; k < fe->n; k++) {
+                if (k)
+                    tb_putc(out, ',');
+                tb_json_str(out, fe->servers[k], standard);
+            }
+            tb_putc(out, ']');
+        }
     }
-    free(f->items);
-    broker_fragments_init(f);
-}
-
-/* The cached rendering of bd, created on first use; NULL on OOM. */
-static const broker_fragment *fragment_for(broker_fragments *f, const broker_data *bd)
-{
-    for (size_t i = 0; i < f->n; i++)
-        if (f->items[i].bd == bd)
-            return &f->items[i];
-    if (f->n == f->cap) {
-        size_t nc = f->cap ? f->cap * 2 : 8;
-        broker_fragment *ni = realloc(f->items, nc * sizeof(*ni));
-        if (!ni)
-            return NULL;
-        f->items = ni;
-        f->cap = nc;
-    }
-    broker_fragment *frag = &f->items[f->n];
-    frag->bd = bd;
-    for (int d = 0; d < 2; d++) {
-        text_buf b;
-        tb_init(&b);
-        put_broker_data(&b, bd, d == 1);
-        frag->text[d] = tb_take(&b, &frag->len[d]);
-    }
-    if (!frag->text[0] || !frag->text[1]) {
-        free(frag->text[0]);
-        free(frag->text[1]);
-        return NULL;
-    }
-    f->n++;
-    return frag;
 }
 
 static void put_route(const route_table *rt, const topic_entry *te, const broker_data *const *bds,
-                      size_t nbd, const char *order_conf, bool standard, text_buf *out,
-                      broker_fragments *frags)
+                      size_t nbd, const char *order_conf, bool standard, text_buf *out)
 {
     tb_reserve(out, 160 * nbd + 110 * te->nqd + 64);
     tb_puts(out, "{\"brokerDatas\":[");
     for (size_t i = 0; i < nbd; i++) {
         if (i)
             tb_putc(out, ',');
-        const broker_fragment *fr = frags ? fragment_for(frags, bds[i]) : NULL;
-        if (fr)
-            tb_putn(out, fr->text[standard], fr->len[standard]);
-        else
-            put_broker_data(out, bds[i], standard);
+        encode_broker_data(bds[i], standard, out);
     }
     tb_puts(out, "],\"filterServerTable\":{");
-    /* grouped per broker, sorted by id within one: deterministic output */
-    bool first = true;
-    if (str_map_count(&rt->filters) > 0) {
-        for (size_t i = 0; i < nbd; i++) {
-            for (size_t j = 0; j < bds[i]->naddr; j++) {
-                const filter_entry *fe = route_table_filter(rt, bds[i]->addrs[j].addr);
-                if (!fe)
-                    continue;
-                if (!first)
-                    tb_putc(out, ',');
-                first = false;
-                tb_json_str(out, fe->addr, standard);
-                tb_puts(out, ":[");
-                for (size_t k = 0; k < fe->n; k++) {
-                    if (k)
-                        tb_putc(out, ',');
-                    tb_json_str(out, fe->servers[k], standard);
-                }
-                tb_putc(out, ']');
-            }
-        }
-    }
+    encode_filter_table_members(rt, bds, nbd, standard, out);
     tb_putc(out, '}');
     if (order_conf) {
         tb_puts(out, ",\"orderTopicConf\":");
@@ -168,13 +125,14 @@ static void put_route(const route_table *rt, const topic_entry *te, const broker
     for (size_t i = 0; i < te->nqd; i++) {
         if (i)
             tb_putc(out, ',');
-        put_queue_data(out, &te->qds[i], standard);
+        encode_queue_data_head(te->qds[i].broker_name, standard, out);
+        encode_queue_data_tail(&te->qds[i], out);
     }
     tb_puts(out, "]}");
 }
 
-bool encode_topic_route_both(const route_table *rt, const char *topic, const char *order_conf,
-                             text_buf *native, text_buf *standard, broker_fragments *frags)
+bool encode_topic_route(const route_table *rt, const char *topic, const char *order_conf,
+                        bool standard, text_buf *out)
 {
     const topic_entry *te = route_table_topic(rt, topic);
     if (!te || te->nqd == 0)
@@ -189,22 +147,11 @@ bool encode_topic_route_both(const route_table *rt, const char *topic, const cha
         if (bd)
             bds[nbd++] = bd;
     }
-    if (nbd > 0) {
-        if (native)
-            put_route(rt, te, bds, nbd, order_conf, false, native, frags);
-        if (standard)
-            put_route(rt, te, bds, nbd, order_conf, true, standard, frags);
-    }
+    if (nbd > 0)
+        put_route(rt, te, bds, nbd, order_conf, standard, out);
     if (bds != stack_bds)
         free(bds);
     return nbd > 0;
-}
-
-bool encode_topic_route(const route_table *rt, const char *topic, const char *order_conf,
-                        bool standard, text_buf *out)
-{
-    return encode_topic_route_both(rt, topic, order_conf, standard ? NULL : out,
-                                   standard ? out : NULL, NULL);
 }
 
 void encode_cluster_info(const route_table *rt, text_buf *out)
@@ -217,7 +164,7 @@ void encode_cluster_info(const route_table *rt, text_buf *out)
             tb_putc(out, ',');
         tb_json_str(out, names[i], false);
         tb_putc(out, ':');
-        put_broker_data(out, route_table_broker(rt, names[i]), false);
+        encode_broker_data(route_table_broker(rt, names[i]), false, out);
     }
     free(names);
     tb_puts(out, "},\"clusterAddrTable\":{");

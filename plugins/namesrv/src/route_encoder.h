@@ -14,28 +14,15 @@
 bool encode_topic_route(const route_table *rt, const char *topic, const char *order_conf,
                         bool standard, text_buf *out);
 
-/* Encoded BrokerData of each broker met during one publication pass: a
- * broker shared by 10,000 topics is rendered once, not 10,000 times. Valid
- * only while the table is unchanged (one pass under the writer lock). */
-typedef struct broker_fragment {
-    const broker_data *bd;
-    char *text[2]; /* [0] native, [1] standard */
-    size_t len[2];
-} broker_fragment;
-
-typedef struct broker_fragments {
-    broker_fragment *items;
-    size_t n;
-    size_t cap;
-} broker_fragments;
-
-void broker_fragments_init(broker_fragments *f);
-void broker_fragments_free(broker_fragments *f);
-
-/* Both dialects from one lookup (what the route cache stores). frags may be
- * NULL (no reuse across topics). */
-bool encode_topic_route_both(const route_table *rt, const char *topic, const char *order_conf,
-                             text_buf *native, text_buf *standard, broker_fragments *frags);
+/* The pieces of a route body, for route_assembler (which reuses them across
+ * topics): one BrokerData object; the dialect-dependent head of a QueueData
+ * (`{"brokerName":"b","perm":`) and its dialect-free integer tail; the
+ * members of filterServerTable (without braces) for the given brokers. */
+void encode_broker_data(const broker_data *bd, bool standard, text_buf *out);
+void encode_queue_data_head(const char *broker_name, bool standard, text_buf *out);
+void encode_queue_data_tail(const queue_data *q, text_buf *out);
+void encode_filter_table_members(const route_table *rt, const broker_data *const *bds, size_t nbd,
+                                 bool standard, text_buf *out);
 
 void encode_cluster_info(const route_table *rt, text_buf *out);
 
