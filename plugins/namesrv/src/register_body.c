@@ -118,13 +118,10 @@ static bool parse_quoted(cursor *c, const char **out)
     char *start = o;
     const char *p = c->p;
     for (;;) {
-        /* fast path: copy the plain run, found with memchr (vectorised)
-         * rather than a byte loop: most strings have no escape at all */
+        /* fast path: copy the plain run */
         const char *run = p;
-        const char *qp = memchr(p, q, (size_t)(c->end - p));
-        const char *lim = qp ? qp : c->end;
-        const char *bs = memchr(p, '\\', (size_t)(lim - p));
-        p = bs ? bs : lim;
+        while (p < c->end && *p != q && *p != '\\')
+            p++;
         memcpy(o, run, (size_t)(p - run));
         o += p - run;
         if (p >= c->end) {
