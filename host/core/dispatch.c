@@ -158,7 +158,7 @@ void dispatch_command(connection *c, rmq_cmd *cmd)
         rmq_cmd_free(cmd);
         return;
     }
-    atomic_fetch_add(&s->requests, 1);
+    unsigned long seq = atomic_fetch_add(&s->requests, 1);
     request_stats_count(&s->stats, cmd->code);
     rcu_read_lock();
     server_bindings *b = rcu_dereference(s->bindings);
@@ -202,7 +202,9 @@ void dispatch_command(connection *c, rmq_cmd *cmd)
     req->entry = entry;
     req->oneway = (cmd->flag & RMQ_FLAG_ONEWAY) != 0;
     memcpy(req->peer, c->peer, sizeof(req->peer));
-    req->start_ns = request_stats_now_ns();
+    /* Latency quantiles from one request in 8: the clock read is a
+     * measurable share of an inline request's cost. */
+    req->start_ns = (seq & 7) == 0 ? request_stats_now_ns() : 0;
     atomic_fetch_add(&h->inflight_requests, 1);
     /* inflight was raised before `held` is read: a reload that sets held and
      * then sees inflight 0 knows this request will queue, not run. */
