@@ -37,6 +37,7 @@ int host_init(rmq_host *h, const host_conf *conf, const char *exe_dir, char *err
     host_log_init(&h->log, level);
     host_api_fill(&h->api);
     pthread_mutex_init(&h->registry_mu, NULL);
+    pthread_cond_init(&h->hold_cv, NULL);
     h->servers = calloc(h->conf.nservers + 1, sizeof(server));
     if (!h->servers) {
         snprintf(err, errlen, "out of memory");
@@ -323,5 +324,6 @@ void host_destroy(rmq_host *h)
         close(h->lock_fd);
     host_conf_free(&h->conf);
     pthread_mutex_destroy(&h->registry_mu);
+    pthread_cond_destroy(&h->hold_cv);
     host_log_close(&h->log);
 }

@@ -377,20 +377,34 @@ static int api_subscribe_event(rmq_plugin_ctx *ctx, const char *event, rmq_event
 
 /* Services and events look across live generations under the registry
  * mutex; the reference count on the provider keeps it from being unloaded
- * while a consumer uses its table. */
+ * while a consumer uses its table. While the provider is held for a reload
+ * (between drain and swap) a consumer that may block waits for the swap, so
+ * nothing it does through the table is lost with the old generation's state;
+ * on an I/O thread it cannot wait and gets the old generation (reads only). */
 static int api_service_acquire(rmq_plugin_ctx *ctx, const char *name, uint32_t min_version,
                                const void **table, void **table_ud, rmq_service_ref *ref)
 {
-    rmq_host *h = P(ctx)->host;
-    int rc = RMQ_ENOENT;
+    plugin_inst *self = P(ctx);
+    rmq_host *h = self->host;
+    bool may_wait = !host_on_io_thread(h);
+    int rc;
     pthread_mutex_lock(&h->registry_mu);
-    for (size_t i = 0; i < h->nplugins && rc != 0; i++) {
-        plugin_inst *p = h->plugins[i];
-        if (p->state != PLUGIN_LIVE)
-            continue;
-        for (size_t k = 0; k < p->nservices; k++) {
-            service_rec *s = &p->services[k];
-            if (strcmp(s->name, name) == 0 && s->version >= min_version) {
+    for (;;) {
+        rc = RMQ_ENOENT;
+        plugin_inst *held_provider = NULL;
+        for (size_t i = 0; i < h->nplugins && rc != 0 && !held_provider; i++) {
+            plugin_inst *p = h->plugins[i];
+            if (p->state != PLUGIN_LIVE)
+                continue;
+            for (size_t k = 0; k < p->nservices; k++) {
+                service_rec *s = &p->services[k];
+                if (strcmp(s->name, name) != 0 || s->version < min_version)
+                    continue;
+                if (may_wait && atomic_load(&p->held) &&
+                    strcmp(p->conf.name, self->conf.name) != 0) {
+                    held_provider = p;
+                    break;
+                }
                 atomic_fetch_add(&p->inflight, 1);
                 *table = s->table;
                 if (table_ud)
@@ -401,6 +415,9 @@ static int api_service_acquire(rmq_plugin_ctx *ctx, const char *name, uint32_t m
                 break;
             }
         }
+        if (!held_provider)
+            break;
+        pthread_cond_wait(&h->hold_cv, &h->registry_mu);
     }
     pthread_mutex_unlock(&h->registry_mu);
     return rc;
@@ -412,6 +429,33 @@ static void api_service_release(rmq_plugin_ctx *ctx, rmq_service_ref ref)
     plugin_inst *p = (plugin_inst *)(uintptr_t)ref;
     if (p)
         atomic_fetch_sub(&p->inflight, 1);
+}
+
+/* Queue an event for a held generation; false if the hold ended meanwhile. */
+static bool hold_event(plugin_inst *p, const char *event, const void *data, size_t len)
+{
+    rmq_host *h = p->host;
+    held_event *e = malloc(sizeof(*e) + len);
+    if (!e)
+        return false;
+    e->next = NULL;
+    snprintf(e->name, sizeof(e->name), "%s", event);
+    e->len = len;
+    if (len)
+        memcpy(e->data, data, len);
+    pthread_mutex_lock(&h->registry_mu);
+    bool held = atomic_load(&p->held);
+    if (held) {
+        if (p->held_events_tail)
+            p->held_events_tail->next = e;
+        else
+            p->held_events = e;
+        p->held_events_tail = e;
+    }
+    pthread_mutex_unlock(&h->registry_mu);
+    if (!held)
+        free(e);
+    return held;
 }
 
 static int api_publish_event(rmq_plugin_ctx *ctx, const char *event, const void *data,
@@ -435,10 +479,42 @@ static int api_publish_event(rmq_plugin_ctx *ctx, const char *event, const void 
     }
     pthread_mutex_unlock(&h->registry_mu);
     for (size_t i = 0; i < n; i++) {
+        plugin_inst *p = snap[i].plugin;
+        /* inflight was raised before `held` is read (as in dispatch): a held
+         * generation gets the event after the swap, in its new generation. */
+        bool first_of_plugin = true;
+        for (size_t k = 0; k < i; k++)
+            first_of_plugin &= snap[k].plugin != p;
+        if (atomic_load(&p->held)) {
+            if (first_of_plugin && hold_event(p, event, data, len)) {
+                atomic_fetch_sub(&p->inflight, 1);
+                continue;
+            }
+            if (!first_of_plugin) {
+                atomic_fetch_sub(&p->inflight, 1);
+                continue;
+            }
+        }
         snap[i].fn(event, data, len, snap[i].ud);
-        atomic_fetch_sub(&snap[i].plugin->inflight, 1);
+        atomic_fetch_sub(&p->inflight, 1);
     }
     return 0;
+}
+
+void plugin_deliver_held_events(plugin_inst *target, held_event *list)
+{
+    while (list) {
+        held_event *next = list->next;
+        for (size_t k = 0; k < target->nsubs; k++) {
+            if (strcmp(target->subs[k].name, list->name) == 0) {
+                atomic_fetch_add(&target->inflight, 1);
+                target->subs[k].fn(list->name, list->data, list->len, target->subs[k].ud);
+                atomic_fetch_sub(&target->inflight, 1);
+            }
+        }
+        free(list);
+        list = next;
+    }
 }
 
 /* ---- commands ---- */
