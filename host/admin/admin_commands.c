@@ -138,17 +138,20 @@ static json_t *cmd_stats(admin_ctx *a)
     json_array_foreach(json_object_get(data, "servers"), i, s)
     {
         json_t *lat = json_object_get(s, "latency_us");
-        out_add(&o, "server %s (%s): %lld connections, %lld requests, %lld errors; latency "
-                    "p50 <%lld us, p90 <%lld us, p99 <%lld us, max %lld us\n",
+        out_add(&o, "server %s (%s): %lld connections, %lld requests, %lld errors",
                 json_string_value(json_object_get(s, "name")),
                 json_string_value(json_object_get(s, "listen")),
                 json_integer_value(json_object_get(s, "connections")),
                 json_integer_value(json_object_get(s, "requests")),
-                json_integer_value(json_object_get(s, "errors")),
-                json_integer_value(json_object_get(lat, "p50")),
-                json_integer_value(json_object_get(lat, "p90")),
-                json_integer_value(json_object_get(lat, "p99")),
-                json_integer_value(json_object_get(lat, "max")));
+                json_integer_value(json_object_get(s, "errors")));
+        if (json_integer_value(json_object_get(lat, "max")) > 0)
+            out_add(&o, "; latency p50 <%lld us, p90 <%lld us, p99 <%lld us, max %lld us\n",
+                    json_integer_value(json_object_get(lat, "p50")),
+                    json_integer_value(json_object_get(lat, "p90")),
+                    json_integer_value(json_object_get(lat, "p99")),
+                    json_integer_value(json_object_get(lat, "max")));
+        else
+            out_add(&o, "; latency -\n");
         size_t k;
         json_t *c;
         json_array_foreach(json_object_get(s, "codes"), k, c)
