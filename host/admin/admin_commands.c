@@ -11,36 +11,9 @@
 #include "admin_context.h"
 #include "metrics_http.h"
 
-typedef struct out_text {
-    char *buf;
-    size_t len, cap;
-} out_text;
-
-static void out_add(out_text *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void out_add(out_text *o, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    va_list ap2;
-    va_copy(ap2, ap);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (n > 0 && o->len + (size_t)n + 1 > o->cap) {
-        size_t ncap = (o->cap ? o->cap * 2 : 1024) + (size_t)n;
-        char *nb = realloc(o->buf, ncap);
-        if (!nb) {
-            va_end(ap2);
-            return;
-        }
-        o->buf = nb;
-        o->cap = ncap;
-    }
-    if (n > 0) {
-        vsnprintf(o->buf + o->len, (size_t)n + 1, fmt, ap2);
-        o->len += (size_t)n;
-    }
-    va_end(ap2);
-}
+/* Admin answers are built as text in a byte_buf (NUL-terminated). */
+typedef byte_buf out_text;
+#define out_add byte_buf_appendf
 
 static json_t *respond(int code, const char *text, json_t *data)
 {
@@ -54,8 +27,8 @@ static json_t *respond(int code, const char *text, json_t *data)
 
 static json_t *respond_out(int code, out_text *o, json_t *data)
 {
-    json_t *r = respond(code, o->buf ? o->buf : "", data);
-    free(o->buf);
+    json_t *r = respond(code, o->data ? (const char *)o->data : "", data);
+    byte_buf_free(o);
     return r;
 }
 

@@ -387,31 +387,6 @@ static void on_connected(uv_connect_t *req, int status)
     conn_flush(c);
 }
 
-static int parse_addr(const char *addr, struct sockaddr_storage *ss)
-{
-    char host[128];
-    const char *colon = strrchr(addr, ':');
-    if (!colon)
-        return -1;
-    int port = atoi(colon + 1);
-    if (port <= 0 || port > 65535)
-        return -1;
-    size_t hl = (size_t)(colon - addr);
-    if (hl >= sizeof(host))
-        return -1;
-    memcpy(host, addr, hl);
-    host[hl] = 0;
-    if (host[0] == '[' && hl > 2 && host[hl - 1] == ']') {
-        host[hl - 1] = 0;
-        return uv_ip6_addr(host + 1, port, (struct sockaddr_in6 *)ss) == 0 ? 0 : -1;
-    }
-    if (strcmp(host, "localhost") == 0)
-        snprintf(host, sizeof(host), "127.0.0.1");
-    if (uv_ip4_addr(host, port, (struct sockaddr_in *)ss) == 0)
-        return 0;
-    return uv_ip6_addr(host, port, (struct sockaddr_in6 *)ss) == 0 ? 0 : -1;
-}
-
 void loop_connect_and_invoke(io_loop *l, loop_task *t)
 {
     connection *c = NULL;
@@ -422,8 +397,8 @@ void loop_connect_and_invoke(io_loop *l, loop_task *t)
         }
     if (!c) {
         struct sockaddr_storage ss;
-        memset(&ss, 0, sizeof(ss));
-        if (l->stopping || parse_addr(t->addr, &ss) != 0) {
+        socklen_t sslen;
+        if (l->stopping || socket_address_parse(t->addr, false, &ss, &sslen) != 0) {
             if (!l->stopping)
                 HLOG_WARN(l->host, "cannot call %s: not an ip:port address", t->addr);
             if (t->call)

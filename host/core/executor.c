@@ -1,35 +1,12 @@
 /* executor.c — bounded thread pools that plugins bind blocking processors
- * and timers to, plus the growable byte buffer used across the host. A full
- * queue is refused at once (the caller answers [OVERLOAD]); nothing waits
- * for room. */
+ * and timers to. A full queue is refused at once (the caller answers
+ * [OVERLOAD]); nothing waits for room. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <urcu.h>
 
 #include "host.h"
-
-int byte_buf_reserve(byte_buf *b, size_t extra)
-{
-    if (b->len + extra <= b->cap)
-        return 0;
-    size_t ncap = b->cap ? b->cap : 256;
-    while (ncap < b->len + extra)
-        ncap *= 2;
-    uint8_t *nd = realloc(b->data, ncap);
-    if (!nd)
-        return RMQ_ENOMEM;
-    b->data = nd;
-    b->cap = ncap;
-    return 0;
-}
-
-void byte_buf_free(byte_buf *b)
-{
-    free(b->data);
-    b->data = NULL;
-    b->len = b->cap = 0;
-}
 
 static void *worker_main(void *arg)
 {

@@ -5,9 +5,11 @@
 #define RMQHOST_HOST_H
 
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include <uv.h>
 
 #include "host_config.h"
@@ -32,6 +34,9 @@ typedef struct byte_buf {
 
 int byte_buf_reserve(byte_buf *b, size_t extra);
 void byte_buf_free(byte_buf *b);
+/* Append printf-style text; the text stays NUL-terminated. 0 or RMQ_ENOMEM. */
+int byte_buf_vappendf(byte_buf *b, const char *fmt, va_list ap);
+int byte_buf_appendf(byte_buf *b, const char *fmt, ...) RMQ_PRINTF(2, 3);
 
 /* ---- executors (bounded pools) ------------------------------------------- */
 typedef void (*task_fn)(void *arg);
@@ -522,6 +527,12 @@ void host_destroy(rmq_host *h);
 server *host_server(rmq_host *h, const char *name);
 /* state_dir/listen.addrs: "NAME HOST:PORT" per listening server (tests, scripts). */
 int host_write_listen_addrs(rmq_host *h);
+
+/* socket_address.c: "ip:port", "[v6]:port" (and "localhost:port"); an
+ * empty host means any address when empty_host_is_any. 0 or -1. */
+struct sockaddr_storage;
+int socket_address_parse(const char *spec, bool empty_host_is_any, struct sockaddr_storage *ss,
+                         socklen_t *len);
 
 /* state_dir.c */
 int state_dir_prepare(rmq_host *h, char *err, size_t errlen);

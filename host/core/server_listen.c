@@ -15,50 +15,13 @@
 
 #define LISTEN_BACKLOG 1024
 
-static int parse_listen(const char *spec, struct sockaddr_storage *ss, socklen_t *len)
-{
-    char host[128];
-    const char *colon = strrchr(spec, ':');
-    if (!colon)
-        return -1;
-    char *end;
-    long port = strtol(colon + 1, &end, 10);
-    if (end == colon + 1 || *end || port < 0 || port > 65535)
-        return -1;
-    size_t hl = (size_t)(colon - spec);
-    if (hl >= sizeof(host))
-        return -1;
-    memcpy(host, spec, hl);
-    host[hl] = 0;
-    memset(ss, 0, sizeof(*ss));
-    if (host[0] == '[') {
-        if (hl < 3 || host[hl - 1] != ']')
-            return -1;
-        host[hl - 1] = 0;
-        struct sockaddr_in6 *a = (struct sockaddr_in6 *)ss;
-        a->sin6_family = AF_INET6;
-        a->sin6_port = htons((uint16_t)port);
-        if (inet_pton(AF_INET6, host + 1, &a->sin6_addr) != 1)
-            return -1;
-        *len = sizeof(*a);
-        return 0;
-    }
-    struct sockaddr_in *a = (struct sockaddr_in *)ss;
-    a->sin_family = AF_INET;
-    a->sin_port = htons((uint16_t)port);
-    if (inet_pton(AF_INET, host[0] ? host : "0.0.0.0", &a->sin_addr) != 1)
-        return -1;
-    *len = sizeof(*a);
-    return 0;
-}
-
 int server_bind(rmq_host *h, server *s, char *err, size_t errlen)
 {
     (void)h;
     struct sockaddr_storage ss;
     socklen_t len;
     const server_conf *sc = host_conf_server(&h->conf, s->name);
-    if (parse_listen(s->listen_spec, &ss, &len) != 0) {
+    if (socket_address_parse(s->listen_spec, true, &ss, &len) != 0) {
         snprintf(err, errlen, "%s:%d: server '%s': bad listen address '%s' (use ip:port or "
                               "[v6]:port)",
                  sc ? sc->file : "host.conf", sc ? sc->line : 0, s->name, s->listen_spec);

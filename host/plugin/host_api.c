@@ -728,15 +728,8 @@ static void api_admin_write(rmq_admin_call *call, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    va_list ap2;
-    va_copy(ap2, ap);
-    int n = vsnprintf(NULL, 0, fmt, ap);
+    byte_buf_vappendf(&call->out, fmt, ap);
     va_end(ap);
-    if (n > 0 && byte_buf_reserve(&call->out, (size_t)n + 1) == 0) {
-        vsnprintf((char *)call->out.data + call->out.len, (size_t)n + 1, fmt, ap2);
-        call->out.len += (size_t)n;
-    }
-    va_end(ap2);
 }
 
 static bool api_admin_wants_json(const rmq_admin_call *call)
