@@ -14,6 +14,9 @@ typedef struct bcm_client {
     int32_t language;  /* request language byte of the heartbeat */
     int32_t version;   /* request version of the heartbeat */
     uint64_t last_update_ms;
+    /* "ip:port" of the connection, kept from the heartbeat because the
+     * host tells a channel's peer only on its own IO thread */
+    char addr[64];
 } bcm_client;
 
 /* One SubscriptionData. `json` is the normalised Java rendering

@@ -72,6 +72,8 @@ static int update_channel(bcm_consumer_group *g, const bcm_client *info)
         c->language = info->language;
         c->version = info->version;
         c->last_update_ms = info->last_update_ms;
+        if (info->addr[0])
+            memcpy(c->addr, info->addr, sizeof c->addr);
         return 0;
     }
     if (g->nclients == g->client_cap) {

@@ -18,10 +18,8 @@ static char *dump(json_t *root)
 
 static json_t *connection_json(bcm_ctx *c, const bcm_client *cl)
 {
-    char peer[128] = "";
-    c->api->channel_peer(c->pctx, cl->channel, peer, sizeof peer);
     const char *lang = c->api->cmd_language_name(cl->language);
-    return json_pack("{sssssssi}", "clientAddr", peer, "clientId", cl->client_id, "language",
+    return json_pack("{sssssssi}", "clientAddr", cl->addr, "clientId", cl->client_id, "language",
                      lang ? lang : "OTHER", "version", cl->version);
 }
 

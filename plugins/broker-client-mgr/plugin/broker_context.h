@@ -78,6 +78,7 @@ typedef struct bcm_settings {
     int64_t pull_hold_max_requests;
     int64_t pull_hold_check_ms;
     int64_t unregister_timeout_ms;
+    int64_t call_client_timeout_ms; /* relays 307/309 (Java: 10000, fixed) */
 } bcm_settings;
 
 typedef struct bcm_namesrv {
@@ -190,6 +191,10 @@ int bcm_import_state(rmq_plugin_ctx *pctx, uint32_t version, const void *blob, s
 /* Response helpers (processors). */
 int bcm_reply(bcm_ctx *c, rmq_request *req, const rmq_cmd *cmd, int32_t code, const char *remark);
 int bcm_reply_body(bcm_ctx *c, rmq_request *req, const rmq_cmd *cmd, char *json_owned);
+/* As bcm_reply/bcm_reply_body (json_owned may be NULL) for the codes Java
+ * answers with a response-header object: extFields present even if empty. */
+int bcm_reply_header(bcm_ctx *c, rmq_request *req, const rmq_cmd *cmd, int32_t code,
+                     const char *remark, char *json_owned);
 bool bcm_is_oneway(bcm_ctx *c, const rmq_cmd *cmd);
 bool bcm_ext_long(bcm_ctx *c, const rmq_cmd *cmd, const char *key, int64_t *out);
 

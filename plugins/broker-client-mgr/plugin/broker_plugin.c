@@ -60,6 +60,29 @@ int bcm_reply_body(bcm_ctx *c, rmq_request *req, const rmq_cmd *cmd, char *json_
     return RMQ_OK;
 }
 
+int bcm_reply_header(bcm_ctx *c, rmq_request *req, const rmq_cmd *cmd, int32_t code,
+                     const char *remark, char *json_owned)
+{
+    if (bcm_is_oneway(c, cmd)) {
+        free(json_owned);
+        return RMQ_OK;
+    }
+    rmq_cmd *resp = c->api->cmd_new_response(cmd, code, remark);
+    if (!resp) {
+        free(json_owned);
+        return RMQ_ENOMEM;
+    }
+    /* Java built this answer from a response-header class: "extFields":{}
+     * is on the wire even when the header has no field. */
+    if (c->api->abi_minor >= 1 && c->api->cmd_set_ext_present)
+        c->api->cmd_set_ext_present(resp);
+    if (json_owned) {
+        c->api->cmd_set_body(resp, json_owned, strlen(json_owned), NULL, NULL);
+        free(json_owned);
+    }
+    return c->api->reply(req, resp);
+}
+
 bool bcm_ext_long(bcm_ctx *c, const rmq_cmd *cmd, const char *key, int64_t *out)
 {
     const char *v = c->api->cmd_ext_get(cmd, key);

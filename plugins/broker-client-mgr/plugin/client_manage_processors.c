@@ -72,6 +72,8 @@ static int process_heartbeat(rmq_request *req, const rmq_cmd *cmd, void *ud)
                        .language = a->cmd_language(cmd),
                        .version = a->cmd_version(cmd),
                        .last_update_ms = a->now_monotonic_ms()};
+    const char *peer = a->request_peer(req);
+    snprintf(info.addr, sizeof info.addr, "%s", peer ? peer : "");
     bool groups_dirty = false, topics_dirty = false;
     int rc = 0;
     for (size_t i = 0; i < hb.nconsumers && rc == 0; i++)
@@ -113,7 +115,7 @@ static int process_unregister_client(rmq_request *req, const rmq_cmd *cmd, void 
     bcm_notices_free(&ns);
     if (rc != 0)
         return RMQ_ENOMEM;
-    return bcm_reply(c, req, cmd, RMQ_RESPONSE_SUCCESS, NULL);
+    return bcm_reply_header(c, req, cmd, RMQ_RESPONSE_SUCCESS, NULL, NULL);
 }
 
 /* CHECK_CLIENT_CONFIG: the filter plugin's expression service decides; when

@@ -1,14 +1,34 @@
 /* client_relay.c — owns the relay of GET_CONSUMER_RUNNING_INFO (307) and
  * CONSUME_MESSAGE_DIRECTLY (309) from an admin to the consumer's own
  * connection (protocol.md §5.10). Blocks an admin executor thread for up to
- * 10 s per call; never runs on IO. */
+ * callClientTimeoutMillis (Java: 10 s) per call; never runs on IO. */
 #include "broker_context.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#define RELAY_TIMEOUT_MS 10000
 #define V3_1_8_SNAPSHOT 62
+
+/* MQVersion.getVersionDesc for the ordinals the relay refuses (< 62): the
+ * 3.0.0 pre-releases, then SNAPSHOT/release pairs of 3.0.1..3.0.15 and
+ * 3.1.0..3.1.7. Negative values have no name (Java fails there too). */
+static void version_name(int32_t v, char *out, size_t len)
+{
+    static const char *const pre[] = {
+        "V3_0_0_SNAPSHOT", "V3_0_0_ALPHA1", "V3_0_0_BETA1", "V3_0_0_BETA2",
+        "V3_0_0_BETA3", "V3_0_0_BETA4", "V3_0_0_BETA5", "V3_0_0_BETA6_SNAPSHOT",
+        "V3_0_0_BETA6", "V3_0_0_BETA7_SNAPSHOT", "V3_0_0_BETA7", "V3_0_0_BETA8_SNAPSHOT",
+        "V3_0_0_BETA8", "V3_0_0_BETA9_SNAPSHOT", "V3_0_0_BETA9", "V3_0_0_FINAL",
+    };
+    if (v >= 0 && v < 16)
+        snprintf(out, len, "%s", pre[v]);
+    else if (v >= 16 && v < 46)
+        snprintf(out, len, "V3_0_%d%s", (v - 16) / 2 + 1, (v % 2) ? "" : "_SNAPSHOT");
+    else if (v >= 46 && v < V3_1_8_SNAPSHOT)
+        snprintf(out, len, "V3_1_%d%s", (v - 46) / 2, (v % 2) ? "" : "_SNAPSHOT");
+    else
+        snprintf(out, len, "%d", (int)v);
+}
 
 static rmq_cmd *copy_request(bcm_ctx *c, const rmq_cmd *cmd)
 {
@@ -36,11 +56,13 @@ static int process_relay(rmq_request *req, const rmq_cmd *cmd, void *ud)
     const char *client_id = a->cmd_ext_get(cmd, "clientId");
     rmq_channel_id ch = 0;
     int32_t version = 0;
+    char peer[64] = "";
     pthread_mutex_lock(&c->lock);
     const bcm_client *cl = group ? bcm_consumer_find_client(&c->consumers, group, client_id) : NULL;
     if (cl) {
         ch = cl->channel;
         version = cl->version;
+        memcpy(peer, cl->addr, sizeof peer);
     }
     pthread_mutex_unlock(&c->lock);
     char remark[700];
@@ -50,20 +72,31 @@ static int process_relay(rmq_request *req, const rmq_cmd *cmd, void *ud)
         return bcm_reply(c, req, cmd, RMQ_RESPONSE_SYSTEM_ERROR, remark);
     }
     if (version < V3_1_8_SNAPSHOT) {
+        char name[32];
+        version_name(version, name, sizeof name);
         snprintf(remark, sizeof remark,
-                 "The Consumer <%s> Version <%d> too low to finish, please upgrade it to "
+                 "The Consumer <%s> Version <%s> too low to finish, please upgrade it to "
                  "V3_1_8_SNAPSHOT",
-                 client_id, version);
+                 client_id, name);
         return bcm_reply(c, req, cmd, RMQ_RESPONSE_SYSTEM_ERROR, remark);
     }
     rmq_cmd *out = copy_request(c, cmd);
     if (!out)
         return RMQ_ENOMEM;
+    /* Java's consumeMessageDirectly names this broker to the client (it
+     * also loads the message by msgId, which needs a store: the admin's
+     * body goes through instead). */
+    if (a->cmd_code(cmd) == BCM_CONSUME_MESSAGE_DIRECTLY)
+        a->cmd_ext_set(out, "brokerName", c->s.broker_name);
     rmq_cmd *answer = NULL;
-    int rc = a->invoke_sync(c->pctx, ch, out, RELAY_TIMEOUT_MS, &answer);
+    uint32_t timeout = (uint32_t)c->s.call_client_timeout_ms;
+    int rc = a->invoke_sync(c->pctx, ch, out, timeout, &answer);
     if (rc == RMQ_ETIMEDOUT) {
-        snprintf(remark, sizeof remark, "consumer <%s> <%s> Timeout: %s", group, client_id,
-                 rmq_strerror(rc));
+        /* Java's text of the RemotingTimeoutException, without its stack frame */
+        snprintf(remark, sizeof remark,
+                 "consumer <%s> <%s> Timeout: org.apache.rocketmq.remoting.exception."
+                 "RemotingTimeoutException: wait response on the channel <%s> timeout, %u(ms)",
+                 group, client_id, peer, timeout);
         return bcm_reply(c, req, cmd, BCM_CONSUME_MSG_TIMEOUT, remark);
     }
     if (rc != 0 || !answer) {

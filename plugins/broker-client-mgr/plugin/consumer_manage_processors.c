@@ -22,12 +22,14 @@ static int process_consumer_list(rmq_request *req, const rmq_cmd *cmd, void *ud)
         json_decref(ids);
         char remark[600];
         snprintf(remark, sizeof remark, "no consumer for this group, %s", group ? group : "null");
-        return bcm_reply(c, req, cmd, RMQ_RESPONSE_SYSTEM_ERROR, remark);
+        return bcm_reply_header(c, req, cmd, RMQ_RESPONSE_SYSTEM_ERROR, remark, NULL);
     }
     json_t *root = json_pack("{so}", "consumerIdList", ids);
     char *text = json_dumps(root, JSON_COMPACT);
     json_decref(root);
-    return bcm_reply_body(c, req, cmd, text);
+    if (!text)
+        return RMQ_ENOMEM;
+    return bcm_reply_header(c, req, cmd, RMQ_RESPONSE_SUCCESS, NULL, text);
 }
 
 static int process_query_offset(rmq_request *req, const rmq_cmd *cmd, void *ud)
@@ -77,7 +79,7 @@ static int process_update_offset(rmq_request *req, const rmq_cmd *cmd, void *ud)
     pthread_mutex_unlock(&c->lock);
     if (rc != 0)
         return RMQ_ENOMEM;
-    return bcm_reply(c, req, cmd, RMQ_RESPONSE_SUCCESS, NULL);
+    return bcm_reply_header(c, req, cmd, RMQ_RESPONSE_SUCCESS, NULL, NULL);
 }
 
 int bcm_register_consumer_processors(bcm_ctx *c)

@@ -40,6 +40,7 @@ const rmq_setting_decl bcm_setting_decls[] = {
     {"pullHoldMaxRequests", RMQ_SETTING_INT, "10000", "held pulls beyond this are answered at once", 0, 10000000},
     {"pullHoldCheckInterval", RMQ_SETTING_INT, "100", "ms between checks of held pulls", 10, 60000},
     {"unregisterBrokerTimeoutMills", RMQ_SETTING_INT, "3000", "UNREGISTER_BROKER timeout at shutdown", 100, 60000},
+    {"callClientTimeoutMillis", RMQ_SETTING_INT, "10000", "relay of 307/309 to a client, ms (Java: fixed 10000)", 100, 600000},
     {"heartbeatThreadPoolNums", RMQ_SETTING_INT, "2", "HEART_BEAT executor threads", 1, 64},
     {"heartbeatThreadPoolQueueCapacity", RMQ_SETTING_INT, "50000", "HEART_BEAT queue", 1, 10000000},
     {"clientManageThreadPoolNums", RMQ_SETTING_INT, "2", "UNREGISTER_CLIENT/CHECK_CLIENT_CONFIG threads", 1, 64},
@@ -84,6 +85,7 @@ int bcm_settings_load(bcm_ctx *c)
     s->pull_hold_max_requests = a->setting_int(c->pctx, "pullHoldMaxRequests");
     s->pull_hold_check_ms = a->setting_int(c->pctx, "pullHoldCheckInterval");
     s->unregister_timeout_ms = a->setting_int(c->pctx, "unregisterBrokerTimeoutMills");
+    s->call_client_timeout_ms = a->setting_int(c->pctx, "callClientTimeoutMillis");
 
     char host[64] = "";
     int port = 0;

@@ -6,14 +6,15 @@
 
 #include "heartbeat_data.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static json_t *client_json(const bcm_client *cl)
 {
-    return json_pack("{sIsssisisI}", "channel", (json_int_t)cl->channel, "clientId", cl->client_id,
-                     "language", cl->language, "version", cl->version, "lastUpdate",
-                     (json_int_t)cl->last_update_ms);
+    return json_pack("{sIsssisisIss}", "channel", (json_int_t)cl->channel, "clientId",
+                     cl->client_id, "language", cl->language, "version", cl->version,
+                     "lastUpdate", (json_int_t)cl->last_update_ms, "addr", cl->addr);
 }
 
 static bcm_client client_from(const json_t *j)
@@ -25,6 +26,8 @@ static bcm_client client_from(const json_t *j)
         .version = (int32_t)json_integer_value(json_object_get(j, "version")),
         .last_update_ms = (uint64_t)json_integer_value(json_object_get(j, "lastUpdate")),
     };
+    const char *addr = json_string_value(json_object_get(j, "addr"));
+    snprintf(cl.addr, sizeof cl.addr, "%s", addr ? addr : "");
     return cl;
 }
 
