@@ -153,6 +153,8 @@ struct server {
     uv_os_sock_t fd; /* bound listening socket */
     uv_poll_t poll;  /* readability of fd, on loop 0: we accept4() ourselves */
     bool polling;
+    uv_timer_t accept_backoff; /* out of descriptors: pause accepting (loop 0) */
+    bool backoff_inited;
     char bound_host[64];
     int bound_port;
     server_bindings *bindings; /* RCU */

@@ -62,6 +62,15 @@ int server_bind(rmq_host *h, server *s, char *err, size_t errlen)
     return 0;
 }
 
+static void on_acceptable(uv_poll_t *poll, int status, int events);
+
+static void on_backoff_over(uv_timer_t *t)
+{
+    server *s = t->data;
+    if (s->polling)
+        uv_poll_start(&s->poll, UV_READABLE, on_acceptable);
+}
+
 static void on_acceptable(uv_poll_t *poll, int status, int events)
 {
     (void)events;
@@ -72,9 +81,15 @@ static void on_acceptable(uv_poll_t *poll, int status, int events)
     for (int i = 0; i < 256; i++) {
         int fd = accept4(s->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0) {
-            if (errno == EMFILE || errno == ENFILE)
-                HLOG_ERROR(h, "server %s: accept: %s (raise the open-file limit)", s->name,
-                           strerror(errno));
+            if (errno == EMFILE || errno == ENFILE) {
+                /* The pending connection stays readable: without a pause the
+                 * loop would spin on it. Connections already open carry on. */
+                HLOG_ERROR(h, "server %s: accept: %s; not accepting for 1 s (raise the "
+                              "open-file limit)",
+                           s->name, strerror(errno));
+                uv_poll_stop(&s->poll);
+                uv_timer_start(&s->accept_backoff, on_backoff_over, 1000, 0);
+            }
             break;
         }
         io_loop *l = &h->loops[s->next_loop++ % (unsigned)h->nloops];
@@ -104,6 +119,9 @@ void server_poll_start(io_loop *l0, server *s)
         return;
     }
     s->poll.data = s;
+    uv_timer_init(&l0->loop, &s->accept_backoff);
+    s->accept_backoff.data = s;
+    s->backoff_inited = true;
     uv_poll_start(&s->poll, UV_READABLE, on_acceptable);
     s->polling = true;
 }

@@ -10,6 +10,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <dirent.h>
 #include <fnmatch.h>
 #include <sys/wait.h>
 #include <netinet/in.h>
@@ -678,6 +679,66 @@ static void test_second_daemon_on_same_state_dir_is_refused(void **state)
 }
 
 
+
+/* ---- descriptor exhaustion ------------------------------------------------------ */
+
+static void test_out_of_descriptors_pauses_accepting_and_recovers(void **state)
+{
+    (void)state;
+    fixture f;
+    memset(&f, 0, sizeof(f));
+    assert_int_equal(start_daemon(&f, NULL, NULL), 0);
+    int keep = rmq_tc_connect(f.port);
+    rmq_cmd *e = echo_req(1, "before");
+    rmq_cmd *resp = rmq_tc_call(keep, e, RECV_MS);
+    assert_non_null(resp);
+    rmq_cmd_free(resp);
+    /* Leave the daemon a handful of descriptors above what it uses now. */
+    char fdpath[64];
+    snprintf(fdpath, sizeof(fdpath), "/proc/%d/fd", (int)f.d.pid);
+    int used = 0;
+    DIR *dir = opendir(fdpath);
+    assert_non_null(dir);
+    while (readdir(dir))
+        used++;
+    closedir(dir);
+    struct rlimit old;
+    assert_int_equal(prlimit(f.d.pid, RLIMIT_NOFILE, NULL, &old), 0);
+    struct rlimit lim = {(rlim_t)used + 4, old.rlim_max};
+    if (prlimit(f.d.pid, RLIMIT_NOFILE, &lim, NULL) != 0)
+        skip();
+    int fds[32];
+    for (int i = 0; i < 32; i++)
+        fds[i] = rmq_tc_connect(f.port); /* the kernel accepts them into the backlog */
+    /* The daemon ran out, says so, and still serves the connection it has. */
+    bool logged = false;
+    for (int i = 0; i < 200 && !logged; i++) {
+        logged = rmq_td_log_contains(&f.d, "not accepting for 1 s");
+        if (!logged)
+            usleep(10000);
+    }
+    assert_true(logged);
+    resp = rmq_tc_call(keep, e, RECV_MS);
+    assert_non_null(resp);
+    assert_int_equal(resp->code, 0);
+    rmq_cmd_free(resp);
+    /* Descriptors back: new connections are served again. */
+    for (int i = 0; i < 32; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+    assert_int_equal(prlimit(f.d.pid, RLIMIT_NOFILE, &old, NULL), 0);
+    int again = rmq_tc_connect(f.port);
+    resp = rmq_tc_call(again, e, RECV_MS);
+    assert_non_null(resp);
+    assert_int_equal(resp->code, 0);
+    rmq_cmd_free(resp);
+    rmq_cmd_free(e);
+    close(again);
+    close(keep);
+    assert_int_equal(rmq_td_stop(&f.d), 0);
+    rmq_td_cleanup(&f.d);
+}
+
 /* ---- configuration ------------------------------------------------------------- */
 
 /* Run rmqhostd with args; capture stderr+stdout; return the exit status. */
@@ -846,6 +907,7 @@ int main(int argc, char **argv)
         T(test_client_that_never_reads_cannot_grow_daemon_memory),
         T(test_sigterm_under_load_answers_accepted_requests_and_exits_0),
         T(test_restart_on_same_port_at_once),
+        T(test_out_of_descriptors_pauses_accepting_and_recovers),
         T(test_check_reports_syntax_error_as_file_line),
         T(test_check_accepts_a_valid_configuration),
         T(test_unknown_override_key_is_an_error_naming_the_key),
