@@ -10,6 +10,7 @@
 
 #include <arpa/inet.h>
 #include <jansson.h>
+#include <poll.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "rmq_test_support.h"
+#include "bcm_test_daemon.h"
 
 #define WAIT_MS 15000
 
@@ -27,36 +28,6 @@ typedef struct fixture {
     rmq_test_daemon ns;     /* a separate NameServer daemon when needed */
     bool has_ns;
 } fixture;
-
-static uint64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
-static void pause_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
-/* An ephemeral port nobody listens on (the OS picks it; we release it). */
-static int free_port(void)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = 0};
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) != 0 ||
-        getsockname(fd, (struct sockaddr *)&a, &len) != 0) {
-        if (fd >= 0)
-            close(fd);
-        return -1;
-    }
-    close(fd);
-    return ntohs(a.sin_port);
-}
 
 static int teardown(void **state)
 {
@@ -75,21 +46,6 @@ static int setup(void **state)
     return f ? 0 : -1;
 }
 
-static rmq_cmd *call(int port, int code, const char *const *kv, const char *body)
-{
-    int fd = rmq_tc_connect(port);
-    if (fd < 0)
-        return NULL;
-    static int opaque = 1;
-    rmq_cmd *req = rmq_tc_request(code, opaque++, kv);
-    if (body)
-        rmq_cmd_set_body(req, body, strlen(body), NULL, NULL);
-    rmq_cmd *resp = rmq_tc_call(fd, req, 5000);
-    rmq_cmd_free(req);
-    close(fd);
-    return resp;
-}
-
 /* Send on a client connection and return the response; server-initiated
  * requests arriving first (NOTIFY_CONSUMER_IDS_CHANGED is sent before the
  * heartbeat's answer, as Java does) are counted in *notifies. */
@@ -105,8 +61,8 @@ static rmq_cmd *call_fd_seen(int fd, int code, const char *const *kv, const char
     rmq_cmd_free(req);
     if (rc != 0)
         return NULL;
-    uint64_t deadline = now_ms() + 5000;
-    while (now_ms() < deadline) {
+    uint64_t deadline = bcm_now_ms() + 5000;
+    while (bcm_now_ms() < deadline) {
         rmq_cmd *c = rmq_tc_recv(fd, 500);
         if (!c)
             continue;
@@ -124,27 +80,17 @@ static rmq_cmd *call_fd(int fd, int code, const char *const *kv, const char *bod
     return call_fd_seen(fd, code, kv, body, NULL);
 }
 
-static bool body_contains(const rmq_cmd *c, const char *needle)
-{
-    if (!c || !c->body)
-        return false;
-    char *s = strndup((const char *)c->body, c->body_len);
-    bool r = strstr(s, needle) != NULL;
-    free(s);
-    return r;
-}
-
 /* Poll GET_BROKER_CLUSTER_INFO until `needle` is (or is not) in it. */
 static bool cluster_info_has(int ns_port, const char *needle, bool want)
 {
-    uint64_t deadline = now_ms() + WAIT_MS;
-    while (now_ms() < deadline) {
-        rmq_cmd *r = call(ns_port, 106, NULL, NULL);
-        bool has = r && r->code == 0 && body_contains(r, needle);
+    uint64_t deadline = bcm_now_ms() + WAIT_MS;
+    while (bcm_now_ms() < deadline) {
+        rmq_cmd *r = bcm_call(ns_port, 106, NULL, NULL);
+        bool has = r && r->code == 0 && bcm_body_contains(r, needle);
         rmq_cmd_free(r);
         if (has == want)
             return true;
-        pause_ms(50);
+        bcm_pause_ms(50);
     }
     return false;
 }
@@ -152,36 +98,23 @@ static bool cluster_info_has(int ns_port, const char *needle, bool want)
 static bool route_has_broker(int ns_port, const char *topic, const char *broker)
 {
     const char *kv[] = {"topic", topic, NULL};
-    uint64_t deadline = now_ms() + WAIT_MS;
-    while (now_ms() < deadline) {
-        rmq_cmd *r = call(ns_port, 105, kv, NULL);
-        bool has = r && r->code == 0 && body_contains(r, broker);
+    uint64_t deadline = bcm_now_ms() + WAIT_MS;
+    while (bcm_now_ms() < deadline) {
+        rmq_cmd *r = bcm_call(ns_port, 105, kv, NULL);
+        bool has = r && r->code == 0 && bcm_body_contains(r, broker);
         rmq_cmd_free(r);
         if (has)
             return true;
-        pause_ms(50);
+        bcm_pause_ms(50);
     }
     return false;
-}
-
-static const char *consumer_heartbeat(char *buf, size_t len, const char *client_id,
-                                      const char *group, const char *topic)
-{
-    snprintf(buf, len,
-             "{\"clientID\":\"%s\",\"consumerDataSet\":[{\"consumeFromWhere\":\"CONSUME_FROM_LAST_OFFSET\","
-             "\"consumeType\":\"CONSUME_PASSIVELY\",\"groupName\":\"%s\",\"messageModel\":\"CLUSTERING\","
-             "\"subscriptionDataSet\":[{\"classFilterMode\":false,\"codeSet\":[],\"expressionType\":\"TAG\","
-             "\"subString\":\"*\",\"subVersion\":1700000000000,\"tagsSet\":[],\"topic\":\"%s\"}],"
-             "\"unitMode\":false}],\"producerDataSet\":[{\"groupName\":\"CLIENT_INNER_PRODUCER\"}]}",
-             client_id, group, topic);
-    return buf;
 }
 
 /* The consumer ids GET_CONSUMER_LIST_BY_GROUP answers, as a JSON text, "" on error. */
 static void consumer_list(int port, const char *group, char *out, size_t len)
 {
     const char *kv[] = {"consumerGroup", group, NULL};
-    rmq_cmd *r = call(port, 38, kv, NULL);
+    rmq_cmd *r = bcm_call(port, 38, kv, NULL);
     out[0] = '\0';
     if (r && r->code == 0 && r->body)
         snprintf(out, len, "%.*s", (int)r->body_len, (const char *)r->body);
@@ -191,31 +124,14 @@ static void consumer_list(int port, const char *group, char *out, size_t len)
 static bool wait_consumer_list(int port, const char *group, const char *want)
 {
     char got[1024];
-    uint64_t deadline = now_ms() + WAIT_MS;
-    while (now_ms() < deadline) {
+    uint64_t deadline = bcm_now_ms() + WAIT_MS;
+    while (bcm_now_ms() < deadline) {
         consumer_list(port, group, got, sizeof got);
         if (strcmp(got, want) == 0)
             return true;
-        pause_ms(20);
+        bcm_pause_ms(20);
     }
     fprintf(stderr, "consumer list of %s: got '%s', want '%s'\n", group, got, want);
-    return false;
-}
-
-/* The next NOTIFY_CONSUMER_IDS_CHANGED on fd (skipping other frames). */
-static bool got_notify(int fd, const char *group)
-{
-    uint64_t deadline = now_ms() + 5000;
-    while (now_ms() < deadline) {
-        rmq_cmd *c = rmq_tc_recv(fd, 500);
-        if (!c)
-            continue;
-        bool ok = c->code == 40 && c->flag == 2 &&
-                  strcmp(rmq_cmd_ext_get(c, "consumerGroup") ?: "", group) == 0;
-        rmq_cmd_free(c);
-        if (ok)
-            return true;
-    }
     return false;
 }
 
@@ -224,27 +140,17 @@ static bool got_notify(int fd, const char *group)
  * dead NameServer first. */
 static void start_both(fixture *f, int *ns_port, int *broker_port, const char *extra_settings)
 {
-    int live = free_port(), dead = free_port();
+    int live = bcm_free_port(), dead = bcm_free_port();
     assert_true(live > 0 && dead > 0);
     const char *servers[] = {"namesrv", "broker", NULL};
     assert_int_equal(rmq_td_init(&f->d, servers, NULL), 0);
-    char host_conf[2048];
-    snprintf(host_conf, sizeof host_conf,
-             "state_dir = \"%s\";\nadmin_socket = \"%s\";\nlog_level = \"debug\";\nio_threads = 2;\n"
-             "servers = {\n  namesrv = { listen = \"127.0.0.1:%d\"; };\n"
-             "  broker = { listen = \"127.0.0.1:0\"; };\n};\n",
-             f->d.state_dir, f->d.admin_socket, live);
-    assert_int_equal(rmq_td_write_conf(&f->d, "host.conf", host_conf), 0);
-    assert_int_equal(rmq_td_add_plugin(&f->d, "namesrv", "namesrv", "namesrv", NULL), 0);
     char settings[2048];
     snprintf(settings, sizeof settings,
              "brokerName = \"broker-it\"; brokerClusterName = \"ItCluster\";\n"
              "namesrvAddr = \"127.0.0.1:%d;127.0.0.1:%d\"; registerBrokerTimeoutMills = 2000;\n"
              "topics = \"ItTopic:4\";\n%s",
              dead, live, extra_settings ? extra_settings : "");
-    assert_int_equal(rmq_td_add_plugin(&f->d, "broker-client-mgr", "broker-client-mgr", "broker",
-                                       settings), 0);
-    assert_int_equal(rmq_td_start(&f->d, NULL), 0);
+    assert_int_equal(bcm_start_namesrv_and_broker(&f->d, live, "debug", settings), 0);
     *ns_port = rmq_td_port(&f->d, "namesrv");
     *broker_port = rmq_td_port(&f->d, "broker");
     assert_int_equal(*ns_port, live);
@@ -275,47 +181,50 @@ static void test_heartbeats_notify_group_and_register_retry_topic(void **state)
     int c1 = rmq_tc_connect(broker_port), c2 = rmq_tc_connect(broker_port);
     assert_true(c1 >= 0 && c2 >= 0);
     int seen = 0;
-    rmq_cmd *r = call_fd_seen(c1, 34, NULL, consumer_heartbeat(hb, sizeof hb, "c1", "ItGroup", "ItTopic"),
+    rmq_cmd *r = call_fd_seen(c1, 34, NULL, bcm_consumer_heartbeat(hb, sizeof hb, "c1", "ItGroup", "ItTopic", false),
                               &seen);
     assert_non_null(r);
     assert_int_equal(r->code, 0);
     rmq_cmd_free(r);
     assert_int_equal(seen, 1); /* a new connection notifies the whole group, itself included */
     /* the same heartbeat again changes nothing and notifies nobody */
-    r = call_fd_seen(c1, 34, NULL, consumer_heartbeat(hb, sizeof hb, "c1", "ItGroup", "ItTopic"), &seen);
+    r = call_fd_seen(c1, 34, NULL, bcm_consumer_heartbeat(hb, sizeof hb, "c1", "ItGroup", "ItTopic", false), &seen);
     assert_int_equal(r->code, 0);
     rmq_cmd_free(r);
     assert_int_equal(seen, 1);
     assert_true(wait_consumer_list(broker_port, "ItGroup", "{\"consumerIdList\":[\"c1\"]}"));
-    r = call_fd_seen(c2, 34, NULL, consumer_heartbeat(hb, sizeof hb, "c2", "ItGroup", "ItTopic"), &seen);
+    r = call_fd_seen(c2, 34, NULL, bcm_consumer_heartbeat(hb, sizeof hb, "c2", "ItGroup", "ItTopic", false), &seen);
     assert_int_equal(r->code, 0);
     assert_int_equal(seen, 2);
     rmq_cmd_free(r);
-    assert_true(got_notify(c1, "ItGroup"));
+    assert_true(bcm_wait_notify(c1, "ItGroup", 5000));
     assert_true(wait_consumer_list(broker_port, "ItGroup", "{\"consumerIdList\":[\"c1\",\"c2\"]}"));
     close(c2);
-    assert_true(got_notify(c1, "ItGroup")); /* a closed connection notifies the rest */
+    assert_true(bcm_wait_notify(c1, "ItGroup", 5000)); /* a closed connection notifies the rest */
     assert_true(wait_consumer_list(broker_port, "ItGroup", "{\"consumerIdList\":[\"c1\"]}"));
     /* the retry topic was created and registered with the NameServer */
     assert_true(route_has_broker(ns_port, "%RETRY%ItGroup", "broker-it"));
     const char *kv[] = {"consumerGroup", "ItGroup", NULL};
-    r = call(broker_port, 203, kv, NULL);
+    r = bcm_call(broker_port, 203, kv, NULL);
     assert_int_equal(r->code, 0);
-    assert_true(body_contains(r, "\"clientId\":\"c1\""));
-    assert_true(body_contains(r, "\"messageModel\":\"CLUSTERING\""));
+    assert_true(bcm_body_contains(r, "\"clientId\":\"c1\""));
+    assert_true(bcm_body_contains(r, "\"messageModel\":\"CLUSTERING\""));
     rmq_cmd_free(r);
     const char *unreg[] = {"clientID", "c1", "consumerGroup", "ItGroup", NULL};
     r = call_fd(c1, 35, unreg, NULL);
     assert_int_equal(r->code, 0);
     rmq_cmd_free(r);
-    r = call(broker_port, 38, kv, NULL);
+    r = bcm_call(broker_port, 38, kv, NULL);
     assert_int_equal(r->code, 1);
     assert_string_equal(r->remark, "no consumer for this group, ItGroup");
     rmq_cmd_free(r);
     close(c1);
 }
 
-static void test_silent_client_expires_and_is_disconnected(void **state)
+/* Half-open socket: the client's connection stays open but sends nothing
+ * after its heartbeat; the broker's scan removes it after
+ * channelExpiredTimeout and closes the connection (protocol.md §5.13). */
+static void test_half_open_client_silent_past_channel_expired_timeout_is_removed(void **state)
 {
     fixture *f = *state;
     int ns_port, broker_port;
@@ -323,14 +232,76 @@ static void test_silent_client_expires_and_is_disconnected(void **state)
                "channelExpiredTimeout = 300; clientHousekeepingInterval = 100;");
     char hb[2048];
     int c = rmq_tc_connect(broker_port);
-    rmq_cmd *r = call_fd(c, 34, NULL, consumer_heartbeat(hb, sizeof hb, "quiet", "ExpGroup", "ItTopic"));
+    rmq_cmd *r = call_fd(c, 34, NULL,
+                         bcm_consumer_heartbeat(hb, sizeof hb, "quiet", "ExpGroup", "ItTopic", false));
     assert_int_equal(r->code, 0);
     rmq_cmd_free(r);
+    assert_true(wait_consumer_list(broker_port, "ExpGroup", "{\"consumerIdList\":[\"quiet\"]}"));
+    /* the test never closes c: only the broker's expiry can end it */
     assert_true(rmq_tc_wait_closed(c, WAIT_MS));
     close(c);
     char got[256];
     consumer_list(broker_port, "ExpGroup", got, sizeof got);
     assert_string_equal(got, "");
+}
+
+/* compressedRegister = true: the deflated RegisterBrokerBody (protocol.md
+ * §4.6) is decoded by the namesrv plugin and the broker's topics route. */
+static void test_compressed_registration_puts_topics_in_nameserver_route(void **state)
+{
+    fixture *f = *state;
+    int ns_port, broker_port;
+    start_both(f, &ns_port, &broker_port, "compressedRegister = true;");
+    assert_true(cluster_info_has(ns_port, "\"broker-it\"", true));
+    assert_true(route_has_broker(ns_port, "ItTopic", "broker-it"));
+    assert_true(route_has_broker(ns_port, "TBW102", "broker-it"));
+    const char *kv[] = {"topic", "ItTopic", NULL};
+    rmq_cmd *r = bcm_call(ns_port, 105, kv, NULL);
+    assert_non_null(r);
+    assert_int_equal(r->code, 0);
+    char addr[64];
+    snprintf(addr, sizeof addr, "\"127.0.0.1:%d\"", broker_port);
+    assert_true(bcm_body_contains(r, addr));
+    assert_true(bcm_body_contains(r, "\"readQueueNums\":4"));
+    rmq_cmd_free(r);
+}
+
+/* What the broker puts on the wire with compressedRegister = true, seen by a
+ * raw listener standing in for the NameServer: header compressed=true and a
+ * zlib stream (first byte 0x78) instead of JSON. */
+static void test_compressed_register_frame_is_flagged_and_deflated(void **state)
+{
+    fixture *f = *state;
+    int lfd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = 0};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t alen = sizeof a;
+    assert_int_equal(bind(lfd, (struct sockaddr *)&a, sizeof a), 0);
+    assert_int_equal(listen(lfd, 4), 0);
+    assert_int_equal(getsockname(lfd, (struct sockaddr *)&a, &alen), 0);
+    const char *servers[] = {"broker", NULL};
+    assert_int_equal(rmq_td_init(&f->d, servers, NULL), 0);
+    char settings[256];
+    snprintf(settings, sizeof settings,
+             "brokerName = \"broker-zip\"; namesrvAddr = \"127.0.0.1:%d\"; compressedRegister = true;",
+             ntohs(a.sin_port));
+    assert_int_equal(rmq_td_add_plugin(&f->d, "broker-client-mgr", "broker-client-mgr", "broker",
+                                       settings), 0);
+    assert_int_equal(rmq_td_start(&f->d, NULL), 0);
+    struct pollfd pfd = {.fd = lfd, .events = POLLIN};
+    assert_int_equal(poll(&pfd, 1, WAIT_MS), 1);
+    int conn = accept(lfd, NULL, NULL);
+    assert_true(conn >= 0);
+    rmq_cmd *reg = rmq_tc_recv(conn, WAIT_MS);
+    assert_non_null(reg);
+    assert_int_equal(reg->code, 103);
+    assert_string_equal(rmq_cmd_ext_get(reg, "compressed"), "true");
+    assert_string_equal(rmq_cmd_ext_get(reg, "brokerName"), "broker-zip");
+    assert_true(reg->body_len > 2);
+    assert_int_equal(reg->body[0], 0x78);
+    rmq_cmd_free(reg);
+    close(conn);
+    close(lfd);
 }
 
 static void test_offsets_survive_a_restart(void **state)
@@ -340,30 +311,30 @@ static void test_offsets_survive_a_restart(void **state)
     start_both(f, &ns_port, &broker_port, "flushConsumerOffsetInterval = 100;");
     const char *upd[] = {"consumerGroup", "OffGroup", "topic", "ItTopic", "queueId", "2",
                          "commitOffset", "4242", NULL};
-    rmq_cmd *r = call(broker_port, 15, upd, NULL);
+    rmq_cmd *r = bcm_call(broker_port, 15, upd, NULL);
     assert_int_equal(r->code, 0);
     rmq_cmd_free(r);
     const char *q[] = {"consumerGroup", "OffGroup", "topic", "ItTopic", "queueId", "2", NULL};
-    r = call(broker_port, 14, q, NULL);
+    r = bcm_call(broker_port, 14, q, NULL);
     assert_int_equal(r->code, 0);
     assert_string_equal(rmq_cmd_ext_get(r, "offset"), "4242");
     rmq_cmd_free(r);
     /* never stored: 4.9.8 answers 0 for an empty queue */
     const char *q0[] = {"consumerGroup", "OffGroup", "topic", "ItTopic", "queueId", "3", NULL};
-    r = call(broker_port, 14, q0, NULL);
+    r = bcm_call(broker_port, 14, q0, NULL);
     assert_int_equal(r->code, 0);
     assert_string_equal(rmq_cmd_ext_get(r, "offset"), "0");
     rmq_cmd_free(r);
     assert_int_equal(rmq_td_stop(&f->d), 0);
     assert_int_equal(rmq_td_start(&f->d, NULL), 0);
     broker_port = rmq_td_port(&f->d, "broker");
-    r = call(broker_port, 14, q, NULL);
+    r = bcm_call(broker_port, 14, q, NULL);
     assert_non_null(r);
     assert_int_equal(r->code, 0);
     assert_string_equal(rmq_cmd_ext_get(r, "offset"), "4242");
     rmq_cmd_free(r);
-    r = call(broker_port, 43, NULL, NULL);
-    assert_true(body_contains(r, "\"ItTopic@OffGroup\":{2:4242}"));
+    r = bcm_call(broker_port, 43, NULL, NULL);
+    assert_true(bcm_body_contains(r, "\"ItTopic@OffGroup\":{2:4242}"));
     rmq_cmd_free(r);
 }
 
@@ -375,18 +346,18 @@ static void test_storage_codes_answer_politely_without_a_store(void **state)
     const char *pull[] = {"consumerGroup", "G", "topic", "ItTopic", "queueId", "0", "queueOffset",
                           "25", "sysFlag", "3", "suspendTimeoutMillis", "300", "maxMsgNums", "32",
                           "commitOffset", "0", "subVersion", "0", NULL};
-    rmq_cmd *r = call(broker_port, 11, pull, NULL);
+    rmq_cmd *r = bcm_call(broker_port, 11, pull, NULL);
     assert_non_null(r);
     assert_int_equal(r->code, 19);
     assert_string_equal(rmq_cmd_ext_get(r, "nextBeginOffset"), "25");
     assert_string_equal(rmq_cmd_ext_get(r, "minOffset"), "0");
     rmq_cmd_free(r);
     const char *mx[] = {"topic", "ItTopic", "queueId", "0", NULL};
-    r = call(broker_port, 30, mx, NULL);
+    r = bcm_call(broker_port, 30, mx, NULL);
     assert_int_equal(r->code, 0);
     assert_string_equal(rmq_cmd_ext_get(r, "offset"), "0");
     rmq_cmd_free(r);
-    r = call(broker_port, 310, mx, "body");
+    r = bcm_call(broker_port, 310, mx, "body");
     assert_int_equal(r->code, 1);
     assert_non_null(strstr(r->remark, "stores no messages"));
     rmq_cmd_free(r);
@@ -419,7 +390,9 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_registers_with_live_nameserver_despite_a_dead_one, setup, teardown),
         cmocka_unit_test_setup_teardown(test_heartbeats_notify_group_and_register_retry_topic, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_silent_client_expires_and_is_disconnected, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_half_open_client_silent_past_channel_expired_timeout_is_removed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_compressed_registration_puts_topics_in_nameserver_route, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_compressed_register_frame_is_flagged_and_deflated, setup, teardown),
         cmocka_unit_test_setup_teardown(test_offsets_survive_a_restart, setup, teardown),
         cmocka_unit_test_setup_teardown(test_storage_codes_answer_politely_without_a_store, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unregister_at_shutdown_removes_broker_from_nameserver, setup, teardown),

@@ -9,20 +9,16 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include <arpa/inet.h>
 #include <jansson.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "rmq_test_support.h"
+#include "bcm_test_daemon.h"
 
 #define WAIT_MS 30000
 #define GROUP "InteropGroup"
@@ -39,35 +35,6 @@ typedef struct fixture {
     node_proc procs[2];
     int raw_fd;
 } fixture;
-
-static uint64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
-static void pause_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
-static int free_port(void)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = 0};
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) != 0 ||
-        getsockname(fd, (struct sockaddr *)&a, &len) != 0) {
-        if (fd >= 0)
-            close(fd);
-        return -1;
-    }
-    close(fd);
-    return ntohs(a.sin_port);
-}
 
 static int node_start(node_proc *p, int ns_port, const char *instance)
 {
@@ -96,9 +63,9 @@ static int node_start(node_proc *p, int ns_port, const char *instance)
 /* Next stdout line of the node process starting with `prefix`. */
 static bool node_line(node_proc *p, const char *prefix, char *line, size_t len, int timeout_ms)
 {
-    uint64_t deadline = now_ms() + (uint64_t)timeout_ms;
+    uint64_t deadline = bcm_now_ms() + (uint64_t)timeout_ms;
     size_t n = 0;
-    while (now_ms() < deadline) {
+    while (bcm_now_ms() < deadline) {
         struct pollfd pfd = {.fd = p->out_fd, .events = POLLIN};
         if (poll(&pfd, 1, 200) <= 0)
             continue;
@@ -157,24 +124,11 @@ static int teardown(void **state)
     return 0;
 }
 
-static rmq_cmd *call(int port, int code, const char *const *kv)
-{
-    int fd = rmq_tc_connect(port);
-    if (fd < 0)
-        return NULL;
-    static int opaque = 1;
-    rmq_cmd *req = rmq_tc_request(code, opaque++, kv);
-    rmq_cmd *resp = rmq_tc_call(fd, req, 5000);
-    rmq_cmd_free(req);
-    close(fd);
-    return resp;
-}
-
 /* Sorted, comma-joined consumer ids of the group ("" when none). */
 static void member_ids(int port, char *out, size_t len)
 {
     const char *kv[] = {"consumerGroup", GROUP, NULL};
-    rmq_cmd *r = call(port, 38, kv);
+    rmq_cmd *r = bcm_call(port, 38, kv, NULL);
     out[0] = '\0';
     json_t *root = (r && r->code == 0 && r->body) ? json_loadb((const char *)r->body, r->body_len, 0, NULL) : NULL;
     json_t *ids = json_object_get(root, "consumerIdList");
@@ -200,44 +154,21 @@ static void member_ids(int port, char *out, size_t len)
 static bool wait_members(int port, const char *want)
 {
     char got[1024] = "";
-    uint64_t deadline = now_ms() + WAIT_MS;
-    while (now_ms() < deadline) {
+    uint64_t deadline = bcm_now_ms() + WAIT_MS;
+    while (bcm_now_ms() < deadline) {
         member_ids(port, got, sizeof got);
         if (strcmp(got, want) == 0)
             return true;
-        pause_ms(100);
+        bcm_pause_ms(100);
     }
     fprintf(stderr, "members: got '%s', want '%s'\n", got, want);
     return false;
 }
 
-/* Drain the raw member's connection until a NOTIFY for the group arrives. */
-static bool raw_got_notify(int fd)
-{
-    uint64_t deadline = now_ms() + WAIT_MS;
-    while (now_ms() < deadline) {
-        rmq_cmd *c = rmq_tc_recv(fd, 500);
-        if (!c)
-            continue;
-        bool ok = c->code == 40 && c->flag == 2 && rmq_cmd_ext_get(c, "consumerGroup") &&
-                  strcmp(rmq_cmd_ext_get(c, "consumerGroup"), GROUP) == 0;
-        rmq_cmd_free(c);
-        if (ok)
-            return true;
-    }
-    return false;
-}
-
 static void raw_heartbeat(int fd)
 {
-    const char *body =
-        "{\"clientID\":\"zz-raw@1\",\"consumerDataSet\":[{\"consumeFromWhere\":\"CONSUME_FROM_LAST_OFFSET\","
-        "\"consumeType\":\"CONSUME_PASSIVELY\",\"groupName\":\"" GROUP "\",\"messageModel\":\"CLUSTERING\","
-        "\"subscriptionDataSet\":[{\"classFilterMode\":false,\"codeSet\":[],\"expressionType\":\"TAG\","
-        "\"subString\":\"*\",\"subVersion\":1700000000000,\"tagsSet\":[],\"topic\":\"" TOPIC "\"},"
-        "{\"classFilterMode\":false,\"codeSet\":[],\"expressionType\":\"TAG\",\"subString\":\"*\","
-        "\"subVersion\":1700000000000,\"tagsSet\":[],\"topic\":\"%RETRY%" GROUP "\"}],"
-        "\"unitMode\":false}],\"producerDataSet\":[]}";
+    char body[2048];
+    bcm_consumer_heartbeat(body, sizeof body, "zz-raw@1", GROUP, TOPIC, true);
     rmq_cmd *req = rmq_tc_request(34, 424242, NULL);
     rmq_cmd_set_body(req, body, strlen(body), NULL, NULL);
     assert_int_equal(rmq_tc_send(fd, req), 0);
@@ -249,7 +180,7 @@ static int64_t query_offset(int port, int queue)
     char q[16];
     snprintf(q, sizeof q, "%d", queue);
     const char *kv[] = {"consumerGroup", GROUP, "topic", TOPIC, "queueId", q, NULL};
-    rmq_cmd *r = call(port, 14, kv);
+    rmq_cmd *r = bcm_call(port, 14, kv, NULL);
     int64_t v = (r && r->code == 0 && rmq_cmd_ext_get(r, "offset")) ? atoll(rmq_cmd_ext_get(r, "offset")) : -99;
     rmq_cmd_free(r);
     return v;
@@ -258,32 +189,23 @@ static int64_t query_offset(int port, int queue)
 static void test_ali_ons_members_notifications_and_offsets(void **state)
 {
     fixture *f = *state;
-    int live = free_port();
+    int live = bcm_free_port();
     assert_true(live > 0);
     const char *servers[] = {"namesrv", "broker", NULL};
     assert_int_equal(rmq_td_init(&f->d, servers, NULL), 0);
-    char host_conf[2048];
-    snprintf(host_conf, sizeof host_conf,
-             "state_dir = \"%s\";\nadmin_socket = \"%s\";\nlog_level = \"info\";\nio_threads = 2;\n"
-             "servers = {\n  namesrv = { listen = \"127.0.0.1:%d\"; };\n"
-             "  broker = { listen = \"127.0.0.1:0\"; };\n};\n",
-             f->d.state_dir, f->d.admin_socket, live);
-    assert_int_equal(rmq_td_write_conf(&f->d, "host.conf", host_conf), 0);
-    assert_int_equal(rmq_td_add_plugin(&f->d, "namesrv", "namesrv", "namesrv", NULL), 0);
     char settings[512];
     snprintf(settings, sizeof settings,
              "brokerName = \"broker-ons\"; namesrvAddr = \"127.0.0.1:%d\"; topics = \"" TOPIC ":4\";"
              " pullSuspendMaxMillis = 2000;",
              live);
-    assert_int_equal(rmq_td_add_plugin(&f->d, "broker-client-mgr", "broker-client-mgr", "broker", settings), 0);
-    assert_int_equal(rmq_td_start(&f->d, NULL), 0);
+    assert_int_equal(bcm_start_namesrv_and_broker(&f->d, live, "info", settings), 0);
     int bport = rmq_td_port(&f->d, "broker");
 
     /* the raw member */
     f->raw_fd = rmq_tc_connect(bport);
     assert_true(f->raw_fd >= 0);
     raw_heartbeat(f->raw_fd);
-    assert_true(raw_got_notify(f->raw_fd));
+    assert_true(bcm_wait_notify(f->raw_fd, GROUP, WAIT_MS));
     assert_true(wait_members(bport, "zz-raw@1"));
 
     char line[1024];
@@ -291,18 +213,18 @@ static void test_ali_ons_members_notifications_and_offsets(void **state)
     assert_true(node_line(&f->procs[0], "READY ", line, sizeof line, WAIT_MS));
     assert_string_equal(line, "READY 127.0.0.1@ons-a");
     assert_true(wait_members(bport, "127.0.0.1@ons-a,zz-raw@1"));
-    assert_true(raw_got_notify(f->raw_fd));
+    assert_true(bcm_wait_notify(f->raw_fd, GROUP, WAIT_MS));
 
     assert_int_equal(node_start(&f->procs[1], live, "ons-b"), 0);
     assert_true(node_line(&f->procs[1], "READY ", line, sizeof line, WAIT_MS));
     assert_true(wait_members(bport, "127.0.0.1@ons-a,127.0.0.1@ons-b,zz-raw@1"));
-    assert_true(raw_got_notify(f->raw_fd));
+    assert_true(bcm_wait_notify(f->raw_fd, GROUP, WAIT_MS));
 
     node_send(&f->procs[1], "close\n");
     assert_true(node_line(&f->procs[1], "CLOSED", line, sizeof line, WAIT_MS));
     node_reap(&f->procs[1], false);
     assert_true(wait_members(bport, "127.0.0.1@ons-a,zz-raw@1"));
-    assert_true(raw_got_notify(f->raw_fd));
+    assert_true(bcm_wait_notify(f->raw_fd, GROUP, WAIT_MS));
 
     /* offsets committed through the client's own offset store */
     node_send(&f->procs[0], "commit 4000\n");
@@ -318,7 +240,7 @@ static void test_ali_ons_members_notifications_and_offsets(void **state)
     /* a killed client vanishes (its socket closes) */
     node_reap(&f->procs[0], true);
     assert_true(wait_members(bport, "zz-raw@1"));
-    assert_true(raw_got_notify(f->raw_fd));
+    assert_true(bcm_wait_notify(f->raw_fd, GROUP, WAIT_MS));
     close(f->raw_fd);
     f->raw_fd = -1;
 

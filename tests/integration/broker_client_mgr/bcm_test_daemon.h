@@ -1,0 +1,44 @@
+/* bcm_test_daemon.h — what the broker-client-mgr integration, vector-replay
+ * and interop tests share: a daemon running the namesrv and broker servers,
+ * one-shot raw calls, polling with a deadline. Never asserts (the tests
+ * decide what is a failure); keeps no state between calls. */
+#ifndef BCM_TEST_DAEMON_H
+#define BCM_TEST_DAEMON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rmq_test_support.h"
+
+uint64_t bcm_now_ms(void);
+void bcm_pause_ms(int ms);
+
+/* An ephemeral loopback port nobody listens on (the OS picks it; released
+ * before return), or -1. */
+int bcm_free_port(void);
+
+/* Start `d` (after rmq_td_init with servers "namesrv" and "broker") with the
+ * namesrv plugin listening on 127.0.0.1:ns_port and broker-client-mgr on an
+ * ephemeral port with `broker_settings` (the body of settings = {...}).
+ * log_level: "debug", "info"... Returns 0 or -1. */
+int bcm_start_namesrv_and_broker(rmq_test_daemon *d, int ns_port, const char *log_level,
+                                 const char *broker_settings);
+
+/* One request on a fresh connection (opaque 1); body may be NULL. The
+ * answer (caller frees) or NULL. */
+rmq_cmd *bcm_call(int port, int code, const char *const *kv, const char *body);
+
+bool bcm_body_contains(const rmq_cmd *c, const char *needle);
+
+/* Read frames from fd until a oneway NOTIFY_CONSUMER_IDS_CHANGED (40) for
+ * `group` arrives (true) or timeout_ms passes (false); other frames are
+ * dropped. */
+bool bcm_wait_notify(int fd, const char *group, int timeout_ms);
+
+/* A consumer HEART_BEAT body: one CLUSTERING group subscribing `topic` with
+ * "*" and, when with_retry, its %RETRY% topic too. Returns buf. */
+const char *bcm_consumer_heartbeat(char *buf, size_t len, const char *client_id,
+                                   const char *group, const char *topic, bool with_retry);
+
+#endif
