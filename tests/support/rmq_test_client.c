@@ -17,9 +17,36 @@
 
 static long long now_ms(void)
 {
+    return (long long)rmq_test_now_ms();
+}
+
+uint64_t rmq_test_now_ms(void)
+{
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+void rmq_test_pause_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+int rmq_tc_free_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = 0};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) != 0 ||
+        getsockname(fd, (struct sockaddr *)&a, &len) != 0) {
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    close(fd);
+    return ntohs(a.sin_port);
 }
 
 int rmq_tc_connect(int port)
@@ -120,6 +147,22 @@ rmq_cmd *rmq_tc_call(int fd, const rmq_cmd *req, int timeout_ms)
     if (rmq_tc_send(fd, req) != 0)
         return NULL;
     return rmq_tc_recv(fd, timeout_ms);
+}
+
+rmq_cmd *rmq_tc_call_response(int fd, const rmq_cmd *req, int timeout_ms)
+{
+    if (rmq_tc_send(fd, req) != 0)
+        return NULL;
+    long long deadline = now_ms() + timeout_ms;
+    while (now_ms() < deadline) {
+        rmq_cmd *c = rmq_tc_recv(fd, 500);
+        if (!c)
+            continue;
+        if ((c->flag & RMQ_FLAG_RESPONSE) && c->opaque == req->opaque)
+            return c;
+        rmq_cmd_free(c);
+    }
+    return NULL;
 }
 
 bool rmq_tc_wait_closed(int fd, int timeout_ms)

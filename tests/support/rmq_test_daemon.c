@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -255,4 +256,55 @@ int rmq_td_ctl(const rmq_test_daemon *d, char *out, size_t out_len, const char *
     if (waitpid(pid, &st, 0) != pid)
         return -1;
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+char *rmq_td_ctl_capture(const rmq_test_daemon *d, int *status, const char *first, ...)
+{
+    const char *args[16];
+    int n = 0;
+    va_list ap;
+    va_start(ap, first);
+    for (const char *a = first; a && n < 15; a = va_arg(ap, const char *))
+        args[n++] = a;
+    va_end(ap);
+    args[n] = NULL;
+    const size_t cap = 1 << 16;
+    char *out = calloc(1, cap);
+    if (!out)
+        return NULL;
+    *status = rmq_td_ctl(d, out, cap, args);
+    return out;
+}
+
+/* The log's last `lines` lines: where a failed stop says why. */
+static void print_log_tail(const rmq_test_daemon *d, int lines)
+{
+    FILE *f = fopen(d->log_path, "r");
+    if (!f) {
+        fprintf(stderr, "(log unavailable)\n");
+        return;
+    }
+    long offsets[61] = {0};
+    int count = 0;
+    char line[1024];
+    long pos = ftell(f);
+    while (fgets(line, sizeof(line), f)) {
+        offsets[count++ % 61] = pos;
+        pos = ftell(f);
+    }
+    int skip = count > lines ? count - lines : 0;
+    fseek(f, count > lines ? offsets[skip % 61] : 0, SEEK_SET);
+    while (fgets(line, sizeof(line), f))
+        fputs(line, stderr);
+    fclose(f);
+}
+
+int rmq_td_stop_reporting(rmq_test_daemon *d)
+{
+    int status = rmq_td_stop(d);
+    if (status != 0) {
+        fprintf(stderr, "rmqhostd exited with %d; its log:\n", status);
+        print_log_tail(d, 60);
+    }
+    return status;
 }

@@ -6,9 +6,11 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "remoting_command.h"
+#include "rmq_test_bodies.h"
 
 /* Paths baked in by CMake: RMQ_TEST_DAEMON (bin/rmqhostd), RMQ_TEST_CTL
  * (bin/rmqhostctl), RMQ_TEST_PLUGIN_DIR (build/plugins, where *.so land),
@@ -61,6 +63,24 @@ bool rmq_td_log_contains(const rmq_test_daemon *d, const char *needle);
  * terminated, may be NULL). Returns the exit status or -1. */
 int rmq_td_ctl(const rmq_test_daemon *d, char *out, size_t out_len, const char *const *args);
 
+/* rmqhostctl with its arguments listed inline (NULL-terminated, at most 15):
+ * returns its stdout (up to 64 KiB, malloc'd, caller frees; NULL when out of
+ * memory) and stores the exit status (or -1) in *status. */
+char *rmq_td_ctl_capture(const rmq_test_daemon *d, int *status, const char *first, ...)
+    __attribute__((sentinel));
+
+/* rmq_td_stop, and when the exit status is not 0 print it with the last 60
+ * lines of the daemon log to stderr (a clean stop is what teardowns check:
+ * under ASan it includes no leaks). Returns the status. */
+int rmq_td_stop_reporting(rmq_test_daemon *d);
+
+/* ---- clock and ports ---- */
+uint64_t rmq_test_now_ms(void);  /* CLOCK_MONOTONIC in ms */
+void rmq_test_pause_ms(int ms);  /* between polls of a deadline loop */
+/* A loopback TCP port free at the time of the call (for a server whose port
+ * must be known before the daemon starts), or -1. */
+int rmq_tc_free_port(void);
+
 /* ---- raw-frame client (blocking sockets) ---- */
 int rmq_tc_connect(int port);                      /* 127.0.0.1:port, fd or -1 */
 int rmq_tc_send(int fd, const rmq_cmd *cmd);       /* 0 or -1 */
@@ -71,10 +91,29 @@ rmq_cmd *rmq_tc_recv(int fd, int timeout_ms);
 rmq_cmd *rmq_tc_call(int fd, const rmq_cmd *req, int timeout_ms);
 /* True when the peer closed the connection within timeout_ms. */
 bool rmq_tc_wait_closed(int fd, int timeout_ms);
+/* Send req and return the response carrying req's opaque, skipping frames
+ * the server sends meanwhile (e.g. NOTIFY_CONSUMER_IDS_CHANGED ahead of a
+ * heartbeat's answer). NULL when none arrives within timeout_ms. */
+rmq_cmd *rmq_tc_call_response(int fd, const rmq_cmd *req, int timeout_ms);
 
 /* Build a request: code, JSON serialization, version 409, language JAVA,
  * opaque given, ext fields from key,value pairs (NULL-terminated). */
 rmq_cmd *rmq_tc_request(int code, int opaque, const char *const *kv);
+
+/* A broker as REGISTER_BROKER names it; ha_addr NULL means
+ * "127.0.0.1:10912". */
+typedef struct rmq_tc_broker {
+    const char *cluster;
+    const char *name;
+    const char *addr;
+    const char *ha_addr;
+    long long id;
+} rmq_tc_broker;
+
+/* REGISTER_BROKER (103) for `b` carrying `body` (may be NULL), with
+ * bodyCrc32 computed over it and compressed = false. NULL when out of memory. */
+rmq_cmd *rmq_tc_register_broker_request(int opaque, const rmq_tc_broker *b, const void *body,
+                                        size_t len);
 
 /* Load a vector file (../shared/vectors/NAME) into a malloc'd buffer. */
 unsigned char *rmq_tc_load_vector(const char *name, size_t *len);

@@ -28,27 +28,10 @@
 
 static const char *const SERVERS[] = {"main", "aux", NULL};
 
-static char *ctl(rmq_test_daemon *d, int *code, const char *first, ...)
-{
-    const char *args[16];
-    int n = 0;
-    va_list ap;
-    va_start(ap, first);
-    for (const char *a = first; a && n < 15; a = va_arg(ap, const char *))
-        args[n++] = a;
-    va_end(ap);
-    args[n] = NULL;
-    static const size_t cap = 1 << 16;
-    char *out = calloc(1, cap);
-    assert_non_null(out);
-    *code = rmq_td_ctl(d, out, cap, args);
-    return out;
-}
-
 static json_t *ctl_json(rmq_test_daemon *d, const char *cmd)
 {
     int code;
-    char *out = ctl(d, &code, cmd, "--json", NULL);
+    char *out = rmq_td_ctl_capture(d, &code, cmd, "--json", NULL);
     assert_int_equal(code, 0);
     json_error_t err;
     json_t *j = json_loads(out, 0, &err);
@@ -150,7 +133,7 @@ static void test_admin_socket_is_0600_and_list_starts_at_generation_1(void **sta
     assert_int_equal(generation_of(d, "echo", s, sizeof(s)), 1);
     assert_string_equal(s, "live");
     int code;
-    char *out = ctl(d, &code, "list", NULL);
+    char *out = rmq_td_ctl_capture(d, &code, "list", NULL);
     assert_int_equal(code, 0);
     assert_non_null(strstr(out, "echo"));
     assert_non_null(strstr(out, "GEN"));
@@ -251,20 +234,20 @@ static void test_ctl_exit_codes_usage_unreachable_refused(void **state)
 {
     rmq_test_daemon *d = *state;
     int code;
-    char *out = ctl(d, &code, "reload", NULL); /* missing NAME */
+    char *out = rmq_td_ctl_capture(d, &code, "reload", NULL); /* missing NAME */
     assert_int_equal(code, 2);
     free(out);
-    out = ctl(d, &code, "reload", "no-such-plugin", NULL);
+    out = rmq_td_ctl_capture(d, &code, "reload", "no-such-plugin", NULL);
     assert_int_equal(code, 1);
     assert_non_null(strstr(out, "no-such-plugin"));
     free(out);
-    out = ctl(d, &code, "no-such-command", NULL);
+    out = rmq_td_ctl_capture(d, &code, "no-such-command", NULL);
     assert_int_equal(code, 2);
     free(out);
     /* unreachable daemon: a socket path nobody listens on */
     rmq_test_daemon other = *d;
     snprintf(other.admin_socket, sizeof(other.admin_socket), "%s/nobody.sock", d->dir);
-    out = ctl(&other, &code, "list", NULL);
+    out = rmq_td_ctl_capture(&other, &code, "list", NULL);
     assert_int_equal(code, 2);
     free(out);
 }
@@ -283,15 +266,15 @@ static void test_plugin_command_is_served_through_ctl(void **state)
 {
     rmq_test_daemon *d = *state;
     int code;
-    char *out = ctl(d, &code, "help", NULL);
+    char *out = rmq_td_ctl_capture(d, &code, "help", NULL);
     assert_int_equal(code, 0);
     assert_non_null(strstr(out, "echo-stats"));
     free(out);
-    out = ctl(d, &code, "echo-stats", NULL);
+    out = rmq_td_ctl_capture(d, &code, "echo-stats", NULL);
     assert_int_equal(code, 0);
     assert_true(strlen(out) > 0);
     free(out);
-    out = ctl(d, &code, "echo-stats", "surplus-arg", NULL);
+    out = rmq_td_ctl_capture(d, &code, "echo-stats", "surplus-arg", NULL);
     assert_int_equal(code, 2);
     free(out);
 }
@@ -308,7 +291,7 @@ static void test_reload_config_starts_reloads_and_stops_plugins(void **state)
     /* a new file: echo2 on aux, which must start listening */
     echo_conf(d, "60-echo2.conf", "echo2", "aux", true, "bonjour");
     int code;
-    char *out = ctl(d, &code, "reload-config", NULL);
+    char *out = rmq_td_ctl_capture(d, &code, "reload-config", NULL);
     assert_int_equal(code, 0);
     assert_non_null(strstr(out, "echo2"));
     free(out);
@@ -322,7 +305,7 @@ static void test_reload_config_starts_reloads_and_stops_plugins(void **state)
 
     /* changed settings: the running echo is reloaded with them */
     echo_conf(d, "50-echo.conf", "echo", "main", true, "salut");
-    out = ctl(d, &code, "reload-config", NULL);
+    out = rmq_td_ctl_capture(d, &code, "reload-config", NULL);
     assert_int_equal(code, 0);
     free(out);
     int gen = generation_of(d, "echo", NULL, 0);
@@ -333,14 +316,14 @@ static void test_reload_config_starts_reloads_and_stops_plugins(void **state)
     free(g);
 
     /* nothing changed: nothing reloaded */
-    out = ctl(d, &code, "reload-config", NULL);
+    out = rmq_td_ctl_capture(d, &code, "reload-config", NULL);
     assert_int_equal(code, 0);
     free(out);
     assert_int_equal(generation_of(d, "echo", NULL, 0), gen);
 
     /* disabled in its file: stopped */
     echo_conf(d, "60-echo2.conf", "echo2", "aux", false, "bonjour");
-    out = ctl(d, &code, "reload-config", NULL);
+    out = rmq_td_ctl_capture(d, &code, "reload-config", NULL);
     assert_int_equal(code, 0);
     free(out);
     char s[32];
@@ -351,7 +334,7 @@ static void test_reload_config_starts_reloads_and_stops_plugins(void **state)
     char path[512];
     snprintf(path, sizeof(path), "%s/60-echo2.conf", d->conf_dir);
     unlink(path);
-    out = ctl(d, &code, "reload-config", NULL);
+    out = rmq_td_ctl_capture(d, &code, "reload-config", NULL);
     assert_int_equal(code, 0);
     free(out);
     assert_int_equal(generation_of(d, "echo2", NULL, 0), -1);
@@ -366,7 +349,7 @@ static void test_reload_config_syntax_error_names_file_line_and_changes_nothing(
                                        "plugin = {\n  name = \"broken\";\n  path = oops no quotes;\n};\n"),
                      0);
     int code;
-    char *out = ctl(d, &code, "reload-config", NULL);
+    char *out = rmq_td_ctl_capture(d, &code, "reload-config", NULL);
     assert_int_equal(code, 1);
     assert_non_null(strstr(out, "70-broken.conf:3"));
     free(out);
@@ -385,7 +368,7 @@ static void test_enable_and_disable_follow_conf_d(void **state)
     rmq_test_daemon *d = *state;
     echo_conf(d, "65-echo3.conf", "echo3", "aux", false, "hola");
     int code;
-    char *out = ctl(d, &code, "enable", "echo3", NULL);
+    char *out = rmq_td_ctl_capture(d, &code, "enable", "echo3", NULL);
     assert_int_equal(code, 0);
     free(out);
     char s[32];
@@ -395,18 +378,18 @@ static void test_enable_and_disable_follow_conf_d(void **state)
     assert_non_null(g);
     assert_string_equal(g, "hola");
     free(g);
-    out = ctl(d, &code, "enable", "echo3", NULL); /* already running */
+    out = rmq_td_ctl_capture(d, &code, "enable", "echo3", NULL); /* already running */
     assert_int_equal(code, 1);
     free(out);
-    out = ctl(d, &code, "disable", "echo3", NULL);
+    out = rmq_td_ctl_capture(d, &code, "disable", "echo3", NULL);
     assert_int_equal(code, 0);
     free(out);
     assert_int_equal(generation_of(d, "echo3", s, sizeof(s)), 0);
     assert_string_equal(s, "disabled");
-    out = ctl(d, &code, "disable", "echo3", NULL);
+    out = rmq_td_ctl_capture(d, &code, "disable", "echo3", NULL);
     assert_int_equal(code, 1);
     free(out);
-    out = ctl(d, &code, "enable", "nobody-declared-me", NULL);
+    out = rmq_td_ctl_capture(d, &code, "enable", "nobody-declared-me", NULL);
     assert_int_equal(code, 1);
     free(out);
     char path[512];
@@ -440,7 +423,7 @@ static void test_health_is_0_when_everything_is_up(void **state)
 {
     rmq_test_daemon *d = *state;
     int code;
-    char *out = ctl(d, &code, "health", NULL);
+    char *out = rmq_td_ctl_capture(d, &code, "health", NULL);
     assert_int_equal(code, 0);
     free(out);
 }

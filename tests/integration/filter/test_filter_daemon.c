@@ -10,12 +10,9 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -29,34 +26,6 @@ typedef struct fixture {
     int opaque;
 } fixture;
 
-static uint64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
-static void pause_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
-static int free_port(void)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = 0};
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) != 0 ||
-        getsockname(fd, (struct sockaddr *)&a, &len) != 0) {
-        if (fd >= 0) close(fd);
-        return -1;
-    }
-    close(fd);
-    return ntohs(a.sin_port);
-}
-
 static int setup(void **state)
 {
     fixture *f = calloc(1, sizeof *f);
@@ -68,13 +37,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     fixture *f = *state;
-    int status = f->d.pid > 0 ? rmq_td_stop(&f->d) : 0;
-    if (status != 0) {
-        char cmd[400];
-        fprintf(stderr, "rmqhostd exited with %d; its log:\n", status);
-        snprintf(cmd, sizeof cmd, "tail -n 60 '%s' >&2", f->d.log_path);
-        if (system(cmd) != 0) fprintf(stderr, "(log unavailable)\n");
-    }
+    int status = f->d.pid > 0 ? rmq_td_stop_reporting(&f->d) : 0;
     rmq_td_cleanup(&f->d);
     free(f);
     return status == 0 ? 0 : -1;
@@ -84,7 +47,7 @@ static int teardown(void **state)
  * ephemeral one, filter bound to the broker server. */
 static void start_daemon(fixture *f, const char *filter_settings)
 {
-    int ns = free_port();
+    int ns = rmq_tc_free_port();
     assert_true(ns > 0);
     const char *servers[] = {"namesrv", "broker", NULL};
     assert_int_equal(rmq_td_init(&f->d, servers, NULL), 0);
@@ -115,20 +78,11 @@ static void start_daemon(fixture *f, const char *filter_settings)
  * (NOTIFY_CONSUMER_IDS_CHANGED precedes a heartbeat's answer) are skipped. */
 static rmq_cmd *call_fd(fixture *f, int fd, int code, const char *const *kv, const char *body)
 {
-    int op = ++f->opaque;
-    rmq_cmd *req = rmq_tc_request(code, op, kv);
+    rmq_cmd *req = rmq_tc_request(code, ++f->opaque, kv);
     if (body) rmq_cmd_set_body(req, body, strlen(body), NULL, NULL);
-    int rc = rmq_tc_send(fd, req);
+    rmq_cmd *resp = rmq_tc_call_response(fd, req, 5000);
     rmq_cmd_free(req);
-    if (rc != 0) return NULL;
-    uint64_t deadline = now_ms() + 5000;
-    while (now_ms() < deadline) {
-        rmq_cmd *c = rmq_tc_recv(fd, 500);
-        if (!c) continue;
-        if ((c->flag & 1) && c->opaque == op) return c;
-        rmq_cmd_free(c);
-    }
-    return NULL;
+    return resp;
 }
 
 static rmq_cmd *call(fixture *f, int port, int code, const char *const *kv, const char *body)
@@ -160,13 +114,13 @@ static void route_filter_table(fixture *f, const char *topic, char *out, size_t 
 
 static bool route_lists_filter_server(fixture *f, const char *topic, const char *addr, bool want)
 {
-    uint64_t deadline = now_ms() + WAIT_MS;
+    uint64_t deadline = rmq_test_now_ms() + WAIT_MS;
     char table[1024];
-    while (now_ms() < deadline) {
+    while (rmq_test_now_ms() < deadline) {
         route_filter_table(f, topic, table, sizeof table);
         bool has = strstr(table, addr) != NULL;
         if (table[0] && has == want) return true;
-        pause_ms(100);
+        rmq_test_pause_ms(100);
     }
     fprintf(stderr, "route of %s: %s (wanted %s %s)\n", topic, table, want ? "with" : "without", addr);
     return false;
@@ -176,9 +130,9 @@ static bool route_lists_filter_server(fixture *f, const char *topic, const char 
  * the idle limit) until the route shows `needle`. */
 static bool route_lists_while_refreshing(fixture *f, int fd, const char *addr, const char *needle)
 {
-    uint64_t deadline = now_ms() + WAIT_MS;
+    uint64_t deadline = rmq_test_now_ms() + WAIT_MS;
     char table[1024] = "";
-    while (now_ms() < deadline) {
+    while (rmq_test_now_ms() < deadline) {
         const char *kv[] = {"filterServerAddr", addr, NULL};
         rmq_cmd *r = call_fd(f, fd, 301, kv, NULL);
         bool ok = r && r->code == 0;
@@ -186,7 +140,7 @@ static bool route_lists_while_refreshing(fixture *f, int fd, const char *addr, c
         if (!ok) return false;
         route_filter_table(f, "FltTopic", table, sizeof table);
         if (strstr(table, needle)) return true;
-        pause_ms(300);
+        rmq_test_pause_ms(300);
     }
     fprintf(stderr, "route of FltTopic: %s (wanted %s)\n", table, needle);
     return false;
@@ -336,23 +290,23 @@ static void test_sql92_heartbeat_becomes_consumer_filter_data_on_disk(void **sta
     rmq_cmd_free(req);
     char path[512];
     snprintf(path, sizeof path, "%s/filter/consumerFilter.json", f->d.state_dir);
-    uint64_t deadline = now_ms() + WAIT_MS;
+    uint64_t deadline = rmq_test_now_ms() + WAIT_MS;
     bool found = false;
-    while (!found && now_ms() < deadline) {
+    while (!found && rmq_test_now_ms() < deadline) {
         found = file_contains(path, "\"expression\": \"a > 5\"") && file_contains(path, "\"clientVersion\": 1700000000001") &&
                 file_contains(path, "\"dead\": false");
-        if (!found) pause_ms(100);
+        if (!found) rmq_test_pause_ms(100);
     }
     assert_true(found);
     /* Java's bloom data for "FltGroup#FltTopic" with k = 3, m = 112 */
     assert_true(file_contains(path, "\"bitNum\": 112"));
     /* the consumer leaves: its entry is marked dead on disk */
     close(fd);
-    deadline = now_ms() + WAIT_MS;
+    deadline = rmq_test_now_ms() + WAIT_MS;
     found = false;
-    while (!found && now_ms() < deadline) {
+    while (!found && rmq_test_now_ms() < deadline) {
         found = file_contains(path, "\"dead\": true");
-        if (!found) pause_ms(100);
+        if (!found) rmq_test_pause_ms(100);
     }
     assert_true(found);
 }

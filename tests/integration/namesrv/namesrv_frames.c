@@ -8,20 +8,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <zlib.h>
-
-uint64_t ns_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
-void ns_pause_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
 
 void ns_start(ns_fixture *f, const char *settings_body)
 {
@@ -58,6 +44,21 @@ void ns_stop(ns_fixture *f)
     rmq_td_cleanup(&f->d);
 }
 
+int ns_setup(void **state, const char *settings_body)
+{
+    ns_fixture *f = calloc(1, sizeof(*f));
+    ns_start(f, settings_body);
+    *state = f;
+    return 0;
+}
+
+int ns_teardown(void **state)
+{
+    ns_stop(*state);
+    free(*state);
+    return 0;
+}
+
 static int next_opaque(void)
 {
     /* requests are sequential per connection: a clock-derived id is unique
@@ -90,47 +91,19 @@ rmq_cmd *ns_call(int fd, rmq_cmd *req)
 
 char *ns_body_json(long long counter, const char *topics)
 {
-    size_t ntop = 1;
-    for (const char *c = topics; c && *c; c++)
-        ntop += *c == ',';
-    size_t cap = 4096 + (topics ? strlen(topics) * 2 : 0) + ntop * 220;
-    char *out = malloc(cap);
-    size_t n = (size_t)snprintf(out, cap,
-                                "{\"filterServerList\":[],\"topicConfigSerializeWrapper\":{"
-                                "\"dataVersion\":{\"counter\":%lld,\"timestamp\":1700000000000},"
-                                "\"topicConfigTable\":{",
-                                counter);
-    char *copy = topics ? strdup(topics) : NULL;
-    char *save = NULL;
-    bool first = true;
-    for (char *t = copy ? strtok_r(copy, ",", &save) : NULL; t; t = strtok_r(NULL, ",", &save)) {
-        char name[128];
-        int perm = 6, rq = 4, wq = 4, sf = 0;
-        sscanf(t, "%127[^:]:%d:%d:%d:%d", name, &perm, &rq, &wq, &sf);
-        n += (size_t)snprintf(out + n, cap - n,
-                              "%s\"%s\":{\"order\":false,\"perm\":%d,\"readQueueNums\":%d,"
-                              "\"topicFilterType\":\"SINGLE_TAG\",\"topicName\":\"%s\","
-                              "\"topicSysFlag\":%d,\"writeQueueNums\":%d}",
-                              first ? "" : ",", name, perm, rq, name, sf, wq);
-        first = false;
-    }
-    free(copy);
-    snprintf(out + n, cap - n, "}}}");
-    return out;
+    char *body = rmq_tb_register_body_json(counter, 1700000000000LL, topics);
+    assert_non_null(body);
+    return body;
 }
 
 rmq_cmd *ns_register(int fd, const char *cluster, const char *name, const char *addr, long long id,
                      long long counter, const char *topics)
 {
     char *body = ns_body_json(counter, topics);
-    size_t len = strlen(body);
-    char crc[16], idtxt[24];
-    snprintf(crc, sizeof(crc), "%lu", crc32(0, (const Bytef *)body, (uInt)len) & 0x7FFFFFFFul);
-    snprintf(idtxt, sizeof(idtxt), "%lld", id);
-    const char *kv[] = {"brokerName", name, "brokerAddr", addr, "clusterName", cluster,
-                        "haServerAddr", "127.0.0.1:10912", "brokerId", idtxt, "bodyCrc32", crc,
-                        "compressed", "false", NULL};
-    rmq_cmd *r = ns_call(fd, ns_request(103, kv, body, len, -1));
+    rmq_tc_broker b = {.cluster = cluster, .name = name, .addr = addr, .id = id};
+    rmq_cmd *req = rmq_tc_register_broker_request(next_opaque(), &b, body, strlen(body));
+    assert_non_null(req);
+    rmq_cmd *r = ns_call(fd, req);
     free(body);
     return r;
 }
@@ -264,15 +237,15 @@ bool ns_same_json(const char *a, size_t alen, const char *b, size_t blen)
 
 bool ns_wait_route_code(int fd, const char *topic, int code, int deadline_ms)
 {
-    uint64_t end = ns_now_ms() + (uint64_t)deadline_ms;
+    uint64_t end = rmq_test_now_ms() + (uint64_t)deadline_ms;
     for (;;) {
         rmq_cmd *r = ns_route(fd, topic, 409, false);
         int got = r->code;
         rmq_cmd_free(r);
         if (got == code)
             return true;
-        if (ns_now_ms() > end)
+        if (rmq_test_now_ms() > end)
             return false;
-        ns_pause_ms(50);
+        rmq_test_pause_ms(50);
     }
 }

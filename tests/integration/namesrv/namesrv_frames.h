@@ -29,9 +29,10 @@ void ns_start(ns_fixture *f, const char *settings_body);
 /* Restart the same daemon (same state dir); reconnects fd. */
 void ns_restart(ns_fixture *f);
 void ns_stop(ns_fixture *f);
-
-uint64_t ns_now_ms(void);
-void ns_pause_ms(int ms);
+/* cmocka setup/teardown around ns_start/ns_stop: *state is the fixture.
+ * A test file's setup passes its plugin settings. */
+int ns_setup(void **state, const char *settings_body);
+int ns_teardown(void **state);
 
 /* A request with ext fields (key, value pairs, NULL-terminated) and an
  * optional body; version overrides 409 when >= 0. */
@@ -40,9 +41,12 @@ rmq_cmd *ns_request(int code, const char *const *kv, const void *body, size_t le
 rmq_cmd *ns_call(int fd, rmq_cmd *req);
 
 /* REGISTER_BROKER with a RegisterBrokerBody of `topics`
- * ("name:perm:read:write:sysflag,..."), bodyCrc32 computed. */
+ * ("name:perm:read:write:sysflag,..."), bodyCrc32 computed, haServerAddr
+ * 127.0.0.1:10912, compressed = false. */
 rmq_cmd *ns_register(int fd, const char *cluster, const char *name, const char *addr, long long id,
                      long long counter, const char *topics);
+/* rmq_tb_register_body_json at timestamp 1700000000000 (fails the test when
+ * out of memory). */
 char *ns_body_json(long long counter, const char *topics);
 
 /* GET_ROUTEINFO_BY_TOPIC; returns the response (caller frees). */

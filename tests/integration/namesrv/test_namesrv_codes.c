@@ -5,23 +5,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
 #include "namesrv_frames.h"
 
 static int setup(void **state)
 {
-    ns_fixture *f = calloc(1, sizeof(*f));
-    ns_start(f, "orderMessageEnable = false;");
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    ns_stop(*state);
-    free(*state);
-    return 0;
+    return ns_setup(state, "orderMessageEnable = false;");
 }
 
 static void expect_code(rmq_cmd *r, int code)
@@ -146,31 +135,15 @@ static void test_register_broker_crc_and_undecodable_body(void **state)
     rmq_cmd_free(r);
 }
 
-static size_t put_chunk(uint8_t *p, const char *s)
-{
-    uint32_t n = (uint32_t)strlen(s);
-    p[0] = (uint8_t)(n >> 24);
-    p[1] = (uint8_t)(n >> 16);
-    p[2] = (uint8_t)(n >> 8);
-    p[3] = (uint8_t)n;
-    memcpy(p + 4, s, n);
-    return 4 + n;
-}
-
 static void test_compressed_registration_loses_sys_flag(void **state)
 {
     ns_fixture *f = *state;
-    uint8_t raw[512];
-    size_t n = put_chunk(raw, "{\"counter\":1,\"timestamp\":2}");
-    memcpy(raw + n, "\0\0\0\1", 4);
-    n += 4;
-    n += put_chunk(raw + n, "Zipped 3 2 6 SINGLE_TAG");
-    n += put_chunk(raw + n, "[]");
-    uLongf zl = compressBound(n);
-    uint8_t *z = malloc(zl);
-    assert_int_equal(compress2(z, &zl, raw, n, 9), Z_OK);
+    const char *lines[] = {"Zipped 3 2 6 SINGLE_TAG"};
+    size_t zl;
+    uint8_t *z = rmq_tb_compressed_register_body(1, 2, lines, 1, &zl);
+    assert_non_null(z);
     char crc[16];
-    snprintf(crc, sizeof(crc), "%lu", crc32(0, z, (uInt)zl) & 0x7FFFFFFFul);
+    rmq_tb_body_crc32_text(z, zl, crc);
     const char *kv[] = {"brokerName", "bz", "brokerAddr", "z:1", "clusterName", "C",
                         "haServerAddr", "z:2", "brokerId", "0", "compressed", "true",
                         "bodyCrc32", crc, NULL};
@@ -413,18 +386,18 @@ static void test_oneway_registration_is_applied_without_answer(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_route_dialects_follow_version_and_accept_standard, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_route_answers_in_rocketmq_binary_serialization, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_unknown_topic_and_missing_topic_remarks, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_slave_registration_learns_master, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_register_broker_crc_and_undecodable_body, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_compressed_registration_loses_sys_flag, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_cluster_info_and_topic_lists, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_write_perm_delete_and_register_topic, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_query_data_version_heartbeat_and_unregister, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_kv_codes, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_order_topic_conf_and_namesrv_config, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_oneway_registration_is_applied_without_answer, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_route_dialects_follow_version_and_accept_standard, setup, ns_teardown),
+        cmocka_unit_test_setup_teardown(test_route_answers_in_rocketmq_binary_serialization, setup, ns_teardown),
+        cmocka_unit_test_setup_teardown(test_unknown_topic_and_missing_topic_remarks, setup, ns_teardown),
+        cmocka_unit_test_setup_teardown(test_slave_registration_learns_master, setup, ns_teardown),
+        cmocka_unit_test_setup_teardown(test_register_broker_crc_and_undecodable_body, setup, ns_teardown),
+        cmocka_unit_test_setup_teardown(test_compressed_registration_loses_sys_flag, setup, ns_teardown),
+        cmocka_unit_test_setup_teardown(test_cluster_info_and_topic_lists, setup, ns_teardown),
+        cmocka_unit_test_setup_teardown(test_write_perm_delete_and_register_topic, setup, ns_teardown),
+        cmocka_unit_test_setup_teardown(test_query_data_version_heartbeat_and_unregister, setup, ns_teardown),
+        cmocka_unit_test_setup_teardown(test_kv_codes, setup, ns_teardown),
+        cmocka_unit_test_setup_teardown(test_order_topic_conf_and_namesrv_config, setup, ns_teardown),
+        cmocka_unit_test_setup_teardown(test_oneway_registration_is_applied_without_answer, setup, ns_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

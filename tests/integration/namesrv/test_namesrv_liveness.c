@@ -10,17 +10,7 @@
 
 static int setup(void **state)
 {
-    ns_fixture *f = calloc(1, sizeof(*f));
-    ns_start(f, "scanNotActiveBrokerInterval = 100; brokerChannelExpiredTime = 1000;");
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    ns_stop(*state);
-    free(*state);
-    return 0;
+    return ns_setup(state, "scanNotActiveBrokerInterval = 100; brokerChannelExpiredTime = 1000;");
 }
 
 static void test_closing_the_broker_connection_removes_it_at_once(void **state)
@@ -62,13 +52,13 @@ static void test_heartbeating_broker_does_not_expire(void **state)
     ns_fixture *f = *state;
     int broker = rmq_tc_connect(f->port);
     rmq_cmd_free(ns_register(broker, "C", "alive", "127.0.0.1:7004", 0, 1, "AliveTopic"));
-    uint64_t end = ns_now_ms() + 3000;
-    while (ns_now_ms() < end) {
+    uint64_t end = rmq_test_now_ms() + 3000;
+    while (rmq_test_now_ms() < end) {
         rmq_cmd_free(ns_register(broker, "C", "alive", "127.0.0.1:7004", 0, 1, "AliveTopic"));
         rmq_cmd *r = ns_route(f->fd, "AliveTopic", 409, false);
         assert_int_equal(r->code, 0);
         rmq_cmd_free(r);
-        ns_pause_ms(200);
+        rmq_test_pause_ms(200);
     }
     close(broker);
 }
@@ -97,10 +87,10 @@ static void test_stale_connection_close_keeps_fresher_registration(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_closing_the_broker_connection_removes_it_at_once, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_silent_broker_expires_with_short_settings, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_heartbeating_broker_does_not_expire, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_stale_connection_close_keeps_fresher_registration, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_closing_the_broker_connection_removes_it_at_once, setup, ns_teardown),
+        cmocka_unit_test_setup_teardown(test_silent_broker_expires_with_short_settings, setup, ns_teardown),
+        cmocka_unit_test_setup_teardown(test_heartbeating_broker_does_not_expire, setup, ns_teardown),
+        cmocka_unit_test_setup_teardown(test_stale_connection_close_keeps_fresher_registration, setup, ns_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -31,17 +31,7 @@ static void write_text(const char *path, const char *text)
 /* Each test owns one daemon; teardown always stops it, even after a failure. */
 static int setup(void **state)
 {
-    ns_fixture *f = calloc(1, sizeof(*f));
-    ns_start(f, NULL);
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    ns_stop(*state);
-    free(*state);
-    return 0;
+    return ns_setup(state, NULL);
 }
 
 static void test_kv_survives_restart_in_java_format(void **state)
@@ -112,9 +102,9 @@ static void test_runtime_config_change_survives_restart(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_kv_survives_restart_in_java_format, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_corrupt_kv_file_falls_back_to_bak, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_runtime_config_change_survives_restart, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_kv_survives_restart_in_java_format, setup, ns_teardown),
+        cmocka_unit_test_setup_teardown(test_corrupt_kv_file_falls_back_to_bak, setup, ns_teardown),
+        cmocka_unit_test_setup_teardown(test_runtime_config_change_survives_restart, setup, ns_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

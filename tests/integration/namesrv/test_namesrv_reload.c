@@ -10,17 +10,7 @@
 
 static int setup(void **state)
 {
-    ns_fixture *f = calloc(1, sizeof(*f));
-    ns_start(f, "scanNotActiveBrokerInterval = 100; brokerChannelExpiredTime = 3000;");
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    ns_stop(*state);
-    free(*state);
-    return 0;
+    return ns_setup(state, "scanNotActiveBrokerInterval = 100; brokerChannelExpiredTime = 3000;");
 }
 
 static void reload_namesrv(ns_fixture *f)
@@ -74,8 +64,8 @@ static void test_reload_keeps_liveness_so_silent_broker_still_expires(void **sta
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_reload_keeps_routes_kv_and_connection_ownership, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_reload_keeps_liveness_so_silent_broker_still_expires, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reload_keeps_routes_kv_and_connection_ownership, setup, ns_teardown),
+        cmocka_unit_test_setup_teardown(test_reload_keeps_liveness_so_silent_broker_still_expires, setup, ns_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -77,17 +77,7 @@ static void assert_same_answer(const char *name, const rmq_cmd *want, const rmq_
 
 static int setup(void **state)
 {
-    ns_fixture *f = calloc(1, sizeof(*f));
-    ns_start(f, NULL);
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    ns_stop(*state);
-    free(*state);
-    return 0;
+    return ns_setup(state, NULL);
 }
 
 static void test_recorded_namesrv_frames_are_answered_equivalently(void **state)
@@ -116,7 +106,7 @@ static void test_recorded_namesrv_frames_are_answered_equivalently(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_recorded_namesrv_frames_are_answered_equivalently, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_recorded_namesrv_frames_are_answered_equivalently, setup, ns_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

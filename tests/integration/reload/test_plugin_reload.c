@@ -23,27 +23,10 @@
 
 static const char *const SERVERS[] = {"main", "namesrv", NULL};
 
-static char *ctl(rmq_test_daemon *d, int *code, const char *first, ...)
-{
-    const char *args[16];
-    int n = 0;
-    va_list ap;
-    va_start(ap, first);
-    for (const char *a = first; a && n < 15; a = va_arg(ap, const char *))
-        args[n++] = a;
-    va_end(ap);
-    args[n] = NULL;
-    static const size_t cap = 1 << 16;
-    char *out = calloc(1, cap);
-    assert_non_null(out);
-    *code = rmq_td_ctl(d, out, cap, args);
-    return out;
-}
-
 static int generation_of(rmq_test_daemon *d, const char *name)
 {
     int code;
-    char *out = ctl(d, &code, "list", "--json", NULL);
+    char *out = rmq_td_ctl_capture(d, &code, "list", "--json", NULL);
     assert_int_equal(code, 0);
     json_t *j = json_loads(out, 0, NULL);
     assert_non_null(j);
@@ -81,25 +64,28 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static bool call_ok(int fd, int code, int opaque, const char *const *kv, const char *body,
-                    rmq_cmd **resp_out)
+/* Sends req and tells whether its answer is a success with req's opaque. */
+static bool call_ok(int fd, const rmq_cmd *req, rmq_cmd **resp_out)
 {
-    rmq_cmd *req = rmq_tc_request(code, opaque, kv);
-    if (!req)
-        return false;
-    if (body)
-        rmq_cmd_set_body(req, body, strlen(body), NULL, NULL);
     rmq_cmd *resp = rmq_tc_call(fd, req, 10000);
-    rmq_cmd_free(req);
-    bool ok = resp && resp->code == 0 && resp->opaque == opaque;
+    bool ok = resp && resp->code == 0 && resp->opaque == req->opaque;
     if (!ok)
-        fprintf(stderr, "code %d opaque %d: %s (code %d, opaque %d, remark %s)\n", code, opaque,
-                resp ? "bad answer" : "no answer", resp ? resp->code : -1,
+        fprintf(stderr, "code %d opaque %d: %s (code %d, opaque %d, remark %s)\n", req->code,
+                req->opaque, resp ? "bad answer" : "no answer", resp ? resp->code : -1,
                 resp ? resp->opaque : -1, resp && resp->remark ? resp->remark : "-");
     if (resp_out)
         *resp_out = resp;
     else
         rmq_cmd_free(resp);
+    return ok;
+}
+
+/* call_ok for a request of ext fields only. */
+static bool call_kv_ok(int fd, int code, int opaque, const char *const *kv, rmq_cmd **resp_out)
+{
+    rmq_cmd *req = rmq_tc_request(code, opaque, kv);
+    bool ok = req && call_ok(fd, req, resp_out);
+    rmq_cmd_free(req);
     return ok;
 }
 
@@ -112,7 +98,7 @@ static bool echo_works(int port)
         return false;
     const char *kv[] = {"msg", "still-here", NULL};
     rmq_cmd *resp = NULL;
-    bool ok = call_ok(fd, 9001, 1, kv, NULL, &resp);
+    bool ok = call_kv_ok(fd, 9001, 1, kv, &resp);
     ok = ok && resp && rmq_cmd_ext_get(resp, "echo") &&
          strcmp(rmq_cmd_ext_get(resp, "echo"), "still-here") == 0;
     rmq_cmd_free(resp);
@@ -152,7 +138,7 @@ static void test_refused_reloads_keep_the_old_generation_serving(void **state)
         snprintf(src, sizeof(src), "%s/%s", RMQ_RELOAD_FIXTURES, cases[i].fixture);
         copy_file(src, victim);
         int code;
-        char *out = ctl(&d, &code, "reload", "victim", NULL);
+        char *out = rmq_td_ctl_capture(&d, &code, "reload", "victim", NULL);
         if (!strstr(out, cases[i].reason))
             fprintf(stderr, "%s: %s\n", cases[i].fixture, out);
         assert_int_equal(code, 1);
@@ -166,7 +152,7 @@ static void test_refused_reloads_keep_the_old_generation_serving(void **state)
      * between (the daemon stops cleanly, which waits for them) */
     copy_file(echo_so, victim);
     int code;
-    char *out = ctl(&d, &code, "reload", "victim", NULL);
+    char *out = rmq_td_ctl_capture(&d, &code, "reload", "victim", NULL);
     assert_int_equal(code, 0);
     free(out);
     assert_int_equal(generation_of(&d, "victim"), 2);
@@ -188,13 +174,13 @@ static void test_reload_without_state_transfer_warns_state_is_reset(void **state
     assert_int_equal(rmq_td_write_conf(&d, "50-stateless.conf", conf), 0);
     assert_int_equal(rmq_td_start(&d, NULL), 0);
     int code;
-    char *out = ctl(&d, &code, "reload", "stateless", NULL);
+    char *out = rmq_td_ctl_capture(&d, &code, "reload", "stateless", NULL);
     assert_int_equal(code, 0);
     assert_non_null(strstr(out, "its state is reset"));
     free(out);
     assert_int_equal(generation_of(&d, "stateless"), 2);
     int fd = rmq_tc_connect(rmq_td_port(&d, "main"));
-    assert_true(call_ok(fd, 9101, 5, NULL, NULL, NULL));
+    assert_true(call_kv_ok(fd, 9101, 5, NULL, NULL));
     close(fd);
     assert_int_equal(rmq_td_stop(&d), 0);
     rmq_td_cleanup(&d);
@@ -207,28 +193,16 @@ static void test_reload_without_state_transfer_warns_state_is_reset(void **state
 #define RELOADS 20
 static const char TOPIC[] = "ReloadTopic";
 
-static char *register_body(long long counter)
-{
-    char *b = malloc(1024);
-    snprintf(b, 1024,
-             "{\"filterServerList\":[],\"topicConfigSerializeWrapper\":{\"dataVersion\":{"
-             "\"counter\":%lld,\"timestamp\":1700000000000},\"topicConfigTable\":{\"%s\":{"
-             "\"order\":false,\"perm\":6,\"readQueueNums\":4,\"topicFilterType\":\"SINGLE_TAG\","
-             "\"topicName\":\"%s\",\"topicSysFlag\":0,\"writeQueueNums\":4}}}}",
-             counter, TOPIC, TOPIC);
-    return b;
-}
-
 static bool register_broker(int fd, int opaque, int i, long long counter)
 {
     char name[16], addr[32];
     snprintf(name, sizeof(name), "rb%d", i);
     snprintf(addr, sizeof(addr), "127.0.0.1:%d", 10911 + 10 * i);
-    const char *kv[] = {"brokerName", name, "brokerAddr", addr, "clusterName", "ReloadCluster",
-                        "haServerAddr", "127.0.0.1:10912", "brokerId", "0", "compressed",
-                        "false", NULL};
-    char *body = register_body(counter);
-    bool ok = call_ok(fd, 103, opaque, kv, body, NULL);
+    rmq_tc_broker b = {.cluster = "ReloadCluster", .name = name, .addr = addr, .id = 0};
+    char *body = rmq_tb_register_body_json(counter, 1700000000000LL, TOPIC);
+    rmq_cmd *req = body ? rmq_tc_register_broker_request(opaque, &b, body, strlen(body)) : NULL;
+    bool ok = req && call_ok(fd, req, NULL);
+    rmq_cmd_free(req);
     free(body);
     return ok;
 }
@@ -237,7 +211,7 @@ static bool route_has_all_brokers(int fd, int opaque)
 {
     const char *kv[] = {"topic", TOPIC, NULL};
     rmq_cmd *resp = NULL;
-    bool ok = call_ok(fd, 105, opaque, kv, NULL, &resp);
+    bool ok = call_kv_ok(fd, 105, opaque, kv, &resp);
     if (ok) {
         char *body = strndup((const char *)resp->body, resp->body_len);
         for (int i = 0; i < BROKERS && ok; i++) {
@@ -257,7 +231,7 @@ static bool kv_intact(int fd, int opaque)
 {
     const char *kv[] = {"namespace", "reload", "key", "k", NULL};
     rmq_cmd *resp = NULL;
-    bool ok = call_ok(fd, 101, opaque, kv, NULL, &resp);
+    bool ok = call_kv_ok(fd, 101, opaque, kv, &resp);
     ok = ok && rmq_cmd_ext_get(resp, "value") &&
          strcmp(rmq_cmd_ext_get(resp, "value"), "kept-across-reloads") == 0;
     rmq_cmd_free(resp);
@@ -329,7 +303,7 @@ static void test_twenty_reloads_of_namesrv_under_load_lose_nothing(void **state)
     for (int i = 0; i < BROKERS; i++)
         assert_true(register_broker(fd, opaque++, i, 1));
     const char *put[] = {"namespace", "reload", "key", "k", "value", "kept-across-reloads", NULL};
-    assert_true(call_ok(fd, 100, opaque++, put, NULL, NULL));
+    assert_true(call_kv_ok(fd, 100, opaque++, put, NULL));
     assert_true(route_has_all_brokers(fd, opaque++));
     assert_true(kv_intact(fd, opaque++));
 
@@ -346,7 +320,7 @@ static void test_twenty_reloads_of_namesrv_under_load_lose_nothing(void **state)
     int reloads_ok = 0, checks_ok = 0;
     for (int r = 0; r < RELOADS; r++) {
         int code;
-        char *out = ctl(&d, &code, "reload", "namesrv", NULL);
+        char *out = rmq_td_ctl_capture(&d, &code, "reload", "namesrv", NULL);
         if (code != 0)
             fprintf(stderr, "reload %d: %s\n", r + 1, out);
         reloads_ok += code == 0;

@@ -13,28 +13,19 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include "rmq_test_support.h"
 
 static rmq_cmd *register_broker(int fd, const char *addr, long long id)
 {
-    const char *body =
-        "{\"filterServerList\":[],\"topicConfigSerializeWrapper\":{\"dataVersion\":{\"counter\":1,"
-        "\"timestamp\":1700000000000},\"topicConfigTable\":{\"InteropTopic\":{\"order\":false,"
-        "\"perm\":6,\"readQueueNums\":4,\"topicFilterType\":\"SINGLE_TAG\",\"topicName\":"
-        "\"InteropTopic\",\"topicSysFlag\":0,\"writeQueueNums\":4}}}}";
-    char crc[16], idtxt[16];
-    snprintf(crc, sizeof(crc), "%lu",
-             crc32(0, (const Bytef *)body, (uInt)strlen(body)) & 0x7FFFFFFFul);
-    snprintf(idtxt, sizeof(idtxt), "%lld", id);
-    const char *kv[] = {"brokerName", "broker-a", "brokerAddr", addr, "clusterName", "DefaultCluster",
-                        "haServerAddr", "127.0.0.1:10912", "brokerId", idtxt, "bodyCrc32", crc,
-                        NULL};
-    rmq_cmd *req = rmq_tc_request(103, (int)id + 1, kv);
-    rmq_cmd_set_body(req, body, strlen(body), NULL, NULL);
+    char *body = rmq_tb_register_body_json(1, 1700000000000LL, "InteropTopic");
+    assert_non_null(body);
+    rmq_tc_broker b = {.cluster = "DefaultCluster", .name = "broker-a", .addr = addr, .id = id};
+    rmq_cmd *req = rmq_tc_register_broker_request((int)id + 1, &b, body, strlen(body));
+    assert_non_null(req);
     rmq_cmd *resp = rmq_tc_call(fd, req, 10000);
     rmq_cmd_free(req);
+    free(body);
     return resp;
 }
 

@@ -1,5 +1,6 @@
 /* namesrv_test_util.h — helpers shared by the NameServer unit tests: build
- * registration bodies from JSON text and register brokers in one call. */
+ * registration bodies from JSON text, register brokers in one call, a
+ * route-table fixture and the reference route body. */
 #ifndef NAMESRV_TEST_UTIL_H
 #define NAMESRV_TEST_UTIL_H
 
@@ -13,38 +14,16 @@
 #include <cmocka.h>
 
 #include "register_body.h"
+#include "rmq_test_bodies.h"
+#include "route_encoder.h"
 #include "route_table.h"
 
 /* A RegisterBrokerBody with `topics` = "name:perm:read:write:sysflag,..." */
 static inline char *make_body_json(long long counter, long long ts, const char *topics)
 {
-    size_t ntop = 1;
-    for (const char *c = topics; c && *c; c++)
-        ntop += *c == ',';
-    size_t cap = 4096 + (topics ? strlen(topics) * 2 : 0) + ntop * 200;
-    char *out = malloc(cap);
-    size_t n = (size_t)snprintf(out, cap,
-                                "{\"filterServerList\":[],\"topicConfigSerializeWrapper\":{"
-                                "\"dataVersion\":{\"counter\":%lld,\"timestamp\":%lld},"
-                                "\"topicConfigTable\":{",
-                                counter, ts);
-    char *copy = topics ? strdup(topics) : NULL;
-    char *save = NULL;
-    bool first = true;
-    for (char *t = copy ? strtok_r(copy, ",", &save) : NULL; t; t = strtok_r(NULL, ",", &save)) {
-        char name[128];
-        int perm = 6, rq = 4, wq = 4, sf = 0;
-        sscanf(t, "%127[^:]:%d:%d:%d:%d", name, &perm, &rq, &wq, &sf);
-        n += (size_t)snprintf(out + n, cap - n,
-                              "%s\"%s\":{\"order\":false,\"perm\":%d,\"readQueueNums\":%d,"
-                              "\"topicFilterType\":\"SINGLE_TAG\",\"topicName\":\"%s\","
-                              "\"topicSysFlag\":%d,\"writeQueueNums\":%d}",
-                              first ? "" : ",", name, perm, rq, name, sf, wq);
-        first = false;
-    }
-    free(copy);
-    snprintf(out + n, cap - n, "}}}");
-    return out;
+    char *json = rmq_tb_register_body_json(counter, ts, topics);
+    assert_non_null(json);
+    return json;
 }
 
 static inline void parse_body(register_body *rb, const char *json)
@@ -54,6 +33,35 @@ static inline void parse_body(register_body *rb, const char *json)
     int rc = register_body_parse_json(json, strlen(json), false, rb, err, sizeof(err));
     if (rc != 0)
         fail_msg("parse failed: %s", err);
+}
+
+/* cmocka fixture: *state is an empty route table (120 s broker expiry). */
+static inline int rt_setup(void **state)
+{
+    route_table *rt = malloc(sizeof(*rt));
+    route_table_init(rt, 120000);
+    *state = rt;
+    return 0;
+}
+
+static inline int rt_teardown(void **state)
+{
+    route_table_destroy(*state);
+    free(*state);
+    return 0;
+}
+
+/* encode_topic_route's body for `topic` as a C string, NULL when the table
+ * has no route (caller frees). */
+static inline char *route_text(const route_table *rt, const char *topic, const char *oc, bool std)
+{
+    text_buf b;
+    tb_init(&b);
+    if (!encode_topic_route(rt, topic, oc, std, &b)) {
+        tb_free(&b);
+        return NULL;
+    }
+    return tb_take(&b, NULL);
 }
 
 /* Registers a broker with a JSON body built from `topics`. */

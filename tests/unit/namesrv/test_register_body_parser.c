@@ -121,32 +121,11 @@ static void test_rejects_malformed_json(void **state)
     }
 }
 
-static size_t put_chunk(uint8_t *p, const char *s)
-{
-    uint32_t n = (uint32_t)strlen(s);
-    p[0] = (uint8_t)(n >> 24);
-    p[1] = (uint8_t)(n >> 16);
-    p[2] = (uint8_t)(n >> 8);
-    p[3] = (uint8_t)n;
-    memcpy(p + 4, s, n);
-    return 4 + n;
-}
-
+/* The compressed body with dataVersion {3, 44} the tests decode. */
 static uint8_t *compressed_body(const char *const *lines, size_t nlines, size_t *out_len)
 {
-    uint8_t raw[4096];
-    size_t n = put_chunk(raw, "{\"counter\":3,\"timestamp\":44}");
-    raw[n++] = 0;
-    raw[n++] = 0;
-    raw[n++] = 0;
-    raw[n++] = (uint8_t)nlines;
-    for (size_t i = 0; i < nlines; i++)
-        n += put_chunk(raw + n, lines[i]);
-    n += put_chunk(raw + n, "[]");
-    uLongf cap = compressBound(n);
-    uint8_t *z = malloc(cap);
-    assert_int_equal(compress2(z, &cap, raw, n, 9), Z_OK);
-    *out_len = cap;
+    uint8_t *z = rmq_tb_compressed_register_body(3, 44, lines, nlines, out_len);
+    assert_non_null(z);
     return z;
 }
 

@@ -7,17 +7,6 @@
 #include "route_assembler.h"
 #include "route_encoder.h"
 
-static char *route_text(const route_table *rt, const char *topic, const char *oc, bool std)
-{
-    text_buf b;
-    tb_init(&b);
-    if (!encode_topic_route(rt, topic, oc, std, &b)) {
-        tb_free(&b);
-        return NULL;
-    }
-    return tb_take(&b, NULL);
-}
-
 /* Assembles every topic in one pass (fragments shared, hints exercised) and
  * compares each dialect with the reference encoder. */
 static void assert_assembled_matches_encoder(const route_table *rt, const char *const *topics,

@@ -7,32 +7,6 @@
 #include "namesrv_test_util.h"
 #include "route_encoder.h"
 
-static char *route_text(const route_table *rt, const char *topic, const char *oc, bool std)
-{
-    text_buf b;
-    tb_init(&b);
-    if (!encode_topic_route(rt, topic, oc, std, &b)) {
-        tb_free(&b);
-        return NULL;
-    }
-    return tb_take(&b, NULL);
-}
-
-static int setup_rt(void **state)
-{
-    route_table *rt = malloc(sizeof(*rt));
-    route_table_init(rt, 120000);
-    *state = rt;
-    return 0;
-}
-
-static int teardown_rt(void **state)
-{
-    route_table_destroy(*state);
-    free(*state);
-    return 0;
-}
-
 static void test_route_native_and_standard_dialects_match_java(void **state)
 {
     route_table *rt = *state;
@@ -264,12 +238,12 @@ int main(void)
 {
     rcu_register_thread();
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_route_native_and_standard_dialects_match_java, setup_rt, teardown_rt),
-        cmocka_unit_test_setup_teardown(test_standard_dialect_escapes_non_ascii_and_slash, setup_rt, teardown_rt),
-        cmocka_unit_test_setup_teardown(test_order_topic_conf_sits_between_filter_table_and_queues, setup_rt, teardown_rt),
-        cmocka_unit_test_setup_teardown(test_route_absent_without_broker_data_or_topic, setup_rt, teardown_rt),
-        cmocka_unit_test_setup_teardown(test_cluster_info_is_always_native, setup_rt, teardown_rt),
-        cmocka_unit_test_setup_teardown(test_topic_lists, setup_rt, teardown_rt),
+        cmocka_unit_test_setup_teardown(test_route_native_and_standard_dialects_match_java, rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(test_standard_dialect_escapes_non_ascii_and_slash, rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(test_order_topic_conf_sits_between_filter_table_and_queues, rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(test_route_absent_without_broker_data_or_topic, rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(test_cluster_info_is_always_native, rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(test_topic_lists, rt_setup, rt_teardown),
         cmocka_unit_test_setup_teardown(test_cache_follows_registration_and_unregistration, setup_core, teardown_core),
         cmocka_unit_test_setup_teardown(test_cache_rebuilds_only_changed_topics, setup_core, teardown_core),
         cmocka_unit_test_setup_teardown(test_cache_survives_growth_and_many_topics, setup_core, teardown_core),

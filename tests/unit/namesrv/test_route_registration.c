@@ -2,21 +2,6 @@
  * (4.9.8 algorithm plus 5.3.3's per-topic rule). */
 #include "namesrv_test_util.h"
 
-static int setup(void **state)
-{
-    route_table *rt = malloc(sizeof(*rt));
-    route_table_init(rt, 120000);
-    *state = rt;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    route_table_destroy(*state);
-    free(*state);
-    return 0;
-}
-
 static void test_first_master_registration_creates_cluster_broker_and_queues(void **state)
 {
     route_table *rt = *state;
@@ -182,19 +167,19 @@ static void test_deleted_topic_returns_when_new_broker_topic_rule_applies(void *
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_first_master_registration_creates_cluster_broker_and_queues, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_unchanged_data_version_does_not_rewrite_queue_data, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_changed_data_version_rewrites_queue_data, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_new_topic_written_even_with_unchanged_data_version, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_topics_missing_from_body_are_kept, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_slave_does_not_write_queue_data, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_slave_learns_master_and_ha_addr_when_master_alive, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_slave_gets_no_master_without_live_master, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_address_moves_between_ids, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_broker_keeps_its_first_cluster_and_joins_the_new_one, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_filter_server_list_stored_and_cleared, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_no_body_registers_with_zero_data_version, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_deleted_topic_returns_when_new_broker_topic_rule_applies, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_first_master_registration_creates_cluster_broker_and_queues, rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(test_unchanged_data_version_does_not_rewrite_queue_data, rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(test_changed_data_version_rewrites_queue_data, rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(test_new_topic_written_even_with_unchanged_data_version, rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(test_topics_missing_from_body_are_kept, rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(test_slave_does_not_write_queue_data, rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(test_slave_learns_master_and_ha_addr_when_master_alive, rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(test_slave_gets_no_master_without_live_master, rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(test_address_moves_between_ids, rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(test_broker_keeps_its_first_cluster_and_joins_the_new_one, rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(test_filter_server_list_stored_and_cleared, rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(test_no_body_registers_with_zero_data_version, rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(test_deleted_topic_returns_when_new_broker_topic_rule_applies, rt_setup, rt_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,21 +2,6 @@
  * admin edits (protocol.md §4.4.5-§4.4.11, §4.7, §4.13). */
 #include "namesrv_test_util.h"
 
-static int setup(void **state)
-{
-    route_table *rt = malloc(sizeof(*rt));
-    route_table_init(rt, 120000);
-    *state = rt;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    route_table_destroy(*state);
-    free(*state);
-    return 0;
-}
-
 static void test_unregister_last_address_removes_broker_cluster_and_topics(void **state)
 {
     route_table *rt = *state;
@@ -237,20 +222,20 @@ static void test_dirty_list_names_changed_topics_only(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_unregister_last_address_removes_broker_cluster_and_topics, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_unregister_removes_by_id_not_by_address, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_unregister_cleans_only_the_named_cluster, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_channel_close_removes_every_broker_of_that_channel, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_channel_close_of_slave_keeps_master, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_stale_channel_close_keeps_fresher_registration, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_channel_close_falls_back_to_peer_address, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_expiry_removes_silent_broker_and_closes_its_channel, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_expiry_honours_the_brokers_own_timeout, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_query_data_version_refreshes_only_when_unchanged, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_wipe_and_add_write_perm_count_queue_datas, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_delete_topic_whole_or_per_cluster, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_register_topic_requires_known_brokers, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_dirty_list_names_changed_topics_only, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unregister_last_address_removes_broker_cluster_and_topics, rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(test_unregister_removes_by_id_not_by_address, rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(test_unregister_cleans_only_the_named_cluster, rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(test_channel_close_removes_every_broker_of_that_channel, rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(test_channel_close_of_slave_keeps_master, rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(test_stale_channel_close_keeps_fresher_registration, rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(test_channel_close_falls_back_to_peer_address, rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(test_expiry_removes_silent_broker_and_closes_its_channel, rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(test_expiry_honours_the_brokers_own_timeout, rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(test_query_data_version_refreshes_only_when_unchanged, rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(test_wipe_and_add_write_perm_count_queue_datas, rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(test_delete_topic_whole_or_per_cluster, rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(test_register_topic_requires_known_brokers, rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(test_dirty_list_names_changed_topics_only, rt_setup, rt_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
