@@ -212,6 +212,20 @@ int rmq_cmd_set_remark(rmq_cmd *cmd, const char *remark)
     return 0;
 }
 
+rmq_arena_mark rmq_arena_get_mark(const rmq_cmd *cmd)
+{
+    rmq_arena_mark m = {cmd->arena, cmd->arena ? cmd->arena->used : 0};
+    return m;
+}
+
+void rmq_arena_rewind(rmq_cmd *cmd, rmq_arena_mark mark)
+{
+    /* a block pushed since the mark holds bytes we cannot hand back one by
+     * one; it stays chained and goes with the command */
+    if (cmd->arena && cmd->arena == mark.head && mark.used <= cmd->arena->used)
+        cmd->arena->used = mark.used;
+}
+
 int rmq_cmd_ext_reserve(rmq_cmd *cmd, uint32_t cap)
 {
     if (cap <= cmd->ext_cap)

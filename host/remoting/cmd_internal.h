@@ -22,6 +22,17 @@ void *rmq_arena_alloc(rmq_cmd *cmd, size_t size);
 /* `size` unaligned bytes (strings, bodies); NULL on OOM. */
 char *rmq_arena_alloc_str(rmq_cmd *cmd, size_t size);
 
+/* Arena position to return to when a speculative decode gives up. Rewinding
+ * reclaims the bytes only if no block was added since; otherwise they stay
+ * allocated (still freed with the command), so rewinding is always safe once
+ * nothing points into them. */
+typedef struct rmq_arena_mark {
+    const struct rmq_arena_block *head;
+    size_t used;
+} rmq_arena_mark;
+rmq_arena_mark rmq_arena_get_mark(const rmq_cmd *cmd);
+void rmq_arena_rewind(rmq_cmd *cmd, rmq_arena_mark mark);
+
 /* Make room for at least `cap` ext entries. 0 or -ENOMEM. */
 int rmq_cmd_ext_reserve(rmq_cmd *cmd, uint32_t cap);
 
@@ -45,6 +56,15 @@ int rmq_codec_fail(char *errbuf, size_t errlen, const char *fmt, ...)
  * set); encode into w (which may be counting only). */
 int rmq_header_json_decode(rmq_cmd *cmd, const uint8_t *hdr, size_t len, char *errbuf,
                            size_t errlen);
+
+/* The JSON decoder's two halves, exposed so tests can hold them against each
+ * other. compact: the layouts real clients send (compact, known keys once
+ * each, no escapes); 0 when it decoded the whole header, 1 when anything
+ * surprised it, in which case cmd and its arena are as they were. general:
+ * every form the host accepts, with reasons for the rest. */
+int rmq_header_json_decode_compact(rmq_cmd *cmd, const uint8_t *hdr, size_t len);
+int rmq_header_json_decode_general(rmq_cmd *cmd, const uint8_t *hdr, size_t len, char *errbuf,
+                                   size_t errlen);
 int rmq_header_binary_decode(rmq_cmd *cmd, const uint8_t *hdr, size_t len, char *errbuf,
                              size_t errlen);
 

@@ -684,6 +684,16 @@ static int header_member(json_scan *s, const char *key, size_t klen, size_t head
 int rmq_header_json_decode(rmq_cmd *cmd, const uint8_t *hdr, size_t len, char *errbuf,
                            size_t errlen)
 {
+    /* the compact path never fails a header: whatever it declines is decided
+     * here from the first byte, so leniency and error texts are this file's */
+    if (rmq_header_json_decode_compact(cmd, hdr, len) == 0)
+        return 0;
+    return rmq_header_json_decode_general(cmd, hdr, len, errbuf, errlen);
+}
+
+int rmq_header_json_decode_general(rmq_cmd *cmd, const uint8_t *hdr, size_t len, char *errbuf,
+                                   size_t errlen)
+{
     json_scan s = {hdr, hdr, hdr + len, cmd, errbuf, errlen};
     skip_ws(&s);
     if (peek(&s) != '{')
