@@ -3,43 +3,10 @@
  * own: everything lives in the caller's rmq_test_daemon. Must not assert. */
 #include "bcm_test_daemon.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
-
-uint64_t bcm_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
-void bcm_pause_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
-int bcm_free_port(void)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = 0};
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) != 0 ||
-        getsockname(fd, (struct sockaddr *)&a, &len) != 0) {
-        if (fd >= 0)
-            close(fd);
-        return -1;
-    }
-    close(fd);
-    return ntohs(a.sin_port);
-}
 
 int bcm_start_namesrv_and_broker(rmq_test_daemon *d, int ns_port, const char *log_level,
                                  const char *broker_settings)
@@ -58,6 +25,18 @@ int bcm_start_namesrv_and_broker(rmq_test_daemon *d, int ns_port, const char *lo
                           broker_settings) != 0)
         return -1;
     return rmq_td_start(d, NULL);
+}
+
+int bcm_start_pair(rmq_test_daemon *d, const char *log_level, const char *settings)
+{
+    int ns = rmq_tc_free_port();
+    const char *servers[] = {"namesrv", "broker", NULL};
+    char all[1024];
+    snprintf(all, sizeof all, "namesrvAddr = \"127.0.0.1:%d\"; %s", ns, settings);
+    if (ns <= 0 || rmq_td_init(d, servers, NULL) != 0 ||
+        bcm_start_namesrv_and_broker(d, ns, log_level, all) != 0)
+        return -1;
+    return rmq_td_port(d, "broker");
 }
 
 rmq_cmd *bcm_call(int port, int code, const char *const *kv, const char *body)
@@ -86,8 +65,8 @@ bool bcm_body_contains(const rmq_cmd *c, const char *needle)
 
 bool bcm_wait_notify(int fd, const char *group, int timeout_ms)
 {
-    uint64_t deadline = bcm_now_ms() + (uint64_t)timeout_ms;
-    while (bcm_now_ms() < deadline) {
+    uint64_t deadline = rmq_test_now_ms() + (uint64_t)timeout_ms;
+    while (rmq_test_now_ms() < deadline) {
         rmq_cmd *c = rmq_tc_recv(fd, 500);
         if (!c)
             continue;

@@ -11,12 +11,7 @@
 
 #include "rmq_test_support.h"
 
-uint64_t bcm_now_ms(void);
-void bcm_pause_ms(int ms);
-
-/* An ephemeral loopback port nobody listens on (the OS picks it; released
- * before return), or -1. */
-int bcm_free_port(void);
+/* Clocks, pauses and free ports come from rmq_test_support.h. */
 
 /* Start `d` (after rmq_td_init with servers "namesrv" and "broker") with the
  * namesrv plugin listening on 127.0.0.1:ns_port and broker-client-mgr on an
@@ -24,6 +19,11 @@ int bcm_free_port(void);
  * log_level: "debug", "info"... Returns 0 or -1. */
 int bcm_start_namesrv_and_broker(rmq_test_daemon *d, int ns_port, const char *log_level,
                                  const char *broker_settings);
+
+/* rmq_td_init + bcm_start_namesrv_and_broker on a free port, with
+ * namesrvAddr naming that NameServer followed by `settings`. The broker's
+ * port, or -1. */
+int bcm_start_pair(rmq_test_daemon *d, const char *log_level, const char *settings);
 
 /* One request on a fresh connection (opaque 1); body may be NULL. The
  * answer (caller frees) or NULL. */

@@ -33,17 +33,11 @@ static int setup(void **state)
     if (!f)
         return -1;
     *state = f;
-    int ns = bcm_free_port();
-    const char *servers[] = {"namesrv", "broker", NULL};
     char settings[256];
     snprintf(settings, sizeof settings,
-             "brokerName = \"broker-relay\"; namesrvAddr = \"127.0.0.1:%d\";"
-             " topics = \"RelayTopic:2\"; callClientTimeoutMillis = %d;",
-             ns, RELAY_TIMEOUT_MS);
-    if (ns <= 0 || rmq_td_init(&f->d, servers, NULL) != 0 ||
-        bcm_start_namesrv_and_broker(&f->d, ns, "info", settings) != 0)
-        return -1;
-    f->port = rmq_td_port(&f->d, "broker");
+             "brokerName = \"broker-relay\"; topics = \"RelayTopic:2\"; callClientTimeoutMillis = %d;",
+             RELAY_TIMEOUT_MS);
+    f->port = bcm_start_pair(&f->d, "info", settings);
     return f->port > 0 ? 0 : -1;
 }
 
@@ -68,8 +62,8 @@ static int consumer_connect(int port, const char *client_id, int version)
     rmq_cmd_set_body(req, body, strlen(body), NULL, NULL);
     assert_int_equal(rmq_tc_send(fd, req), 0);
     rmq_cmd_free(req);
-    uint64_t deadline = bcm_now_ms() + 5000;
-    while (bcm_now_ms() < deadline) {
+    uint64_t deadline = rmq_test_now_ms() + 5000;
+    while (rmq_test_now_ms() < deadline) {
         rmq_cmd *c = rmq_tc_recv(fd, 500);
         bool answered = c && (c->flag & 1) && c->opaque == 77;
         if (answered)
@@ -86,8 +80,8 @@ static int consumer_connect(int port, const char *client_id, int version)
  * or NULL after timeout_ms. */
 static rmq_cmd *client_next_request(int fd, int timeout_ms)
 {
-    uint64_t deadline = bcm_now_ms() + (uint64_t)timeout_ms;
-    while (bcm_now_ms() < deadline) {
+    uint64_t deadline = rmq_test_now_ms() + (uint64_t)timeout_ms;
+    while (rmq_test_now_ms() < deadline) {
         rmq_cmd *c = rmq_tc_recv(fd, 100);
         if (c && !(c->flag & 1) && c->code != 40)
             return c;

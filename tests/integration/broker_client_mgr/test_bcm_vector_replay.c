@@ -124,8 +124,8 @@ static rmq_cmd *replay(int fd, const char *request)
     int rc = rmq_tc_send_raw(fd, buf, len);
     free(buf);
     assert_int_equal(rc, 0);
-    uint64_t deadline = bcm_now_ms() + 5000;
-    while (bcm_now_ms() < deadline) {
+    uint64_t deadline = rmq_test_now_ms() + 5000;
+    while (rmq_test_now_ms() < deadline) {
         rmq_cmd *c = rmq_tc_recv(fd, 500);
         if (c && (c->flag & 1) && c->opaque == opaque)
             return c;
@@ -149,17 +149,8 @@ static int setup(void **state)
     if (!f)
         return -1;
     *state = f;
-    int ns = bcm_free_port();
-    const char *servers[] = {"namesrv", "broker", NULL};
-    char settings[256];
     /* the recording broker: broker-a with ProofTopic */
-    snprintf(settings, sizeof settings,
-             "brokerName = \"broker-a\"; namesrvAddr = \"127.0.0.1:%d\"; topics = \"ProofTopic:4\";",
-             ns);
-    if (ns <= 0 || rmq_td_init(&f->d, servers, NULL) != 0 ||
-        bcm_start_namesrv_and_broker(&f->d, ns, "info", settings) != 0)
-        return -1;
-    f->port = rmq_td_port(&f->d, "broker");
+    f->port = bcm_start_pair(&f->d, "info", "brokerName = \"broker-a\"; topics = \"ProofTopic:4\";");
     return f->port > 0 ? 0 : -1;
 }
 

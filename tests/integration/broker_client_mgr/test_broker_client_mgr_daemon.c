@@ -61,8 +61,8 @@ static rmq_cmd *call_fd_seen(int fd, int code, const char *const *kv, const char
     rmq_cmd_free(req);
     if (rc != 0)
         return NULL;
-    uint64_t deadline = bcm_now_ms() + 5000;
-    while (bcm_now_ms() < deadline) {
+    uint64_t deadline = rmq_test_now_ms() + 5000;
+    while (rmq_test_now_ms() < deadline) {
         rmq_cmd *c = rmq_tc_recv(fd, 500);
         if (!c)
             continue;
@@ -83,14 +83,14 @@ static rmq_cmd *call_fd(int fd, int code, const char *const *kv, const char *bod
 /* Poll GET_BROKER_CLUSTER_INFO until `needle` is (or is not) in it. */
 static bool cluster_info_has(int ns_port, const char *needle, bool want)
 {
-    uint64_t deadline = bcm_now_ms() + WAIT_MS;
-    while (bcm_now_ms() < deadline) {
+    uint64_t deadline = rmq_test_now_ms() + WAIT_MS;
+    while (rmq_test_now_ms() < deadline) {
         rmq_cmd *r = bcm_call(ns_port, 106, NULL, NULL);
         bool has = r && r->code == 0 && bcm_body_contains(r, needle);
         rmq_cmd_free(r);
         if (has == want)
             return true;
-        bcm_pause_ms(50);
+        rmq_test_pause_ms(50);
     }
     return false;
 }
@@ -98,14 +98,14 @@ static bool cluster_info_has(int ns_port, const char *needle, bool want)
 static bool route_has_broker(int ns_port, const char *topic, const char *broker)
 {
     const char *kv[] = {"topic", topic, NULL};
-    uint64_t deadline = bcm_now_ms() + WAIT_MS;
-    while (bcm_now_ms() < deadline) {
+    uint64_t deadline = rmq_test_now_ms() + WAIT_MS;
+    while (rmq_test_now_ms() < deadline) {
         rmq_cmd *r = bcm_call(ns_port, 105, kv, NULL);
         bool has = r && r->code == 0 && bcm_body_contains(r, broker);
         rmq_cmd_free(r);
         if (has)
             return true;
-        bcm_pause_ms(50);
+        rmq_test_pause_ms(50);
     }
     return false;
 }
@@ -124,12 +124,12 @@ static void consumer_list(int port, const char *group, char *out, size_t len)
 static bool wait_consumer_list(int port, const char *group, const char *want)
 {
     char got[1024];
-    uint64_t deadline = bcm_now_ms() + WAIT_MS;
-    while (bcm_now_ms() < deadline) {
+    uint64_t deadline = rmq_test_now_ms() + WAIT_MS;
+    while (rmq_test_now_ms() < deadline) {
         consumer_list(port, group, got, sizeof got);
         if (strcmp(got, want) == 0)
             return true;
-        bcm_pause_ms(20);
+        rmq_test_pause_ms(20);
     }
     fprintf(stderr, "consumer list of %s: got '%s', want '%s'\n", group, got, want);
     return false;
@@ -140,7 +140,7 @@ static bool wait_consumer_list(int port, const char *group, const char *want)
  * dead NameServer first. */
 static void start_both(fixture *f, int *ns_port, int *broker_port, const char *extra_settings)
 {
-    int live = bcm_free_port(), dead = bcm_free_port();
+    int live = rmq_tc_free_port(), dead = rmq_tc_free_port();
     assert_true(live > 0 && dead > 0);
     const char *servers[] = {"namesrv", "broker", NULL};
     assert_int_equal(rmq_td_init(&f->d, servers, NULL), 0);

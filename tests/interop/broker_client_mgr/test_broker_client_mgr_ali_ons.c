@@ -63,9 +63,9 @@ static int node_start(node_proc *p, int ns_port, const char *instance)
 /* Next stdout line of the node process starting with `prefix`. */
 static bool node_line(node_proc *p, const char *prefix, char *line, size_t len, int timeout_ms)
 {
-    uint64_t deadline = bcm_now_ms() + (uint64_t)timeout_ms;
+    uint64_t deadline = rmq_test_now_ms() + (uint64_t)timeout_ms;
     size_t n = 0;
-    while (bcm_now_ms() < deadline) {
+    while (rmq_test_now_ms() < deadline) {
         struct pollfd pfd = {.fd = p->out_fd, .events = POLLIN};
         if (poll(&pfd, 1, 200) <= 0)
             continue;
@@ -154,12 +154,12 @@ static void member_ids(int port, char *out, size_t len)
 static bool wait_members(int port, const char *want)
 {
     char got[1024] = "";
-    uint64_t deadline = bcm_now_ms() + WAIT_MS;
-    while (bcm_now_ms() < deadline) {
+    uint64_t deadline = rmq_test_now_ms() + WAIT_MS;
+    while (rmq_test_now_ms() < deadline) {
         member_ids(port, got, sizeof got);
         if (strcmp(got, want) == 0)
             return true;
-        bcm_pause_ms(100);
+        rmq_test_pause_ms(100);
     }
     fprintf(stderr, "members: got '%s', want '%s'\n", got, want);
     return false;
@@ -189,7 +189,7 @@ static int64_t query_offset(int port, int queue)
 static void test_ali_ons_members_notifications_and_offsets(void **state)
 {
     fixture *f = *state;
-    int live = bcm_free_port();
+    int live = rmq_tc_free_port();
     assert_true(live > 0);
     const char *servers[] = {"namesrv", "broker", NULL};
     assert_int_equal(rmq_td_init(&f->d, servers, NULL), 0);
