@@ -74,6 +74,10 @@ char *rmq_td_ctl_capture(const rmq_test_daemon *d, int *status, const char *firs
  * under ASan it includes no leaks). Returns the status. */
 int rmq_td_stop_reporting(rmq_test_daemon *d);
 
+/* True when `name` matches one of the ':'-separated globs in filter (a test
+ * binary's argv[1]); every name when filter is NULL. */
+bool rmq_test_name_selected(const char *filter, const char *name);
+
 /* ---- clock and ports ---- */
 uint64_t rmq_test_now_ms(void);  /* CLOCK_MONOTONIC in ms */
 void rmq_test_pause_ms(int ms);  /* between polls of a deadline loop */
@@ -114,6 +118,15 @@ typedef struct rmq_tc_broker {
  * bodyCrc32 computed over it and compressed = false. NULL when out of memory. */
 rmq_cmd *rmq_tc_register_broker_request(int opaque, const rmq_tc_broker *b, const void *body,
                                         size_t len);
+
+/* The recorded frame ../shared/vectors/NAME decoded, or NULL with the reason
+ * in why. */
+rmq_cmd *rmq_tc_load_vector_cmd(const char *name, char *why, size_t why_len);
+/* True when `got` answers like the recorded `want` in code, flag, opaque,
+ * serialization, remark, every ext field and whether a body is present (the
+ * body itself is the caller's to compare); else false with the first
+ * difference in why. */
+bool rmq_tc_same_answer_head(const rmq_cmd *want, const rmq_cmd *got, char *why, size_t why_len);
 
 /* Load a vector file (../shared/vectors/NAME) into a malloc'd buffer. */
 unsigned char *rmq_tc_load_vector(const char *name, size_t *len);

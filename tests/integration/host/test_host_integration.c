@@ -11,7 +11,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <dirent.h>
-#include <fnmatch.h>
 #include <sys/wait.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -864,16 +863,9 @@ static size_t select_tests(const struct CMUnitTest *all, size_t n, const char *f
                            struct CMUnitTest *out)
 {
     size_t k = 0;
-    for (size_t i = 0; i < n; i++) {
-        bool keep = filter == NULL;
-        char buf[1024];
-        snprintf(buf, sizeof(buf), "%s", filter ? filter : "");
-        for (char *save = NULL, *pat = strtok_r(buf, ":", &save); pat && !keep;
-             pat = strtok_r(NULL, ":", &save))
-            keep = fnmatch(pat, all[i].name, 0) == 0;
-        if (keep)
+    for (size_t i = 0; i < n; i++)
+        if (rmq_test_name_selected(filter, all[i].name))
             out[k++] = all[i];
-    }
     return k;
 }
 

@@ -108,6 +108,16 @@ rmq_cmd *ns_register(int fd, const char *cluster, const char *name, const char *
     return r;
 }
 
+int ns_broker_connect(ns_fixture *f, const char *name, const char *addr, const char *topic)
+{
+    int fd = rmq_tc_connect(f->port);
+    assert_true(fd >= 0);
+    rmq_cmd *r = ns_register(fd, "C", name, addr, 0, 1, topic);
+    assert_int_equal(r->code, 0);
+    rmq_cmd_free(r);
+    return fd;
+}
+
 rmq_cmd *ns_route(int fd, const char *topic, int version, bool accept_standard)
 {
     const char *kv[] = {"topic", topic, accept_standard ? "acceptStandardJsonOnly" : NULL, "true",

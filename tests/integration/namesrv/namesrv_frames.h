@@ -49,6 +49,10 @@ rmq_cmd *ns_register(int fd, const char *cluster, const char *name, const char *
  * out of memory). */
 char *ns_body_json(long long counter, const char *topics);
 
+/* A new broker connection on which broker `name` (cluster "C", id 0,
+ * counter 1) registered `topic` successfully; returns its fd. */
+int ns_broker_connect(ns_fixture *f, const char *name, const char *addr, const char *topic);
+
 /* GET_ROUTEINFO_BY_TOPIC; returns the response (caller frees). */
 rmq_cmd *ns_route(int fd, const char *topic, int version, bool accept_standard);
 

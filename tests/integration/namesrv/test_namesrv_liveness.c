@@ -16,16 +16,12 @@ static int setup(void **state)
 static void test_closing_the_broker_connection_removes_it_at_once(void **state)
 {
     ns_fixture *f = *state;
-    int broker = rmq_tc_connect(f->port);
-    assert_true(broker >= 0);
-    rmq_cmd *r = ns_register(broker, "C", "gone", "127.0.0.1:7001", 0, 1, "CloseTopic");
-    assert_int_equal(r->code, 0);
-    rmq_cmd_free(r);
+    int broker = ns_broker_connect(f, "gone", "127.0.0.1:7001", "CloseTopic");
     rmq_cmd_free(ns_register(f->fd, "C", "stays", "127.0.0.1:7002", 0, 1, "StayTopic"));
     close(broker);
     /* well before the 1 s expiry could matter: the CLOSE event does it */
     assert_true(ns_wait_route_code(f->fd, "CloseTopic", 17, NS_WAIT_MS));
-    r = ns_call(f->fd, ns_request(106, NULL, NULL, 0, -1));
+    rmq_cmd *r = ns_call(f->fd, ns_request(106, NULL, NULL, 0, -1));
     char *body = ns_body_text(r);
     assert_null(strstr(body, "gone"));
     free(body);

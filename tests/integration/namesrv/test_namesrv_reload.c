@@ -25,17 +25,13 @@ static void reload_namesrv(ns_fixture *f)
 static void test_reload_keeps_routes_kv_and_connection_ownership(void **state)
 {
     ns_fixture *f = *state;
-    int broker = rmq_tc_connect(f->port);
-    assert_true(broker >= 0);
-    rmq_cmd *r = ns_register(broker, "C", "b", "127.0.0.1:8001", 0, 1, "KeptTopic");
-    assert_int_equal(r->code, 0);
-    rmq_cmd_free(r);
+    int broker = ns_broker_connect(f, "b", "127.0.0.1:8001", "KeptTopic");
     const char *put[] = {"namespace", "NS", "key", "k", "value", "v", NULL};
     rmq_cmd_free(ns_call(f->fd, ns_request(100, put, NULL, 0, -1)));
 
     reload_namesrv(f);
 
-    r = ns_route(f->fd, "KeptTopic", 409, false);
+    rmq_cmd *r = ns_route(f->fd, "KeptTopic", 409, false);
     assert_int_equal(r->code, 0);
     rmq_cmd_free(r);
     const char *get[] = {"namespace", "NS", "key", "k", NULL};

@@ -38,38 +38,18 @@ static const replay_step STEPS[] = {
 
 static rmq_cmd *load_cmd(const char *name)
 {
-    size_t len;
-    unsigned char *buf = rmq_tc_load_vector(name, &len);
-    if (!buf)
-        fail_msg("vector %s missing", name);
-    char err[256];
-    rmq_cmd *c = rmq_cmd_decode(buf, len, err, sizeof(err));
+    char why[300];
+    rmq_cmd *c = rmq_tc_load_vector_cmd(name, why, sizeof(why));
     if (!c)
-        fail_msg("vector %s undecodable: %s", name, err);
-    free(buf);
+        fail_msg("%s", why);
     return c;
 }
 
 static void assert_same_answer(const char *name, const rmq_cmd *want, const rmq_cmd *got)
 {
-    if (want->code != got->code)
-        fail_msg("%s: code %d, recorded %d", name, got->code, want->code);
-    assert_int_equal(got->flag, want->flag);
-    assert_int_equal(got->opaque, want->opaque);
-    assert_int_equal(got->serialize_type, want->serialize_type);
-    if ((want->remark == NULL) != (got->remark == NULL) ||
-        (want->remark && strcmp(want->remark, got->remark) != 0))
-        fail_msg("%s: remark '%s', recorded '%s'", name, got->remark ? got->remark : "(none)",
-                 want->remark ? want->remark : "(none)");
-    assert_int_equal(got->ext_count, want->ext_count);
-    for (uint32_t i = 0; i < want->ext_count; i++) {
-        const char *v = rmq_cmd_ext_get(got, want->ext[i].key);
-        if (!v || !want->ext[i].value || strcmp(v, want->ext[i].value) != 0)
-            fail_msg("%s: ext %s = %s, recorded %s", name, want->ext[i].key, v ? v : "(none)",
-                     want->ext[i].value ? want->ext[i].value : "(null)");
-    }
-    if ((want->body_len == 0) != (got->body_len == 0))
-        fail_msg("%s: body length %u, recorded %u", name, got->body_len, want->body_len);
+    char why[512];
+    if (!rmq_tc_same_answer_head(want, got, why, sizeof(why)))
+        fail_msg("%s: %s", name, why);
     if (want->body_len)
         assert_true(ns_same_json((const char *)want->body, want->body_len,
                                  (const char *)got->body, got->body_len));

@@ -3,7 +3,6 @@
  * generation serving; a plugin without state transfer is reloaded with a
  * warning; 20 reloads of namesrv under a load of route lookups and broker
  * registrations lose no request, no route and no KV entry. */
-#include <fnmatch.h>
 #include <jansson.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -373,15 +372,8 @@ int main(int argc, char **argv)
     };
     struct CMUnitTest pick[sizeof(all) / sizeof(all[0])];
     size_t n = 0;
-    for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
-        bool keep = !filter;
-        char buf[512];
-        snprintf(buf, sizeof(buf), "%s", filter ? filter : "");
-        for (char *save = NULL, *pat = strtok_r(buf, ":", &save); pat && !keep;
-             pat = strtok_r(NULL, ":", &save))
-            keep = fnmatch(pat, all[i].name, 0) == 0;
-        if (keep)
+    for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+        if (rmq_test_name_selected(filter, all[i].name))
             pick[n++] = all[i];
-    }
     return _cmocka_run_group_tests("plugin_reload", pick, n, NULL, NULL);
 }

@@ -130,16 +130,24 @@ static void test_example_c_json_response_with_body_encodes_byte_exact(void **sta
     free(expected);
 }
 
+/* Asserts c encodes to exactly `expected`; returns `expected` decoded. */
+static rmq_cmd *encode_exactly_and_decode(const rmq_cmd *c, const uint8_t *expected, size_t elen)
+{
+    size_t len;
+    uint8_t *out = codec_encode(c, &len);
+    assert_int_equal(len, elen);
+    assert_memory_equal(out, expected, len);
+    free(out);
+    rmq_cmd *d = rmq_cmd_decode(expected, elen, NULL, 0);
+    assert_non_null(d);
+    return d;
+}
+
 static void test_example_d_binary_request_encodes_byte_exact(void **state)
 {
     (void)state;
     rmq_cmd *c = example_a_cmd(RMQ_SERIALIZE_ROCKETMQ);
-    size_t len;
-    uint8_t *out = codec_encode(c, &len);
-    assert_int_equal(len, sizeof example_d);
-    assert_memory_equal(out, example_d, len);
-    rmq_cmd *d = rmq_cmd_decode(example_d, sizeof example_d, NULL, 0);
-    assert_non_null(d);
+    rmq_cmd *d = encode_exactly_and_decode(c, example_d, sizeof example_d);
     assert_int_equal(d->serialize_type, RMQ_SERIALIZE_ROCKETMQ);
     assert_int_equal(d->code, 105);
     assert_int_equal(d->version, 409);
@@ -147,26 +155,19 @@ static void test_example_d_binary_request_encodes_byte_exact(void **state)
     codec_assert_same_cmd(c, d);
     rmq_cmd_free(d);
     rmq_cmd_free(c);
-    free(out);
 }
 
 static void test_example_e_binary_response_with_body_encodes_byte_exact(void **state)
 {
     (void)state;
     rmq_cmd *c = example_c_cmd(RMQ_SERIALIZE_ROCKETMQ);
-    size_t len;
-    uint8_t *out = codec_encode(c, &len);
-    assert_int_equal(len, sizeof example_e);
-    assert_memory_equal(out, example_e, len);
-    rmq_cmd *d = rmq_cmd_decode(example_e, sizeof example_e, NULL, 0);
-    assert_non_null(d);
+    rmq_cmd *d = encode_exactly_and_decode(c, example_e, sizeof example_e);
     assert_int_equal(d->flag, RMQ_FLAG_RESPONSE);
     assert_false(d->has_ext);
     assert_null(d->remark);
     codec_assert_same_cmd(c, d);
     rmq_cmd_free(d);
     rmq_cmd_free(c);
-    free(out);
 }
 
 int main(void)
