@@ -502,6 +502,8 @@ plugin_inst *plugin_load(rmq_host *h, const plugin_conf *pc, uint32_t generation
                          size_t errlen);
 int plugin_run_init(plugin_inst *p, char *err, size_t errlen);
 void plugin_unload(plugin_inst *p); /* fini (if inited) + dlclose + free */
+/* Ask a generation to answer what it holds deferred (descriptor quiesce). */
+void plugin_quiesce(plugin_inst *p);
 const char *plugin_setting_value(plugin_inst *p, const char *name);
 /* Validate pc's settings against the loaded descriptor (also used by --check). */
 int plugin_resolve_settings(plugin_inst *p, char *err, size_t errlen);

@@ -267,6 +267,10 @@ void host_shutdown(rmq_host *h)
             if (h->servers[i].listening)
                 server_stop_accepting(h, &h->servers[i]);
         post_all(h, LT_STOP_READING);
+        /* Requests a plugin holds on purpose (long-polling PULLs) would keep
+         * the drain below waiting for their own timeout. */
+        for (size_t i = h->nplugins; i-- > 0;)
+            plugin_quiesce(h->plugins[i]);
         /* What was accepted is answered; bounded so a stuck handler cannot
          * keep the process alive. */
         uint64_t deadline = host_now_ms() + (uint64_t)h->conf.drain_timeout_ms;

@@ -311,11 +311,18 @@ int plugin_run_init(plugin_inst *p, char *err, size_t errlen)
     return 0;
 }
 
+void plugin_quiesce(plugin_inst *p)
+{
+    if (p->inited && p->desc->quiesce)
+        p->desc->quiesce((rmq_plugin_ctx *)p);
+}
+
 void plugin_unload(plugin_inst *p)
 {
     if (p->inited) {
         rmq_host *h = p->host;
         timers_cancel_plugin(h, p);
+        plugin_quiesce(p);
         while (atomic_load(&p->inflight) > 0)
             usleep(1000);
         for (size_t i = 0; i < p->nexecutors; i++)

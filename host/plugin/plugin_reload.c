@@ -206,6 +206,9 @@ int plugin_reload(rmq_host *h, plugin_retired *r, const char *name, const plugin
     uint64_t hold_ns = request_stats_now_ns();
     atomic_store(&old->held, true);
     timers_cancel_plugin(h, old);
+    /* what the old generation deferred is answered now, not at its timer */
+    if (old->desc->quiesce)
+        old->desc->quiesce((rmq_plugin_ctx *)old);
     if (!wait_drained(old, h->conf.drain_timeout_ms)) {
         say(err, sizeof(err), "generation %u did not drain within %d ms (%ld in flight)",
             old->generation, h->conf.drain_timeout_ms, atomic_load(&old->inflight));

@@ -133,6 +133,7 @@ typedef struct bcm_ctx {
     pthread_mutex_t hold_lock;
     bcm_pull_hold *holds;
     size_t nholds, hold_cap;
+    bool holds_closed; /* quiesced: answer PULLs at once (under hold_lock) */
 
     bool exported; /* export_state ran: this fini is a reload, stay registered */
     rmq_broker_info_v1 info_table;
@@ -164,6 +165,8 @@ int bcm_register_relay_processors(bcm_ctx *c);
 /* storage_stub_processors.c */
 int bcm_register_storage_stub_processors(bcm_ctx *c);
 void bcm_pull_holds_flush(bcm_ctx *c, bool all);
+/* Quiesce: answer every held PULL now and hold no new one. */
+void bcm_pull_holds_close(bcm_ctx *c);
 
 /* consumer_notifier.c: NOTIFY_CONSUMER_IDS_CHANGED and SDK events */
 void bcm_notify_group(bcm_ctx *c, const char *group, const uint64_t *channels, size_t n);

@@ -199,7 +199,17 @@ static void bcm_fini(rmq_plugin_ctx *pctx)
     free_ctx(c);
 }
 
+/* Held PULLs are answered PULL_NOT_FOUND at once when the host stops or
+ * reloads this generation: clients pull again (from the next generation). */
+static void bcm_quiesce(rmq_plugin_ctx *pctx)
+{
+    bcm_ctx *c = rmq_ctx_userdata(pctx);
+    if (c)
+        bcm_pull_holds_close(c);
+}
+
 RMQ_PLUGIN(.state_version = BCM_STATE_VERSION, .name = "broker-client-mgr", .version = "1.0.0",
            .description = "RocketMQ broker client management and NameServer registration",
            .settings = bcm_setting_decls, .init = bcm_init, .fini = bcm_fini,
-           .export_state = bcm_export_state, .import_state = bcm_import_state);
+           .export_state = bcm_export_state, .import_state = bcm_import_state,
+           .quiesce = bcm_quiesce);

@@ -43,7 +43,7 @@ static int process_pull(rmq_request *req, const rmq_cmd *cmd, void *ud)
         if (suspend > c->s.pull_suspend_max_ms)
             suspend = c->s.pull_suspend_max_ms;
         pthread_mutex_lock(&c->hold_lock);
-        bool room = c->nholds < (size_t)c->s.pull_hold_max_requests;
+        bool room = !c->holds_closed && c->nholds < (size_t)c->s.pull_hold_max_requests;
         if (room && c->nholds == c->hold_cap) {
             size_t nc = c->hold_cap ? c->hold_cap * 2 : 64;
             bcm_pull_hold *v = realloc(c->holds, nc * sizeof *v);
@@ -98,6 +98,14 @@ void bcm_pull_holds_flush(bcm_ctx *c, bool all)
 }
 
 static void hold_timer(void *ud) { bcm_pull_holds_flush(ud, false); }
+
+void bcm_pull_holds_close(bcm_ctx *c)
+{
+    pthread_mutex_lock(&c->hold_lock);
+    c->holds_closed = true;
+    pthread_mutex_unlock(&c->hold_lock);
+    bcm_pull_holds_flush(c, true);
+}
 
 static int process_offset_zero(rmq_request *req, const rmq_cmd *cmd, void *ud)
 {

@@ -45,7 +45,7 @@ extern "C" {
  * entries are appended to rmq_host_api; a plugin may test api->abi_minor (or
  * api->size) before calling an entry newer than the one it was built for. */
 #define RMQ_ABI_MAJOR 1
-#define RMQ_ABI_MINOR 1
+#define RMQ_ABI_MINOR 2
 
 #if defined(__GNUC__)
 #define RMQ_EXPORT __attribute__((visibility("default")))
@@ -406,8 +406,17 @@ typedef struct rmq_plugin_descriptor {
      * state_version; refuse unknown versions with RMQ_EINVAL. */
     int (*export_state)(rmq_plugin_ctx *ctx, void **blob, size_t *len);
     int (*import_state)(rmq_plugin_ctx *ctx, uint32_t version, const void *blob, size_t len);
+    /* Optional (ABI 1.2), INIT: answer or release now every request the
+     * plugin holds with defer() (held PULLs, relays). Called before the host
+     * waits for the generation's in-flight work: at shutdown, before a
+     * reload swaps generations and before a disable. Without it a request
+     * deferred until a timer fires would keep that wait going: the host has
+     * stopped the plugin's timers by then. New requests may still arrive
+     * afterwards until the generation is taken out of dispatch; answer them
+     * at once. May be called more than once. */
+    void (*quiesce)(rmq_plugin_ctx *ctx);
 
-    void *reserved[16];
+    void *reserved[15];
 } rmq_plugin_descriptor;
 
 #define RMQ_PLUGIN_SYMBOL "rmq_plugin"

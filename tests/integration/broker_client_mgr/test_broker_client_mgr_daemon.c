@@ -12,6 +12,7 @@
 #include <jansson.h>
 #include <poll.h>
 #include <netinet/in.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -385,6 +386,67 @@ static void test_unregister_at_shutdown_removes_broker_from_nameserver(void **st
     assert_true(cluster_info_has(ns_port, "\"broker-bye\"", false));
 }
 
+
+/* A long-polling PULL (held by the broker up to suspendTimeoutMillis) is
+ * answered at once when the daemon stops or the plugin is reloaded: the
+ * host asks the plugin to quiesce before it waits for in-flight work. */
+static int send_held_pull(int broker_port, int opaque)
+{
+    int fd = rmq_tc_connect(broker_port);
+    const char *pull[] = {"consumerGroup", "G", "topic", "ItTopic", "queueId", "0", "queueOffset",
+                          "7", "sysFlag", "3", "suspendTimeoutMillis", "25000", "maxMsgNums",
+                          "32", "commitOffset", "0", "subVersion", "0", NULL};
+    rmq_cmd *req = rmq_tc_request(11, opaque, pull);
+    int rc = rmq_tc_send(fd, req);
+    rmq_cmd_free(req);
+    return rc == 0 ? fd : -1;
+}
+
+static void test_held_pull_is_answered_at_once_when_the_daemon_stops(void **state)
+{
+    fixture *f = *state;
+    int ns_port, broker_port;
+    start_both(f, &ns_port, &broker_port, "pullSuspendMaxMillis = 30000;\n");
+    int fd = send_held_pull(broker_port, 77);
+    assert_true(fd >= 0);
+    /* Held: nothing comes back for a while. */
+    assert_null(rmq_tc_recv(fd, 300));
+    uint64_t t0 = rmq_test_now_ms();
+    kill(f->d.pid, SIGTERM);
+    rmq_cmd *r = rmq_tc_recv(fd, 10000);
+    assert_non_null(r);
+    assert_int_equal(r->opaque, 77);
+    assert_int_equal(r->code, 19); /* PULL_NOT_FOUND */
+    rmq_cmd_free(r);
+    assert_int_equal(rmq_td_stop(&f->d), 0);
+    /* Not held to its 25 s timeout (a bound, not a timing measurement). */
+    assert_true(rmq_test_now_ms() - t0 < 20000);
+    close(fd);
+}
+
+static void test_held_pull_is_answered_when_the_plugin_reloads(void **state)
+{
+    fixture *f = *state;
+    int ns_port, broker_port;
+    start_both(f, &ns_port, &broker_port, "pullSuspendMaxMillis = 30000;\n");
+    int fd = send_held_pull(broker_port, 78);
+    assert_true(fd >= 0);
+    assert_null(rmq_tc_recv(fd, 300));
+    char out[4096];
+    const char *args[] = {"reload", "broker-client-mgr", NULL};
+    assert_int_equal(rmq_td_ctl(&f->d, out, sizeof(out), args), 0);
+    rmq_cmd *r = rmq_tc_recv(fd, 10000);
+    assert_non_null(r);
+    assert_int_equal(r->opaque, 78);
+    assert_int_equal(r->code, 19);
+    rmq_cmd_free(r);
+    /* The client pulls again and the new generation holds it as before. */
+    close(fd);
+    fd = send_held_pull(broker_port, 79);
+    assert_null(rmq_tc_recv(fd, 300));
+    close(fd);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -395,6 +457,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_compressed_register_frame_is_flagged_and_deflated, setup, teardown),
         cmocka_unit_test_setup_teardown(test_offsets_survive_a_restart, setup, teardown),
         cmocka_unit_test_setup_teardown(test_storage_codes_answer_politely_without_a_store, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_held_pull_is_answered_at_once_when_the_daemon_stops, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_held_pull_is_answered_when_the_plugin_reloads, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unregister_at_shutdown_removes_broker_from_nameserver, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
