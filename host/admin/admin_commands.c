@@ -56,8 +56,8 @@ static json_t *cmd_list(admin_ctx *a)
     rmq_host *h = a->host;
     json_t *arr = json_array();
     out_text o = {0};
-    out_add(&o, "%-20s %-10s %-5s %-12s %-9s %4s %-20s %10s\n", "NAME", "VERSION", "ABI",
-            "SERVER", "STATE", "GEN", "LOADED-AT", "SERVED");
+    out_add(&o, "%-20s %-10s %-5s %-12s %-9s %4s %-20s %10s\n", "NAME", "VERSION", "ABI", "SERVER",
+            "STATE", "GEN", "LOADED-AT", "SERVED");
     pthread_mutex_lock(&h->registry_mu);
     for (size_t i = 0; i < h->nplugins; i++) {
         plugin_inst *p = h->plugins[i];
@@ -69,11 +69,10 @@ static json_t *cmd_list(admin_ctx *a)
         json_array_append_new(
             arr, json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:s, s:I, s:I, s:I, s:s}", "name",
                            p->conf.name, "version", ver, "abi", abi, "server",
-                           p->srv ? p->srv->name : "", "state", state_name(p->state),
-                           "generation", (json_int_t)p->generation, "loaded_at", when,
-                           "loaded_at_ms", (json_int_t)p->loaded_at_ms, "served",
-                           (json_int_t)served, "inflight", (json_int_t)atomic_load(&p->inflight),
-                           "path", p->so_path));
+                           p->srv ? p->srv->name : "", "state", state_name(p->state), "generation",
+                           (json_int_t)p->generation, "loaded_at", when, "loaded_at_ms",
+                           (json_int_t)p->loaded_at_ms, "served", (json_int_t)served, "inflight",
+                           (json_int_t)atomic_load(&p->inflight), "path", p->so_path));
         out_add(&o, "%-20s %-10s %-5s %-12s %-9s %4u %-20s %10lu\n", p->conf.name, ver, abi,
                 p->srv ? p->srv->name : "-", state_name(p->state), p->generation, when, served);
     }
@@ -91,12 +90,11 @@ static json_t *cmd_list(admin_ctx *a)
     }
     for (size_t i = 0; i < a->retired.n; i++) {
         plugin_inst *p = a->retired.items[i];
-        json_array_append_new(arr, json_pack("{s:s, s:s, s:I, s:I}", "name", p->conf.name,
-                                             "state", "retiring", "generation",
-                                             (json_int_t)p->generation, "inflight",
-                                             (json_int_t)atomic_load(&p->inflight)));
-        out_add(&o, "%-20s %-10s %-5s %-12s %-9s %4u (still referenced: %ld)\n", p->conf.name,
-                "", "", "", "retiring", p->generation, atomic_load(&p->inflight));
+        json_array_append_new(arr, json_pack("{s:s, s:s, s:I, s:I}", "name", p->conf.name, "state",
+                                             "retiring", "generation", (json_int_t)p->generation,
+                                             "inflight", (json_int_t)atomic_load(&p->inflight)));
+        out_add(&o, "%-20s %-10s %-5s %-12s %-9s %4u (still referenced: %ld)\n", p->conf.name, "",
+                "", "", "retiring", p->generation, atomic_load(&p->inflight));
     }
     return respond_out(0, &o, json_pack("{s:o}", "plugins", arr));
 }
@@ -131,8 +129,8 @@ static json_t *cmd_stats(admin_ctx *a)
         {
             json_t *code = json_object_get(c, "code");
             if (json_is_integer(code))
-                out_add(&o, "  code %6lld: %lld requests, %lld errors\n",
-                        json_integer_value(code), json_integer_value(json_object_get(c, "requests")),
+                out_add(&o, "  code %6lld: %lld requests, %lld errors\n", json_integer_value(code),
+                        json_integer_value(json_object_get(c, "requests")),
                         json_integer_value(json_object_get(c, "errors")));
             else
                 out_add(&o, "  code  other: %lld requests, %lld errors\n",
@@ -162,12 +160,11 @@ static json_t *plugin_conf_json(rmq_host *h, const plugin_conf *pc)
                                 json_string(p->settings[i].value));
     } else {
         for (size_t i = 0; i < pc->nsettings; i++)
-            json_object_set_new(settings, pc->settings[i].name,
-                                json_string(pc->settings[i].value));
+            json_object_set_new(settings, pc->settings[i].name, json_string(pc->settings[i].value));
     }
-    return json_pack("{s:s, s:s, s:s, s:b, s:b, s:b, s:s, s:o}", "name", pc->name, "path",
-                     pc->path, "server", pc->server, "enabled", pc->enabled, "optional",
-                     pc->optional, "running", p != NULL, "file", pc->file, "settings", settings);
+    return json_pack("{s:s, s:s, s:s, s:b, s:b, s:b, s:s, s:o}", "name", pc->name, "path", pc->path,
+                     "server", pc->server, "enabled", pc->enabled, "optional", pc->optional,
+                     "running", p != NULL, "file", pc->file, "settings", settings);
 }
 
 static json_t *cmd_config(admin_ctx *a)
@@ -180,18 +177,17 @@ static json_t *cmd_config(admin_ctx *a)
         char bound[128] = "";
         if (s->listening)
             snprintf(bound, sizeof(bound), "%s:%d", s->bound_host, s->bound_port);
-        json_array_append_new(servers,
-                              json_pack("{s:s, s:s, s:s, s:i}", "name", s->name, "listen",
-                                        s->listen_spec, "bound", bound,
-                                        "channel_max_idle_seconds", s->idle_ms / 1000));
+        json_array_append_new(servers, json_pack("{s:s, s:s, s:s, s:i}", "name", s->name, "listen",
+                                                 s->listen_spec, "bound", bound,
+                                                 "channel_max_idle_seconds", s->idle_ms / 1000));
     }
     for (size_t i = 0; i < c->nplugins; i++)
         json_array_append_new(plugins, plugin_conf_json(h, &c->plugins[i]));
     json_t *data = json_pack(
         "{s:s, s:s, s:s, s:s, s:s, s:s, s:i, s:I, s:I, s:I, s:i, s:s, s:o, s:o}", "conf_dir",
         c->conf_dir, "state_dir", c->state_dir, "admin_socket", c->admin_socket, "plugin_dir",
-        c->plugin_dir, "log_level", c->log_level, "log_file", c->log_file, "io_threads",
-        h->nloops, "max_frame_bytes", (json_int_t)c->max_frame_bytes, "write_high_water",
+        c->plugin_dir, "log_level", c->log_level, "log_file", c->log_file, "io_threads", h->nloops,
+        "max_frame_bytes", (json_int_t)c->max_frame_bytes, "write_high_water",
         (json_int_t)c->write_high_water, "write_low_water", (json_int_t)c->write_low_water,
         "drain_timeout_ms", c->drain_timeout_ms, "metrics_listen", c->metrics_listen, "servers",
         servers, "plugins", plugins);
@@ -218,8 +214,7 @@ static json_t *cmd_health(admin_ctx *a)
             json_array_append_new(problems, json_sprintf("plugin %s: not running", pc->name));
         } else if (p->srv && !p->srv->listening) {
             out_add(&o, "server %s (plugin %s): not listening\n", p->srv->name, pc->name);
-            json_array_append_new(problems,
-                                  json_sprintf("server %s: not listening", p->srv->name));
+            json_array_append_new(problems, json_sprintf("server %s: not listening", p->srv->name));
         }
     }
     bool ok = json_array_size(problems) == 0;
@@ -266,8 +261,8 @@ static json_t *cmd_plugin(admin_ctx *a, const char *name, int argc, const char *
     atomic_fetch_sub(&rec.plugin->inflight, 1);
     if (byte_buf_reserve(&call.out, 1) == 0)
         call.out.data[call.out.len] = 0;
-    json_t *r = respond(rc < 0 || rc > 2 ? 1 : rc, call.out.data ? (char *)call.out.data : "",
-                        NULL);
+    json_t *r =
+        respond(rc < 0 || rc > 2 ? 1 : rc, call.out.data ? (char *)call.out.data : "", NULL);
     byte_buf_free(&call.out);
     return r;
 }

@@ -272,8 +272,9 @@ static int clear_stale(rmq_host *h, const char *path, char *err, size_t errlen)
     int e = errno;
     close(fd);
     if (rc == 0) {
-        snprintf(err, errlen, "admin_socket %s is in use by another process (is a daemon already "
-                              "running with this configuration?)",
+        snprintf(err, errlen,
+                 "admin_socket %s is in use by another process (is a daemon already "
+                 "running with this configuration?)",
                  path);
         return -1;
     }
@@ -400,8 +401,8 @@ int admin_server_start(rmq_host *h, uv_loop_t *loop, char *err, size_t errlen)
     a->ready_init = true;
     uv_timer_start(&a->ready, on_ready, 0, 0);
     if (h->conf.metrics_listen[0] &&
-        metrics_http_start(h, loop, h->conf.metrics_listen, admin_stats_prometheus,
-                           &a->metrics, err, errlen) != 0)
+        metrics_http_start(h, loop, h->conf.metrics_listen, admin_stats_prometheus, &a->metrics,
+                           err, errlen) != 0)
         goto fail;
     HLOG_INFO(h, "admin socket %s", a->path[0] ? a->path : "(none)");
     return 0;

@@ -32,29 +32,29 @@ json_t *admin_stats_json(rmq_host *h)
         if (s->listening)
             snprintf(listen, sizeof(listen), "%s:%d", s->bound_host, s->bound_port);
         request_stats *st = &s->stats;
-        json_t *lat = json_pack("{s:I, s:I, s:I, s:I}", "p50",
-                                (json_int_t)request_stats_quantile_us(st, 0.5), "p90",
-                                (json_int_t)request_stats_quantile_us(st, 0.9), "p99",
-                                (json_int_t)request_stats_quantile_us(st, 0.99), "max",
-                                (json_int_t)atomic_load(&st->latency_max_us));
-        json_array_append_new(
-            servers, json_pack("{s:s, s:s, s:I, s:I, s:I, s:o, s:o}", "name", s->name, "listen",
-                               listen, "connections", (json_int_t)atomic_load(&s->connections),
-                               "requests", (json_int_t)atomic_load(&s->requests), "errors",
-                               (json_int_t)atomic_load(&s->errors), "latency_us", lat, "codes",
-                               codes_json(st)));
+        json_t *lat =
+            json_pack("{s:I, s:I, s:I, s:I}", "p50", (json_int_t)request_stats_quantile_us(st, 0.5),
+                      "p90", (json_int_t)request_stats_quantile_us(st, 0.9), "p99",
+                      (json_int_t)request_stats_quantile_us(st, 0.99), "max",
+                      (json_int_t)atomic_load(&st->latency_max_us));
+        json_array_append_new(servers, json_pack("{s:s, s:s, s:I, s:I, s:I, s:o, s:o}", "name",
+                                                 s->name, "listen", listen, "connections",
+                                                 (json_int_t)atomic_load(&s->connections),
+                                                 "requests", (json_int_t)atomic_load(&s->requests),
+                                                 "errors", (json_int_t)atomic_load(&s->errors),
+                                                 "latency_us", lat, "codes", codes_json(st)));
     }
     pthread_mutex_lock(&h->registry_mu);
     for (size_t i = 0; i < h->nplugins; i++) {
         plugin_inst *p = h->plugins[i];
         for (size_t k = 0; k < p->nexecutors; k++) {
             executor *ex = p->executors[k];
-            json_array_append_new(
-                execs, json_pack("{s:s, s:s, s:i, s:I, s:I, s:I}", "name", ex->name, "plugin",
-                                 p->conf.name, "threads", ex->nthreads, "queue_depth",
-                                 (json_int_t)executor_depth(ex), "executed",
-                                 (json_int_t)atomic_load(&ex->executed), "rejected",
-                                 (json_int_t)atomic_load(&ex->rejected)));
+            json_array_append_new(execs,
+                                  json_pack("{s:s, s:s, s:i, s:I, s:I, s:I}", "name", ex->name,
+                                            "plugin", p->conf.name, "threads", ex->nthreads,
+                                            "queue_depth", (json_int_t)executor_depth(ex),
+                                            "executed", (json_int_t)atomic_load(&ex->executed),
+                                            "rejected", (json_int_t)atomic_load(&ex->rejected)));
         }
     }
     pthread_mutex_unlock(&h->registry_mu);
@@ -144,8 +144,8 @@ char *admin_stats_prometheus(rmq_host *h, size_t *len)
              h->servers[i].name, cum);
         emit(&b, "rmqhost_request_duration_seconds_sum{server=\"%s\"} %g\n", h->servers[i].name,
              (double)atomic_load(&st->latency_sum_us) / 1e6);
-        emit(&b, "rmqhost_request_duration_seconds_count{server=\"%s\"} %lu\n",
-             h->servers[i].name, cum);
+        emit(&b, "rmqhost_request_duration_seconds_count{server=\"%s\"} %lu\n", h->servers[i].name,
+             cum);
     }
     emit(&b, "# HELP rmqhost_plugin_served_total Requests served per plugin.\n"
              "# TYPE rmqhost_plugin_served_total counter\n");

@@ -10,7 +10,8 @@
 
 #include "admin_context.h"
 
-static void append(char *msg, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void append(char *msg, size_t cap, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 static void append(char *msg, size_t cap, const char *fmt, ...)
 {
     size_t n = strlen(msg);

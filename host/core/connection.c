@@ -308,7 +308,7 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
         if (nread != UV_EOF && nread != UV_ECONNRESET)
             HLOG_INFO(l->host, "read from %s failed: %s", c->peer, uv_strerror((int)nread));
         conn_close(c, nread == UV_EOF || nread == UV_ECONNRESET ? RMQ_CHANNEL_CLOSE
-                                                                 : RMQ_CHANNEL_EXCEPTION);
+                                                                : RMQ_CHANNEL_EXCEPTION);
     }
     loop_flush_dirty(l);
 }

@@ -67,8 +67,7 @@ int event_thread_start(event_thread *et, server *srv)
     return 0;
 }
 
-void event_thread_post(event_thread *et, rmq_channel_event ev, rmq_channel_id ch,
-                       const char *peer)
+void event_thread_post(event_thread *et, rmq_channel_event ev, rmq_channel_id ch, const char *peer)
 {
     if (!et->started)
         return;

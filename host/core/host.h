@@ -138,8 +138,7 @@ typedef struct event_thread {
 } event_thread;
 
 int event_thread_start(event_thread *et, server *srv);
-void event_thread_post(event_thread *et, rmq_channel_event ev, rmq_channel_id ch,
-                       const char *peer);
+void event_thread_post(event_thread *et, rmq_channel_event ev, rmq_channel_id ch, const char *peer);
 void event_thread_stop(event_thread *et);
 
 /* ---- servers -------------------------------------------------------------- */
@@ -198,17 +197,17 @@ typedef struct pending_call {
 
 /* ---- loop tasks (cross-thread messages to an I/O loop) --------------------- */
 typedef enum {
-    LT_ADOPT,   /* a freshly accepted socket */
-    LT_SEND,    /* pre-encoded frame to a channel */
-    LT_CLOSE,   /* close a channel */
-    LT_INVOKE,  /* outgoing request (frame + pending call) to a channel */
-    LT_INVOKE_ADDR, /* same, to an address (connect if needed) */
+    LT_ADOPT,        /* a freshly accepted socket */
+    LT_SEND,         /* pre-encoded frame to a channel */
+    LT_CLOSE,        /* close a channel */
+    LT_INVOKE,       /* outgoing request (frame + pending call) to a channel */
+    LT_INVOKE_ADDR,  /* same, to an address (connect if needed) */
     LT_STOP_READING, /* shutdown: stop reading on server connections */
     LT_STOP_ACCEPT,  /* shutdown: stop polling a listener (loop 0) */
     LT_START_ACCEPT, /* start polling a listener (loop 0) */
     LT_RESUME,       /* process frames left in a connection's buffer */
     LT_RUN_REQUEST,  /* a request held during a hot reload, released to this loop */
-    LT_STOP     /* close everything and leave the loop */
+    LT_STOP          /* close everything and leave the loop */
 } loop_task_type;
 
 typedef struct loop_task {
@@ -219,7 +218,7 @@ typedef struct loop_task {
     server *srv;
     uint8_t *frame; /* malloc'd */
     size_t frame_len;
-    pending_call *call; /* NULL for oneway */
+    pending_call *call;  /* NULL for oneway */
     atomic_uint *permit; /* oneway permit released once queued */
     char addr[128];
     rmq_request *req; /* LT_RUN_REQUEST */
@@ -235,15 +234,15 @@ struct connection {
     char peer[64];
     char addr_key[128]; /* client connections: the address we dialled */
     byte_buf rbuf;
-    byte_buf out;       /* accumulating */
-    byte_buf inflight;  /* being written by wreq */
+    byte_buf out;      /* accumulating */
+    byte_buf inflight; /* being written by wreq */
     uv_write_t wreq;
     bool writing;
-    bool read_paused;   /* back-pressure */
+    bool read_paused; /* back-pressure */
     bool reading;
     bool connected;
     bool closing;
-    bool dirty;         /* has unflushed output */
+    bool dirty;                    /* has unflushed output */
     rmq_channel_event close_event; /* what to report besides CLOSE */
     uint64_t last_active_ms;
     uint32_t slot;
@@ -354,7 +353,7 @@ typedef struct timer_rec {
     bool started;
     atomic_bool cancelled;
     bool closed;
-    atomic_int running; /* ticks queued or running on an executor */
+    atomic_int running;      /* ticks queued or running on an executor */
     struct timer_rec *next;  /* plugin's list */
     struct timer_rec *qnext; /* timer thread's add queue */
     struct timer_rec *anext; /* timer thread's list of all timers */
@@ -543,7 +542,7 @@ int state_dir_prepare(rmq_host *h, char *err, size_t errlen);
 int atomic_file_write(const char *path, const void *data, size_t len);
 /* Copy src to dst (created with mode); 0 or -errno (-ENOENT: no src). */
 int file_copy(const char *src, const char *dst, int mode, bool sync);
-int file_read_with_backup(const char *path, bool (*valid)(const char *, size_t, void *),
-                          void *ud, char **data, size_t *len, bool *used_backup);
+int file_read_with_backup(const char *path, bool (*valid)(const char *, size_t, void *), void *ud,
+                          char **data, size_t *len, bool *used_backup);
 
 #endif

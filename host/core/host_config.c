@@ -49,8 +49,8 @@ static int line_of(const config_setting_t *s)
     return (int)config_setting_source_line(s);
 }
 
-static int get_string(const config_setting_t *s, const char *file, char *dst, size_t cap,
-                      char *err, size_t errlen)
+static int get_string(const config_setting_t *s, const char *file, char *dst, size_t cap, char *err,
+                      size_t errlen)
 {
     if (config_setting_type(s) != CONFIG_TYPE_STRING)
         return fail(err, errlen, "%s:%d: '%s' must be a string", file, line_of(s),
@@ -101,8 +101,8 @@ static int read_file(config_t *cfg, const char *path, char *err, size_t errlen)
     return 0;
 }
 
-static int parse_servers(host_conf *c, const config_setting_t *group, const char *file,
-                         char *err, size_t errlen)
+static int parse_servers(host_conf *c, const config_setting_t *group, const char *file, char *err,
+                         size_t errlen)
 {
     if (!config_setting_is_group(group))
         return fail(err, errlen, "%s:%d: 'servers' must be a group { name = { listen = ...; }; }",
@@ -133,13 +133,13 @@ static int parse_servers(host_conf *c, const config_setting_t *group, const char
                     return -1;
                 sc->idle_seconds = (int)v;
             } else {
-                return fail(err, errlen, "%s:%d: unknown key '%s' in server '%s'", file,
-                            line_of(f), key, sc->name);
+                return fail(err, errlen, "%s:%d: unknown key '%s' in server '%s'", file, line_of(f),
+                            key, sc->name);
             }
         }
         if (!sc->listen[0])
-            return fail(err, errlen, "%s:%d: server '%s' has no 'listen' address", file,
-                        sc->line, sc->name);
+            return fail(err, errlen, "%s:%d: server '%s' has no 'listen' address", file, sc->line,
+                        sc->name);
     }
     return 0;
 }
@@ -477,8 +477,10 @@ int host_conf_override(host_conf *c, const char *kv, char *err, size_t errlen)
         long min, max;
         int kind;
     } nums[] = {
-        {"io_threads", 0, 256, 0},          {"max_frame_bytes", 1024, 1L << 30, 1},
-        {"write_high_water", 4096, 1L << 32, 2}, {"write_low_water", 0, 1L << 32, 3},
+        {"io_threads", 0, 256, 0},
+        {"max_frame_bytes", 1024, 1L << 30, 1},
+        {"write_high_water", 4096, 1L << 32, 2},
+        {"write_low_water", 0, 1L << 32, 3},
         {"drain_timeout_ms", 0, 600000, 4},
     };
     for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++) {
@@ -590,8 +592,8 @@ int host_conf_finish(host_conf *c, char *err, size_t errlen)
     for (size_t i = 0; i < c->nservers; i++)
         for (size_t j = i + 1; j < c->nservers; j++)
             if (strcmp(c->servers[i].name, c->servers[j].name) == 0)
-                return fail(err, errlen, "%s:%d: server '%s' declared twice",
-                            c->servers[j].file, c->servers[j].line, c->servers[j].name);
+                return fail(err, errlen, "%s:%d: server '%s' declared twice", c->servers[j].file,
+                            c->servers[j].line, c->servers[j].name);
     for (size_t i = 0; i < c->nplugins; i++) {
         plugin_conf *p = &c->plugins[i];
         for (size_t j = 0; j < i; j++)
@@ -599,8 +601,9 @@ int host_conf_finish(host_conf *c, char *err, size_t errlen)
                 return fail(err, errlen, "%s:%d: plugin name '%s' already used in %s", p->file,
                             p->line, p->name, c->plugins[j].file);
         if (p->enabled && p->server[0] && !host_conf_server(c, p->server))
-            return fail(err, errlen, "%s:%d: plugin '%s' binds to server '%s', which host.conf "
-                                     "does not declare",
+            return fail(err, errlen,
+                        "%s:%d: plugin '%s' binds to server '%s', which host.conf "
+                        "does not declare",
                         p->file, p->line, p->name, p->server);
     }
     return 0;

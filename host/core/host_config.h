@@ -57,7 +57,7 @@ typedef struct host_conf {
     long max_frame_bytes;
     long write_high_water;
     long write_low_water;
-    int drain_timeout_ms; /* SIGTERM: how long in-flight requests may take */
+    int drain_timeout_ms;     /* SIGTERM: how long in-flight requests may take */
     char metrics_listen[128]; /* "" = off */
     server_conf *servers;
     size_t nservers;

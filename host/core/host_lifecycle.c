@@ -117,8 +117,7 @@ int host_start(rmq_host *h, char *err, size_t errlen)
     if (h->conf.log_file[0]) {
         int rc = host_log_open_file(&h->log, h->conf.log_file);
         if (rc != 0) {
-            snprintf(err, errlen, "cannot open log_file %s: %s", h->conf.log_file,
-                     strerror(-rc));
+            snprintf(err, errlen, "cannot open log_file %s: %s", h->conf.log_file, strerror(-rc));
             return -1;
         }
     }
@@ -189,10 +188,9 @@ int host_start(rmq_host *h, char *err, size_t errlen)
         goto fail;
     }
     for (size_t i = 0; i < h->nservers; i++)
-        if (h->servers[i].listening && event_thread_start(&h->servers[i].events,
-                                                          &h->servers[i]) != 0) {
-            snprintf(err, errlen, "cannot start the event thread of server %s",
-                     h->servers[i].name);
+        if (h->servers[i].listening &&
+            event_thread_start(&h->servers[i].events, &h->servers[i]) != 0) {
+            snprintf(err, errlen, "cannot start the event thread of server %s", h->servers[i].name);
             goto fail;
         }
 

@@ -76,9 +76,8 @@ void host_log_v(host_log *lg, int level, const char *origin, const char *fmt, va
     struct tm tm;
     gmtime_r(&tv.tv_sec, &tm);
     int n = snprintf(line, sizeof(line), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ %-5s [%s] ",
-                     tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
-                     tm.tm_sec, (int)(tv.tv_usec / 1000), level_names[level],
-                     origin ? origin : "host");
+                     tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                     (int)(tv.tv_usec / 1000), level_names[level], origin ? origin : "host");
     if (n < 0)
         return;
     size_t used = (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1;

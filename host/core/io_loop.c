@@ -80,9 +80,7 @@ static void run_task(io_loop *l, loop_task *t)
 {
     connection *c;
     switch (t->type) {
-    case LT_ADOPT:
-        conn_adopt(l, t->srv, t->fd);
-        break;
+    case LT_ADOPT: conn_adopt(l, t->srv, t->fd); break;
     case LT_SEND:
         c = loop_find_conn(l, t->channel);
         if (c)
@@ -124,12 +122,8 @@ static void run_task(io_loop *l, loop_task *t)
         if (c && !c->read_paused)
             conn_process_frames(c);
         break;
-    case LT_START_ACCEPT:
-        server_poll_start(l, t->srv);
-        break;
-    case LT_RUN_REQUEST:
-        dispatch_run_on_loop(t->req);
-        break;
+    case LT_START_ACCEPT: server_poll_start(l, t->srv); break;
+    case LT_RUN_REQUEST: dispatch_run_on_loop(t->req); break;
     case LT_STOP_ACCEPT:
         if (t->srv->polling) {
             uv_poll_stop(&t->srv->poll);

@@ -190,8 +190,9 @@ int metrics_http_start(rmq_host *h, uv_loop_t *loop, const char *listen, metrics
     *out = NULL;
     struct sockaddr_storage ss;
     if (parse_loopback(listen, &ss) != 0) {
-        snprintf(err, errlen, "%s: metrics_listen '%s' must be a loopback ip:port "
-                              "(127.0.0.1:9100 or [::1]:9100)",
+        snprintf(err, errlen,
+                 "%s: metrics_listen '%s' must be a loopback ip:port "
+                 "(127.0.0.1:9100 or [::1]:9100)",
                  h->conf.host_file, listen);
         return -1;
     }

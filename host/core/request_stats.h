@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define STATS_CODE_SLOTS 16384 /* codes [0, 16384); slot STATS_CODE_SLOTS = any other */
+#define STATS_CODE_SLOTS 16384   /* codes [0, 16384); slot STATS_CODE_SLOTS = any other */
 #define STATS_LATENCY_BUCKETS 32 /* bucket i: latency < 2^i microseconds */
 
 typedef struct request_stats {

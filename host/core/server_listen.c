@@ -22,8 +22,9 @@ int server_bind(rmq_host *h, server *s, char *err, size_t errlen)
     socklen_t len;
     const server_conf *sc = host_conf_server(&h->conf, s->name);
     if (socket_address_parse(s->listen_spec, true, &ss, &len) != 0) {
-        snprintf(err, errlen, "%s:%d: server '%s': bad listen address '%s' (use ip:port or "
-                              "[v6]:port)",
+        snprintf(err, errlen,
+                 "%s:%d: server '%s': bad listen address '%s' (use ip:port or "
+                 "[v6]:port)",
                  sc ? sc->file : "host.conf", sc ? sc->line : 0, s->name, s->listen_spec);
         return -1;
     }
@@ -84,8 +85,9 @@ static void on_acceptable(uv_poll_t *poll, int status, int events)
             if (errno == EMFILE || errno == ENFILE) {
                 /* The pending connection stays readable: without a pause the
                  * loop would spin on it. Connections already open carry on. */
-                HLOG_ERROR(h, "server %s: accept: %s; not accepting for 1 s (raise the "
-                              "open-file limit)",
+                HLOG_ERROR(h,
+                           "server %s: accept: %s; not accepting for 1 s (raise the "
+                           "open-file limit)",
                            s->name, strerror(errno));
                 uv_poll_stop(&s->poll);
                 uv_timer_start(&s->accept_backoff, on_backoff_over, 1000, 0);

@@ -189,8 +189,8 @@ static int slurp(const char *path, char **data, size_t *len)
     return 0;
 }
 
-int file_read_with_backup(const char *path, bool (*valid)(const char *, size_t, void *),
-                          void *ud, char **data, size_t *len, bool *used_backup)
+int file_read_with_backup(const char *path, bool (*valid)(const char *, size_t, void *), void *ud,
+                          char **data, size_t *len, bool *used_backup)
 {
     *used_backup = false;
     char *d = NULL;

@@ -14,8 +14,7 @@
 
 #include "../core/host_config.h"
 
-int admin_client_socket_path(const char *conf_dir, char *out, size_t cap, char *err,
-                             size_t errlen)
+int admin_client_socket_path(const char *conf_dir, char *out, size_t cap, char *err, size_t errlen)
 {
     host_conf c;
     memset(&c, 0, sizeof(c));
@@ -74,8 +73,7 @@ json_t *admin_client_call(const char *socket_path, const json_t *req, int timeou
         wrc = write_all(fd, "\n", 1);
     free(line);
     if (wrc != 0) {
-        snprintf(err, errlen, "cannot send to the daemon at %s: %s", socket_path,
-                 strerror(errno));
+        snprintf(err, errlen, "cannot send to the daemon at %s: %s", socket_path, strerror(errno));
         close(fd);
         return NULL;
     }

@@ -7,8 +7,7 @@
 #include <stddef.h>
 
 /* The admin socket path configured in conf_dir (absolute). 0 or -1 + err. */
-int admin_client_socket_path(const char *conf_dir, char *out, size_t cap, char *err,
-                             size_t errlen);
+int admin_client_socket_path(const char *conf_dir, char *out, size_t cap, char *err, size_t errlen);
 
 /* Send `req`, wait up to timeout_ms for the response line. NULL + err when the
  * daemon cannot be reached or answers garbage. */

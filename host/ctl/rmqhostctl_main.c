@@ -13,26 +13,25 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: rmqhostctl [-c CONF_DIR | -s SOCKET] [--json] COMMAND [ARGS...]\n"
-            "  -c DIR      configuration directory to find admin_socket in (default: conf.d)\n"
-            "  -s PATH     admin socket path (overrides -c)\n"
-            "  --json      machine-readable output\n"
-            "commands:\n"
-            "  list                 plugins: name, version, ABI, server, state, generation,\n"
-            "                       loaded-at, requests served\n"
-            "  reload NAME          hot-reload a plugin (new .so, same settings file)\n"
-            "  enable NAME          start a plugin declared in conf.d\n"
-            "  disable NAME         stop a running plugin\n"
-            "  reload-config        re-read conf.d and apply the difference\n"
-            "  stats                per server: connections, requests per code, errors,\n"
-            "                       latency; per executor: queue depth\n"
-            "  config               the effective configuration\n"
-            "  health               exit 0 when every enabled plugin is up and its server "
-            "listens\n"
-            "  help                 commands registered by plugins\n"
-            "  OTHER [ARGS...]      a command a plugin registered (e.g. expr)\n"
-            "exit status: 0 success, 1 command failed, 2 usage error or daemon unreachable\n");
+    fprintf(f, "usage: rmqhostctl [-c CONF_DIR | -s SOCKET] [--json] COMMAND [ARGS...]\n"
+               "  -c DIR      configuration directory to find admin_socket in (default: conf.d)\n"
+               "  -s PATH     admin socket path (overrides -c)\n"
+               "  --json      machine-readable output\n"
+               "commands:\n"
+               "  list                 plugins: name, version, ABI, server, state, generation,\n"
+               "                       loaded-at, requests served\n"
+               "  reload NAME          hot-reload a plugin (new .so, same settings file)\n"
+               "  enable NAME          start a plugin declared in conf.d\n"
+               "  disable NAME         stop a running plugin\n"
+               "  reload-config        re-read conf.d and apply the difference\n"
+               "  stats                per server: connections, requests per code, errors,\n"
+               "                       latency; per executor: queue depth\n"
+               "  config               the effective configuration\n"
+               "  health               exit 0 when every enabled plugin is up and its server "
+               "listens\n"
+               "  help                 commands registered by plugins\n"
+               "  OTHER [ARGS...]      a command a plugin registered (e.g. expr)\n"
+               "exit status: 0 success, 1 command failed, 2 usage error or daemon unreachable\n");
 }
 
 int main(int argc, char **argv)

@@ -229,8 +229,8 @@ int main(int argc, char **argv)
         uv_signal_start(&c.sigint, on_stop_signal, SIGINT);
         uv_signal_start(&c.sighup, on_sighup, SIGHUP);
         uv_signal_start(&c.sigusr1, on_sigusr1, SIGUSR1);
-        HLOG_INFO(h, "rmqhostd %s ready (conf %s, state %s)", RMQ_VERSION_STRING,
-                  h->conf.conf_dir, h->conf.state_dir);
+        HLOG_INFO(h, "rmqhostd %s ready (conf %s, state %s)", RMQ_VERSION_STRING, h->conf.conf_dir,
+                  h->conf.state_dir);
         uv_run(&c.loop, UV_RUN_DEFAULT);
         uv_close((uv_handle_t *)&c.sigterm, NULL);
         uv_close((uv_handle_t *)&c.sigint, NULL);

@@ -59,8 +59,8 @@ static const char *setting_or_warn(rmq_plugin_ctx *ctx, const char *name, rmq_se
             return p->settings[i].value;
         }
     }
-    host_log_write(&p->host->log, RMQ_LOG_WARN, p->conf.name,
-                   "asked for undeclared setting '%s'", name);
+    host_log_write(&p->host->log, RMQ_LOG_WARN, p->conf.name, "asked for undeclared setting '%s'",
+                   name);
     return NULL;
 }
 
@@ -128,8 +128,8 @@ static int need_init(plugin_inst *p, const char *what)
 {
     if (p->in_init)
         return 0;
-    host_log_write(&p->host->log, RMQ_LOG_ERROR, p->conf.name,
-                   "%s may only be called from init", what);
+    host_log_write(&p->host->log, RMQ_LOG_ERROR, p->conf.name, "%s may only be called from init",
+                   what);
     return RMQ_EINVAL;
 }
 
@@ -187,8 +187,8 @@ static int resolve_executor(plugin_inst *p, const char *name, executor **out)
     return 0;
 }
 
-static int api_register_processor(rmq_plugin_ctx *ctx, int32_t code, rmq_processor_fn fn,
-                                  void *ud, const char *executor_name)
+static int api_register_processor(rmq_plugin_ctx *ctx, int32_t code, rmq_processor_fn fn, void *ud,
+                                  const char *executor_name)
 {
     plugin_inst *p = P(ctx);
     int rc = need_init(p, "register_processor");
@@ -255,8 +255,8 @@ static int api_add_channel_listener(rmq_plugin_ctx *ctx, rmq_channel_event_fn fn
     return 0;
 }
 
-static int api_add_rpc_hook(rmq_plugin_ctx *ctx, rmq_rpc_before_fn before,
-                            rmq_rpc_after_fn after, void *ud)
+static int api_add_rpc_hook(rmq_plugin_ctx *ctx, rmq_rpc_before_fn before, rmq_rpc_after_fn after,
+                            void *ud)
 {
     plugin_inst *p = P(ctx);
     int rc = need_init(p, "add_rpc_hook");
@@ -273,8 +273,7 @@ static int api_add_rpc_hook(rmq_plugin_ctx *ctx, rmq_rpc_before_fn before,
 }
 
 static int api_add_timer(rmq_plugin_ctx *ctx, uint64_t first_ms, uint64_t period_ms,
-                         rmq_timer_fn fn, void *ud, const char *executor_name,
-                         rmq_timer_id *out_id)
+                         rmq_timer_fn fn, void *ud, const char *executor_name, rmq_timer_id *out_id)
 {
     plugin_inst *p = P(ctx);
     int rc = need_init(p, "add_timer");
@@ -353,8 +352,7 @@ static int api_register_admin_command(rmq_plugin_ctx *ctx, const char *name, con
     return 0;
 }
 
-static int api_subscribe_event(rmq_plugin_ctx *ctx, const char *event, rmq_event_fn fn,
-                               void *ud)
+static int api_subscribe_event(rmq_plugin_ctx *ctx, const char *event, rmq_event_fn fn, void *ud)
 {
     plugin_inst *p = P(ctx);
     int rc = need_init(p, "subscribe_event");
@@ -458,8 +456,7 @@ static bool hold_event(plugin_inst *p, const char *event, const void *data, size
     return held;
 }
 
-static int api_publish_event(rmq_plugin_ctx *ctx, const char *event, const void *data,
-                             size_t len)
+static int api_publish_event(rmq_plugin_ctx *ctx, const char *event, const void *data, size_t len)
 {
     rmq_host *h = P(ctx)->host;
     /* Snapshot under the mutex, call outside it so a subscriber may publish. */
@@ -518,13 +515,34 @@ void plugin_deliver_held_events(plugin_inst *target, held_event *list)
 }
 
 /* ---- commands ---- */
-static int32_t api_cmd_code(const rmq_cmd *c) { return c->code; }
-static int32_t api_cmd_flag(const rmq_cmd *c) { return c->flag; }
-static int32_t api_cmd_opaque(const rmq_cmd *c) { return c->opaque; }
-static int32_t api_cmd_version(const rmq_cmd *c) { return c->version; }
-static int32_t api_cmd_language(const rmq_cmd *c) { return c->language; }
-static int api_cmd_serialize_type(const rmq_cmd *c) { return c->serialize_type; }
-static const char *api_cmd_remark(const rmq_cmd *c) { return c->remark; }
+static int32_t api_cmd_code(const rmq_cmd *c)
+{
+    return c->code;
+}
+static int32_t api_cmd_flag(const rmq_cmd *c)
+{
+    return c->flag;
+}
+static int32_t api_cmd_opaque(const rmq_cmd *c)
+{
+    return c->opaque;
+}
+static int32_t api_cmd_version(const rmq_cmd *c)
+{
+    return c->version;
+}
+static int32_t api_cmd_language(const rmq_cmd *c)
+{
+    return c->language;
+}
+static int api_cmd_serialize_type(const rmq_cmd *c)
+{
+    return c->serialize_type;
+}
+static const char *api_cmd_remark(const rmq_cmd *c)
+{
+    return c->remark;
+}
 
 static size_t api_cmd_ext_count(const rmq_cmd *c)
 {
@@ -578,8 +596,14 @@ static rmq_cmd *api_cmd_new_request(int32_t code)
 }
 
 /* ---- requests ---- */
-static rmq_channel_id api_request_channel(const rmq_request *r) { return r->channel; }
-static const char *api_request_peer(const rmq_request *r) { return r->peer; }
+static rmq_channel_id api_request_channel(const rmq_request *r)
+{
+    return r->channel;
+}
+static const char *api_request_peer(const rmq_request *r)
+{
+    return r->peer;
+}
 
 static int api_reply(rmq_request *req, rmq_cmd *resp)
 {
@@ -706,8 +730,8 @@ static int api_write_file_atomic(rmq_plugin_ctx *ctx, const char *path, const vo
 {
     int rc = atomic_file_write(path, data, len);
     if (rc != 0)
-        host_log_write(&P(ctx)->host->log, RMQ_LOG_ERROR, P(ctx)->conf.name,
-                       "cannot write %s: %s", path, strerror(-rc));
+        host_log_write(&P(ctx)->host->log, RMQ_LOG_ERROR, P(ctx)->conf.name, "cannot write %s: %s",
+                       path, strerror(-rc));
     return rc == 0 ? 0 : RMQ_EIO;
 }
 

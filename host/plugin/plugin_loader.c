@@ -62,8 +62,7 @@ static int check_value(const rmq_setting_decl *d, const char *v, char *why, size
 {
     char *end;
     switch (d->type) {
-    case RMQ_SETTING_STRING:
-        return 0;
+    case RMQ_SETTING_STRING: return 0;
     case RMQ_SETTING_INT: {
         errno = 0;
         long long x = strtoll(v, &end, 10);
@@ -120,8 +119,9 @@ int plugin_resolve_settings(plugin_inst *p, char *err, size_t errlen)
         for (size_t k = 0; k < n && !known; k++)
             known = strcmp(decls[k].name, cs->name) == 0;
         if (!known) {
-            snprintf(err, errlen, "%s:%d: plugin '%s' has no setting '%s' (rmqhostd "
-                                  "--list-settings shows them)",
+            snprintf(err, errlen,
+                     "%s:%d: plugin '%s' has no setting '%s' (rmqhostd "
+                     "--list-settings shows them)",
                      cs->file, cs->line, p->conf.name, cs->name);
             return -1;
         }
@@ -147,8 +147,8 @@ int plugin_resolve_settings(plugin_inst *p, char *err, size_t errlen)
             if (!type_ok || check_value(d, v, why, sizeof(why)) != 0) {
                 if (!type_ok)
                     snprintf(why, sizeof(why), "expected a string");
-                snprintf(err, errlen, "%s:%d: plugin '%s' setting '%s': %s", src->file,
-                         src->line, p->conf.name, d->name, why);
+                snprintf(err, errlen, "%s:%d: plugin '%s' setting '%s': %s", src->file, src->line,
+                         p->conf.name, d->name, why);
                 return -1;
             }
         } else {
@@ -232,8 +232,8 @@ plugin_inst *plugin_load(rmq_host *h, const plugin_conf *pc, uint32_t generation
     p->head.api = &h->api;
     p->generation = generation;
     if (resolve_path(h, pc, p->so_path, sizeof(p->so_path)) != 0) {
-        snprintf(err, errlen, "%s:%d: plugin '%s': cannot find %s", pc->file, pc->line,
-                 pc->name, p->so_path);
+        snprintf(err, errlen, "%s:%d: plugin '%s': cannot find %s", pc->file, pc->line, pc->name,
+                 p->so_path);
         plugin_free(p);
         return NULL;
     }
@@ -279,10 +279,10 @@ plugin_inst *plugin_load(rmq_host *h, const plugin_conf *pc, uint32_t generation
         plugin_free(p);
         return NULL;
     }
-    if (d->descriptor_size < offsetof(rmq_plugin_descriptor, reserved) || !d->init ||
-        !d->name) {
-        snprintf(err, errlen, "%s:%d: plugin '%s': %s has an incomplete descriptor (needs name "
-                              "and init)",
+    if (d->descriptor_size < offsetof(rmq_plugin_descriptor, reserved) || !d->init || !d->name) {
+        snprintf(err, errlen,
+                 "%s:%d: plugin '%s': %s has an incomplete descriptor (needs name "
+                 "and init)",
                  pc->file, pc->line, pc->name, p->so_path);
         plugin_free(p);
         return NULL;

@@ -119,8 +119,9 @@ static int retire(rmq_host *h, plugin_retired *r, plugin_inst *old)
     }
     r->items = ni;
     ni[r->n++] = old;
-    HLOG_WARN(h, "plugin %s generation %u still referenced (%ld in flight: requests, timer "
-                 "ticks, service references or pending calls); unloaded once released",
+    HLOG_WARN(h,
+              "plugin %s generation %u still referenced (%ld in flight: requests, timer "
+              "ticks, service references or pending calls); unloaded once released",
               old->conf.name, old->generation, atomic_load(&old->inflight));
     return 1;
 }
@@ -173,8 +174,8 @@ static int refuse(rmq_host *h, plugin_inst *old, plugin_inst *np, bool held, cha
     }
     if (np)
         plugin_unload(np);
-    say(msg, msglen, "reload of %s refused: %s; generation %u keeps serving", old->conf.name,
-        why, old->generation);
+    say(msg, msglen, "reload of %s refused: %s; generation %u keeps serving", old->conf.name, why,
+        old->generation);
     HLOG_ERROR(h, "%s", msg);
     return -1;
 }
@@ -223,8 +224,8 @@ int plugin_reload(rmq_host *h, plugin_retired *r, const char *name, const plugin
         int rc = old->desc->export_state((rmq_plugin_ctx *)old, &blob, &len);
         if (rc != 0) {
             free(blob);
-            say(err, sizeof(err), "generation %u could not export its state: %s",
-                old->generation, rmq_strerror(rc));
+            say(err, sizeof(err), "generation %u could not export its state: %s", old->generation,
+                rmq_strerror(rc));
             return refuse(h, old, np, true, msg, msglen, err);
         }
         rc = np->desc->import_state((rmq_plugin_ctx *)np, old->desc->state_version, blob, len);
@@ -262,10 +263,11 @@ int plugin_reload(rmq_host *h, plugin_retired *r, const char *name, const plugin
      * it: nothing of `old` is read after) */
     uint32_t old_gen = old->generation;
     int retired = retire(h, r, old);
-    say(msg, msglen, "%s reloaded: generation %u -> %u (%s %s); requests held %llu us, %zu "
-                     "released to the new generation%s%s",
-        name, old_gen, np->generation, np->desc->name,
-        np->desc->version ? np->desc->version : "?", (unsigned long long)held_us, released,
+    say(msg, msglen,
+        "%s reloaded: generation %u -> %u (%s %s); requests held %llu us, %zu "
+        "released to the new generation%s%s",
+        name, old_gen, np->generation, np->desc->name, np->desc->version ? np->desc->version : "?",
+        (unsigned long long)held_us, released,
         retired ? "; the old generation is still referenced and will be unloaded once released"
                 : "",
         warn);
@@ -290,8 +292,9 @@ int plugin_start(rmq_host *h, const plugin_conf *pc, char *msg, size_t msglen)
     }
     server *s = NULL;
     if (pc->server[0] && !(s = host_server(h, pc->server))) {
-        say(msg, msglen, "%s:%d: plugin '%s' binds to server '%s', which the running host.conf "
-                         "does not declare (a new server needs a restart)",
+        say(msg, msglen,
+            "%s:%d: plugin '%s' binds to server '%s', which the running host.conf "
+            "does not declare (a new server needs a restart)",
             pc->file, pc->line, pc->name, pc->server);
         return -1;
     }
@@ -313,8 +316,7 @@ int plugin_start(rmq_host *h, const plugin_conf *pc, char *msg, size_t msglen)
         if (!s->events.started && event_thread_start(&s->events, s) != 0) {
             unbind_server(s);
             plugin_unload(p);
-            say(msg, msglen, "cannot start %s: no event thread for server %s", pc->name,
-                s->name);
+            say(msg, msglen, "cannot start %s: no event thread for server %s", pc->name, s->name);
             return -1;
         }
     }
@@ -379,8 +381,8 @@ int plugin_stop(rmq_host *h, plugin_retired *r, const char *name, char *msg, siz
         server_rebuild_bindings(h, p->srv);
     timers_cancel_plugin(h, p);
     uint32_t gen = p->generation;
-    int retired = wait_drained(p, h->conf.drain_timeout_ms) ? (plugin_unload(p), 0)
-                                                            : retire(h, r, p);
+    int retired =
+        wait_drained(p, h->conf.drain_timeout_ms) ? (plugin_unload(p), 0) : retire(h, r, p);
     say(msg, msglen, "plugin %s stopped (generation %u)%s", name, gen,
         retired ? "; still referenced, unloaded once released" : "");
     HLOG_INFO(h, "%s", msg);

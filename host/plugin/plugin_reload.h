@@ -43,5 +43,4 @@ size_t plugin_retired_sweep(rmq_host *h, plugin_retired *r, char *why, size_t wh
 /* Shutdown: wait for and unload every retired generation. */
 void plugin_retired_drain(rmq_host *h, plugin_retired *r);
 
-
 #endif

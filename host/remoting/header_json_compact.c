@@ -149,9 +149,7 @@ static bool ext_value(compact_scan *s, char **out)
             return false;
         *out = rmq_cmd_strndup(s->cmd, "false", 5);
         return *out != NULL;
-    case 'n':
-        *out = NULL;
-        return TAKE(s, "null");
+    case 'n': *out = NULL; return TAKE(s, "null");
     default: break;
     }
     const uint8_t *a = s->p;

@@ -31,8 +31,7 @@ static inline void skip_ws(json_scan *s)
      * one compare settles the compact headers real clients send */
     while (s->p < s->end) {
         uint8_t c = *s->p;
-        if (c > ' ' ||
-            (c != ' ' && c != '\t' && c != '\n' && c != '\r' && c != '\f' && c != '\b'))
+        if (c > ' ' || (c != ' ' && c != '\t' && c != '\n' && c != '\r' && c != '\f' && c != '\b'))
             return;
         s->p++;
     }

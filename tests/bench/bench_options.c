@@ -166,7 +166,10 @@ int rmq_bench_options_parse(rmq_bench_options *o, int argc, char **argv)
         case 't': bad = parse_uint(optarg, 1, 256, &o->threads); break;
         case 's': bad = parse_seconds(optarg, &o->seconds) || o->seconds <= 0.0; break;
         case 'w': bad = parse_seconds(optarg, &o->warmup_seconds); break;
-        case 'e': if (add_ext(o, optarg) != 0) return -1; break;
+        case 'e':
+            if (add_ext(o, optarg) != 0)
+                return -1;
+            break;
         case OPT_CODE: {
             char *end;
             long v = strtol(optarg, &end, 10);
@@ -174,7 +177,10 @@ int rmq_bench_options_parse(rmq_bench_options *o, int argc, char **argv)
             o->code = (int32_t)v;
             break;
         }
-        case OPT_BODY: if (load_body(o, optarg) != 0) return -1; break;
+        case OPT_BODY:
+            if (load_body(o, optarg) != 0)
+                return -1;
+            break;
         case OPT_ROCKETMQ: o->rocketmq = 1; break;
         case OPT_ONEWAY: o->oneway = 1; break;
         case OPT_JSON: o->json = 1; break;
@@ -182,8 +188,7 @@ int rmq_bench_options_parse(rmq_bench_options *o, int argc, char **argv)
         default: fputs(usage_text, stderr); return -1;
         }
         if (bad) {
-            fprintf(stderr, "rmqbench: bad value '%s' for -%c\n", optarg,
-                    c < 256 ? c : '-');
+            fprintf(stderr, "rmqbench: bad value '%s' for -%c\n", optarg, c < 256 ? c : '-');
             return -1;
         }
     }

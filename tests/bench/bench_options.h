@@ -9,8 +9,8 @@
 #define RMQ_BENCH_MAX_EXT 64
 
 typedef struct rmq_bench_options {
-    char target[256];               /* as given, for the report */
-    struct sockaddr_storage addr;   /* resolved target */
+    char target[256];             /* as given, for the report */
+    struct sockaddr_storage addr; /* resolved target */
     unsigned connections;
     unsigned depth;
     unsigned threads;
@@ -21,7 +21,7 @@ typedef struct rmq_bench_options {
     const char *ext_values[RMQ_BENCH_MAX_EXT];
     size_t ext_count;
     char *ext_storage[RMQ_BENCH_MAX_EXT]; /* owned copies behind keys/values */
-    uint8_t *body;                          /* owned, from --body FILE */
+    uint8_t *body;                        /* owned, from --body FILE */
     size_t body_len;
     int rocketmq;
     int oneway;

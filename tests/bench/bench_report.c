@@ -54,8 +54,8 @@ void rmq_report_text(FILE *out, const rmq_bench_options *o, const rmq_bench_resu
     }
     fprintf(out, "latency us: p50 %.1f  p99 %.1f  p999 %.1f  max %.1f  (mean %.1f, min %.1f)\n",
             us(rmq_hist_quantile_ns(h, 0.50)), us(rmq_hist_quantile_ns(h, 0.99)),
-            us(rmq_hist_quantile_ns(h, 0.999)), us(h->max_ns),
-            us(h->sum_ns) / (double)h->count, us(h->min_ns));
+            us(rmq_hist_quantile_ns(h, 0.999)), us(h->max_ns), us(h->sum_ns) / (double)h->count,
+            us(h->min_ns));
 }
 
 void rmq_report_json(FILE *out, const rmq_bench_options *o, const rmq_bench_result *r)
@@ -74,8 +74,9 @@ void rmq_report_json(FILE *out, const rmq_bench_options *o, const rmq_bench_resu
     for (uint32_t i = 0; i < t->code_kinds; i++)
         fprintf(out, "%s\"%d\":%" PRIu64, i ? "," : "", (int)t->codes[i].code, t->codes[i].count);
     fprintf(out,
-            "},\"other_codes\":%" PRIu64 ",\"errors\":%" PRIu64 ",\"error_detail\":{\"connect\":%" PRIu64
-            ",\"closed\":%" PRIu64 ",\"bad_frame\":%" PRIu64 ",\"unmatched\":%" PRIu64 "},",
+            "},\"other_codes\":%" PRIu64 ",\"errors\":%" PRIu64
+            ",\"error_detail\":{\"connect\":%" PRIu64 ",\"closed\":%" PRIu64
+            ",\"bad_frame\":%" PRIu64 ",\"unmatched\":%" PRIu64 "},",
             t->other_codes, rmq_stats_error_total(t), t->errors.connect, t->errors.closed,
             t->errors.bad_frame, t->errors.unmatched);
     fprintf(out,

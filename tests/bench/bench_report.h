@@ -8,7 +8,7 @@
 #include "bench_stats.h"
 
 typedef struct rmq_bench_result {
-    rmq_bench_stats total;  /* merged over threads */
+    rmq_bench_stats total;   /* merged over threads */
     double requests_per_sec; /* sum over threads of count / own window */
     double window_seconds;   /* longest thread window */
     int failed;              /* a connection failed */

@@ -20,7 +20,7 @@ typedef struct bench_ctx {
     rmq_cmd *response; /* code 0, 300-byte body, as the daemon answers */
     uint8_t *out;
     size_t out_cap;
-    uint64_t sink; /* keeps the compiler from dropping the work */
+    uint64_t sink;    /* keeps the compiler from dropping the work */
     const char *only; /* run only cases whose name contains this */
 } bench_ctx;
 
@@ -140,7 +140,8 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc)
             only = argv[++i];
         else {
-            fprintf(stderr, "usage: %s [--iterations N] [--vector FILE] [--only NAME-PART]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--iterations N] [--vector FILE] [--only NAME-PART]\n",
+                    argv[0]);
             return 2;
         }
     }

@@ -12,7 +12,7 @@
 /* Values up to 2^44 ns (~4.9 h) are kept exactly to bucket precision; larger
  * ones are clamped into the last bucket (max stays exact). */
 #define RMQ_HIST_MAX_BITS 44
-#define RMQ_HIST_BUCKETS \
+#define RMQ_HIST_BUCKETS                                                                           \
     (RMQ_HIST_SUB_COUNT + (RMQ_HIST_MAX_BITS - RMQ_HIST_SUB_BITS) * RMQ_HIST_HALF_COUNT)
 
 typedef struct rmq_latency_histogram {

@@ -47,8 +47,9 @@ int rmq_template_build(rmq_request_template *t, const rmq_request_spec *spec, ch
     size_t size = rmq_cmd_encoded_size(cmd);
     t->frame = size ? malloc(size) : NULL;
     if (!t->frame || rmq_cmd_encode(cmd, t->frame, size) != size) {
-        snprintf(errbuf, errlen, "cannot encode the request (code or version outside int16 in "
-                                 "binary form?)");
+        snprintf(errbuf, errlen,
+                 "cannot encode the request (code or version outside int16 in "
+                 "binary form?)");
         free(t->frame);
         t->frame = NULL;
         rmq_cmd_free(cmd);
@@ -62,8 +63,8 @@ int rmq_template_build(rmq_request_template *t, const rmq_request_spec *spec, ch
         t->opaque_off = 8u + BINARY_OPAQUE_HEADER_OFFSET;
         return 0;
     }
-    uint32_t header_len = ((uint32_t)t->frame[5] << 16) | ((uint32_t)t->frame[6] << 8) |
-                          (uint32_t)t->frame[7];
+    uint32_t header_len =
+        ((uint32_t)t->frame[5] << 16) | ((uint32_t)t->frame[6] << 8) | (uint32_t)t->frame[7];
     char needle[32];
     snprintf(needle, sizeof(needle), "\"opaque\":%d", RMQ_TEMPLATE_OPAQUE_BASE);
     const uint8_t *hit = find_bytes(t->frame + 8, header_len, needle);

@@ -17,8 +17,7 @@ int rmq_peek_frame_size(const uint8_t *buf, size_t avail, size_t max_frame_bytes
         return 0;
     uint32_t len = be32(buf);
     uint32_t header_len = be32(buf + 4) & 0x00FFFFFFu;
-    if (len < 4 || len > 0x7FFFFFFFu || (size_t)len + 4u > max_frame_bytes ||
-        header_len > len - 4u)
+    if (len < 4 || len > 0x7FFFFFFFu || (size_t)len + 4u > max_frame_bytes || header_len > len - 4u)
         return -1;
     if (avail < (size_t)len + 4u)
         return 0;

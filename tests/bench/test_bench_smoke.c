@@ -194,8 +194,8 @@ static void test_bench_against_baseline_counts_only_success_responses(void **sta
 static void test_bench_binary_headers_are_answered_and_matched(void **state)
 {
     smoke_fixture *f = *state;
-    const char *args[] = {"-s", "0.5", "-w", "0", "-c", "2", "-d", "4", "--rocketmq",
-                          "-t", "2", NULL};
+    const char *args[] = {"-s", "0.5", "-w",         "0",  "-c", "2",
+                          "-d", "4",   "--rocketmq", "-t", "2",  NULL};
     int status;
     json_t *j = run_bench(f->port, args, &status);
     assert_non_null(j);
@@ -221,8 +221,8 @@ static void test_bench_exits_nonzero_when_connection_refused(void **state)
     close(fd);
     assert_int_not_equal(status, 0);
     if (j) {
-        assert_true(json_integer_value(json_object_get(
-                        json_object_get(j, "error_detail"), "connect")) > 0);
+        assert_true(
+            json_integer_value(json_object_get(json_object_get(j, "error_detail"), "connect")) > 0);
         json_decref(j);
     }
 }

@@ -19,8 +19,11 @@ static void build(rmq_request_template *t, uint8_t serialize_type)
 {
     const char *keys[] = {"topic", "acceptStandardJsonOnly"};
     const char *values[] = {"TopicTest", "true"};
-    rmq_request_spec spec = {.code = 105, .serialize_type = serialize_type, .ext_keys = keys,
-                             .ext_values = values, .ext_count = 2};
+    rmq_request_spec spec = {.code = 105,
+                             .serialize_type = serialize_type,
+                             .ext_keys = keys,
+                             .ext_values = values,
+                             .ext_count = 2};
     char err[128];
     assert_int_equal(rmq_template_build(t, &spec, err, sizeof(err)), 0);
 }

@@ -55,8 +55,7 @@ static size_t put_chunk(uint8_t *p, const char *s)
 }
 
 uint8_t *rmq_tb_compressed_register_body(long long counter, long long timestamp,
-                                         const char *const *lines, size_t nlines,
-                                         size_t *out_len)
+                                         const char *const *lines, size_t nlines, size_t *out_len)
 {
     size_t cap = 64 + 8 + 16;
     for (size_t i = 0; i < nlines; i++)

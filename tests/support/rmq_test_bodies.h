@@ -17,8 +17,7 @@ char *rmq_tb_register_body_json(long long counter, long long timestamp, const ch
  * filterType" line, then the "[]" filter server list, deflated. Caller
  * frees; *out_len is the zlib stream length. */
 uint8_t *rmq_tb_compressed_register_body(long long counter, long long timestamp,
-                                         const char *const *lines, size_t nlines,
-                                         size_t *out_len);
+                                         const char *const *lines, size_t nlines, size_t *out_len);
 
 /* bodyCrc32 ext field text for a body (CRC32 masked to 31 bits, decimal). */
 void rmq_tb_body_crc32_text(const void *body, size_t len, char out[16]);

@@ -124,8 +124,8 @@ rmq_cmd *rmq_tc_recv(int fd, int timeout_ms)
     uint8_t head[4];
     if (read_full(fd, head, 4, deadline) != 0)
         return NULL;
-    uint32_t len = ((uint32_t)head[0] << 24) | ((uint32_t)head[1] << 16) |
-                   ((uint32_t)head[2] << 8) | head[3];
+    uint32_t len =
+        ((uint32_t)head[0] << 24) | ((uint32_t)head[1] << 16) | ((uint32_t)head[2] << 8) | head[3];
     if (len < 4 || len > 64u * 1024 * 1024)
         return NULL;
     uint8_t *buf = malloc(len + 4);

@@ -50,8 +50,8 @@ int rmq_td_init(rmq_test_daemon *d, const char *const *servers, const char *extr
                                 "log_level = \"debug\";\nio_threads = 2;\nservers = {\n",
                                 d->state_dir, d->admin_socket);
     for (size_t i = 0; servers && servers[i] && n < sizeof(text); i++)
-        n += (size_t)snprintf(text + n, sizeof(text) - n,
-                              "  %s = { listen = \"127.0.0.1:0\"; };\n", servers[i]);
+        n += (size_t)snprintf(text + n, sizeof(text) - n, "  %s = { listen = \"127.0.0.1:0\"; };\n",
+                              servers[i]);
     if (n < sizeof(text))
         n += (size_t)snprintf(text + n, sizeof(text) - n, "};\n%s\n",
                               extra_host_conf ? extra_host_conf : "");
@@ -67,8 +67,8 @@ int rmq_td_write_conf(rmq_test_daemon *d, const char *file_name, const char *con
     return write_text(path, content);
 }
 
-int rmq_td_add_plugin(rmq_test_daemon *d, const char *name, const char *so_name,
-                      const char *server, const char *settings_body)
+int rmq_td_add_plugin(rmq_test_daemon *d, const char *name, const char *so_name, const char *server,
+                      const char *settings_body)
 {
     char text[8192], file[128];
     snprintf(text, sizeof(text),

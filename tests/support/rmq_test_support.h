@@ -38,8 +38,8 @@ int rmq_td_write_conf(rmq_test_daemon *d, const char *file_name, const char *con
 /* Convenience: a plugin file for plugin `name` (<RMQ_TEST_PLUGIN_DIR>/<so_name>.so)
  * bound to `server`, enabled, with `settings_body` placed inside
  * `settings = { ... };` (may be NULL). */
-int rmq_td_add_plugin(rmq_test_daemon *d, const char *name, const char *so_name,
-                      const char *server, const char *settings_body);
+int rmq_td_add_plugin(rmq_test_daemon *d, const char *name, const char *so_name, const char *server,
+                      const char *settings_body);
 
 /* Start rmqhostd -c conf_dir [extra args...] (NULL-terminated, may be NULL),
  * wait until state_dir/listen.addrs exists (up to 10 s). 0 or -1 (the
@@ -79,15 +79,15 @@ int rmq_td_stop_reporting(rmq_test_daemon *d);
 bool rmq_test_name_selected(const char *filter, const char *name);
 
 /* ---- clock and ports ---- */
-uint64_t rmq_test_now_ms(void);  /* CLOCK_MONOTONIC in ms */
-void rmq_test_pause_ms(int ms);  /* between polls of a deadline loop */
+uint64_t rmq_test_now_ms(void); /* CLOCK_MONOTONIC in ms */
+void rmq_test_pause_ms(int ms); /* between polls of a deadline loop */
 /* A loopback TCP port free at the time of the call (for a server whose port
  * must be known before the daemon starts), or -1. */
 int rmq_tc_free_port(void);
 
 /* ---- raw-frame client (blocking sockets) ---- */
-int rmq_tc_connect(int port);                      /* 127.0.0.1:port, fd or -1 */
-int rmq_tc_send(int fd, const rmq_cmd *cmd);       /* 0 or -1 */
+int rmq_tc_connect(int port);                /* 127.0.0.1:port, fd or -1 */
+int rmq_tc_send(int fd, const rmq_cmd *cmd); /* 0 or -1 */
 int rmq_tc_send_raw(int fd, const void *buf, size_t len);
 /* Next frame from fd, or NULL on timeout/EOF/garbage. */
 rmq_cmd *rmq_tc_recv(int fd, int timeout_ms);

@@ -69,14 +69,15 @@ static void build_frame(conn *c, int i, int groups)
                       "{\"code\":34,\"flag\":0,\"language\":\"JAVA\",\"opaque\":%u,"
                       "\"serializeTypeCurrentRPC\":\"JSON\",\"version\":409}",
                       c->opaque);
-    int bl = snprintf(body, sizeof body,
-                      "{\"clientID\":\"10.0.0.1@bench-%d\",\"consumerDataSet\":[{\"consumeFromWhere\":"
-                      "\"CONSUME_FROM_LAST_OFFSET\",\"consumeType\":\"CONSUME_PASSIVELY\",\"groupName\":"
-                      "\"BenchGroup%d\",\"messageModel\":\"CLUSTERING\",\"subscriptionDataSet\":[{"
-                      "\"classFilterMode\":false,\"codeSet\":[],\"expressionType\":\"TAG\",\"subString\":"
-                      "\"*\",\"subVersion\":1700000000000,\"tagsSet\":[],\"topic\":\"BenchTopic\"}],"
-                      "\"unitMode\":false}],\"producerDataSet\":[{\"groupName\":\"CLIENT_INNER_PRODUCER\"}]}",
-                      i, i % groups);
+    int bl = snprintf(
+        body, sizeof body,
+        "{\"clientID\":\"10.0.0.1@bench-%d\",\"consumerDataSet\":[{\"consumeFromWhere\":"
+        "\"CONSUME_FROM_LAST_OFFSET\",\"consumeType\":\"CONSUME_PASSIVELY\",\"groupName\":"
+        "\"BenchGroup%d\",\"messageModel\":\"CLUSTERING\",\"subscriptionDataSet\":[{"
+        "\"classFilterMode\":false,\"codeSet\":[],\"expressionType\":\"TAG\",\"subString\":"
+        "\"*\",\"subVersion\":1700000000000,\"tagsSet\":[],\"topic\":\"BenchTopic\"}],"
+        "\"unitMode\":false}],\"producerDataSet\":[{\"groupName\":\"CLIENT_INNER_PRODUCER\"}]}",
+        i, i % groups);
     c->frame_len = 8 + (size_t)hl + (size_t)bl;
     c->frame = realloc(c->frame, c->frame_len);
     put32(c->frame, (uint32_t)(4 + hl + bl));
@@ -200,7 +201,8 @@ int main(int argc, char **argv)
     run(cs, pfds, clients, groups, 0, 1);
     uint64_t t1 = now_us();
     long rss1 = pid ? rss_kb(pid) : -1;
-    printf("clients %d groups %d: all registered in %.1f ms\n", clients, groups, (t1 - t0) / 1000.0);
+    printf("clients %d groups %d: all registered in %.1f ms\n", clients, groups,
+           (t1 - t0) / 1000.0);
     if (pid)
         printf("daemon RSS %ld kB before, %ld kB with %d clients: %.2f kB per client\n", rss0, rss1,
                clients, (double)(rss1 - rss0) / clients);

@@ -9,10 +9,10 @@
 #include <stdint.h>
 
 typedef struct bcm_client {
-    uint64_t channel;  /* the connection: the identity of a client entry */
+    uint64_t channel; /* the connection: the identity of a client entry */
     char *client_id;
-    int32_t language;  /* request language byte of the heartbeat */
-    int32_t version;   /* request version of the heartbeat */
+    int32_t language; /* request language byte of the heartbeat */
+    int32_t version;  /* request version of the heartbeat */
     uint64_t last_update_ms;
     /* "ip:port" of the connection, kept from the heartbeat because the
      * host tells a channel's peer only on its own IO thread */

@@ -34,9 +34,15 @@ void bcm_notices_free(bcm_notices *ns)
     memset(ns, 0, sizeof *ns);
 }
 
-void bcm_consumer_table_init(bcm_consumer_table *t) { str_map_init(&t->groups); }
+void bcm_consumer_table_init(bcm_consumer_table *t)
+{
+    str_map_init(&t->groups);
+}
 
-void bcm_consumer_table_free(bcm_consumer_table *t) { str_map_clear(&t->groups, free_group); }
+void bcm_consumer_table_free(bcm_consumer_table *t)
+{
+    str_map_clear(&t->groups, free_group);
+}
 
 static bcm_consumer_group *get_or_create(bcm_consumer_table *t, const char *name)
 {
@@ -164,8 +170,8 @@ int bcm_consumer_register(bcm_consumer_table *t, const char *group, const bcm_cl
     return (r1 || r2) ? 1 : 0;
 }
 
-static int add_notice(bcm_notices *out, const bcm_consumer_group *g, const char *name,
-                      bool removed, bool changed)
+static int add_notice(bcm_notices *out, const bcm_consumer_group *g, const char *name, bool removed,
+                      bool changed)
 {
     if (out->n == out->cap) {
         size_t nc = out->cap ? out->cap * 2 : 4;
@@ -309,8 +315,7 @@ const bcm_client *bcm_consumer_find_client(const bcm_consumer_table *t, const ch
     return NULL;
 }
 
-const bcm_subscription *bcm_consumer_group_find_sub(const bcm_consumer_group *g,
-                                                     const char *topic)
+const bcm_subscription *bcm_consumer_group_find_sub(const bcm_consumer_group *g, const char *topic)
 {
     for (size_t i = 0; i < g->nsubs; i++)
         if (strcmp(g->subs[i].topic, topic) == 0)

@@ -28,9 +28,9 @@ typedef struct bcm_consumer_table {
 /* What one operation did to one group. */
 typedef struct bcm_group_notice {
     char *group;
-    bool removed;        /* group emptied and removed (UNREGISTER event) */
-    bool changed;        /* membership / topic set changed (CHANGE event) */
-    uint64_t *channels;  /* connections to notify (remaining members) */
+    bool removed;       /* group emptied and removed (UNREGISTER event) */
+    bool changed;       /* membership / topic set changed (CHANGE event) */
+    uint64_t *channels; /* connections to notify (remaining members) */
     size_t nchannels;
     bcm_subscription *subs; /* copy of the group's subscriptions after the change */
     size_t nsubs;
@@ -77,8 +77,7 @@ int bcm_consumer_group_notice(const bcm_consumer_table *t, const char *group, bo
 /* Connection of (group, clientId): first match, 0 if none. */
 const bcm_client *bcm_consumer_find_client(const bcm_consumer_table *t, const char *group,
                                            const char *client_id);
-const bcm_subscription *bcm_consumer_group_find_sub(const bcm_consumer_group *g,
-                                                     const char *topic);
+const bcm_subscription *bcm_consumer_group_find_sub(const bcm_consumer_group *g, const char *topic);
 size_t bcm_consumer_connection_count(const bcm_consumer_table *t);
 
 #endif

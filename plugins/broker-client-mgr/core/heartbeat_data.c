@@ -12,8 +12,8 @@
 static const char *const consume_types[] = {"CONSUME_ACTIVELY", "CONSUME_PASSIVELY", "CONSUME_POP"};
 static const char *const message_models[] = {"BROADCASTING", "CLUSTERING"};
 static const char *const from_wheres[] = {
-    "CONSUME_FROM_LAST_OFFSET", "CONSUME_FROM_LAST_OFFSET_AND_FROM_MIN_WHEN_BOOT_FIRST",
-    "CONSUME_FROM_MIN_OFFSET",  "CONSUME_FROM_MAX_OFFSET",
+    "CONSUME_FROM_LAST_OFFSET",  "CONSUME_FROM_LAST_OFFSET_AND_FROM_MIN_WHEN_BOOT_FIRST",
+    "CONSUME_FROM_MIN_OFFSET",   "CONSUME_FROM_MAX_OFFSET",
     "CONSUME_FROM_FIRST_OFFSET", "CONSUME_FROM_TIMESTAMP"};
 
 static const char *enum_name(const json_t *v, const char *const *names, size_t n)
@@ -32,9 +32,18 @@ static const char *enum_name(const json_t *v, const char *const *names, size_t n
     return NULL;
 }
 
-const char *bcm_consume_type_name(const json_t *v) { return enum_name(v, consume_types, 3); }
-const char *bcm_message_model_name(const json_t *v) { return enum_name(v, message_models, 2); }
-const char *bcm_consume_from_where_name(const json_t *v) { return enum_name(v, from_wheres, 6); }
+const char *bcm_consume_type_name(const json_t *v)
+{
+    return enum_name(v, consume_types, 3);
+}
+const char *bcm_message_model_name(const json_t *v)
+{
+    return enum_name(v, message_models, 2);
+}
+const char *bcm_consume_from_where_name(const json_t *v)
+{
+    return enum_name(v, from_wheres, 6);
+}
 
 static int64_t json_long(const json_t *v, int64_t dflt)
 {
@@ -57,7 +66,8 @@ static json_t *string_array(json_t *in)
     size_t i;
     json_t *v;
     if (json_is_array(in))
-        json_array_foreach(in, i, v) {
+        json_array_foreach(in, i, v)
+        {
             if (json_is_string(v))
                 json_array_append(out, v);
         }

@@ -7,7 +7,7 @@
 
 typedef struct bcm_consumer_data {
     const char *group;
-    const char *consume_type;       /* enum name (ordinals mapped) */
+    const char *consume_type; /* enum name (ordinals mapped) */
     const char *message_model;
     const char *consume_from_where;
     bool unit_mode;

@@ -31,9 +31,15 @@ static void free_group(void *p)
     }
 }
 
-void bcm_lock_table_init(bcm_lock_table *t) { str_map_init(&t->groups); }
+void bcm_lock_table_init(bcm_lock_table *t)
+{
+    str_map_init(&t->groups);
+}
 
-void bcm_lock_table_free(bcm_lock_table *t) { str_map_clear(&t->groups, free_group); }
+void bcm_lock_table_free(bcm_lock_table *t)
+{
+    str_map_clear(&t->groups, free_group);
+}
 
 static bool mq_key(const json_t *mq, char *buf, size_t len)
 {
@@ -72,7 +78,8 @@ json_t *bcm_lock_batch(bcm_lock_table *t, const char *group, const char *client_
     size_t i;
     json_t *mq;
     char key[1024];
-    json_array_foreach(mq_set, i, mq) {
+    json_array_foreach(mq_set, i, mq)
+    {
         if (!mq_key(mq, key, sizeof key))
             continue;
         lock_entry *e = str_map_get(g, key);
@@ -106,7 +113,8 @@ void bcm_unlock_batch(bcm_lock_table *t, const char *group, const char *client_i
     size_t i;
     json_t *mq;
     char key[1024];
-    json_array_foreach(mq_set, i, mq) {
+    json_array_foreach(mq_set, i, mq)
+    {
         if (!mq_key(mq, key, sizeof key))
             continue;
         lock_entry *e = str_map_get(g, key);

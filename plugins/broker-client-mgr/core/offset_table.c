@@ -19,9 +19,15 @@ static void free_offsets(void *p)
     free(q);
 }
 
-void bcm_offset_table_init(bcm_offset_table *t) { str_map_init(&t->table); }
+void bcm_offset_table_init(bcm_offset_table *t)
+{
+    str_map_init(&t->table);
+}
 
-void bcm_offset_table_free(bcm_offset_table *t) { str_map_clear(&t->table, free_offsets); }
+void bcm_offset_table_free(bcm_offset_table *t)
+{
+    str_map_clear(&t->table, free_offsets);
+}
 
 static char *make_key(const char *topic, const char *group)
 {
@@ -175,7 +181,10 @@ static void sb_add(strbuf *b, const char *s, size_t n)
     b->s[b->n] = '\0';
 }
 
-static void sb_str(strbuf *b, const char *s) { sb_add(b, s, strlen(s)); }
+static void sb_str(strbuf *b, const char *s)
+{
+    sb_add(b, s, strlen(s));
+}
 
 static void sb_json_string(strbuf *b, const char *s)
 {
@@ -247,8 +256,10 @@ int bcm_offset_table_load(bcm_offset_table *t, const char *text, size_t len, cha
     }
     const char *k, *qk;
     json_t *v, *ov;
-    json_object_foreach(json_object_get(root, "offsetTable"), k, v) {
-        json_object_foreach(v, qk, ov) {
+    json_object_foreach(json_object_get(root, "offsetTable"), k, v)
+    {
+        json_object_foreach(v, qk, ov)
+        {
             char *end = NULL;
             long qid = strtol(qk, &end, 10);
             if (!end || *end || !json_is_integer(ov))
@@ -264,4 +275,7 @@ int bcm_offset_table_load(bcm_offset_table *t, const char *text, size_t len, cha
     return 0;
 }
 
-size_t bcm_offset_table_count(const bcm_offset_table *t) { return t->table.count; }
+size_t bcm_offset_table_count(const bcm_offset_table *t)
+{
+    return t->table.count;
+}

@@ -79,7 +79,8 @@ static int encode_compressed(const json_t *topics, const bcm_data_version *dv,
     b_int(&raw, (uint32_t)json_object_size(topics));
     const char *k;
     json_t *v;
-    json_object_foreach((json_t *)topics, k, v) {
+    json_object_foreach((json_t *)topics, k, v)
+    {
         char line[1024];
         snprintf(line, sizeof line, "%s %lld %lld %lld %s", k,
                  (long long)json_integer_value(json_object_get(v, "readQueueNums")),
@@ -121,9 +122,9 @@ int bcm_register_body_encode(const json_t *topics, const bcm_data_version *dv,
     if (compressed) {
         rc = encode_compressed(eff, dv, filters, out);
     } else {
-        json_t *root = json_pack("{sO s{so sO}}", "filterServerList", filters,
-                                 "topicConfigSerializeWrapper", "dataVersion",
-                                 bcm_data_version_json(dv), "topicConfigTable", eff);
+        json_t *root =
+            json_pack("{sO s{so sO}}", "filterServerList", filters, "topicConfigSerializeWrapper",
+                      "dataVersion", bcm_data_version_json(dv), "topicConfigTable", eff);
         char *s = root ? json_dumps(root, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
         json_decref(root);
         if (s) {
@@ -142,8 +143,9 @@ int bcm_register_bodies(const json_t *topics, const bcm_data_version *dv,
                         size_t chunk_topics, bcm_body **out)
 {
     size_t total = json_object_size(topics);
-    size_t n = (chunk_topics == 0 || total <= chunk_topics) ? 1
-                                                            : (total + chunk_topics - 1) / chunk_topics;
+    size_t n = (chunk_topics == 0 || total <= chunk_topics)
+                   ? 1
+                   : (total + chunk_topics - 1) / chunk_topics;
     bcm_body *bodies = calloc(n, sizeof *bodies);
     if (!bodies)
         return -1;
@@ -161,7 +163,8 @@ int bcm_register_bodies(const json_t *topics, const bcm_data_version *dv,
     const char *k;
     json_t *v;
     int rc = 0;
-    json_object_foreach((json_t *)topics, k, v) {
+    json_object_foreach((json_t *)topics, k, v)
+    {
         json_object_set(chunk, k, v);
         if (++in_chunk == chunk_topics) {
             rc |= bcm_register_body_encode(chunk, dv, filter_servers, broker_perm, compressed,

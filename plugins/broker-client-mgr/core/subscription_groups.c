@@ -8,14 +8,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const precreated[] = {"TOOLS_CONSUMER",        "FILTERSRV_CONSUMER",
-                                         "SELF_TEST_C_GROUP",     "CID_ONS-HTTP-PROXY",
-                                         "CID_ONSAPI_PULL",       "CID_ONSAPI_PERMISSION",
-                                         "CID_ONSAPI_OWNER",      NULL};
-static const char *const system_groups[] = {
-    "DEFAULT_CONSUMER",   "TOOLS_CONSUMER",     "FILTERSRV_CONSUMER",    "__MONITOR_CONSUMER",
-    "SELF_TEST_C_GROUP",  "CID_ONS-HTTP-PROXY", "CID_ONSAPI_PERMISSION", "CID_ONSAPI_OWNER",
-    "CID_ONSAPI_PULL",    NULL};
+static const char *const precreated[] = {
+    "TOOLS_CONSUMER",  "FILTERSRV_CONSUMER",    "SELF_TEST_C_GROUP", "CID_ONS-HTTP-PROXY",
+    "CID_ONSAPI_PULL", "CID_ONSAPI_PERMISSION", "CID_ONSAPI_OWNER",  NULL};
+static const char *const system_groups[] = {"DEFAULT_CONSUMER",      "TOOLS_CONSUMER",
+                                            "FILTERSRV_CONSUMER",    "__MONITOR_CONSUMER",
+                                            "SELF_TEST_C_GROUP",     "CID_ONS-HTTP-PROXY",
+                                            "CID_ONSAPI_PERMISSION", "CID_ONSAPI_OWNER",
+                                            "CID_ONSAPI_PULL",       NULL};
 
 json_t *bcm_subscription_group_default(const char *name)
 {
@@ -41,7 +41,8 @@ int bcm_subscription_groups_init(bcm_subscription_groups *s, uint64_t now_wall_m
     s->dv.counter = 0;
     s->dv.timestamp = (int64_t)now_wall_ms;
     for (size_t i = 0; precreated[i]; i++)
-        json_object_set_new(s->groups, precreated[i], bcm_subscription_group_default(precreated[i]));
+        json_object_set_new(s->groups, precreated[i],
+                            bcm_subscription_group_default(precreated[i]));
     return 0;
 }
 
@@ -51,8 +52,8 @@ void bcm_subscription_groups_free(bcm_subscription_groups *s)
     s->groups = NULL;
 }
 
-json_t *bcm_subscription_groups_find(bcm_subscription_groups *s, const char *name,
-                                     bool auto_create, uint64_t now_wall_ms, bool *created)
+json_t *bcm_subscription_groups_find(bcm_subscription_groups *s, const char *name, bool auto_create,
+                                     uint64_t now_wall_ms, bool *created)
 {
     *created = false;
     json_t *g = json_object_get(s->groups, name);
@@ -116,7 +117,8 @@ int bcm_subscription_groups_load(bcm_subscription_groups *s, const char *text, s
     }
     const char *k;
     json_t *v;
-    json_object_foreach(json_object_get(root, "subscriptionGroupTable"), k, v) {
+    json_object_foreach(json_object_get(root, "subscriptionGroupTable"), k, v)
+    {
         if (json_is_object(v))
             json_object_set_new(s->groups, k, with_defaults(k, v));
     }

@@ -23,8 +23,8 @@ bool bcm_is_system_consumer_group(const char *name);
 /* findSubscriptionGroupConfig: existing config, or (auto_create || system
  * group) → create with defaults, bump the version and set *created. Borrowed
  * reference or NULL. */
-json_t *bcm_subscription_groups_find(bcm_subscription_groups *s, const char *name,
-                                     bool auto_create, uint64_t now_wall_ms, bool *created);
+json_t *bcm_subscription_groups_find(bcm_subscription_groups *s, const char *name, bool auto_create,
+                                     uint64_t now_wall_ms, bool *created);
 /* Insert or replace from a (client-supplied) config object, filling Java's
  * defaults for missing fields; bumps the version. 0 or -1. */
 int bcm_subscription_groups_update(bcm_subscription_groups *s, const json_t *cfg,

@@ -27,8 +27,8 @@ json_t *bcm_topic_config_new(const char *name, int read_q, int write_q, int perm
                              bool order, const char *filter_type)
 {
     return json_pack("{sbsisisssssisi}", "order", order, "perm", perm, "readQueueNums", read_q,
-                     "topicFilterType", filter_type ? filter_type : "SINGLE_TAG", "topicName",
-                     name, "topicSysFlag", sys_flag, "writeQueueNums", write_q);
+                     "topicFilterType", filter_type ? filter_type : "SINGLE_TAG", "topicName", name,
+                     "topicSysFlag", sys_flag, "writeQueueNums", write_q);
 }
 
 static void put_quiet(bcm_topic_table *t, json_t *cfg)
@@ -78,8 +78,7 @@ static json_t *normalise_topic(const char *name, json_t *in)
     return cfg;
 }
 
-int bcm_topic_table_load(bcm_topic_table *t, const char *text, size_t len, char *err,
-                         size_t errlen)
+int bcm_topic_table_load(bcm_topic_table *t, const char *text, size_t len, char *err, size_t errlen)
 {
     char *q = fastjson_quote_bare_keys(text, len);
     if (!q) {
@@ -97,7 +96,8 @@ int bcm_topic_table_load(bcm_topic_table *t, const char *text, size_t len, char 
     json_t *table = json_object_get(root, "topicConfigTable");
     const char *k;
     json_t *v;
-    json_object_foreach(table, k, v) {
+    json_object_foreach(table, k, v)
+    {
         if (json_is_object(v))
             put_quiet(t, normalise_topic(k, v));
     }
@@ -129,14 +129,14 @@ int bcm_topic_table_put(bcm_topic_table *t, json_t *cfg, uint64_t now_wall_ms)
     return 0;
 }
 
-bool bcm_topic_table_create_if_absent(bcm_topic_table *t, const char *name, int queues,
-                                      int perm, int sys_flag, uint64_t now_wall_ms)
+bool bcm_topic_table_create_if_absent(bcm_topic_table *t, const char *name, int queues, int perm,
+                                      int sys_flag, uint64_t now_wall_ms)
 {
     if (json_object_get(t->topics, name))
         return false;
-    return bcm_topic_table_put(t, bcm_topic_config_new(name, queues, queues, perm, sys_flag, false,
-                                                       NULL),
-                               now_wall_ms) == 0;
+    return bcm_topic_table_put(
+               t, bcm_topic_config_new(name, queues, queues, perm, sys_flag, false, NULL),
+               now_wall_ms) == 0;
 }
 
 bool bcm_topic_table_delete(bcm_topic_table *t, const char *name, uint64_t now_wall_ms)
@@ -161,7 +161,8 @@ bool bcm_topic_table_apply_order_conf(bcm_topic_table *t, const json_t *kv_table
     bool changed = false;
     const char *k;
     json_t *v;
-    json_object_foreach(t->topics, k, v) {
+    json_object_foreach(t->topics, k, v)
+    {
         bool want = json_object_get(table, k) != NULL;
         if (json_is_true(json_object_get(v, "order")) != want) {
             json_object_set_new(v, "order", json_boolean(want));

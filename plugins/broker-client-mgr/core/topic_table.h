@@ -39,8 +39,8 @@ char *bcm_topic_table_encode(const bcm_topic_table *t);
 /* Insert or replace (reference stolen) and bump the DataVersion. */
 int bcm_topic_table_put(bcm_topic_table *t, json_t *cfg, uint64_t now_wall_ms);
 /* Create `name` if absent (retry topics): true when created (version bumped). */
-bool bcm_topic_table_create_if_absent(bcm_topic_table *t, const char *name, int queues,
-                                      int perm, int sys_flag, uint64_t now_wall_ms);
+bool bcm_topic_table_create_if_absent(bcm_topic_table *t, const char *name, int queues, int perm,
+                                      int sys_flag, uint64_t now_wall_ms);
 bool bcm_topic_table_delete(bcm_topic_table *t, const char *name, uint64_t now_wall_ms);
 bool bcm_topic_table_has(const bcm_topic_table *t, const char *name);
 /* REGISTER_BROKER result: ORDER_TOPIC_CONFIG KVTable {"table":{topic:...}}

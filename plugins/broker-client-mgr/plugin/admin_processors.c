@@ -36,15 +36,16 @@ static int process_consumer_connections(rmq_request *req, const rmq_cmd *cmd, vo
             json_array_append_new(conns, connection_json(c, &g->clients[i]));
         for (size_t i = 0; i < g->nsubs; i++)
             json_object_set(subs, g->subs[i].topic, g->subs[i].json);
-        root = json_pack("{sosssssssO}", "connectionSet", conns,
-                         "consumeFromWhere", g->consume_from_where, "consumeType", g->consume_type,
-                         "messageModel", g->message_model, "subscriptionTable", subs);
+        root = json_pack("{sosssssssO}", "connectionSet", conns, "consumeFromWhere",
+                         g->consume_from_where, "consumeType", g->consume_type, "messageModel",
+                         g->message_model, "subscriptionTable", subs);
         json_decref(subs);
     }
     pthread_mutex_unlock(&c->lock);
     if (!root) {
         char remark[600];
-        snprintf(remark, sizeof remark, "the consumer group[%s] not online", group ? group : "null");
+        snprintf(remark, sizeof remark, "the consumer group[%s] not online",
+                 group ? group : "null");
         return bcm_reply(c, req, cmd, BCM_CONSUMER_NOT_ONLINE, remark);
     }
     return bcm_reply_body(c, req, cmd, dump(root));
@@ -79,7 +80,8 @@ static int process_all_offsets(rmq_request *req, const rmq_cmd *cmd, void *ud)
     char *text = bcm_offset_table_encode(&c->offsets, false);
     pthread_mutex_unlock(&c->lock);
     if (!text)
-        return bcm_reply(c, req, cmd, RMQ_RESPONSE_SYSTEM_ERROR, "No consumer offset in this broker");
+        return bcm_reply(c, req, cmd, RMQ_RESPONSE_SYSTEM_ERROR,
+                         "No consumer offset in this broker");
     return bcm_reply_body(c, req, cmd, text);
 }
 
@@ -129,11 +131,10 @@ static int process_create_topic(rmq_request *req, const rmq_cmd *cmd, void *ud)
         return bcm_reply(c, req, cmd, RMQ_RESPONSE_SYSTEM_ERROR, remark);
     const char *order = a->cmd_ext_get(cmd, "order");
     const char *ft = a->cmd_ext_get(cmd, "topicFilterType");
-    json_t *cfg = bcm_topic_config_new(topic, ext_int(c, cmd, "readQueueNums", 16),
-                                       ext_int(c, cmd, "writeQueueNums", 16),
-                                       ext_int(c, cmd, "perm", 6), ext_int(c, cmd, "topicSysFlag", 0),
-                                       order && strcasecmp(order, "true") == 0,
-                                       ft && *ft ? ft : "SINGLE_TAG");
+    json_t *cfg = bcm_topic_config_new(
+        topic, ext_int(c, cmd, "readQueueNums", 16), ext_int(c, cmd, "writeQueueNums", 16),
+        ext_int(c, cmd, "perm", 6), ext_int(c, cmd, "topicSysFlag", 0),
+        order && strcasecmp(order, "true") == 0, ft && *ft ? ft : "SINGLE_TAG");
     pthread_mutex_lock(&c->lock);
     int rc = bcm_topic_table_put(&c->topics, cfg, a->now_wall_ms());
     pthread_mutex_unlock(&c->lock);
@@ -209,7 +210,8 @@ static int process_delete_group(rmq_request *req, const rmq_cmd *cmd, void *ud)
     bcm_ctx *c = ud;
     const char *group = c->api->cmd_ext_get(cmd, "groupName");
     if (!group) {
-        c->api->request_fail(req, "java.lang.NullPointerException, DeleteSubscriptionGroupRequestHeader");
+        c->api->request_fail(
+            req, "java.lang.NullPointerException, DeleteSubscriptionGroupRequestHeader");
         return RMQ_EINVAL;
     }
     pthread_mutex_lock(&c->lock);
@@ -249,10 +251,10 @@ static int process_lock_batch(rmq_request *req, const rmq_cmd *cmd, void *ud)
         return RMQ_EINVAL;
     }
     pthread_mutex_lock(&c->lock);
-    json_t *ok = bcm_lock_batch(&c->locks, json_string_value(json_object_get(body, "consumerGroup")),
-                                json_string_value(json_object_get(body, "clientId")),
-                                json_object_get(body, "mqSet"), c->api->now_monotonic_ms(),
-                                (uint64_t)c->s.lock_max_live_ms);
+    json_t *ok = bcm_lock_batch(
+        &c->locks, json_string_value(json_object_get(body, "consumerGroup")),
+        json_string_value(json_object_get(body, "clientId")), json_object_get(body, "mqSet"),
+        c->api->now_monotonic_ms(), (uint64_t)c->s.lock_max_live_ms);
     pthread_mutex_unlock(&c->lock);
     json_decref(body);
     return bcm_reply_body(c, req, cmd, dump(json_pack("{so}", "lockOKMQSet", ok)));

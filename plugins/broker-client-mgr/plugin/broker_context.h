@@ -83,11 +83,11 @@ typedef struct bcm_settings {
 
 typedef struct bcm_namesrv {
     char addr[128];
-    uint64_t next_due_ms;  /* monotonic */
-    uint64_t backoff_ms;   /* after a failure: 1 s doubling up to the period */
+    uint64_t next_due_ms; /* monotonic */
+    uint64_t backoff_ms;  /* after a failure: 1 s doubling up to the period */
     size_t outstanding;   /* requests of the current round still unanswered */
     bool round_failed;
-    bool again;           /* topics changed during the round: register again */
+    bool again; /* topics changed during the round: register again */
     bool last_ok;
 } bcm_namesrv;
 

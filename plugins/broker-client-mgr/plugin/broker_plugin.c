@@ -118,14 +118,16 @@ static void free_ctx(bcm_ctx *c)
 static int declare_executors(bcm_ctx *c)
 {
     const rmq_host_api *a = c->api;
-    int rc = a->declare_executor(c->pctx, "heartbeat", (int)a->setting_int(c->pctx, "heartbeatThreadPoolNums"),
+    int rc = a->declare_executor(c->pctx, "heartbeat",
+                                 (int)a->setting_int(c->pctx, "heartbeatThreadPoolNums"),
                                  (int)a->setting_int(c->pctx, "heartbeatThreadPoolQueueCapacity"));
     if (rc == 0)
-        rc = a->declare_executor(c->pctx, "client",
-                                 (int)a->setting_int(c->pctx, "clientManageThreadPoolNums"), 1000000);
+        rc = a->declare_executor(
+            c->pctx, "client", (int)a->setting_int(c->pctx, "clientManageThreadPoolNums"), 1000000);
     if (rc == 0)
         rc = a->declare_executor(c->pctx, "consumer",
-                                 (int)a->setting_int(c->pctx, "consumerManageThreadPoolNums"), 1000000);
+                                 (int)a->setting_int(c->pctx, "consumerManageThreadPoolNums"),
+                                 1000000);
     if (rc == 0)
         rc = a->declare_executor(c->pctx, "admin",
                                  (int)a->setting_int(c->pctx, "adminBrokerThreadPoolNums"), 10000);

@@ -17,7 +17,8 @@ static void on_channel_event(rmq_channel_event ev, rmq_channel_id ch, const char
     bcm_consumer_channel_closed(&c->consumers, ch, &ns);
     pthread_mutex_unlock(&c->lock);
     if (np || ns.n)
-        c->api->log(c->pctx, RMQ_LOG_INFO, "client %s gone (event %d): %zu producer, %zu consumer entries removed",
+        c->api->log(c->pctx, RMQ_LOG_INFO,
+                    "client %s gone (event %d): %zu producer, %zu consumer entries removed",
                     peer ? peer : "?", (int)ev, np, ns.n);
     /* a closed connection always notifies, whatever the group's flag */
     bcm_deliver_notices(c, &ns, false, NULL);
@@ -36,7 +37,8 @@ static void scan_timer(void *ud)
     bcm_consumer_expire(&c->consumers, now, timeout, &expired, &n);
     pthread_mutex_unlock(&c->lock);
     for (size_t i = 0; i < n; i++) {
-        c->api->log(c->pctx, RMQ_LOG_WARN, "client channel %llu expired (no heartbeat for %llu ms), closing",
+        c->api->log(c->pctx, RMQ_LOG_WARN,
+                    "client channel %llu expired (no heartbeat for %llu ms), closing",
                     (unsigned long long)expired[i], (unsigned long long)timeout);
         c->api->channel_close(c->pctx, expired[i]);
     }
@@ -49,7 +51,8 @@ int bcm_register_housekeeping(bcm_ctx *c)
     int rc = c->api->add_channel_listener(c->pctx, on_channel_event, c);
     if (rc == 0)
         rc = c->api->add_timer(c->pctx, (uint64_t)c->s.housekeeping_period_ms,
-                               (uint64_t)c->s.housekeeping_period_ms, scan_timer, c, "housekeeping", &id);
+                               (uint64_t)c->s.housekeeping_period_ms, scan_timer, c, "housekeeping",
+                               &id);
     if (rc == 0)
         rc = c->api->add_timer(c->pctx, (uint64_t)c->s.flush_offset_interval_ms,
                                (uint64_t)c->s.flush_offset_interval_ms, bcm_flush_timer, c,

@@ -30,12 +30,11 @@ static int heartbeat_consumer(bcm_ctx *c, const bcm_consumer_data *cd, const bcm
         topic_created = bcm_topic_table_create_if_absent(&c->topics, retry, queues, 6,
                                                          cd->unit_mode ? 2 : 0, now);
     }
-    int r = bcm_consumer_register(&c->consumers, cd->group, info,
-                                  cd->consume_type ? cd->consume_type : "CONSUME_PASSIVELY",
-                                  cd->message_model ? cd->message_model : "CLUSTERING",
-                                  cd->consume_from_where ? cd->consume_from_where
-                                                         : "CONSUME_FROM_LAST_OFFSET",
-                                  cd->subs, cd->nsubs);
+    int r = bcm_consumer_register(
+        &c->consumers, cd->group, info, cd->consume_type ? cd->consume_type : "CONSUME_PASSIVELY",
+        cd->message_model ? cd->message_model : "CLUSTERING",
+        cd->consume_from_where ? cd->consume_from_where : "CONSUME_FROM_LAST_OFFSET", cd->subs,
+        cd->nsubs);
     if (r > 0)
         bcm_consumer_group_notice(&c->consumers, cd->group, true, &ns);
     pthread_mutex_unlock(&c->lock);
@@ -95,7 +94,10 @@ static int process_heartbeat(rmq_request *req, const rmq_cmd *cmd, void *ud)
     return bcm_reply(c, req, cmd, RMQ_RESPONSE_SUCCESS, NULL);
 }
 
-static const char *nonempty(const char *s) { return (s && *s) ? s : NULL; }
+static const char *nonempty(const char *s)
+{
+    return (s && *s) ? s : NULL;
+}
 
 static int process_unregister_client(rmq_request *req, const rmq_cmd *cmd, void *ud)
 {

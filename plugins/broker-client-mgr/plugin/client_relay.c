@@ -15,10 +15,10 @@
 static void version_name(int32_t v, char *out, size_t len)
 {
     static const char *const pre[] = {
-        "V3_0_0_SNAPSHOT", "V3_0_0_ALPHA1", "V3_0_0_BETA1", "V3_0_0_BETA2",
-        "V3_0_0_BETA3", "V3_0_0_BETA4", "V3_0_0_BETA5", "V3_0_0_BETA6_SNAPSHOT",
-        "V3_0_0_BETA6", "V3_0_0_BETA7_SNAPSHOT", "V3_0_0_BETA7", "V3_0_0_BETA8_SNAPSHOT",
-        "V3_0_0_BETA8", "V3_0_0_BETA9_SNAPSHOT", "V3_0_0_BETA9", "V3_0_0_FINAL",
+        "V3_0_0_SNAPSHOT", "V3_0_0_ALPHA1",         "V3_0_0_BETA1", "V3_0_0_BETA2",
+        "V3_0_0_BETA3",    "V3_0_0_BETA4",          "V3_0_0_BETA5", "V3_0_0_BETA6_SNAPSHOT",
+        "V3_0_0_BETA6",    "V3_0_0_BETA7_SNAPSHOT", "V3_0_0_BETA7", "V3_0_0_BETA8_SNAPSHOT",
+        "V3_0_0_BETA8",    "V3_0_0_BETA9_SNAPSHOT", "V3_0_0_BETA9", "V3_0_0_FINAL",
     };
     if (v >= 0 && v < 16)
         snprintf(out, len, "%s", pre[v]);

@@ -87,10 +87,10 @@ int bcm_register_consumer_processors(bcm_ctx *c)
     int rc = c->api->register_processor(c->pctx, BCM_GET_CONSUMER_LIST_BY_GROUP,
                                         process_consumer_list, c, "consumer");
     if (rc == 0)
-        rc = c->api->register_processor(c->pctx, BCM_QUERY_CONSUMER_OFFSET, process_query_offset,
-                                        c, "consumer");
+        rc = c->api->register_processor(c->pctx, BCM_QUERY_CONSUMER_OFFSET, process_query_offset, c,
+                                        "consumer");
     if (rc == 0)
-        rc = c->api->register_processor(c->pctx, BCM_UPDATE_CONSUMER_OFFSET,
-                                        process_update_offset, c, "consumer");
+        rc = c->api->register_processor(c->pctx, BCM_UPDATE_CONSUMER_OFFSET, process_update_offset,
+                                        c, "consumer");
     return rc;
 }

@@ -19,7 +19,8 @@ void bcm_notify_group(bcm_ctx *c, const char *group, const uint64_t *channels, s
         c->api->cmd_ext_set(req, "consumerGroup", group);
         int rc = c->api->invoke_oneway(c->pctx, channels[i], req, NOTIFY_TIMEOUT_MS);
         if (rc != 0)
-            c->api->log(c->pctx, RMQ_LOG_WARN, "NOTIFY_CONSUMER_IDS_CHANGED to channel %llu of group %s failed: %s",
+            c->api->log(c->pctx, RMQ_LOG_WARN,
+                        "NOTIFY_CONSUMER_IDS_CHANGED to channel %llu of group %s failed: %s",
                         (unsigned long long)channels[i], group, rmq_strerror(rc));
     }
 }

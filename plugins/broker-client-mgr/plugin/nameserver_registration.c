@@ -85,7 +85,8 @@ static void on_register_response(int err, const rmq_cmd *resp, void *ud)
     if (!ok) {
         a->log(c->pctx, RMQ_LOG_WARN, "register broker to name server %s failed: %s",
                c->namesrvs[call->ns].addr,
-               err ? rmq_strerror(err) : (resp && a->cmd_remark(resp) ? a->cmd_remark(resp) : "error"));
+               err ? rmq_strerror(err)
+                   : (resp && a->cmd_remark(resp) ? a->cmd_remark(resp) : "error"));
     } else {
         const char *master = a->cmd_ext_get(resp, "masterAddr");
         const char *ha = a->cmd_ext_get(resp, "haServerAddr");
@@ -145,8 +146,8 @@ static int build_bodies(bcm_ctx *c, bcm_body **bodies)
         /* too large for one frame: split as Java 5.x does */
         bcm_bodies_free(*bodies, n);
         n = bcm_register_bodies(c->topics.topics, &c->topics.dv, filters, c->s.broker_permission,
-                                c->s.compressed_register,
-                                (size_t)c->s.split_registration_size, bodies);
+                                c->s.compressed_register, (size_t)c->s.split_registration_size,
+                                bodies);
     }
     pthread_mutex_unlock(&c->lock);
     json_decref(filters);
@@ -233,7 +234,10 @@ static void registration_tick(void *ud)
     register_due(c, false);
 }
 
-void bcm_registration_request_now(bcm_ctx *c) { register_due(c, true); }
+void bcm_registration_request_now(bcm_ctx *c)
+{
+    register_due(c, true);
+}
 
 int bcm_registration_init(bcm_ctx *c, const char *namesrv_addr)
 {
@@ -285,7 +289,8 @@ static void *unregister_one(void *ud)
     a->cmd_ext_set(req, "brokerName", c->s.broker_name);
     a->cmd_ext_set(req, "clusterName", c->s.cluster_name);
     rmq_cmd *resp = NULL;
-    int rc = a->invoke_sync_addr(c->pctx, j->addr, req, (uint32_t)c->s.unregister_timeout_ms, &resp);
+    int rc =
+        a->invoke_sync_addr(c->pctx, j->addr, req, (uint32_t)c->s.unregister_timeout_ms, &resp);
     if (rc != 0 || !resp || a->cmd_code(resp) != RMQ_RESPONSE_SUCCESS)
         a->log(c->pctx, RMQ_LOG_WARN, "unregister broker from name server %s failed: %s", j->addr,
                rc ? rmq_strerror(rc) : "error response");

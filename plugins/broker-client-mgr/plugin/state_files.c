@@ -77,8 +77,7 @@ static int load_one(bcm_ctx *c, const char *name, load_fn fn)
 int bcm_state_load(bcm_ctx *c)
 {
     if (mkdir_p(c->config_dir) != 0) {
-        c->api->log(c->pctx, RMQ_LOG_ERROR, "cannot create %s: %s", c->config_dir,
-                    strerror(errno));
+        c->api->log(c->pctx, RMQ_LOG_ERROR, "cannot create %s: %s", c->config_dir, strerror(errno));
         return RMQ_EIO;
     }
     int rc = load_one(c, "topics.json", load_topics);
@@ -139,4 +138,7 @@ void bcm_persist_offsets(bcm_ctx *c, bool force)
     pthread_mutex_unlock(&c->persist_lock);
 }
 
-void bcm_flush_timer(void *ud) { bcm_persist_offsets(ud, false); }
+void bcm_flush_timer(void *ud)
+{
+    bcm_persist_offsets(ud, false);
+}

@@ -13,8 +13,8 @@
 static json_t *client_json(const bcm_client *cl)
 {
     return json_pack("{sIsssisisIss}", "channel", (json_int_t)cl->channel, "clientId",
-                     cl->client_id, "language", cl->language, "version", cl->version,
-                     "lastUpdate", (json_int_t)cl->last_update_ms, "addr", cl->addr);
+                     cl->client_id, "language", cl->language, "version", cl->version, "lastUpdate",
+                     (json_int_t)cl->last_update_ms, "addr", cl->addr);
 }
 
 static bcm_client client_from(const json_t *j)
@@ -60,11 +60,10 @@ int bcm_export_state(rmq_plugin_ctx *pctx, void **blob, size_t *len)
             json_array_append_new(clients, client_json(&g->clients[i]));
         for (size_t i = 0; i < g->nsubs; i++)
             json_array_append(subs, g->subs[i].json);
-        json_array_append_new(consumers,
-                              json_pack("{sssssssssoso}", "group", g->name, "consumeType",
-                                        g->consume_type, "messageModel", g->message_model,
-                                        "consumeFromWhere", g->consume_from_where, "clients",
-                                        clients, "subs", subs));
+        json_array_append_new(
+            consumers, json_pack("{sssssssssoso}", "group", g->name, "consumeType", g->consume_type,
+                                 "messageModel", g->message_model, "consumeFromWhere",
+                                 g->consume_from_where, "clients", clients, "subs", subs));
     }
     c->exported = true;
     pthread_mutex_unlock(&c->lock);
@@ -115,13 +114,15 @@ int bcm_import_state(rmq_plugin_ctx *pctx, uint32_t version, const void *blob, s
         rc = RMQ_EINVAL;
     size_t i;
     json_t *v;
-    json_array_foreach(json_object_get(root, "producers"), i, v) {
+    json_array_foreach(json_object_get(root, "producers"), i, v)
+    {
         bcm_client cl = client_from(v);
         const char *group = json_string_value(json_object_get(v, "group"));
         if (group && cl.client_id && bcm_producer_register(&c->producers, group, &cl) != 0)
             rc = RMQ_ENOMEM;
     }
-    json_array_foreach(json_object_get(root, "consumers"), i, v) {
+    json_array_foreach(json_object_get(root, "consumers"), i, v)
+    {
         const char *group = json_string_value(json_object_get(v, "group"));
         json_t *subs_j = json_object_get(v, "subs");
         size_t nsubs = json_array_size(subs_j);
@@ -134,17 +135,20 @@ int bcm_import_state(rmq_plugin_ctx *pctx, uint32_t version, const void *blob, s
             bcm_subscription_from_json(&subs[k], json_array_get(subs_j, k));
         size_t j;
         json_t *cj;
-        json_array_foreach(json_object_get(v, "clients"), j, cj) {
+        json_array_foreach(json_object_get(v, "clients"), j, cj)
+        {
             bcm_client cl = client_from(cj);
             if (!cl.client_id)
                 continue;
-            if (bcm_consumer_register(
-                    &c->consumers, group, &cl,
-                    enum_or(json_object_get(v, "consumeType"), bcm_consume_type_name, "CONSUME_PASSIVELY"),
-                    enum_or(json_object_get(v, "messageModel"), bcm_message_model_name, "CLUSTERING"),
-                    enum_or(json_object_get(v, "consumeFromWhere"), bcm_consume_from_where_name,
-                            "CONSUME_FROM_LAST_OFFSET"),
-                    subs, nsubs) < 0)
+            if (bcm_consumer_register(&c->consumers, group, &cl,
+                                      enum_or(json_object_get(v, "consumeType"),
+                                              bcm_consume_type_name, "CONSUME_PASSIVELY"),
+                                      enum_or(json_object_get(v, "messageModel"),
+                                              bcm_message_model_name, "CLUSTERING"),
+                                      enum_or(json_object_get(v, "consumeFromWhere"),
+                                              bcm_consume_from_where_name,
+                                              "CONSUME_FROM_LAST_OFFSET"),
+                                      subs, nsubs) < 0)
                 rc = RMQ_ENOMEM;
         }
         free(subs); /* the JSON objects belong to root */

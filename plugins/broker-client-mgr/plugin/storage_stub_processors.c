@@ -11,7 +11,7 @@
 
 #define PULL_SUSPEND_FLAG 0x2 /* PullSysFlag FLAG_SUSPEND */
 
-static const int32_t send_codes[] = {10 /* SEND_MESSAGE */, 310 /* SEND_MESSAGE_V2 */,
+static const int32_t send_codes[] = {10 /* SEND_MESSAGE */,        310 /* SEND_MESSAGE_V2 */,
                                      320 /* SEND_BATCH_MESSAGE */, 36 /* CONSUMER_SEND_MSG_BACK */,
                                      324 /* SEND_REPLY_MESSAGE */, 325 /* SEND_REPLY_MESSAGE_V2 */};
 
@@ -57,8 +57,8 @@ static int process_pull(rmq_request *req, const rmq_cmd *cmd, void *ud)
         if (room) {
             rmq_deferred *d = c->api->defer(req);
             if (d) {
-                c->holds[c->nholds++] = (bcm_pull_hold){
-                    d, c->api->now_monotonic_ms() + (uint64_t)suspend, offset};
+                c->holds[c->nholds++] =
+                    (bcm_pull_hold){d, c->api->now_monotonic_ms() + (uint64_t)suspend, offset};
                 pthread_mutex_unlock(&c->hold_lock);
                 return RMQ_DEFERRED;
             }
@@ -97,7 +97,10 @@ void bcm_pull_holds_flush(bcm_ctx *c, bool all)
     free(due);
 }
 
-static void hold_timer(void *ud) { bcm_pull_holds_flush(ud, false); }
+static void hold_timer(void *ud)
+{
+    bcm_pull_holds_flush(ud, false);
+}
 
 void bcm_pull_holds_close(bcm_ctx *c)
 {
@@ -133,7 +136,8 @@ int bcm_register_storage_stub_processors(bcm_ctx *c)
     const rmq_host_api *a = c->api;
     int rc = a->register_processor(c->pctx, BCM_PULL_MESSAGE, process_pull, c, NULL);
     if (rc == 0)
-        rc = a->register_processor(c->pctx, BCM_SEARCH_OFFSET_BY_TIMESTAMP, process_offset_zero, c, NULL);
+        rc = a->register_processor(c->pctx, BCM_SEARCH_OFFSET_BY_TIMESTAMP, process_offset_zero, c,
+                                   NULL);
     if (rc == 0)
         rc = a->register_processor(c->pctx, BCM_GET_MAX_OFFSET, process_offset_zero, c, NULL);
     if (rc == 0)

@@ -18,8 +18,9 @@ static double now_s(void)
 }
 
 static const char *const props[] = {
-    "TAGS", "TagA", "KEYS", "order-1", "region", "eu-west", "price", "42", "ratio", "0.75",
-    "vip", "true", "channel", "app", "retries", "0", "color", "blue", "size", "XL", NULL,
+    "TAGS",    "TagA",  "KEYS",  "order-1", "region", "eu-west", "price",
+    "42",      "ratio", "0.75",  "vip",     "true",   "channel", "app",
+    "retries", "0",     "color", "blue",    "size",   "XL",      NULL,
 };
 
 int main(int argc, char **argv)
@@ -39,17 +40,22 @@ int main(int argc, char **argv)
     long matches = 0;
     double t0 = now_s();
     for (long i = 0; i < evals; i++)
-        matches += rmq_fx_evaluate(e, NULL, rmq_filter_kv_lookup, (void *)props, NULL, 0) == RMQ_FILTER_TRUE;
+        matches += rmq_fx_evaluate(e, NULL, rmq_filter_kv_lookup, (void *)props, NULL, 0) ==
+                   RMQ_FILTER_TRUE;
     double t1 = now_s();
     free(e);
-    printf("5-clause selector: %ld evaluations in %.3f s = %.0f evaluations/s (%.1f ns each), %ld matched\n",
+    printf("5-clause selector: %ld evaluations in %.3f s = %.0f evaluations/s (%.1f ns each), %ld "
+           "matched\n",
            evals, t1 - t0, evals / (t1 - t0), (t1 - t0) * 1e9 / evals, matches);
 
     char twenty[2048] = "";
     for (int i = 0; i < 20; i++) {
         char clause[96];
         snprintf(clause, sizeof clause, "%sp%d %s", i ? (i % 3 ? " AND " : " OR ") : "", i,
-                 i % 4 == 0 ? "> 5" : i % 4 == 1 ? "= 'v'" : i % 4 == 2 ? "IN ('a', 'b', 'c')" : "BETWEEN 1.5 AND 9");
+                 i % 4 == 0   ? "> 5"
+                 : i % 4 == 1 ? "= 'v'"
+                 : i % 4 == 2 ? "IN ('a', 'b', 'c')"
+                              : "BETWEEN 1.5 AND 9");
         strcat(twenty, clause);
     }
     t0 = now_s();

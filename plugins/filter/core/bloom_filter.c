@@ -8,18 +8,23 @@
 
 int bloom_params_init(bloom_params *p, int f, int n)
 {
-    if (f < 1 || f >= 100 || n < 1) return -1;
+    if (f < 1 || f >= 100 || n < 1)
+        return -1;
     double rate = f / 100.0;
     int k = (int)ceil(log(rate) / log(0.5));
     double m = ceil(n * (log(1 / rate) / log(2)) * (log(M_E) / log(2)));
     int m8 = (int)(8 * ceil(m / 8.0));
-    if (k < 1 || k > BLOOM_MAX_K || m8 < 8) return -1;
+    if (k < 1 || k > BLOOM_MAX_K || m8 < 8)
+        return -1;
     p->k = k;
     p->m = m8;
     return 0;
 }
 
-static uint64_t rotl64(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
+static uint64_t rotl64(uint64_t x, int r)
+{
+    return (x << r) | (x >> (64 - r));
+}
 
 static uint64_t fmix64(uint64_t k)
 {
@@ -34,7 +39,8 @@ static uint64_t fmix64(uint64_t k)
 static uint64_t load_le64(const uint8_t *p)
 {
     uint64_t v = 0;
-    for (int i = 7; i >= 0; i--) v = (v << 8) | p[i];
+    for (int i = 7; i >= 0; i--)
+        v = (v << 8) | p[i];
     return v;
 }
 
@@ -46,10 +52,20 @@ int64_t murmur3_x64_128_as_long(const void *data, size_t len)
     size_t nblocks = len / 16;
     for (size_t i = 0; i < nblocks; i++) {
         uint64_t k1 = load_le64(d + i * 16), k2 = load_le64(d + i * 16 + 8);
-        k1 *= c1; k1 = rotl64(k1, 31); k1 *= c2; h1 ^= k1;
-        h1 = rotl64(h1, 27); h1 += h2; h1 = h1 * 5 + 0x52dce729;
-        k2 *= c2; k2 = rotl64(k2, 33); k2 *= c1; h2 ^= k2;
-        h2 = rotl64(h2, 31); h2 += h1; h2 = h2 * 5 + 0x38495ab5;
+        k1 *= c1;
+        k1 = rotl64(k1, 31);
+        k1 *= c2;
+        h1 ^= k1;
+        h1 = rotl64(h1, 27);
+        h1 += h2;
+        h1 = h1 * 5 + 0x52dce729;
+        k2 *= c2;
+        k2 = rotl64(k2, 33);
+        k2 *= c1;
+        h2 ^= k2;
+        h2 = rotl64(h2, 31);
+        h2 += h1;
+        h2 = h2 * 5 + 0x38495ab5;
     }
     const uint8_t *tail = d + nblocks * 16;
     uint64_t k1 = 0, k2 = 0;
@@ -62,7 +78,10 @@ int64_t murmur3_x64_128_as_long(const void *data, size_t len)
     case 10: k2 ^= (uint64_t)tail[9] << 8;   /* fall through */
     case 9:
         k2 ^= (uint64_t)tail[8];
-        k2 *= c2; k2 = rotl64(k2, 33); k2 *= c1; h2 ^= k2;
+        k2 *= c2;
+        k2 = rotl64(k2, 33);
+        k2 *= c1;
+        h2 ^= k2;
         /* fall through */
     case 8: k1 ^= (uint64_t)tail[7] << 56; /* fall through */
     case 7: k1 ^= (uint64_t)tail[6] << 48; /* fall through */
@@ -73,7 +92,10 @@ int64_t murmur3_x64_128_as_long(const void *data, size_t len)
     case 2: k1 ^= (uint64_t)tail[1] << 8;  /* fall through */
     case 1:
         k1 ^= (uint64_t)tail[0];
-        k1 *= c1; k1 = rotl64(k1, 31); k1 *= c2; h1 ^= k1;
+        k1 *= c1;
+        k1 = rotl64(k1, 31);
+        k1 *= c2;
+        h1 ^= k1;
         break;
     default: break;
     }
@@ -94,7 +116,8 @@ void bloom_positions(const bloom_params *p, const char *s, size_t len, int *out)
     int32_t hash2 = (int32_t)(uint32_t)(h >> 32);
     for (int i = 1; i <= p->k; i++) {
         int32_t c = (int32_t)((uint32_t)hash1 + (uint32_t)i * (uint32_t)hash2);
-        if (c < 0) c = ~c;
+        if (c < 0)
+            c = ~c;
         out[i - 1] = c % p->m;
     }
 }

@@ -14,7 +14,8 @@ void consumer_filter_table_init(consumer_filter_table *t, const bloom_params *bl
     memset(t, 0, sizeof(*t));
     pthread_mutex_init(&t->lock, NULL);
     t->bloom = *bloom;
-    if (opt) t->opt = *opt;
+    if (opt)
+        t->opt = *opt;
 }
 
 static void data_free(consumer_filter_data *d)
@@ -29,7 +30,8 @@ static void data_free(consumer_filter_data *d)
 
 static void clear_all(consumer_filter_table *t)
 {
-    for (size_t i = 0; i < t->n; i++) data_free(&t->v[i]);
+    for (size_t i = 0; i < t->n; i++)
+        data_free(&t->v[i]);
     free(t->v);
     t->v = NULL;
     t->n = t->cap = 0;
@@ -41,12 +43,16 @@ void consumer_filter_table_dispose(consumer_filter_table *t)
     pthread_mutex_destroy(&t->lock);
 }
 
-bool consumer_filter_is_dead(const consumer_filter_data *d) { return d->dead_time >= d->born_time; }
+bool consumer_filter_is_dead(const consumer_filter_data *d)
+{
+    return d->dead_time >= d->born_time;
+}
 
 static consumer_filter_data *find(consumer_filter_table *t, const char *topic, const char *group)
 {
     for (size_t i = 0; i < t->n; i++)
-        if (strcmp(t->v[i].topic, topic) == 0 && strcmp(t->v[i].group, group) == 0) return &t->v[i];
+        if (strcmp(t->v[i].topic, topic) == 0 && strcmp(t->v[i].group, group) == 0)
+            return &t->v[i];
     return NULL;
 }
 
@@ -58,7 +64,10 @@ static void remove_entry(consumer_filter_table *t, consumer_filter_data *d)
     t->n--;
 }
 
-static bool is_tag_type(const char *type) { return !type || !type[0] || strcmp(type, "TAG") == 0; }
+static bool is_tag_type(const char *type)
+{
+    return !type || !type[0] || strcmp(type, "TAG") == 0;
+}
 
 static void set_bloom(consumer_filter_table *t, consumer_filter_data *d)
 {
@@ -70,7 +79,8 @@ static void set_bloom(consumer_filter_table *t, consumer_filter_data *d)
         bloom_positions(&t->bloom, key, (size_t)n, d->bloom_pos);
     } else {
         char *big = malloc(strlen(d->group) + strlen(d->topic) + 2);
-        if (!big) return;
+        if (!big)
+            return;
         sprintf(big, "%s#%s", d->group, d->topic);
         bloom_positions(&t->bloom, big, strlen(big), d->bloom_pos);
         free(big);
@@ -106,7 +116,8 @@ static bool append(consumer_filter_table *t, const consumer_filter_data *d)
     if (t->n == t->cap) {
         size_t nc = t->cap ? t->cap * 2 : 8;
         consumer_filter_data *nv = realloc(t->v, nc * sizeof(*nv));
-        if (!nv) return false;
+        if (!nv)
+            return false;
         t->v = nv;
         t->cap = nc;
     }
@@ -117,13 +128,17 @@ static bool append(consumer_filter_table *t, const consumer_filter_data *d)
 static void register_one(consumer_filter_table *t, const char *group,
                          const rmq_consumer_subscription *s, int64_t now)
 {
-    if (is_tag_type(s->expression_type) || !s->sub_string || !s->sub_string[0] || !s->topic) return;
+    if (is_tag_type(s->expression_type) || !s->sub_string || !s->sub_string[0] || !s->topic)
+        return;
     consumer_filter_data *old = find(t, s->topic, group);
     consumer_filter_data fresh;
     if (!old) {
-        if (build(t, &fresh, s->topic, group, s->sub_string, s->expression_type, s->sub_version, now)) {
-            if (append(t, &fresh)) t->dirty = true;
-            else data_free(&fresh);
+        if (build(t, &fresh, s->topic, group, s->sub_string, s->expression_type, s->sub_version,
+                  now)) {
+            if (append(t, &fresh))
+                t->dirty = true;
+            else
+                data_free(&fresh);
         }
         return;
     }
@@ -141,7 +156,8 @@ static void register_one(consumer_filter_table *t, const char *group,
                    strcmp(old->expression_type, s->expression_type) != 0 ||
                    old->bloom_bit_num != t->bloom.m || old->bloom_k != t->bloom.k;
     if (changed) {
-        if (build(t, &fresh, s->topic, group, s->sub_string, s->expression_type, s->sub_version, now)) {
+        if (build(t, &fresh, s->topic, group, s->sub_string, s->expression_type, s->sub_version,
+                  now)) {
             data_free(old);
             *old = fresh;
         } else {
@@ -150,7 +166,8 @@ static void register_one(consumer_filter_table *t, const char *group,
         }
     } else {
         old->client_version = s->sub_version;
-        if (consumer_filter_is_dead(old)) old->dead_time = 0;
+        if (consumer_filter_is_dead(old))
+            old->dead_time = 0;
     }
     t->dirty = true;
 }
@@ -159,13 +176,16 @@ void consumer_filter_table_register(consumer_filter_table *t, const char *group,
                                     const rmq_consumer_subscription *subs, size_t n, int64_t now)
 {
     pthread_mutex_lock(&t->lock);
-    for (size_t i = 0; i < n; i++) register_one(t, group, &subs[i], now);
+    for (size_t i = 0; i < n; i++)
+        register_one(t, group, &subs[i], now);
     /* the group's topics it no longer subscribes to die now */
     for (size_t i = 0; i < t->n; i++) {
         consumer_filter_data *d = &t->v[i];
-        if (strcmp(d->group, group) != 0 || consumer_filter_is_dead(d)) continue;
+        if (strcmp(d->group, group) != 0 || consumer_filter_is_dead(d))
+            continue;
         bool exists = false;
-        for (size_t k = 0; k < n && !exists; k++) exists = subs[k].topic && strcmp(subs[k].topic, d->topic) == 0;
+        for (size_t k = 0; k < n && !exists; k++)
+            exists = subs[k].topic && strcmp(subs[k].topic, d->topic) == 0;
         if (!exists) {
             d->dead_time = now;
             t->dirty = true;
@@ -200,7 +220,8 @@ size_t consumer_filter_table_clean(consumer_filter_table *t, int64_t now, int64_
             i++;
         }
     }
-    if (removed) t->dirty = true;
+    if (removed)
+        t->dirty = true;
     pthread_mutex_unlock(&t->lock);
     return removed;
 }
@@ -240,7 +261,8 @@ static json_t *data_to_json(const consumer_filter_data *d)
     json_t *o = json_object();
     json_t *bloom = json_object();
     json_t *pos = json_array();
-    for (int i = 0; i < d->bloom_k; i++) json_array_append_new(pos, json_integer(d->bloom_pos[i]));
+    for (int i = 0; i < d->bloom_k; i++)
+        json_array_append_new(pos, json_integer(d->bloom_pos[i]));
     json_object_set_new(bloom, "bitNum", json_integer(d->bloom_bit_num));
     json_object_set_new(bloom, "bitPos", pos);
     json_object_set_new(o, "bloomFilterData", bloom);
@@ -272,7 +294,8 @@ char *consumer_filter_table_to_json(consumer_filter_table *t, bool clear_dirty)
         }
         json_object_set_new(json_object_get(tm, "groupFilterData"), d->group, data_to_json(d));
     }
-    if (clear_dirty) t->dirty = false;
+    if (clear_dirty)
+        t->dirty = false;
     pthread_mutex_unlock(&t->lock);
     char *text = json_dumps(root, JSON_SORT_KEYS | JSON_INDENT(1));
     json_decref(root);
@@ -289,12 +312,14 @@ int consumer_filter_table_load(consumer_filter_table *t, const char *text, size_
                                bool at_start, int64_t now, bool *discarded, char *err,
                                size_t errlen)
 {
-    if (discarded) *discarded = false;
+    if (discarded)
+        *discarded = false;
     json_error_t je;
     json_t *root = json_loadb(text, len, 0, &je);
     json_t *by_topic = json_object_get(root, "filterDataByTopic");
     if (!json_is_object(root) || (by_topic && !json_is_object(by_topic))) {
-        snprintf(err, errlen, "consumerFilter.json: %s", root ? "not a ConsumerFilterManager object" : je.text);
+        snprintf(err, errlen, "consumerFilter.json: %s",
+                 root ? "not a ConsumerFilterManager object" : je.text);
         json_decref(root);
         return -1;
     }
@@ -303,10 +328,12 @@ int consumer_filter_table_load(consumer_filter_table *t, const char *text, size_
     bool bloom_changed = false;
     const char *topic;
     json_t *tm;
-    json_object_foreach(by_topic, topic, tm) {
+    json_object_foreach(by_topic, topic, tm)
+    {
         const char *group;
         json_t *o;
-        json_object_foreach(json_object_get(tm, "groupFilterData"), group, o) {
+        json_object_foreach(json_object_get(tm, "groupFilterData"), group, o)
+        {
             json_t *bloom = json_object_get(o, "bloomFilterData");
             json_t *pos = json_object_get(bloom, "bitPos");
             if (at_start && (!json_is_object(bloom) ||
@@ -356,13 +383,16 @@ int consumer_filter_table_load(consumer_filter_table *t, const char *text, size_
             }
             v[n++] = d;
         }
-        if (bloom_changed) break;
+        if (bloom_changed)
+            break;
     }
     json_decref(root);
     if (bloom_changed) {
-        for (size_t i = 0; i < n; i++) data_free(&v[i]);
+        for (size_t i = 0; i < n; i++)
+            data_free(&v[i]);
         free(v);
-        if (discarded) *discarded = true;
+        if (discarded)
+            *discarded = true;
         return 0;
     }
     pthread_mutex_lock(&t->lock);

@@ -24,7 +24,8 @@ static const char *lookup(void *ud, const char *name)
     /* the last KEY=VALUE for a key wins, as with repeated -D options */
     const char *v = NULL;
     for (size_t i = 0; i < p->n; i++)
-        if (strcmp(p->kv[2 * i], name) == 0) v = p->kv[2 * i + 1];
+        if (strcmp(p->kv[2 * i], name) == 0)
+            v = p->kv[2 * i + 1];
     return v;
 }
 
@@ -45,10 +46,14 @@ static void emit_json(expr_out_fn out, void *ud, bool compiled, const char *erro
     json_t *o = json_object();
     json_object_set_new(o, "compile", json_boolean(compiled));
     json_object_set_new(o, "error", error ? json_string(error) : json_null());
-    if (!compiled && pos > 0) json_object_set_new(o, "position", json_integer(pos));
-    if (!result) json_object_set_new(o, "result", json_null());
-    else if (result_is_string) json_object_set_new(o, "result", json_string(result));
-    else json_object_set_new(o, "result", json_boolean(strcmp(result, "true") == 0));
+    if (!compiled && pos > 0)
+        json_object_set_new(o, "position", json_integer(pos));
+    if (!result)
+        json_object_set_new(o, "result", json_null());
+    else if (result_is_string)
+        json_object_set_new(o, "result", json_string(result));
+    else
+        json_object_set_new(o, "result", json_boolean(strcmp(result, "true") == 0));
     json_object_set_new(o, "evalError", eval_error ? json_string(eval_error) : json_null());
     char *text = json_dumps(o, JSON_SORT_KEYS);
     json_decref(o);
@@ -61,7 +66,8 @@ static void emit_json(expr_out_fn out, void *ud, bool compiled, const char *erro
 
 static void free_props(props *p)
 {
-    for (size_t i = 0; i < p->n; i++) free(p->store[i]);
+    for (size_t i = 0; i < p->n; i++)
+        free(p->store[i]);
 }
 
 int expr_command_run(const rmq_fx_options *opt, int argc, const char *const *argv, bool json,
@@ -89,7 +95,8 @@ int expr_command_run(const rmq_fx_options *opt, int argc, const char *const *arg
         }
     }
     if (strcmp(type, "SQL92") != 0 && strcmp(type, "TAG") != 0) {
-        outf(out, ud, "usage: %s\n  --type must be SQL92 or TAG, not '%s'\n", EXPR_COMMAND_USAGE, type);
+        outf(out, ud, "usage: %s\n  --type must be SQL92 or TAG, not '%s'\n", EXPR_COMMAND_USAGE,
+             type);
         return 2;
     }
     if (i >= argc) {
@@ -102,7 +109,8 @@ int expr_command_run(const rmq_fx_options *opt, int argc, const char *const *arg
     for (; i < argc; i++) {
         const char *eq = strchr(argv[i], '=');
         if (!eq || eq == argv[i] || p.n >= MAX_PROPS) {
-            outf(out, ud, "usage: %s\n  expected KEY=VALUE, got '%s'\n", EXPR_COMMAND_USAGE, argv[i]);
+            outf(out, ud, "usage: %s\n  expected KEY=VALUE, got '%s'\n", EXPR_COMMAND_USAGE,
+                 argv[i]);
             free_props(&p);
             return 2;
         }
@@ -131,9 +139,12 @@ int expr_command_run(const rmq_fx_options *opt, int argc, const char *const *arg
                 /* caret under the offending character (positions count characters) */
                 char caret[256];
                 size_t col = 0;
-                for (const unsigned char *s = (const unsigned char *)expr; *s && (int)col < pos - 1; s++)
-                    if ((*s & 0xC0) != 0x80) col++;
-                if (col > sizeof caret - 2) col = sizeof caret - 2;
+                for (const unsigned char *s = (const unsigned char *)expr; *s && (int)col < pos - 1;
+                     s++)
+                    if ((*s & 0xC0) != 0x80)
+                        col++;
+                if (col > sizeof caret - 2)
+                    col = sizeof caret - 2;
                 memset(caret, ' ', col);
                 caret[col] = '^';
                 caret[col + 1] = '\0';

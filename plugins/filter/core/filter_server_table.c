@@ -23,7 +23,8 @@ void filter_server_table_dispose(filter_server_table *t)
 static ssize_t find(const filter_server_table *t, uint64_t channel)
 {
     for (size_t i = 0; i < t->n; i++)
-        if (t->v[i].channel == channel) return (ssize_t)i;
+        if (t->v[i].channel == channel)
+            return (ssize_t)i;
     return -1;
 }
 
@@ -68,7 +69,8 @@ bool filter_server_table_remove(filter_server_table *t, uint64_t channel)
 {
     pthread_mutex_lock(&t->lock);
     ssize_t i = find(t, channel);
-    if (i >= 0) remove_at(t, (size_t)i);
+    if (i >= 0)
+        remove_at(t, (size_t)i);
     pthread_mutex_unlock(&t->lock);
     return i >= 0;
 }
@@ -96,7 +98,8 @@ size_t filter_server_table_for_each(filter_server_table *t, void (*fn)(void *ud,
 {
     pthread_mutex_lock(&t->lock);
     size_t n = t->n;
-    for (size_t i = 0; i < n; i++) fn(ud, t->v[i].addr);
+    for (size_t i = 0; i < n; i++)
+        fn(ud, t->v[i].addr);
     pthread_mutex_unlock(&t->lock);
     return n;
 }
@@ -104,19 +107,25 @@ size_t filter_server_table_for_each(filter_server_table *t, void (*fn)(void *ud,
 /* Addresses come from the wire: escape what JSON needs escaping. */
 static size_t put_json_string(char *buf, size_t len, size_t at, const char *s)
 {
-    if (at < len) buf[at] = '"';
+    if (at < len)
+        buf[at] = '"';
     at++;
     for (; *s; s++) {
         unsigned char c = (unsigned char)*s;
         char esc[8];
         const char *p = esc;
-        if (c == '"' || c == '\\') snprintf(esc, sizeof esc, "\\%c", c);
-        else if (c < 0x20) snprintf(esc, sizeof esc, "\\u%04x", c);
-        else esc[0] = (char)c, esc[1] = '\0';
+        if (c == '"' || c == '\\')
+            snprintf(esc, sizeof esc, "\\%c", c);
+        else if (c < 0x20)
+            snprintf(esc, sizeof esc, "\\u%04x", c);
+        else
+            esc[0] = (char)c, esc[1] = '\0';
         for (; *p; p++, at++)
-            if (at < len) buf[at] = *p;
+            if (at < len)
+                buf[at] = *p;
     }
-    if (at < len) buf[at] = '"';
+    if (at < len)
+        buf[at] = '"';
     return at + 1;
 }
 
@@ -124,19 +133,23 @@ size_t filter_server_table_to_json(filter_server_table *t, char *buf, size_t len
 {
     size_t at = 0;
     pthread_mutex_lock(&t->lock);
-    if (at < len) buf[at] = '[';
+    if (at < len)
+        buf[at] = '[';
     at++;
     for (size_t i = 0; i < t->n; i++) {
         if (i) {
-            if (at < len) buf[at] = ',';
+            if (at < len)
+                buf[at] = ',';
             at++;
         }
         at = put_json_string(buf, len, at, t->v[i].addr);
     }
-    if (at < len) buf[at] = ']';
+    if (at < len)
+        buf[at] = ']';
     at++;
     pthread_mutex_unlock(&t->lock);
-    if (len) buf[at < len ? at : len - 1] = '\0';
+    if (len)
+        buf[at < len ? at : len - 1] = '\0';
     return at;
 }
 

@@ -24,18 +24,18 @@ typedef enum rmq_fx_kind {
     FX_CONST_DOUBLE, /* java.lang.Double */
     FX_CONST_STRING,
     FX_PROPERTY,
-    FX_NEGATE,     /* UnaryExpression "-": not boolean-typed */
-    FX_BOOL_CAST,  /* a property used where a boolean is needed */
+    FX_NEGATE,    /* UnaryExpression "-": not boolean-typed */
+    FX_BOOL_CAST, /* a property used where a boolean is needed */
     FX_NOT,
     FX_AND,
     FX_OR,
-    FX_EQ,         /* also IS NULL (right = NULL constant); <> is NOT(EQ) */
+    FX_EQ, /* also IS NULL (right = NULL constant); <> is NOT(EQ) */
     FX_GT,
     FX_GE,
     FX_LT,
     FX_LE,
-    FX_IN,         /* flags & FX_FLAG_NOT: NOT IN */
-    FX_CONTAINS,   /* 5.x operators; flags & FX_FLAG_NOT for the NOT forms */
+    FX_IN,       /* flags & FX_FLAG_NOT: NOT IN */
+    FX_CONTAINS, /* 5.x operators; flags & FX_FLAG_NOT for the NOT forms */
     FX_STARTSWITH,
     FX_ENDSWITH
 } rmq_fx_kind;
@@ -54,13 +54,13 @@ typedef struct rmq_fx_node {
     uint32_t left;  /* child node index (unary: the operand) */
     uint32_t right; /* child node index */
     union {
-        int64_t i;        /* INT, LONG */
-        double d;         /* DOUBLE */
-        rmq_fx_str s;     /* STRING, PROPERTY, CONTAINS... search string */
+        int64_t i;    /* INT, LONG */
+        double d;     /* DOUBLE */
+        rmq_fx_str s; /* STRING, PROPERTY, CONTAINS... search string */
         struct {
             uint32_t first; /* into the list array */
             uint32_t count;
-        } list;           /* IN */
+        } list; /* IN */
     } v;
 } rmq_fx_node;
 
@@ -82,18 +82,21 @@ struct rmq_filter_expr {
      * char pool[pool_size]; each part aligned to 8 bytes. */
 };
 
-static inline size_t rmq_fx_align8(size_t n) { return (n + 7u) & ~(size_t)7u; }
+static inline size_t rmq_fx_align8(size_t n)
+{
+    return (n + 7u) & ~(size_t)7u;
+}
 
 static inline const rmq_fx_node *rmq_fx_nodes(const struct rmq_filter_expr *e)
 {
     return (const rmq_fx_node *)(const void *)((const char *)e +
-                                                rmq_fx_align8(sizeof(struct rmq_filter_expr)));
+                                               rmq_fx_align8(sizeof(struct rmq_filter_expr)));
 }
 
 static inline const rmq_fx_str *rmq_fx_lists(const struct rmq_filter_expr *e)
 {
     return (const rmq_fx_str *)(const void *)((const char *)rmq_fx_nodes(e) +
-                                               rmq_fx_align8(e->node_count * sizeof(rmq_fx_node)));
+                                              rmq_fx_align8(e->node_count * sizeof(rmq_fx_node)));
 }
 
 static inline const char *rmq_fx_pool(const struct rmq_filter_expr *e)

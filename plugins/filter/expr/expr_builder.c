@@ -5,7 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-void rmq_fxb_init(rmq_fx_builder *b) { memset(b, 0, sizeof(*b)); }
+void rmq_fxb_init(rmq_fx_builder *b)
+{
+    memset(b, 0, sizeof(*b));
+}
 
 void rmq_fxb_dispose(rmq_fx_builder *b)
 {
@@ -17,14 +20,17 @@ void rmq_fxb_dispose(rmq_fx_builder *b)
 
 static bool grow(void **arr, uint32_t *cap, uint32_t need, size_t elem)
 {
-    if (need <= *cap) return true;
+    if (need <= *cap)
+        return true;
     uint32_t nc = *cap ? *cap : 16;
     while (nc < need) {
-        if (nc > UINT32_MAX / 2) return false;
+        if (nc > UINT32_MAX / 2)
+            return false;
         nc *= 2;
     }
     void *p = realloc(*arr, (size_t)nc * elem);
-    if (!p) return false;
+    if (!p)
+        return false;
     *arr = p;
     *cap = nc;
     return true;
@@ -48,7 +54,8 @@ rmq_fx_str rmq_fxb_string(rmq_fx_builder *b, const char *s, size_t len)
         b->oom = true;
         return r;
     }
-    if (len) memcpy(b->pool + b->pool_size, s, len);
+    if (len)
+        memcpy(b->pool + b->pool_size, s, len);
     b->pool[b->pool_size + len] = '\0';
     r.off = b->pool_size;
     r.len = (uint32_t)len;
@@ -69,14 +76,17 @@ uint32_t rmq_fxb_list(rmq_fx_builder *b, rmq_fx_str s)
 struct rmq_filter_expr *rmq_fxb_pack(rmq_fx_builder *b, rmq_fx_type type, bool match_all,
                                      uint32_t root, rmq_fx_str text)
 {
-    if (b->oom) return NULL;
+    if (b->oom)
+        return NULL;
     size_t hdr = rmq_fx_align8(sizeof(struct rmq_filter_expr));
     size_t nodes = rmq_fx_align8((size_t)b->node_count * sizeof(rmq_fx_node));
     size_t lists = rmq_fx_align8((size_t)b->list_count * sizeof(rmq_fx_str));
     size_t total = hdr + nodes + lists + b->pool_size;
-    if (total > UINT32_MAX) return NULL;
+    if (total > UINT32_MAX)
+        return NULL;
     struct rmq_filter_expr *e = calloc(1, total ? total : 1);
-    if (!e) return NULL;
+    if (!e)
+        return NULL;
     e->magic = RMQ_FX_MAGIC;
     e->format = RMQ_FX_FORMAT;
     e->total_size = (uint32_t)total;
@@ -91,6 +101,7 @@ struct rmq_filter_expr *rmq_fxb_pack(rmq_fx_builder *b, rmq_fx_type type, bool m
         memcpy((char *)e + hdr, b->nodes, (size_t)b->node_count * sizeof(rmq_fx_node));
     if (b->list_count)
         memcpy((char *)e + hdr + nodes, b->lists, (size_t)b->list_count * sizeof(rmq_fx_str));
-    if (b->pool_size) memcpy((char *)e + hdr + nodes + lists, b->pool, b->pool_size);
+    if (b->pool_size)
+        memcpy((char *)e + hdr + nodes + lists, b->pool, b->pool_size);
     return e;
 }

@@ -11,17 +11,18 @@
 /* Zero code points of the BMP's decimal-digit (Nd) runs, Unicode 6.2 as in
  * Java 8, each followed by nine more digits. */
 static const uint16_t nd_zeros[] = {
-    0x0030, 0x0660, 0x06F0, 0x07C0, 0x0966, 0x09E6, 0x0A66, 0x0AE6, 0x0B66, 0x0BE6,
-    0x0C66, 0x0CE6, 0x0D66, 0x0E50, 0x0ED0, 0x0F20, 0x1040, 0x1090, 0x17E0, 0x1810,
-    0x1946, 0x19D0, 0x1A80, 0x1A90, 0x1B50, 0x1BB0, 0x1C40, 0x1C50, 0xA620, 0xA8D0,
-    0xA900, 0xA9D0, 0xAA50, 0xABF0, 0xFF10,
+    0x0030, 0x0660, 0x06F0, 0x07C0, 0x0966, 0x09E6, 0x0A66, 0x0AE6, 0x0B66, 0x0BE6, 0x0C66, 0x0CE6,
+    0x0D66, 0x0E50, 0x0ED0, 0x0F20, 0x1040, 0x1090, 0x17E0, 0x1810, 0x1946, 0x19D0, 0x1A80, 0x1A90,
+    0x1B50, 0x1BB0, 0x1C40, 0x1C50, 0xA620, 0xA8D0, 0xA900, 0xA9D0, 0xAA50, 0xABF0, 0xFF10,
 };
 
 static int unicode_digit(uint32_t cp)
 {
-    if (cp < 0x80) return cp >= '0' && cp <= '9' ? (int)(cp - '0') : -1;
+    if (cp < 0x80)
+        return cp >= '0' && cp <= '9' ? (int)(cp - '0') : -1;
     for (size_t i = 0; i < sizeof nd_zeros / sizeof nd_zeros[0]; i++)
-        if (cp >= nd_zeros[i] && cp < (uint32_t)nd_zeros[i] + 10) return (int)(cp - nd_zeros[i]);
+        if (cp >= nd_zeros[i] && cp < (uint32_t)nd_zeros[i] + 10)
+            return (int)(cp - nd_zeros[i]);
     return -1;
 }
 
@@ -62,12 +63,14 @@ static uint32_t utf8_next(const char *s, size_t len, size_t *i)
 
 static bool parse_signed(const char *s, size_t len, int64_t min, int64_t max, int64_t *out)
 {
-    if (len == 0) return false;
+    if (len == 0)
+        return false;
     size_t i = 0;
     bool neg = false;
     if (s[0] == '-' || s[0] == '+') {
         neg = s[0] == '-';
-        if (len == 1) return false;
+        if (len == 1)
+            return false;
         i = 1;
     }
     /* Accumulate negatively as Java does, so MIN_VALUE parses. */
@@ -75,10 +78,13 @@ static bool parse_signed(const char *s, size_t len, int64_t min, int64_t max, in
     int64_t result = 0;
     while (i < len) {
         int d = unicode_digit(utf8_next(s, len, &i));
-        if (d < 0) return false;
-        if (result < limit / 10) return false;
+        if (d < 0)
+            return false;
+        if (result < limit / 10)
+            return false;
         result *= 10;
-        if (result < limit + d) return false;
+        if (result < limit + d)
+            return false;
         result -= d;
     }
     *out = neg ? result : -result;
@@ -88,7 +94,8 @@ static bool parse_signed(const char *s, size_t len, int64_t min, int64_t max, in
 bool java_parse_int(const char *s, size_t len, int32_t *out)
 {
     int64_t v;
-    if (!parse_signed(s, len, INT32_MIN, INT32_MAX, &v)) return false;
+    if (!parse_signed(s, len, INT32_MIN, INT32_MAX, &v))
+        return false;
     *out = (int32_t)v;
     return true;
 }
@@ -109,8 +116,8 @@ static bool is_hex(char c)
  * Java are. Anything else (exponents, long digit strings) goes to strtod. */
 static bool fast_decimal(const char *s, size_t n, bool neg, double *out)
 {
-    static const double pow10[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8,
-                                   1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
+    static const double pow10[] = {1e0, 1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                   1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
     uint64_t m = 0;
     int digits = 0, frac = 0;
     bool dot = false;
@@ -122,12 +129,15 @@ static bool fast_decimal(const char *s, size_t n, bool neg, double *out)
         }
         if (c < '0' || c > '9') {
             /* only a final f/F/d/D suffix may remain */
-            if (i != n - 1) return false;
+            if (i != n - 1)
+                return false;
             break;
         }
-        if (++digits > 15) return false;
+        if (++digits > 15)
+            return false;
         m = m * 10 + (uint64_t)(c - '0');
-        if (dot) frac++;
+        if (dot)
+            frac++;
     }
     double v = (double)m / pow10[frac];
     *out = neg ? -v : v;
@@ -137,9 +147,12 @@ static bool fast_decimal(const char *s, size_t n, bool neg, double *out)
 bool java_parse_double(const char *s, size_t len, double *out)
 {
     size_t b = 0, e = len;
-    while (b < e && (unsigned char)s[b] <= ' ') b++;
-    while (e > b && (unsigned char)s[e - 1] <= ' ') e--;
-    if (b == e) return false;
+    while (b < e && (unsigned char)s[b] <= ' ')
+        b++;
+    while (e > b && (unsigned char)s[e - 1] <= ' ')
+        e--;
+    if (b == e)
+        return false;
     size_t i = b;
     bool neg = false;
     if (s[i] == '+' || s[i] == '-') {
@@ -164,38 +177,55 @@ bool java_parse_double(const char *s, size_t len, double *out)
     if (i + 1 < e && s[i] == '0' && (s[i + 1] == 'x' || s[i + 1] == 'X')) {
         /* 0x hexdigits? (. hexdigits?)? [pP] [+-]? digits, at least one hex digit */
         size_t j = i + 2, digits = 0;
-        while (j < e && is_hex(s[j])) j++, digits++;
+        while (j < e && is_hex(s[j]))
+            j++, digits++;
         if (j < e && s[j] == '.') {
             j++;
-            while (j < e && is_hex(s[j])) j++, digits++;
+            while (j < e && is_hex(s[j]))
+                j++, digits++;
         }
-        if (!digits || j >= e || (s[j] != 'p' && s[j] != 'P')) return false;
+        if (!digits || j >= e || (s[j] != 'p' && s[j] != 'P'))
+            return false;
         j++;
-        if (j < e && (s[j] == '+' || s[j] == '-')) j++;
+        if (j < e && (s[j] == '+' || s[j] == '-'))
+            j++;
         size_t ed = j;
-        while (j < e && s[j] >= '0' && s[j] <= '9') j++;
-        if (j == ed) return false;
-        if (j < e && j == e - 1 && strchr("fFdD", s[j])) j++;
-        if (j != e) return false;
+        while (j < e && s[j] >= '0' && s[j] <= '9')
+            j++;
+        if (j == ed)
+            return false;
+        if (j < e && j == e - 1 && strchr("fFdD", s[j]))
+            j++;
+        if (j != e)
+            return false;
     } else {
         size_t j = i, digits = 0;
-        while (j < e && s[j] >= '0' && s[j] <= '9') j++, digits++;
+        while (j < e && s[j] >= '0' && s[j] <= '9')
+            j++, digits++;
         if (j < e && s[j] == '.') {
             j++;
-            while (j < e && s[j] >= '0' && s[j] <= '9') j++, digits++;
+            while (j < e && s[j] >= '0' && s[j] <= '9')
+                j++, digits++;
         }
-        if (!digits) return false;
+        if (!digits)
+            return false;
         if (j < e && (s[j] == 'e' || s[j] == 'E')) {
             j++;
-            if (j < e && (s[j] == '+' || s[j] == '-')) j++;
+            if (j < e && (s[j] == '+' || s[j] == '-'))
+                j++;
             size_t ed = j;
-            while (j < e && s[j] >= '0' && s[j] <= '9') j++;
-            if (j == ed) return false;
+            while (j < e && s[j] >= '0' && s[j] <= '9')
+                j++;
+            if (j == ed)
+                return false;
         }
-        if (j < e && j == e - 1 && strchr("fFdD", s[j])) j++;
-        if (j != e) return false;
+        if (j < e && j == e - 1 && strchr("fFdD", s[j]))
+            j++;
+        if (j != e)
+            return false;
     }
-    if (fast_decimal(s + i, e - i, neg, out)) return true;
+    if (fast_decimal(s + i, e - i, neg, out))
+        return true;
     /* Validated: strtod reads exactly the number and stops at a suffix,
      * a trimmed blank or the terminator. */
     *out = strtod(s + num_start, NULL);
@@ -204,10 +234,13 @@ bool java_parse_double(const char *s, size_t len, double *out)
 
 int java_double_compare(double a, double b)
 {
-    if (a < b) return -1;
-    if (a > b) return 1;
+    if (a < b)
+        return -1;
+    if (a > b)
+        return 1;
     bool an = isnan(a), bn = isnan(b);
-    if (an || bn) return an && bn ? 0 : (an ? 1 : -1);
+    if (an || bn)
+        return an && bn ? 0 : (an ? 1 : -1);
     /* equal values: tell -0.0 from 0.0 */
     bool as = signbit(a) != 0, bs = signbit(b) != 0;
     return as == bs ? 0 : (as ? -1 : 1);
@@ -231,34 +264,43 @@ void java_double_to_string(double d, char *buf, size_t len)
     int prec = 1;
     for (; prec <= 17; prec++) {
         snprintf(tmp, sizeof tmp, "%.*e", prec - 1, d);
-        if (strtod(tmp, NULL) == d) break;
+        if (strtod(tmp, NULL) == d)
+            break;
     }
     /* tmp = [-]D.DDDe[+-]XX → mantissa digits and decimal exponent */
     char digits[24];
     size_t nd = 0;
     const char *p = tmp;
     bool neg = *p == '-';
-    if (neg) p++;
+    if (neg)
+        p++;
     for (; *p && *p != 'e'; p++)
-        if (*p != '.' && nd < sizeof digits - 1) digits[nd++] = *p;
-    while (nd > 1 && digits[nd - 1] == '0') nd--;
+        if (*p != '.' && nd < sizeof digits - 1)
+            digits[nd++] = *p;
+    while (nd > 1 && digits[nd - 1] == '0')
+        nd--;
     digits[nd] = '\0';
     int exp10 = atoi(p + 1);
     double a = fabs(d);
     if (a >= 1e-3 && a < 1e7) {
         char out[64];
         size_t o = 0;
-        if (neg) out[o++] = '-';
+        if (neg)
+            out[o++] = '-';
         if (exp10 < 0) {
             out[o++] = '0';
             out[o++] = '.';
-            for (int k = -1; k > exp10; k--) out[o++] = '0';
-            for (size_t k = 0; k < nd; k++) out[o++] = digits[k];
+            for (int k = -1; k > exp10; k--)
+                out[o++] = '0';
+            for (size_t k = 0; k < nd; k++)
+                out[o++] = digits[k];
         } else {
-            for (int k = 0; k <= exp10; k++) out[o++] = (size_t)k < nd ? digits[k] : '0';
+            for (int k = 0; k <= exp10; k++)
+                out[o++] = (size_t)k < nd ? digits[k] : '0';
             out[o++] = '.';
             if ((size_t)exp10 + 1 < nd)
-                for (size_t k = (size_t)exp10 + 1; k < nd; k++) out[o++] = digits[k];
+                for (size_t k = (size_t)exp10 + 1; k < nd; k++)
+                    out[o++] = digits[k];
             else
                 out[o++] = '0';
         }

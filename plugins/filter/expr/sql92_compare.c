@@ -14,14 +14,24 @@ bool sql92_java_boolean(const char *s, size_t n)
     return n == 4 && strncasecmp(s, "true", 4) == 0;
 }
 
-static int cmp_i64(int64_t a, int64_t b) { return a < b ? -1 : a > b ? 1 : 0; }
+static int cmp_i64(int64_t a, int64_t b)
+{
+    return a < b ? -1 : a > b ? 1 : 0;
+}
 
-static bool is_number(sql92_vtype t) { return t == V_INT || t == V_LONG || t == V_DOUBLE; }
+static bool is_number(sql92_vtype t)
+{
+    return t == V_INT || t == V_LONG || t == V_DOUBLE;
+}
 
-static double as_double(const sql92_value *v) { return v->type == V_DOUBLE ? v->u.d : (double)v->u.i; }
+static double as_double(const sql92_value *v)
+{
+    return v->type == V_DOUBLE ? v->u.d : (double)v->u.i;
+}
 
 /* Parse a string as `as`'s number type (Integer/Long/Double.valueOf). */
-static bool parse_as(const sql92_value *str, sql92_vtype as, sql92_value *out, char *why, size_t whylen)
+static bool parse_as(const sql92_value *str, sql92_vtype as, sql92_value *out, char *why,
+                     size_t whylen)
 {
     bool ok;
     out->type = as;
@@ -37,7 +47,8 @@ static bool parse_as(const sql92_value *str, sql92_vtype as, sql92_value *out, c
     if (!ok && why && whylen) {
         bool blank = true;
         for (size_t i = 0; i < str->u.s.n; i++)
-            if ((unsigned char)str->u.s.p[i] > ' ') blank = false;
+            if ((unsigned char)str->u.s.p[i] > ' ')
+                blank = false;
         if (as == V_DOUBLE && blank)
             snprintf(why, whylen, "java.lang.NumberFormatException: empty String");
         else
@@ -58,7 +69,8 @@ static int compare_strings(const sql92_value *l, const sql92_value *r)
 {
     size_t n = l->u.s.n < r->u.s.n ? l->u.s.n : r->u.s.n;
     int c = memcmp(l->u.s.p, r->u.s.p, n);
-    if (c) return c < 0 ? -1 : 1;
+    if (c)
+        return c < 0 ? -1 : 1;
     return cmp_i64((int64_t)l->u.s.n, (int64_t)r->u.s.n);
 }
 
@@ -77,12 +89,14 @@ bool sql92_compare(const sql92_value *l, const sql92_value *r, int *out, char *w
     }
     sql92_value tmp;
     if (is_number(l->type) && r->type == V_STRING) {
-        if (!parse_as(r, l->type, &tmp, why, whylen)) goto wrapped;
+        if (!parse_as(r, l->type, &tmp, why, whylen))
+            goto wrapped;
         *out = compare_numbers(l, &tmp);
         return true;
     }
     if (l->type == V_STRING && is_number(r->type)) {
-        if (!parse_as(l, r->type, &tmp, why, whylen)) goto wrapped;
+        if (!parse_as(l, r->type, &tmp, why, whylen))
+            goto wrapped;
         *out = compare_numbers(&tmp, r);
         return true;
     }

@@ -23,7 +23,8 @@ void sql92_lexer_init(sql92_lexer *lx, const char *src, size_t len, bool ops5x)
 static void advance(sql92_lexer *lx)
 {
     unsigned char c = (unsigned char)lx->src[lx->pos++];
-    if ((c & 0xC0) == 0x80) return;
+    if ((c & 0xC0) == 0x80)
+        return;
     lx->char_pos++;
     if (c == '\n') {
         if (lx->prev_cr) {
@@ -48,13 +49,22 @@ static int peek(const sql92_lexer *lx, size_t ahead)
     return lx->pos + ahead < lx->len ? (unsigned char)lx->src[lx->pos + ahead] : -1;
 }
 
-static bool is_digit(int c) { return c >= '0' && c <= '9'; }
+static bool is_digit(int c)
+{
+    return c >= '0' && c <= '9';
+}
 static bool is_id_start(int c)
 {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == '$';
 }
-static bool is_id_part(int c) { return is_id_start(c) || is_digit(c); }
-static bool is_blank(int c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f'; }
+static bool is_id_part(int c)
+{
+    return is_id_start(c) || is_digit(c);
+}
+static bool is_blank(int c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f';
+}
 
 /* JavaCC's "Encountered: "x" (code), after : "prefix"". */
 static void lex_error(sql92_lexer *lx, size_t token_start, char *err, size_t errlen, int *err_pos)
@@ -67,9 +77,12 @@ static void lex_error(sql92_lexer *lx, size_t token_start, char *err, size_t err
         /* Java reports the UTF-16 char; decode the UTF-8 sequence for the code. */
         unsigned cp = c;
         size_t n = 1;
-        if (c >= 0xC0 && c < 0xE0) cp = c & 0x1F, n = 2;
-        else if (c >= 0xE0 && c < 0xF0) cp = c & 0x0F, n = 3;
-        else if (c >= 0xF0) cp = c & 0x07, n = 4;
+        if (c >= 0xC0 && c < 0xE0)
+            cp = c & 0x1F, n = 2;
+        else if (c >= 0xE0 && c < 0xF0)
+            cp = c & 0x0F, n = 3;
+        else if (c >= 0xF0)
+            cp = c & 0x07, n = 4;
         size_t k = 1;
         for (; k < n && lx->pos + k < lx->len; k++)
             cp = (cp << 6) | ((unsigned char)lx->src[lx->pos + k] & 0x3F);
@@ -85,7 +98,8 @@ static void lex_error(sql92_lexer *lx, size_t token_start, char *err, size_t err
                  "column %d.  Encountered: %s%safter : \"%.*s\"",
                  lx->line, lx->column, what, lx->pos >= lx->len ? " " : ", ",
                  (int)(plen > 64 ? 64 : plen), lx->src + token_start);
-    if (err_pos) *err_pos = lx->char_pos;
+    if (err_pos)
+        *err_pos = lx->char_pos;
 }
 
 /* Skips blanks and comments. Returns false on an unterminated block comment. */
@@ -93,7 +107,8 @@ static bool skip_ignorable(sql92_lexer *lx, char *err, size_t errlen, int *err_p
 {
     for (;;) {
         int c = peek(lx, 0);
-        if (c < 0) return true;
+        if (c < 0)
+            return true;
         if (is_blank(c)) {
             advance(lx);
             continue;
@@ -102,10 +117,14 @@ static bool skip_ignorable(sql92_lexer *lx, char *err, size_t errlen, int *err_p
             /* A line comment needs its line break (§6.5.7 #1); without one
              * the two characters are minus signs. */
             size_t i = lx->pos + 2;
-            while (i < lx->len && lx->src[i] != '\n' && lx->src[i] != '\r') i++;
-            if (i >= lx->len) return true;
-            while (lx->pos < i) advance(lx);
-            if (lx->src[lx->pos] == '\r' && peek(lx, 1) == '\n') advance(lx);
+            while (i < lx->len && lx->src[i] != '\n' && lx->src[i] != '\r')
+                i++;
+            if (i >= lx->len)
+                return true;
+            while (lx->pos < i)
+                advance(lx);
+            if (lx->src[lx->pos] == '\r' && peek(lx, 1) == '\n')
+                advance(lx);
             advance(lx);
             continue;
         }
@@ -133,16 +152,29 @@ static bool skip_ignorable(sql92_lexer *lx, char *err, size_t errlen, int *err_p
 
 static sql92_tok keyword(const sql92_lexer *lx, const char *s, size_t n)
 {
-    static const struct { const char *w; sql92_tok t; bool v5; } kw[] = {
-        {"NOT", T_NOT, false},         {"AND", T_AND, false},        {"OR", T_OR, false},
-        {"BETWEEN", T_BETWEEN, false}, {"IN", T_IN, false},          {"TRUE", T_TRUE, false},
-        {"FALSE", T_FALSE, false},     {"NULL", T_NULL, false},      {"IS", T_IS, false},
-        {"CONTAINS", T_CONTAINS, true}, {"STARTSWITH", T_STARTSWITH, true},
+    static const struct {
+        const char *w;
+        sql92_tok t;
+        bool v5;
+    } kw[] = {
+        {"NOT", T_NOT, false},
+        {"AND", T_AND, false},
+        {"OR", T_OR, false},
+        {"BETWEEN", T_BETWEEN, false},
+        {"IN", T_IN, false},
+        {"TRUE", T_TRUE, false},
+        {"FALSE", T_FALSE, false},
+        {"NULL", T_NULL, false},
+        {"IS", T_IS, false},
+        {"CONTAINS", T_CONTAINS, true},
+        {"STARTSWITH", T_STARTSWITH, true},
         {"ENDSWITH", T_ENDSWITH, true},
     };
     for (size_t i = 0; i < sizeof kw / sizeof kw[0]; i++) {
-        if (kw[i].v5 && !lx->ops5x) continue;
-        if (strlen(kw[i].w) == n && strncasecmp(kw[i].w, s, n) == 0) return kw[i].t;
+        if (kw[i].v5 && !lx->ops5x)
+            continue;
+        if (strlen(kw[i].w) == n && strncasecmp(kw[i].w, s, n) == 0)
+            return kw[i].t;
     }
     return T_ID;
 }
@@ -150,11 +182,14 @@ static sql92_tok keyword(const sql92_lexer *lx, const char *s, size_t n)
 /* Length of the longest exponent `[eE][+-]?[0-9]+` at byte offset i, or 0. */
 static size_t exponent_len(const sql92_lexer *lx, size_t i)
 {
-    if (i >= lx->len || (lx->src[i] != 'e' && lx->src[i] != 'E')) return 0;
+    if (i >= lx->len || (lx->src[i] != 'e' && lx->src[i] != 'E'))
+        return 0;
     size_t j = i + 1;
-    if (j < lx->len && (lx->src[j] == '+' || lx->src[j] == '-')) j++;
+    if (j < lx->len && (lx->src[j] == '+' || lx->src[j] == '-'))
+        j++;
     size_t d = j;
-    while (j < lx->len && is_digit((unsigned char)lx->src[j])) j++;
+    while (j < lx->len && is_digit((unsigned char)lx->src[j]))
+        j++;
     return j > d ? j - i : 0;
 }
 
@@ -169,22 +204,27 @@ static size_t number_len(const sql92_lexer *lx, sql92_tok *kind)
         /* DECIMAL: "0" | [1-9][0-9]*[lL]? — the suffix never follows a lone 0 */
         size_t j = i + 1;
         if (s[i] != '0') {
-            while (j < n && is_digit((unsigned char)s[j])) j++;
-            if (j < n && (s[j] == 'l' || s[j] == 'L')) j++;
+            while (j < n && is_digit((unsigned char)s[j]))
+                j++;
+            if (j < n && (s[j] == 'l' || s[j] == 'L'))
+                j++;
         }
         best = j - i;
         *kind = T_DECIMAL;
         /* FLOAT: [0-9]+ '.' [0-9]* exp? | [0-9]+ exp */
         size_t k = i;
-        while (k < n && is_digit((unsigned char)s[k])) k++;
+        while (k < n && is_digit((unsigned char)s[k]))
+            k++;
         size_t f = 0;
         if (k < n && s[k] == '.') {
             size_t m = k + 1;
-            while (m < n && is_digit((unsigned char)s[m])) m++;
+            while (m < n && is_digit((unsigned char)s[m]))
+                m++;
             f = m + exponent_len(lx, m) - i;
         } else {
             size_t e = exponent_len(lx, k);
-            if (e) f = k + e - i;
+            if (e)
+                f = k + e - i;
         }
         if (f > best) {
             best = f;
@@ -194,7 +234,8 @@ static size_t number_len(const sql92_lexer *lx, sql92_tok *kind)
     }
     if (i + 1 < n && s[i] == '.' && is_digit((unsigned char)s[i + 1])) {
         size_t m = i + 1;
-        while (m < n && is_digit((unsigned char)s[m])) m++;
+        while (m < n && is_digit((unsigned char)s[m]))
+            m++;
         *kind = T_FLOAT;
         return m + exponent_len(lx, m) - i;
     }
@@ -203,7 +244,8 @@ static size_t number_len(const sql92_lexer *lx, sql92_tok *kind)
 
 bool sql92_lexer_next(sql92_lexer *lx, sql92_token *out, char *err, size_t errlen, int *err_pos)
 {
-    if (!skip_ignorable(lx, err, errlen, err_pos)) return false;
+    if (!skip_ignorable(lx, err, errlen, err_pos))
+        return false;
     out->start = lx->pos;
     out->line = lx->line;
     out->column = lx->column;
@@ -218,7 +260,8 @@ bool sql92_lexer_next(sql92_lexer *lx, sql92_token *out, char *err, size_t errle
     sql92_tok kind = T_EOF;
     if (is_id_start(c)) {
         n = 1;
-        while (is_id_part(peek(lx, n))) n++;
+        while (is_id_part(peek(lx, n)))
+            n++;
         kind = keyword(lx, lx->src + lx->pos, n);
     } else if ((n = number_len(lx, &kind)) > 0) {
         /* kind set */
@@ -249,13 +292,18 @@ bool sql92_lexer_next(sql92_lexer *lx, sql92_token *out, char *err, size_t errle
         switch (c) {
         case '=': kind = T_EQ, n = 1; break;
         case '<':
-            if (d == '>') kind = T_NE, n = 2;
-            else if (d == '=') kind = T_LE, n = 2;
-            else kind = T_LT, n = 1;
+            if (d == '>')
+                kind = T_NE, n = 2;
+            else if (d == '=')
+                kind = T_LE, n = 2;
+            else
+                kind = T_LT, n = 1;
             break;
         case '>':
-            if (d == '=') kind = T_GE, n = 2;
-            else kind = T_GT, n = 1;
+            if (d == '=')
+                kind = T_GE, n = 2;
+            else
+                kind = T_GT, n = 1;
             break;
         case '(': kind = T_LPAREN, n = 1; break;
         case ')': kind = T_RPAREN, n = 1; break;
@@ -265,7 +313,8 @@ bool sql92_lexer_next(sql92_lexer *lx, sql92_token *out, char *err, size_t errle
         default: lex_error(lx, lx->pos, err, errlen, err_pos); return false;
         }
     }
-    for (size_t i = 0; i < n; i++) advance(lx);
+    for (size_t i = 0; i < n; i++)
+        advance(lx);
     out->kind = kind;
     out->len = n;
     return true;

@@ -10,10 +10,33 @@
 
 typedef enum sql92_tok {
     T_EOF = 0,
-    T_NOT, T_AND, T_OR, T_BETWEEN, T_IN, T_TRUE, T_FALSE, T_NULL, T_IS,
-    T_CONTAINS, T_STARTSWITH, T_ENDSWITH, /* keywords only with 5.x operators */
-    T_DECIMAL, T_FLOAT, T_STRING, T_ID,
-    T_EQ, T_NE, T_GT, T_GE, T_LT, T_LE, T_LPAREN, T_RPAREN, T_COMMA, T_PLUS, T_MINUS,
+    T_NOT,
+    T_AND,
+    T_OR,
+    T_BETWEEN,
+    T_IN,
+    T_TRUE,
+    T_FALSE,
+    T_NULL,
+    T_IS,
+    T_CONTAINS,
+    T_STARTSWITH,
+    T_ENDSWITH, /* keywords only with 5.x operators */
+    T_DECIMAL,
+    T_FLOAT,
+    T_STRING,
+    T_ID,
+    T_EQ,
+    T_NE,
+    T_GT,
+    T_GE,
+    T_LT,
+    T_LE,
+    T_LPAREN,
+    T_RPAREN,
+    T_COMMA,
+    T_PLUS,
+    T_MINUS,
     T_LEX_ERROR /* never returned as a token: lexing failed */
 } sql92_tok;
 
@@ -37,8 +60,7 @@ void sql92_lexer_init(sql92_lexer *lx, const char *src, size_t len, bool ops5x);
 
 /* Next token. On a lexical error returns false and writes Java's
  * TokenMgrError text to err, its character position to *err_pos. */
-bool sql92_lexer_next(sql92_lexer *lx, sql92_token *out, char *err, size_t errlen,
-                      int *err_pos);
+bool sql92_lexer_next(sql92_lexer *lx, sql92_token *out, char *err, size_t errlen, int *err_pos);
 
 /* Human-readable name of a token kind for "Was expecting" lists. */
 const char *sql92_tok_name(sql92_tok kind);

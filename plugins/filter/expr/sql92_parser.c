@@ -37,7 +37,8 @@ typedef struct parser {
 static void fail(parser *p, int pos, const char *fmt, ...) RMQ_PRINTF(3, 4);
 static void fail(parser *p, int pos, const char *fmt, ...)
 {
-    if (p->failed) return;
+    if (p->failed)
+        return;
     p->failed = true;
     if (p->err && p->errlen) {
         va_list ap;
@@ -45,7 +46,8 @@ static void fail(parser *p, int pos, const char *fmt, ...)
         vsnprintf(p->err, p->errlen, fmt, ap);
         va_end(ap);
     }
-    if (p->err_pos) *p->err_pos = pos;
+    if (p->err_pos)
+        *p->err_pos = pos;
 }
 
 /* Make sure `n` tokens are buffered. False after a lexical error. */
@@ -63,7 +65,8 @@ static bool fill(parser *p, int n)
 
 static sql92_tok peek(parser *p, int k)
 {
-    if (!fill(p, k + 1)) return T_LEX_ERROR;
+    if (!fill(p, k + 1))
+        return T_LEX_ERROR;
     return p->la[k].kind;
 }
 
@@ -78,18 +81,20 @@ static sql92_token take(parser *p)
 /* JavaCC's ParseException text for the next token. */
 static void unexpected(parser *p, const char *expecting)
 {
-    if (!fill(p, 1)) return;
+    if (!fill(p, 1))
+        return;
     const sql92_token *t = &p->la[0];
     if (t->kind == T_EOF)
         fail(p, t->char_pos,
-             PARSE_EXC "Encountered \"<EOF>\" at line %d, column %d.\nWas expecting one of:\n    %s",
+             PARSE_EXC
+             "Encountered \"<EOF>\" at line %d, column %d.\nWas expecting one of:\n    %s",
              t->line, t->column, expecting);
     else
         fail(p, t->char_pos,
              PARSE_EXC "Encountered \" %s \"%.*s \"\" at line %d, column %d.\n"
                        "Was expecting one of:\n    %s",
-             sql92_tok_name(t->kind), (int)(t->len > 80 ? 80 : t->len), p->src + t->start,
-             t->line, t->column, expecting);
+             sql92_tok_name(t->kind), (int)(t->len > 80 ? 80 : t->len), p->src + t->start, t->line,
+             t->column, expecting);
 }
 
 static bool expect(parser *p, sql92_tok kind, sql92_token *out)
@@ -99,36 +104,58 @@ static bool expect(parser *p, sql92_tok kind, sql92_token *out)
         return false;
     }
     sql92_token t = take(p);
-    if (out) *out = t;
+    if (out)
+        *out = t;
     return true;
 }
 
 /* ---- node helpers ---- */
 
-static const rmq_fx_node *N(parser *p, uint32_t i) { return &p->b->nodes[i]; }
+static const rmq_fx_node *N(parser *p, uint32_t i)
+{
+    return &p->b->nodes[i];
+}
 
-static bool is_constant(const rmq_fx_node *n) { return n->kind >= FX_CONST_NULL && n->kind <= FX_CONST_STRING; }
+static bool is_constant(const rmq_fx_node *n)
+{
+    return n->kind >= FX_CONST_NULL && n->kind <= FX_CONST_STRING;
+}
 
 static bool is_boolean_typed(const rmq_fx_node *n)
 {
     switch (n->kind) {
-    case FX_CONST_NULL: case FX_CONST_TRUE: case FX_CONST_FALSE: case FX_BOOL_CAST: case FX_NOT:
-    case FX_AND: case FX_OR: case FX_EQ: case FX_GT: case FX_GE: case FX_LT: case FX_LE:
-    case FX_IN: case FX_CONTAINS: case FX_STARTSWITH: case FX_ENDSWITH:
-        return true;
-    default:
-        return false;
+    case FX_CONST_NULL:
+    case FX_CONST_TRUE:
+    case FX_CONST_FALSE:
+    case FX_BOOL_CAST:
+    case FX_NOT:
+    case FX_AND:
+    case FX_OR:
+    case FX_EQ:
+    case FX_GT:
+    case FX_GE:
+    case FX_LT:
+    case FX_LE:
+    case FX_IN:
+    case FX_CONTAINS:
+    case FX_STARTSWITH:
+    case FX_ENDSWITH: return true;
+    default: return false;
     }
 }
 
 static uint32_t add(parser *p, rmq_fx_node n)
 {
-    if (p->failed) return NO_NODE;
+    if (p->failed)
+        return NO_NODE;
     unsigned d = 1;
-    if (n.left != NO_NODE && n.kind >= FX_NEGATE) d = N(p, n.left)->reserved + 1u;
-    if (n.right != NO_NODE && (n.kind == FX_AND || n.kind == FX_OR || (n.kind >= FX_EQ && n.kind <= FX_LE))) {
+    if (n.left != NO_NODE && n.kind >= FX_NEGATE)
+        d = N(p, n.left)->reserved + 1u;
+    if (n.right != NO_NODE &&
+        (n.kind == FX_AND || n.kind == FX_OR || (n.kind >= FX_EQ && n.kind <= FX_LE))) {
         unsigned r = N(p, n.right)->reserved + 1u;
-        if (r > d) d = r;
+        if (r > d)
+            d = r;
     }
     if (d > RMQ_FX_MAX_DEPTH) {
         fail(p, 0, RUNTIME_EXC "expression tree deeper than %d levels", RMQ_FX_MAX_DEPTH);
@@ -136,7 +163,8 @@ static uint32_t add(parser *p, rmq_fx_node n)
     }
     n.reserved = (uint16_t)d;
     uint32_t i = rmq_fxb_node(p->b, &n);
-    if (i == NO_NODE) fail(p, 0, "out of memory");
+    if (i == NO_NODE)
+        fail(p, 0, "out of memory");
     return i;
 }
 
@@ -166,7 +194,8 @@ static size_t put(char *buf, size_t len, size_t at, const char *s, size_t n)
 static size_t put_quoted(char *buf, size_t len, size_t at, const char *s, size_t n)
 {
     at = put(buf, len, at, "'", 1);
-    for (size_t k = 0; k < n; k++) at = s[k] == '\'' ? put(buf, len, at, "''", 2) : put(buf, len, at, s + k, 1);
+    for (size_t k = 0; k < n; k++)
+        at = s[k] == '\'' ? put(buf, len, at, "''", 2) : put(buf, len, at, s + k, 1);
     return put(buf, len, at, "'", 1);
 }
 
@@ -176,12 +205,14 @@ static size_t to_string(parser *p, uint32_t i, char *buf, size_t len)
     const char *pool = p->b->pool;
     char num[40];
     size_t at = 0;
-    if (len) buf[0] = '\0';
+    if (len)
+        buf[0] = '\0';
     switch (n->kind) {
     case FX_CONST_NULL: return put(buf, len, 0, "NULL", 4);
     case FX_CONST_TRUE: return put(buf, len, 0, "TRUE", 4);
     case FX_CONST_FALSE: return put(buf, len, 0, "FALSE", 5);
-    case FX_CONST_INT: case FX_CONST_LONG:
+    case FX_CONST_INT:
+    case FX_CONST_LONG:
         snprintf(num, sizeof num, "%" PRId64, n->v.i);
         return put(buf, len, 0, num, strlen(num));
     case FX_CONST_DOUBLE:
@@ -190,7 +221,8 @@ static size_t to_string(parser *p, uint32_t i, char *buf, size_t len)
     case FX_CONST_STRING: return put_quoted(buf, len, 0, pool + n->v.s.off, n->v.s.len);
     case FX_PROPERTY: return put(buf, len, 0, pool + n->v.s.off, n->v.s.len);
     case FX_BOOL_CAST: return to_string(p, n->left, buf, len);
-    case FX_NEGATE: case FX_NOT: {
+    case FX_NEGATE:
+    case FX_NOT: {
         const char *sym = n->kind == FX_NEGATE ? "(- " : "(NOT ";
         at = put(buf, len, 0, sym, strlen(sym));
         at += to_string(p, n->left, at < len ? buf + at : NULL, at < len ? len - at : 0);
@@ -202,16 +234,20 @@ static size_t to_string(parser *p, uint32_t i, char *buf, size_t len)
         at = put(buf, len, at, sym, strlen(sym));
         for (uint32_t k = 0; k < n->v.list.count; k++) {
             rmq_fx_str s = p->b->lists[n->v.list.first + k];
-            if (k) at = put(buf, len, at, ", ", 2);
+            if (k)
+                at = put(buf, len, at, ", ", 2);
             at = put(buf, len, at, pool + s.off, s.len);
         }
         return put(buf, len, at, " )", 2);
     }
-    case FX_CONTAINS: case FX_STARTSWITH: case FX_ENDSWITH: {
+    case FX_CONTAINS:
+    case FX_STARTSWITH:
+    case FX_ENDSWITH: {
         static const char *names[] = {"CONTAINS", "STARTSWITH", "ENDSWITH"};
         at = put(buf, len, 0, "(", 1);
         at += to_string(p, n->left, at < len ? buf + at : NULL, at < len ? len - at : 0);
-        at = put(buf, len, at, (n->flags & FX_FLAG_NOT) ? " NOT " : " ", (n->flags & FX_FLAG_NOT) ? 5 : 1);
+        at = put(buf, len, at, (n->flags & FX_FLAG_NOT) ? " NOT " : " ",
+                 (n->flags & FX_FLAG_NOT) ? 5 : 1);
         const char *nm = names[n->kind - FX_CONTAINS];
         at = put(buf, len, at, nm, strlen(nm));
         at = put(buf, len, at, " ", 1);
@@ -245,9 +281,12 @@ static size_t to_string(parser *p, uint32_t i, char *buf, size_t len)
 
 static uint32_t as_boolean(parser *p, uint32_t x, int pos)
 {
-    if (p->failed) return NO_NODE;
-    if (is_boolean_typed(N(p, x))) return x;
-    if (N(p, x)->kind == FX_PROPERTY) return add_simple(p, FX_BOOL_CAST, x, NO_NODE);
+    if (p->failed)
+        return NO_NODE;
+    if (is_boolean_typed(N(p, x)))
+        return x;
+    if (N(p, x)->kind == FX_PROPERTY)
+        return add_simple(p, FX_BOOL_CAST, x, NO_NODE);
     char s[160];
     to_string(p, x, s, sizeof s);
     fail(p, pos, PARSE_EXC "Expression will not result in a boolean value: %s", s);
@@ -260,7 +299,8 @@ static bool check_less_than_operand(parser *p, uint32_t x, int pos)
     bool bad = is_constant(n) ? !(n->kind == FX_CONST_INT || n->kind == FX_CONST_LONG ||
                                   n->kind == FX_CONST_DOUBLE)
                               : is_boolean_typed(n);
-    if (!bad) return true;
+    if (!bad)
+        return true;
     char s[160];
     to_string(p, x, s, sizeof s);
     fail(p, pos, RUNTIME_EXC "Value '%s' cannot be compared.", s);
@@ -276,7 +316,8 @@ static uint32_t create_ordering(parser *p, uint8_t kind, uint32_t l, uint32_t r,
 
 static uint32_t create_equal(parser *p, uint32_t l, uint32_t r, int pos)
 {
-    if (p->failed) return NO_NODE;
+    if (p->failed)
+        return NO_NODE;
     char ls[160], rs[160];
     for (int k = 0; k < 2; k++) {
         uint32_t x = k ? r : l;
@@ -320,14 +361,19 @@ static void value_text(parser *p, uint32_t x, char *buf, size_t len)
 {
     /* Java prints the raw value (lv + ""), not the quoted form. */
     const rmq_fx_node *n = N(p, x);
-    if (n->kind == FX_CONST_STRING) snprintf(buf, len, "%s", p->b->pool + n->v.s.off);
-    else if (n->kind == FX_CONST_TRUE || n->kind == FX_CONST_FALSE) snprintf(buf, len, "%s", n->kind == FX_CONST_TRUE ? "true" : "false");
-    else to_string(p, x, buf, len);
+    if (n->kind == FX_CONST_STRING)
+        snprintf(buf, len, "%s", p->b->pool + n->v.s.off);
+    else if (n->kind == FX_CONST_TRUE || n->kind == FX_CONST_FALSE)
+        snprintf(buf, len, "%s", n->kind == FX_CONST_TRUE ? "true" : "false");
+    else
+        to_string(p, x, buf, len);
 }
 
-static uint32_t create_between(parser *p, uint32_t v, uint32_t lo, uint32_t hi, bool negated, int pos)
+static uint32_t create_between(parser *p, uint32_t v, uint32_t lo, uint32_t hi, bool negated,
+                               int pos)
 {
-    if (p->failed) return NO_NODE;
+    if (p->failed)
+        return NO_NODE;
     if (!negated && is_constant(N(p, lo)) && is_constant(N(p, hi))) {
         if (N(p, lo)->kind == FX_CONST_NULL || N(p, hi)->kind == FX_CONST_NULL) {
             fail(p, pos, RUNTIME_EXC "Illegal values of between, values can not be null!");
@@ -379,10 +425,12 @@ static rmq_fx_str unquote(parser *p, const sql92_token *t)
     size_t o = 0;
     for (size_t i = 0; i < n; i++) {
         tmp[o++] = s[i];
-        if (s[i] == '\'') i++;
+        if (s[i] == '\'')
+            i++;
     }
     rmq_fx_str r = rmq_fxb_string(p->b, tmp, o);
-    if (tmp != stack) free(tmp);
+    if (tmp != stack)
+        free(tmp);
     return r;
 }
 
@@ -390,7 +438,8 @@ static uint32_t decimal_literal(parser *p, const sql92_token *t)
 {
     const char *s = p->src + t->start;
     size_t n = t->len;
-    if (n && (s[n - 1] == 'l' || s[n - 1] == 'L')) n--;
+    if (n && (s[n - 1] == 'l' || s[n - 1] == 'L'))
+        n--;
     int64_t v;
     if (!java_parse_long(s, n, &v)) {
         fail(p, t->char_pos, "java.lang.NumberFormatException: For input string: \"%.*s\"",
@@ -421,8 +470,10 @@ static uint32_t float_literal(parser *p, const sql92_token *t)
         fail(p, t->char_pos, RUNTIME_EXC "%.*s is greater than 1.7976931348623157E308", len, tmp);
     else if (d < 4.9e-324)
         fail(p, t->char_pos, RUNTIME_EXC "%.*s is less than 4.9E-324", len, tmp);
-    if (tmp != stack) free(tmp);
-    if (p->failed) return NO_NODE;
+    if (tmp != stack)
+        free(tmp);
+    if (p->failed)
+        return NO_NODE;
     rmq_fx_node node;
     memset(&node, 0, sizeof node);
     node.kind = FX_CONST_DOUBLE;
@@ -436,12 +487,16 @@ static uint32_t float_literal(parser *p, const sql92_token *t)
 static uint32_t or_expr(parser *p);
 static uint32_t unary_expr(parser *p);
 
-#define EXPECT_PRIMARY "<STRING_LITERAL> ...\n    <DECIMAL_LITERAL> ...\n    <FLOATING_POINT_LITERAL> ...\n    \"TRUE\" ...\n    \"FALSE\" ...\n    \"NULL\" ...\n    <ID> ...\n    \"(\" ...\n    \"+\" ...\n    \"-\" ...\n    \"NOT\" ..."
+#define EXPECT_PRIMARY                                                                             \
+    "<STRING_LITERAL> ...\n    <DECIMAL_LITERAL> ...\n    <FLOATING_POINT_LITERAL> ...\n    "      \
+    "\"TRUE\" ...\n    \"FALSE\" ...\n    \"NULL\" ...\n    <ID> ...\n    \"(\" ...\n    \"+\" "   \
+    "...\n    \"-\" ...\n    \"NOT\" ..."
 
 static uint32_t primary_expr(parser *p)
 {
     sql92_tok k = peek(p, 0);
-    if (p->failed) return NO_NODE;
+    if (p->failed)
+        return NO_NODE;
     rmq_fx_node node;
     memset(&node, 0, sizeof node);
     node.left = node.right = NO_NODE;
@@ -460,9 +515,18 @@ static uint32_t primary_expr(parser *p)
         sql92_token t = take(p);
         return float_literal(p, &t);
     }
-    case T_TRUE: take(p); node.kind = FX_CONST_TRUE; return add(p, node);
-    case T_FALSE: take(p); node.kind = FX_CONST_FALSE; return add(p, node);
-    case T_NULL: take(p); node.kind = FX_CONST_NULL; return add(p, node);
+    case T_TRUE:
+        take(p);
+        node.kind = FX_CONST_TRUE;
+        return add(p, node);
+    case T_FALSE:
+        take(p);
+        node.kind = FX_CONST_FALSE;
+        return add(p, node);
+    case T_NULL:
+        take(p);
+        node.kind = FX_CONST_NULL;
+        return add(p, node);
     case T_ID: {
         sql92_token t = take(p);
         node.kind = FX_PROPERTY;
@@ -472,12 +536,11 @@ static uint32_t primary_expr(parser *p)
     case T_LPAREN: {
         take(p);
         uint32_t x = or_expr(p);
-        if (p->failed || !expect(p, T_RPAREN, NULL)) return NO_NODE;
+        if (p->failed || !expect(p, T_RPAREN, NULL))
+            return NO_NODE;
         return x;
     }
-    default:
-        unexpected(p, EXPECT_PRIMARY);
-        return NO_NODE;
+    default: unexpected(p, EXPECT_PRIMARY); return NO_NODE;
     }
 }
 
@@ -513,18 +576,21 @@ static uint32_t unary_expr(parser *p)
 static bool string_literal(parser *p, rmq_fx_str *out)
 {
     sql92_token t;
-    if (!expect(p, T_STRING, &t)) return false;
+    if (!expect(p, T_STRING, &t))
+        return false;
     *out = unquote(p, &t);
     return !p->b->oom;
 }
 
 static uint32_t in_list(parser *p, uint32_t left, bool negated, int pos)
 {
-    if (!expect(p, T_LPAREN, NULL)) return NO_NODE;
+    if (!expect(p, T_LPAREN, NULL))
+        return NO_NODE;
     uint32_t first = p->b->list_count, count = 0;
     for (;;) {
         rmq_fx_str s;
-        if (!string_literal(p, &s)) return NO_NODE;
+        if (!string_literal(p, &s))
+            return NO_NODE;
         if (rmq_fxb_list(p->b, s) == UINT32_MAX) {
             fail(p, 0, "out of memory");
             return NO_NODE;
@@ -534,7 +600,8 @@ static uint32_t in_list(parser *p, uint32_t left, bool negated, int pos)
             take(p);
             continue;
         }
-        if (p->failed || !expect(p, T_RPAREN, NULL)) return NO_NODE;
+        if (p->failed || !expect(p, T_RPAREN, NULL))
+            return NO_NODE;
         break;
     }
     if (N(p, left)->kind != FX_PROPERTY) {
@@ -554,12 +621,16 @@ static uint32_t in_list(parser *p, uint32_t left, bool negated, int pos)
     return add(p, node);
 }
 
-static bool is_string_op(sql92_tok k) { return k == T_CONTAINS || k == T_STARTSWITH || k == T_ENDSWITH; }
+static bool is_string_op(sql92_tok k)
+{
+    return k == T_CONTAINS || k == T_STARTSWITH || k == T_ENDSWITH;
+}
 
 static uint32_t string_op(parser *p, sql92_tok op, uint32_t left, bool negated)
 {
     rmq_fx_str s;
-    if (!string_literal(p, &s)) return NO_NODE;
+    if (!string_literal(p, &s))
+        return NO_NODE;
     rmq_fx_node node;
     memset(&node, 0, sizeof node);
     node.kind = op == T_CONTAINS ? FX_CONTAINS : op == T_STARTSWITH ? FX_STARTSWITH : FX_ENDSWITH;
@@ -584,7 +655,8 @@ static uint32_t comparison_expr(parser *p)
         } else if (k == T_BETWEEN) {
             take(p);
             uint32_t lo = unary_expr(p);
-            if (p->failed || !expect(p, T_AND, NULL)) break;
+            if (p->failed || !expect(p, T_AND, NULL))
+                break;
             uint32_t hi = unary_expr(p);
             left = create_between(p, left, lo, hi, false, pos);
         } else if (k == T_IN) {
@@ -595,11 +667,13 @@ static uint32_t comparison_expr(parser *p)
             left = string_op(p, k, left, false);
         } else if (k == T_NOT) {
             sql92_tok k2 = peek(p, 1);
-            if (p->failed) break;
+            if (p->failed)
+                break;
             if (k2 == T_BETWEEN) {
                 take(p), take(p);
                 uint32_t lo = unary_expr(p);
-                if (p->failed || !expect(p, T_AND, NULL)) break;
+                if (p->failed || !expect(p, T_AND, NULL))
+                    break;
                 uint32_t hi = unary_expr(p);
                 left = create_between(p, left, lo, hi, true, pos);
             } else if (k2 == T_IN) {
@@ -609,7 +683,9 @@ static uint32_t comparison_expr(parser *p)
                 take(p), take(p);
                 left = string_op(p, k2, left, true);
             } else {
-                unexpected(p, p->ops5x ? "\"NOT\" \"BETWEEN\" ...\n    \"NOT\" \"IN\" ...\n    \"NOT\" \"CONTAINS\" ...\n    \"NOT\" \"STARTSWITH\" ...\n    \"NOT\" \"ENDSWITH\" ..."
+                unexpected(p, p->ops5x ? "\"NOT\" \"BETWEEN\" ...\n    \"NOT\" \"IN\" ...\n    "
+                                         "\"NOT\" \"CONTAINS\" ...\n    \"NOT\" \"STARTSWITH\" "
+                                         "...\n    \"NOT\" \"ENDSWITH\" ..."
                                        : "\"NOT\" \"BETWEEN\" ...\n    \"NOT\" \"IN\" ...");
             }
         } else {
@@ -629,20 +705,25 @@ static uint32_t equality_expr(parser *p)
             take(p);
             uint32_t right = comparison_expr(p);
             left = create_equal(p, left, right, pos);
-            if (k == T_NE && !p->failed) left = add_simple(p, FX_NOT, left, NO_NODE);
+            if (k == T_NE && !p->failed)
+                left = add_simple(p, FX_NOT, left, NO_NODE);
         } else if (k == T_IS) {
             sql92_tok k2 = peek(p, 1);
-            if (p->failed) break;
+            if (p->failed)
+                break;
             take(p);
             bool negated = false;
             if (k2 != T_NULL) {
-                if (!expect(p, T_NOT, NULL)) break;
+                if (!expect(p, T_NOT, NULL))
+                    break;
                 negated = true;
             }
-            if (!expect(p, T_NULL, NULL)) break;
+            if (!expect(p, T_NULL, NULL))
+                break;
             uint32_t null_node = add_simple(p, FX_CONST_NULL, NO_NODE, NO_NODE);
             left = add_simple(p, FX_EQ, left, null_node);
-            if (negated) left = add_simple(p, FX_NOT, left, NO_NODE);
+            if (negated)
+                left = add_simple(p, FX_NOT, left, NO_NODE);
         } else {
             break;
         }
@@ -696,13 +777,16 @@ int rmq_fx_compile_sql92(const char *text, size_t len, const rmq_fx_options *opt
     p.err = err;
     p.errlen = errlen;
     p.err_pos = err_pos;
-    if (err && errlen) err[0] = '\0';
-    if (err_pos) *err_pos = 0;
+    if (err && errlen)
+        err[0] = '\0';
+    if (err_pos)
+        *err_pos = 0;
     sql92_lexer_init(&p.lx, text, len, p.ops5x);
 
     rmq_fx_str src = rmq_fxb_string(&b, text, len);
     uint32_t root = or_expr(&p);
-    if (!p.failed) root = as_boolean(&p, root, 1);
+    if (!p.failed)
+        root = as_boolean(&p, root, 1);
     int rc = 0;
     if (b.oom) {
         rc = RMQ_ENOMEM;
@@ -710,9 +794,11 @@ int rmq_fx_compile_sql92(const char *text, size_t len, const rmq_fx_options *opt
         rc = RMQ_EINVAL;
     } else {
         *out = rmq_fxb_pack(&b, RMQ_FX_TYPE_SQL92, false, root, src);
-        if (!*out) rc = RMQ_ENOMEM;
+        if (!*out)
+            rc = RMQ_ENOMEM;
     }
-    if (rc == RMQ_ENOMEM && err && errlen) snprintf(err, errlen, "out of memory");
+    if (rc == RMQ_ENOMEM && err && errlen)
+        snprintf(err, errlen, "out of memory");
     rmq_fxb_dispose(&b);
     return rc;
 }

@@ -10,8 +10,10 @@
 int32_t rmq_fx_check(bool enable_property_filter, const rmq_fx_options *opt, const char *type,
                      const char *expression, char *err, size_t errlen)
 {
-    if (err && errlen) err[0] = '\0';
-    if (!type || !type[0] || strcmp(type, "TAG") == 0) return RMQ_FILTER_CHECK_SUCCESS;
+    if (err && errlen)
+        err[0] = '\0';
+    if (!type || !type[0] || strcmp(type, "TAG") == 0)
+        return RMQ_FILTER_CHECK_SUCCESS;
     if (!enable_property_filter) {
         if (err && errlen)
             snprintf(err, errlen, "The broker does not support consumer to filter message by %s",
@@ -22,7 +24,9 @@ int32_t rmq_fx_check(bool enable_property_filter, const rmq_fx_options *opt, con
     const char *text = expression ? expression : "";
     int rc = rmq_fx_compile(type, text, strlen(text), opt, &e, err, errlen, NULL);
     free(e);
-    if (rc == 0) return RMQ_FILTER_CHECK_SUCCESS;
-    if (rc == RMQ_ENOMEM) return RMQ_FILTER_CHECK_SYSTEM_ERROR;
+    if (rc == 0)
+        return RMQ_FILTER_CHECK_SUCCESS;
+    if (rc == RMQ_ENOMEM)
+        return RMQ_FILTER_CHECK_SYSTEM_ERROR;
     return RMQ_FILTER_CHECK_SUBSCRIPTION_PARSE_FAILED;
 }

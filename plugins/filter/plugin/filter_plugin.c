@@ -30,7 +30,10 @@ static const rmq_setting_decl SETTINGS[] = {
     {NULL, RMQ_SETTING_STRING, NULL, NULL, 0, 0},
 };
 
-static filter_plugin *from_ctx(rmq_plugin_ctx *ctx) { return rmq_ctx_userdata(ctx); }
+static filter_plugin *from_ctx(rmq_plugin_ctx *ctx)
+{
+    return rmq_ctx_userdata(ctx);
+}
 
 static int read_settings(filter_plugin *fp)
 {
@@ -70,7 +73,8 @@ static void destroy(filter_plugin *fp)
 static int filter_init(rmq_plugin_ctx *ctx, const rmq_host_api *api)
 {
     filter_plugin *fp = calloc(1, sizeof(*fp));
-    if (!fp) return RMQ_ENOMEM;
+    if (!fp)
+        return RMQ_ENOMEM;
     fp->pctx = ctx;
     fp->api = api;
     int rc = read_settings(fp);
@@ -80,8 +84,10 @@ static int filter_init(rmq_plugin_ctx *ctx, const rmq_host_api *api)
     }
     api->set_userdata(ctx, fp);
     rc = filter_export_services(fp);
-    if (rc == 0) rc = filter_register_server_processing(fp);
-    if (rc == 0) rc = filter_consumer_sync_start(fp);
+    if (rc == 0)
+        rc = filter_register_server_processing(fp);
+    if (rc == 0)
+        rc = filter_consumer_sync_start(fp);
     if (rc != 0) {
         api->log(ctx, RMQ_LOG_ERROR, "filter init failed: %s", rmq_strerror(rc));
         api->set_userdata(ctx, NULL);
@@ -97,9 +103,11 @@ static int filter_init(rmq_plugin_ctx *ctx, const rmq_host_api *api)
 static void filter_fini(rmq_plugin_ctx *ctx)
 {
     filter_plugin *fp = from_ctx(ctx);
-    if (!fp) return;
+    if (!fp)
+        return;
     /* As Java persists at shutdown; after a hand-over the new generation owns the file. */
-    if (!fp->exported) filter_consumer_persist(fp);
+    if (!fp->exported)
+        filter_consumer_persist(fp);
     fp->api->set_userdata(ctx, NULL);
     destroy(fp);
 }
@@ -110,7 +118,8 @@ static void filter_fini(rmq_plugin_ctx *ctx)
 static int filter_export_state(rmq_plugin_ctx *ctx, void **blob, size_t *len)
 {
     filter_plugin *fp = from_ctx(ctx);
-    if (!fp) return RMQ_EINVAL;
+    if (!fp)
+        return RMQ_EINVAL;
     char *cf = consumer_filter_table_to_json(&fp->filters, false);
     json_t *root = json_object();
     json_t *cfj = cf ? json_loads(cf, 0, NULL) : NULL;
@@ -130,7 +139,8 @@ static int filter_export_state(rmq_plugin_ctx *ctx, void **blob, size_t *len)
     json_object_set_new(root, "filterServers", servers);
     char *text = json_dumps(root, JSON_COMPACT);
     json_decref(root);
-    if (!text) return RMQ_ENOMEM;
+    if (!text)
+        return RMQ_ENOMEM;
     *blob = text;
     *len = strlen(text);
     fp->exported = true;
@@ -140,7 +150,8 @@ static int filter_export_state(rmq_plugin_ctx *ctx, void **blob, size_t *len)
 static int filter_import_state(rmq_plugin_ctx *ctx, uint32_t version, const void *blob, size_t len)
 {
     filter_plugin *fp = from_ctx(ctx);
-    if (!fp || version != FILTER_STATE_VERSION) return RMQ_EINVAL;
+    if (!fp || version != FILTER_STATE_VERSION)
+        return RMQ_EINVAL;
     json_t *root = json_loadb(blob, len, 0, NULL);
     if (!json_is_object(root)) {
         json_decref(root);
@@ -149,18 +160,22 @@ static int filter_import_state(rmq_plugin_ctx *ctx, uint32_t version, const void
     int rc = 0;
     char *cf = json_dumps(json_object_get(root, "consumerFilter"), JSON_COMPACT);
     char err[256];
-    if (!cf || consumer_filter_table_load(&fp->filters, cf, strlen(cf), false,
-                                          (int64_t)fp->api->now_wall_ms(), NULL, err, sizeof err) != 0)
+    if (!cf ||
+        consumer_filter_table_load(&fp->filters, cf, strlen(cf), false,
+                                   (int64_t)fp->api->now_wall_ms(), NULL, err, sizeof err) != 0)
         rc = RMQ_EINVAL;
     free(cf);
     size_t i, servers = 0;
     json_t *o;
-    json_array_foreach(json_object_get(root, "filterServers"), i, o) {
+    json_array_foreach(json_object_get(root, "filterServers"), i, o)
+    {
         const char *addr = json_string_value(json_object_get(o, "addr"));
-        if (!addr) continue;
+        if (!addr)
+            continue;
         servers++;
-        filter_server_table_register(&fp->servers, (uint64_t)json_integer_value(json_object_get(o, "channel")),
-                                     addr, (uint64_t)json_integer_value(json_object_get(o, "lastUpdate")));
+        filter_server_table_register(
+            &fp->servers, (uint64_t)json_integer_value(json_object_get(o, "channel")), addr,
+            (uint64_t)json_integer_value(json_object_get(o, "lastUpdate")));
     }
     json_decref(root);
     if (rc == 0)

@@ -27,7 +27,8 @@ static void broker_identity(filter_plugin *fp, char *name, size_t name_len, int6
         }
         fp->api->service_release(fp->pctx, ref);
     }
-    if (!name[0] && gethostname(name, name_len) != 0) snprintf(name, name_len, "localhost");
+    if (!name[0] && gethostname(name, name_len) != 0)
+        snprintf(name, name_len, "localhost");
     name[name_len - 1] = '\0';
 }
 
@@ -43,8 +44,11 @@ static int process_register_filter_server(rmq_request *req, const rmq_cmd *cmd, 
     }
     rmq_channel_id ch = a->request_channel(req);
     int added = filter_server_table_register(&fp->servers, ch, addr, a->now_monotonic_ms());
-    if (added < 0) return RMQ_ENOMEM;
-    if (added) a->log(fp->pctx, RMQ_LOG_INFO, "Receive a New Filter Server<%s> from %s", addr, a->request_peer(req));
+    if (added < 0)
+        return RMQ_ENOMEM;
+    if (added)
+        a->log(fp->pctx, RMQ_LOG_INFO, "Receive a New Filter Server<%s> from %s", addr,
+               a->request_peer(req));
 
     char name[128];
     int64_t id;
@@ -52,7 +56,8 @@ static int process_register_filter_server(rmq_request *req, const rmq_cmd *cmd, 
     char idbuf[24];
     snprintf(idbuf, sizeof idbuf, "%lld", (long long)id);
     rmq_cmd *resp = a->cmd_new_response(cmd, RMQ_RESPONSE_SUCCESS, NULL);
-    if (!resp) return RMQ_ENOMEM;
+    if (!resp)
+        return RMQ_ENOMEM;
     a->cmd_ext_set(resp, "brokerName", name);
     a->cmd_ext_set(resp, "brokerId", idbuf);
     return a->reply(req, resp);
@@ -61,10 +66,14 @@ static int process_register_filter_server(rmq_request *req, const rmq_cmd *cmd, 
 static void on_channel_event(rmq_channel_event ev, rmq_channel_id ch, const char *peer, void *ud)
 {
     filter_plugin *fp = ud;
-    if (ev == RMQ_CHANNEL_CONNECT) return;
+    if (ev == RMQ_CHANNEL_CONNECT)
+        return;
     if (filter_server_table_remove(&fp->servers, ch))
-        fp->api->log(fp->pctx, RMQ_LOG_INFO, "The Filter Server<%s> connection<%s> closed, remove it",
-                     peer ? peer : "?", ev == RMQ_CHANNEL_CLOSE ? "CLOSE" : ev == RMQ_CHANNEL_IDLE ? "IDLE" : "EXCEPTION");
+        fp->api->log(fp->pctx, RMQ_LOG_INFO,
+                     "The Filter Server<%s> connection<%s> closed, remove it", peer ? peer : "?",
+                     ev == RMQ_CHANNEL_CLOSE  ? "CLOSE"
+                     : ev == RMQ_CHANNEL_IDLE ? "IDLE"
+                                              : "EXCEPTION");
 }
 
 static void scan_expired(void *ud)
@@ -73,10 +82,11 @@ static void scan_expired(void *ud)
     uint64_t expired[64];
     size_t n;
     do {
-        n = filter_server_table_expire(&fp->servers, fp->api->now_monotonic_ms(), fp->server_max_idle_ms,
-                                       expired, 64);
+        n = filter_server_table_expire(&fp->servers, fp->api->now_monotonic_ms(),
+                                       fp->server_max_idle_ms, expired, 64);
         for (size_t i = 0; i < n; i++) {
-            fp->api->log(fp->pctx, RMQ_LOG_INFO, "The Filter Server channel %llu expired, remove it",
+            fp->api->log(fp->pctx, RMQ_LOG_INFO,
+                         "The Filter Server channel %llu expired, remove it",
                          (unsigned long long)expired[i]);
             fp->api->channel_close(fp->pctx, expired[i]);
         }
@@ -87,7 +97,8 @@ int filter_register_server_processing(filter_plugin *fp)
 {
     int rc = fp->api->register_processor(fp->pctx, FILTER_REGISTER_FILTER_SERVER,
                                          process_register_filter_server, fp, NULL);
-    if (rc == 0) rc = fp->api->add_channel_listener(fp->pctx, on_channel_event, fp);
+    if (rc == 0)
+        rc = fp->api->add_channel_listener(fp->pctx, on_channel_event, fp);
     if (rc == 0)
         rc = fp->api->add_timer(fp->pctx, fp->server_scan_ms, fp->server_scan_ms, scan_expired, fp,
                                 NULL, NULL);

@@ -11,7 +11,8 @@ static int svc_compile(void *ud, const char *type, const char *expression, rmq_f
                        char *err, size_t errlen, int *err_pos)
 {
     filter_plugin *fp = ud;
-    if (!out) return RMQ_EINVAL;
+    if (!out)
+        return RMQ_EINVAL;
     const char *text = expression ? expression : "";
     return rmq_fx_compile(type, text, strlen(text), &fp->opt, out, err, errlen, err_pos);
 }
@@ -30,7 +31,8 @@ static void svc_free_expr(void *ud, rmq_filter_expr *expr)
     free(expr);
 }
 
-static int32_t svc_check(void *ud, const char *type, const char *expression, char *err, size_t errlen)
+static int32_t svc_check(void *ud, const char *type, const char *expression, char *err,
+                         size_t errlen)
 {
     filter_plugin *fp = ud;
     return rmq_fx_check(fp->enable_property_filter, &fp->opt, type, expression, err, errlen);
@@ -65,7 +67,8 @@ static void admin_out(void *ud, const char *text)
 static int admin_expr(rmq_admin_call *call, int argc, const char *const *argv, void *ud)
 {
     filter_plugin *fp = ud;
-    if (argc > 0) argc--, argv++; /* argv[0] is the command name, as main() */
+    if (argc > 0)
+        argc--, argv++; /* argv[0] is the command name, as main() */
     void *pair[2] = {fp, call};
     bool json = fp->api->admin_wants_json && fp->api->admin_wants_json(call);
     return expr_command_run(&fp->opt, argc, argv, json, admin_out, pair);
@@ -79,7 +82,8 @@ static int admin_consumer_filter(rmq_admin_call *call, int argc, const char *con
     (void)argv;
     filter_plugin *fp = ud;
     char *text = consumer_filter_table_to_json(&fp->filters, false);
-    if (!text) return 1;
+    if (!text)
+        return 1;
     fp->api->admin_write(call, "%s\n", text);
     free(text);
     return 0;
@@ -103,8 +107,8 @@ int filter_export_services(filter_plugin *fp)
     int rc = fp->api->export_service(fp->pctx, RMQ_FILTER_EXPR_SERVICE, RMQ_FILTER_EXPR_VERSION,
                                      &fp->expr_svc, fp);
     if (rc == 0)
-        rc = fp->api->export_service(fp->pctx, RMQ_FILTER_SERVERS_SERVICE, RMQ_FILTER_SERVERS_VERSION,
-                                     &fp->servers_svc, fp);
+        rc = fp->api->export_service(fp->pctx, RMQ_FILTER_SERVERS_SERVICE,
+                                     RMQ_FILTER_SERVERS_VERSION, &fp->servers_svc, fp);
     if (rc == 0)
         rc = fp->api->register_admin_command(fp->pctx, "expr", EXPR_COMMAND_USAGE, admin_expr, fp);
     if (rc == 0)

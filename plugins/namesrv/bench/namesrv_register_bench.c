@@ -42,11 +42,12 @@ static char *make_body(int ntopics, long long counter, size_t *len)
                                 "\"topicConfigTable\":{",
                                 counter);
     for (int i = 0; i < ntopics; i++)
-        n += (size_t)snprintf(b + n, cap - n,
-                              "%s\"BenchTopic_%06d\":{\"order\":false,\"perm\":6,\"readQueueNums\":8,"
-                              "\"topicFilterType\":\"SINGLE_TAG\",\"topicName\":\"BenchTopic_%06d\","
-                              "\"topicSysFlag\":0,\"writeQueueNums\":8}",
-                              i ? "," : "", i, i);
+        n += (size_t)snprintf(
+            b + n, cap - n,
+            "%s\"BenchTopic_%06d\":{\"order\":false,\"perm\":6,\"readQueueNums\":8,"
+            "\"topicFilterType\":\"SINGLE_TAG\",\"topicName\":\"BenchTopic_%06d\","
+            "\"topicSysFlag\":0,\"writeQueueNums\":8}",
+            i ? "," : "", i, i);
     n += (size_t)snprintf(b + n, cap - n, "}}}");
     *len = n;
     return b;
@@ -72,8 +73,12 @@ static double register_once_split(namesrv_core *core, const char *body, size_t l
         fprintf(stderr, "parse failed: %s\n", err);
         exit(1);
     }
-    register_request rr = {.cluster = "BenchCluster", .broker_name = name, .broker_addr = addr,
-                           .ha_addr = "127.0.0.1:10912", .broker_id = 0, .channel = channel,
+    register_request rr = {.cluster = "BenchCluster",
+                           .broker_name = name,
+                           .broker_addr = addr,
+                           .ha_addr = "127.0.0.1:10912",
+                           .broker_id = 0,
+                           .channel = channel,
                            .body = &rb};
     register_result res;
     double t1 = now_ms();
@@ -129,8 +134,8 @@ static void bench_size(int ntopics)
         namesrv_config cfg;
         namesrv_config_defaults(&cfg);
         namesrv_core_init(&core, &cfg);
-        first[r] = register_once_split(&core, body_a, len_a, "broker-a", "10.0.0.1:10911", 1,
-                                       &split[r]);
+        first[r] =
+            register_once_split(&core, body_a, len_a, "broker-a", "10.0.0.1:10911", 1, &split[r]);
         changed[r] = register_once(&core, body_b, len_b, "broker-a", "10.0.0.1:10911", 1);
         same[r] = register_once(&core, body_b, len_b, "broker-a", "10.0.0.1:10911", 1);
         parse[r] = parse_only(body_a, len_a);
@@ -149,7 +154,8 @@ static void bench_size(int ntopics)
            "re-registration, changed DataVersion %.2f ms | unchanged %.2f ms   (median of %d)\n",
            ntopics, len_a, parse[RUNS / 2], first[RUNS / 2], changed[RUNS / 2], same[RUNS / 2],
            RUNS);
-    printf("    first registration split (run 0): crc+parse %.2f ms, tables %.2f ms, re-encode+publish "
+    printf("    first registration split (run 0): crc+parse %.2f ms, tables %.2f ms, "
+           "re-encode+publish "
            "%.2f ms; a 4th broker joining the same topics: %.2f ms\n",
            split[0].parse, split[0].table, split[0].publish, fourth[RUNS / 2]);
     free(body_a);
@@ -183,8 +189,9 @@ int main(int argc, char **argv)
         register_once(&core, body, len, names[i], addrs[i], (uint64_t)i + 1);
     free(body);
     long after = rss_kb();
-    printf("RSS: process at start %ld kB; 10,000 topics x 4 brokers add %ld kB (%zu routes cached)\n",
-           rss0, after - before, route_cache_count(&core.cache));
+    printf(
+        "RSS: process at start %ld kB; 10,000 topics x 4 brokers add %ld kB (%zu routes cached)\n",
+        rss0, after - before, route_cache_count(&core.cache));
     namesrv_core_destroy(&core);
     rcu_unregister_thread();
     return 0;

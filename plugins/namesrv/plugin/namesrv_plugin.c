@@ -35,8 +35,7 @@ static const rmq_setting_decl SETTINGS[] = {
      86400000},
     {"brokerChannelExpiredTime", RMQ_SETTING_INT, "120000",
      "a broker not heard from for this long (ms) is removed", 1, 86400000LL * 30},
-    {"writeExecutorThreads", RMQ_SETTING_INT, "2", "threads of the namesrv-write executor", 1,
-     64},
+    {"writeExecutorThreads", RMQ_SETTING_INT, "2", "threads of the namesrv-write executor", 1, 64},
     {"writeExecutorQueueCapacity", RMQ_SETTING_INT, "10000", "queue of the namesrv-write executor",
      1, 1000000},
     {NULL, RMQ_SETTING_STRING, NULL, NULL, 0, 0},
@@ -66,7 +65,8 @@ static int read_settings(rmq_plugin_ctx *ctx, const rmq_host_api *api, namesrv_c
     rc |= namesrv_config_set_str(&cfg->rocketmq_home, home && *home ? home : NULL);
     rc |= namesrv_config_set_str(&cfg->kv_config_path, kv && *kv ? kv : kv_default);
     rc |= namesrv_config_set_str(&cfg->config_store_path, store && *store ? store : store_default);
-    rc |= namesrv_config_set_str(&cfg->product_env_name, api->setting_string(ctx, "productEnvName"));
+    rc |=
+        namesrv_config_set_str(&cfg->product_env_name, api->setting_string(ctx, "productEnvName"));
     rc |= namesrv_config_set_str(&cfg->config_black_list,
                                  api->setting_string(ctx, "configBlackList"));
     free(kv_default);
@@ -129,9 +129,10 @@ static int namesrv_init(rmq_plugin_ctx *ctx, const rmq_host_api *api)
         return rc;
     }
     api->set_userdata(ctx, ns);
-    api->log(ctx, RMQ_LOG_INFO, "NameServer ready (kvConfigPath=%s, scan every %lld ms, expiry %lld ms)",
-             ns->core.cfg.kv_config_path, (long long)ns->core.cfg.scan_not_active_broker_interval_ms,
-             (long long)ns->core.cfg.broker_channel_expired_ms);
+    api->log(
+        ctx, RMQ_LOG_INFO, "NameServer ready (kvConfigPath=%s, scan every %lld ms, expiry %lld ms)",
+        ns->core.cfg.kv_config_path, (long long)ns->core.cfg.scan_not_active_broker_interval_ms,
+        (long long)ns->core.cfg.broker_channel_expired_ms);
     return 0;
 }
 
@@ -162,16 +163,15 @@ static int namesrv_export_state(rmq_plugin_ctx *ctx, void **blob, size_t *len)
     return 0;
 }
 
-static int namesrv_import_state(rmq_plugin_ctx *ctx, uint32_t version, const void *blob,
-                                size_t len)
+static int namesrv_import_state(rmq_plugin_ctx *ctx, uint32_t version, const void *blob, size_t len)
 {
     namesrv_plugin *ns = from_ctx(ctx);
     if (!ns || version != NAMESRV_STATE_VERSION)
         return RMQ_EINVAL;
     char err[256] = "";
     namesrv_core_lock(&ns->core);
-    int rc = namesrv_core_import(&ns->core, blob, len, ns->api->now_monotonic_ms(), err,
-                                 sizeof(err));
+    int rc =
+        namesrv_core_import(&ns->core, blob, len, ns->api->now_monotonic_ms(), err, sizeof(err));
     if (namesrv_core_publish(&ns->core) != 0)
         rc = -1;
     namesrv_core_unlock(&ns->core);

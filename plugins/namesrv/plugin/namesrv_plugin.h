@@ -24,7 +24,7 @@ int namesrv_start_housekeeping(namesrv_plugin *ns);
 
 /* namesrv_persistence.c: kvConfig.json and configStorePath */
 int namesrv_load_kv(namesrv_plugin *ns);
-int namesrv_persist_kv(namesrv_plugin *ns); /* caller holds the core lock */
+int namesrv_persist_kv(namesrv_plugin *ns);     /* caller holds the core lock */
 int namesrv_persist_config(namesrv_plugin *ns); /* caller holds the core lock */
 void namesrv_load_stored_config(namesrv_plugin *ns);
 int namesrv_make_parent_dirs(const char *path);

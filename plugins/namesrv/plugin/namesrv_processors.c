@@ -143,7 +143,8 @@ static int on_get_route(rmq_request *req, const rmq_cmd *cmd, void *ud)
             return RMQ_OK;
         const char *t = topic ? topic : "null";
         static const char head[] = "No topic route info in name server for the topic: ";
-        static const char tail[] = "\nSee http://rocketmq.apache.org/docs/faq/ for further details.";
+        static const char tail[] =
+            "\nSee http://rocketmq.apache.org/docs/faq/ for further details.";
         size_t n = sizeof(head) + strlen(t) + sizeof(tail);
         char stackbuf[512];
         char *remark = n <= sizeof(stackbuf) ? stackbuf : malloc(n);
@@ -256,8 +257,7 @@ static int on_get_kvlist(rmq_request *req, const rmq_cmd *cmd, void *ud)
     if (!found) {
         tb_free(&b);
         char remark[512];
-        snprintf(remark, sizeof(remark), "No config item, Namespace: %s",
-                 nsname ? nsname : "null");
+        snprintf(remark, sizeof(remark), "No config item, Namespace: %s", nsname ? nsname : "null");
         return answer(ns, req, cmd, CODE_QUERY_NOT_FOUND, remark, NULL, 0);
     }
     return answer_buf(ns, req, cmd, &b);
@@ -300,7 +300,8 @@ static int on_register_broker(rmq_request *req, const rmq_cmd *cmd, void *ud)
     if (!parse_long(ext(ns, cmd, "brokerId"), &rr.broker_id))
         return fail(ns, req, cmd, "java.lang.NullPointerException: brokerId is null");
     if (!rr.broker_name || !rr.broker_addr)
-        return fail(ns, req, cmd, "java.lang.NullPointerException: brokerName or brokerAddr is null");
+        return fail(ns, req, cmd,
+                    "java.lang.NullPointerException: brokerName or brokerAddr is null");
     if (!rr.cluster)
         return fail(ns, req, cmd, "clusterName is null");
     int64_t hb = 0;
@@ -412,8 +413,7 @@ static int on_query_data_version(rmq_request *req, const rmq_cmd *cmd, void *ud)
     if (has_stored)
         put_data_version(&b, &stored);
     rmq_cmd *resp = ns->api->cmd_new_response(cmd, CODE_SUCCESS, NULL);
-    int err = resp ? ns->api->cmd_ext_set(resp, "changed", changed ? "true" : "false")
-                   : RMQ_ENOMEM;
+    int err = resp ? ns->api->cmd_ext_set(resp, "changed", changed ? "true" : "false") : RMQ_ENOMEM;
     if (!err && b.len > 0)
         err = ns->api->cmd_set_body(resp, b.data, b.len, NULL, NULL);
     tb_free(&b);
@@ -581,12 +581,10 @@ static int on_register_topic(rmq_request *req, const rmq_cmd *cmd, void *ud)
     }
     for (size_t i = 0; i < n; i++) {
         json_t *q = json_array_get(qarr, i);
-        qds[i].broker_name =
-            (char *)(uintptr_t)json_string_value(json_object_get(q, "brokerName"));
+        qds[i].broker_name = (char *)(uintptr_t)json_string_value(json_object_get(q, "brokerName"));
         qds[i].perm = (int32_t)json_integer_value(json_object_get(q, "perm"));
         qds[i].read_queue_nums = (int32_t)json_integer_value(json_object_get(q, "readQueueNums"));
-        qds[i].write_queue_nums =
-            (int32_t)json_integer_value(json_object_get(q, "writeQueueNums"));
+        qds[i].write_queue_nums = (int32_t)json_integer_value(json_object_get(q, "writeQueueNums"));
         qds[i].topic_sys_flag = (int32_t)json_integer_value(json_object_get(q, "topicSysFlag"));
     }
     namesrv_core_lock(&ns->core);

@@ -153,14 +153,38 @@ void tb_json_str(text_buf *b, const char *s, bool standard)
         }
         tb_putn(b, (const char *)run, (size_t)(p - run));
         switch (c) {
-        case '"': tb_puts(b, "\\\""); p++; break;
-        case '\\': tb_puts(b, "\\\\"); p++; break;
-        case '/': tb_puts(b, "\\/"); p++; break;
-        case '\b': tb_puts(b, "\\b"); p++; break;
-        case '\f': tb_puts(b, "\\f"); p++; break;
-        case '\n': tb_puts(b, "\\n"); p++; break;
-        case '\r': tb_puts(b, "\\r"); p++; break;
-        case '\t': tb_puts(b, "\\t"); p++; break;
+        case '"':
+            tb_puts(b, "\\\"");
+            p++;
+            break;
+        case '\\':
+            tb_puts(b, "\\\\");
+            p++;
+            break;
+        case '/':
+            tb_puts(b, "\\/");
+            p++;
+            break;
+        case '\b':
+            tb_puts(b, "\\b");
+            p++;
+            break;
+        case '\f':
+            tb_puts(b, "\\f");
+            p++;
+            break;
+        case '\n':
+            tb_puts(b, "\\n");
+            p++;
+            break;
+        case '\r':
+            tb_puts(b, "\\r");
+            p++;
+            break;
+        case '\t':
+            tb_puts(b, "\\t");
+            p++;
+            break;
         default:
             if (c < 0x80) {
                 /* other control characters and DEL */

@@ -194,7 +194,8 @@ int kv_store_load(kv_store *kv, const char *text, size_t len, char *err, size_t 
     const char *nsname;
     json_t *nsobj;
     int rc = 0;
-    json_object_foreach(table, nsname, nsobj) {
+    json_object_foreach(table, nsname, nsobj)
+    {
         if (!json_is_object(nsobj))
             continue;
         if (!ns_get_or_create(kv, nsname)) {
@@ -203,7 +204,8 @@ int kv_store_load(kv_store *kv, const char *text, size_t len, char *err, size_t 
         }
         const char *k;
         json_t *v;
-        json_object_foreach(nsobj, k, v) {
+        json_object_foreach(nsobj, k, v)
+        {
             const char *s = json_string_value(v);
             char num[32];
             if (!s && json_is_integer(v)) {

@@ -12,24 +12,51 @@
 static const char *const ALLOWED_KEYS[] = {"orderMessageEnable", NULL};
 
 /* Every NamesrvConfig / NettyServerConfig key Java would apply. */
-static const char *const KNOWN_KEYS[] = {
-    "rocketmqHome", "kvConfigPath", "configStorePath", "productEnvName", "clusterTest",
-    "orderMessageEnable", "configBlackList", "scanNotActiveBrokerInterval",
-    "returnOrderTopicConfigToBroker", "clientRequestThreadPoolNums", "defaultThreadPoolNums",
-    "clientRequestThreadPoolQueueCapacity", "defaultThreadPoolQueueCapacity",
-    "unRegisterBrokerQueueCapacity", "supportActingMaster", "enableAllTopicList",
-    "enableTopicList", "notifyMinBrokerIdChanged", "enableControllerInNamesrv",
-    "needWaitForService", "waitSecondsForService", "deleteTopicWithBrokerRegistration",
-    "listenPort", "bindAddress", "serverWorkerThreads", "serverCallbackExecutorThreads",
-    "serverSelectorThreads", "serverOnewaySemaphoreValue", "serverAsyncSemaphoreValue",
-    "serverChannelMaxIdleTimeSeconds", "serverSocketSndBufSize", "serverSocketRcvBufSize",
-    "writeBufferHighWaterMark", "writeBufferLowWaterMark", "serverSocketBacklog",
-    "serverPooledByteBufAllocatorEnable", "useEpollNativeSelector",
-    "serverNettyWorkerGroupEnable", "enableShutdownGracefully", "shutdownWaitTimeSeconds", NULL};
+static const char *const KNOWN_KEYS[] = {"rocketmqHome",
+                                         "kvConfigPath",
+                                         "configStorePath",
+                                         "productEnvName",
+                                         "clusterTest",
+                                         "orderMessageEnable",
+                                         "configBlackList",
+                                         "scanNotActiveBrokerInterval",
+                                         "returnOrderTopicConfigToBroker",
+                                         "clientRequestThreadPoolNums",
+                                         "defaultThreadPoolNums",
+                                         "clientRequestThreadPoolQueueCapacity",
+                                         "defaultThreadPoolQueueCapacity",
+                                         "unRegisterBrokerQueueCapacity",
+                                         "supportActingMaster",
+                                         "enableAllTopicList",
+                                         "enableTopicList",
+                                         "notifyMinBrokerIdChanged",
+                                         "enableControllerInNamesrv",
+                                         "needWaitForService",
+                                         "waitSecondsForService",
+                                         "deleteTopicWithBrokerRegistration",
+                                         "listenPort",
+                                         "bindAddress",
+                                         "serverWorkerThreads",
+                                         "serverCallbackExecutorThreads",
+                                         "serverSelectorThreads",
+                                         "serverOnewaySemaphoreValue",
+                                         "serverAsyncSemaphoreValue",
+                                         "serverChannelMaxIdleTimeSeconds",
+                                         "serverSocketSndBufSize",
+                                         "serverSocketRcvBufSize",
+                                         "writeBufferHighWaterMark",
+                                         "writeBufferLowWaterMark",
+                                         "serverSocketBacklog",
+                                         "serverPooledByteBufAllocatorEnable",
+                                         "useEpollNativeSelector",
+                                         "serverNettyWorkerGroupEnable",
+                                         "enableShutdownGracefully",
+                                         "shutdownWaitTimeSeconds",
+                                         NULL};
 
 /* Always black-listed, whatever configBlackList says (Java adds these). */
-static const char *const FIXED_BLACK_LIST[] = {"configBlackList", "configStorePath",
-                                               "kvConfigPath", "rocketmqHome", NULL};
+static const char *const FIXED_BLACK_LIST[] = {"configBlackList", "configStorePath", "kvConfigPath",
+                                               "rocketmqHome", NULL};
 
 static bool in_list(const char *const *list, const char *key)
 {
@@ -82,7 +109,10 @@ static void put_prop_text(text_buf *o, const char *s, bool is_key)
         case '\n': tb_puts(o, "\\n"); break;
         case '\r': tb_puts(o, "\\r"); break;
         case '\t': tb_puts(o, "\\t"); break;
-        case '=': case ':': case '#': case '!':
+        case '=':
+        case ':':
+        case '#':
+        case '!':
             tb_putc(o, '\\');
             tb_putc(o, c);
             break;
@@ -122,8 +152,8 @@ static void prop_bool(text_buf *o, const char *k, bool v)
 void namesrv_config_properties(const namesrv_config *cfg, text_buf *o)
 {
     /* NamesrvConfig */
-    prop_str(o, "rocketmqHome", cfg->rocketmq_home && *cfg->rocketmq_home ? cfg->rocketmq_home
-                                                                          : NULL);
+    prop_str(o, "rocketmqHome",
+             cfg->rocketmq_home && *cfg->rocketmq_home ? cfg->rocketmq_home : NULL);
     prop_str(o, "kvConfigPath", cfg->kv_config_path);
     prop_str(o, "configStorePath", cfg->config_store_path);
     prop_str(o, "productEnvName", cfg->product_env_name);

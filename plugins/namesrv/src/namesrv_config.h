@@ -41,9 +41,9 @@ typedef void (*properties_fn)(const char *key, const char *value, void *ud);
 int properties_parse(const char *text, size_t len, properties_fn fn, void *ud);
 
 typedef struct config_update_result {
-    int code;          /* 0 SUCCESS, 1 SYSTEM_ERROR, 16 NO_PERMISSION */
-    char remark[256];  /* empty = none */
-    bool applied;      /* something was applied: persist */
+    int code;         /* 0 SUCCESS, 1 SYSTEM_ERROR, 16 NO_PERMISSION */
+    char remark[256]; /* empty = none */
+    bool applied;     /* something was applied: persist */
     bool order_message_enable_changed;
 } config_update_result;
 

@@ -31,8 +31,8 @@ typedef struct route_assembler {
     /* fragment of the previous topic's i-th QueueData: the next topic's is
      * usually the same broker, found with one strcmp instead of a hash */
     route_fragment *hint[ROUTE_ASSEMBLER_HINTS];
-    text_buf tails;    /* QueueData integer tails of the current topic */
-    size_t *tail_end;  /* end offset of each tail in `tails` */
+    text_buf tails;   /* QueueData integer tails of the current topic */
+    size_t *tail_end; /* end offset of each tail in `tails` */
     size_t tail_cap;
     const broker_data **bds;
     size_t bds_cap;

@@ -70,8 +70,8 @@ void route_cache_destroy(route_cache *c)
 }
 
 /* Writer-only probe: index of the topic's slot, or of the first free slot. */
-static size_t find_slot(const route_cache *c, const route_slots *s, const char *topic,
-                        uint32_t h, bool *found)
+static size_t find_slot(const route_cache *c, const route_slots *s, const char *topic, uint32_t h,
+                        bool *found)
 {
     size_t i = h & s->mask;
     size_t first_free = SIZE_MAX;

@@ -34,7 +34,7 @@ typedef struct route_slots {
 } route_slots;
 
 typedef struct route_cache {
-    route_slots *table; /* RCU-published */
+    route_slots *table;     /* RCU-published */
     route_entry *tombstone; /* marks a deleted slot; only its address matters */
 } route_cache;
 

@@ -282,8 +282,8 @@ void encode_system_topic_list(const route_table *rt, text_buf *out)
     free(brokers);
 }
 
-void encode_broker_member_group(const route_table *rt, const char *cluster,
-                                const char *broker_name, text_buf *out)
+void encode_broker_member_group(const route_table *rt, const char *cluster, const char *broker_name,
+                                text_buf *out)
 {
     const broker_data *bd = route_table_broker(rt, broker_name);
     tb_puts(out, "{\"brokerMemberGroup\":{\"brokerAddrs\":");

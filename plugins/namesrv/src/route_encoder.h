@@ -27,9 +27,9 @@ void encode_filter_table_members(const route_table *rt, const broker_data *const
 void encode_cluster_info(const route_table *rt, text_buf *out);
 
 typedef enum topic_list_kind {
-    TOPIC_LIST_ALL = 0,           /* 206 */
-    TOPIC_LIST_UNIT = 1,          /* 311 */
-    TOPIC_LIST_HAS_UNIT_SUB = 2,  /* 312 */
+    TOPIC_LIST_ALL = 0,                /* 206 */
+    TOPIC_LIST_UNIT = 1,               /* 311 */
+    TOPIC_LIST_HAS_UNIT_SUB = 2,       /* 312 */
     TOPIC_LIST_HAS_UNIT_SUB_UNUNIT = 3 /* 313 */
 } topic_list_kind;
 
@@ -39,8 +39,8 @@ void encode_topics_by_cluster(const route_table *rt, const char *cluster, text_b
 /* 304: cluster names and broker names, plus one broker address. */
 void encode_system_topic_list(const route_table *rt, text_buf *out);
 /* 901 */
-void encode_broker_member_group(const route_table *rt, const char *cluster,
-                                const char *broker_name, text_buf *out);
+void encode_broker_member_group(const route_table *rt, const char *cluster, const char *broker_name,
+                                text_buf *out);
 
 /* Sorted keys of a map (malloc'd array of borrowed strings), NULL when empty. */
 const char **sorted_keys(const str_map *m, size_t *n);

@@ -181,8 +181,8 @@ static queue_data *qd_find(topic_entry *te, const char *broker_name)
 }
 
 /* Returns 1 if something changed, 0 if identical, -1 on OOM. */
-static int qd_upsert(topic_entry *te, const char *broker_name, int32_t perm, int32_t rq,
-                     int32_t wq, int32_t sysflag)
+static int qd_upsert(topic_entry *te, const char *broker_name, int32_t perm, int32_t rq, int32_t wq,
+                     int32_t sysflag)
 {
     queue_data *q = qd_find(te, broker_name);
     if (q) {
@@ -802,8 +802,7 @@ void route_table_delete_topic(route_table *rt, const char *topic, const char *cl
         mark_topic(rt, te);
 }
 
-bool route_table_register_topic(route_table *rt, const char *topic, const queue_data *qds,
-                                size_t n)
+bool route_table_register_topic(route_table *rt, const char *topic, const queue_data *qds, size_t n)
 {
     if (!topic || n == 0)
         return true;

@@ -39,7 +39,7 @@ typedef struct broker_addr {
 
 typedef struct broker_data {
     char *name;
-    char *cluster; /* set when the BrokerData is created, never changed (Java) */
+    char *cluster;      /* set when the BrokerData is created, never changed (Java) */
     broker_addr *addrs; /* sorted by id */
     size_t naddr;
     size_t addr_cap;
@@ -76,7 +76,7 @@ typedef struct route_table {
     char **dirty;     /* topics whose encoded route must be rebuilt (copies) */
     size_t ndirty;
     size_t dirty_cap;
-    bool all_dirty; /* every topic (e.g. orderMessageEnable toggled) */
+    bool all_dirty;             /* every topic (e.g. orderMessageEnable toggled) */
     int64_t default_timeout_ms; /* brokerChannelExpiredTime */
 } route_table;
 
@@ -151,7 +151,6 @@ const live_info *route_table_live(const route_table *rt, const char *broker_addr
 const cluster_entry *route_table_cluster(const route_table *rt, const char *cluster);
 const filter_entry *route_table_filter(const route_table *rt, const char *broker_addr);
 const char *broker_data_addr(const broker_data *bd, int64_t id);
-
 
 /* ---- state restore (hot reload import); each marks all routes dirty ---- */
 int route_table_restore_broker_addr(route_table *rt, const char *broker_name, const char *cluster,

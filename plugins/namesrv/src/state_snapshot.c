@@ -24,11 +24,10 @@ char *namesrv_core_export(const namesrv_core *core, uint64_t now_ms, size_t *len
         json_t *arr = json_array();
         for (size_t i = 0; i < te->nqd; i++) {
             const queue_data *q = &te->qds[i];
-            json_array_append_new(arr, json_pack("{s:s,s:i,s:i,s:i,s:i}", "brokerName",
-                                                 q->broker_name, "perm", q->perm,
-                                                 "readQueueNums", q->read_queue_nums,
-                                                 "writeQueueNums", q->write_queue_nums,
-                                                 "topicSysFlag", q->topic_sys_flag));
+            json_array_append_new(
+                arr, json_pack("{s:s,s:i,s:i,s:i,s:i}", "brokerName", q->broker_name, "perm",
+                               q->perm, "readQueueNums", q->read_queue_nums, "writeQueueNums",
+                               q->write_queue_nums, "topicSysFlag", q->topic_sys_flag));
         }
         json_object_set_new(topics, k, arr);
     }
@@ -37,8 +36,8 @@ char *namesrv_core_export(const namesrv_core *core, uint64_t now_ms, size_t *len
         const broker_data *bd = v;
         json_t *addrs = json_array();
         for (size_t i = 0; i < bd->naddr; i++)
-            json_array_append_new(addrs, json_pack("[I,s]", (json_int_t)bd->addrs[i].id,
-                                                   bd->addrs[i].addr));
+            json_array_append_new(
+                addrs, json_pack("[I,s]", (json_int_t)bd->addrs[i].id, bd->addrs[i].addr));
         json_object_set_new(brokers, k,
                             json_pack("{s:s?,s:o}", "cluster", bd->cluster, "addrs", addrs));
     }
@@ -53,15 +52,15 @@ char *namesrv_core_export(const namesrv_core *core, uint64_t now_ms, size_t *len
     str_map_iter_init(&it, &rt->live);
     while (str_map_iter_next(&it, &k, &v)) {
         const live_info *li = v;
-        json_int_t age = now_ms > li->last_update_ms ? (json_int_t)(now_ms - li->last_update_ms)
-                                                     : 0;
+        json_int_t age =
+            now_ms > li->last_update_ms ? (json_int_t)(now_ms - li->last_update_ms) : 0;
         json_object_set_new(
             live, k,
             json_pack("{s:I,s:I,s:I,s:I,s:b,s:I,s:s?,s:I}", "ageMs", age, "counter",
                       (json_int_t)li->dv.counter, "timestamp", (json_int_t)li->dv.timestamp,
                       "stateVersion", (json_int_t)li->dv.state_version, "hasStateVersion",
-                      li->dv.has_state_version, "channel", (json_int_t)li->channel,
-                      "haServerAddr", li->ha_addr, "timeoutMs", (json_int_t)li->timeout_ms));
+                      li->dv.has_state_version, "channel", (json_int_t)li->channel, "haServerAddr",
+                      li->ha_addr, "timeoutMs", (json_int_t)li->timeout_ms));
     }
     str_map_iter_init(&it, &rt->filters);
     while (str_map_iter_next(&it, &k, &v)) {
@@ -105,42 +104,49 @@ int namesrv_core_import(namesrv_core *core, const char *blob, size_t len, uint64
     int rc = 0;
     const char *k;
     json_t *v;
-    json_object_foreach(json_object_get(root, "brokers"), k, v) {
+    json_object_foreach(json_object_get(root, "brokers"), k, v)
+    {
         const char *cluster = json_string_value(json_object_get(v, "cluster"));
         rc |= route_table_restore_broker_addr(rt, k, cluster, 0, NULL);
         size_t i;
         json_t *pair;
-        json_array_foreach(json_object_get(v, "addrs"), i, pair) {
+        json_array_foreach(json_object_get(v, "addrs"), i, pair)
+        {
             const char *addr = json_string_value(json_array_get(pair, 1));
             if (addr)
                 rc |= route_table_restore_broker_addr(
                     rt, k, cluster, (int64_t)json_integer_value(json_array_get(pair, 0)), addr);
         }
     }
-    json_object_foreach(json_object_get(root, "clusters"), k, v) {
+    json_object_foreach(json_object_get(root, "clusters"), k, v)
+    {
         size_t i;
         json_t *b;
-        json_array_foreach(v, i, b) {
+        json_array_foreach(v, i, b)
+        {
             if (json_is_string(b))
                 rc |= route_table_restore_cluster(rt, k, json_string_value(b));
         }
     }
-    json_object_foreach(json_object_get(root, "topics"), k, v) {
+    json_object_foreach(json_object_get(root, "topics"), k, v)
+    {
         size_t i;
         json_t *q;
-        json_array_foreach(v, i, q) {
+        json_array_foreach(v, i, q)
+        {
             const char *bn = json_string_value(json_object_get(q, "brokerName"));
             if (!bn)
                 continue;
-            queue_data qd = {
-                (char *)(uintptr_t)bn, (int32_t)json_integer_value(json_object_get(q, "perm")),
-                (int32_t)json_integer_value(json_object_get(q, "readQueueNums")),
-                (int32_t)json_integer_value(json_object_get(q, "writeQueueNums")),
-                (int32_t)json_integer_value(json_object_get(q, "topicSysFlag"))};
+            queue_data qd = {(char *)(uintptr_t)bn,
+                             (int32_t)json_integer_value(json_object_get(q, "perm")),
+                             (int32_t)json_integer_value(json_object_get(q, "readQueueNums")),
+                             (int32_t)json_integer_value(json_object_get(q, "writeQueueNums")),
+                             (int32_t)json_integer_value(json_object_get(q, "topicSysFlag"))};
             rc |= route_table_restore_queue(rt, k, &qd);
         }
     }
-    json_object_foreach(json_object_get(root, "live"), k, v) {
+    json_object_foreach(json_object_get(root, "live"), k, v)
+    {
         uint64_t age = (uint64_t)json_integer_value(json_object_get(v, "ageMs"));
         live_info li = {
             .addr = (char *)(uintptr_t)k,
@@ -155,7 +161,8 @@ int namesrv_core_import(namesrv_core *core, const char *blob, size_t len, uint64
         };
         rc |= route_table_restore_live(rt, &li);
     }
-    json_object_foreach(json_object_get(root, "filters"), k, v) {
+    json_object_foreach(json_object_get(root, "filters"), k, v)
+    {
         size_t n = json_array_size(v), m = 0;
         const char **servers = calloc(n ? n : 1, sizeof(*servers));
         if (!servers) {

@@ -229,8 +229,7 @@ typedef struct rmq_host_api {
     /* -- registration (INIT only; effective when the generation goes live) -- */
     /* A bounded pool: `threads` workers, `queue_capacity` waiting requests;
      * a full queue answers SYSTEM_BUSY [OVERLOAD]. Name is per plugin. */
-    int (*declare_executor)(rmq_plugin_ctx *ctx, const char *name, int threads,
-                            int queue_capacity);
+    int (*declare_executor)(rmq_plugin_ctx *ctx, const char *name, int threads, int queue_capacity);
     /* Bind `code` on the plugin's server. executor NULL = inline on IO. */
     int (*register_processor)(rmq_plugin_ctx *ctx, int32_t code, rmq_processor_fn fn, void *ud,
                               const char *executor);
@@ -271,7 +270,7 @@ typedef struct rmq_host_api {
     int32_t (*cmd_flag)(const rmq_cmd *cmd);
     int32_t (*cmd_opaque)(const rmq_cmd *cmd);
     int32_t (*cmd_version)(const rmq_cmd *cmd);
-    int32_t (*cmd_language)(const rmq_cmd *cmd);       /* byte value, protocol.md §2.6 */
+    int32_t (*cmd_language)(const rmq_cmd *cmd);        /* byte value, protocol.md §2.6 */
     const char *(*cmd_language_name)(int32_t language); /* "JAVA", "CPP", ... */
     int (*cmd_serialize_type)(const rmq_cmd *cmd);      /* 0 JSON, 1 ROCKETMQ */
     const char *(*cmd_remark)(const rmq_cmd *cmd);      /* NULL = none; owned by cmd */
@@ -283,7 +282,7 @@ typedef struct rmq_host_api {
     const void *(*cmd_body)(const rmq_cmd *cmd, size_t *len);
     /* Setters on commands the plugin built (responses, outgoing requests). */
     int (*cmd_ext_set)(rmq_cmd *cmd, const char *key, const char *value); /* copies */
-    int (*cmd_set_remark)(rmq_cmd *cmd, const char *remark);             /* copies */
+    int (*cmd_set_remark)(rmq_cmd *cmd, const char *remark);              /* copies */
     int (*cmd_set_code)(rmq_cmd *cmd, int32_t code);
     /* free_fn NULL: bytes copied. Else borrowed until free_fn(ud, data). */
     int (*cmd_set_body)(rmq_cmd *cmd, const void *data, size_t len, rmq_free_fn free_fn,
@@ -323,8 +322,7 @@ typedef struct rmq_host_api {
      * and reuses one client connection per address). Oneway/async in-flight
      * calls are bounded (Java: 256 oneway, 64 async per server; 65535 each
      * for client connections); a full semaphore → RMQ_EBUSY. */
-    int (*invoke_oneway)(rmq_plugin_ctx *ctx, rmq_channel_id ch, rmq_cmd *req,
-                         uint32_t timeout_ms);
+    int (*invoke_oneway)(rmq_plugin_ctx *ctx, rmq_channel_id ch, rmq_cmd *req, uint32_t timeout_ms);
     int (*invoke_oneway_addr)(rmq_plugin_ctx *ctx, const char *addr, rmq_cmd *req,
                               uint32_t timeout_ms);
     int (*invoke_async)(rmq_plugin_ctx *ctx, rmq_channel_id ch, rmq_cmd *req, uint32_t timeout_ms,
@@ -390,8 +388,8 @@ typedef struct rmq_plugin_descriptor {
     uint32_t descriptor_size;
     uint32_t state_version; /* format version of export_state blobs */
 
-    const char *name;        /* default instance name, e.g. "namesrv" */
-    const char *version;     /* plugin version, e.g. "1.0.0" */
+    const char *name;    /* default instance name, e.g. "namesrv" */
+    const char *version; /* plugin version, e.g. "1.0.0" */
     const char *description;
     const rmq_setting_decl *settings; /* NULL-name terminated; may be NULL */
 
@@ -424,11 +422,11 @@ typedef struct rmq_plugin_descriptor {
 /* Define the descriptor: ABI fields first, unknown members zeroed.
  *   RMQ_PLUGIN(.name = "echo", .version = "1.0.0", .init = my_init, .fini = my_fini);
  */
-#define RMQ_PLUGIN(...)                                                                          \
-    RMQ_EXPORT const rmq_plugin_descriptor rmq_plugin = {.abi_major = RMQ_ABI_MAJOR,             \
-                                                         .abi_minor = RMQ_ABI_MINOR,             \
-                                                         .descriptor_size =                      \
-                                                             sizeof(rmq_plugin_descriptor),      \
+#define RMQ_PLUGIN(...)                                                                            \
+    RMQ_EXPORT const rmq_plugin_descriptor rmq_plugin = {.abi_major = RMQ_ABI_MAJOR,               \
+                                                         .abi_minor = RMQ_ABI_MINOR,               \
+                                                         .descriptor_size =                        \
+                                                             sizeof(rmq_plugin_descriptor),        \
                                                          __VA_ARGS__}
 
 #ifdef __cplusplus

@@ -18,12 +18,16 @@ static const char *const props_c[] = {"a", "NaN", "abc", "-0", "d", "\xef\xbc\x9
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (size == 0) return 0;
+    if (size == 0)
+        return 0;
     rmq_fx_options opt = {.ops5x = (data[0] & 1) != 0};
-    const char *const *props = (data[0] & 6) == 0 ? props_a : (data[0] & 6) == 2 ? props_b : props_c;
+    const char *const *props = (data[0] & 6) == 0   ? props_a
+                               : (data[0] & 6) == 2 ? props_b
+                                                    : props_c;
     size_t len = size - 1;
     char *text = malloc(len + 1);
-    if (!text) return 0;
+    if (!text)
+        return 0;
     memcpy(text, data + 1, len);
     text[len] = '\0';
 
@@ -32,14 +36,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct rmq_filter_expr *e = NULL;
     int rc = rmq_fx_compile_sql92(text, len, &opt, &e, err, sizeof err, &pos);
     if (rc == 0) {
-        rmq_filter_result r = rmq_fx_evaluate(e, NULL, rmq_filter_kv_lookup, (void *)props, err, sizeof err);
+        rmq_filter_result r =
+            rmq_fx_evaluate(e, NULL, rmq_filter_kv_lookup, (void *)props, err, sizeof err);
         if (r != RMQ_FILTER_TRUE && r != RMQ_FILTER_FALSE && r != RMQ_FILTER_NULL &&
             r != RMQ_FILTER_EVAL_ERROR)
             abort();
-        if (r == RMQ_FILTER_EVAL_ERROR && err[0] == '\0') abort();
+        if (r == RMQ_FILTER_EVAL_ERROR && err[0] == '\0')
+            abort();
         free(e);
     } else if (rc == RMQ_EINVAL) {
-        if (err[0] == '\0' || pos < 0) abort();
+        if (err[0] == '\0' || pos < 0)
+            abort();
     }
     /* The same bytes as a TAG subscription. */
     e = NULL;

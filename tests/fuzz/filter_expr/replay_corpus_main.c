@@ -23,15 +23,18 @@ int main(int argc, char **argv)
     size_t files = 0;
     struct dirent *de;
     while ((de = readdir(d)) != NULL) {
-        if (de->d_name[0] == '.') continue;
+        if (de->d_name[0] == '.')
+            continue;
         char path[4096];
         snprintf(path, sizeof path, "%s/%s", argv[1], de->d_name);
         FILE *f = fopen(path, "rb");
-        if (!f) continue;
+        if (!f)
+            continue;
         uint8_t *buf = malloc(1 << 20);
         size_t n = buf ? fread(buf, 1, 1 << 20, f) : 0;
         fclose(f);
-        if (buf) LLVMFuzzerTestOneInput(buf, n);
+        if (buf)
+            LLVMFuzzerTestOneInput(buf, n);
         free(buf);
         files++;
     }

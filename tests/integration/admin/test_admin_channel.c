@@ -344,9 +344,10 @@ static void test_reload_config_syntax_error_names_file_line_and_changes_nothing(
     rmq_test_daemon *d = *state;
     int before = generation_of(d, "echo", NULL, 0);
     echo_conf(d, "50-echo.conf", "echo", "main", true, "changed-but-not-applied");
-    assert_int_equal(rmq_td_write_conf(d, "70-broken.conf",
-                                       "plugin = {\n  name = \"broken\";\n  path = oops no quotes;\n};\n"),
-                     0);
+    assert_int_equal(
+        rmq_td_write_conf(d, "70-broken.conf",
+                          "plugin = {\n  name = \"broken\";\n  path = oops no quotes;\n};\n"),
+        0);
     int code;
     char *out = rmq_td_ctl_capture(d, &code, "reload-config", NULL);
     assert_int_equal(code, 1);
@@ -440,9 +441,9 @@ static void test_stats_count_requests_per_code(void **state)
     bool seen = false;
     size_t i;
     json_t *c;
-    json_array_foreach(json_object_get(srv, "codes"), i, c)
-        seen |= json_integer_value(json_object_get(c, "code")) == 9001 &&
-                json_integer_value(json_object_get(c, "requests")) >= 1;
+    json_array_foreach(json_object_get(srv, "codes"), i, c) seen |=
+        json_integer_value(json_object_get(c, "code")) == 9001 &&
+        json_integer_value(json_object_get(c, "requests")) >= 1;
     assert_true(seen);
     assert_true(json_integer_value(json_object_get(json_object_get(srv, "latency_us"), "p50")) > 0);
     assert_true(json_array_size(json_object_get(j, "executors")) >= 1);

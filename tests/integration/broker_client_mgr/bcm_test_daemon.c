@@ -21,8 +21,8 @@ int bcm_start_namesrv_and_broker(rmq_test_daemon *d, int ns_port, const char *lo
              d->state_dir, d->admin_socket, log_level, ns_port);
     if (rmq_td_write_conf(d, "host.conf", host_conf) != 0 ||
         rmq_td_add_plugin(d, "namesrv", "namesrv", "namesrv", NULL) != 0 ||
-        rmq_td_add_plugin(d, "broker-client-mgr", "broker-client-mgr", "broker",
-                          broker_settings) != 0)
+        rmq_td_add_plugin(d, "broker-client-mgr", "broker-client-mgr", "broker", broker_settings) !=
+            0)
         return -1;
     return rmq_td_start(d, NULL);
 }
@@ -79,8 +79,8 @@ bool bcm_wait_notify(int fd, const char *group, int timeout_ms)
     return false;
 }
 
-const char *bcm_consumer_heartbeat(char *buf, size_t len, const char *client_id,
-                                   const char *group, const char *topic, bool with_retry)
+const char *bcm_consumer_heartbeat(char *buf, size_t len, const char *client_id, const char *group,
+                                   const char *topic, bool with_retry)
 {
     char retry[512] = "";
     if (with_retry)
@@ -89,12 +89,16 @@ const char *bcm_consumer_heartbeat(char *buf, size_t len, const char *client_id,
                  "\"subString\":\"*\",\"subVersion\":1700000000000,\"tagsSet\":[],"
                  "\"topic\":\"%%RETRY%%%s\"}",
                  group);
-    snprintf(buf, len,
-             "{\"clientID\":\"%s\",\"consumerDataSet\":[{\"consumeFromWhere\":\"CONSUME_FROM_LAST_OFFSET\","
-             "\"consumeType\":\"CONSUME_PASSIVELY\",\"groupName\":\"%s\",\"messageModel\":\"CLUSTERING\","
-             "\"subscriptionDataSet\":[{\"classFilterMode\":false,\"codeSet\":[],\"expressionType\":\"TAG\","
-             "\"subString\":\"*\",\"subVersion\":1700000000000,\"tagsSet\":[],\"topic\":\"%s\"}%s],"
-             "\"unitMode\":false}],\"producerDataSet\":[{\"groupName\":\"CLIENT_INNER_PRODUCER\"}]}",
-             client_id, group, topic, retry);
+    snprintf(
+        buf, len,
+        "{\"clientID\":\"%s\",\"consumerDataSet\":[{\"consumeFromWhere\":\"CONSUME_FROM_LAST_"
+        "OFFSET\","
+        "\"consumeType\":\"CONSUME_PASSIVELY\",\"groupName\":\"%s\",\"messageModel\":"
+        "\"CLUSTERING\","
+        "\"subscriptionDataSet\":[{\"classFilterMode\":false,\"codeSet\":[],\"expressionType\":"
+        "\"TAG\","
+        "\"subString\":\"*\",\"subVersion\":1700000000000,\"tagsSet\":[],\"topic\":\"%s\"}%s],"
+        "\"unitMode\":false}],\"producerDataSet\":[{\"groupName\":\"CLIENT_INNER_PRODUCER\"}]}",
+        client_id, group, topic, retry);
     return buf;
 }

@@ -38,7 +38,7 @@ bool bcm_wait_notify(int fd, const char *group, int timeout_ms);
 
 /* A consumer HEART_BEAT body: one CLUSTERING group subscribing `topic` with
  * "*" and, when with_retry, its %RETRY% topic too. Returns buf. */
-const char *bcm_consumer_heartbeat(char *buf, size_t len, const char *client_id,
-                                   const char *group, const char *topic, bool with_retry);
+const char *bcm_consumer_heartbeat(char *buf, size_t len, const char *client_id, const char *group,
+                                   const char *topic, bool with_retry);
 
 #endif

@@ -34,9 +34,10 @@ static int setup(void **state)
         return -1;
     *state = f;
     char settings[256];
-    snprintf(settings, sizeof settings,
-             "brokerName = \"broker-relay\"; topics = \"RelayTopic:2\"; callClientTimeoutMillis = %d;",
-             RELAY_TIMEOUT_MS);
+    snprintf(
+        settings, sizeof settings,
+        "brokerName = \"broker-relay\"; topics = \"RelayTopic:2\"; callClientTimeoutMillis = %d;",
+        RELAY_TIMEOUT_MS);
     f->port = bcm_start_pair(&f->d, "info", settings);
     return f->port > 0 ? 0 : -1;
 }
@@ -148,8 +149,8 @@ static void test_consume_message_directly_is_relayed_with_broker_name(void **sta
 {
     fixture *f = *state;
     int client = consumer_connect(f->port, "relay-c2", 409);
-    int admin = admin_send(f->port, 309, 99, "relay-c2", "msgId", "7F00000100002A9F0000000000000000",
-                           "message-bytes");
+    int admin = admin_send(f->port, 309, 99, "relay-c2", "msgId",
+                           "7F00000100002A9F0000000000000000", "message-bytes");
 
     rmq_cmd *pushed = client_next_request(client, 5000);
     assert_non_null(pushed);
@@ -213,8 +214,7 @@ static void test_unknown_client_id_is_not_online(void **state)
     assert_int_equal(r->code, 1);
     assert_string_equal(r->remark, "The Consumer <" GROUP "> <relay-absent> not online");
     rmq_cmd_free(r);
-    const char *other_group[] = {"consumerGroup", "NoSuchGroup", "clientId", "relay-present",
-                                 NULL};
+    const char *other_group[] = {"consumerGroup", "NoSuchGroup", "clientId", "relay-present", NULL};
     r = bcm_call(f->port, 309, other_group, NULL);
     assert_int_equal(r->code, 1);
     assert_string_equal(r->remark, "The Consumer <NoSuchGroup> <relay-present> not online");

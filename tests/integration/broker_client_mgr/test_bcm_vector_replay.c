@@ -55,7 +55,8 @@ static bool same_json(const char *key, json_t *want, json_t *got)
             return false;
         const char *k;
         json_t *v;
-        json_object_foreach(want, k, v) {
+        json_object_foreach(want, k, v)
+        {
             if (!same_json(k, v, json_object_get(got, k)))
                 return false;
         }
@@ -104,8 +105,8 @@ static void assert_same_answer(const char *name, const rmq_cmd *want, const rmq_
     json_t *g = json_loadb((const char *)got->body, got->body_len, 0, NULL);
     bool same = w && g && same_json(NULL, w, g);
     if (!same)
-        fail_msg("%s: body %.*s, recorded %.*s", name, (int)got->body_len,
-                 (const char *)got->body, (int)want->body_len, (const char *)want->body);
+        fail_msg("%s: body %.*s, recorded %.*s", name, (int)got->body_len, (const char *)got->body,
+                 (int)want->body_len, (const char *)want->body);
     json_decref(w);
     json_decref(g);
 }
@@ -150,7 +151,8 @@ static int setup(void **state)
         return -1;
     *state = f;
     /* the recording broker: broker-a with ProofTopic */
-    f->port = bcm_start_pair(&f->d, "info", "brokerName = \"broker-a\"; topics = \"ProofTopic:4\";");
+    f->port =
+        bcm_start_pair(&f->d, "info", "brokerName = \"broker-a\"; topics = \"ProofTopic:4\";");
     return f->port > 0 ? 0 : -1;
 }
 

@@ -25,8 +25,8 @@
 #define WAIT_MS 15000
 
 typedef struct fixture {
-    rmq_test_daemon d;      /* namesrv + broker (or broker only) */
-    rmq_test_daemon ns;     /* a separate NameServer daemon when needed */
+    rmq_test_daemon d;  /* namesrv + broker (or broker only) */
+    rmq_test_daemon ns; /* a separate NameServer daemon when needed */
     bool has_ns;
 } fixture;
 
@@ -182,19 +182,24 @@ static void test_heartbeats_notify_group_and_register_retry_topic(void **state)
     int c1 = rmq_tc_connect(broker_port), c2 = rmq_tc_connect(broker_port);
     assert_true(c1 >= 0 && c2 >= 0);
     int seen = 0;
-    rmq_cmd *r = call_fd_seen(c1, 34, NULL, bcm_consumer_heartbeat(hb, sizeof hb, "c1", "ItGroup", "ItTopic", false),
-                              &seen);
+    rmq_cmd *r = call_fd_seen(
+        c1, 34, NULL, bcm_consumer_heartbeat(hb, sizeof hb, "c1", "ItGroup", "ItTopic", false),
+        &seen);
     assert_non_null(r);
     assert_int_equal(r->code, 0);
     rmq_cmd_free(r);
     assert_int_equal(seen, 1); /* a new connection notifies the whole group, itself included */
     /* the same heartbeat again changes nothing and notifies nobody */
-    r = call_fd_seen(c1, 34, NULL, bcm_consumer_heartbeat(hb, sizeof hb, "c1", "ItGroup", "ItTopic", false), &seen);
+    r = call_fd_seen(c1, 34, NULL,
+                     bcm_consumer_heartbeat(hb, sizeof hb, "c1", "ItGroup", "ItTopic", false),
+                     &seen);
     assert_int_equal(r->code, 0);
     rmq_cmd_free(r);
     assert_int_equal(seen, 1);
     assert_true(wait_consumer_list(broker_port, "ItGroup", "{\"consumerIdList\":[\"c1\"]}"));
-    r = call_fd_seen(c2, 34, NULL, bcm_consumer_heartbeat(hb, sizeof hb, "c2", "ItGroup", "ItTopic", false), &seen);
+    r = call_fd_seen(c2, 34, NULL,
+                     bcm_consumer_heartbeat(hb, sizeof hb, "c2", "ItGroup", "ItTopic", false),
+                     &seen);
     assert_int_equal(r->code, 0);
     assert_int_equal(seen, 2);
     rmq_cmd_free(r);
@@ -233,8 +238,8 @@ static void test_half_open_client_silent_past_channel_expired_timeout_is_removed
                "channelExpiredTimeout = 300; clientHousekeepingInterval = 100;");
     char hb[2048];
     int c = rmq_tc_connect(broker_port);
-    rmq_cmd *r = call_fd(c, 34, NULL,
-                         bcm_consumer_heartbeat(hb, sizeof hb, "quiet", "ExpGroup", "ItTopic", false));
+    rmq_cmd *r = call_fd(
+        c, 34, NULL, bcm_consumer_heartbeat(hb, sizeof hb, "quiet", "ExpGroup", "ItTopic", false));
     assert_int_equal(r->code, 0);
     rmq_cmd_free(r);
     assert_true(wait_consumer_list(broker_port, "ExpGroup", "{\"consumerIdList\":[\"quiet\"]}"));
@@ -283,11 +288,12 @@ static void test_compressed_register_frame_is_flagged_and_deflated(void **state)
     const char *servers[] = {"broker", NULL};
     assert_int_equal(rmq_td_init(&f->d, servers, NULL), 0);
     char settings[256];
-    snprintf(settings, sizeof settings,
-             "brokerName = \"broker-zip\"; namesrvAddr = \"127.0.0.1:%d\"; compressedRegister = true;",
-             ntohs(a.sin_port));
-    assert_int_equal(rmq_td_add_plugin(&f->d, "broker-client-mgr", "broker-client-mgr", "broker",
-                                       settings), 0);
+    snprintf(
+        settings, sizeof settings,
+        "brokerName = \"broker-zip\"; namesrvAddr = \"127.0.0.1:%d\"; compressedRegister = true;",
+        ntohs(a.sin_port));
+    assert_int_equal(
+        rmq_td_add_plugin(&f->d, "broker-client-mgr", "broker-client-mgr", "broker", settings), 0);
     assert_int_equal(rmq_td_start(&f->d, NULL), 0);
     struct pollfd pfd = {.fd = lfd, .events = POLLIN};
     assert_int_equal(poll(&pfd, 1, WAIT_MS), 1);
@@ -311,7 +317,7 @@ static void test_offsets_survive_a_restart(void **state)
     int ns_port, broker_port;
     start_both(f, &ns_port, &broker_port, "flushConsumerOffsetInterval = 100;");
     const char *upd[] = {"consumerGroup", "OffGroup", "topic", "ItTopic", "queueId", "2",
-                         "commitOffset", "4242", NULL};
+                         "commitOffset",  "4242",     NULL};
     rmq_cmd *r = bcm_call(broker_port, 15, upd, NULL);
     assert_int_equal(r->code, 0);
     rmq_cmd_free(r);
@@ -344,9 +350,25 @@ static void test_storage_codes_answer_politely_without_a_store(void **state)
     fixture *f = *state;
     int ns_port, broker_port;
     start_both(f, &ns_port, &broker_port, NULL);
-    const char *pull[] = {"consumerGroup", "G", "topic", "ItTopic", "queueId", "0", "queueOffset",
-                          "25", "sysFlag", "3", "suspendTimeoutMillis", "300", "maxMsgNums", "32",
-                          "commitOffset", "0", "subVersion", "0", NULL};
+    const char *pull[] = {"consumerGroup",
+                          "G",
+                          "topic",
+                          "ItTopic",
+                          "queueId",
+                          "0",
+                          "queueOffset",
+                          "25",
+                          "sysFlag",
+                          "3",
+                          "suspendTimeoutMillis",
+                          "300",
+                          "maxMsgNums",
+                          "32",
+                          "commitOffset",
+                          "0",
+                          "subVersion",
+                          "0",
+                          NULL};
     rmq_cmd *r = bcm_call(broker_port, 11, pull, NULL);
     assert_non_null(r);
     assert_int_equal(r->code, 19);
@@ -378,14 +400,13 @@ static void test_unregister_at_shutdown_removes_broker_from_nameserver(void **st
     char settings[512];
     snprintf(settings, sizeof settings,
              "brokerName = \"broker-bye\"; namesrvAddr = \"127.0.0.1:%d\";", ns_port);
-    assert_int_equal(rmq_td_add_plugin(&f->d, "broker-client-mgr", "broker-client-mgr", "broker",
-                                       settings), 0);
+    assert_int_equal(
+        rmq_td_add_plugin(&f->d, "broker-client-mgr", "broker-client-mgr", "broker", settings), 0);
     assert_int_equal(rmq_td_start(&f->d, NULL), 0);
     assert_true(cluster_info_has(ns_port, "\"broker-bye\"", true));
     assert_int_equal(rmq_td_stop(&f->d), 0);
     assert_true(cluster_info_has(ns_port, "\"broker-bye\"", false));
 }
-
 
 /* A long-polling PULL (held by the broker up to suspendTimeoutMillis) is
  * answered at once when the daemon stops or the plugin is reloaded: the
@@ -393,9 +414,25 @@ static void test_unregister_at_shutdown_removes_broker_from_nameserver(void **st
 static int send_held_pull(int broker_port, int opaque)
 {
     int fd = rmq_tc_connect(broker_port);
-    const char *pull[] = {"consumerGroup", "G", "topic", "ItTopic", "queueId", "0", "queueOffset",
-                          "7", "sysFlag", "3", "suspendTimeoutMillis", "25000", "maxMsgNums",
-                          "32", "commitOffset", "0", "subVersion", "0", NULL};
+    const char *pull[] = {"consumerGroup",
+                          "G",
+                          "topic",
+                          "ItTopic",
+                          "queueId",
+                          "0",
+                          "queueOffset",
+                          "7",
+                          "sysFlag",
+                          "3",
+                          "suspendTimeoutMillis",
+                          "25000",
+                          "maxMsgNums",
+                          "32",
+                          "commitOffset",
+                          "0",
+                          "subVersion",
+                          "0",
+                          NULL};
     rmq_cmd *req = rmq_tc_request(11, opaque, pull);
     int rc = rmq_tc_send(fd, req);
     rmq_cmd_free(req);
@@ -450,16 +487,25 @@ static void test_held_pull_is_answered_when_the_plugin_reloads(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_registers_with_live_nameserver_despite_a_dead_one, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_heartbeats_notify_group_and_register_retry_topic, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_half_open_client_silent_past_channel_expired_timeout_is_removed, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_compressed_registration_puts_topics_in_nameserver_route, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_compressed_register_frame_is_flagged_and_deflated, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_registers_with_live_nameserver_despite_a_dead_one,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_heartbeats_notify_group_and_register_retry_topic,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_half_open_client_silent_past_channel_expired_timeout_is_removed, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_compressed_registration_puts_topics_in_nameserver_route, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_compressed_register_frame_is_flagged_and_deflated,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(test_offsets_survive_a_restart, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_storage_codes_answer_politely_without_a_store, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_held_pull_is_answered_at_once_when_the_daemon_stops, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_held_pull_is_answered_when_the_plugin_reloads, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_unregister_at_shutdown_removes_broker_from_nameserver, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_storage_codes_answer_politely_without_a_store, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_held_pull_is_answered_at_once_when_the_daemon_stops,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_held_pull_is_answered_when_the_plugin_reloads, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_unregister_at_shutdown_removes_broker_from_nameserver,
+                                        setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -52,11 +52,12 @@ static void start_daemon(fixture *f, const char *filter_settings)
     const char *servers[] = {"namesrv", "broker", NULL};
     assert_int_equal(rmq_td_init(&f->d, servers, NULL), 0);
     char host_conf[2048];
-    snprintf(host_conf, sizeof host_conf,
-             "state_dir = \"%s\";\nadmin_socket = \"%s\";\nlog_level = \"debug\";\nio_threads = 2;\n"
-             "servers = {\n  namesrv = { listen = \"127.0.0.1:%d\"; };\n"
-             "  broker = { listen = \"127.0.0.1:0\"; };\n};\n",
-             f->d.state_dir, f->d.admin_socket, ns);
+    snprintf(
+        host_conf, sizeof host_conf,
+        "state_dir = \"%s\";\nadmin_socket = \"%s\";\nlog_level = \"debug\";\nio_threads = 2;\n"
+        "servers = {\n  namesrv = { listen = \"127.0.0.1:%d\"; };\n"
+        "  broker = { listen = \"127.0.0.1:0\"; };\n};\n",
+        f->d.state_dir, f->d.admin_socket, ns);
     assert_int_equal(rmq_td_write_conf(&f->d, "host.conf", host_conf), 0);
     assert_int_equal(rmq_td_add_plugin(&f->d, "namesrv", "namesrv", "namesrv", NULL), 0);
     char bcm[512];
@@ -65,7 +66,8 @@ static void start_daemon(fixture *f, const char *filter_settings)
              "namesrvAddr = \"127.0.0.1:%d\"; registerNameServerPeriod = 10000;\n"
              "topics = \"FltTopic:4\";\n",
              ns);
-    assert_int_equal(rmq_td_add_plugin(&f->d, "broker-client-mgr", "broker-client-mgr", "broker", bcm), 0);
+    assert_int_equal(
+        rmq_td_add_plugin(&f->d, "broker-client-mgr", "broker-client-mgr", "broker", bcm), 0);
     assert_int_equal(rmq_td_add_plugin(&f->d, "filter", "filter", "broker", filter_settings), 0);
     assert_int_equal(rmq_td_start(&f->d, NULL), 0);
     f->ns_port = rmq_td_port(&f->d, "namesrv");
@@ -79,7 +81,8 @@ static void start_daemon(fixture *f, const char *filter_settings)
 static rmq_cmd *call_fd(fixture *f, int fd, int code, const char *const *kv, const char *body)
 {
     rmq_cmd *req = rmq_tc_request(code, ++f->opaque, kv);
-    if (body) rmq_cmd_set_body(req, body, strlen(body), NULL, NULL);
+    if (body)
+        rmq_cmd_set_body(req, body, strlen(body), NULL, NULL);
     rmq_cmd *resp = rmq_tc_call_response(fd, req, 5000);
     rmq_cmd_free(req);
     return resp;
@@ -88,7 +91,8 @@ static rmq_cmd *call_fd(fixture *f, int fd, int code, const char *const *kv, con
 static rmq_cmd *call(fixture *f, int port, int code, const char *const *kv, const char *body)
 {
     int fd = rmq_tc_connect(port);
-    if (fd < 0) return NULL;
+    if (fd < 0)
+        return NULL;
     rmq_cmd *r = call_fd(f, fd, code, kv, body);
     close(fd);
     return r;
@@ -119,10 +123,12 @@ static bool route_lists_filter_server(fixture *f, const char *topic, const char 
     while (rmq_test_now_ms() < deadline) {
         route_filter_table(f, topic, table, sizeof table);
         bool has = strstr(table, addr) != NULL;
-        if (table[0] && has == want) return true;
+        if (table[0] && has == want)
+            return true;
         rmq_test_pause_ms(100);
     }
-    fprintf(stderr, "route of %s: %s (wanted %s %s)\n", topic, table, want ? "with" : "without", addr);
+    fprintf(stderr, "route of %s: %s (wanted %s %s)\n", topic, table, want ? "with" : "without",
+            addr);
     return false;
 }
 
@@ -137,9 +143,11 @@ static bool route_lists_while_refreshing(fixture *f, int fd, const char *addr, c
         rmq_cmd *r = call_fd(f, fd, 301, kv, NULL);
         bool ok = r && r->code == 0;
         rmq_cmd_free(r);
-        if (!ok) return false;
+        if (!ok)
+            return false;
         route_filter_table(f, "FltTopic", table, sizeof table);
-        if (strstr(table, needle)) return true;
+        if (strstr(table, needle))
+            return true;
         rmq_test_pause_ms(300);
     }
     fprintf(stderr, "route of FltTopic: %s (wanted %s)\n", table, needle);
@@ -217,8 +225,10 @@ static void test_register_without_address_is_a_system_error(void **state)
 static const char *check_body(char *buf, size_t len, const char *type, const char *expr)
 {
     snprintf(buf, len,
-             "{\"clientId\":\"127.0.0.1@1\",\"group\":\"CG\",\"subscriptionData\":{\"classFilterMode\":false,"
-             "\"codeSet\":[],\"expressionType\":\"%s\",\"subString\":\"%s\",\"subVersion\":1700000000000,"
+             "{\"clientId\":\"127.0.0.1@1\",\"group\":\"CG\",\"subscriptionData\":{"
+             "\"classFilterMode\":false,"
+             "\"codeSet\":[],\"expressionType\":\"%s\",\"subString\":\"%s\",\"subVersion\":"
+             "1700000000000,"
              "\"tagsSet\":[],\"topic\":\"FltTopic\"}}",
              type, expr);
     return buf;
@@ -229,7 +239,8 @@ static void test_check_client_config_accepts_valid_and_refuses_invalid_sql92(voi
     fixture *f = *state;
     start_daemon(f, NULL);
     char body[1024];
-    rmq_cmd *r = call(f, f->broker_port, 46, NULL, check_body(body, sizeof body, "SQL92", "a > 5 AND b IN ('x')"));
+    rmq_cmd *r = call(f, f->broker_port, 46, NULL,
+                      check_body(body, sizeof body, "SQL92", "a > 5 AND b IN ('x')"));
     assert_non_null(r);
     assert_int_equal(r->code, 0);
     rmq_cmd_free(r);
@@ -256,14 +267,16 @@ static void test_check_client_config_without_property_filter_is_system_error(voi
     rmq_cmd *r = call(f, f->broker_port, 46, NULL, check_body(body, sizeof body, "SQL92", "a > 5"));
     assert_non_null(r);
     assert_int_equal(r->code, 1);
-    assert_string_equal(r->remark, "The broker does not support consumer to filter message by SQL92");
+    assert_string_equal(r->remark,
+                        "The broker does not support consumer to filter message by SQL92");
     rmq_cmd_free(r);
 }
 
 static bool file_contains(const char *path, const char *needle)
 {
     FILE *fp = fopen(path, "rb");
-    if (!fp) return false;
+    if (!fp)
+        return false;
     char buf[8192];
     size_t n = fread(buf, 1, sizeof buf - 1, fp);
     fclose(fp);
@@ -277,10 +290,14 @@ static void test_sql92_heartbeat_becomes_consumer_filter_data_on_disk(void **sta
     start_daemon(f, "consumerFilterPersistIntervalMillis = 200;");
     char hb[2048];
     snprintf(hb, sizeof hb,
-             "{\"clientID\":\"c1\",\"consumerDataSet\":[{\"consumeFromWhere\":\"CONSUME_FROM_LAST_OFFSET\","
-             "\"consumeType\":\"CONSUME_PASSIVELY\",\"groupName\":\"FltGroup\",\"messageModel\":\"CLUSTERING\","
-             "\"subscriptionDataSet\":[{\"classFilterMode\":false,\"codeSet\":[],\"expressionType\":\"SQL92\","
-             "\"subString\":\"a > 5\",\"subVersion\":1700000000001,\"tagsSet\":[],\"topic\":\"FltTopic\"}],"
+             "{\"clientID\":\"c1\",\"consumerDataSet\":[{\"consumeFromWhere\":\"CONSUME_FROM_LAST_"
+             "OFFSET\","
+             "\"consumeType\":\"CONSUME_PASSIVELY\",\"groupName\":\"FltGroup\",\"messageModel\":"
+             "\"CLUSTERING\","
+             "\"subscriptionDataSet\":[{\"classFilterMode\":false,\"codeSet\":[],"
+             "\"expressionType\":\"SQL92\","
+             "\"subString\":\"a > "
+             "5\",\"subVersion\":1700000000001,\"tagsSet\":[],\"topic\":\"FltTopic\"}],"
              "\"unitMode\":false}],\"producerDataSet\":[]}");
     int fd = rmq_tc_connect(f->broker_port);
     assert_true(fd >= 0);
@@ -293,9 +310,11 @@ static void test_sql92_heartbeat_becomes_consumer_filter_data_on_disk(void **sta
     uint64_t deadline = rmq_test_now_ms() + WAIT_MS;
     bool found = false;
     while (!found && rmq_test_now_ms() < deadline) {
-        found = file_contains(path, "\"expression\": \"a > 5\"") && file_contains(path, "\"clientVersion\": 1700000000001") &&
+        found = file_contains(path, "\"expression\": \"a > 5\"") &&
+                file_contains(path, "\"clientVersion\": 1700000000001") &&
                 file_contains(path, "\"dead\": false");
-        if (!found) rmq_test_pause_ms(100);
+        if (!found)
+            rmq_test_pause_ms(100);
     }
     assert_true(found);
     /* Java's bloom data for "FltGroup#FltTopic" with k = 3, m = 112 */
@@ -306,7 +325,8 @@ static void test_sql92_heartbeat_becomes_consumer_filter_data_on_disk(void **sta
     found = false;
     while (!found && rmq_test_now_ms() < deadline) {
         found = file_contains(path, "\"dead\": true");
-        if (!found) rmq_test_pause_ms(100);
+        if (!found)
+            rmq_test_pause_ms(100);
     }
     assert_true(found);
 }
@@ -322,17 +342,23 @@ static void test_expr_admin_command_evaluates_in_the_running_daemon(void **state
     fixture *f = *state;
     start_daemon(f, NULL);
     char out[4096];
-    assert_int_equal(ctl(f, out, sizeof out, (const char *const[]){"expr", "a > 5", "a=10", NULL}), 0);
+    assert_int_equal(ctl(f, out, sizeof out, (const char *const[]){"expr", "a > 5", "a=10", NULL}),
+                     0);
     assert_true(strncmp(out, "match", 5) == 0);
-    assert_int_equal(ctl(f, out, sizeof out, (const char *const[]){"expr", "a > 5", "a=5.5", NULL}), 0);
+    assert_int_equal(ctl(f, out, sizeof out, (const char *const[]){"expr", "a > 5", "a=5.5", NULL}),
+                     0);
     assert_true(strncmp(out, "no match: evaluation error", 26) == 0);
-    assert_int_equal(ctl(f, out, sizeof out, (const char *const[]){"expr", "a = 'x'", "a=", NULL}), 0);
+    assert_int_equal(ctl(f, out, sizeof out, (const char *const[]){"expr", "a = 'x'", "a=", NULL}),
+                     0);
     assert_true(strncmp(out, "no match: false", 15) == 0);
     assert_int_equal(ctl(f, out, sizeof out, (const char *const[]){"expr", "--", "--x", NULL}), 1);
     assert_true(strncmp(out, "error: ", 7) == 0);
-    assert_int_equal(ctl(f, out, sizeof out, (const char *const[]){"expr", "--type", "TAG", "A || B", "TAGS=B", NULL}), 0);
+    assert_int_equal(ctl(f, out, sizeof out,
+                         (const char *const[]){"expr", "--type", "TAG", "A || B", "TAGS=B", NULL}),
+                     0);
     assert_true(strncmp(out, "match", 5) == 0);
-    assert_int_equal(ctl(f, out, sizeof out, (const char *const[]){"--json", "expr", "a > 5", "a=x", NULL}), 0);
+    assert_int_equal(
+        ctl(f, out, sizeof out, (const char *const[]){"--json", "expr", "a > 5", "a=x", NULL}), 0);
     assert_non_null(strstr(out, "\"result\": \"eval-error\""));
 }
 
@@ -344,10 +370,14 @@ static void test_hot_reload_keeps_consumer_filter_data_and_filter_servers(void *
     assert_true(fd >= 0);
     char hb[2048];
     snprintf(hb, sizeof hb,
-             "{\"clientID\":\"c9\",\"consumerDataSet\":[{\"consumeFromWhere\":\"CONSUME_FROM_LAST_OFFSET\","
-             "\"consumeType\":\"CONSUME_PASSIVELY\",\"groupName\":\"ReloadGroup\",\"messageModel\":\"CLUSTERING\","
-             "\"subscriptionDataSet\":[{\"classFilterMode\":false,\"codeSet\":[],\"expressionType\":\"SQL92\","
-             "\"subString\":\"b = 'kept'\",\"subVersion\":1700000000009,\"tagsSet\":[],\"topic\":\"FltTopic\"}],"
+             "{\"clientID\":\"c9\",\"consumerDataSet\":[{\"consumeFromWhere\":\"CONSUME_FROM_LAST_"
+             "OFFSET\","
+             "\"consumeType\":\"CONSUME_PASSIVELY\",\"groupName\":\"ReloadGroup\",\"messageModel\":"
+             "\"CLUSTERING\","
+             "\"subscriptionDataSet\":[{\"classFilterMode\":false,\"codeSet\":[],"
+             "\"expressionType\":\"SQL92\","
+             "\"subString\":\"b = "
+             "'kept'\",\"subVersion\":1700000000009,\"tagsSet\":[],\"topic\":\"FltTopic\"}],"
              "\"unitMode\":false}],\"producerDataSet\":[]}");
     rmq_cmd *r = call_fd(f, fd, 34, NULL, hb);
     assert_non_null(r);
@@ -383,15 +413,24 @@ static void test_hot_reload_keeps_consumer_filter_data_and_filter_servers(void *
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_filter_server_reaches_route_and_leaves_when_its_channel_closes, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_filter_server_expires_without_reregistration_and_is_disconnected, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_reregistration_on_same_channel_keeps_one_entry, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_register_without_address_is_a_system_error, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_check_client_config_accepts_valid_and_refuses_invalid_sql92, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_check_client_config_without_property_filter_is_system_error, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_sql92_heartbeat_becomes_consumer_filter_data_on_disk, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_expr_admin_command_evaluates_in_the_running_daemon, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_hot_reload_keeps_consumer_filter_data_and_filter_servers, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_filter_server_reaches_route_and_leaves_when_its_channel_closes, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_filter_server_expires_without_reregistration_and_is_disconnected, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reregistration_on_same_channel_keeps_one_entry, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_register_without_address_is_a_system_error, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(
+            test_check_client_config_accepts_valid_and_refuses_invalid_sql92, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_check_client_config_without_property_filter_is_system_error, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sql92_heartbeat_becomes_consumer_filter_data_on_disk,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_expr_admin_command_evaluates_in_the_running_daemon,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_hot_reload_keeps_consumer_filter_data_and_filter_servers, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

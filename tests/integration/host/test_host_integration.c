@@ -179,8 +179,7 @@ static void test_reject_hook_gets_system_busy_rejectrequest(void **state)
     rmq_cmd *resp = rmq_tc_call(fd, req, RECV_MS);
     assert_non_null(resp);
     assert_int_equal(resp->code, 2);
-    assert_string_equal(resp->remark,
-                        "[REJECTREQUEST]system busy, start flow control for a while");
+    assert_string_equal(resp->remark, "[REJECTREQUEST]system busy, start flow control for a while");
     rmq_cmd_free(req);
     rmq_cmd_free(resp);
     close(fd);
@@ -544,9 +543,8 @@ static void test_client_that_never_reads_cannot_grow_daemon_memory(void **state)
     (void)state;
     fixture f;
     memset(&f, 0, sizeof(f));
-    assert_int_equal(start_daemon(&f, "write_high_water = 1048576;\nwrite_low_water = 262144;",
-                                  NULL),
-                     0);
+    assert_int_equal(
+        start_daemon(&f, "write_high_water = 1048576;\nwrite_low_water = 262144;", NULL), 0);
     int fd = rmq_tc_connect(f.port);
     int rcv = 4096;
     setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof(rcv));
@@ -662,8 +660,8 @@ static void test_second_daemon_on_same_state_dir_is_refused(void **state)
     char other[1100];
     snprintf(other, sizeof(other), "%s/../conf2", f->d.conf_dir);
     /* Same conf dir, other port: the state_dir lock must refuse it. */
-    const char *argv[] = {RMQ_TEST_DAEMON, "-c", f->d.conf_dir, "-o",
-                          "servers.main.listen=127.0.0.1:0", NULL};
+    const char *argv[] = {
+        RMQ_TEST_DAEMON, "-c", f->d.conf_dir, "-o", "servers.main.listen=127.0.0.1:0", NULL};
     pid_t pid = fork();
     if (pid == 0) {
         int devnull = open("/dev/null", 1);
@@ -676,8 +674,6 @@ static void test_second_daemon_on_same_state_dir_is_refused(void **state)
     assert_true(WIFEXITED(st));
     assert_int_equal(WEXITSTATUS(st), 1);
 }
-
-
 
 /* ---- descriptor exhaustion ------------------------------------------------------ */
 
@@ -794,8 +790,8 @@ static void test_unknown_override_key_is_an_error_naming_the_key(void **state)
     const char *args[] = {"-c", d.conf_dir, "-o", "servers.main.colour=blue", "--check", NULL};
     assert_int_equal(run_daemon_capture(args, out, sizeof(out)), 2);
     assert_non_null(strstr(out, "servers.main.colour"));
-    const char *args2[] = {"-c", d.conf_dir, "-o", "plugins.hosttest.settings.nope=1", "--check",
-                           NULL};
+    const char *args2[] = {"-c",      d.conf_dir, "-o", "plugins.hosttest.settings.nope=1",
+                           "--check", NULL};
     assert_int_equal(run_daemon_capture(args2, out, sizeof(out)), 2);
     assert_non_null(strstr(out, "has no setting 'nope'"));
     const char *args3[] = {"-c", d.conf_dir, "-o", "io_threads=many", "--check", NULL};

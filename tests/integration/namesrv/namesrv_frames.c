@@ -224,7 +224,8 @@ static bool same_value(json_t *a, json_t *b)
             return false;
         const char *k;
         json_t *v;
-        json_object_foreach(a, k, v) {
+        json_object_foreach(a, k, v)
+        {
             json_t *w = json_object_get(b, k);
             if (!w || !same_value(v, w))
                 return false;

@@ -45,7 +45,7 @@ static void test_route_dialects_follow_version_and_accept_standard(void **state)
         bool accept;
         const char *expect;
     } cases[] = {{409, false, standard}, {401, false, standard}, {400, false, native},
-                 {0, false, native},     {121, false, native},  {0, true, standard}};
+                 {0, false, native},     {121, false, native},   {0, true, standard}};
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         r = ns_route(f->fd, "TopicTest", cases[i].version, cases[i].accept);
         expect_code(r, 0);
@@ -84,8 +84,9 @@ static void test_unknown_topic_and_missing_topic_remarks(void **state)
     ns_fixture *f = *state;
     rmq_cmd *r = ns_route(f->fd, "NoSuchTopic", 409, false);
     expect_code(r, 17);
-    assert_string_equal(r->remark, "No topic route info in name server for the topic: NoSuchTopic"
-                                   "\nSee http://rocketmq.apache.org/docs/faq/ for further details.");
+    assert_string_equal(r->remark,
+                        "No topic route info in name server for the topic: NoSuchTopic"
+                        "\nSee http://rocketmq.apache.org/docs/faq/ for further details.");
     assert_null(r->body);
     rmq_cmd_free(r);
     r = ns_call(f->fd, ns_request(105, NULL, NULL, 0, -1));
@@ -111,8 +112,9 @@ static void test_register_broker_crc_and_undecodable_body(void **state)
 {
     ns_fixture *f = *state;
     const char *body = "{\"filterServerList\":[]}";
-    const char *kv[] = {"brokerName", "b", "brokerAddr", "a:1", "clusterName", "C", "haServerAddr",
-                        "a:2", "brokerId", "0", "bodyCrc32", "12345", NULL};
+    const char *kv[] = {
+        "brokerName", "b",        "brokerAddr", "a:1",       "clusterName", "C", "haServerAddr",
+        "a:2",        "brokerId", "0",          "bodyCrc32", "12345",       NULL};
     rmq_cmd *r = ns_call(f->fd, ns_request(103, kv, body, strlen(body), -1));
     expect_code(r, 1);
     assert_string_equal(r->remark, "crc32 not match");
@@ -121,14 +123,15 @@ static void test_register_broker_crc_and_undecodable_body(void **state)
     expect_code(r, 1);
     assert_string_equal(r->remark, "crc32 not match");
     rmq_cmd_free(r);
-    const char *kv2[] = {"brokerName", "b", "brokerAddr", "a:1", "clusterName", "C",
-                         "haServerAddr", "a:2", "brokerId", "0", NULL};
+    const char *kv2[] = {"brokerName",   "b",   "brokerAddr", "a:1", "clusterName", "C",
+                         "haServerAddr", "a:2", "brokerId",   "0",   NULL};
     r = ns_call(f->fd, ns_request(103, kv2, "junk", 4, -1));
     expect_code(r, 1);
     assert_non_null(strstr(r->remark, "Failed to decode RegisterBrokerBody"));
     rmq_cmd_free(r);
-    const char *kv3[] = {"brokerName", "b", "brokerAddr", "a:1", "clusterName", "C",
-                         "haServerAddr", "a:2", "brokerId", "0", "compressed", "true", NULL};
+    const char *kv3[] = {
+        "brokerName", "b",        "brokerAddr", "a:1",        "clusterName", "C", "haServerAddr",
+        "a:2",        "brokerId", "0",          "compressed", "true",        NULL};
     r = ns_call(f->fd, ns_request(103, kv3, body, strlen(body), -1));
     expect_code(r, 1);
     assert_non_null(strstr(r->remark, "Failed to decode RegisterBrokerBody"));
@@ -144,9 +147,9 @@ static void test_compressed_registration_loses_sys_flag(void **state)
     assert_non_null(z);
     char crc[16];
     rmq_tb_body_crc32_text(z, zl, crc);
-    const char *kv[] = {"brokerName", "bz", "brokerAddr", "z:1", "clusterName", "C",
-                        "haServerAddr", "z:2", "brokerId", "0", "compressed", "true",
-                        "bodyCrc32", crc, NULL};
+    const char *kv[] = {"brokerName", "bz",           "brokerAddr", "z:1",      "clusterName",
+                        "C",          "haServerAddr", "z:2",        "brokerId", "0",
+                        "compressed", "true",         "bodyCrc32",  crc,        NULL};
     rmq_cmd *r = ns_call(f->fd, ns_request(103, kv, z, zl, -1));
     expect_code(r, 0);
     rmq_cmd_free(r);
@@ -170,7 +173,8 @@ static void test_cluster_info_and_topic_lists(void **state)
         const char *expect;
     } cases[] = {
         {106, NULL, NULL,
-         "{\"brokerAddrTable\":{\"b1\":{\"brokerAddrs\":{0:\"a:1\"},\"brokerName\":\"b1\",\"cluster\":"
+         "{\"brokerAddrTable\":{\"b1\":{\"brokerAddrs\":{0:\"a:1\"},\"brokerName\":\"b1\","
+         "\"cluster\":"
          "\"C1\"},\"b2\":{\"brokerAddrs\":{0:\"a:2\"},\"brokerName\":\"b2\",\"cluster\":\"C2\"}},"
          "\"clusterAddrTable\":{\"C1\":[\"b1\"],\"C2\":[\"b2\"]}}"},
         {206, NULL, NULL, "{\"topicList\":[\"P\",\"Q\",\"S\",\"U\"]}"},
@@ -240,8 +244,8 @@ static void test_query_data_version_heartbeat_and_unregister(void **state)
 {
     ns_fixture *f = *state;
     rmq_cmd_free(ns_register(f->fd, "C", "b", "a:1", 0, 7, "T"));
-    const char *kv[] = {"brokerName", "b", "brokerAddr", "a:1", "clusterName", "C", "brokerId", "0",
-                        NULL};
+    const char *kv[] = {"brokerName", "b",        "brokerAddr", "a:1", "clusterName",
+                        "C",          "brokerId", "0",          NULL};
     const char *same = "{\"counter\":7,\"timestamp\":1700000000000}";
     rmq_cmd *r = ns_call(f->fd, ns_request(322, kv, same, strlen(same), -1));
     expect_code(r, 0);
@@ -373,8 +377,8 @@ static void test_oneway_registration_is_applied_without_answer(void **state)
     ns_fixture *f = *state;
     /* oneway registration: processed, never answered */
     char *body = ns_body_json(1, "OW");
-    const char *kv[] = {"brokerName", "b", "brokerAddr", "a:1", "clusterName", "C",
-                        "haServerAddr", "a:2", "brokerId", "0", NULL};
+    const char *kv[] = {"brokerName",   "b",   "brokerAddr", "a:1", "clusterName", "C",
+                        "haServerAddr", "a:2", "brokerId",   "0",   NULL};
     rmq_cmd *req = ns_request(103, kv, body, strlen(body), -1);
     req->flag |= RMQ_FLAG_ONEWAY;
     assert_int_equal(rmq_tc_send(f->fd, req), 0);
@@ -386,18 +390,27 @@ static void test_oneway_registration_is_applied_without_answer(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_route_dialects_follow_version_and_accept_standard, setup, ns_teardown),
-        cmocka_unit_test_setup_teardown(test_route_answers_in_rocketmq_binary_serialization, setup, ns_teardown),
-        cmocka_unit_test_setup_teardown(test_unknown_topic_and_missing_topic_remarks, setup, ns_teardown),
+        cmocka_unit_test_setup_teardown(test_route_dialects_follow_version_and_accept_standard,
+                                        setup, ns_teardown),
+        cmocka_unit_test_setup_teardown(test_route_answers_in_rocketmq_binary_serialization, setup,
+                                        ns_teardown),
+        cmocka_unit_test_setup_teardown(test_unknown_topic_and_missing_topic_remarks, setup,
+                                        ns_teardown),
         cmocka_unit_test_setup_teardown(test_slave_registration_learns_master, setup, ns_teardown),
-        cmocka_unit_test_setup_teardown(test_register_broker_crc_and_undecodable_body, setup, ns_teardown),
-        cmocka_unit_test_setup_teardown(test_compressed_registration_loses_sys_flag, setup, ns_teardown),
+        cmocka_unit_test_setup_teardown(test_register_broker_crc_and_undecodable_body, setup,
+                                        ns_teardown),
+        cmocka_unit_test_setup_teardown(test_compressed_registration_loses_sys_flag, setup,
+                                        ns_teardown),
         cmocka_unit_test_setup_teardown(test_cluster_info_and_topic_lists, setup, ns_teardown),
-        cmocka_unit_test_setup_teardown(test_write_perm_delete_and_register_topic, setup, ns_teardown),
-        cmocka_unit_test_setup_teardown(test_query_data_version_heartbeat_and_unregister, setup, ns_teardown),
+        cmocka_unit_test_setup_teardown(test_write_perm_delete_and_register_topic, setup,
+                                        ns_teardown),
+        cmocka_unit_test_setup_teardown(test_query_data_version_heartbeat_and_unregister, setup,
+                                        ns_teardown),
         cmocka_unit_test_setup_teardown(test_kv_codes, setup, ns_teardown),
-        cmocka_unit_test_setup_teardown(test_order_topic_conf_and_namesrv_config, setup, ns_teardown),
-        cmocka_unit_test_setup_teardown(test_oneway_registration_is_applied_without_answer, setup, ns_teardown),
+        cmocka_unit_test_setup_teardown(test_order_topic_conf_and_namesrv_config, setup,
+                                        ns_teardown),
+        cmocka_unit_test_setup_teardown(test_oneway_registration_is_applied_without_answer, setup,
+                                        ns_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

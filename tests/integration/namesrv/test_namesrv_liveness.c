@@ -83,10 +83,14 @@ static void test_stale_connection_close_keeps_fresher_registration(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_closing_the_broker_connection_removes_it_at_once, setup, ns_teardown),
-        cmocka_unit_test_setup_teardown(test_silent_broker_expires_with_short_settings, setup, ns_teardown),
-        cmocka_unit_test_setup_teardown(test_heartbeating_broker_does_not_expire, setup, ns_teardown),
-        cmocka_unit_test_setup_teardown(test_stale_connection_close_keeps_fresher_registration, setup, ns_teardown),
+        cmocka_unit_test_setup_teardown(test_closing_the_broker_connection_removes_it_at_once,
+                                        setup, ns_teardown),
+        cmocka_unit_test_setup_teardown(test_silent_broker_expires_with_short_settings, setup,
+                                        ns_teardown),
+        cmocka_unit_test_setup_teardown(test_heartbeating_broker_does_not_expire, setup,
+                                        ns_teardown),
+        cmocka_unit_test_setup_teardown(test_stale_connection_close_keeps_fresher_registration,
+                                        setup, ns_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -37,8 +37,8 @@ static int setup(void **state)
 static void test_kv_survives_restart_in_java_format(void **state)
 {
     ns_fixture *f = *state;
-    const char *put[] = {"namespace", "ORDER_TOPIC_CONFIG", "key", "TopicA", "value",
-                         "broker-a:8;broker-b:8", NULL};
+    const char *put[] = {"namespace", "ORDER_TOPIC_CONFIG",    "key", "TopicA",
+                         "value",     "broker-a:8;broker-b:8", NULL};
     rmq_cmd *r = ns_call(f->fd, ns_request(100, put, NULL, 0, -1));
     assert_int_equal(r->code, 0);
     rmq_cmd_free(r);
@@ -46,8 +46,8 @@ static void test_kv_survives_restart_in_java_format(void **state)
     snprintf(path, sizeof(path), "%s/namesrv/kvConfig.json", f->d.state_dir);
     char *text = read_text(path);
     assert_non_null(text);
-    assert_string_equal(text,
-                        "{\"configTable\":{\"ORDER_TOPIC_CONFIG\":{\"TopicA\":\"broker-a:8;broker-b:8\"}}}");
+    assert_string_equal(
+        text, "{\"configTable\":{\"ORDER_TOPIC_CONFIG\":{\"TopicA\":\"broker-a:8;broker-b:8\"}}}");
     free(text);
     ns_restart(f);
     const char *get[] = {"namespace", "ORDER_TOPIC_CONFIG", "key", "TopicA", NULL};
@@ -102,9 +102,11 @@ static void test_runtime_config_change_survives_restart(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_kv_survives_restart_in_java_format, setup, ns_teardown),
+        cmocka_unit_test_setup_teardown(test_kv_survives_restart_in_java_format, setup,
+                                        ns_teardown),
         cmocka_unit_test_setup_teardown(test_corrupt_kv_file_falls_back_to_bak, setup, ns_teardown),
-        cmocka_unit_test_setup_teardown(test_runtime_config_change_survives_restart, setup, ns_teardown),
+        cmocka_unit_test_setup_teardown(test_runtime_config_change_survives_restart, setup,
+                                        ns_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -60,8 +60,10 @@ static void test_reload_keeps_liveness_so_silent_broker_still_expires(void **sta
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_reload_keeps_routes_kv_and_connection_ownership, setup, ns_teardown),
-        cmocka_unit_test_setup_teardown(test_reload_keeps_liveness_so_silent_broker_still_expires, setup, ns_teardown),
+        cmocka_unit_test_setup_teardown(test_reload_keeps_routes_kv_and_connection_ownership, setup,
+                                        ns_teardown),
+        cmocka_unit_test_setup_teardown(test_reload_keeps_liveness_so_silent_broker_still_expires,
+                                        setup, ns_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

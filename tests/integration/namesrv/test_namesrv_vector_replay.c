@@ -26,7 +26,8 @@ static const replay_step STEPS[] = {
     {"105-get-routeinfo.topic-not-exist.rocketmq.req.bin",
      "105-get-routeinfo.topic-not-exist.rocketmq.resp.bin"},
     {"106-get-broker-cluster-info.req.bin", "106-get-broker-cluster-info.resp.bin"},
-    {"106-get-broker-cluster-info.rocketmq.req.bin", "106-get-broker-cluster-info.rocketmq.resp.bin"},
+    {"106-get-broker-cluster-info.rocketmq.req.bin",
+     "106-get-broker-cluster-info.rocketmq.resp.bin"},
     {"100-put-kv-config.req.bin", "100-put-kv-config.resp.bin"},
     {"101-get-kv-config.req.bin", "101-get-kv-config.resp.bin"},
     {"101-get-kv-config.not-found.req.bin", "101-get-kv-config.not-found.resp.bin"},
@@ -51,8 +52,8 @@ static void assert_same_answer(const char *name, const rmq_cmd *want, const rmq_
     if (!rmq_tc_same_answer_head(want, got, why, sizeof(why)))
         fail_msg("%s: %s", name, why);
     if (want->body_len)
-        assert_true(ns_same_json((const char *)want->body, want->body_len,
-                                 (const char *)got->body, got->body_len));
+        assert_true(ns_same_json((const char *)want->body, want->body_len, (const char *)got->body,
+                                 got->body_len));
 }
 
 static int setup(void **state)
@@ -86,7 +87,8 @@ static void test_recorded_namesrv_frames_are_answered_equivalently(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_recorded_namesrv_frames_are_answered_equivalently, setup, ns_teardown),
+        cmocka_unit_test_setup_teardown(test_recorded_namesrv_frames_are_answered_equivalently,
+                                        setup, ns_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -33,9 +33,9 @@ static int generation_of(rmq_test_daemon *d, const char *name)
     int gen = -1;
     size_t i;
     json_t *p;
-    json_array_foreach(json_object_get(j, "plugins"), i, p)
-        if (strcmp(json_string_value(json_object_get(p, "name")), name) == 0)
-            gen = (int)json_integer_value(json_object_get(p, "generation"));
+    json_array_foreach(json_object_get(j, "plugins"), i,
+                       p) if (strcmp(json_string_value(json_object_get(p, "name")), name) == 0)
+        gen = (int)json_integer_value(json_object_get(p, "generation"));
     json_decref(j);
     return gen;
 }

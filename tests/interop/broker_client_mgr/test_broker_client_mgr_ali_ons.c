@@ -130,7 +130,9 @@ static void member_ids(int port, char *out, size_t len)
     const char *kv[] = {"consumerGroup", GROUP, NULL};
     rmq_cmd *r = bcm_call(port, 38, kv, NULL);
     out[0] = '\0';
-    json_t *root = (r && r->code == 0 && r->body) ? json_loadb((const char *)r->body, r->body_len, 0, NULL) : NULL;
+    json_t *root = (r && r->code == 0 && r->body)
+                       ? json_loadb((const char *)r->body, r->body_len, 0, NULL)
+                       : NULL;
     json_t *ids = json_object_get(root, "consumerIdList");
     size_t n = json_array_size(ids);
     const char **v = calloc(n ? n : 1, sizeof *v);
@@ -181,7 +183,9 @@ static int64_t query_offset(int port, int queue)
     snprintf(q, sizeof q, "%d", queue);
     const char *kv[] = {"consumerGroup", GROUP, "topic", TOPIC, "queueId", q, NULL};
     rmq_cmd *r = bcm_call(port, 14, kv, NULL);
-    int64_t v = (r && r->code == 0 && rmq_cmd_ext_get(r, "offset")) ? atoll(rmq_cmd_ext_get(r, "offset")) : -99;
+    int64_t v = (r && r->code == 0 && rmq_cmd_ext_get(r, "offset"))
+                    ? atoll(rmq_cmd_ext_get(r, "offset"))
+                    : -99;
     rmq_cmd_free(r);
     return v;
 }
@@ -195,7 +199,8 @@ static void test_ali_ons_members_notifications_and_offsets(void **state)
     assert_int_equal(rmq_td_init(&f->d, servers, NULL), 0);
     char settings[512];
     snprintf(settings, sizeof settings,
-             "brokerName = \"broker-ons\"; namesrvAddr = \"127.0.0.1:%d\"; topics = \"" TOPIC ":4\";"
+             "brokerName = \"broker-ons\"; namesrvAddr = \"127.0.0.1:%d\"; topics = \"" TOPIC
+             ":4\";"
              " pullSuspendMaxMillis = 2000;",
              live);
     assert_int_equal(bcm_start_namesrv_and_broker(&f->d, live, "info", settings), 0);
@@ -255,7 +260,8 @@ int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_ali_ons_members_notifications_and_offsets, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_ali_ons_members_notifications_and_offsets, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

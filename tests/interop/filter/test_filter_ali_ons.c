@@ -68,7 +68,8 @@ static int free_port(void)
     socklen_t len = sizeof a;
     if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) != 0 ||
         getsockname(fd, (struct sockaddr *)&a, &len) != 0) {
-        if (fd >= 0) close(fd);
+        if (fd >= 0)
+            close(fd);
         return -1;
     }
     close(fd);
@@ -123,15 +124,19 @@ static bool node_line(node_proc *p, const char *prefix, char *line, size_t len, 
             snprintf(line, len, "%.*s", (int)l, p->buf);
             memmove(p->buf, nl + 1, p->len - l - 1);
             p->len -= l + 1;
-            if (strncmp(line, prefix, strlen(prefix)) == 0) return true;
+            if (strncmp(line, prefix, strlen(prefix)) == 0)
+                return true;
             fprintf(stderr, "node: %s\n", line);
             continue;
         }
-        if (p->len == sizeof p->buf || now_ms() >= deadline) return false;
+        if (p->len == sizeof p->buf || now_ms() >= deadline)
+            return false;
         struct pollfd pfd = {.fd = p->out_fd, .events = POLLIN};
-        if (poll(&pfd, 1, 200) <= 0) continue;
+        if (poll(&pfd, 1, 200) <= 0)
+            continue;
         ssize_t r = read(p->out_fd, p->buf + p->len, sizeof p->buf - p->len);
-        if (r <= 0) return false;
+        if (r <= 0)
+            return false;
         p->len += (size_t)r;
     }
 }
@@ -146,7 +151,8 @@ static void node_send(node_proc *p, const char *cmd)
  * it), -1 when it had to be killed or none runs. */
 static int node_reap(node_proc *p, int timeout_ms)
 {
-    if (p->pid <= 0) return -1;
+    if (p->pid <= 0)
+        return -1;
     int st = 0, status = -1;
     uint64_t deadline = now_ms() + (uint64_t)timeout_ms;
     pid_t r;
@@ -174,7 +180,8 @@ static json_t *node_json_line(fixture *f, const char *prefix)
     if (node_line(&f->node, prefix, line, cap, WAIT_MS))
         j = json_loads(line + strlen(prefix), 0, NULL);
     free(line);
-    if (!j) fail_msg("no parsable '%s' line from ali-ons", prefix);
+    if (!j)
+        fail_msg("no parsable '%s' line from ali-ons", prefix);
     return j;
 }
 
@@ -197,7 +204,8 @@ static bool wait_broker_idle(fixture *f)
 {
     const size_t cap = 65536;
     char *out = calloc(1, cap);
-    if (!out) return false;
+    if (!out)
+        return false;
     const char *args[] = {"--json", "list", NULL};
     uint64_t deadline = now_ms() + WAIT_MS;
     bool idle = false;
@@ -206,15 +214,18 @@ static bool wait_broker_idle(fixture *f)
         json_t *root = rmq_td_ctl(&f->d, out, cap, args) == 0 ? json_loads(out, 0, NULL) : NULL;
         size_t i;
         json_t *p;
-        json_array_foreach(json_object_get(root, "plugins"), i, p) {
+        json_array_foreach(json_object_get(root, "plugins"), i, p)
+        {
             const char *name = json_string_value(json_object_get(p, "name"));
             if (name && strcmp(name, "broker-client-mgr") == 0)
                 idle = json_integer_value(json_object_get(p, "inflight")) == 0;
         }
         json_decref(root);
-        if (!idle) pause_ms(100);
+        if (!idle)
+            pause_ms(100);
     }
-    if (!idle) fprintf(stderr, "broker-client-mgr still holds requests: %s\n", out);
+    if (!idle)
+        fprintf(stderr, "broker-client-mgr still holds requests: %s\n", out);
     free(out);
     return idle;
 }
@@ -225,13 +236,15 @@ static int teardown(void **state)
 {
     fixture *f = *state;
     node_reap(&f->node, 0);
-    if (f->d.pid > 0) wait_broker_idle(f);
+    if (f->d.pid > 0)
+        wait_broker_idle(f);
     int status = f->d.pid > 0 ? rmq_td_stop(&f->d) : 0;
     if (status != 0) {
         char cmd[400];
         fprintf(stderr, "rmqhostd exited with %d; its log:\n", status);
         snprintf(cmd, sizeof cmd, "tail -n 60 '%s' >&2", f->d.log_path);
-        if (system(cmd) != 0) fprintf(stderr, "(log unavailable)\n");
+        if (system(cmd) != 0)
+            fprintf(stderr, "(log unavailable)\n");
     }
     rmq_td_cleanup(&f->d);
     free(f);
@@ -241,7 +254,8 @@ static int teardown(void **state)
 static rmq_cmd *call(fixture *f, int port, int code, const char *const *kv)
 {
     int fd = rmq_tc_connect(port);
-    if (fd < 0) return NULL;
+    if (fd < 0)
+        return NULL;
     int op = ++f->opaque;
     rmq_cmd *req = rmq_tc_request(code, op, kv);
     int rc = rmq_tc_send(fd, req);
@@ -250,8 +264,10 @@ static rmq_cmd *call(fixture *f, int port, int code, const char *const *kv)
     uint64_t deadline = now_ms() + 5000;
     while (rc == 0 && !resp && now_ms() < deadline) {
         rmq_cmd *c = rmq_tc_recv(fd, 500);
-        if (c && (c->flag & 1) && c->opaque == op) resp = c;
-        else rmq_cmd_free(c);
+        if (c && (c->flag & 1) && c->opaque == op)
+            resp = c;
+        else
+            rmq_cmd_free(c);
     }
     close(fd);
     return resp;
@@ -269,11 +285,12 @@ static void start_daemon(fixture *f)
     const char *servers[] = {"namesrv", "broker", NULL};
     assert_int_equal(rmq_td_init(&f->d, servers, NULL), 0);
     char host_conf[2048];
-    snprintf(host_conf, sizeof host_conf,
-             "state_dir = \"%s\";\nadmin_socket = \"%s\";\nlog_level = \"debug\";\nio_threads = 2;\n"
-             "servers = {\n  namesrv = { listen = \"127.0.0.1:%d\"; };\n"
-             "  broker = { listen = \"127.0.0.1:0\"; };\n};\n",
-             f->d.state_dir, f->d.admin_socket, ns);
+    snprintf(
+        host_conf, sizeof host_conf,
+        "state_dir = \"%s\";\nadmin_socket = \"%s\";\nlog_level = \"debug\";\nio_threads = 2;\n"
+        "servers = {\n  namesrv = { listen = \"127.0.0.1:%d\"; };\n"
+        "  broker = { listen = \"127.0.0.1:0\"; };\n};\n",
+        f->d.state_dir, f->d.admin_socket, ns);
     assert_int_equal(rmq_td_write_conf(&f->d, "host.conf", host_conf), 0);
     assert_int_equal(rmq_td_add_plugin(&f->d, "namesrv", "namesrv", "namesrv", NULL), 0);
     char bcm[512];
@@ -283,7 +300,8 @@ static void start_daemon(fixture *f)
              "registerNameServerPeriod = 10000; topics = \"" TOPIC ":4\";\n"
              "pullSuspendMaxMillis = 1000;\n",
              ns);
-    assert_int_equal(rmq_td_add_plugin(&f->d, "broker-client-mgr", "broker-client-mgr", "broker", bcm), 0);
+    assert_int_equal(
+        rmq_td_add_plugin(&f->d, "broker-client-mgr", "broker-client-mgr", "broker", bcm), 0);
     assert_int_equal(rmq_td_add_plugin(&f->d, "filter", "filter", "broker",
                                        "consumerFilterPersistIntervalMillis = 200;"),
                      0);
@@ -300,7 +318,8 @@ static void start_daemon(fixture *f)
         rmq_cmd *r = call(f, f->ns_port, 105, kv);
         code = r ? r->code : -1;
         rmq_cmd_free(r);
-        if (code != 0) pause_ms(100);
+        if (code != 0)
+            pause_ms(100);
     }
     assert_int_equal(code, 0);
 }
@@ -315,11 +334,13 @@ static json_t *live_filter_data(fixture *f, const char *group)
     const char *args[] = {"consumer-filter", NULL};
     int rc = rmq_td_ctl(&f->d, out, cap, args);
     json_t *root = rc == 0 ? json_loads(out, 0, NULL) : NULL;
-    if (rc != 0 || !root) fail_msg("rmqhostctl consumer-filter: exit %d, output: %s", rc, out);
+    if (rc != 0 || !root)
+        fail_msg("rmqhostctl consumer-filter: exit %d, output: %s", rc, out);
     free(out);
-    json_t *e = json_object_get(json_object_get(json_object_get(json_object_get(
-                                    root, "filterDataByTopic"), TOPIC), "groupFilterData"),
-                                group);
+    json_t *e = json_object_get(
+        json_object_get(json_object_get(json_object_get(root, "filterDataByTopic"), TOPIC),
+                        "groupFilterData"),
+        group);
     json_incref(e);
     json_decref(root);
     return e;
@@ -331,9 +352,10 @@ static json_t *file_filter_data(fixture *f, const char *group)
     char path[512];
     snprintf(path, sizeof path, "%s/filter/consumerFilter.json", f->d.state_dir);
     json_t *root = json_load_file(path, 0, NULL);
-    json_t *e = json_object_get(json_object_get(json_object_get(json_object_get(
-                                    root, "filterDataByTopic"), TOPIC), "groupFilterData"),
-                                group);
+    json_t *e = json_object_get(
+        json_object_get(json_object_get(json_object_get(root, "filterDataByTopic"), TOPIC),
+                        "groupFilterData"),
+        group);
     json_incref(e);
     json_decref(root);
     return e;
@@ -352,7 +374,8 @@ static json_t *wait_filter_data(fixture *f, json_t *(*get)(fixture *, const char
     json_t *e = NULL;
     while (now_ms() < deadline) {
         e = get(f, group);
-        if (e && is_dead(e) == want_dead) return e;
+        if (e && is_dead(e) == want_dead)
+            return e;
         json_decref(e);
         e = NULL;
         pause_ms(100);
@@ -369,13 +392,15 @@ static json_t *wait_broker_subscription(fixture *f, const char *group)
     uint64_t deadline = now_ms() + WAIT_MS;
     while (now_ms() < deadline) {
         rmq_cmd *r = call(f, f->broker_port, 203, kv);
-        json_t *root = r && r->code == 0 && r->body ? json_loadb((const char *)r->body, r->body_len, 0, NULL)
-                                                     : NULL;
+        json_t *root = r && r->code == 0 && r->body
+                           ? json_loadb((const char *)r->body, r->body_len, 0, NULL)
+                           : NULL;
         rmq_cmd_free(r);
         json_t *sub = json_object_get(json_object_get(root, "subscriptionTable"), TOPIC);
         json_incref(sub);
         json_decref(root);
-        if (sub) return sub;
+        if (sub)
+            return sub;
         pause_ms(100);
     }
     fail_msg("group %s never showed a subscription of %s (203)", group, TOPIC);
@@ -393,7 +418,8 @@ static void close_client(fixture *f)
 static void assert_json_string(json_t *o, const char *key, const char *want)
 {
     const char *got = json_string_value(json_object_get(o, key));
-    if (!got) fail_msg("\"%s\" missing", key);
+    if (!got)
+        fail_msg("\"%s\" missing", key);
     assert_string_equal(got, want);
 }
 
@@ -457,10 +483,14 @@ static int32_t java_hash_code(const char *utf8)
     while (*s) {
         uint32_t cp;
         int extra;
-        if (*s < 0x80) cp = *s, extra = 0;
-        else if ((*s & 0xE0) == 0xC0) cp = *s & 0x1F, extra = 1;
-        else if ((*s & 0xF0) == 0xE0) cp = *s & 0x0F, extra = 2;
-        else cp = *s & 0x07, extra = 3;
+        if (*s < 0x80)
+            cp = *s, extra = 0;
+        else if ((*s & 0xE0) == 0xC0)
+            cp = *s & 0x1F, extra = 1;
+        else if ((*s & 0xF0) == 0xE0)
+            cp = *s & 0x0F, extra = 2;
+        else
+            cp = *s & 0x07, extra = 3;
         s++;
         for (int i = 0; i < extra; i++, s++) {
             assert_true((*s & 0xC0) == 0x80); /* test data is valid UTF-8 */
@@ -480,8 +510,10 @@ static bool json_array_has_int(json_t *a, json_int_t v)
 {
     size_t i;
     json_t *x;
-    json_array_foreach(a, i, x) {
-        if (json_is_integer(x) && json_integer_value(x) == v) return true;
+    json_array_foreach(a, i, x)
+    {
+        if (json_is_integer(x) && json_integer_value(x) == v)
+            return true;
     }
     return false;
 }
@@ -490,8 +522,10 @@ static bool json_array_has_string(json_t *a, const char *v)
 {
     size_t i;
     json_t *x;
-    json_array_foreach(a, i, x) {
-        if (json_is_string(x) && strcmp(json_string_value(x), v) == 0) return true;
+    json_array_foreach(a, i, x)
+    {
+        if (json_is_string(x) && strcmp(json_string_value(x), v) == 0)
+            return true;
     }
     return false;
 }
@@ -505,8 +539,9 @@ static void test_ali_ons_tag_codes_equal_java_hash_code_of_the_filter_engine(voi
     char long_tag[1024] = "";
     for (int i = 0; i < 40; i++)
         strcat(long_tag, "长标签Long-タグ-");
-    const char *tags[] = {"TagA",         "订单已创建",         "Größe-Ä", "Ключ", "emoji-😀-🚀",
-                          "polygenelubricants", "𝄞𠀀", long_tag, NULL};
+    const char *tags[] = {"TagA", "订单已创建", "Größe-Ä",
+                          "Ключ", "emoji-😀-🚀",  "polygenelubricants",
+                          "𝄞𠀀",  long_tag,     NULL};
     size_t ntags = 0;
     while (tags[ntags])
         ntags++;
@@ -534,9 +569,10 @@ static void test_ali_ons_tag_codes_equal_java_hash_code_of_the_filter_engine(voi
         int32_t engine = rmq_java_string_hash(tags[i], strlen(tags[i]));
         json_int_t client = json_integer_value(json_array_get(codes, i));
         if (mine != engine || client != mine ||
-            json_integer_value(json_array_get(hash, i)) != mine || !json_array_has_int(bcodes, mine))
-            fail_msg("tag %zu '%.40s': Java %d, filter engine %d, ali-ons %lld, broker codeSet %s", i,
-                     tags[i], (int)mine, (int)engine, (long long)client,
+            json_integer_value(json_array_get(hash, i)) != mine ||
+            !json_array_has_int(bcodes, mine))
+            fail_msg("tag %zu '%.40s': Java %d, filter engine %d, ali-ons %lld, broker codeSet %s",
+                     i, tags[i], (int)mine, (int)engine, (long long)client,
                      json_array_has_int(bcodes, mine) ? "has it" : "lacks it");
         assert_string_equal(json_string_value(json_array_get(tagset, i)), tags[i]);
         assert_true(json_array_has_string(btags, tags[i]));
@@ -554,10 +590,11 @@ static void test_ali_ons_tag_codes_equal_java_hash_code_of_the_filter_engine(voi
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_ali_ons_sql92_subscription_is_filter_data_until_the_client_closes,
-                                        setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ali_ons_tag_codes_equal_java_hash_code_of_the_filter_engine, setup,
-                                        teardown),
+        cmocka_unit_test_setup_teardown(
+            test_ali_ons_sql92_subscription_is_filter_data_until_the_client_closes, setup,
+            teardown),
+        cmocka_unit_test_setup_teardown(
+            test_ali_ons_tag_codes_equal_java_hash_code_of_the_filter_engine, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

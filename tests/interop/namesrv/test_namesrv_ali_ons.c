@@ -33,7 +33,8 @@ static json_t *find_line(json_t *lines, const char *topic)
 {
     size_t i;
     json_t *l;
-    json_array_foreach(lines, i, l) {
+    json_array_foreach(lines, i, l)
+    {
         if (strcmp(json_string_value(json_object_get(l, "topic")), topic) == 0)
             return l;
     }

@@ -14,8 +14,8 @@
 
 static bcm_subscription make_sub(const char *topic, const char *expr, int64_t ver)
 {
-    json_t *in = json_pack("{sssssI}", "topic", topic, "subString", expr, "subVersion",
-                           (json_int_t)ver);
+    json_t *in =
+        json_pack("{sssssI}", "topic", topic, "subString", expr, "subVersion", (json_int_t)ver);
     bcm_subscription s;
     bcm_subscription_from_json(&s, bcm_subscription_normalise(in));
     json_decref(in);
@@ -24,7 +24,10 @@ static bcm_subscription make_sub(const char *topic, const char *expr, int64_t ve
 
 static bcm_client client(uint64_t ch, const char *id, uint64_t now)
 {
-    bcm_client c = {.channel = ch, .client_id = (char *)id, .language = 0, .version = 409,
+    bcm_client c = {.channel = ch,
+                    .client_id = (char *)id,
+                    .language = 0,
+                    .version = 409,
                     .last_update_ms = now};
     return c;
 }

@@ -13,11 +13,15 @@
 
 static const char java_body[] =
     "{\"clientID\":\"192.168.0.5@12345#88172634512345\","
-    "\"consumerDataSet\":[{\"consumeFromWhere\":\"CONSUME_FROM_LAST_OFFSET\",\"consumeType\":\"CONSUME_PASSIVELY\","
+    "\"consumerDataSet\":[{\"consumeFromWhere\":\"CONSUME_FROM_LAST_OFFSET\",\"consumeType\":"
+    "\"CONSUME_PASSIVELY\","
     "\"groupName\":\"CG\",\"messageModel\":\"CLUSTERING\","
-    "\"subscriptionDataSet\":[{\"classFilterMode\":false,\"codeSet\":[2598919,2598920],\"expressionType\":\"TAG\","
-    "\"subString\":\"TagA || TagB\",\"subVersion\":1700000000000,\"tagsSet\":[\"TagA\",\"TagB\"],\"topic\":\"TopicTest\"},"
-    "{\"classFilterMode\":false,\"codeSet\":[],\"expressionType\":\"TAG\",\"subString\":\"*\",\"subVersion\":1700000000001,"
+    "\"subscriptionDataSet\":[{\"classFilterMode\":false,\"codeSet\":[2598919,2598920],"
+    "\"expressionType\":\"TAG\","
+    "\"subString\":\"TagA || "
+    "TagB\",\"subVersion\":1700000000000,\"tagsSet\":[\"TagA\",\"TagB\"],\"topic\":\"TopicTest\"},"
+    "{\"classFilterMode\":false,\"codeSet\":[],\"expressionType\":\"TAG\",\"subString\":\"*\","
+    "\"subVersion\":1700000000001,"
     "\"tagsSet\":[],\"topic\":\"%RETRY%CG\"}],\"unitMode\":false}],"
     "\"producerDataSet\":[{\"groupName\":\"PG\"},{\"groupName\":\"CLIENT_INNER_PRODUCER\"}]}";
 
@@ -38,9 +42,10 @@ static void test_java_heartbeat_parses(void **state)
     assert_string_equal(cd->subs[0].sub_string, "TagA || TagB");
     assert_int_equal(cd->subs[0].sub_version, 1700000000000LL);
     char *s = json_dumps(cd->subs[0].json, JSON_COMPACT | JSON_SORT_KEYS);
-    assert_string_equal(s, "{\"classFilterMode\":false,\"codeSet\":[2598919,2598920],\"expressionType\":"
-                           "\"TAG\",\"subString\":\"TagA || TagB\",\"subVersion\":1700000000000,"
-                           "\"tagsSet\":[\"TagA\",\"TagB\"],\"topic\":\"TopicTest\"}");
+    assert_string_equal(
+        s, "{\"classFilterMode\":false,\"codeSet\":[2598919,2598920],\"expressionType\":"
+           "\"TAG\",\"subString\":\"TagA || TagB\",\"subVersion\":1700000000000,"
+           "\"tagsSet\":[\"TagA\",\"TagB\"],\"topic\":\"TopicTest\"}");
     free(s);
     bcm_heartbeat_free(&hb);
 }
@@ -49,7 +54,8 @@ static void test_cpp_dialect_ordinals_and_string_subversion(void **state)
 {
     (void)state;
     const char *body =
-        "{\"clientID\":\"127.0.0.1@1\",\"consumerDataSet\":[{\"consumeFromWhere\":0,\"consumeType\":1,"
+        "{\"clientID\":\"127.0.0.1@1\",\"consumerDataSet\":[{\"consumeFromWhere\":0,"
+        "\"consumeType\":1,"
         "\"groupName\":\"CG\",\"messageModel\":1,\"subscriptionDataSet\":[{\"subString\":\"*\","
         "\"subVersion\":\"1700000000005\",\"topic\":\"T\"}]}],\"producerDataSet\":[]}\n";
     bcm_heartbeat hb;
@@ -62,8 +68,9 @@ static void test_cpp_dialect_ordinals_and_string_subversion(void **state)
     assert_int_equal(cd->subs[0].sub_version, 1700000000005LL);
     assert_string_equal(cd->subs[0].expression_type, "TAG");
     char *s = json_dumps(cd->subs[0].json, JSON_COMPACT | JSON_SORT_KEYS);
-    assert_string_equal(s, "{\"classFilterMode\":false,\"codeSet\":[],\"expressionType\":\"TAG\","
-                           "\"subString\":\"*\",\"subVersion\":1700000000005,\"tagsSet\":[],\"topic\":\"T\"}");
+    assert_string_equal(
+        s, "{\"classFilterMode\":false,\"codeSet\":[],\"expressionType\":\"TAG\","
+           "\"subString\":\"*\",\"subVersion\":1700000000005,\"tagsSet\":[],\"topic\":\"T\"}");
     free(s);
     bcm_heartbeat_free(&hb);
 }

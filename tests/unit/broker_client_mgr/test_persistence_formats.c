@@ -15,9 +15,8 @@
 #include "topic_table.h"
 
 /* Exactly what a Java 4.9.8 broker writes (pretty, tabs, bare keys). */
-static const char java_offsets[] =
-    "{\n\t\"offsetTable\":{\n\t\t\"TopicTest@CG\":{0:10,1:12\n\t\t},"
-    "\n\t\t\"%RETRY%CG@CG\":{0:0\n\t\t}\n\t}\n}";
+static const char java_offsets[] = "{\n\t\"offsetTable\":{\n\t\t\"TopicTest@CG\":{0:10,1:12\n\t\t},"
+                                   "\n\t\t\"%RETRY%CG@CG\":{0:0\n\t\t}\n\t}\n}";
 
 static void test_java_offset_file_loads_as_is(void **state)
 {
@@ -25,7 +24,8 @@ static void test_java_offset_file_loads_as_is(void **state)
     bcm_offset_table t;
     bcm_offset_table_init(&t);
     char err[128];
-    assert_int_equal(bcm_offset_table_load(&t, java_offsets, strlen(java_offsets), err, sizeof err), 0);
+    assert_int_equal(bcm_offset_table_load(&t, java_offsets, strlen(java_offsets), err, sizeof err),
+                     0);
     int64_t off = -1;
     assert_true(bcm_offset_query(&t, "TopicTest", "CG", 1, &off));
     assert_int_equal(off, 12);
@@ -92,14 +92,18 @@ static void test_system_topics_match_java_4_9_8(void **state)
     (void)state;
     bcm_topic_table t;
     bcm_topic_table_init(&t, 1);
-    bcm_system_topic_opts o = {.cluster_name = "JavaCluster", .broker_name = "broker-a",
-                               .auto_create_topic_enable = true, .default_topic_queue_nums = 8,
-                               .cluster_topic_enable = true, .broker_topic_enable = true};
+    bcm_system_topic_opts o = {.cluster_name = "JavaCluster",
+                               .broker_name = "broker-a",
+                               .auto_create_topic_enable = true,
+                               .default_topic_queue_nums = 8,
+                               .cluster_topic_enable = true,
+                               .broker_topic_enable = true};
     bcm_topic_table_add_system(&t, &o);
     /* the set a real 4.9.8 broker registered (vector 103-register-broker.req) */
-    const char *names[] = {"JavaCluster", "SCHEDULE_TOPIC_XXXX", "SELF_TEST_TOPIC",
-                           "JavaCluster_REPLY_TOPIC", "broker-a", "TBW102", "BenchmarkTest",
-                           "OFFSET_MOVED_EVENT"};
+    const char *names[] = {"JavaCluster",     "SCHEDULE_TOPIC_XXXX",
+                           "SELF_TEST_TOPIC", "JavaCluster_REPLY_TOPIC",
+                           "broker-a",        "TBW102",
+                           "BenchmarkTest",   "OFFSET_MOVED_EVENT"};
     assert_int_equal(json_object_size(t.topics), 8);
     for (size_t i = 0; i < 8; i++)
         assert_non_null(json_object_get(t.topics, names[i]));
@@ -153,10 +157,11 @@ static void test_subscription_groups_autocreate_rules(void **state)
     assert_true(created);
     assert_int_equal(s.dv.counter, 2);
     char *out = json_dumps(json_object_get(s.groups, "CG"), JSON_COMPACT | JSON_SORT_KEYS);
-    assert_string_equal(out, "{\"brokerId\":0,\"consumeBroadcastEnable\":true,\"consumeEnable\":true,"
-                             "\"consumeFromMinEnable\":true,\"groupName\":\"CG\","
-                             "\"notifyConsumerIdsChangedEnable\":true,\"retryMaxTimes\":16,"
-                             "\"retryQueueNums\":1,\"whichBrokerWhenConsumeSlowly\":1}");
+    assert_string_equal(out,
+                        "{\"brokerId\":0,\"consumeBroadcastEnable\":true,\"consumeEnable\":true,"
+                        "\"consumeFromMinEnable\":true,\"groupName\":\"CG\","
+                        "\"notifyConsumerIdsChangedEnable\":true,\"retryMaxTimes\":16,"
+                        "\"retryQueueNums\":1,\"whichBrokerWhenConsumeSlowly\":1}");
     free(out);
     bcm_subscription_groups_free(&s);
 }
@@ -169,7 +174,8 @@ static void test_java_subscription_group_file_loads(void **state)
         "\n\t\"subscriptionGroupTable\":{\n\t\t\"CG\":{\n\t\t\t\"brokerId\":0,"
         "\"consumeBroadcastEnable\":true,\"consumeEnable\":true,\"consumeFromMinEnable\":true,"
         "\"groupName\":\"CG\",\"notifyConsumerIdsChangedEnable\":false,\"retryMaxTimes\":16,"
-        "\"retryQueueNums\":2,\"whichBrokerWhenConsumeSlowly\":1,\"unknownKey5x\":{}\n\t\t}\n\t}\n}";
+        "\"retryQueueNums\":2,\"whichBrokerWhenConsumeSlowly\":1,\"unknownKey5x\":{}\n\t\t}\n\t}"
+        "\n}";
     bcm_subscription_groups s;
     bcm_subscription_groups_init(&s, 1);
     char err[64];

@@ -73,7 +73,8 @@ static json_t *mqs(int from, int to)
 {
     json_t *a = json_array();
     for (int q = from; q <= to; q++)
-        json_array_append_new(a, json_pack("{sssiss}", "brokerName", "b", "queueId", q, "topic", "T"));
+        json_array_append_new(a,
+                              json_pack("{sssiss}", "brokerName", "b", "queueId", q, "topic", "T"));
     return a;
 }
 

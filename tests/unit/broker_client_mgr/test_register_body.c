@@ -24,13 +24,15 @@ static void test_json_body_has_java_shape(void **state)
 {
     (void)state;
     json_t *topics = json_object();
-    json_object_set_new(topics, "TopicTest", bcm_topic_config_new("TopicTest", 4, 4, 6, 0, false, NULL));
+    json_object_set_new(topics, "TopicTest",
+                        bcm_topic_config_new("TopicTest", 4, 4, 6, 0, false, NULL));
     bcm_data_version dv = {0, 1700000000061};
     bcm_body b;
     assert_int_equal(bcm_register_body_encode(topics, &dv, NULL, 6, false, &b), 0);
     const char *want =
         "{\"filterServerList\":[],\"topicConfigSerializeWrapper\":{\"dataVersion\":{\"counter\":0,"
-        "\"timestamp\":1700000000061},\"topicConfigTable\":{\"TopicTest\":{\"order\":false,\"perm\":6,"
+        "\"timestamp\":1700000000061},\"topicConfigTable\":{\"TopicTest\":{\"order\":false,"
+        "\"perm\":6,"
         "\"readQueueNums\":4,\"topicFilterType\":\"SINGLE_TAG\",\"topicName\":\"TopicTest\","
         "\"topicSysFlag\":0,\"writeQueueNums\":4}}}}";
     assert_int_equal(b.len, strlen(want));
@@ -52,7 +54,8 @@ static void test_compressed_body_is_zlib_with_java_layout(void **state)
 {
     (void)state;
     json_t *topics = json_object();
-    json_object_set_new(topics, "TopicTest", bcm_topic_config_new("TopicTest", 4, 4, 6, 0, false, NULL));
+    json_object_set_new(topics, "TopicTest",
+                        bcm_topic_config_new("TopicTest", 4, 4, 6, 0, false, NULL));
     bcm_data_version dv = {2, 5};
     bcm_body b;
     assert_int_equal(bcm_register_body_encode(topics, &dv, NULL, 6, true, &b), 0);
@@ -98,7 +101,8 @@ static void test_split_registration_sends_chunks_with_same_version(void **state)
         json_t *j = json_loadb((char *)bodies[i].data, bodies[i].len, 0, NULL);
         json_t *w = json_object_get(j, "topicConfigSerializeWrapper");
         total += json_object_size(json_object_get(w, "topicConfigTable"));
-        assert_int_equal(json_integer_value(json_object_get(json_object_get(w, "dataVersion"), "counter")), 7);
+        assert_int_equal(
+            json_integer_value(json_object_get(json_object_get(w, "dataVersion"), "counter")), 7);
         json_decref(j);
     }
     assert_int_equal(total, 5);

@@ -10,16 +10,16 @@
 
 #include "cmd_internal.h"
 
-#define JAVA_HEADER                                                                            \
-    "{\"code\":105,\"extFields\":{\"topic\":\"ProofTopic\"},\"flag\":0,\"language\":\"JAVA\"," \
+#define JAVA_HEADER                                                                                \
+    "{\"code\":105,\"extFields\":{\"topic\":\"ProofTopic\"},\"flag\":0,\"language\":\"JAVA\","     \
     "\"opaque\":0,\"serializeTypeCurrentRPC\":\"JSON\",\"version\":409}"
-#define ALI_ONS_HEADER                                                                         \
-    "{\"code\":105,\"language\":\"JAVA\",\"opaque\":3,\"flag\":0,\"version\":121,"             \
-    "\"extFields\":{\"topic\":\"T\",\"queueId\":0,\"flag\":true,\"off\":-12,\"n\":null,"       \
+#define ALI_ONS_HEADER                                                                             \
+    "{\"code\":105,\"language\":\"JAVA\",\"opaque\":3,\"flag\":0,\"version\":121,"                 \
+    "\"extFields\":{\"topic\":\"T\",\"queueId\":0,\"flag\":true,\"off\":-12,\"n\":null,"           \
     "\"f\":false}}"
-#define CPP_HEADER                                                                             \
-    "{\"code\":34,\"extFields\":{\"AccessKey\":\"\",\"OnsChannel\":\"ALIYUN\","                \
-    "\"Signature\":\"\"},\"flag\":0,\"language\":\"CPP\",\"opaque\":0,\"remark\":\"\","        \
+#define CPP_HEADER                                                                                 \
+    "{\"code\":34,\"extFields\":{\"AccessKey\":\"\",\"OnsChannel\":\"ALIYUN\","                    \
+    "\"Signature\":\"\"},\"flag\":0,\"language\":\"CPP\",\"opaque\":0,\"remark\":\"\","            \
     "\"serializeTypeCurrentRPC\":\"JSON\",\"version\":333}\n"
 
 static rmq_cmd *fresh(size_t len)

@@ -29,9 +29,11 @@ static void drop(consumer_filter_table *t)
     free(t);
 }
 
-static rmq_consumer_subscription sub(const char *topic, const char *type, const char *expr, int64_t v)
+static rmq_consumer_subscription sub(const char *topic, const char *type, const char *expr,
+                                     int64_t v)
 {
-    rmq_consumer_subscription s = {.topic = topic, .expression_type = type, .sub_string = expr, .sub_version = v};
+    rmq_consumer_subscription s = {
+        .topic = topic, .expression_type = type, .sub_string = expr, .sub_version = v};
     return s;
 }
 
@@ -91,7 +93,8 @@ static void test_same_version_revives_dead_entry_and_older_version_is_ignored(vo
     drop(t);
 }
 
-static void test_newer_version_rebuilds_changed_expression_or_removes_on_compile_failure(void **state)
+static void
+test_newer_version_rebuilds_changed_expression_or_removes_on_compile_failure(void **state)
 {
     (void)state;
     consumer_filter_table *t = new_table();
@@ -118,7 +121,8 @@ static void test_topics_left_out_of_a_heartbeat_die(void **state)
 {
     (void)state;
     consumer_filter_table *t = new_table();
-    rmq_consumer_subscription two[] = {sub("A", "SQL92", "x = 1", 1), sub("B", "SQL92", "y = 1", 1)};
+    rmq_consumer_subscription two[] = {sub("A", "SQL92", "x = 1", 1),
+                                       sub("B", "SQL92", "y = 1", 1)};
     consumer_filter_table_register(t, "CG", two, 2, 1000);
     consumer_filter_table_register(t, "CG", two, 1, 2000);
     consumer_filter_view v;
@@ -151,24 +155,32 @@ static void test_json_has_java_shape_and_reloads_at_start_as_dead(void **state)
     consumer_filter_table_register(t, "CG", &s, 1, 1700000000000LL);
     char *text = consumer_filter_table_to_json(t, true);
     json_t *root = json_loads(text, 0, NULL);
-    json_t *d = json_object_get(json_object_get(json_object_get(json_object_get(root, "filterDataByTopic"), "TopicTest"),
-                                                "groupFilterData"), "CG");
+    json_t *d = json_object_get(
+        json_object_get(json_object_get(json_object_get(root, "filterDataByTopic"), "TopicTest"),
+                        "groupFilterData"),
+        "CG");
     assert_non_null(d);
-    assert_int_equal(json_integer_value(json_object_get(json_object_get(d, "bloomFilterData"), "bitNum")), 112);
+    assert_int_equal(
+        json_integer_value(json_object_get(json_object_get(d, "bloomFilterData"), "bitNum")), 112);
     json_t *pos = json_object_get(json_object_get(d, "bloomFilterData"), "bitPos");
     assert_int_equal(json_integer_value(json_array_get(pos, 0)), 109);
     assert_int_equal(json_integer_value(json_array_get(pos, 1)), 15);
     assert_int_equal(json_integer_value(json_array_get(pos, 2)), 3);
     assert_true(json_is_false(json_object_get(d, "dead")));
     assert_string_equal(json_string_value(json_object_get(d, "expressionType")), "SQL92");
-    assert_string_equal(json_string_value(json_object_get(json_object_get(json_object_get(root, "filterDataByTopic"), "TopicTest"), "topic")), "TopicTest");
+    assert_string_equal(
+        json_string_value(json_object_get(
+            json_object_get(json_object_get(root, "filterDataByTopic"), "TopicTest"), "topic")),
+        "TopicTest");
     json_decref(root);
 
     consumer_filter_table *u = new_table();
     bool discarded = true;
     char err[128];
     int64_t now = 1700000100000LL;
-    assert_int_equal(consumer_filter_table_load(u, text, strlen(text), true, now, &discarded, err, sizeof err), 0);
+    assert_int_equal(
+        consumer_filter_table_load(u, text, strlen(text), true, now, &discarded, err, sizeof err),
+        0);
     assert_false(discarded);
     consumer_filter_view v;
     assert_true(consumer_filter_table_get(u, "TopicTest", "CG", &v));
@@ -183,7 +195,8 @@ static void test_json_has_java_shape_and_reloads_at_start_as_dead(void **state)
 
     /* hot reload keeps times as they are */
     u = new_table();
-    assert_int_equal(consumer_filter_table_load(u, text, strlen(text), false, now, NULL, err, sizeof err), 0);
+    assert_int_equal(
+        consumer_filter_table_load(u, text, strlen(text), false, now, NULL, err, sizeof err), 0);
     consumer_filter_table_get(u, "TopicTest", "CG", &v);
     assert_false(v.dead);
     assert_int_equal(v.born_time, 1700000000000LL);
@@ -195,17 +208,23 @@ static void test_json_has_java_shape_and_reloads_at_start_as_dead(void **state)
 static void test_load_discards_file_with_other_bloom_parameters(void **state)
 {
     (void)state;
-    const char *text = "{\"filterDataByTopic\":{\"T\":{\"groupFilterData\":{\"CG\":{\"bloomFilterData\":"
-                       "{\"bitNum\":64,\"bitPos\":[1,2,3]},\"bornTime\":1,\"clientVersion\":1,\"consumerGroup\":\"CG\","
-                       "\"dead\":false,\"deadTime\":0,\"expression\":\"a > 5\",\"expressionType\":\"SQL92\",\"topic\":\"T\"}},"
-                       "\"topic\":\"T\"}}}";
+    const char *text =
+        "{\"filterDataByTopic\":{\"T\":{\"groupFilterData\":{\"CG\":{\"bloomFilterData\":"
+        "{\"bitNum\":64,\"bitPos\":[1,2,3]},\"bornTime\":1,\"clientVersion\":1,\"consumerGroup\":"
+        "\"CG\","
+        "\"dead\":false,\"deadTime\":0,\"expression\":\"a > "
+        "5\",\"expressionType\":\"SQL92\",\"topic\":\"T\"}},"
+        "\"topic\":\"T\"}}}";
     consumer_filter_table *t = new_table();
     bool discarded = false;
     char err[128];
-    assert_int_equal(consumer_filter_table_load(t, text, strlen(text), true, 100000, &discarded, err, sizeof err), 0);
+    assert_int_equal(consumer_filter_table_load(t, text, strlen(text), true, 100000, &discarded,
+                                                err, sizeof err),
+                     0);
     assert_true(discarded);
     assert_int_equal(consumer_filter_table_count(t), 0);
-    assert_int_equal(consumer_filter_table_load(t, "not json", 8, true, 1, &discarded, err, sizeof err), -1);
+    assert_int_equal(
+        consumer_filter_table_load(t, "not json", 8, true, 1, &discarded, err, sizeof err), -1);
     drop(t);
 }
 
@@ -215,7 +234,8 @@ int main(void)
         cmocka_unit_test(test_bloom_defaults_and_java_positions),
         cmocka_unit_test(test_register_keeps_sql92_and_skips_tag_and_bad_expressions),
         cmocka_unit_test(test_same_version_revives_dead_entry_and_older_version_is_ignored),
-        cmocka_unit_test(test_newer_version_rebuilds_changed_expression_or_removes_on_compile_failure),
+        cmocka_unit_test(
+            test_newer_version_rebuilds_changed_expression_or_removes_on_compile_failure),
         cmocka_unit_test(test_topics_left_out_of_a_heartbeat_die),
         cmocka_unit_test(test_clean_purges_entries_dead_for_the_span),
         cmocka_unit_test(test_json_has_java_shape_and_reloads_at_start_as_dead),

@@ -24,7 +24,8 @@ static void out(void *ud, const char *s)
 static int run(sink *k, bool json, const char *const *argv)
 {
     int argc = 0;
-    while (argv[argc]) argc++;
+    while (argv[argc])
+        argc++;
     memset(k, 0, sizeof *k);
     rmq_fx_options opt = {0};
     return expr_command_run(&opt, argc, argv, json, out, k);
@@ -66,7 +67,8 @@ static void test_expression_starting_with_dash_is_taken_literally(void **state)
     assert_true(strncmp(k.text, "error: ", 7) == 0);
     assert_int_equal(run(&k, false, (const char *const[]){"-a", NULL}), 1);
     assert_non_null(strstr(k.text, "Expression will not result in a boolean value"));
-    assert_int_equal(run(&k, false, (const char *const[]){"--type", "SQL92", "--", "--json", NULL}), 1);
+    assert_int_equal(run(&k, false, (const char *const[]){"--type", "SQL92", "--", "--json", NULL}),
+                     1);
 }
 
 static void test_compile_error_exits_1_with_message_and_position(void **state)
@@ -74,7 +76,10 @@ static void test_compile_error_exits_1_with_message_and_position(void **state)
     (void)state;
     sink k;
     assert_int_equal(run(&k, false, (const char *const[]){"a != 1", NULL}), 1);
-    assert_true(strncmp(k.text, "error: org.apache.rocketmq.filter.parser.TokenMgrError: Lexical error at line 1, column 3.", 89) == 0);
+    assert_true(strncmp(k.text,
+                        "error: org.apache.rocketmq.filter.parser.TokenMgrError: Lexical error at "
+                        "line 1, column 3.",
+                        89) == 0);
     assert_non_null(strstr(k.text, "at character 3:\n    a != 1\n      ^\n"));
 }
 
@@ -82,9 +87,12 @@ static void test_tag_type_matches_the_tags_property(void **state)
 {
     (void)state;
     sink k;
-    assert_int_equal(run(&k, false, (const char *const[]){"--type", "TAG", "TagA || TagB", "TAGS=TagB", NULL}), 0);
+    assert_int_equal(
+        run(&k, false, (const char *const[]){"--type", "TAG", "TagA || TagB", "TAGS=TagB", NULL}),
+        0);
     assert_string_equal(k.text, "match\n");
-    assert_int_equal(run(&k, false, (const char *const[]){"--type=TAG", "TagA", "TAGS=TagC", NULL}), 0);
+    assert_int_equal(run(&k, false, (const char *const[]){"--type=TAG", "TagA", "TAGS=TagC", NULL}),
+                     0);
     assert_string_equal(k.text, "no match: false\n");
 }
 

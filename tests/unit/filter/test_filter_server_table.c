@@ -19,7 +19,8 @@ static void test_reregistration_on_a_known_channel_only_refreshes(void **state)
     assert_int_equal(filter_server_table_register(&t, 7, "10.0.0.1:3000", 200), 0);
     assert_int_equal(filter_server_table_register(&t, 8, "10.0.0.2:3000", 200), 1);
     char buf[128];
-    assert_int_equal(filter_server_table_to_json(&t, buf, sizeof buf), strlen("[\"10.0.0.1:3000\",\"10.0.0.2:3000\"]"));
+    assert_int_equal(filter_server_table_to_json(&t, buf, sizeof buf),
+                     strlen("[\"10.0.0.1:3000\",\"10.0.0.2:3000\"]"));
     assert_string_equal(buf, "[\"10.0.0.1:3000\",\"10.0.0.2:3000\"]");
     filter_server_table_dispose(&t);
 }

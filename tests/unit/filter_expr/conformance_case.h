@@ -12,11 +12,11 @@
 #define MB (M49 | M5X)
 
 typedef enum expected_outcome {
-    R_F = 0,  /* FALSE */
-    R_T = 1,  /* TRUE: the only outcome that delivers */
-    R_N = 2,  /* null (unknown) */
+    R_F = 0,   /* FALSE */
+    R_T = 1,   /* TRUE: the only outcome that delivers */
+    R_N = 2,   /* null (unknown) */
     R_ERR = 3, /* evaluation error */
-    R_CE = 4  /* does not compile (CHECK_CLIENT_CONFIG answers 23) */
+    R_CE = 4   /* does not compile (CHECK_CLIENT_CONFIG answers 23) */
 } expected_outcome;
 
 typedef struct conformance_case {
@@ -31,8 +31,14 @@ typedef struct conformance_case {
 
 #define P(...) ((const char *const[]){__VA_ARGS__, NULL})
 #define NOPROPS NULL
-#define SQL(modes, expr, props, want) {__LINE__, modes, "SQL92", expr, props, NULL, want}
-#define TAGROW(expr, tag, want) {__LINE__, MB, "TAG", expr, NULL, tag, want}
+#define SQL(modes, expr, props, want)                                                              \
+    {                                                                                              \
+        __LINE__, modes, "SQL92", expr, props, NULL, want                                          \
+    }
+#define TAGROW(expr, tag, want)                                                                    \
+    {                                                                                              \
+        __LINE__, MB, "TAG", expr, NULL, tag, want                                                 \
+    }
 
 extern const conformance_case conformance_cases[];
 extern const size_t conformance_case_count;

@@ -109,9 +109,9 @@ const conformance_case conformance_cases[] = {
     SQL(MB, "a = 0e5", NOPROPS, R_CE),
     SQL(MB, "a = 4.9e-324", P("a", "4.9e-324"), R_T),
     SQL(MB, "a = . ", NOPROPS, R_CE),
-    SQL(MB, "a = 5 / 2", P("a", "5"), R_CE),    /* `/` alone is no token: read, refused */
-    SQL(MB, "a = 5 b / 2", P("a", "5"), R_T),   /* `/` never read: trailing garbage */
-    SQL(MB, "a = 5 %", P("a", "5"), R_CE),      /* `%` is the first trailing token */
+    SQL(MB, "a = 5 / 2", P("a", "5"), R_CE),  /* `/` alone is no token: read, refused */
+    SQL(MB, "a = 5 b / 2", P("a", "5"), R_T), /* `/` never read: trailing garbage */
+    SQL(MB, "a = 5 %", P("a", "5"), R_CE),    /* `%` is the first trailing token */
 
     /* ---- §6.5.7 #1: `--` is a comment only when a line break follows ---- */
     SQL(MB, "--x", NOPROPS, R_CE),
@@ -126,7 +126,7 @@ const conformance_case conformance_cases[] = {
     SQL(MB, "a = 007", P("a", "7"), R_F),
     SQL(MB, "a = 0", P("a", "0"), R_T),
     SQL(MB, "a = 00.5", P("a", "0.5"), R_T),
-    SQL(MB, "0L = a", P("a", "0"), R_CE),       /* "0" then trailing ID "L": selector is 0 */
+    SQL(MB, "0L = a", P("a", "0"), R_CE), /* "0" then trailing ID "L": selector is 0 */
     SQL(MB, "a = 0L", P("a", "0"), R_T),
     SQL(MB, "a = 10L", P("a", "10"), R_T),
 
@@ -149,7 +149,7 @@ const conformance_case conformance_cases[] = {
     SQL(MB, "a = 'x' IS", P("a", "x"), R_CE),
     SQL(MB, "a = 'x' IS b", P("a", "x"), R_CE),
     SQL(MB, "a = 'x' IS NOT b", P("a", "x"), R_CE),
-    SQL(MB, "a IS NULL NOT x", NOPROPS, R_T),   /* NOT after IS NULL ends the selector */
+    SQL(MB, "a IS NULL NOT x", NOPROPS, R_T), /* NOT after IS NULL ends the selector */
     SQL(MB, "a + 1 = 2", P("a", "1"), R_F),
     SQL(MB, "a + 1 = 2", NOPROPS, R_N),
     SQL(MB, "abs(a) = 1", P("abs", "1"), R_F),
@@ -342,8 +342,8 @@ const conformance_case conformance_cases[] = {
     SQL(MB, "a > 5", P("a", "2147483648"), R_ERR),
     SQL(MB, "a > 5", P("a", " 6"), R_ERR),
     SQL(MB, "a > 5", P("a", "6 "), R_ERR),
-    SQL(MB, "a > 5", P("a", "\xef\xbc\x91\xef\xbc\x92"), R_T),   /* fullwidth "12" */
-    SQL(MB, "a = 3", P("a", "\xd9\xa3"), R_T),                    /* Arabic-Indic 3 */
+    SQL(MB, "a > 5", P("a", "\xef\xbc\x91\xef\xbc\x92"), R_T), /* fullwidth "12" */
+    SQL(MB, "a = 3", P("a", "\xd9\xa3"), R_T),                 /* Arabic-Indic 3 */
     SQL(MB, "a > 5", P("a", ""), R_ERR),
     SQL(MB, "a > 5", P("a", "6L"), R_ERR),
     SQL(MB, "a > 5", P("a", "0x10"), R_ERR),
@@ -363,7 +363,7 @@ const conformance_case conformance_cases[] = {
     SQL(MB, "a > 5.0", P("a", "NaN"), R_T),
     SQL(MB, "a > 5.0", P("a", "Infinity"), R_T),
     SQL(MB, "a > 5.0", P("a", "-Infinity"), R_F),
-    SQL(MB, "a > 5.0", P("a", "\xef\xbc\x96"), R_ERR),             /* fullwidth 6 */
+    SQL(MB, "a > 5.0", P("a", "\xef\xbc\x96"), R_ERR), /* fullwidth 6 */
     SQL(MB, "a > 5.0", P("a", "abc"), R_ERR),
     SQL(MB, "a > 5.0", P("a", ""), R_ERR),
     SQL(MB, "a > 5.0", P("a", "1_000"), R_ERR),

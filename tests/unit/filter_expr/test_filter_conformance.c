@@ -25,9 +25,10 @@ static expected_outcome run_case(const conformance_case *c, bool ops5x, char *de
     struct rmq_filter_expr *e = NULL;
     int pos = 0;
     int rc = rmq_fx_compile(c->type, c->expr, strlen(c->expr), &opt, &e, detail, dlen, &pos);
-    if (rc != 0) return R_CE;
-    rmq_filter_result r = rmq_fx_evaluate(e, c->tag, rmq_filter_kv_lookup, (void *)c->props,
-                                          detail, dlen);
+    if (rc != 0)
+        return R_CE;
+    rmq_filter_result r =
+        rmq_fx_evaluate(e, c->tag, rmq_filter_kv_lookup, (void *)c->props, detail, dlen);
     free(e);
     switch (r) {
     case RMQ_FILTER_TRUE: return R_T;
@@ -45,7 +46,8 @@ static void test_every_conformance_row_gives_javas_outcome(void **state)
         const conformance_case *c = &conformance_cases[i];
         for (int m = 0; m < 2; m++) {
             unsigned mode = m ? M5X : M49;
-            if (!(c->modes & mode)) continue;
+            if (!(c->modes & mode))
+                continue;
             char detail[512] = "";
             expected_outcome got = run_case(c, mode == M5X, detail, sizeof detail);
             runs++;

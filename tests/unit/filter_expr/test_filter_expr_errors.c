@@ -38,7 +38,8 @@ static void test_parse_error_reports_token_and_column(void **state)
     char err[1024];
     int pos = -1;
     assert_int_equal(compile("a == 'x'", err, sizeof err, &pos), RMQ_EINVAL);
-    assert_non_null(strstr(err, "org.apache.rocketmq.filter.parser.ParseException: Encountered \" \"=\" \"= \"\" at line 1, column 4."));
+    assert_non_null(strstr(err, "org.apache.rocketmq.filter.parser.ParseException: Encountered \" "
+                                "\"=\" \"= \"\" at line 1, column 4."));
     assert_non_null(strstr(err, "\nWas expecting one of:\n"));
     assert_int_equal(pos, 4);
 }
@@ -66,19 +67,27 @@ static void test_second_line_errors_count_lines(void **state)
 static void test_semantic_errors_use_java_runtime_texts(void **state)
 {
     (void)state;
-    static const struct { const char *expr, *msg; } cases[] = {
+    static const struct {
+        const char *expr, *msg;
+    } cases[] = {
         {"a > 'x'", "java.lang.RuntimeException: Value ''x'' cannot be compared."},
         {"a = 0.0", "java.lang.RuntimeException: 0.0 is less than 4.9E-324"},
         {"a = 1e400", "java.lang.RuntimeException: 1e400 is greater than 1.7976931348623157E308"},
         {"a = NULL", "java.lang.RuntimeException: 'NULL' cannot be compared."},
         {"TRUE = 5", "java.lang.RuntimeException: 'TRUE' cannot be compared with '5'"},
-        {"a BETWEEN 3 AND 1", "java.lang.RuntimeException: Illegal values of between, left value(3) must less than or equal to right value(1)"},
-        {"a BETWEEN NULL AND 1", "java.lang.RuntimeException: Illegal values of between, values can not be null!"},
-        {"a BETWEEN 5 AND 'x'", "java.lang.RuntimeException: java.lang.NumberFormatException: For input string: \"x\""},
+        {"a BETWEEN 3 AND 1", "java.lang.RuntimeException: Illegal values of between, left "
+                              "value(3) must less than or equal to right value(1)"},
+        {"a BETWEEN NULL AND 1",
+         "java.lang.RuntimeException: Illegal values of between, values can not be null!"},
+        {"a BETWEEN 5 AND 'x'",
+         "java.lang.RuntimeException: java.lang.NumberFormatException: For input string: \"x\""},
         {"NOT a > 5", "java.lang.RuntimeException: Value '(NOT a)' cannot be compared."},
-        {"NOT a IN ('x')", "java.lang.RuntimeException: Expected a property for In expression, got: (NOT a)"},
-        {"5", "org.apache.rocketmq.filter.parser.ParseException: Expression will not result in a boolean value: 5"},
-        {"a = -9223372036854775808", "java.lang.NumberFormatException: For input string: \"9223372036854775808\""},
+        {"NOT a IN ('x')",
+         "java.lang.RuntimeException: Expected a property for In expression, got: (NOT a)"},
+        {"5", "org.apache.rocketmq.filter.parser.ParseException: Expression will not result in a "
+              "boolean value: 5"},
+        {"a = -9223372036854775808",
+         "java.lang.NumberFormatException: For input string: \"9223372036854775808\""},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char err[512];
@@ -103,7 +112,8 @@ static void test_nesting_beyond_limit_is_refused_not_crashed(void **state)
     /* a long flat AND chain is fine up to the tree-depth bound */
     size_t terms = 1000, at = 0;
     char *chain = malloc(terms * 12 + 1);
-    for (size_t i = 0; i < terms; i++) at += (size_t)sprintf(chain + at, "%sa = 1", i ? " AND " : "");
+    for (size_t i = 0; i < terms; i++)
+        at += (size_t)sprintf(chain + at, "%sa = 1", i ? " AND " : "");
     assert_int_equal(compile(chain, err, sizeof err, NULL), 0);
     free(chain);
     free(s);
@@ -115,7 +125,8 @@ static void test_unknown_expression_type_is_not_found(void **state)
     rmq_fx_options opt = {0};
     struct rmq_filter_expr *e = NULL;
     char err[128];
-    assert_int_equal(rmq_fx_compile("sql92", "a > 5", 5, &opt, &e, err, sizeof err, NULL), RMQ_ENOENT);
+    assert_int_equal(rmq_fx_compile("sql92", "a > 5", 5, &opt, &e, err, sizeof err, NULL),
+                     RMQ_ENOENT);
     assert_null(e);
 }
 
@@ -126,7 +137,8 @@ static void test_compiled_block_is_self_contained_and_keeps_text(void **state)
     struct rmq_filter_expr *e = NULL;
     char err[128];
     const char *text = "a IN ('x', 'y') AND b > 5";
-    assert_int_equal(rmq_fx_compile("SQL92", text, strlen(text), &opt, &e, err, sizeof err, NULL), 0);
+    assert_int_equal(rmq_fx_compile("SQL92", text, strlen(text), &opt, &e, err, sizeof err, NULL),
+                     0);
     assert_string_equal(rmq_fx_text(e), text);
     /* A byte copy evaluates the same after the original is gone: the block
      * holds offsets, never pointers. */
@@ -135,7 +147,8 @@ static void test_compiled_block_is_self_contained_and_keeps_text(void **state)
     memcpy(copy, e, e->total_size);
     free(e);
     const char *kv[] = {"a", "y", "b", "6", NULL};
-    assert_int_equal(rmq_fx_evaluate(copy, NULL, rmq_filter_kv_lookup, kv, NULL, 0), RMQ_FILTER_TRUE);
+    assert_int_equal(rmq_fx_evaluate(copy, NULL, rmq_filter_kv_lookup, kv, NULL, 0),
+                     RMQ_FILTER_TRUE);
     /* A block of another format is refused, not misread. */
     copy->format++;
     char why[64];

@@ -10,8 +10,14 @@
 
 #include "java_number_parse.h"
 
-static bool pi(const char *s, int32_t *v) { return java_parse_int(s, strlen(s), v); }
-static bool pd(const char *s, double *v) { return java_parse_double(s, strlen(s), v); }
+static bool pi(const char *s, int32_t *v)
+{
+    return java_parse_int(s, strlen(s), v);
+}
+static bool pd(const char *s, double *v)
+{
+    return java_parse_double(s, strlen(s), v);
+}
 
 static void test_parse_int_accepts_sign_and_unicode_digits_only(void **state)
 {

@@ -9,7 +9,10 @@
 
 #include "filter_engine.h"
 
-static int32_t h(const char *s) { return rmq_java_string_hash(s, strlen(s)); }
+static int32_t h(const char *s)
+{
+    return rmq_java_string_hash(s, strlen(s));
+}
 
 static void test_tag_hash_codes_match_java_vectors(void **state)
 {
@@ -19,8 +22,8 @@ static void test_tag_hash_codes_match_java_vectors(void **state)
     assert_int_equal(h("tagA"), 3552231);
     assert_int_equal(h("*"), 42);
     assert_int_equal(h("Hello World"), -862545276);
-    assert_int_equal(h("\xe8\xae\xa2\xe5\x8d\x95"), 1129459);     /* 订单 */
-    assert_int_equal(h("\xf0\x9f\x98\x80"), 1772899);             /* U+1F600: two surrogates */
+    assert_int_equal(h("\xe8\xae\xa2\xe5\x8d\x95"), 1129459); /* 订单 */
+    assert_int_equal(h("\xf0\x9f\x98\x80"), 1772899);         /* U+1F600: two surrogates */
     assert_int_equal(h(""), 0);
 }
 

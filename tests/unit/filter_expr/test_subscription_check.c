@@ -61,7 +61,8 @@ static void test_5x_operators_are_checked_with_the_5x_grammar(void **state)
     (void)state;
     char err[256];
     rmq_fx_options opt5 = {.ops5x = true};
-    assert_int_equal(rmq_fx_check(true, &opt49, "SQL92", "a NOT CONTAINS 'b'", err, sizeof err), 23);
+    assert_int_equal(rmq_fx_check(true, &opt49, "SQL92", "a NOT CONTAINS 'b'", err, sizeof err),
+                     23);
     assert_int_equal(rmq_fx_check(true, &opt5, "SQL92", "a NOT CONTAINS 'b'", err, sizeof err), 0);
 }
 

@@ -59,14 +59,16 @@ static void test_kv_file_round_trip_in_java_format(void **state)
     tb_init(&b);
     kv_store_encode_file(&kv, &b);
     char *s = take(&b);
-    assert_string_equal(s, "{\"configTable\":{\"ORDER_TOPIC_CONFIG\":{\"TopicA\":\"broker-a:8;broker-b:8\"},"
-                           "\"X\":{\"q\\\"uote\":\"\xc3\xbc/\"}}}");
+    assert_string_equal(
+        s, "{\"configTable\":{\"ORDER_TOPIC_CONFIG\":{\"TopicA\":\"broker-a:8;broker-b:8\"},"
+           "\"X\":{\"q\\\"uote\":\"\xc3\xbc/\"}}}");
     kv_store back;
     kv_store_init(&back);
     char err[128];
     assert_int_equal(kv_store_load(&back, s, strlen(s), err, sizeof(err)), 0);
     assert_string_equal(kv_store_get(&back, "X", "q\"uote"), "\xc3\xbc/");
-    assert_string_equal(kv_store_get(&back, "ORDER_TOPIC_CONFIG", "TopicA"), "broker-a:8;broker-b:8");
+    assert_string_equal(kv_store_get(&back, "ORDER_TOPIC_CONFIG", "TopicA"),
+                        "broker-a:8;broker-b:8");
     free(s);
     kv_store_destroy(&back);
     kv_store_destroy(&kv);

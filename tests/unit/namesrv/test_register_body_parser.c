@@ -22,7 +22,8 @@ static void test_parses_the_recorded_java_body(void **state)
         "\"timestamp\":1795946114373},\"topicConfigTable\":{\"JavaCluster\":{\"order\":false,"
         "\"perm\":7,\"readQueueNums\":16,\"topicFilterType\":\"SINGLE_TAG\",\"topicName\":"
         "\"JavaCluster\",\"topicSysFlag\":0,\"writeQueueNums\":16},\"TBW102\":{\"order\":false,"
-        "\"perm\":7,\"readQueueNums\":8,\"topicFilterType\":\"SINGLE_TAG\",\"topicName\":\"TBW102\","
+        "\"perm\":7,\"readQueueNums\":8,\"topicFilterType\":\"SINGLE_TAG\",\"topicName\":"
+        "\"TBW102\","
         "\"topicSysFlag\":0,\"writeQueueNums\":8}}}}";
     register_body rb;
     parse_body(&rb, json);
@@ -46,7 +47,8 @@ static void test_accepts_bare_keys_single_quotes_any_order_and_unknown_keys(void
         "{ topicConfigSerializeWrapper : { 'topicConfigTable' : { T1 : { writeQueueNums:3,"
         " attributes:{\"a\":[1,{\"x\":null}]}, perm:\"6\", readQueueNums:'2', topicName:'T1',"
         " order:true, topicSysFlag:2 } }, mappingDataVersion:{counter:9}, dataVersion : {"
-        " timestamp : 77 , stateVersion: 3, counter : \"5\" } }, filterServerList : [ '1.2.3.4:9' ],"
+        " timestamp : 77 , stateVersion: 3, counter : \"5\" } }, filterServerList : [ '1.2.3.4:9' "
+        "],"
         " extra : [ true, false, null, 1.5e3 ] }";
     register_body rb;
     parse_body(&rb, json);
@@ -93,7 +95,8 @@ static void test_wrapper_only_body_for_versions_below_37(void **state)
     register_body rb;
     char err[128];
     register_body_init(&rb);
-    assert_int_equal(register_body_parse_json(wrapper, strlen(wrapper), true, &rb, err, sizeof(err)), 0);
+    assert_int_equal(
+        register_body_parse_json(wrapper, strlen(wrapper), true, &rb, err, sizeof(err)), 0);
     assert_int_equal(rb.ntopics, 1);
     assert_int_equal(rb.dv.counter, 2);
     register_body_free(&rb);
@@ -109,14 +112,18 @@ static void test_wrapper_only_body_for_versions_below_37(void **state)
 static void test_rejects_malformed_json(void **state)
 {
     (void)state;
-    const char *bad[] = {"", "junk", "{\"topicConfigSerializeWrapper\":{", "{\"a\":\"unterminated}",
+    const char *bad[] = {"",
+                         "junk",
+                         "{\"topicConfigSerializeWrapper\":{",
+                         "{\"a\":\"unterminated}",
                          "{\"topicConfigSerializeWrapper\":{\"dataVersion\":{\"counter\":\"x1\"}}}",
                          "[1,2]"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         register_body rb;
         char err[128];
         register_body_init(&rb);
-        assert_int_equal(register_body_parse_json(bad[i], strlen(bad[i]), false, &rb, err, sizeof(err)), -1);
+        assert_int_equal(
+            register_body_parse_json(bad[i], strlen(bad[i]), false, &rb, err, sizeof(err)), -1);
         register_body_free(&rb);
     }
 }
@@ -175,7 +182,9 @@ static void test_compressed_accepts_5x_attribute_token_and_rejects_short_lines(v
     /* JSON sent with compressed=true is not a zlib stream */
     const char *json = "{\"filterServerList\":[]}";
     register_body_init(&rb);
-    assert_int_equal(register_body_decode_compressed((const uint8_t *)json, strlen(json), 409, &rb, err, sizeof(err)), -1);
+    assert_int_equal(register_body_decode_compressed((const uint8_t *)json, strlen(json), 409, &rb,
+                                                     err, sizeof(err)),
+                     -1);
     assert_false(register_body_looks_compressed((const uint8_t *)json, strlen(json)));
     register_body_free(&rb);
 }

@@ -44,7 +44,8 @@ static void test_assembled_routes_match_encoder_for_shared_brokers(void **state)
     (void)state;
     route_table rt;
     route_table_init(&rt, 120000);
-    reg(&rt, "C", "broker-a", "10.0.0.1:10911", 0, 1, 1, "T1:6:8:8:0,T2:4:1:2:3,T3:6:16:16:0", 1, NULL);
+    reg(&rt, "C", "broker-a", "10.0.0.1:10911", 0, 1, 1, "T1:6:8:8:0,T2:4:1:2:3,T3:6:16:16:0", 1,
+        NULL);
     reg(&rt, "C", "broker-a", "10.0.0.9:10911", 1, 2, 1, "T1:6:8:8:0", 1, NULL);
     reg(&rt, "C", "broker-b", "10.0.0.2:10911", 0, 3, 1, "T2:2:4:4:-1,T3:6:1:1:0", 1, NULL);
     reg(&rt, "D", "broker-c", "10.0.0.3:10911", 0, 4, 1, "T3:6:100000:2147483647:0", 1, NULL);
@@ -115,7 +116,8 @@ static void test_assembled_routes_with_more_brokers_than_hints(void **state)
         snprintf(name, sizeof(name), "broker-%02d", i);
         snprintf(addr, sizeof(addr), "10.0.0.%d:10911", i);
         /* the second topic's brokers are offset so hints miss */
-        reg(&rt, "C", name, addr, 0, (unsigned long long)i + 1, 1, i % 2 ? "Wide,Odd" : "Wide", 1, NULL);
+        reg(&rt, "C", name, addr, 0, (unsigned long long)i + 1, 1, i % 2 ? "Wide,Odd" : "Wide", 1,
+            NULL);
     }
     const char *topics[] = {"Odd", "Wide", "Odd", "Wide"};
     assert_assembled_matches_encoder(&rt, topics, 4, NULL);

@@ -13,17 +13,18 @@ static void test_route_native_and_standard_dialects_match_java(void **state)
     reg(rt, "DefaultCluster", "broker-a", "127.0.0.1:10911", 0, 1, 1, "TopicTest:6:4:4:0", 1, NULL);
     reg(rt, "DefaultCluster", "broker-a", "127.0.0.1:10921", 1, 2, 1, "TopicTest:6:4:4:0", 1, NULL);
     char *native = route_text(rt, "TopicTest", NULL, false);
-    assert_string_equal(native,
-                        "{\"brokerDatas\":[{\"brokerAddrs\":{0:\"127.0.0.1:10911\",1:\"127.0.0.1:10921\"},"
-                        "\"brokerName\":\"broker-a\",\"cluster\":\"DefaultCluster\"}],"
-                        "\"filterServerTable\":{},\"queueDatas\":[{\"brokerName\":\"broker-a\",\"perm\":6,"
-                        "\"readQueueNums\":4,\"topicSysFlag\":0,\"writeQueueNums\":4}]}");
+    assert_string_equal(
+        native, "{\"brokerDatas\":[{\"brokerAddrs\":{0:\"127.0.0.1:10911\",1:\"127.0.0.1:10921\"},"
+                "\"brokerName\":\"broker-a\",\"cluster\":\"DefaultCluster\"}],"
+                "\"filterServerTable\":{},\"queueDatas\":[{\"brokerName\":\"broker-a\",\"perm\":6,"
+                "\"readQueueNums\":4,\"topicSysFlag\":0,\"writeQueueNums\":4}]}");
     char *std = route_text(rt, "TopicTest", NULL, true);
-    assert_string_equal(std,
-                        "{\"brokerDatas\":[{\"brokerAddrs\":{\"0\":\"127.0.0.1:10911\",\"1\":\"127.0.0.1:10921\"},"
-                        "\"brokerName\":\"broker-a\",\"cluster\":\"DefaultCluster\"}],"
-                        "\"filterServerTable\":{},\"queueDatas\":[{\"brokerName\":\"broker-a\",\"perm\":6,"
-                        "\"readQueueNums\":4,\"topicSysFlag\":0,\"writeQueueNums\":4}]}");
+    assert_string_equal(
+        std,
+        "{\"brokerDatas\":[{\"brokerAddrs\":{\"0\":\"127.0.0.1:10911\",\"1\":\"127.0.0.1:10921\"},"
+        "\"brokerName\":\"broker-a\",\"cluster\":\"DefaultCluster\"}],"
+        "\"filterServerTable\":{},\"queueDatas\":[{\"brokerName\":\"broker-a\",\"perm\":6,"
+        "\"readQueueNums\":4,\"topicSysFlag\":0,\"writeQueueNums\":4}]}");
     free(native);
     free(std);
 }
@@ -45,7 +46,8 @@ static void test_order_topic_conf_sits_between_filter_table_and_queues(void **st
     route_table *rt = *state;
     reg(rt, "C", "b", "a:1", 0, 1, 1, "T", 1, NULL);
     char *s = route_text(rt, "T", "b:4", false);
-    assert_non_null(strstr(s, "\"filterServerTable\":{},\"orderTopicConf\":\"b:4\",\"queueDatas\""));
+    assert_non_null(
+        strstr(s, "\"filterServerTable\":{},\"orderTopicConf\":\"b:4\",\"queueDatas\""));
     free(s);
 }
 
@@ -68,9 +70,10 @@ static void test_cluster_info_is_always_native(void **state)
     tb_init(&b);
     encode_cluster_info(rt, &b);
     char *s = tb_take(&b, NULL);
-    assert_string_equal(s, "{\"brokerAddrTable\":{\"broker-a\":{\"brokerAddrs\":{0:\"127.0.0.1:19951\"},"
-                           "\"brokerName\":\"broker-a\",\"cluster\":\"JavaCluster\"}},"
-                           "\"clusterAddrTable\":{\"JavaCluster\":[\"broker-a\"]}}");
+    assert_string_equal(
+        s, "{\"brokerAddrTable\":{\"broker-a\":{\"brokerAddrs\":{0:\"127.0.0.1:19951\"},"
+           "\"brokerName\":\"broker-a\",\"cluster\":\"JavaCluster\"}},"
+           "\"clusterAddrTable\":{\"JavaCluster\":[\"broker-a\"]}}");
     free(s);
 }
 
@@ -238,16 +241,24 @@ int main(void)
 {
     rcu_register_thread();
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_route_native_and_standard_dialects_match_java, rt_setup, rt_teardown),
-        cmocka_unit_test_setup_teardown(test_standard_dialect_escapes_non_ascii_and_slash, rt_setup, rt_teardown),
-        cmocka_unit_test_setup_teardown(test_order_topic_conf_sits_between_filter_table_and_queues, rt_setup, rt_teardown),
-        cmocka_unit_test_setup_teardown(test_route_absent_without_broker_data_or_topic, rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(test_route_native_and_standard_dialects_match_java,
+                                        rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(test_standard_dialect_escapes_non_ascii_and_slash, rt_setup,
+                                        rt_teardown),
+        cmocka_unit_test_setup_teardown(test_order_topic_conf_sits_between_filter_table_and_queues,
+                                        rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(test_route_absent_without_broker_data_or_topic, rt_setup,
+                                        rt_teardown),
         cmocka_unit_test_setup_teardown(test_cluster_info_is_always_native, rt_setup, rt_teardown),
         cmocka_unit_test_setup_teardown(test_topic_lists, rt_setup, rt_teardown),
-        cmocka_unit_test_setup_teardown(test_cache_follows_registration_and_unregistration, setup_core, teardown_core),
-        cmocka_unit_test_setup_teardown(test_cache_rebuilds_only_changed_topics, setup_core, teardown_core),
-        cmocka_unit_test_setup_teardown(test_cache_survives_growth_and_many_topics, setup_core, teardown_core),
-        cmocka_unit_test_setup_teardown(test_order_conf_follows_setting_and_kv, setup_core, teardown_core),
+        cmocka_unit_test_setup_teardown(test_cache_follows_registration_and_unregistration,
+                                        setup_core, teardown_core),
+        cmocka_unit_test_setup_teardown(test_cache_rebuilds_only_changed_topics, setup_core,
+                                        teardown_core),
+        cmocka_unit_test_setup_teardown(test_cache_survives_growth_and_many_topics, setup_core,
+                                        teardown_core),
+        cmocka_unit_test_setup_teardown(test_order_conf_follows_setting_and_kv, setup_core,
+                                        teardown_core),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     rcu_unregister_thread();

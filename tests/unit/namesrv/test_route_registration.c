@@ -68,8 +68,7 @@ static void test_slave_does_not_write_queue_data(void **state)
     route_table *rt = *state;
     reg(rt, "C1", "broker-a", "10.0.0.2:10911", 1, 8, 1, "T1", 100, NULL);
     assert_null(route_table_topic(rt, "T1"));
-    assert_string_equal(broker_data_addr(route_table_broker(rt, "broker-a"), 1),
-                        "10.0.0.2:10911");
+    assert_string_equal(broker_data_addr(route_table_broker(rt, "broker-a"), 1), "10.0.0.2:10911");
     assert_non_null(route_table_live(rt, "10.0.0.2:10911"));
 }
 
@@ -167,19 +166,32 @@ static void test_deleted_topic_returns_when_new_broker_topic_rule_applies(void *
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_first_master_registration_creates_cluster_broker_and_queues, rt_setup, rt_teardown),
-        cmocka_unit_test_setup_teardown(test_unchanged_data_version_does_not_rewrite_queue_data, rt_setup, rt_teardown),
-        cmocka_unit_test_setup_teardown(test_changed_data_version_rewrites_queue_data, rt_setup, rt_teardown),
-        cmocka_unit_test_setup_teardown(test_new_topic_written_even_with_unchanged_data_version, rt_setup, rt_teardown),
-        cmocka_unit_test_setup_teardown(test_topics_missing_from_body_are_kept, rt_setup, rt_teardown),
-        cmocka_unit_test_setup_teardown(test_slave_does_not_write_queue_data, rt_setup, rt_teardown),
-        cmocka_unit_test_setup_teardown(test_slave_learns_master_and_ha_addr_when_master_alive, rt_setup, rt_teardown),
-        cmocka_unit_test_setup_teardown(test_slave_gets_no_master_without_live_master, rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(
+            test_first_master_registration_creates_cluster_broker_and_queues, rt_setup,
+            rt_teardown),
+        cmocka_unit_test_setup_teardown(test_unchanged_data_version_does_not_rewrite_queue_data,
+                                        rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(test_changed_data_version_rewrites_queue_data, rt_setup,
+                                        rt_teardown),
+        cmocka_unit_test_setup_teardown(test_new_topic_written_even_with_unchanged_data_version,
+                                        rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(test_topics_missing_from_body_are_kept, rt_setup,
+                                        rt_teardown),
+        cmocka_unit_test_setup_teardown(test_slave_does_not_write_queue_data, rt_setup,
+                                        rt_teardown),
+        cmocka_unit_test_setup_teardown(test_slave_learns_master_and_ha_addr_when_master_alive,
+                                        rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(test_slave_gets_no_master_without_live_master, rt_setup,
+                                        rt_teardown),
         cmocka_unit_test_setup_teardown(test_address_moves_between_ids, rt_setup, rt_teardown),
-        cmocka_unit_test_setup_teardown(test_broker_keeps_its_first_cluster_and_joins_the_new_one, rt_setup, rt_teardown),
-        cmocka_unit_test_setup_teardown(test_filter_server_list_stored_and_cleared, rt_setup, rt_teardown),
-        cmocka_unit_test_setup_teardown(test_no_body_registers_with_zero_data_version, rt_setup, rt_teardown),
-        cmocka_unit_test_setup_teardown(test_deleted_topic_returns_when_new_broker_topic_rule_applies, rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(test_broker_keeps_its_first_cluster_and_joins_the_new_one,
+                                        rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(test_filter_server_list_stored_and_cleared, rt_setup,
+                                        rt_teardown),
+        cmocka_unit_test_setup_teardown(test_no_body_registers_with_zero_data_version, rt_setup,
+                                        rt_teardown),
+        cmocka_unit_test_setup_teardown(
+            test_deleted_topic_returns_when_new_broker_topic_rule_applies, rt_setup, rt_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -124,8 +124,12 @@ static void test_expiry_honours_the_brokers_own_timeout(void **state)
     register_body rb;
     char *json = make_body_json(1, 1, "T1");
     parse_body(&rb, json);
-    register_request rr = {.cluster = "C1", .broker_name = "b", .broker_addr = "a:1",
-                           .channel = 3, .heartbeat_timeout_ms = 10000, .body = &rb};
+    register_request rr = {.cluster = "C1",
+                           .broker_name = "b",
+                           .broker_addr = "a:1",
+                           .channel = 3,
+                           .heartbeat_timeout_ms = 10000,
+                           .body = &rb};
     register_result res;
     assert_int_equal(route_table_register(rt, &rr, 0, &res), 0);
     register_body_free(&rb);
@@ -222,20 +226,34 @@ static void test_dirty_list_names_changed_topics_only(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_unregister_last_address_removes_broker_cluster_and_topics, rt_setup, rt_teardown),
-        cmocka_unit_test_setup_teardown(test_unregister_removes_by_id_not_by_address, rt_setup, rt_teardown),
-        cmocka_unit_test_setup_teardown(test_unregister_cleans_only_the_named_cluster, rt_setup, rt_teardown),
-        cmocka_unit_test_setup_teardown(test_channel_close_removes_every_broker_of_that_channel, rt_setup, rt_teardown),
-        cmocka_unit_test_setup_teardown(test_channel_close_of_slave_keeps_master, rt_setup, rt_teardown),
-        cmocka_unit_test_setup_teardown(test_stale_channel_close_keeps_fresher_registration, rt_setup, rt_teardown),
-        cmocka_unit_test_setup_teardown(test_channel_close_falls_back_to_peer_address, rt_setup, rt_teardown),
-        cmocka_unit_test_setup_teardown(test_expiry_removes_silent_broker_and_closes_its_channel, rt_setup, rt_teardown),
-        cmocka_unit_test_setup_teardown(test_expiry_honours_the_brokers_own_timeout, rt_setup, rt_teardown),
-        cmocka_unit_test_setup_teardown(test_query_data_version_refreshes_only_when_unchanged, rt_setup, rt_teardown),
-        cmocka_unit_test_setup_teardown(test_wipe_and_add_write_perm_count_queue_datas, rt_setup, rt_teardown),
-        cmocka_unit_test_setup_teardown(test_delete_topic_whole_or_per_cluster, rt_setup, rt_teardown),
-        cmocka_unit_test_setup_teardown(test_register_topic_requires_known_brokers, rt_setup, rt_teardown),
-        cmocka_unit_test_setup_teardown(test_dirty_list_names_changed_topics_only, rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(
+            test_unregister_last_address_removes_broker_cluster_and_topics, rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(test_unregister_removes_by_id_not_by_address, rt_setup,
+                                        rt_teardown),
+        cmocka_unit_test_setup_teardown(test_unregister_cleans_only_the_named_cluster, rt_setup,
+                                        rt_teardown),
+        cmocka_unit_test_setup_teardown(test_channel_close_removes_every_broker_of_that_channel,
+                                        rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(test_channel_close_of_slave_keeps_master, rt_setup,
+                                        rt_teardown),
+        cmocka_unit_test_setup_teardown(test_stale_channel_close_keeps_fresher_registration,
+                                        rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(test_channel_close_falls_back_to_peer_address, rt_setup,
+                                        rt_teardown),
+        cmocka_unit_test_setup_teardown(test_expiry_removes_silent_broker_and_closes_its_channel,
+                                        rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(test_expiry_honours_the_brokers_own_timeout, rt_setup,
+                                        rt_teardown),
+        cmocka_unit_test_setup_teardown(test_query_data_version_refreshes_only_when_unchanged,
+                                        rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(test_wipe_and_add_write_perm_count_queue_datas, rt_setup,
+                                        rt_teardown),
+        cmocka_unit_test_setup_teardown(test_delete_topic_whole_or_per_cluster, rt_setup,
+                                        rt_teardown),
+        cmocka_unit_test_setup_teardown(test_register_topic_requires_known_brokers, rt_setup,
+                                        rt_teardown),
+        cmocka_unit_test_setup_teardown(test_dirty_list_names_changed_topics_only, rt_setup,
+                                        rt_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -19,11 +19,11 @@ extern "C" {
 
 /* Identity as registered with the NameServers (BrokerConfig names). */
 typedef struct rmq_broker_identity {
-    char cluster_name[128];   /* brokerClusterName, e.g. "DefaultCluster" */
-    char broker_name[128];    /* brokerName */
-    int64_t broker_id;        /* 0 = master */
-    char broker_addr[96];     /* "brokerIP1:listenPort" as sent in REGISTER_BROKER */
-    char ha_server_addr[96];  /* haServerAddr as sent in REGISTER_BROKER */
+    char cluster_name[128];  /* brokerClusterName, e.g. "DefaultCluster" */
+    char broker_name[128];   /* brokerName */
+    int64_t broker_id;       /* 0 = master */
+    char broker_addr[96];    /* "brokerIP1:listenPort" as sent in REGISTER_BROKER */
+    char ha_server_addr[96]; /* haServerAddr as sent in REGISTER_BROKER */
 } rmq_broker_identity;
 
 /* The table exported under "broker.info". Obtain it with

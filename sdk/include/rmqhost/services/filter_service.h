@@ -30,7 +30,7 @@ extern "C" {
 
 /* Response codes check() returns (protocol.md §3.2, §6.7). */
 #define RMQ_FILTER_CHECK_SUCCESS 0
-#define RMQ_FILTER_CHECK_SYSTEM_ERROR 1         /* enablePropertyFilter = false */
+#define RMQ_FILTER_CHECK_SYSTEM_ERROR 1 /* enablePropertyFilter = false */
 #define RMQ_FILTER_CHECK_SUBSCRIPTION_PARSE_FAILED 23
 
 /* Outcome of one evaluation. Only RMQ_FILTER_TRUE means "deliver". */
@@ -89,8 +89,8 @@ typedef struct rmq_filter_expr_service {
      * false ("The broker does not support consumer to filter message by X"),
      * RMQ_FILTER_CHECK_SUBSCRIPTION_PARSE_FAILED for an expression or type
      * Java would refuse. err (may be NULL) receives the remark to send. */
-    int32_t (*check)(void *svc_ud, const char *expression_type, const char *expression,
-                     char *err, size_t errlen);
+    int32_t (*check)(void *svc_ud, const char *expression_type, const char *expression, char *err,
+                     size_t errlen);
 
     /* Java String.hashCode() of a UTF-8 tag (over its UTF-16 code units), the
      * tag code a consume queue stores (§6.4). Invalid UTF-8 bytes count as
@@ -104,7 +104,8 @@ static inline const char *rmq_filter_kv_lookup(void *lookup_ud, const char *name
 {
     const char *const *kv = (const char *const *)lookup_ud;
     for (; kv && kv[0]; kv += 2)
-        if (strcmp(kv[0], name) == 0) return kv[1];
+        if (strcmp(kv[0], name) == 0)
+            return kv[1];
     return NULL;
 }
 
