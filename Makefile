@@ -22,7 +22,7 @@ BUILD_DEBS := libuv1-dev libconfig-dev libjansson-dev libcmocka-dev zlib1g-dev l
               pkg-config cmake make gcc
 # clang catches a different set of warnings than gcc; the test target builds
 # the whole tree with it too.
-TEST_DEBS  := $(BUILD_DEBS) nodejs clang valgrind python3
+TEST_DEBS  := $(BUILD_DEBS) nodejs clang clang-format valgrind python3
 FUZZ_DEBS  := $(BUILD_DEBS) clang libclang-rt-14-dev
 
 # LIBDIR is pinned to lib: the install layout contract is PREFIX/lib/... and
@@ -98,8 +98,9 @@ test: deps-test
 	$(MAKE) --no-print-directory test-release || rc=1; \
 	$(MAKE) --no-print-directory test-asan || rc=1; \
 	$(MAKE) --no-print-directory build-clang || rc=1; \
+	$(MAKE) --no-print-directory check-format || rc=1; \
 	if [ $$rc -ne 0 ]; then echo "make test: FAILED (see above)"; exit 1; fi; \
-	echo "make test: Release suite, ASan+UBSan suite and clang build all passed"
+	echo "make test: Release suite, ASan+UBSan suite, clang build and format check all passed"
 
 test-release:
 	$(CMAKE) -S . -B $(BUILD_DIR) $(RELEASE_FLAGS) $(CONFIGURE_COMMON) -DRMQ_BUILD_TESTS=ON
