@@ -228,7 +228,9 @@ int host_start(rmq_host *h, char *err, size_t errlen)
         if (!s->listening)
             continue;
         server_start_accepting(h, s);
-        HLOG_INFO(h, "server %s listening on %s:%d", s->name, s->bound_host, s->bound_port);
+        bool v6 = strchr(s->bound_host, ':') != NULL;
+        HLOG_INFO(h, "server %s listening on %s%s%s:%d", s->name, v6 ? "[" : "", s->bound_host,
+                  v6 ? "]" : "", s->bound_port);
     }
     h->started = true;
     if (host_write_listen_addrs(h) != 0)

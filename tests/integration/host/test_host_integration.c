@@ -734,6 +734,43 @@ static void test_out_of_descriptors_pauses_accepting_and_recovers(void **state)
     rmq_td_cleanup(&f.d);
 }
 
+/* ---- IPv6 listen ------------------------------------------------------------------ */
+
+static void test_ipv6_listen_address_is_served(void **state)
+{
+    (void)state;
+    int probe = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in6 a6;
+    memset(&a6, 0, sizeof(a6));
+    a6.sin6_family = AF_INET6;
+    a6.sin6_addr = in6addr_loopback;
+    bool have_v6 = probe >= 0 && bind(probe, (struct sockaddr *)&a6, sizeof(a6)) == 0;
+    if (probe >= 0)
+        close(probe);
+    if (!have_v6)
+        skip();
+    rmq_test_daemon d;
+    assert_int_equal(rmq_td_init(&d, SERVERS, NULL), 0);
+    rmq_td_add_plugin(&d, "hosttest", "hosttest", "main", NULL);
+    const char *args[] = {"-o", "servers.main.listen=[::1]:0", NULL};
+    assert_int_equal(rmq_td_start(&d, args), 0);
+    int port = rmq_td_port(&d, "main");
+    assert_true(port > 0);
+    int fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    a6.sin6_port = htons((uint16_t)port);
+    assert_int_equal(connect(fd, (struct sockaddr *)&a6, sizeof(a6)), 0);
+    rmq_cmd *e = echo_req(6, "over v6");
+    rmq_cmd *resp = rmq_tc_call(fd, e, RECV_MS);
+    assert_non_null(resp);
+    assert_string_equal(rmq_cmd_ext_get(resp, "echo"), "over v6");
+    rmq_cmd_free(resp);
+    rmq_cmd_free(e);
+    close(fd);
+    assert_true(rmq_td_log_contains(&d, "listening on [::1]:"));
+    assert_int_equal(rmq_td_stop(&d), 0);
+    rmq_td_cleanup(&d);
+}
+
 /* ---- configuration ------------------------------------------------------------- */
 
 /* Run rmqhostd with args; capture stderr+stdout; return the exit status. */
@@ -896,6 +933,7 @@ int main(int argc, char **argv)
         T(test_sigterm_under_load_answers_accepted_requests_and_exits_0),
         T(test_restart_on_same_port_at_once),
         T(test_out_of_descriptors_pauses_accepting_and_recovers),
+        T(test_ipv6_listen_address_is_served),
         T(test_check_reports_syntax_error_as_file_line),
         T(test_check_accepts_a_valid_configuration),
         T(test_unknown_override_key_is_an_error_naming_the_key),
