@@ -384,15 +384,6 @@ typedef struct event_sub {
 
 typedef enum { PLUGIN_LOADED, PLUGIN_LIVE, PLUGIN_DRAINING, PLUGIN_DEAD } plugin_state;
 
-/* An event published to a plugin generation that was held for a reload:
- * delivered to whichever generation serves once the hold ends. */
-typedef struct held_event {
-    struct held_event *next;
-    char name[128];
-    size_t len;
-    unsigned char data[]; /* copy of the payload */
-} held_event;
-
 /* One loaded generation of a plugin. The SDK's rmq_plugin_ctx is this. */
 struct plugin_inst {
     rmq_plugin_ctx_head head; /* first: the SDK reads it (rmq_ctx_api) */
@@ -435,7 +426,6 @@ struct plugin_inst {
      * held_head (under host registry_mu) instead of run; see plugin_reload.c. */
     atomic_bool held;
     rmq_request *held_head, *held_tail;
-    struct held_event *held_events, *held_events_tail; /* events published while held */
 };
 
 /* ---- admin command output ---- */
@@ -493,8 +483,6 @@ uint64_t host_wall_ms(void);
 
 /* host_api.c */
 void host_api_fill(rmq_host_api *api);
-/* Deliver (and free) events queued while a generation was held. */
-void plugin_deliver_held_events(plugin_inst *target, held_event *list);
 
 /* plugin_loader.c */
 plugin_inst *plugin_load(rmq_host *h, const plugin_conf *pc, uint32_t generation, char *err,

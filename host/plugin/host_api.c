@@ -429,89 +429,49 @@ static void api_service_release(rmq_plugin_ctx *ctx, rmq_service_ref ref)
         atomic_fetch_sub(&p->inflight, 1);
 }
 
-/* Queue an event for a held generation; false if the hold ended meanwhile. */
-static bool hold_event(plugin_inst *p, const char *event, const void *data, size_t len)
-{
-    rmq_host *h = p->host;
-    held_event *e = malloc(sizeof(*e) + len);
-    if (!e)
-        return false;
-    e->next = NULL;
-    snprintf(e->name, sizeof(e->name), "%s", event);
-    e->len = len;
-    if (len)
-        memcpy(e->data, data, len);
-    pthread_mutex_lock(&h->registry_mu);
-    bool held = atomic_load(&p->held);
-    if (held) {
-        if (p->held_events_tail)
-            p->held_events_tail->next = e;
-        else
-            p->held_events = e;
-        p->held_events_tail = e;
-    }
-    pthread_mutex_unlock(&h->registry_mu);
-    if (!held)
-        free(e);
-    return held;
-}
-
+/* Event payloads may point into the publisher's memory (valid during the
+ * call only), so an event cannot be queued for a generation held by a
+ * reload: a publisher that may block waits until the swap and delivers to
+ * the generation serving then. On an I/O thread it cannot wait; events are
+ * published from executors and event threads. */
 static int api_publish_event(rmq_plugin_ctx *ctx, const char *event, const void *data, size_t len)
 {
-    rmq_host *h = P(ctx)->host;
+    plugin_inst *self = P(ctx);
+    rmq_host *h = self->host;
+    bool may_wait = !host_on_io_thread(h);
     /* Snapshot under the mutex, call outside it so a subscriber may publish. */
     event_sub snap[32];
-    size_t n = 0;
+    size_t n;
     pthread_mutex_lock(&h->registry_mu);
-    for (size_t i = 0; i < h->nplugins; i++) {
-        plugin_inst *p = h->plugins[i];
-        if (p->state != PLUGIN_LIVE)
-            continue;
-        for (size_t k = 0; k < p->nsubs && n < 32; k++) {
-            if (strcmp(p->subs[k].name, event) == 0) {
+    for (;;) {
+        bool wait = false;
+        n = 0;
+        for (size_t i = 0; i < h->nplugins && !wait; i++) {
+            plugin_inst *p = h->plugins[i];
+            if (p->state != PLUGIN_LIVE)
+                continue;
+            for (size_t k = 0; k < p->nsubs && n < 32; k++) {
+                if (strcmp(p->subs[k].name, event) != 0)
+                    continue;
+                if (may_wait && p != self && atomic_load(&p->held)) {
+                    wait = true;
+                    break;
+                }
                 snap[n++] = p->subs[k];
-                atomic_fetch_add(&p->inflight, 1);
             }
         }
+        if (!wait)
+            break;
+        pthread_cond_wait(&h->hold_cv, &h->registry_mu);
     }
+    for (size_t i = 0; i < n; i++)
+        atomic_fetch_add(&snap[i].plugin->inflight, 1);
     pthread_mutex_unlock(&h->registry_mu);
     for (size_t i = 0; i < n; i++) {
-        plugin_inst *p = snap[i].plugin;
-        /* inflight was raised before `held` is read (as in dispatch): a held
-         * generation gets the event after the swap, in its new generation. */
-        bool first_of_plugin = true;
-        for (size_t k = 0; k < i; k++)
-            first_of_plugin &= snap[k].plugin != p;
-        if (atomic_load(&p->held)) {
-            if (first_of_plugin && hold_event(p, event, data, len)) {
-                atomic_fetch_sub(&p->inflight, 1);
-                continue;
-            }
-            if (!first_of_plugin) {
-                atomic_fetch_sub(&p->inflight, 1);
-                continue;
-            }
-        }
         snap[i].fn(event, data, len, snap[i].ud);
-        atomic_fetch_sub(&p->inflight, 1);
+        atomic_fetch_sub(&snap[i].plugin->inflight, 1);
     }
     return 0;
-}
-
-void plugin_deliver_held_events(plugin_inst *target, held_event *list)
-{
-    while (list) {
-        held_event *next = list->next;
-        for (size_t k = 0; k < target->nsubs; k++) {
-            if (strcmp(target->subs[k].name, list->name) == 0) {
-                atomic_fetch_add(&target->inflight, 1);
-                target->subs[k].fn(list->name, list->data, list->len, target->subs[k].ud);
-                atomic_fetch_sub(&target->inflight, 1);
-            }
-        }
-        free(list);
-        list = next;
-    }
 }
 
 /* ---- commands ---- */

@@ -39,20 +39,17 @@ bool plugin_hold_request(plugin_inst *p, rmq_request *req)
 
 /* Ends the hold and hands every queued request to whatever the server's
  * bindings now say (the new generation after a swap, the old one after a
- * rollback); queued events go to `target`, the generation now serving, and
- * service consumers waiting for the swap go on. */
-static size_t hold_release(plugin_inst *p, plugin_inst *target)
+ * rollback); service consumers and event publishers waiting for the swap go
+ * on. */
+static size_t hold_release(plugin_inst *p)
 {
     rmq_host *h = p->host;
     pthread_mutex_lock(&h->registry_mu);
     atomic_store(&p->held, false);
     rmq_request *list = p->held_head;
     p->held_head = p->held_tail = NULL;
-    held_event *events = p->held_events;
-    p->held_events = p->held_events_tail = NULL;
     pthread_cond_broadcast(&h->hold_cv);
     pthread_mutex_unlock(&h->registry_mu);
-    plugin_deliver_held_events(target, events);
     size_t n = 0;
     while (list) {
         rmq_request *next = list->held_next;
@@ -170,7 +167,7 @@ static int refuse(rmq_host *h, plugin_inst *old, plugin_inst *np, bool held, cha
 {
     if (held) {
         timers_revive(h, old);
-        hold_release(old, old);
+        hold_release(old);
     }
     if (np)
         plugin_unload(np);
@@ -256,7 +253,7 @@ int plugin_reload(rmq_host *h, plugin_retired *r, const char *name, const plugin
     if (np->srv && np->srv->listening)
         server_rebuild_bindings(h, np->srv);
     timers_activate(h, np);
-    size_t released = hold_release(old, np);
+    size_t released = hold_release(old);
     uint64_t held_us = (request_stats_now_ns() - hold_ns) / 1000u;
 
     /* 5. the old generation goes once nothing refers to it (retire may free

@@ -259,10 +259,16 @@ typedef struct rmq_host_api {
     /* Look up a service with version >= min_version. On success *table and
      * *table_ud are valid until service_release(ref): hold it for one
      * operation, not across calls, so the provider can be reloaded (the
-     * next acquire returns the new generation). RMQ_ENOENT if absent. */
+     * next acquire returns the new generation). RMQ_ENOENT if absent.
+     * While the provider is being hot-reloaded (about a millisecond) a caller
+     * off the IO threads waits for the new generation; on IO the old one
+     * answers, so use services for reads there. */
     int (*service_acquire)(rmq_plugin_ctx *ctx, const char *name, uint32_t min_version,
                            const void **table, void **table_ud, rmq_service_ref *ref);
     void (*service_release)(rmq_plugin_ctx *ctx, rmq_service_ref ref);
+    /* Call every subscriber of `event` on this thread. Waits like
+     * service_acquire while a subscriber is being hot-reloaded, so publish
+     * from EXEC, EVENT or TIMER, not from IO. */
     int (*publish_event)(rmq_plugin_ctx *ctx, const char *event, const void *data, size_t len);
 
     /* -- commands (any thread; a command is used by one thread at a time) -- */
