@@ -605,7 +605,10 @@ static int inflate_all(const uint8_t *data, size_t len, uint8_t **out, size_t *o
     memset(&zs, 0, sizeof(zs));
     if (inflateInit(&zs) != Z_OK)
         return -1;
-    size_t cap = len * 4 + 1024, used = 0;
+    /* A zip bomb is refused once the inflated content reaches this: 16 times
+     * what a 100,000-topic registration inflates to. */
+    const size_t max_inflated = (size_t)64 << 20;
+    size_t cap = len < max_inflated / 4 ? len * 4 + 1024 : max_inflated, used = 0;
     uint8_t *buf = malloc(cap);
     if (!buf) {
         inflateEnd(&zs);
@@ -616,11 +619,11 @@ static int inflate_all(const uint8_t *data, size_t len, uint8_t **out, size_t *o
     int rc;
     do {
         if (used == cap) {
-            if (cap > (size_t)256 << 20) { /* bound a zip bomb */
+            if (cap >= max_inflated) {
                 rc = Z_DATA_ERROR;
                 break;
             }
-            cap *= 2;
+            cap = cap * 2 < max_inflated ? cap * 2 : max_inflated;
             uint8_t *nb = realloc(buf, cap);
             if (!nb) {
                 rc = Z_MEM_ERROR;

@@ -160,6 +160,26 @@ static void test_compressed_body_decodes_and_loses_sys_flag(void **state)
     free(z);
 }
 
+static void test_compressed_zip_bomb_is_refused_without_inflating_it_all(void **state)
+{
+    (void)state;
+    /* 96 MiB of zeros deflate to about 95 KiB; the parser stops at 64 MiB. */
+    size_t raw_len = (size_t)96 << 20;
+    uint8_t *raw = calloc(1, raw_len);
+    assert_non_null(raw);
+    uLongf zlen = compressBound(raw_len);
+    uint8_t *z = malloc(zlen);
+    assert_non_null(z);
+    assert_int_equal(compress2(z, &zlen, raw, raw_len, 1), Z_OK);
+    free(raw);
+    register_body rb;
+    register_body_init(&rb);
+    char err[128];
+    assert_int_equal(register_body_decode_compressed(z, zlen, 409, &rb, err, sizeof(err)), -1);
+    register_body_free(&rb);
+    free(z);
+}
+
 static void test_compressed_accepts_5x_attribute_token_and_rejects_short_lines(void **state)
 {
     (void)state;
@@ -217,6 +237,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parses_the_recorded_java_body),
+        cmocka_unit_test(test_compressed_zip_bomb_is_refused_without_inflating_it_all),
         cmocka_unit_test(test_accepts_bare_keys_single_quotes_any_order_and_unknown_keys),
         cmocka_unit_test(test_unescapes_names_and_defaults_missing_fields),
         cmocka_unit_test(test_wrapper_only_body_for_versions_below_37),
