@@ -490,23 +490,11 @@ static int on_add_perm(rmq_request *req, const rmq_cmd *cmd, void *ud)
     return on_write_perm(req, cmd, ud, false);
 }
 
-static int on_all_topics(rmq_request *req, const rmq_cmd *cmd, void *ud)
+/* 206 and 311-313: one topic list each, switchable as in 5.3.3. */
+static int topic_list(rmq_request *req, const rmq_cmd *cmd, namesrv_plugin *ns,
+                      topic_list_kind kind, bool enabled)
 {
-    namesrv_plugin *ns = ud;
-    if (!ns->core.cfg.enable_all_topic_list)
-        return fail(ns, req, cmd, "disable");
-    text_buf b;
-    tb_init(&b);
-    namesrv_core_lock(&ns->core);
-    encode_topic_list(&ns->core.routes, TOPIC_LIST_ALL, &b);
-    namesrv_core_unlock(&ns->core);
-    return answer_buf(ns, req, cmd, &b);
-}
-
-static int unit_list(rmq_request *req, const rmq_cmd *cmd, void *ud, topic_list_kind kind)
-{
-    namesrv_plugin *ns = ud;
-    if (!ns->core.cfg.enable_topic_list)
+    if (!enabled)
         return fail(ns, req, cmd, "disable");
     text_buf b;
     tb_init(&b);
@@ -514,6 +502,18 @@ static int unit_list(rmq_request *req, const rmq_cmd *cmd, void *ud, topic_list_
     encode_topic_list(&ns->core.routes, kind, &b);
     namesrv_core_unlock(&ns->core);
     return answer_buf(ns, req, cmd, &b);
+}
+
+static int on_all_topics(rmq_request *req, const rmq_cmd *cmd, void *ud)
+{
+    namesrv_plugin *ns = ud;
+    return topic_list(req, cmd, ns, TOPIC_LIST_ALL, ns->core.cfg.enable_all_topic_list);
+}
+
+static int unit_list(rmq_request *req, const rmq_cmd *cmd, void *ud, topic_list_kind kind)
+{
+    namesrv_plugin *ns = ud;
+    return topic_list(req, cmd, ns, kind, ns->core.cfg.enable_topic_list);
 }
 
 static int on_unit_topics(rmq_request *req, const rmq_cmd *cmd, void *ud)
