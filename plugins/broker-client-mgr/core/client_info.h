@@ -19,6 +19,10 @@ typedef struct bcm_client {
     char addr[64];
 } bcm_client;
 
+/* Append a copy of `info` (client_id duplicated) to a growable array of
+ * clients. 0, or -1 on OOM with the array unchanged. */
+int bcm_client_append(bcm_client **arr, size_t *n, size_t *cap, const bcm_client *info);
+
 /* One SubscriptionData. `json` is the normalised Java rendering
  * (classFilterMode, codeSet, expressionType, subString, subVersion, tagsSet,
  * topic); the scalar fields point into it. */

@@ -82,20 +82,8 @@ static int update_channel(bcm_consumer_group *g, const bcm_client *info)
             memcpy(c->addr, info->addr, sizeof c->addr);
         return 0;
     }
-    if (g->nclients == g->client_cap) {
-        size_t nc = g->client_cap ? g->client_cap * 2 : 4;
-        bcm_client *v = realloc(g->clients, nc * sizeof *v);
-        if (!v)
-            return -1;
-        g->clients = v;
-        g->client_cap = nc;
-    }
-    bcm_client *c = &g->clients[g->nclients];
-    *c = *info;
-    c->client_id = strdup(info->client_id ? info->client_id : "");
-    if (!c->client_id)
+    if (bcm_client_append(&g->clients, &g->nclients, &g->client_cap, info) != 0)
         return -1;
-    g->nclients++;
     return 1;
 }
 

@@ -65,20 +65,8 @@ int bcm_producer_register(bcm_producer_table *t, const char *group, const bcm_cl
             return 0;
         }
     }
-    if (g->n == g->cap) {
-        size_t nc = g->cap ? g->cap * 2 : 4;
-        bcm_client *v = realloc(g->clients, nc * sizeof *v);
-        if (!v)
-            return -1;
-        g->clients = v;
-        g->cap = nc;
-    }
-    bcm_client *c = &g->clients[g->n];
-    *c = *info;
-    c->client_id = strdup(info->client_id ? info->client_id : "");
-    if (!c->client_id)
+    if (bcm_client_append(&g->clients, &g->n, &g->cap, info) != 0)
         return -1;
-    g->n++;
     return set_client_channel(t, info->client_id, info->channel);
 }
 
