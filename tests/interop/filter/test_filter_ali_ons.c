@@ -46,35 +46,7 @@ typedef struct fixture {
     node_proc node;
 } fixture;
 
-static uint64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
-/* between polls of a deadline loop, never as synchronisation */
-static void pause_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
-static int free_port(void)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = 0};
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) != 0 ||
-        getsockname(fd, (struct sockaddr *)&a, &len) != 0) {
-        if (fd >= 0)
-            close(fd);
-        return -1;
-    }
-    close(fd);
-    return ntohs(a.sin_port);
-}
+/* Clocks, pauses and free ports come from rmq_test_support.h. */
 
 /* ---- the node process ---- */
 
@@ -116,7 +88,7 @@ static void node_start(fixture *f, const char *group, const char *instance, cons
  * stderr); false on EOF or when none arrives within timeout_ms. */
 static bool node_line(node_proc *p, const char *prefix, char *line, size_t len, int timeout_ms)
 {
-    uint64_t deadline = now_ms() + (uint64_t)timeout_ms;
+    uint64_t deadline = rmq_test_now_ms() + (uint64_t)timeout_ms;
     for (;;) {
         char *nl = memchr(p->buf, '\n', p->len);
         if (nl) {
@@ -129,7 +101,7 @@ static bool node_line(node_proc *p, const char *prefix, char *line, size_t len, 
             fprintf(stderr, "node: %s\n", line);
             continue;
         }
-        if (p->len == sizeof p->buf || now_ms() >= deadline)
+        if (p->len == sizeof p->buf || rmq_test_now_ms() >= deadline)
             return false;
         struct pollfd pfd = {.fd = p->out_fd, .events = POLLIN};
         if (poll(&pfd, 1, 200) <= 0)
@@ -154,10 +126,10 @@ static int node_reap(node_proc *p, int timeout_ms)
     if (p->pid <= 0)
         return -1;
     int st = 0, status = -1;
-    uint64_t deadline = now_ms() + (uint64_t)timeout_ms;
+    uint64_t deadline = rmq_test_now_ms() + (uint64_t)timeout_ms;
     pid_t r;
-    while ((r = waitpid(p->pid, &st, WNOHANG)) == 0 && now_ms() < deadline)
-        pause_ms(50);
+    while ((r = waitpid(p->pid, &st, WNOHANG)) == 0 && rmq_test_now_ms() < deadline)
+        rmq_test_pause_ms(50);
     if (r == p->pid) {
         status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
     } else {
@@ -207,9 +179,9 @@ static bool wait_broker_idle(fixture *f)
     if (!out)
         return false;
     const char *args[] = {"--json", "list", NULL};
-    uint64_t deadline = now_ms() + WAIT_MS;
+    uint64_t deadline = rmq_test_now_ms() + WAIT_MS;
     bool idle = false;
-    while (!idle && now_ms() < deadline) {
+    while (!idle && rmq_test_now_ms() < deadline) {
         out[0] = '\0';
         json_t *root = rmq_td_ctl(&f->d, out, cap, args) == 0 ? json_loads(out, 0, NULL) : NULL;
         size_t i;
@@ -222,7 +194,7 @@ static bool wait_broker_idle(fixture *f)
         }
         json_decref(root);
         if (!idle)
-            pause_ms(100);
+            rmq_test_pause_ms(100);
     }
     if (!idle)
         fprintf(stderr, "broker-client-mgr still holds requests: %s\n", out);
@@ -261,8 +233,8 @@ static rmq_cmd *call(fixture *f, int port, int code, const char *const *kv)
     int rc = rmq_tc_send(fd, req);
     rmq_cmd_free(req);
     rmq_cmd *resp = NULL;
-    uint64_t deadline = now_ms() + 5000;
-    while (rc == 0 && !resp && now_ms() < deadline) {
+    uint64_t deadline = rmq_test_now_ms() + 5000;
+    while (rc == 0 && !resp && rmq_test_now_ms() < deadline) {
         rmq_cmd *c = rmq_tc_recv(fd, 500);
         if (c && (c->flag & 1) && c->opaque == op)
             resp = c;
@@ -280,7 +252,7 @@ static void start_daemon(fixture *f)
 {
     if (access(FI_NODE_MODULES "/ali-ons/package.json", R_OK) != 0)
         fail_msg("ali-ons is not installed in %s (interop_install_ali_ons)", FI_NODE_MODULES);
-    int ns = free_port();
+    int ns = rmq_tc_free_port();
     assert_true(ns > 0);
     const char *servers[] = {"namesrv", "broker", NULL};
     assert_int_equal(rmq_td_init(&f->d, servers, NULL), 0);
@@ -312,14 +284,14 @@ static void start_daemon(fixture *f)
     assert_true(f->broker_port > 0);
 
     const char *kv[] = {"topic", TOPIC, NULL};
-    uint64_t deadline = now_ms() + WAIT_MS;
+    uint64_t deadline = rmq_test_now_ms() + WAIT_MS;
     int code = -1;
-    while (code != 0 && now_ms() < deadline) {
+    while (code != 0 && rmq_test_now_ms() < deadline) {
         rmq_cmd *r = call(f, f->ns_port, 105, kv);
         code = r ? r->code : -1;
         rmq_cmd_free(r);
         if (code != 0)
-            pause_ms(100);
+            rmq_test_pause_ms(100);
     }
     assert_int_equal(code, 0);
 }
@@ -370,15 +342,15 @@ static bool is_dead(json_t *e)
 static json_t *wait_filter_data(fixture *f, json_t *(*get)(fixture *, const char *),
                                 const char *group, bool want_dead)
 {
-    uint64_t deadline = now_ms() + WAIT_MS;
+    uint64_t deadline = rmq_test_now_ms() + WAIT_MS;
     json_t *e = NULL;
-    while (now_ms() < deadline) {
+    while (rmq_test_now_ms() < deadline) {
         e = get(f, group);
         if (e && is_dead(e) == want_dead)
             return e;
         json_decref(e);
         e = NULL;
-        pause_ms(100);
+        rmq_test_pause_ms(100);
     }
     fail_msg("no %s consumer filter data for %s/%s", want_dead ? "dead" : "live", TOPIC, group);
     return NULL;
@@ -389,8 +361,8 @@ static json_t *wait_filter_data(fixture *f, json_t *(*get)(fixture *, const char
 static json_t *wait_broker_subscription(fixture *f, const char *group)
 {
     const char *kv[] = {"consumerGroup", group, NULL};
-    uint64_t deadline = now_ms() + WAIT_MS;
-    while (now_ms() < deadline) {
+    uint64_t deadline = rmq_test_now_ms() + WAIT_MS;
+    while (rmq_test_now_ms() < deadline) {
         rmq_cmd *r = call(f, f->broker_port, 203, kv);
         json_t *root = r && r->code == 0 && r->body
                            ? json_loadb((const char *)r->body, r->body_len, 0, NULL)
@@ -401,7 +373,7 @@ static json_t *wait_broker_subscription(fixture *f, const char *group)
         json_decref(root);
         if (sub)
             return sub;
-        pause_ms(100);
+        rmq_test_pause_ms(100);
     }
     fail_msg("group %s never showed a subscription of %s (203)", group, TOPIC);
     return NULL;
