@@ -1,6 +1,7 @@
 /* state_dir.c — the daemon's state directory: created on start, locked so
  * two daemons cannot share it, and the atomic file writer every plugin uses
  * (temp file, fsync, keep .bak, rename, fsync the directory). */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -28,6 +29,24 @@ static int mkdir_p(const char *path)
     if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
         return -errno;
     return 0;
+}
+
+/* Private plugin copies left by a daemon that did not stop cleanly: the
+ * lock we hold says no other daemon maps them. */
+static void remove_stale_plugin_copies(rmq_host *h)
+{
+    char dir[CONF_PATH_MAX + 32];
+    snprintf(dir, sizeof(dir), "%s/.plugins", h->conf.state_dir);
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t n = strlen(e->d_name);
+        if (n > 3 && strcmp(e->d_name + n - 3, ".so") == 0 && unlinkat(dirfd(d), e->d_name, 0) == 0)
+            HLOG_INFO(h, "removed stale plugin copy %s/%s", dir, e->d_name);
+    }
+    closedir(d);
 }
 
 int state_dir_prepare(rmq_host *h, char *err, size_t errlen)
@@ -62,6 +81,7 @@ int state_dir_prepare(rmq_host *h, char *err, size_t errlen)
     if (ftruncate(fd, 0) == 0 && pwrite(fd, pid, (size_t)n, 0) < 0)
         HLOG_WARN(h, "cannot write pid to %s", lock);
     h->lock_fd = fd;
+    remove_stale_plugin_copies(h);
     return 0;
 }
 

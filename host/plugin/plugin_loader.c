@@ -215,6 +215,8 @@ static void plugin_free(plugin_inst *p)
     free(p->settings);
     if (p->dl)
         dlclose(p->dl);
+    if (p->so_copy[0])
+        unlink(p->so_copy);
     plugin_conf_free(&p->conf);
     free(p);
 }
@@ -255,8 +257,9 @@ plugin_inst *plugin_load(rmq_host *h, const plugin_conf *pc, uint32_t generation
             plugin_free(p);
             return NULL;
         }
+        /* The copy stays on disk while loaded, so perf and gdb can read the
+         * plugin's symbols; plugin_free removes it. */
         p->dl = dlopen(p->so_copy, RTLD_NOW | RTLD_LOCAL);
-        unlink(p->so_copy); /* the mapping stays; nothing is left behind */
     }
     if (!p->dl) {
         snprintf(err, errlen, "%s:%d: plugin '%s': cannot load %s: %s", pc->file, pc->line,

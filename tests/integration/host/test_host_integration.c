@@ -771,6 +771,46 @@ static void test_ipv6_listen_address_is_served(void **state)
     rmq_td_cleanup(&d);
 }
 
+/* ---- private plugin copies ---------------------------------------------------------- */
+
+static int count_plugin_copies(const rmq_test_daemon *d)
+{
+    char dir[512];
+    snprintf(dir, sizeof(dir), "%s/.plugins", d->state_dir);
+    DIR *dp = opendir(dir);
+    if (!dp)
+        return 0;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(dp)))
+        n += strstr(e->d_name, ".so") != NULL;
+    closedir(dp);
+    return n;
+}
+
+static void test_plugin_copy_lives_while_loaded_and_is_removed_at_stop(void **state)
+{
+    (void)state;
+    fixture f;
+    memset(&f, 0, sizeof(f));
+    assert_int_equal(start_daemon(&f, NULL, NULL), 0);
+    /* on disk while loaded, so perf and gdb can read the plugin's symbols */
+    assert_int_equal(count_plugin_copies(&f.d), 1);
+    assert_int_equal(rmq_td_stop(&f.d), 0);
+    assert_int_equal(count_plugin_copies(&f.d), 0);
+    /* a copy left by a daemon that was killed is removed at the next start */
+    assert_int_equal(rmq_td_start(&f.d, NULL), 0);
+    kill(f.d.pid, SIGKILL);
+    waitpid(f.d.pid, NULL, 0);
+    f.d.pid = -1;
+    assert_int_equal(count_plugin_copies(&f.d), 1);
+    assert_int_equal(rmq_td_start(&f.d, NULL), 0);
+    assert_int_equal(count_plugin_copies(&f.d), 1);
+    assert_true(rmq_td_log_contains(&f.d, "removed stale plugin copy"));
+    assert_int_equal(rmq_td_stop(&f.d), 0);
+    rmq_td_cleanup(&f.d);
+}
+
 /* ---- configuration ------------------------------------------------------------- */
 
 /* Run rmqhostd with args; capture stderr+stdout; return the exit status. */
@@ -934,6 +974,7 @@ int main(int argc, char **argv)
         T(test_restart_on_same_port_at_once),
         T(test_out_of_descriptors_pauses_accepting_and_recovers),
         T(test_ipv6_listen_address_is_served),
+        T(test_plugin_copy_lives_while_loaded_and_is_removed_at_stop),
         T(test_check_reports_syntax_error_as_file_line),
         T(test_check_accepts_a_valid_configuration),
         T(test_unknown_override_key_is_an_error_naming_the_key),
