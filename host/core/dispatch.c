@@ -103,10 +103,37 @@ void request_run_after_hooks(rmq_request *req, const rmq_cmd *resp)
     rcu_read_unlock();
 }
 
+/* Java's broker fast failure: a request that waited too long in a bounded
+ * queue is answered busy instead of being processed late. */
+static bool refused_for_queue_wait(rmq_request *req)
+{
+    executor *ex = req->entry.ex;
+    if (!ex || !ex->max_wait_ms || !req->received_ms)
+        return false;
+    uint64_t waited = host_now_ms() - req->received_ms;
+    if (waited <= ex->max_wait_ms)
+        return false;
+    atomic_fetch_add(&ex->timed_out, 1);
+    atomic_fetch_add(&req->srv->errors, 1);
+    request_stats_error(&req->srv->stats, req->cmd->code);
+    if (!req->oneway) {
+        char remark[256];
+        snprintf(remark, sizeof(remark), "%s, period in queue: %llums, size of queue: %zu",
+                 ex->busy_remark, (unsigned long long)waited, executor_depth(ex));
+        rmq_cmd *resp = rmq_cmd_new_response(req->cmd, RMQ_RESPONSE_SYSTEM_BUSY, remark);
+        if (resp)
+            request_send_response(req, resp);
+    }
+    request_finish(req);
+    return true;
+}
+
 static void run_request(void *arg)
 {
     rmq_request *req = arg;
     rmq_host *h = req->host;
+    if (refused_for_queue_wait(req))
+        return;
     const char *remark = NULL;
     int refuse = run_before_hooks(req, &remark);
     int rc;
@@ -216,6 +243,8 @@ void dispatch_command(connection *c, rmq_cmd *cmd)
         run_request(req);
         return;
     }
+    if (entry.ex->max_wait_ms)
+        req->received_ms = host_now_ms();
     int rc = executor_submit(entry.ex, run_request, req);
     if (rc != 0) {
         atomic_fetch_add(&s->errors, 1);

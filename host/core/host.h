@@ -58,6 +58,9 @@ struct executor {
     bool stopping;
     atomic_ulong rejected;
     atomic_ulong executed;
+    uint64_t max_wait_ms;  /* requests older than this are refused busy; 0 = off */
+    char busy_remark[160]; /* remark prefix for those refusals */
+    atomic_ulong timed_out;
 };
 
 int executor_start(executor *ex, rmq_host *h, const char *name, int threads, int queue_cap);
@@ -309,6 +312,7 @@ struct rmq_request {
     bool deferred;
     char *fail_remark;
     uint64_t start_ns;
+    uint64_t received_ms;   /* monotonic ms at dispatch, for executor queue timeouts */
     rmq_request *held_next; /* plugin_inst.held_head list during a hot reload */
 };
 

@@ -173,6 +173,22 @@ static int api_declare_executor(rmq_plugin_ctx *ctx, const char *name, int threa
     return 0;
 }
 
+static int api_set_executor_queue_timeout(rmq_plugin_ctx *ctx, const char *name,
+                                          uint64_t max_wait_ms, const char *remark_prefix)
+{
+    plugin_inst *p = P(ctx);
+    int rc = need_init(p, "set_executor_queue_timeout");
+    if (rc)
+        return rc;
+    executor *ex = name ? find_executor(p, name) : NULL;
+    if (!ex)
+        return RMQ_ENOENT;
+    ex->max_wait_ms = max_wait_ms;
+    snprintf(ex->busy_remark, sizeof(ex->busy_remark), "%s",
+             remark_prefix ? remark_prefix : "[TIMEOUT_CLEAN_QUEUE]system busy");
+    return 0;
+}
+
 static int resolve_executor(plugin_inst *p, const char *name, executor **out)
 {
     *out = NULL;
@@ -793,4 +809,5 @@ void host_api_fill(rmq_host_api *a)
     a->admin_write = api_admin_write;
     a->admin_wants_json = api_admin_wants_json;
     a->cmd_set_ext_present = api_cmd_set_ext_present;
+    a->set_executor_queue_timeout = api_set_executor_queue_timeout;
 }

@@ -121,6 +121,13 @@ static int declare_executors(bcm_ctx *c)
     int rc = a->declare_executor(c->pctx, "heartbeat",
                                  (int)a->setting_int(c->pctx, "heartbeatThreadPoolNums"),
                                  (int)a->setting_int(c->pctx, "heartbeatThreadPoolQueueCapacity"));
+    /* Java's broker fast failure for the heartbeat queue (protocol.md §7.5). */
+    if (rc == 0 && a->abi_minor >= 3 && a->set_executor_queue_timeout &&
+        a->setting_bool(c->pctx, "brokerFastFailureEnable"))
+        rc = a->set_executor_queue_timeout(
+            c->pctx, "heartbeat",
+            (uint64_t)a->setting_int(c->pctx, "waitTimeMillsInHeartbeatQueue"),
+            "[TIMEOUT_CLEAN_QUEUE]broker busy, start flow control for a while");
     if (rc == 0)
         rc = a->declare_executor(
             c->pctx, "client", (int)a->setting_int(c->pctx, "clientManageThreadPoolNums"), 1000000);

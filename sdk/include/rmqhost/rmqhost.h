@@ -45,7 +45,7 @@ extern "C" {
  * entries are appended to rmq_host_api; a plugin may test api->abi_minor (or
  * api->size) before calling an entry newer than the one it was built for. */
 #define RMQ_ABI_MAJOR 1
-#define RMQ_ABI_MINOR 2
+#define RMQ_ABI_MINOR 3
 
 #if defined(__GNUC__)
 #define RMQ_EXPORT __attribute__((visibility("default")))
@@ -362,7 +362,16 @@ typedef struct rmq_host_api {
      * (e.g. a master's REGISTER_BROKER answer). */
     int (*cmd_set_ext_present)(rmq_cmd *cmd);
 
-    void *reserved[31]; /* grows here; never reordered */
+    /* -- ABI 1.3 -- */
+    /* INIT. A request that waited longer than max_wait_ms in the queue of
+     * executor `name` is not processed: it is answered SYSTEM_BUSY with the
+     * remark "<remark_prefix>, period in queue: <ms>ms, size of queue: <n>"
+     * (Java's broker fast failure, e.g. "[TIMEOUT_CLEAN_QUEUE]broker busy,
+     * start flow control for a while"). 0 disables. */
+    int (*set_executor_queue_timeout)(rmq_plugin_ctx *ctx, const char *name, uint64_t max_wait_ms,
+                                      const char *remark_prefix);
+
+    void *reserved[30]; /* grows here; never reordered */
 } rmq_host_api;
 
 /* ---- reaching the API from a context -------------------------------------- */

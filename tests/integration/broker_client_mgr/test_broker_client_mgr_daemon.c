@@ -484,6 +484,75 @@ static void test_held_pull_is_answered_when_the_plugin_reloads(void **state)
     close(fd);
 }
 
+/* Java's broker fast failure: HEART_BEATs that waited in their queue longer
+ * than waitTimeMillsInHeartbeatQueue are answered SYSTEM_BUSY, the others
+ * processed; every one is answered. 1 ms and one thread make the wait
+ * certain for a burst of 2,000. */
+static int heartbeat_burst(int broker_port, int n, int *busy, int *ok)
+{
+    int fd = rmq_tc_connect(broker_port);
+    char body[2048];
+    size_t cap = (size_t)n * 1024, len = 0;
+    uint8_t *buf = malloc(cap);
+    for (int i = 0; i < n; i++) {
+        char id[64];
+        snprintf(id, sizeof(id), "10.0.0.9@burst-%d", i % 50);
+        bcm_consumer_heartbeat(body, sizeof(body), id, "BurstGroup", "ItTopic", false);
+        rmq_cmd *req = rmq_tc_request(34, 1000 + i, NULL);
+        rmq_cmd_set_body(req, body, strlen(body), NULL, NULL);
+        len += rmq_cmd_encode(req, buf + len, cap - len);
+        rmq_cmd_free(req);
+    }
+    int rc = rmq_tc_send_raw(fd, buf, len);
+    free(buf);
+    *busy = *ok = 0;
+    for (int answers = 0; rc == 0 && answers < n;) {
+        rmq_cmd *r = rmq_tc_recv(fd, 20000);
+        if (!r)
+            break;
+        if (!(r->flag & 1)) { /* the broker's own NOTIFY_CONSUMER_IDS_CHANGED */
+            rmq_cmd_free(r);
+            continue;
+        }
+        answers++;
+        static const char prefix[] = "[TIMEOUT_CLEAN_QUEUE]broker busy, start flow control for "
+                                     "a while, period in queue: ";
+        if (r->code == 2 && r->remark && strncmp(r->remark, prefix, sizeof(prefix) - 1) == 0 &&
+            strstr(r->remark, "ms, size of queue: "))
+            (*busy)++;
+        else if (r->code == 0)
+            (*ok)++;
+        rmq_cmd_free(r);
+    }
+    close(fd);
+    return rc;
+}
+
+static void test_heartbeats_waiting_too_long_get_timeout_clean_queue(void **state)
+{
+    fixture *f = *state;
+    int ns_port, broker_port;
+    start_both(f, &ns_port, &broker_port,
+               "heartbeatThreadPoolNums = 1; waitTimeMillsInHeartbeatQueue = 1;\n");
+    int busy, ok;
+    assert_int_equal(heartbeat_burst(broker_port, 2000, &busy, &ok), 0);
+    assert_int_equal(busy + ok, 2000); /* every one answered, busy or processed */
+    assert_true(busy > 0);
+}
+
+static void test_fast_failure_can_be_switched_off(void **state)
+{
+    fixture *f = *state;
+    int ns_port, broker_port;
+    start_both(f, &ns_port, &broker_port,
+               "heartbeatThreadPoolNums = 1; waitTimeMillsInHeartbeatQueue = 1;\n"
+               "brokerFastFailureEnable = false;\n");
+    int busy, ok;
+    assert_int_equal(heartbeat_burst(broker_port, 2000, &busy, &ok), 0);
+    assert_int_equal(busy, 0);
+    assert_int_equal(ok, 2000);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -504,6 +573,9 @@ int main(void)
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_held_pull_is_answered_when_the_plugin_reloads, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_heartbeats_waiting_too_long_get_timeout_clean_queue,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_fast_failure_can_be_switched_off, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unregister_at_shutdown_removes_broker_from_nameserver,
                                         setup, teardown),
     };
