@@ -31,4 +31,17 @@ static inline void bcm_data_version_from_json(bcm_data_version *dv, const json_t
         dv->timestamp = (int64_t)json_integer_value(json_object_get(j, "timestamp"));
 }
 
+/* `{"dataVersion":{...},"<key>":<table>}` compact with sorted keys — the
+ * layout of topics.json and subscriptionGroup.json. malloc'd, or NULL. */
+static inline char *bcm_versioned_table_encode(const bcm_data_version *dv, const char *key,
+                                               json_t *table)
+{
+    json_t *root = json_object();
+    json_object_set_new(root, "dataVersion", bcm_data_version_json(dv));
+    json_object_set(root, key, table);
+    char *out = json_dumps(root, JSON_COMPACT | JSON_SORT_KEYS);
+    json_decref(root);
+    return out;
+}
+
 #endif

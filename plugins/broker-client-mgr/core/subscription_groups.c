@@ -129,10 +129,5 @@ int bcm_subscription_groups_load(bcm_subscription_groups *s, const char *text, s
 
 char *bcm_subscription_groups_encode(const bcm_subscription_groups *s)
 {
-    json_t *root = json_object();
-    json_object_set_new(root, "dataVersion", bcm_data_version_json(&s->dv));
-    json_object_set(root, "subscriptionGroupTable", s->groups);
-    char *out = json_dumps(root, JSON_COMPACT | JSON_SORT_KEYS);
-    json_decref(root);
-    return out;
+    return bcm_versioned_table_encode(&s->dv, "subscriptionGroupTable", s->groups);
 }

@@ -108,12 +108,7 @@ int bcm_topic_table_load(bcm_topic_table *t, const char *text, size_t len, char 
 
 char *bcm_topic_table_encode(const bcm_topic_table *t)
 {
-    json_t *root = json_object();
-    json_object_set_new(root, "dataVersion", bcm_data_version_json(&t->dv));
-    json_object_set(root, "topicConfigTable", t->topics);
-    char *s = json_dumps(root, JSON_COMPACT | JSON_SORT_KEYS);
-    json_decref(root);
-    return s;
+    return bcm_versioned_table_encode(&t->dv, "topicConfigTable", t->topics);
 }
 
 int bcm_topic_table_put(bcm_topic_table *t, json_t *cfg, uint64_t now_wall_ms)

@@ -8,8 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
-int bcm_start_namesrv_and_broker(rmq_test_daemon *d, int ns_port, const char *log_level,
-                                 const char *broker_settings)
+int bcm_configure_namesrv_and_broker(rmq_test_daemon *d, int ns_port, const char *log_level,
+                                     const char *broker_settings)
 {
     /* the NameServer's port is fixed before start because the broker's
      * settings must name it */
@@ -23,6 +23,14 @@ int bcm_start_namesrv_and_broker(rmq_test_daemon *d, int ns_port, const char *lo
         rmq_td_add_plugin(d, "namesrv", "namesrv", "namesrv", NULL) != 0 ||
         rmq_td_add_plugin(d, "broker-client-mgr", "broker-client-mgr", "broker", broker_settings) !=
             0)
+        return -1;
+    return 0;
+}
+
+int bcm_start_namesrv_and_broker(rmq_test_daemon *d, int ns_port, const char *log_level,
+                                 const char *broker_settings)
+{
+    if (bcm_configure_namesrv_and_broker(d, ns_port, log_level, broker_settings) != 0)
         return -1;
     return rmq_td_start(d, NULL);
 }

@@ -19,6 +19,10 @@
  * log_level: "debug", "info"... Returns 0 or -1. */
 int bcm_start_namesrv_and_broker(rmq_test_daemon *d, int ns_port, const char *log_level,
                                  const char *broker_settings);
+/* The same configuration without starting, for tests that add plugins
+ * (e.g. filter on the broker server) before rmq_td_start. 0 or -1. */
+int bcm_configure_namesrv_and_broker(rmq_test_daemon *d, int ns_port, const char *log_level,
+                                     const char *broker_settings);
 
 /* rmq_td_init + bcm_start_namesrv_and_broker on a free port, with
  * namesrvAddr naming that NameServer followed by `settings`. The broker's

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bcm_test_daemon.h"
 #include "rmq_test_support.h"
 
 #define WAIT_MS 30000 /* broker-client-mgr registers at most every 10 s */
@@ -51,23 +52,13 @@ static void start_daemon(fixture *f, const char *filter_settings)
     assert_true(ns > 0);
     const char *servers[] = {"namesrv", "broker", NULL};
     assert_int_equal(rmq_td_init(&f->d, servers, NULL), 0);
-    char host_conf[2048];
-    snprintf(
-        host_conf, sizeof host_conf,
-        "state_dir = \"%s\";\nadmin_socket = \"%s\";\nlog_level = \"debug\";\nio_threads = 2;\n"
-        "servers = {\n  namesrv = { listen = \"127.0.0.1:%d\"; };\n"
-        "  broker = { listen = \"127.0.0.1:0\"; };\n};\n",
-        f->d.state_dir, f->d.admin_socket, ns);
-    assert_int_equal(rmq_td_write_conf(&f->d, "host.conf", host_conf), 0);
-    assert_int_equal(rmq_td_add_plugin(&f->d, "namesrv", "namesrv", "namesrv", NULL), 0);
     char bcm[512];
     snprintf(bcm, sizeof bcm,
              "brokerName = \"broker-flt\"; brokerClusterName = \"FltCluster\"; brokerId = 0;\n"
              "namesrvAddr = \"127.0.0.1:%d\"; registerNameServerPeriod = 10000;\n"
              "topics = \"FltTopic:4\";\n",
              ns);
-    assert_int_equal(
-        rmq_td_add_plugin(&f->d, "broker-client-mgr", "broker-client-mgr", "broker", bcm), 0);
+    assert_int_equal(bcm_configure_namesrv_and_broker(&f->d, ns, "debug", bcm), 0);
     assert_int_equal(rmq_td_add_plugin(&f->d, "filter", "filter", "broker", filter_settings), 0);
     assert_int_equal(rmq_td_start(&f->d, NULL), 0);
     f->ns_port = rmq_td_port(&f->d, "namesrv");
