@@ -14,7 +14,7 @@
 
 /* Paths baked in by CMake: RMQ_TEST_DAEMON (bin/rmqhostd), RMQ_TEST_CTL
  * (bin/rmqhostctl), RMQ_TEST_PLUGIN_DIR (build/plugins, where *.so land),
- * RMQ_TEST_VECTORS_DIR (../shared/vectors). */
+ * RMQ_TEST_VECTORS_DIR (tests/vectors). */
 
 typedef struct rmq_test_daemon {
     pid_t pid;
@@ -119,7 +119,7 @@ typedef struct rmq_tc_broker {
 rmq_cmd *rmq_tc_register_broker_request(int opaque, const rmq_tc_broker *b, const void *body,
                                         size_t len);
 
-/* The recorded frame ../shared/vectors/NAME decoded, or NULL with the reason
+/* The recorded frame tests/vectors/NAME decoded, or NULL with the reason
  * in why. */
 rmq_cmd *rmq_tc_load_vector_cmd(const char *name, char *why, size_t why_len);
 /* True when `got` answers like the recorded `want` in code, flag, opaque,
@@ -128,7 +128,7 @@ rmq_cmd *rmq_tc_load_vector_cmd(const char *name, char *why, size_t why_len);
  * difference in why. */
 bool rmq_tc_same_answer_head(const rmq_cmd *want, const rmq_cmd *got, char *why, size_t why_len);
 
-/* Load a vector file (../shared/vectors/NAME) into a malloc'd buffer. */
+/* Load a vector file (tests/vectors/NAME) into a malloc'd buffer. */
 unsigned char *rmq_tc_load_vector(const char *name, size_t *len);
 
 #endif

@@ -1,5 +1,5 @@
 /* vector_answer.c — compares a live answer with one recorded from Java
- * 4.9.8 (../shared/vectors): everything but the body, which each area
+ * 4.9.8 (tests/vectors): everything but the body, which each area
  * compares its own way. Reports differences in text; never asserts. */
 #include <stdio.h>
 #include <stdlib.h>

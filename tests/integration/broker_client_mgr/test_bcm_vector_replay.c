@@ -1,5 +1,5 @@
 /* test_bcm_vector_replay.c — the broker client-management frames recorded
- * from a Java 4.9.8 broker (../shared/vectors 14-, 15-, 34-, 35-, 38-, 203-)
+ * from a Java 4.9.8 broker (tests/vectors 14-, 15-, 34-, 35-, 38-, 203-)
  * replayed against broker-client-mgr in a real daemon. Each answer must match
  * the recorded one in code, flag, opaque, serialization, remark, ext fields
  * (presence of the extFields object too) and JSON body content; only

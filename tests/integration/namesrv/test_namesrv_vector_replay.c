@@ -1,5 +1,5 @@
 /* test_namesrv_vector_replay.c — the NameServer frames recorded from Java
- * 4.9.8 (../shared/vectors) replayed in their recorded order against the
+ * 4.9.8 (tests/vectors) replayed in their recorded order against the
  * daemon; every answer must match the recorded one in code, flag, opaque,
  * ext fields and JSON content (key order and list order aside). */
 #include <stdio.h>
