@@ -243,17 +243,35 @@ void encode_topics_by_cluster(const route_table *rt, const char *cluster, text_b
     free(names);
 }
 
+/* Java's getSystemTopicList: every cluster name and every broker name that a
+ * cluster's set holds — also a name whose BrokerData is gone (an UNREGISTER
+ * through another cluster removes the data but only that cluster's entry),
+ * so the names come from the cluster table, not from the broker table. */
 void encode_system_topic_list(const route_table *rt, text_buf *out)
 {
     size_t nc, nb;
     const char **clusters = sorted_keys(&rt->clusters, &nc);
     const char **brokers = sorted_keys(&rt->brokers, &nb);
     const char *addr = NULL;
-    if (nb > 0) {
-        const broker_data *bd = route_table_broker(rt, brokers[0]);
+    for (size_t i = 0; i < nb && !addr; i++) {
+        const broker_data *bd = route_table_broker(rt, brokers[i]);
         if (bd->naddr > 0)
             addr = bd->addrs[0].addr;
     }
+    size_t nnames = 0;
+    for (size_t i = 0; i < nc; i++)
+        nnames += route_table_cluster(rt, clusters[i])->n;
+    const char **names = nnames ? malloc(nnames * sizeof(*names)) : NULL;
+    if (nnames && !names)
+        nnames = 0; /* out of memory: the cluster names alone */
+    size_t k = 0;
+    for (size_t i = 0; i < nc && names; i++) {
+        const cluster_entry *ce = route_table_cluster(rt, clusters[i]);
+        for (size_t j = 0; j < ce->n; j++)
+            names[k++] = ce->brokers[j];
+    }
+    if (k > 1)
+        qsort(names, k, sizeof(*names), cmp_str);
     tb_putc(out, '{');
     if (addr) {
         tb_puts(out, "\"brokerAddr\":");
@@ -268,16 +286,18 @@ void encode_system_topic_list(const route_table *rt, text_buf *out)
         first = false;
         tb_json_str(out, clusters[i], false);
     }
-    for (size_t i = 0; i < nb; i++) {
-        /* a set: a broker named like a cluster appears once */
-        if (route_table_cluster(rt, brokers[i]))
+    for (size_t i = 0; i < k; i++) {
+        /* a set: a name listed by two clusters, or named like a cluster,
+         * appears once */
+        if ((i > 0 && strcmp(names[i], names[i - 1]) == 0) || route_table_cluster(rt, names[i]))
             continue;
         if (!first)
             tb_putc(out, ',');
         first = false;
-        tb_json_str(out, brokers[i], false);
+        tb_json_str(out, names[i], false);
     }
     tb_puts(out, "]}");
+    free(names);
     free(clusters);
     free(brokers);
 }

@@ -199,6 +199,39 @@ static void test_cluster_info_and_topic_lists(void **state)
     }
 }
 
+/* The differential finding of issue #12: two clusters list one broker name,
+ * UNREGISTER_BROKER through one of them, and 304 still lists the name
+ * (Java reads the cluster table, which the other cluster still holds). */
+static void test_system_topic_list_after_unregister_through_one_cluster(void **state)
+{
+    ns_fixture *f = *state;
+    rmq_cmd_free(ns_register(f->fd, "C1", "b1", "a:1", 0, 1, "T"));
+    rmq_cmd_free(ns_register(f->fd, "C2", "b1", "a:1", 0, 2, "T"));
+    const char *kv[] = {"brokerName", "b1",       "brokerAddr", "a:1", "clusterName",
+                        "C2",         "brokerId", "0",          NULL};
+    rmq_cmd *r = ns_call(f->fd, ns_request(104, kv, NULL, 0, -1));
+    expect_code(r, 0);
+    rmq_cmd_free(r);
+    struct {
+        int code;
+        const char *expect;
+    } cases[] = {
+        {304, "{\"topicList\":[\"C1\",\"b1\"]}"},
+        {106, "{\"brokerAddrTable\":{},\"clusterAddrTable\":{\"C1\":[\"b1\"]}}"},
+        {206, "{\"topicList\":[]}"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        r = ns_call(f->fd, ns_request(cases[i].code, NULL, NULL, 0, -1));
+        expect_code(r, 0);
+        char *body = ns_body_text(r);
+        assert_non_null(body);
+        if (!ns_same_json(body, strlen(body), cases[i].expect, strlen(cases[i].expect)))
+            fail_msg("code %d answered %s, expected %s", cases[i].code, body, cases[i].expect);
+        free(body);
+        rmq_cmd_free(r);
+    }
+}
+
 static void test_write_perm_delete_and_register_topic(void **state)
 {
     ns_fixture *f = *state;
@@ -402,6 +435,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_compressed_registration_loses_sys_flag, setup,
                                         ns_teardown),
         cmocka_unit_test_setup_teardown(test_cluster_info_and_topic_lists, setup, ns_teardown),
+        cmocka_unit_test_setup_teardown(test_system_topic_list_after_unregister_through_one_cluster,
+                                        setup, ns_teardown),
         cmocka_unit_test_setup_teardown(test_write_perm_delete_and_register_topic, setup,
                                         ns_teardown),
         cmocka_unit_test_setup_teardown(test_query_data_version_heartbeat_and_unregister, setup,

@@ -118,6 +118,41 @@ static void test_topic_lists(void **state)
     free(s);
 }
 
+/* Java's getSystemTopicList reads the cluster table: a broker name that one
+ * cluster still lists after an UNREGISTER through another cluster removed
+ * its BrokerData stays in 304's list (without a brokerAddr). 106 and 224 read
+ * the same cluster set. */
+static void test_system_topic_list_keeps_a_name_only_a_cluster_lists(void **state)
+{
+    route_table *rt = *state;
+    reg(rt, "C1", "b1", "a:1", 0, 1, 1, "T", 1, NULL);
+    reg(rt, "C2", "b1", "a:1", 0, 2, 1, "T", 1, NULL);
+    char *s = list_text(rt, 0, NULL);
+    assert_string_equal(s, "{\"brokerAddr\":\"a:1\",\"topicList\":[\"C1\",\"C2\",\"b1\"]}");
+    free(s);
+    route_table_unregister(rt, "C2", "b1", "a:1", 0);
+    assert_null(route_table_broker(rt, "b1"));
+    assert_null(route_table_cluster(rt, "C2"));
+    s = list_text(rt, 0, NULL);
+    assert_string_equal(s, "{\"topicList\":[\"C1\",\"b1\"]}");
+    free(s);
+    s = list_text(rt, 1, "C1"); /* the name is listed, its topics are gone */
+    assert_string_equal(s, "{\"topicList\":[]}");
+    free(s);
+    text_buf b;
+    tb_init(&b);
+    encode_cluster_info(rt, &b);
+    s = tb_take(&b, NULL);
+    assert_string_equal(s, "{\"brokerAddrTable\":{},\"clusterAddrTable\":{\"C1\":[\"b1\"]}}");
+    free(s);
+    /* another broker with data supplies brokerAddr; names stay a sorted set */
+    reg(rt, "C3", "b0", "z:9", 0, 1, 1, "Q", 1, NULL);
+    reg(rt, "C1", "b0", "z:9", 0, 2, 1, "Q", 1, NULL);
+    s = list_text(rt, 0, NULL);
+    assert_string_equal(s, "{\"brokerAddr\":\"z:9\",\"topicList\":[\"C1\",\"C3\",\"b0\",\"b1\"]}");
+    free(s);
+}
+
 /* ---- the published cache ---- */
 
 static int setup_core(void **state)
@@ -251,6 +286,8 @@ int main(void)
                                         rt_teardown),
         cmocka_unit_test_setup_teardown(test_cluster_info_is_always_native, rt_setup, rt_teardown),
         cmocka_unit_test_setup_teardown(test_topic_lists, rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(test_system_topic_list_keeps_a_name_only_a_cluster_lists,
+                                        rt_setup, rt_teardown),
         cmocka_unit_test_setup_teardown(test_cache_follows_registration_and_unregistration,
                                         setup_core, teardown_core),
         cmocka_unit_test_setup_teardown(test_cache_rebuilds_only_changed_topics, setup_core,
