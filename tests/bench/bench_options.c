@@ -22,7 +22,23 @@ static const char usage_text[] =
     "  --body FILE      request body from FILE\n"
     "  --rocketmq       ROCKETMQ binary headers instead of JSON\n"
     "  --oneway         oneway requests (no responses; measures send rate)\n"
-    "  --json           one JSON object instead of text\n";
+    "  --json           one JSON object instead of text\n"
+    "register mode (REGISTER_BROKER over the wire, one request at a time):\n"
+    "  --register N     N topics x 8 queues per broker (4.9.8 body shape)\n"
+    "  --rounds R       registrations of the same topics, DataVersion counter\n"
+    "                   changed each round (default 10; round 1 = first)\n"
+    "  --split K        at most K topics per frame, same DataVersion (5.x split)\n"
+    "  --compressed     4.9.8's compressed body (compressed=true)\n"
+    "  --brokers B      B brokers (names PREFIX-0..B-1) registering in turn\n"
+    "  --period S       with --brokers: every broker re-registers every S s\n"
+    "                   for -s seconds (a registration storm)\n"
+    "  --probe          meanwhile look routes up on a second connection and\n"
+    "                   report their latency (max = the longest wait)\n"
+    "  --distinct       each broker registers its own topic names (default:\n"
+    "                   every broker the same N topics)\n"
+    "  --expire-ms X    heartbeatTimeoutMillis X; after a storm, wait until the\n"
+    "                   brokers expire while the probe keeps looking up\n"
+    "  --broker-prefix P  broker and topic names (default bench-<pid>)\n";
 
 static int parse_uint(const char *s, unsigned min, unsigned max, unsigned *out)
 {
@@ -133,7 +149,23 @@ static int load_body(rmq_bench_options *o, const char *path)
     return 0;
 }
 
-enum { OPT_CODE = 256, OPT_BODY, OPT_ROCKETMQ, OPT_ONEWAY, OPT_JSON };
+enum {
+    OPT_CODE = 256,
+    OPT_BODY,
+    OPT_ROCKETMQ,
+    OPT_ONEWAY,
+    OPT_JSON,
+    OPT_REGISTER,
+    OPT_ROUNDS,
+    OPT_SPLIT,
+    OPT_BROKERS,
+    OPT_PERIOD,
+    OPT_COMPRESSED,
+    OPT_PROBE,
+    OPT_BROKER_PREFIX,
+    OPT_DISTINCT,
+    OPT_EXPIRE_MS
+};
 
 int rmq_bench_options_parse(rmq_bench_options *o, int argc, char **argv)
 {
@@ -144,6 +176,8 @@ int rmq_bench_options_parse(rmq_bench_options *o, int argc, char **argv)
     o->seconds = 5.0;
     o->warmup_seconds = 1.0;
     o->code = 105;
+    o->rounds = 10;
+    o->brokers = 1;
     const char *target = "127.0.0.1:9876";
 
     static const struct option longopts[] = {
@@ -152,6 +186,16 @@ int rmq_bench_options_parse(rmq_bench_options *o, int argc, char **argv)
         {"rocketmq", no_argument, NULL, OPT_ROCKETMQ},
         {"oneway", no_argument, NULL, OPT_ONEWAY},
         {"json", no_argument, NULL, OPT_JSON},
+        {"register", required_argument, NULL, OPT_REGISTER},
+        {"rounds", required_argument, NULL, OPT_ROUNDS},
+        {"split", required_argument, NULL, OPT_SPLIT},
+        {"brokers", required_argument, NULL, OPT_BROKERS},
+        {"period", required_argument, NULL, OPT_PERIOD},
+        {"compressed", no_argument, NULL, OPT_COMPRESSED},
+        {"probe", no_argument, NULL, OPT_PROBE},
+        {"broker-prefix", required_argument, NULL, OPT_BROKER_PREFIX},
+        {"distinct", no_argument, NULL, OPT_DISTINCT},
+        {"expire-ms", required_argument, NULL, OPT_EXPIRE_MS},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -184,6 +228,16 @@ int rmq_bench_options_parse(rmq_bench_options *o, int argc, char **argv)
         case OPT_ROCKETMQ: o->rocketmq = 1; break;
         case OPT_ONEWAY: o->oneway = 1; break;
         case OPT_JSON: o->json = 1; break;
+        case OPT_REGISTER: bad = parse_uint(optarg, 1, 1000000, &o->register_topics); break;
+        case OPT_ROUNDS: bad = parse_uint(optarg, 1, 1000000, &o->rounds); break;
+        case OPT_SPLIT: bad = parse_uint(optarg, 1, 1000000, &o->split); break;
+        case OPT_BROKERS: bad = parse_uint(optarg, 1, 100000, &o->brokers); break;
+        case OPT_PERIOD: bad = parse_seconds(optarg, &o->period_seconds); break;
+        case OPT_COMPRESSED: o->compressed = 1; break;
+        case OPT_PROBE: o->probe = 1; break;
+        case OPT_BROKER_PREFIX: o->broker_prefix = optarg; break;
+        case OPT_DISTINCT: o->distinct_topics = 1; break;
+        case OPT_EXPIRE_MS: bad = parse_uint(optarg, 1, 86400000, &o->expire_ms); break;
         case 'h': fputs(usage_text, stdout); return 1;
         default: fputs(usage_text, stderr); return -1;
         }

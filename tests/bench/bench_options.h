@@ -26,6 +26,18 @@ typedef struct rmq_bench_options {
     int rocketmq;
     int oneway;
     int json;
+    /* register mode (register_mode.c): REGISTER_BROKER rounds instead of a
+     * pipelined load */
+    unsigned register_topics; /* 0 = not this mode */
+    unsigned rounds;          /* registrations of the same topics */
+    unsigned split;           /* topics per frame (0 = all in one frame) */
+    unsigned brokers;         /* brokers registering in turn (big-cluster runs) */
+    double period_seconds;    /* >0: brokers re-register every period (storm) */
+    int compressed;           /* 4.9.8's compressed body form */
+    int probe;                /* a second connection looks routes up meanwhile */
+    int distinct_topics;      /* each broker its own topic names */
+    unsigned expire_ms;       /* heartbeatTimeoutMillis; storm: wait for expiry */
+    const char *broker_prefix;
 } rmq_bench_options;
 
 /* Parse argv. Returns 0 to run, 1 when help was printed, -1 on a usage error

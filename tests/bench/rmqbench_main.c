@@ -5,10 +5,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bench_options.h"
 #include "bench_report.h"
 #include "bench_worker.h"
+#include "register_mode.h"
 #include "request_template.h"
 
 typedef struct worker_slot {
@@ -75,6 +77,16 @@ int main(int argc, char **argv)
     if (prc != 0) {
         rmq_bench_options_free(&opts);
         return prc > 0 ? 0 : 2;
+    }
+    if (opts.register_topics > 0) {
+        char prefix[64];
+        if (!opts.broker_prefix) {
+            snprintf(prefix, sizeof(prefix), "bench-%ld", (long)getpid());
+            opts.broker_prefix = prefix;
+        }
+        int rrc = rmq_bench_register_run(&opts, stdout);
+        rmq_bench_options_free(&opts);
+        return rrc;
     }
     rmq_request_spec spec = {
         .code = opts.code,

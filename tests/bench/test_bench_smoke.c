@@ -205,6 +205,31 @@ static void test_bench_binary_headers_are_answered_and_matched(void **state)
     json_decref(j);
 }
 
+/* Register mode: REGISTER_BROKER rounds (JSON and compressed, split into
+ * frames) are sent and answered, and the probe connection looks routes up. */
+static void test_register_mode_rounds_are_answered(void **state)
+{
+    smoke_fixture *f = *state;
+    const char *forms[][12] = {
+        {"--register", "200", "--rounds", "3", "--split", "64", "--probe", NULL},
+        {"--register", "50", "--rounds", "2", "--compressed", NULL},
+    };
+    for (size_t i = 0; i < 2; i++) {
+        int status;
+        json_t *j = run_bench(f->port, forms[i], &status);
+        assert_non_null(j);
+        assert_int_equal(status, 0);
+        assert_true(json_real_value(json_object_get(j, "first_ms")) > 0.0);
+        assert_true(json_real_value(json_object_get(j, "rereg_median_ms")) > 0.0);
+        assert_int_equal(json_integer_value(json_object_get(j, "rounds")), i == 0 ? 3 : 2);
+        assert_true(json_integer_value(json_object_get(j, "frame_bytes")) > 0);
+        if (i == 0)
+            assert_true(
+                json_integer_value(json_object_get(json_object_get(j, "probe"), "lookups")) > 0);
+        json_decref(j);
+    }
+}
+
 static void test_bench_exits_nonzero_when_connection_refused(void **state)
 {
     (void)state;
@@ -233,6 +258,7 @@ int main(void)
         cmocka_unit_test(test_bench_against_baseline_counts_only_success_responses),
         cmocka_unit_test(test_bench_binary_headers_are_answered_and_matched),
         cmocka_unit_test(test_bench_exits_nonzero_when_connection_refused),
+        cmocka_unit_test(test_register_mode_rounds_are_answered),
     };
     return cmocka_run_group_tests(tests, start_server, stop_server);
 }

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# REGISTER_BROKER over the wire: rmqbench --register against the baseline
+# server (which answers every frame at once: the cost of moving the frame)
+# and rmqhostd, in the same session. Prints one table row per scenario: the
+# figures of docs/benchmarks.md ("Registration over the wire"). Not a test.
+#
+# usage: tests/bench/register_compare.sh [BUILD_DIR] [ROUNDS] [TOPICS...]
+set -euo pipefail
+build=${1:-build}
+rounds=${2:-10}
+shift 2 || true
+topics=("$@")
+[[ ${#topics[@]} -gt 0 ]] || topics=(1000 10000 20000)
+build=$(cd "$build" && pwd)
+bin=$build/bin
+plugins=$build/plugins
+dir=$(mktemp -d /tmp/rmqregister.XXXXXX)
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$dir"; }
+trap cleanup EXIT
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+bport=$(free_port)
+"$bin/baseline_server" -l "127.0.0.1:$bport" -t 1 >"$dir/baseline.log" 2>&1 &
+pids+=($!)
+
+mkdir -p "$dir/conf.d"
+cat >"$dir/conf.d/host.conf" <<CONF
+state_dir = "$dir/state";
+io_threads = 1;
+log_level = "warn";
+servers = { namesrv = { listen = "127.0.0.1:0"; }; };
+CONF
+cat >"$dir/conf.d/10-namesrv.conf" <<CONF
+plugin = { name = "namesrv"; path = "$plugins/namesrv.so"; server = "namesrv"; };
+CONF
+"$bin/rmqhostd" -c "$dir/conf.d" >"$dir/daemon.log" 2>&1 &
+dpid=$!
+pids+=($dpid)
+for _ in $(seq 1 100); do [[ -f $dir/state/listen.addrs ]] && break; sleep 0.1; done
+nport=$(awk '$1=="namesrv"{n=split($2,a,":"); print a[n]}' "$dir/state/listen.addrs")
+
+# one TARGET ARGS... -> "first median_rereg max_rereg mean probe_max_us"
+one() {
+  "$bin/rmqbench" -a "$1" --json --rounds "$rounds" "${@:2}" 2>"$dir/err" |
+    python3 -c 'import json,sys; d=json.load(sys.stdin); p=d.get("probe",{}); print("%.3f %.3f %.3f %.3f %s" % (d["first_ms"], d["rereg_median_ms"], d["rereg_max_ms"], d["mean_ms"], ("%.0f" % p["max_us"]) if p else "-"))' ||
+    { cat "$dir/err" >&2; echo "failed"; }
+}
+
+echo "| topics | form | server | first ms | re-reg median ms | re-reg max ms | mean of $rounds ms |"
+echo "|---|---|---|---|---|---|---|"
+n=0
+for t in "${topics[@]}"; do
+  for form in "" "--compressed"; do
+    label=${form:+compressed}
+    label=${label:-JSON}
+    for srv in baseline rmqhostd; do
+      port=$bport
+      [[ $srv == rmqhostd ]] && port=$nport
+      n=$((n + 1))
+      read -r first med max mean _ < <(one "127.0.0.1:$port" --register "$t" $form --broker-prefix "r$n")
+      printf '| %s | %s | %s | %s | %s | %s | %s |\n' "$t" "$label" "$srv" "$first" "$med" "$max" "$mean"
+    done
+  done
+done
+echo "rmqhostd RSS after the runs: $(awk '/VmRSS/{print $2" kB"}' /proc/$dpid/status)"
