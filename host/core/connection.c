@@ -62,6 +62,8 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 {
     (void)suggested;
     connection *c = h->data;
+    if (large_frame_alloc(c, buf))
+        return;
     if (byte_buf_reserve(&c->rbuf, READ_CHUNK) != 0) {
         buf->base = NULL;
         buf->len = 0;
@@ -225,6 +227,7 @@ static void on_closed(uv_handle_t *h)
     if (c->srv)
         atomic_fetch_sub(&c->srv->connections, 1);
     byte_buf_free(&c->rbuf);
+    large_frame_drop(c);
     byte_buf_free(&c->out);
     byte_buf_free(&c->inflight);
     free(c);
@@ -291,6 +294,7 @@ void conn_process_frames(connection *c)
         memmove(c->rbuf.data, c->rbuf.data + off, c->rbuf.len - off);
         c->rbuf.len -= off;
     }
+    large_frame_maybe_start(c);
     if (c->rbuf.len == 0 && c->rbuf.cap > RBUF_SHRINK_ABOVE)
         byte_buf_free(&c->rbuf); /* a huge frame passed; don't keep its buffer */
 }
@@ -300,7 +304,10 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
     (void)buf;
     connection *c = s->data;
     io_loop *l = c->loop;
-    if (nread > 0) {
+    if (nread > 0 && c->large.buf) {
+        c->last_active_ms = uv_now(&c->loop->loop);
+        large_frame_read(c, (size_t)nread);
+    } else if (nread > 0) {
         c->rbuf.len += (size_t)nread;
         c->last_active_ms = uv_now(&c->loop->loop);
         conn_process_frames(c);

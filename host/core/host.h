@@ -227,6 +227,39 @@ typedef struct loop_task {
     rmq_request *req; /* LT_RUN_REQUEST */
 } loop_task;
 
+/* ---- large receive buffers (frame_pool.c, large_frame.c) ------------------ */
+/* Frames at least this large are read straight into a buffer of their own
+ * and their command borrows the body (no copy through rbuf). */
+#define LARGE_FRAME_MIN (128 * 1024)
+#define FRAME_POOL_SLOTS 8
+typedef struct frame_buf frame_buf;
+typedef struct frame_pool {
+    pthread_mutex_t mu;
+    frame_buf *free[FRAME_POOL_SLOTS];
+    size_t n;
+    size_t bytes;     /* capacity held in free[] */
+    size_t max_bytes; /* beyond this, released buffers are freed */
+    uint64_t hits;
+} frame_pool;
+void frame_pool_init(frame_pool *fp, size_t max_bytes);
+void frame_pool_destroy(frame_pool *fp);
+frame_buf *frame_pool_get(frame_pool *fp, size_t need);
+void frame_pool_put(frame_buf *b);
+uint8_t *frame_buf_data(frame_buf *b);
+size_t frame_buf_cap(const frame_buf *b);
+void frame_buf_release_body(void *ud, const void *body);
+
+/* A large frame being received (large_frame.c). */
+typedef struct large_frame {
+    frame_buf *buf; /* NULL: frames go through rbuf */
+    size_t total;   /* the frame's length incl. its 4-byte prefix */
+    size_t have;
+} large_frame;
+bool large_frame_alloc(connection *c, uv_buf_t *buf);
+void large_frame_read(connection *c, size_t nread);
+void large_frame_maybe_start(connection *c);
+void large_frame_drop(connection *c);
+
 /* ---- connections ---------------------------------------------------------- */
 struct connection {
     io_loop *loop;
@@ -239,6 +272,7 @@ struct connection {
     byte_buf rbuf;
     byte_buf out;      /* accumulating */
     byte_buf inflight; /* being written by wreq */
+    large_frame large; /* a large frame bypassing rbuf */
     uv_write_t wreq;
     bool writing;
     bool read_paused; /* back-pressure */
@@ -480,6 +514,8 @@ struct rmq_host {
     int lock_fd;
     uint64_t started_at_ms;
     void *admin; /* admin_server.c's context (control thread only) */
+
+    frame_pool large_frames; /* receive buffers of large frames, all loops */
 };
 
 uint64_t host_now_ms(void);

@@ -38,6 +38,8 @@ int host_init(rmq_host *h, const host_conf *conf, const char *exe_dir, char *err
     host_api_fill(&h->api);
     pthread_mutex_init(&h->registry_mu, NULL);
     pthread_cond_init(&h->hold_cv, NULL);
+    /* up to four frames of the largest size Java accepts stay pooled */
+    frame_pool_init(&h->large_frames, 4 * (size_t)h->conf.max_frame_bytes);
     h->servers = calloc(h->conf.nservers + 1, sizeof(server));
     if (!h->servers) {
         snprintf(err, errlen, "out of memory");
@@ -329,5 +331,6 @@ void host_destroy(rmq_host *h)
     host_conf_free(&h->conf);
     pthread_mutex_destroy(&h->registry_mu);
     pthread_cond_destroy(&h->hold_cv);
+    frame_pool_destroy(&h->large_frames);
     host_log_close(&h->log);
 }

@@ -4,6 +4,9 @@
 #include <errno.h>
 #include <libgen.h>
 #include <limits.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -144,8 +147,24 @@ static void exe_dir_of(const char *argv0, char *out, size_t cap)
     snprintf(out, cap, "%s", dirname(buf));
 }
 
+/* Broker registrations allocate and free megabytes at a time (parse arenas,
+ * topic tables, route bodies), every 30 s per broker. By default glibc hands
+ * freed heap back to the kernel at once and faults it in again for the next
+ * registration: that was the largest cost of a 10,000-topic registration.
+ * Keep up to 64 MB of freed heap, serve blocks below 32 MB from the heap and
+ * grow it 4 MB at a time. */
+static void tune_malloc(void)
+{
+#ifdef __GLIBC__
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);
+    mallopt(M_TRIM_THRESHOLD, 64 << 20);
+    mallopt(M_TOP_PAD, 4 << 20);
+#endif
+}
+
 int main(int argc, char **argv)
 {
+    tune_malloc();
     const char *conf_dir = "conf.d";
     char **ovr = calloc((size_t)argc + 1, sizeof(char *));
     int novr = 0;

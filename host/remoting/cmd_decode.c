@@ -1,7 +1,8 @@
 /* cmd_decode.c — turns one complete frame into an rmq_cmd: validates the
  * prefix, sizes one allocation from the frame, runs the header decoder for
- * the serialize type and copies the body. Never keeps a pointer into the
- * caller's frame. */
+ * the serialize type and copies the body — or, for large frames received
+ * into a buffer of their own, lets the command borrow it (no copy). */
+#include <stdbool.h>
 #include <string.h>
 
 #include "cmd_internal.h"
@@ -19,7 +20,8 @@ static size_t arena_hint(size_t header_len, size_t body_len)
     return body_len + header_len + header_len / 3 + 64 + slots * sizeof(rmq_ext_field);
 }
 
-rmq_cmd *rmq_cmd_decode(const uint8_t *frame, size_t frame_total, char *errbuf, size_t errlen)
+static rmq_cmd *decode_frame(const uint8_t *frame, size_t frame_total, rmq_body_free_fn body_free,
+                             void *body_ud, bool *body_taken, char *errbuf, size_t errlen)
 {
     if (errbuf && errlen)
         errbuf[0] = '\0';
@@ -46,7 +48,8 @@ rmq_cmd *rmq_cmd_decode(const uint8_t *frame, size_t frame_total, char *errbuf, 
     size_t body_len = frame_total - 8 - header_len;
     const uint8_t *hdr = frame + 8;
 
-    rmq_cmd *cmd = rmq_cmd_alloc_with_arena(arena_hint(header_len, body_len));
+    /* a borrowed body stays where it is: the arena holds the header only */
+    rmq_cmd *cmd = rmq_cmd_alloc_with_arena(arena_hint(header_len, body_free ? 0 : body_len));
     if (!cmd) {
         rmq_codec_fail(errbuf, errlen, "out of memory decoding a %zu-byte frame", frame_total);
         return NULL;
@@ -55,12 +58,28 @@ rmq_cmd *rmq_cmd_decode(const uint8_t *frame, size_t frame_total, char *errbuf, 
     int rc = type == RMQ_SERIALIZE_JSON
                  ? rmq_header_json_decode(cmd, hdr, header_len, errbuf, errlen)
                  : rmq_header_binary_decode(cmd, hdr, header_len, errbuf, errlen);
-    if (rc == 0 && body_len && rmq_cmd_set_body(cmd, hdr + header_len, body_len, NULL, NULL)) {
+    if (rc == 0 && body_len &&
+        rmq_cmd_set_body(cmd, hdr + header_len, body_len, body_free, body_ud)) {
         rc = rmq_codec_fail(errbuf, errlen, "out of memory copying a %zu-byte body", body_len);
     }
+    if (rc == 0 && body_len && body_free && body_taken)
+        *body_taken = true;
     if (rc != 0) {
         rmq_cmd_free(cmd);
         return NULL;
     }
     return cmd;
+}
+
+rmq_cmd *rmq_cmd_decode(const uint8_t *frame, size_t frame_total, char *errbuf, size_t errlen)
+{
+    return decode_frame(frame, frame_total, NULL, NULL, NULL, errbuf, errlen);
+}
+
+rmq_cmd *rmq_cmd_decode_borrowed(const uint8_t *frame, size_t frame_total,
+                                 rmq_body_free_fn body_free, void *body_ud, bool *body_taken,
+                                 char *errbuf, size_t errlen)
+{
+    *body_taken = false;
+    return decode_frame(frame, frame_total, body_free, body_ud, body_taken, errbuf, errlen);
 }

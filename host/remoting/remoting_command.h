@@ -84,6 +84,13 @@ rmq_frame_status rmq_frame_check_ex(const uint8_t *buf, size_t avail, size_t max
  * unknown keys, ext values that are strings/numbers/booleans/null, language as
  * name or number, trailing whitespace/newline after the JSON header. */
 rmq_cmd *rmq_cmd_decode(const uint8_t *frame, size_t frame_total, char *errbuf, size_t errlen);
+/* Same, but the body is not copied: the command points into `frame` and
+ * calls body_free(body_ud, body) when freed — *body_taken says so (false when
+ * the frame had no body or decoding failed: the frame stays the caller's).
+ * For large frames read straight into a buffer of their own. */
+rmq_cmd *rmq_cmd_decode_borrowed(const uint8_t *frame, size_t frame_total,
+                                 rmq_body_free_fn body_free, void *body_ud, bool *body_taken,
+                                 char *errbuf, size_t errlen);
 /* Decode details: missing JSON keys keep Java's defaults (version 0, not the
  * host's); a repeated key (top level or ext) keeps the last value; a JSON
  * null ext value is kept as key with NULL value. Binary: empty remark and

@@ -9,6 +9,7 @@
 #include <strings.h>
 
 #include "namesrv_plugin.h"
+#include "body_fingerprint.h"
 #include "register_body.h"
 #include "route_encoder.h"
 
@@ -265,31 +266,56 @@ static int on_get_kvlist(rmq_request *req, const rmq_cmd *cmd, void *ud)
 
 /* ---- broker registration -------------------------------------------------- */
 
-static int decode_register_body(namesrv_plugin *ns, const rmq_cmd *cmd, const uint8_t *body,
-                                size_t len, register_body *rb, char *err, size_t errlen)
+/* How a REGISTER_BROKER body is read: the JSON forms can take the
+ * fingerprint shortcut, the compressed form is always inflated and decoded. */
+typedef struct body_plan {
+    bool compressed;
+    bool wrapper_only;
+} body_plan;
+
+static body_plan plan_body(namesrv_plugin *ns, const rmq_cmd *cmd, const uint8_t *body, size_t len)
 {
     int32_t version = ns->api->cmd_version(cmd);
-    bool compressed = parse_bool(ext(ns, cmd, "compressed"));
-    if (version < VERSION_V3_0_11)
-        return register_body_parse_json((const char *)body, len, true, rb, err, errlen);
+    body_plan p = {false, version < VERSION_V3_0_11};
     /* 5.3.3 brokers deflate with compressed=false: recognise the zlib header */
-    if (compressed || register_body_looks_compressed(body, len))
-        return register_body_decode_compressed(body, len, version, rb, err, errlen);
-    return register_body_parse_json((const char *)body, len, false, rb, err, errlen);
+    if (!p.wrapper_only &&
+        (parse_bool(ext(ns, cmd, "compressed")) || register_body_looks_compressed(body, len)))
+        p.compressed = true;
+    return p;
 }
 
+static int decode_register_body(namesrv_plugin *ns, const rmq_cmd *cmd, const body_plan *p,
+                                const uint8_t *body, size_t len, register_body *rb, char *err,
+                                size_t errlen)
+{
+    if (p->compressed)
+        return register_body_decode_compressed(body, len, ns->api->cmd_version(cmd), rb, err,
+                                               errlen);
+    return register_body_parse_json((const char *)body, len, p->wrapper_only, rb, err, errlen);
+}
+
+static int decode_failure(namesrv_plugin *ns, rmq_request *req, const rmq_cmd *cmd, const char *err)
+{
+    char remark[sizeof(DECODE_FAILURE_PREFIX) + 256];
+    snprintf(remark, sizeof(remark), "%s%s", DECODE_FAILURE_PREFIX, err);
+    ns->api->log(ns->ctx, RMQ_LOG_WARN, "REGISTER_BROKER from %s: %s", ns->api->request_peer(req),
+                 err);
+    return fail(ns, req, cmd, remark);
+}
+
+/* Reading the body is the costly part of a registration: a JSON body whose
+ * bytes equal, outside its DataVersion, the body the broker's QueueData were
+ * built from (body_fingerprint.h) is not parsed at all. Java's order of
+ * answers stays: crc32 mismatch, then missing fields, then undecodable body. */
 static int on_register_broker(rmq_request *req, const rmq_cmd *cmd, void *ud)
 {
     namesrv_plugin *ns = ud;
     size_t len = 0;
     const uint8_t *body = ns->api->cmd_body(cmd, &len);
+    if (!body)
+        len = 0;
     int64_t crc = 0;
     parse_long(ext(ns, cmd, "bodyCrc32"), &crc);
-    if (crc != 0) {
-        int32_t actual = body && len ? body_crc32_masked(body, len) : 0;
-        if ((int64_t)actual != crc)
-            return fail(ns, req, cmd, "crc32 not match");
-    }
     register_request rr = {
         .cluster = ext(ns, cmd, "clusterName"),
         .broker_name = ext(ns, cmd, "brokerName"),
@@ -297,30 +323,68 @@ static int on_register_broker(rmq_request *req, const rmq_cmd *cmd, void *ud)
         .ha_addr = ext(ns, cmd, "haServerAddr"),
         .channel = ns->api->request_channel(req),
     };
-    if (!parse_long(ext(ns, cmd, "brokerId"), &rr.broker_id))
-        return fail(ns, req, cmd, "java.lang.NullPointerException: brokerId is null");
-    if (!rr.broker_name || !rr.broker_addr)
-        return fail(ns, req, cmd,
-                    "java.lang.NullPointerException: brokerName or brokerAddr is null");
-    if (!rr.cluster)
-        return fail(ns, req, cmd, "clusterName is null");
+    bool has_id = parse_long(ext(ns, cmd, "brokerId"), &rr.broker_id);
+
+    body_plan plan = plan_body(ns, cmd, body, len);
+    register_body rb;
+    register_body_init(&rb);
+    body_fingerprint fp, like;
+    memset(&fp, 0, sizeof(fp));
+    data_version quick_dv;
+    int32_t actual = 0;
+    bool parsed = false, quick = false;
+    char derr[256] = ""; /* why the body is undecodable */
+    if (len > 0 && !plan.compressed) {
+        bool have_like = false;
+        if (has_id && rr.broker_id == 0 && rr.broker_name) {
+            namesrv_core_lock(&ns->core);
+            have_like = route_table_broker_fingerprint(&ns->core.routes, rr.broker_name, &like);
+            namesrv_core_unlock(&ns->core);
+        }
+        quick = have_like && body_fingerprint_quick(body, len, plan.wrapper_only, &like, &fp,
+                                                    &quick_dv, &actual);
+        if (!quick) {
+            parsed = decode_register_body(ns, cmd, &plan, body, len, &rb, derr, sizeof(derr)) == 0;
+            if (parsed)
+                body_fingerprint_of_parsed(body, len, plan.wrapper_only, &rb, &fp, &actual);
+            else
+                actual = body_crc32_masked(body, len);
+        }
+    } else if (len > 0) {
+        actual = body_crc32_masked(body, len);
+    }
+    if (crc != 0 && (int64_t)actual != crc) {
+        register_body_free(&rb);
+        return fail(ns, req, cmd, "crc32 not match");
+    }
+    const char *missing = !has_id ? "java.lang.NullPointerException: brokerId is null"
+                          : !rr.broker_name || !rr.broker_addr
+                              ? "java.lang.NullPointerException: brokerName or brokerAddr is null"
+                          : !rr.cluster ? "clusterName is null"
+                                        : NULL;
+    if (missing) {
+        register_body_free(&rb);
+        return fail(ns, req, cmd, missing);
+    }
     int64_t hb = 0;
     if (parse_long(ext(ns, cmd, "heartbeatTimeoutMillis"), &hb) && hb > 0)
         rr.heartbeat_timeout_ms = hb;
-
-    register_body rb;
-    register_body_init(&rb);
-    if (body && len > 0) {
-        char err[256];
-        if (decode_register_body(ns, cmd, body, len, &rb, err, sizeof(err)) != 0) {
+    if (len > 0 && plan.compressed) {
+        parsed = decode_register_body(ns, cmd, &plan, body, len, &rb, derr, sizeof(derr)) == 0;
+        if (!parsed) {
             register_body_free(&rb);
-            char remark[sizeof(DECODE_FAILURE_PREFIX) + sizeof(err)];
-            snprintf(remark, sizeof(remark), "%s%s", DECODE_FAILURE_PREFIX, err);
-            ns->api->log(ns->ctx, RMQ_LOG_WARN, "REGISTER_BROKER from %s: %s",
-                         ns->api->request_peer(req), err);
-            return fail(ns, req, cmd, remark);
+            return decode_failure(ns, req, cmd, derr);
         }
+    } else if (len > 0 && !quick && !parsed) {
+        register_body_free(&rb);
+        return decode_failure(ns, req, cmd, derr);
+    }
+    if (parsed)
         rr.body = &rb;
+    rr.fp = fp.form ? &fp : NULL;
+    if (quick) {
+        rr.topics_unparsed = true;
+        rr.dv = &quick_dv;
     }
 
     register_result res;
@@ -328,6 +392,20 @@ static int on_register_broker(rmq_request *req, const rmq_cmd *cmd, void *ud)
     tb_init(&kvbody);
     namesrv_core_lock(&ns->core);
     int rc = route_table_register(&ns->core.routes, &rr, ns->api->now_monotonic_ms(), &res);
+    if (rc == ROUTE_NEED_BODY) {
+        /* the table changed since the fingerprint was read: parse after all */
+        namesrv_core_unlock(&ns->core);
+        if (decode_register_body(ns, cmd, &plan, body, len, &rb, derr, sizeof(derr)) != 0) {
+            register_body_free(&rb);
+            tb_free(&kvbody);
+            return decode_failure(ns, req, cmd, derr);
+        }
+        rr.body = &rb;
+        rr.topics_unparsed = false;
+        rr.dv = NULL;
+        namesrv_core_lock(&ns->core);
+        rc = route_table_register(&ns->core.routes, &rr, ns->api->now_monotonic_ms(), &res);
+    }
     publish_locked(ns);
     if (ns->core.cfg.return_order_topic_config_to_broker)
         kv_store_encode_table(&ns->core.kv, KV_NAMESPACE_ORDER_TOPIC_CONFIG, &kvbody);

@@ -44,6 +44,7 @@ int32_t body_crc32_masked(const void *data, size_t len)
 /* ---- JSON cursor ---------------------------------------------------------- */
 
 typedef struct cursor {
+    const char *start; /* of the input, for offsets */
     const char *p;
     const char *end;
     register_body *rb;
@@ -495,8 +496,14 @@ static bool wrapper_member(cursor *c, const char *key, size_t klen, void *ud)
     (void)ud;
     if (KEY_IS("topicConfigTable"))
         return parse_object(c, topic_table_member, NULL);
-    if (KEY_IS("dataVersion"))
-        return parse_object(c, dv_member, &c->rb->dv);
+    if (KEY_IS("dataVersion")) {
+        skip_ws(c);
+        c->rb->dv_begin = (size_t)(c->p - c->start);
+        c->rb->dv_count++;
+        bool ok = parse_object(c, dv_member, &c->rb->dv);
+        c->rb->dv_end = (size_t)(c->p - c->start);
+        return ok;
+    }
     return skip_value(c, 1);
 }
 
@@ -565,7 +572,7 @@ int register_body_parse_json(const char *data, size_t len, bool wrapper_only, re
             snprintf(err, errlen, "out of memory");
         return -1;
     }
-    cursor c = {.p = data, .end = data + len, .rb = out, .err = NULL};
+    cursor c = {.start = data, .p = data, .end = data + len, .rb = out, .err = NULL};
     const char *start = data;
     bool ok = parse_object(&c, wrapper_only ? wrapper_member : body_member, NULL);
     if (!ok) {
@@ -584,7 +591,7 @@ int data_version_parse_json(const char *data, size_t len, data_version *out)
     if (arena_prepare(&tmp, len * 2 + 64) != 0)
         return -1;
     memset(out, 0, sizeof(*out));
-    cursor c = {.p = data, .end = data + len, .rb = &tmp, .err = NULL};
+    cursor c = {.start = data, .p = data, .end = data + len, .rb = &tmp, .err = NULL};
     skip_ws(&c);
     bool ok = c.p < c.end && *c.p == '{' && parse_object(&c, dv_member, out);
     register_body_free(&tmp);
@@ -765,7 +772,11 @@ int register_body_decode_compressed(const uint8_t *data, size_t len, int32_t req
     if (!read_chunk(&r, &s, &n))
         goto done;
     {
-        cursor c = {.p = (const char *)s, .end = (const char *)s + n, .rb = out, .err = NULL};
+        cursor c = {.start = (const char *)s,
+                    .p = (const char *)s,
+                    .end = (const char *)s + n,
+                    .rb = out,
+                    .err = NULL};
         if (!parse_filter_list(&c)) {
             why = "bad filter server list";
             goto done;

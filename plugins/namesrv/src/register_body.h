@@ -39,6 +39,11 @@ typedef struct register_body {
     char *arena; /* every string above points in here */
     size_t arena_len;
     size_t arena_cap;
+    /* JSON form: where the DataVersion object's value sits in the input
+     * (byte offsets) and how often the key occurred — what
+     * body_fingerprint.c needs to compare a later body without parsing it */
+    size_t dv_begin, dv_end;
+    unsigned dv_count;
 } register_body;
 
 void register_body_init(register_body *rb);

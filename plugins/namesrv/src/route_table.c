@@ -475,7 +475,14 @@ int route_table_register(route_table *rt, const register_request *req, uint64_t 
     res->master_addr = NULL;
     res->ha_addr = NULL;
     static const data_version zero_dv = {0, 0, 0, false};
-    const data_version *dv = req->body ? &req->body->dv : &zero_dv;
+    const data_version *dv = req->body ? &req->body->dv : req->dv ? req->dv : &zero_dv;
+    if (req->topics_unparsed) {
+        /* checked before anything changes: the caller parses and retries */
+        const broker_data *known = str_map_get(&rt->brokers, req->broker_name);
+        if (req->broker_id != 0 || !req->fp || !known || known->fp_epoch != rt->qd_epoch ||
+            !body_fingerprint_equal(&known->fp, req->fp))
+            return ROUTE_NEED_BODY;
+    }
 
     /* 1. cluster -> broker name (never removed from a previous cluster) */
     if (cluster_add(rt, req->cluster, req->broker_name) != 0)
@@ -520,8 +527,10 @@ int route_table_register(route_table *rt, const register_request *req, uint64_t 
         addrs_changed = true;
     register_first |= was_new;
 
-    /* 5. master only: queue data when first, changed, or missing for a topic */
-    if (req->broker_id == 0) {
+    /* 5. master only: queue data when first, changed, or missing for a topic.
+     * A body whose fingerprint matched needs nothing: the QueueData of this
+     * name already equal its topics (whatever its DataVersion says). */
+    if (req->broker_id == 0 && !req->topics_unparsed) {
         const live_info *li = str_map_get(&rt->live, req->broker_addr);
         bool changed = register_first || !li || !data_version_equal(&li->dv, dv);
         const register_body *b = req->body;
@@ -540,6 +549,15 @@ int route_table_register(route_table *rt, const register_request *req, uint64_t 
                 return -1;
             if (u > 0)
                 mark_topic(rt, te);
+        }
+        bool keep = b && req->fp && body_fingerprint_equal(&bd->fp, req->fp) &&
+                    bd->fp_epoch == rt->qd_epoch;
+        if (b && changed && req->fp && req->fp->form) {
+            /* every topic of the body was applied: the table equals it */
+            bd->fp = *req->fp;
+            bd->fp_epoch = rt->qd_epoch;
+        } else if (b && !keep) {
+            bd->fp.form = 0; /* a mix of bodies, or an unknown one */
         }
     }
     if (addrs_changed)
@@ -567,8 +585,14 @@ int route_table_register(route_table *rt, const register_request *req, uint64_t 
         return -1;
     }
 
-    /* 7. filter servers */
-    if (req->body && req->body->has_filter_list) {
+    /* 7. filter servers (an unparsed body's list is empty: the fingerprint
+     * is only stored for such bodies' shortcut, see the processor) */
+    if (req->topics_unparsed && req->fp->has_filter_list) {
+        if (str_map_get(&rt->filters, req->broker_addr)) {
+            filter_remove(rt, req->broker_addr);
+            mark_broker_topics(rt, req->broker_name);
+        }
+    } else if (req->body && req->body->has_filter_list) {
         filter_entry *fe = str_map_get(&rt->filters, req->broker_addr);
         if (req->body->nfilters == 0) {
             if (fe) {
@@ -774,6 +798,7 @@ int route_table_set_write_perm(route_table *rt, const char *broker_name, bool wi
         int32_t np = wipe ? (q->perm & ~PERM_WRITE) : (PERM_READ | PERM_WRITE);
         if (np != q->perm) {
             q->perm = np;
+            rt->qd_epoch++;
             mark_topic(rt, te);
         }
         count++;
@@ -786,6 +811,7 @@ void route_table_delete_topic(route_table *rt, const char *topic, const char *cl
     topic_entry *te = topic ? str_map_get(&rt->topics, topic) : NULL;
     if (!te)
         return;
+    rt->qd_epoch++; /* a later re-registration must restore what goes */
     if (!cluster || !*cluster) {
         topic_remove(rt, te);
         return;
@@ -812,6 +838,7 @@ bool route_table_register_topic(route_table *rt, const char *topic, const queue_
     topic_entry *te = topic_get_or_create(rt, topic);
     if (!te)
         return false;
+    rt->qd_epoch++;
     for (size_t i = 0; i < n; i++) {
         int u = qd_upsert(te, qds[i].broker_name, qds[i].perm, qds[i].read_queue_nums,
                           qds[i].write_queue_nums, qds[i].topic_sys_flag);
@@ -822,6 +849,16 @@ bool route_table_register_topic(route_table *rt, const char *topic, const queue_
 }
 
 /* ---- lookups -------------------------------------------------------------- */
+
+bool route_table_broker_fingerprint(const route_table *rt, const char *broker_name,
+                                    body_fingerprint *out)
+{
+    const broker_data *bd = broker_name ? str_map_get(&rt->brokers, broker_name) : NULL;
+    if (!bd || bd->fp.form == 0 || bd->fp_epoch != rt->qd_epoch || !bd->fp.filters_empty)
+        return false;
+    *out = bd->fp;
+    return true;
+}
 
 const topic_entry *route_table_topic(const route_table *rt, const char *topic)
 {
@@ -887,6 +924,7 @@ int route_table_restore_queue(route_table *rt, const char *topic, const queue_da
     if (!te)
         return -1;
     rt->all_dirty = true;
+    rt->qd_epoch++;
     return qd_upsert(te, qd->broker_name, qd->perm, qd->read_queue_nums, qd->write_queue_nums,
                      qd->topic_sys_flag) < 0
                ? -1

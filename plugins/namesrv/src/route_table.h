@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "body_fingerprint.h"
 #include "register_body.h"
 #include "str_map.h"
 
@@ -43,6 +44,10 @@ typedef struct broker_data {
     broker_addr *addrs; /* sorted by id */
     size_t naddr;
     size_t addr_cap;
+    /* The master body whose topics the QueueData of this name equal, while
+     * fp_epoch == route_table.qd_epoch (fp.form 0: unknown). */
+    body_fingerprint fp;
+    uint64_t fp_epoch;
 } broker_data;
 
 typedef struct cluster_entry {
@@ -77,6 +82,7 @@ typedef struct route_table {
     size_t ndirty;
     size_t dirty_cap;
     bool all_dirty;             /* every topic (e.g. orderMessageEnable toggled) */
+    uint64_t qd_epoch;          /* bumped when QueueData change other than by a registration */
     int64_t default_timeout_ms; /* brokerChannelExpiredTime */
 } route_table;
 
@@ -92,6 +98,12 @@ typedef struct register_request {
     uint64_t channel;
     int64_t heartbeat_timeout_ms; /* 0 = default */
     const register_body *body;    /* NULL = no body: empty table, DataVersion {0,0} */
+    /* The body's fingerprint (NULL or form 0: unknown). With topics_unparsed
+     * the body was not parsed because the fingerprint matched what is stored
+     * for the broker: `dv` is its DataVersion and body is NULL. */
+    const body_fingerprint *fp;
+    bool topics_unparsed;
+    const data_version *dv;
 } register_request;
 
 typedef struct register_result {
@@ -101,7 +113,10 @@ typedef struct register_result {
 
 void register_result_free(register_result *r);
 
-/* REGISTER_BROKER (4.9.8 algorithm plus 5.3.3's per-topic rule). 0 or -1 (OOM). */
+/* REGISTER_BROKER (4.9.8 algorithm plus 5.3.3's per-topic rule). 0 or -1
+ * (OOM); ROUTE_NEED_BODY (nothing changed) when req->topics_unparsed but the
+ * stored fingerprint no longer matches: parse the body and call again. */
+#define ROUTE_NEED_BODY 1
 int route_table_register(route_table *rt, const register_request *req, uint64_t now_ms,
                          register_result *res);
 
@@ -143,6 +158,11 @@ bool route_table_register_topic(route_table *rt, const char *topic, const queue_
 void route_table_mark_dirty(route_table *rt, const char *topic);
 /* Takes the dirty list (caller frees each name and the array); clears flags. */
 char **route_table_take_dirty(route_table *rt, size_t *n, bool *all);
+
+/* The fingerprint a master body of `broker_name` must match to skip its
+ * parse (false: none usable). */
+bool route_table_broker_fingerprint(const route_table *rt, const char *broker_name,
+                                    body_fingerprint *out);
 
 /* Lookups for encoders and tests (NULL when absent). */
 const topic_entry *route_table_topic(const route_table *rt, const char *topic);

@@ -232,6 +232,53 @@ static void test_system_topic_list_after_unregister_through_one_cluster(void **s
     }
 }
 
+/* Issue #12: large registration frames (read into a buffer of their own) and
+ * the re-registration shortcut over the wire — the same topics with another
+ * DataVersion are accepted as before, and a topic an admin deleted in
+ * between comes back with the next registration, as in 4.9.8. */
+static void test_large_re_registration_after_delete_restores_the_topic(void **state)
+{
+    ns_fixture *f = *state;
+    size_t cap = 3000 * 24;
+    char *topics = malloc(cap);
+    assert_non_null(topics);
+    size_t n = 0;
+    for (int i = 0; i < 3000; i++)
+        n += (size_t)snprintf(topics + n, cap - n, "%sBig%d:6:8:8:0", i ? "," : "", i);
+    for (long long counter = 1; counter <= 3; counter++) {
+        rmq_cmd *r = ns_register(f->fd, "C", "big", "a:9", 0, counter, topics);
+        expect_code(r, 0);
+        rmq_cmd_free(r);
+        if (counter == 2) {
+            const char *kvd[] = {"topic", "Big0", NULL};
+            r = ns_call(f->fd, ns_request(216, kvd, NULL, 0, -1));
+            expect_code(r, 0);
+            rmq_cmd_free(r);
+            r = ns_route(f->fd, "Big0", 409, false);
+            expect_code(r, 17);
+            rmq_cmd_free(r);
+        }
+    }
+    const char *check[] = {"Big0", "Big1", "Big2999"};
+    for (size_t i = 0; i < 3; i++) {
+        rmq_cmd *r = ns_route(f->fd, check[i], 409, false);
+        expect_code(r, 0);
+        char *body = ns_body_text(r);
+        assert_non_null(strstr(body, "\"readQueueNums\":8"));
+        free(body);
+        rmq_cmd_free(r);
+    }
+    /* a changed body (one topic more) is parsed and applied */
+    n += (size_t)snprintf(topics + n, cap - n, ",BigNew:6:8:8:0");
+    rmq_cmd *r = ns_register(f->fd, "C", "big", "a:9", 0, 4, topics);
+    expect_code(r, 0);
+    rmq_cmd_free(r);
+    r = ns_route(f->fd, "BigNew", 409, false);
+    expect_code(r, 0);
+    rmq_cmd_free(r);
+    free(topics);
+}
+
 static void test_write_perm_delete_and_register_topic(void **state)
 {
     ns_fixture *f = *state;
@@ -436,6 +483,8 @@ int main(void)
                                         ns_teardown),
         cmocka_unit_test_setup_teardown(test_cluster_info_and_topic_lists, setup, ns_teardown),
         cmocka_unit_test_setup_teardown(test_system_topic_list_after_unregister_through_one_cluster,
+                                        setup, ns_teardown),
+        cmocka_unit_test_setup_teardown(test_large_re_registration_after_delete_restores_the_topic,
                                         setup, ns_teardown),
         cmocka_unit_test_setup_teardown(test_write_perm_delete_and_register_topic, setup,
                                         ns_teardown),
