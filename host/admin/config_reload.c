@@ -1,8 +1,11 @@
-/* config_reload.c — reload-config, enable and disable: re-read conf.d, check
- * the whole new configuration before touching anything, then start, stop or
- * hot-reload plugins so the daemon matches the files. A bad file changes
- * nothing; host-level changes (servers, threads, paths) need a restart and
- * are reported as such, never half-applied. */
+/* config_reload.c — reload-config, enable and disable: re-read conf.d (with
+ * the command line's -o overrides re-applied), check the whole new
+ * configuration before touching anything, then move, add or remove servers
+ * (server_reconfigure.c), start, stop or hot-reload plugins so the daemon
+ * matches the files, and apply the host settings that need no restart. A bad
+ * file or a port that cannot be bound changes nothing; state_dir,
+ * admin_socket, io_threads and metrics_listen are reported as needing a
+ * restart while the rest is applied. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +31,7 @@ static int read_files(rmq_host *h, host_conf *nc, char *msg, size_t msglen)
     memset(nc, 0, sizeof(*nc));
     char err[2048];
     if (host_conf_load(nc, h->conf.conf_dir, err, sizeof(err)) != 0 ||
+        host_apply_overrides(h, nc, err, sizeof(err)) != 0 ||
         host_conf_finish(nc, err, sizeof(err)) != 0) {
         snprintf(msg, msglen, "configuration not reloaded, nothing changed: %s", err);
         host_conf_free(nc);
@@ -57,42 +61,15 @@ static bool same_plugin_conf(const plugin_conf *a, const plugin_conf *b)
     return true;
 }
 
-static void note_host_changes(rmq_host *h, const host_conf *nc, char *msg, size_t msglen)
-{
-    const host_conf *c = &h->conf;
-    bool servers_same = nc->nservers == c->nservers;
-    for (size_t i = 0; servers_same && i < nc->nservers; i++) {
-        const server_conf *o = host_conf_server(c, nc->servers[i].name);
-        servers_same = o && strcmp(o->listen, nc->servers[i].listen) == 0 &&
-                       o->idle_seconds == nc->servers[i].idle_seconds;
-    }
-    if (!servers_same || strcmp(c->state_dir, nc->state_dir) ||
-        strcmp(c->admin_socket, nc->admin_socket) || strcmp(c->log_level, nc->log_level) ||
-        strcmp(c->log_file, nc->log_file) || c->io_threads != nc->io_threads ||
-        strcmp(c->metrics_listen, nc->metrics_listen) || strcmp(c->plugin_dir, nc->plugin_dir))
-        append(msg, msglen, "warning: %s changed; host settings apply at the next restart\n",
-               c->host_file);
-}
-
-/* Every enabled plugin must bind to a server this process has. */
-static int check_servers(rmq_host *h, const host_conf *nc, char *msg, size_t msglen)
-{
-    for (size_t i = 0; i < nc->nplugins; i++) {
-        const plugin_conf *p = &nc->plugins[i];
-        if (p->enabled && p->server[0] && !host_server(h, p->server)) {
-            snprintf(msg, msglen,
-                     "configuration not reloaded, nothing changed: %s:%d: plugin '%s' binds to "
-                     "server '%s', which the running daemon does not have (new servers need a "
-                     "restart)",
-                     p->file, p->line, p->name, p->server);
-            return -1;
-        }
-    }
-    return 0;
-}
-
 static void adopt_plugins(rmq_host *h, host_conf *nc)
 {
+    /* the server table too: bind errors quote its file and line */
+    server_conf *ss = h->conf.servers;
+    size_t ns = h->conf.nservers;
+    h->conf.servers = nc->servers;
+    h->conf.nservers = nc->nservers;
+    nc->servers = ss;
+    nc->nservers = ns;
     for (size_t i = 0; i < h->conf.nplugins; i++)
         plugin_conf_free(&h->conf.plugins[i]);
     free(h->conf.plugins);
@@ -109,12 +86,14 @@ int admin_reload_config(admin_ctx *a, char *msg, size_t msglen)
     host_conf nc;
     if (read_files(h, &nc, msg, msglen) != 0)
         return -1;
-    if (check_servers(h, &nc, msg, msglen) != 0) {
+    server_plan *plan = NULL;
+    if (servers_prepare(h, &nc, &plan, msg, msglen) != 0) {
         host_conf_free(&nc);
         return -1;
     }
     msg[0] = 0;
-    note_host_changes(h, &nc, msg, msglen);
+    servers_commit(h, &nc, plan, msg, msglen);
+    size_t server_notes = strlen(msg);
     int rc = 0, actions = 0;
     char one[2048];
     /* stop what the files no longer enable */
@@ -155,7 +134,9 @@ int admin_reload_config(admin_ctx *a, char *msg, size_t msglen)
             rc = -1;
         append(msg, msglen, "%s\n", one);
     }
-    if (actions == 0)
+    servers_retire_removed(h, &nc, msg, msglen);
+    host_settings_apply(h, &nc, msg, msglen);
+    if (actions == 0 && strlen(msg) == server_notes)
         append(msg, msglen, "configuration reloaded: no plugin changed\n");
     adopt_plugins(h, &nc);
     size_t n = strlen(msg);

@@ -210,6 +210,7 @@ typedef enum {
     LT_START_ACCEPT, /* start polling a listener (loop 0) */
     LT_RESUME,       /* process frames left in a connection's buffer */
     LT_RUN_REQUEST,  /* a request held during a hot reload, released to this loop */
+    LT_CALL,         /* run fn(loop, arg) on the loop (server_reconfigure.c) */
     LT_STOP          /* close everything and leave the loop */
 } loop_task_type;
 
@@ -225,6 +226,9 @@ typedef struct loop_task {
     atomic_uint *permit; /* oneway permit released once queued */
     char addr[128];
     rmq_request *req; /* LT_RUN_REQUEST */
+
+    void (*fn)(io_loop *l, void *arg); /* LT_CALL */
+    void *arg;
 } loop_task;
 
 /* ---- large receive buffers (frame_pool.c, large_frame.c) ------------------ */
@@ -516,7 +520,28 @@ struct rmq_host {
     void *admin; /* admin_server.c's context (control thread only) */
 
     frame_pool large_frames; /* receive buffers of large frames, all loops */
+    size_t servers_cap;      /* slots of `servers`: reload-config may add servers */
+    char **conf_overrides;   /* -o KEY=VALUE of the command line, re-applied by reload-config */
+    size_t nconf_overrides;
 };
+
+/* server_reconfigure.c — reload-config's part for servers and host settings */
+#define HOST_SERVERS_MAX 64
+int host_keep_overrides(rmq_host *h, char *const *kv, size_t n);
+int host_apply_overrides(const rmq_host *h, host_conf *c, char *err, size_t errlen);
+typedef struct server_plan server_plan;
+/* Binds the new listening sockets nc needs (moved servers): 0, or -1 with
+ * nothing changed and the reason in msg. */
+int servers_prepare(rmq_host *h, const host_conf *nc, server_plan **out, char *msg, size_t msglen);
+/* Moves listeners to their new sockets (old ones serve until then), declares
+ * new servers, applies channel_max_idle_seconds; appends what it did. */
+void servers_commit(rmq_host *h, const host_conf *nc, server_plan *plan, char *msg, size_t msglen);
+/* After the plugins were reconciled: servers that nc no longer declares stop
+ * listening (their connections stay until they close). */
+void servers_retire_removed(rmq_host *h, const host_conf *nc, char *msg, size_t msglen);
+/* Host settings: io_threads-independent ones take effect, the others are
+ * reported as needing a restart. */
+void host_settings_apply(rmq_host *h, const host_conf *nc, char *msg, size_t msglen);
 
 uint64_t host_now_ms(void);
 uint64_t host_wall_ms(void);

@@ -40,7 +40,10 @@ int host_init(rmq_host *h, const host_conf *conf, const char *exe_dir, char *err
     pthread_cond_init(&h->hold_cv, NULL);
     /* up to four frames of the largest size Java accepts stay pooled */
     frame_pool_init(&h->large_frames, 4 * (size_t)h->conf.max_frame_bytes);
-    h->servers = calloc(h->conf.nservers + 1, sizeof(server));
+    /* fixed slots: connections point at their server, and reload-config may
+     * declare new servers */
+    h->servers_cap = h->conf.nservers > HOST_SERVERS_MAX ? h->conf.nservers : HOST_SERVERS_MAX;
+    h->servers = calloc(h->servers_cap + 1, sizeof(server));
     if (!h->servers) {
         snprintf(err, errlen, "out of memory");
         return -1;
@@ -332,5 +335,8 @@ void host_destroy(rmq_host *h)
     pthread_mutex_destroy(&h->registry_mu);
     pthread_cond_destroy(&h->hold_cv);
     frame_pool_destroy(&h->large_frames);
+    for (size_t i = 0; i < h->nconf_overrides; i++)
+        free(h->conf_overrides[i]);
+    free(h->conf_overrides);
     host_log_close(&h->log);
 }

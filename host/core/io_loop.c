@@ -124,6 +124,7 @@ static void run_task(io_loop *l, loop_task *t)
         break;
     case LT_START_ACCEPT: server_poll_start(l, t->srv); break;
     case LT_RUN_REQUEST: dispatch_run_on_loop(t->req); break;
+    case LT_CALL: t->fn(l, t->arg); break;
     case LT_STOP_ACCEPT:
         if (t->srv->polling) {
             uv_poll_stop(&t->srv->poll);

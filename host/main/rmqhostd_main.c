@@ -202,18 +202,20 @@ int main(int argc, char **argv)
         free(ovr);
         return 2;
     }
-    free(ovr);
     rcu_register_thread();
     rmq_host *h = calloc(1, sizeof(*h));
     char exe_dir[CONF_PATH_MAX];
     exe_dir_of(argv[0], exe_dir, sizeof(exe_dir));
     char err[2048];
-    if (!h || host_init(h, &conf, exe_dir, err, sizeof(err)) != 0) {
+    if (!h || host_init(h, &conf, exe_dir, err, sizeof(err)) != 0 ||
+        host_keep_overrides(h, ovr, (size_t)novr) != 0) {
         fprintf(stderr, "rmqhostd: %s\n", h ? err : "out of memory");
+        free(ovr);
         free(h);
         rcu_unregister_thread();
         return 2;
     }
+    free(ovr);
     if (check || list) {
         int bad = inspect_plugins(h, list);
         if (check && !bad)
@@ -229,6 +231,19 @@ int main(int argc, char **argv)
     c.host = h;
     uv_loop_init(&c.loop);
     int code = 0;
+    /* Signals are caught before anything listens: a supervisor that sees
+     * listen.addrs (written by host_start) may send SIGTERM at once, and the
+     * default action would kill the daemon without its orderly stop. They
+     * are handled once the control loop runs. */
+    uv_signal_init(&c.loop, &c.sigterm);
+    uv_signal_init(&c.loop, &c.sigint);
+    uv_signal_init(&c.loop, &c.sighup);
+    uv_signal_init(&c.loop, &c.sigusr1);
+    c.sigterm.data = c.sigint.data = c.sighup.data = c.sigusr1.data = &c;
+    uv_signal_start(&c.sigterm, on_stop_signal, SIGTERM);
+    uv_signal_start(&c.sigint, on_stop_signal, SIGINT);
+    uv_signal_start(&c.sighup, on_sighup, SIGHUP);
+    uv_signal_start(&c.sigusr1, on_sigusr1, SIGUSR1);
     /* The admin socket opens before the data ports, so an operator can
      * always reach a daemon that listens. */
     if (state_dir_prepare(h, err, sizeof(err)) != 0 ||
@@ -239,24 +254,15 @@ int main(int argc, char **argv)
         host_shutdown(h);
         code = 1;
     } else {
-        uv_signal_init(&c.loop, &c.sigterm);
-        uv_signal_init(&c.loop, &c.sigint);
-        uv_signal_init(&c.loop, &c.sighup);
-        uv_signal_init(&c.loop, &c.sigusr1);
-        c.sigterm.data = c.sigint.data = c.sighup.data = c.sigusr1.data = &c;
-        uv_signal_start(&c.sigterm, on_stop_signal, SIGTERM);
-        uv_signal_start(&c.sigint, on_stop_signal, SIGINT);
-        uv_signal_start(&c.sighup, on_sighup, SIGHUP);
-        uv_signal_start(&c.sigusr1, on_sigusr1, SIGUSR1);
         HLOG_INFO(h, "rmqhostd %s ready (conf %s, state %s)", RMQ_VERSION_STRING, h->conf.conf_dir,
                   h->conf.state_dir);
         uv_run(&c.loop, UV_RUN_DEFAULT);
-        uv_close((uv_handle_t *)&c.sigterm, NULL);
-        uv_close((uv_handle_t *)&c.sigint, NULL);
-        uv_close((uv_handle_t *)&c.sighup, NULL);
-        uv_close((uv_handle_t *)&c.sigusr1, NULL);
         HLOG_INFO(h, "rmqhostd stopped");
     }
+    uv_close((uv_handle_t *)&c.sigterm, NULL);
+    uv_close((uv_handle_t *)&c.sigint, NULL);
+    uv_close((uv_handle_t *)&c.sighup, NULL);
+    uv_close((uv_handle_t *)&c.sigusr1, NULL);
     uv_run(&c.loop, UV_RUN_NOWAIT);
     uv_loop_close(&c.loop);
     host_destroy(h);

@@ -5,6 +5,10 @@
 # figures of docs/benchmarks.md ("Registration over the wire"). Not a test.
 #
 # usage: tests/bench/register_compare.sh [BUILD_DIR] [ROUNDS] [TOPICS...]
+# RMQBENCH=path overrides the rmqbench binary (e.g. to drive an older
+# daemon build with this rmqbench). The last column is the daemon's CPU time
+# (user+system, 10 ms ticks) over the ROUNDS registrations divided by ROUNDS:
+# unlike the wall times it hardly moves when the machine is busy.
 set -euo pipefail
 build=${1:-build}
 rounds=${2:-10}
@@ -14,6 +18,7 @@ topics=("$@")
 build=$(cd "$build" && pwd)
 bin=$build/bin
 plugins=$build/plugins
+bench=${RMQBENCH:-$bin/rmqbench}
 dir=$(mktemp -d /tmp/rmqregister.XXXXXX)
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$dir"; }
@@ -42,13 +47,14 @@ nport=$(awk '$1=="namesrv"{n=split($2,a,":"); print a[n]}' "$dir/state/listen.ad
 
 # one TARGET ARGS... -> "first median_rereg max_rereg mean probe_max_us"
 one() {
-  "$bin/rmqbench" -a "$1" --json --rounds "$rounds" "${@:2}" 2>"$dir/err" |
+  "$bench" -a "$1" --json --rounds "$rounds" "${@:2}" 2>"$dir/err" |
     python3 -c 'import json,sys; d=json.load(sys.stdin); p=d.get("probe",{}); print("%.3f %.3f %.3f %.3f %s" % (d["first_ms"], d["rereg_median_ms"], d["rereg_max_ms"], d["mean_ms"], ("%.0f" % p["max_us"]) if p else "-"))' ||
     { cat "$dir/err" >&2; echo "failed"; }
 }
 
-echo "| topics | form | server | first ms | re-reg median ms | re-reg max ms | mean of $rounds ms |"
-echo "|---|---|---|---|---|---|---|"
+cpu_ms() { awk '{print ($14+$15)*10}' "/proc/$dpid/stat"; }
+echo "| topics | form | server | first ms | re-reg median ms | re-reg max ms | mean of $rounds ms | daemon CPU ms/reg |"
+echo "|---|---|---|---|---|---|---|---|"
 n=0
 for t in "${topics[@]}"; do
   for form in "" "--compressed"; do
@@ -58,8 +64,11 @@ for t in "${topics[@]}"; do
       port=$bport
       [[ $srv == rmqhostd ]] && port=$nport
       n=$((n + 1))
+      c0=$(cpu_ms)
       read -r first med max mean _ < <(one "127.0.0.1:$port" --register "$t" $form --broker-prefix "r$n")
-      printf '| %s | %s | %s | %s | %s | %s | %s |\n' "$t" "$label" "$srv" "$first" "$med" "$max" "$mean"
+      cpu=-
+      [[ $srv == rmqhostd ]] && cpu=$(awk -v a="$c0" -v b="$(cpu_ms)" -v r="$rounds" 'BEGIN{printf "%.2f", (b-a)/r}')
+      printf '| %s | %s | %s | %s | %s | %s | %s | %s |\n' "$t" "$label" "$srv" "$first" "$med" "$max" "$mean" "$cpu"
     done
   done
 done

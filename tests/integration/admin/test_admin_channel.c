@@ -339,6 +339,193 @@ static void test_reload_config_starts_reloads_and_stops_plugins(void **state)
     assert_int_equal(generation_of(d, "echo2", NULL, 0), -1);
 }
 
+/* host.conf as setup_daemon writes it, with `servers_body` as the servers
+ * and `extra` appended. */
+static void write_host_conf(rmq_test_daemon *d, const char *servers_body, const char *extra)
+{
+    char text[4096];
+    snprintf(text, sizeof(text),
+             "state_dir = \"%s\";\nadmin_socket = \"%s\";\nlog_level = \"debug\";\n"
+             "io_threads = 2;\nmetrics_listen = \"127.0.0.1:0\";\nservers = {\n%s};\n%s\n",
+             d->state_dir, d->admin_socket, servers_body, extra ? extra : "");
+    assert_int_equal(rmq_td_write_conf(d, "host.conf", text), 0);
+}
+
+/* One 9001 echo on an open connection: the greeting (malloc'd) or NULL. */
+static char *echo_on(int fd)
+{
+    static int opaque = 100;
+    const char *kv[] = {"msg", "hi", NULL};
+    rmq_cmd *req = rmq_tc_request(9001, ++opaque, kv);
+    rmq_cmd *resp = rmq_tc_call(fd, req, 5000);
+    rmq_cmd_free(req);
+    char *g = NULL;
+    if (resp && resp->code == 0) {
+        const char *v = rmq_cmd_ext_get(resp, "greeting");
+        g = strdup(v ? v : "");
+    }
+    rmq_cmd_free(resp);
+    return g;
+}
+
+static void expect_greeting_on(int fd, const char *want)
+{
+    char *g = echo_on(fd);
+    assert_non_null(g);
+    assert_string_equal(g, want);
+    free(g);
+}
+
+static bool refused(int port)
+{
+    int fd = rmq_tc_connect(port);
+    if (fd >= 0)
+        close(fd);
+    return fd < 0;
+}
+
+/* Issue #12: servers added, moved and removed by reload-config while a
+ * client keeps using another server over one connection; a port that cannot
+ * be bound changes nothing; restart-only settings are reported and skipped
+ * while the rest applies. */
+static void test_reload_config_adds_moves_and_removes_servers(void **state)
+{
+    rmq_test_daemon *d = *state;
+    int main_port = rmq_td_port(d, "main");
+    int client = rmq_tc_connect(main_port);
+    assert_true(client >= 0);
+    expect_greeting_on(client, "hello");
+    char servers[512];
+    int code;
+
+    /* add: a new server with a plugin on it */
+    int p1 = rmq_tc_free_port();
+    snprintf(servers, sizeof(servers),
+             "  main = { listen = \"127.0.0.1:%d\"; };\n  aux = { listen = \"127.0.0.1:0\"; };\n"
+             "  extra = { listen = \"127.0.0.1:%d\"; };\n",
+             main_port, p1);
+    write_host_conf(d, servers, NULL);
+    echo_conf(d, "70-echo3.conf", "echo3", "extra", true, "hola");
+    char *out = rmq_td_ctl_capture(d, &code, "reload-config", NULL);
+    if (code != 0)
+        fail_msg("reload-config: %s", out);
+    assert_non_null(strstr(out, "server extra declared"));
+    free(out);
+    assert_int_equal(rmq_td_port(d, "extra"), p1);
+    int extra = rmq_tc_connect(p1);
+    assert_true(extra >= 0);
+    expect_greeting_on(extra, "hola");
+    expect_greeting_on(client, "hello");
+
+    /* move: the new socket listens, then the old one closes; connections
+     * already open on the old one stay */
+    int p2 = rmq_tc_free_port();
+    snprintf(servers, sizeof(servers),
+             "  main = { listen = \"127.0.0.1:%d\"; };\n  aux = { listen = \"127.0.0.1:0\"; };\n"
+             "  extra = { listen = \"127.0.0.1:%d\"; };\n",
+             main_port, p2);
+    write_host_conf(d, servers, NULL);
+    out = rmq_td_ctl_capture(d, &code, "reload-config", NULL);
+    if (code != 0)
+        fail_msg("reload-config: %s", out);
+    assert_non_null(strstr(out, "server extra moved"));
+    free(out);
+    assert_int_equal(rmq_td_port(d, "extra"), p2);
+    assert_true(refused(p1));
+    int extra2 = rmq_tc_connect(p2);
+    assert_true(extra2 >= 0);
+    expect_greeting_on(extra2, "hola");
+    expect_greeting_on(extra, "hola");
+    expect_greeting_on(client, "hello");
+    close(extra2);
+
+    /* a port taken by someone else: reported, nothing changes */
+    int taken = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    assert_int_equal(bind(taken, (struct sockaddr *)&a, sizeof(a)), 0);
+    assert_int_equal(listen(taken, 4), 0);
+    socklen_t alen = sizeof(a);
+    getsockname(taken, (struct sockaddr *)&a, &alen);
+    snprintf(servers, sizeof(servers),
+             "  main = { listen = \"127.0.0.1:%d\"; };\n  aux = { listen = \"127.0.0.1:0\"; };\n"
+             "  extra = { listen = \"127.0.0.1:%d\"; };\n",
+             main_port, ntohs(a.sin_port));
+    write_host_conf(d, servers, NULL);
+    echo_conf(d, "50-echo.conf", "echo", "main", true, "not-applied");
+    out = rmq_td_ctl_capture(d, &code, "reload-config", NULL);
+    assert_int_equal(code, 1);
+    assert_non_null(strstr(out, "nothing changed"));
+    assert_non_null(strstr(out, "extra"));
+    free(out);
+    close(taken);
+    assert_int_equal(rmq_td_port(d, "extra"), p2);
+    expect_greeting_on(extra, "hola");
+    expect_greeting_on(client, "hello");
+
+    /* remove: the server and its plugin go; restart-only settings are
+     * reported and skipped, the rest applies */
+    echo_conf(d, "50-echo.conf", "echo", "main", true, "hello");
+    char path[512];
+    snprintf(path, sizeof(path), "%s/70-echo3.conf", d->conf_dir);
+    unlink(path);
+    snprintf(servers, sizeof(servers),
+             "  main = { listen = \"127.0.0.1:%d\"; };\n  aux = { listen = \"127.0.0.1:0\"; };\n",
+             main_port);
+    char state_text[400];
+    snprintf(state_text, sizeof(state_text), "write_high_water = 8388608;");
+    write_host_conf(d, servers, state_text);
+    /* io_threads changes too: rewrite the line */
+    char text[4096];
+    snprintf(text, sizeof(text),
+             "state_dir = \"%s\";\nadmin_socket = \"%s\";\nlog_level = \"info\";\n"
+             "io_threads = 1;\nmetrics_listen = \"127.0.0.1:0\";\nservers = {\n%s};\n%s\n",
+             d->state_dir, d->admin_socket, servers, state_text);
+    assert_int_equal(rmq_td_write_conf(d, "host.conf", text), 0);
+    out = rmq_td_ctl_capture(d, &code, "reload-config", NULL);
+    if (code != 0)
+        fail_msg("reload-config: %s", out);
+    assert_non_null(strstr(out, "server extra removed"));
+    assert_non_null(strstr(out, "io_threads changed"));
+    assert_non_null(strstr(out, "log_level info"));
+    assert_non_null(strstr(out, "write_high_water 8388608"));
+    free(out);
+    assert_int_equal(rmq_td_port(d, "extra"), -1);
+    assert_true(refused(p2));
+    assert_int_equal(generation_of(d, "echo3", NULL, 0), -1);
+    expect_greeting_on(client, "hello");
+    close(extra);
+    close(client);
+}
+
+/* -o overrides given at start-up are re-applied by every reload-config: the
+ * server moved by -o stays where -o put it. */
+static void test_reload_config_reapplies_start_up_overrides(void **state)
+{
+    (void)state;
+    rmq_test_daemon d;
+    assert_int_equal(rmq_td_init(&d, SERVERS, NULL), 0);
+    echo_conf(&d, "50-echo.conf", "echo", "main", true, "hello");
+    int port = rmq_tc_free_port();
+    char ovr[64];
+    snprintf(ovr, sizeof(ovr), "servers.main.listen=127.0.0.1:%d", port);
+    const char *args[] = {"-o", ovr, "-o", "plugins.echo.settings.greeting=from-o", NULL};
+    assert_int_equal(rmq_td_start(&d, args), 0);
+    assert_int_equal(rmq_td_port(&d, "main"), port);
+    int code;
+    char *out = rmq_td_ctl_capture(&d, &code, "reload-config", NULL);
+    if (code != 0)
+        fail_msg("reload-config: %s", out);
+    assert_null(strstr(out, "moved"));
+    free(out);
+    assert_int_equal(rmq_td_port(&d, "main"), port);
+    char *g = echo_greeting(port);
+    assert_non_null(g);
+    assert_string_equal(g, "from-o");
+    free(g);
+    assert_int_equal(rmq_td_stop(&d), 0);
+    rmq_td_cleanup(&d);
+}
+
 static void test_reload_config_syntax_error_names_file_line_and_changes_nothing(void **state)
 {
     rmq_test_daemon *d = *state;
@@ -526,6 +713,8 @@ int main(int argc, char **argv)
         T(test_plugin_command_is_served_through_ctl),
         T(test_reload_config_starts_reloads_and_stops_plugins),
         T(test_reload_config_syntax_error_names_file_line_and_changes_nothing),
+        T(test_reload_config_adds_moves_and_removes_servers),
+        cmocka_unit_test(test_reload_config_reapplies_start_up_overrides),
         T(test_enable_and_disable_follow_conf_d),
         T(test_sighup_applies_conf_d),
         T(test_health_is_0_when_everything_is_up),
