@@ -64,6 +64,10 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
     connection *c = h->data;
     if (large_frame_alloc(c, buf))
         return;
+    if (c->rbuf.cap == 0 && c->loop->spare_rbuf.cap > 0) {
+        c->rbuf = c->loop->spare_rbuf; /* borrowed until its bytes are processed */
+        memset(&c->loop->spare_rbuf, 0, sizeof(c->loop->spare_rbuf));
+    }
     if (byte_buf_reserve(&c->rbuf, READ_CHUNK) != 0) {
         buf->base = NULL;
         buf->len = 0;
@@ -297,6 +301,12 @@ void conn_process_frames(connection *c)
     large_frame_maybe_start(c);
     if (c->rbuf.len == 0 && c->rbuf.cap > RBUF_SHRINK_ABOVE)
         byte_buf_free(&c->rbuf); /* a huge frame passed; don't keep its buffer */
+    if (c->rbuf.len == 0 && c->rbuf.cap > 0 && c->loop->spare_rbuf.cap == 0) {
+        /* nothing pending: the loop keeps the buffer for the next reader, so
+         * 50,000 mostly idle clients do not hold 64 KB each */
+        c->loop->spare_rbuf = c->rbuf;
+        memset(&c->rbuf, 0, sizeof(c->rbuf));
+    }
 }
 
 static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)

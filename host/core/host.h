@@ -309,6 +309,9 @@ struct io_loop {
     uint32_t gen;
     connection *conns; /* list of all */
     connection *dirty;
+    /* One receive buffer lent to whichever connection reads next: idle
+     * connections hold none (connection.c) */
+    byte_buf spare_rbuf;
     pending_call *pending[PENDING_BUCKETS];
     size_t npending;
     bool stopping;

@@ -238,6 +238,7 @@ void io_loop_join(io_loop *l)
         HLOG_WARN(l->host, "io loop %d closed with open handles", l->index);
     pthread_mutex_destroy(&l->mu);
     free(l->slots);
+    byte_buf_free(&l->spare_rbuf);
     free(l->free_slots);
 }
 

@@ -38,7 +38,10 @@ static const char usage_text[] =
     "                   every broker the same N topics)\n"
     "  --expire-ms X    heartbeatTimeoutMillis X; after a storm, wait until the\n"
     "                   brokers expire while the probe keeps looking up\n"
-    "  --broker-prefix P  broker and topic names (default bench-<pid>)\n";
+    "  --broker-prefix P  broker and topic names (default bench-<pid>)\n"
+    "hold mode:\n"
+    "  --hold N         open N connections (127.0.0.x sources), keep them -s s\n"
+    "  --hold-request   send each one request (--code, -e) first\n";
 
 static int parse_uint(const char *s, unsigned min, unsigned max, unsigned *out)
 {
@@ -164,7 +167,9 @@ enum {
     OPT_PROBE,
     OPT_BROKER_PREFIX,
     OPT_DISTINCT,
-    OPT_EXPIRE_MS
+    OPT_EXPIRE_MS,
+    OPT_HOLD,
+    OPT_HOLD_REQUEST
 };
 
 int rmq_bench_options_parse(rmq_bench_options *o, int argc, char **argv)
@@ -196,6 +201,8 @@ int rmq_bench_options_parse(rmq_bench_options *o, int argc, char **argv)
         {"broker-prefix", required_argument, NULL, OPT_BROKER_PREFIX},
         {"distinct", no_argument, NULL, OPT_DISTINCT},
         {"expire-ms", required_argument, NULL, OPT_EXPIRE_MS},
+        {"hold", required_argument, NULL, OPT_HOLD},
+        {"hold-request", no_argument, NULL, OPT_HOLD_REQUEST},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -238,6 +245,8 @@ int rmq_bench_options_parse(rmq_bench_options *o, int argc, char **argv)
         case OPT_BROKER_PREFIX: o->broker_prefix = optarg; break;
         case OPT_DISTINCT: o->distinct_topics = 1; break;
         case OPT_EXPIRE_MS: bad = parse_uint(optarg, 1, 86400000, &o->expire_ms); break;
+        case OPT_HOLD: bad = parse_uint(optarg, 1, 10000000, &o->hold); break;
+        case OPT_HOLD_REQUEST: o->hold_request = 1; break;
         case 'h': fputs(usage_text, stdout); return 1;
         default: fputs(usage_text, stderr); return -1;
         }

@@ -38,6 +38,8 @@ typedef struct rmq_bench_options {
     int distinct_topics;      /* each broker its own topic names */
     unsigned expire_ms;       /* heartbeatTimeoutMillis; storm: wait for expiry */
     const char *broker_prefix;
+    unsigned hold;    /* hold mode (hold_mode.c): connections to open and keep */
+    int hold_request; /* ... each sending one request first */
 } rmq_bench_options;
 
 /* Parse argv. Returns 0 to run, 1 when help was printed, -1 on a usage error

@@ -10,6 +10,7 @@
 #include "bench_options.h"
 #include "bench_report.h"
 #include "bench_worker.h"
+#include "hold_mode.h"
 #include "register_mode.h"
 #include "request_template.h"
 
@@ -77,6 +78,11 @@ int main(int argc, char **argv)
     if (prc != 0) {
         rmq_bench_options_free(&opts);
         return prc > 0 ? 0 : 2;
+    }
+    if (opts.hold > 0) {
+        int hrc = rmq_bench_hold_run(&opts, stdout);
+        rmq_bench_options_free(&opts);
+        return hrc;
     }
     if (opts.register_topics > 0) {
         char prefix[64];
