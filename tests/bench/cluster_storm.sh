@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# A big cluster against one rmqhostd: BROKERS brokers x TOPICS topics each
+# re-register every PERIOD seconds (Java brokers: every 30 s; scaled down so
+# a run takes a minute) while clients look routes up. Prints: route lookups
+# per second quiet vs during the storm (and the baseline server's, same run),
+# the daemon's RSS growth per (topic, broker), the registrations' latency,
+# and the lookups' latency while every broker expires at once. Not a test.
+#
+# usage: tests/bench/cluster_storm.sh [BUILD_DIR] [BROKERS] [TOPICS] [PERIOD] [SECONDS] [--shared]
+#   --shared: every broker registers the same TOPICS topic names (default:
+#   each broker its own, i.e. BROKERS x TOPICS topics)
+set -euo pipefail
+build=${1:-build}
+brokers=${2:-100}
+topics=${3:-10000}
+period=${4:-10}
+secs=${5:-40}
+distinct=--distinct
+[[ ${6:-} == --shared ]] && distinct=
+build=$(cd "$build" && pwd)
+bin=$build/bin
+plugins=$build/plugins
+here=$(cd "$(dirname "$0")" && pwd)
+dir=$(mktemp -d /tmp/rmqstorm.XXXXXX)
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$dir"; }
+trap cleanup EXIT
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+bport=$(free_port)
+"$bin/baseline_server" -l "127.0.0.1:$bport" -t 1 >"$dir/baseline.log" 2>&1 &
+pids+=($!)
+mkdir -p "$dir/conf.d"
+cat >"$dir/conf.d/host.conf" <<CONF
+state_dir = "$dir/state";
+io_threads = 1;
+log_level = "warn";
+servers = { namesrv = { listen = "127.0.0.1:0"; }; };
+CONF
+# expiry scans every second so that the run sees the brokers go
+cat >"$dir/conf.d/10-namesrv.conf" <<CONF
+plugin = { name = "namesrv"; path = "$plugins/namesrv.so"; server = "namesrv";
+           settings = { scanNotActiveBrokerInterval = 1000; }; };
+CONF
+"$bin/rmqhostd" -c "$dir/conf.d" >"$dir/daemon.log" 2>&1 &
+dpid=$!
+pids+=($dpid)
+for _ in $(seq 1 100); do [[ -f $dir/state/listen.addrs ]] && break; sleep 0.1; done
+nport=$(awk '$1=="namesrv"{n=split($2,a,":"); print a[n]}' "$dir/state/listen.addrs")
+python3 "$here/hold_broker_registration.py" -a "127.0.0.1:$nport" --topic TopicTest \
+  >"$dir/hold.log" 2>&1 &
+pids+=($!)
+sleep 1
+
+rss() { awk '/VmRSS/{print $2}' "/proc/$dpid/status"; }
+lookups() { # TARGET SECONDS -> requests/s
+  "$bin/rmqbench" -a "$1" -c 4 -d 32 -w 1 -s "$2" --json -e topic=TopicTest 2>/dev/null |
+    python3 -c 'import json,sys; d=json.load(sys.stdin); print("%.0f" % d["requests_per_sec"])'
+}
+
+quiet_base=$(lookups "127.0.0.1:$bport" 5)
+quiet=$(lookups "127.0.0.1:$nport" 5)
+rss0=$(rss)
+expire_ms=$(awk -v p="$period" 'BEGIN{printf "%d", p*2500}')
+"$bin/rmqbench" -a "127.0.0.1:$nport" --register "$topics" --brokers "$brokers" $distinct \
+  --period "$period" -s "$secs" --expire-ms "$expire_ms" --probe --broker-prefix storm \
+  >"$dir/storm.out" 2>"$dir/storm.err" &
+spid=$!
+pids+=($spid)
+# wait for the first storm to be in (RSS stops growing), then measure lookups
+peak=$rss0
+last=0
+for _ in $(seq 1 600); do
+  sleep 1
+  r=$(rss)
+  ((r > peak)) && peak=$r
+  if ((r - last < 1024 && r - rss0 > 10240)); then break; fi
+  last=$r
+done
+during=$(lookups "127.0.0.1:$nport" 10)
+during_base=$(lookups "127.0.0.1:$bport" 5)
+r=$(rss)
+((r > peak)) && peak=$r
+wait "$spid" || true
+r=$(rss)
+((r > peak)) && peak=$r
+
+pairs=$((brokers * topics))
+names="shared topic names"
+[[ -n $distinct ]] && names="distinct topic names"
+echo "brokers $brokers x topics $topics ($names), re-registration every $period s for $secs s"
+echo "| | route lookups/s (4 x 32) | baseline server, same moment |"
+echo "|---|---|---|"
+echo "| quiet | $quiet | $quiet_base |"
+echo "| during the storm | $during | $during_base |"
+awk -v q="$quiet" -v d="$during" -v qb="$quiet_base" -v db="$during_base" \
+  'BEGIN{printf "storm/quiet: rmqhostd %.0f %%, baseline %.0f %%\n", 100*d/q, 100*db/qb}'
+awk -v a="$rss0" -v b="$peak" -v n="$pairs" \
+  'BEGIN{printf "RSS %.1f MB -> peak %.1f MB: %.0f bytes per (topic, broker)\n", a/1024, b/1024, (b-a)*1024/n}'
+cat "$dir/storm.out"
+[[ -s $dir/storm.err ]] && cat "$dir/storm.err"
+echo "RSS after expiry: $(awk '/VmRSS/{print $2" kB"}' "/proc/$dpid/status")"
