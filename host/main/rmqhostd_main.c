@@ -159,7 +159,6 @@ static void tune_malloc(void)
     mallopt(M_MMAP_THRESHOLD, 32 << 20);
     mallopt(M_TRIM_THRESHOLD, 64 << 20);
     mallopt(M_TOP_PAD, 4 << 20);
-    mallopt(M_ARENA_MAX, 1);
 #endif
 }
 

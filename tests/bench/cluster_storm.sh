@@ -6,7 +6,11 @@
 # the daemon's RSS growth per (topic, broker), the registrations' latency,
 # and the lookups' latency while every broker expires at once. Not a test.
 #
-# usage: tests/bench/cluster_storm.sh [BUILD_DIR] [BROKERS] [TOPICS] [PERIOD] [SECONDS] [--shared]
+# usage: tests/bench/cluster_storm.sh [BUILD_DIR] [BROKERS] [TOPICS] [PERIOD] [SECONDS] [EXPIRE_MS] [--shared]
+#   EXPIRE_MS: the brokers' heartbeatTimeoutMillis (default 90000); it must
+#   outlast the first storm (every broker's first registration), or the
+#   first brokers expire — and close the shared connection — before their
+#   re-registration
 #   --shared: every broker registers the same TOPICS topic names (default:
 #   each broker its own, i.e. BROKERS x TOPICS topics)
 set -euo pipefail
@@ -15,8 +19,9 @@ brokers=${2:-100}
 topics=${3:-10000}
 period=${4:-10}
 secs=${5:-40}
+expire_ms=${6:-90000}
 distinct=--distinct
-[[ ${6:-} == --shared ]] && distinct=
+[[ ${7:-} == --shared ]] && distinct=
 build=$(cd "$build" && pwd)
 bin=$build/bin
 plugins=$build/plugins
@@ -61,7 +66,6 @@ lookups() { # TARGET SECONDS -> requests/s
 quiet_base=$(lookups "127.0.0.1:$bport" 5)
 quiet=$(lookups "127.0.0.1:$nport" 5)
 rss0=$(rss)
-expire_ms=$(awk -v p="$period" 'BEGIN{printf "%d", p*2500}')
 "$bin/rmqbench" -a "127.0.0.1:$nport" --register "$topics" --brokers "$brokers" $distinct \
   --period "$period" -s "$secs" --expire-ms "$expire_ms" --probe --broker-prefix storm \
   >"$dir/storm.out" 2>"$dir/storm.err" &
