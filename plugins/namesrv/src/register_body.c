@@ -339,6 +339,18 @@ static bool parse_int_field(cursor *c, int64_t *v)
 
 static bool parse_bool_field(cursor *c, bool *v)
 {
+    skip_ws(c);
+    /* fast path: the bare literals Java writes */
+    if (c->end - c->p >= 6 && memcmp(c->p, "false", 5) == 0 && !is_bare_char(c->p[5])) {
+        *v = false;
+        c->p += 5;
+        return true;
+    }
+    if (c->end - c->p >= 5 && memcmp(c->p, "true", 4) == 0 && !is_bare_char(c->p[4])) {
+        *v = true;
+        c->p += 4;
+        return true;
+    }
     size_t mark = c->rb->arena_len;
     const char *s;
     if (!parse_scalar(c, &s))
@@ -354,6 +366,8 @@ typedef bool (*member_fn)(cursor *c, const char *key, size_t klen, void *ud);
 
 /* Exact key match; the literal's size is a compile-time constant. */
 #define KEY_IS(lit) (klen == sizeof(lit) - 1 && memcmp(key, lit, sizeof(lit) - 1) == 0)
+
+static bool topic_table_member(cursor *c, const char *key, size_t klen, void *ud);
 
 static bool parse_object(cursor *c, member_fn member, void *ud)
 {
@@ -371,13 +385,28 @@ static bool parse_object(cursor *c, member_fn member, void *ud)
     }
     for (;;) {
         const char *k;
+        size_t klen;
         size_t mark = c->rb->arena_len;
-        if (!parse_key(c, &k) || !expect(c, ':'))
-            return false;
-        if (!k)
-            k = "null";
-        /* arena_len - mark - 1 is the unescaped key length (NUL excluded) */
-        size_t klen = k == c->rb->arena + mark ? c->rb->arena_len - mark - 1 : strlen(k);
+        skip_ws(c);
+        const char *q = c->p < c->end && *c->p == '"' && member != topic_table_member
+                            ? memchr(c->p + 1, '"', (size_t)(c->end - c->p - 1))
+                            : NULL;
+        if (q && !memchr(c->p + 1, '\\', (size_t)(q - c->p - 1))) {
+            /* a plain quoted key is compared where it lies: only the topic
+             * table's keys (topic names) must outlive the parse */
+            k = c->p + 1;
+            klen = (size_t)(q - k);
+            c->p = q + 1;
+            if (!expect(c, ':'))
+                return false;
+        } else {
+            if (!parse_key(c, &k) || !expect(c, ':'))
+                return false;
+            if (!k)
+                k = "null";
+            /* arena_len - mark - 1 is the unescaped key length (NUL excluded) */
+            klen = k == c->rb->arena + mark ? c->rb->arena_len - mark - 1 : strlen(k);
+        }
         if (!member(c, k, klen, ud))
             return false;
         skip_ws(c);
