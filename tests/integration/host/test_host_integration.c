@@ -269,6 +269,73 @@ static void test_pipelined_requests_in_one_write_are_all_answered(void **state)
     close(fd);
 }
 
+/* Frames of at least 128 KiB are read into a buffer of their own and the
+ * command borrows the body: small frames before and after one in the same
+ * write, a large body arriving in pieces, and a client leaving halfway are
+ * all handled, and the echoed bodies are byte-identical. */
+static void test_pipelined_large_frames_mixed_with_small_ones_are_answered(void **state)
+{
+    fixture *f = *state;
+    int fd = rmq_tc_connect(f->port);
+    assert_true(fd >= 0);
+    size_t big = 1500000;
+    uint8_t *body = malloc(big);
+    assert_non_null(body);
+    for (size_t i = 0; i < big; i++)
+        body[i] = (uint8_t)(i * 131u + (i >> 11));
+    size_t cap = 2 * (big + 4096);
+    uint8_t *buf = malloc(cap);
+    assert_non_null(buf);
+    size_t n = 0;
+    /* small, large, small, large (one byte smaller), small: one write */
+    for (int i = 0; i < 5; i++) {
+        rmq_cmd *req = echo_req(500 + i, i % 2 ? "large" : "small");
+        if (i % 2)
+            assert_int_equal(rmq_cmd_set_body(req, body, big - (size_t)(i == 3), NULL, NULL), 0);
+        n += rmq_cmd_encode(req, buf + n, cap - n);
+        rmq_cmd_free(req);
+    }
+    /* in uneven pieces, so reads end inside headers and bodies */
+    for (size_t off = 0; off < n;) {
+        size_t piece = off % 3 == 0 ? 70001 : 4093;
+        if (piece > n - off)
+            piece = n - off;
+        assert_int_equal(rmq_tc_send_raw(fd, buf + off, piece), 0);
+        off += piece;
+    }
+    for (int i = 0; i < 5; i++) {
+        rmq_cmd *resp = rmq_tc_recv(fd, RECV_MS * 2);
+        assert_non_null(resp);
+        assert_int_equal(resp->opaque, 500 + i);
+        assert_string_equal(rmq_cmd_ext_get(resp, "echo"), i % 2 ? "large" : "small");
+        if (i % 2) {
+            assert_int_equal(resp->body_len, big - (size_t)(i == 3));
+            assert_memory_equal(resp->body, body, resp->body_len);
+        } else {
+            assert_int_equal(resp->body_len, 0);
+        }
+        rmq_cmd_free(resp);
+    }
+    /* half a large frame, then the client goes: the daemon drops it */
+    rmq_cmd *req = echo_req(600, "gone");
+    assert_int_equal(rmq_cmd_set_body(req, body, big, NULL, NULL), 0);
+    n = rmq_cmd_encode(req, buf, cap);
+    rmq_cmd_free(req);
+    int quitter = rmq_tc_connect(f->port);
+    assert_true(quitter >= 0);
+    assert_int_equal(rmq_tc_send_raw(quitter, buf, n / 2), 0);
+    close(quitter);
+    rmq_cmd *again = echo_req(601, "still");
+    rmq_cmd *resp = rmq_tc_call(fd, again, RECV_MS);
+    assert_non_null(resp);
+    assert_string_equal(rmq_cmd_ext_get(resp, "echo"), "still");
+    rmq_cmd_free(resp);
+    rmq_cmd_free(again);
+    free(buf);
+    free(body);
+    close(fd);
+}
+
 static void test_frame_split_byte_by_byte_is_reassembled(void **state)
 {
     fixture *f = *state;
@@ -345,6 +412,27 @@ static void test_undecodable_json_header_closes_only_that_connection(void **stat
     frame[7] = (uint8_t)hl;
     memcpy(frame + 8, hdr, hl);
     expect_closed_and_other_served(*state, frame, 8 + hl, "undecodable header");
+}
+
+static void test_large_frame_with_undecodable_header_closes_only_that_connection(void **state)
+{
+    const char *hdr = "{\"code\":105,garbage";
+    uint32_t hl = (uint32_t)strlen(hdr);
+    size_t body = 300000;
+    size_t total = 8 + hl + body;
+    uint8_t *frame = calloc(1, total);
+    assert_non_null(frame);
+    uint32_t len = (uint32_t)(total - 4);
+    frame[0] = (uint8_t)(len >> 24);
+    frame[1] = (uint8_t)(len >> 16);
+    frame[2] = (uint8_t)(len >> 8);
+    frame[3] = (uint8_t)len;
+    frame[5] = (uint8_t)(hl >> 16);
+    frame[6] = (uint8_t)(hl >> 8);
+    frame[7] = (uint8_t)hl;
+    memcpy(frame + 8, hdr, hl);
+    expect_closed_and_other_served(*state, frame, total, "undecodable header");
+    free(frame);
 }
 
 static void test_tls_client_hello_closes_only_that_connection(void **state)
@@ -956,10 +1044,12 @@ int main(int argc, char **argv)
         T(test_full_executor_gets_system_busy_overload),
         T(test_pipelined_requests_in_one_write_are_all_answered),
         T(test_frame_split_byte_by_byte_is_reassembled),
+        T(test_pipelined_large_frames_mixed_with_small_ones_are_answered),
         T(test_oversized_frame_closes_only_that_connection),
         T(test_header_longer_than_frame_closes_only_that_connection),
         T(test_unknown_serialize_type_closes_only_that_connection),
         T(test_undecodable_json_header_closes_only_that_connection),
+        T(test_large_frame_with_undecodable_header_closes_only_that_connection),
         T(test_tls_client_hello_closes_only_that_connection),
         T(test_thousand_simultaneous_connections_are_served),
         T(test_invoke_sync_to_silent_peer_times_out),
