@@ -152,7 +152,9 @@ static void exe_dir_of(const char *argv0, char *out, size_t cap)
  * freed heap back to the kernel at once and faults it in again for the next
  * registration: that was the largest cost of a 10,000-topic registration.
  * Keep up to 64 MB of freed heap, serve blocks below 32 MB from the heap and
- * grow it 4 MB at a time. */
+ * grow it 4 MB at a time. Applied once the daemon has started: the large
+ * zeroed tables of start-up (server slots, executor rings) stay fresh
+ * mappings that cost no memory until used. */
 static void tune_malloc(void)
 {
 #ifdef __GLIBC__
@@ -164,7 +166,6 @@ static void tune_malloc(void)
 
 int main(int argc, char **argv)
 {
-    tune_malloc();
     const char *conf_dir = "conf.d";
     char **ovr = calloc((size_t)argc + 1, sizeof(char *));
     int novr = 0;
@@ -254,6 +255,7 @@ int main(int argc, char **argv)
         host_shutdown(h);
         code = 1;
     } else {
+        tune_malloc();
         HLOG_INFO(h, "rmqhostd %s ready (conf %s, state %s)", RMQ_VERSION_STRING, h->conf.conf_dir,
                   h->conf.state_dir);
         uv_run(&c.loop, UV_RUN_DEFAULT);
