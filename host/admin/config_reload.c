@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "admin_context.h"
+#include "tls_host.h"
 
 static void append(char *msg, size_t cap, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -113,7 +114,13 @@ int admin_reload_config(admin_ctx *a, char *msg, size_t msglen)
         host_conf_free(&nc);
         return -1;
     }
+    tls_reload_plan *tls_plan = NULL; /* certificates re-read before anything changes */
+    if (tls_host_reload_prepare(h, &nc, &tls_plan, msg, msglen) != 0) {
+        host_conf_free(&nc);
+        return -1;
+    }
     msg[0] = 0;
+    tls_host_reload_commit(h, tls_plan, msg, msglen);
     note_host_changes(h, &nc, msg, msglen);
     int rc = 0, actions = 0;
     char one[2048];

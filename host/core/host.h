@@ -169,6 +169,7 @@ struct server {
     atomic_ulong errors;
     unsigned next_loop;
     request_stats stats; /* per-code counts and latency, for `stats` and metrics */
+    struct tls_endpoint *tls; /* tls_host.c: set at init, never replaced */
 };
 
 /* ---- outgoing calls ------------------------------------------------------- */
@@ -251,6 +252,8 @@ struct connection {
     uint32_t slot;
     connection *dirty_next;
     connection *prev, *next; /* loop's connection list */
+    struct tls_session *tls;  /* TLS on this connection (tls_connection.c) */
+    bool tls_detect;          /* server side: first byte not seen yet */
 };
 
 /* ---- I/O loops ------------------------------------------------------------- */
@@ -480,6 +483,7 @@ struct rmq_host {
     int lock_fd;
     uint64_t started_at_ms;
     void *admin; /* admin_server.c's context (control thread only) */
+    struct tls_endpoint *tls_client; /* outgoing connections (tls_host.c) */
 };
 
 uint64_t host_now_ms(void);
