@@ -169,7 +169,8 @@ struct server {
     atomic_ulong errors;
     unsigned next_loop;
     request_stats stats; /* per-code counts and latency, for `stats` and metrics */
-    struct tls_endpoint *tls; /* tls_host.c: set at init, never replaced */
+    /* TLS settings and context (tls_host.c): set at init, never replaced */
+    struct tls_endpoint *tls;
 };
 
 /* ---- outgoing calls ------------------------------------------------------- */
@@ -252,8 +253,10 @@ struct connection {
     uint32_t slot;
     connection *dirty_next;
     connection *prev, *next; /* loop's connection list */
-    struct tls_session *tls;  /* TLS on this connection (tls_connection.c) */
-    bool tls_detect;          /* server side: first byte not seen yet */
+    /* TLS on this connection, and (server side) whether its first byte is
+     * still to be seen (tls_connection.c) */
+    struct tls_session *tls;
+    bool tls_detect;
 };
 
 /* ---- I/O loops ------------------------------------------------------------- */
@@ -483,7 +486,8 @@ struct rmq_host {
     int lock_fd;
     uint64_t started_at_ms;
     void *admin; /* admin_server.c's context (control thread only) */
-    struct tls_endpoint *tls_client; /* outgoing connections (tls_host.c) */
+    /* TLS of outgoing connections (tls_host.c) */
+    struct tls_endpoint *tls_client;
 };
 
 uint64_t host_now_ms(void);

@@ -78,9 +78,10 @@ int host_conf_load(host_conf *c, const char *dir, char *err, size_t errlen);
  * log_level, log_file, io_threads, max_frame_bytes, write_high_water,
  * write_low_water, drain_timeout_ms, metrics_listen,
  * servers.NAME.listen, servers.NAME.channel_max_idle_seconds,
- * servers.NAME.tls.KEY, tls_client.KEY, plugins.NAME.enabled, plugins.NAME.optional, plugins.NAME.path,
+ * plugins.NAME.enabled, plugins.NAME.optional, plugins.NAME.path,
  * plugins.NAME.server, plugins.NAME.settings.KEY. An unknown key or bad
- * value is an error naming the key. */
+ * value is an error naming the key. servers.NAME.tls.KEY and tls_client.KEY
+ * go to tls_config.c. */
 int host_conf_override(host_conf *c, const char *kv, char *err, size_t errlen);
 
 /* Turn relative paths absolute (state_dir against the parent of conf_dir,
