@@ -22,7 +22,9 @@ static const char usage_text[] =
     "  --body FILE      request body from FILE\n"
     "  --rocketmq       ROCKETMQ binary headers instead of JSON\n"
     "  --oneway         oneway requests (no responses; measures send rate)\n"
-    "  --json           one JSON object instead of text\n";
+    "  --json           one JSON object instead of text\n"
+    "  --tls            TLS on every connection (TLS >= 1.2, the server's certificate is not\n"
+    "                   verified: a transport cost measurement, not a security check)\n";
 
 static int parse_uint(const char *s, unsigned min, unsigned max, unsigned *out)
 {
@@ -133,7 +135,7 @@ static int load_body(rmq_bench_options *o, const char *path)
     return 0;
 }
 
-enum { OPT_CODE = 256, OPT_BODY, OPT_ROCKETMQ, OPT_ONEWAY, OPT_JSON };
+enum { OPT_CODE = 256, OPT_BODY, OPT_ROCKETMQ, OPT_ONEWAY, OPT_JSON, OPT_TLS };
 
 int rmq_bench_options_parse(rmq_bench_options *o, int argc, char **argv)
 {
@@ -151,6 +153,7 @@ int rmq_bench_options_parse(rmq_bench_options *o, int argc, char **argv)
         {"body", required_argument, NULL, OPT_BODY},
         {"rocketmq", no_argument, NULL, OPT_ROCKETMQ},
         {"oneway", no_argument, NULL, OPT_ONEWAY},
+        {"tls", no_argument, NULL, OPT_TLS},
         {"json", no_argument, NULL, OPT_JSON},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -183,6 +186,7 @@ int rmq_bench_options_parse(rmq_bench_options *o, int argc, char **argv)
             break;
         case OPT_ROCKETMQ: o->rocketmq = 1; break;
         case OPT_ONEWAY: o->oneway = 1; break;
+        case OPT_TLS: o->tls = 1; break;
         case OPT_JSON: o->json = 1; break;
         case 'h': fputs(usage_text, stdout); return 1;
         default: fputs(usage_text, stderr); return -1;

@@ -26,6 +26,7 @@ typedef struct rmq_bench_options {
     int rocketmq;
     int oneway;
     int json;
+    int tls; /* --tls: every connection speaks TLS (server not verified) */
 } rmq_bench_options;
 
 /* Parse argv. Returns 0 to run, 1 when help was printed, -1 on a usage error
