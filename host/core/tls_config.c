@@ -113,6 +113,7 @@ static int tlsc_set_key(tls_conf *t, const char *key, const char *v, bool from_f
         bit = TLS_KEY_TEST_MODE;
         rc = tlsc_parse_bool(key, v, &t->test_mode, err, errlen);
     } else if (!from_file && strcmp(key, "tls_config_file") == 0) {
+        bit = TLS_KEY_CONFIG_FILE;
         rc = tlsc_set_path(t->config_file, sizeof(t->config_file), key, v, err, errlen);
     } else {
         return tlsc_fail(err, errlen, "%s: unknown key in %s", key,
@@ -285,15 +286,35 @@ int tls_conf_finish(tls_conf *t, const char *what, const char *base_dir, char *e
     return 0;
 }
 
-bool tls_conf_equal(const tls_conf *a, const tls_conf *b)
+int tls_conf_keep_overrides(tls_conf *fresh, const tls_conf *running, const char *what,
+                            const char *base_dir, char *err, size_t errlen)
 {
-    return a->client == b->client && a->mode == b->mode &&
-           strcmp(a->cert_file, b->cert_file) == 0 && strcmp(a->key_file, b->key_file) == 0 &&
-           strcmp(a->key_password, b->key_password) == 0 &&
-           strcmp(a->trust_cert_file, b->trust_cert_file) == 0 &&
-           a->need_client_auth == b->need_client_auth && a->verify_peer == b->verify_peer &&
-           a->test_mode == b->test_mode;
+    unsigned k = running->override_keys;
+    if (k == 0)
+        return 0;
+    if (k & TLS_KEY_MODE)
+        fresh->mode = running->mode;
+    if (k & TLS_KEY_CERT)
+        memcpy(fresh->cert_file, running->cert_file, sizeof(fresh->cert_file));
+    if (k & TLS_KEY_KEY)
+        memcpy(fresh->key_file, running->key_file, sizeof(fresh->key_file));
+    if (k & TLS_KEY_PASSWORD)
+        memcpy(fresh->key_password, running->key_password, sizeof(fresh->key_password));
+    if (k & TLS_KEY_TRUST)
+        memcpy(fresh->trust_cert_file, running->trust_cert_file, sizeof(fresh->trust_cert_file));
+    if (k & TLS_KEY_CLIENT_AUTH)
+        fresh->need_client_auth = running->need_client_auth;
+    if (k & TLS_KEY_VERIFY)
+        fresh->verify_peer = running->verify_peer;
+    if (k & TLS_KEY_TEST_MODE)
+        fresh->test_mode = running->test_mode;
+    if (k & TLS_KEY_CONFIG_FILE)
+        memcpy(fresh->config_file, running->config_file, sizeof(fresh->config_file));
+    fresh->explicit_keys |= k;
+    fresh->override_keys |= k;
+    return tls_conf_finish(fresh, what, base_dir, err, errlen);
 }
+
 
 /* ---- host.conf hooks --------------------------------------------------------- */
 
@@ -321,7 +342,12 @@ int tls_conf_override(struct host_conf *c, const char *key, const char *val, cha
         return 1;
     }
     char why[512];
-    if (tls_conf_set(t, field, val, why, sizeof(why)) != 0)
+    unsigned before = t->explicit_keys;
+    t->explicit_keys = 0;
+    int rc = tls_conf_set(t, field, val, why, sizeof(why));
+    t->override_keys |= t->explicit_keys;
+    t->explicit_keys |= before;
+    if (rc != 0)
         return tlsc_fail(err, errlen, "-o %s: %s", key, why);
     return 0;
 }

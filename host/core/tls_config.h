@@ -32,6 +32,7 @@ enum {
     TLS_KEY_CLIENT_AUTH = 1u << 5,
     TLS_KEY_VERIFY = 1u << 6,
     TLS_KEY_TEST_MODE = 1u << 7,
+    TLS_KEY_CONFIG_FILE = 1u << 8,
 };
 
 typedef struct tls_conf {
@@ -46,6 +47,7 @@ typedef struct tls_conf {
     bool test_mode;       /* tls.test.mode.enable: self-signed server cert, trust-all client */
     char config_file[TLS_PATH_MAX]; /* tls_config_file: a Java tls.properties */
     unsigned explicit_keys;
+    unsigned override_keys; /* the subset given with -o */
 } tls_conf;
 
 /* Defaults: disabled, no files, need_client_auth none, verify_peer as Java
@@ -77,7 +79,12 @@ int tls_conf_override(struct host_conf *c, const char *key, const char *val, cha
                       size_t errlen);
 int tls_conf_finish_all(struct host_conf *c, char *err, size_t errlen);
 
-bool tls_conf_equal(const tls_conf *a, const tls_conf *b);
+/* reload-config re-reads the files but must not drop what -o set at start
+ * (turning TLS off by surprise): copy running's -o keys into fresh and
+ * finish fresh again. 0 or -1 + err. */
+int tls_conf_keep_overrides(tls_conf *fresh, const tls_conf *running, const char *what,
+                            const char *base_dir, char *err, size_t errlen);
+
 const char *tls_mode_name(int mode);
 
 #endif

@@ -81,9 +81,19 @@ int tls_host_reload_prepare(rmq_host *h, const host_conf *nc, tls_reload_plan **
         }
         p->confs[i] = *t;
         p->present[i] = true;
+        char why[1024];
+        const tls_conf *running = i < h->nservers
+                                      ? &host_conf_server(&h->conf, h->servers[i].name)->tls
+                                      : &h->conf.tls_client;
+        if (tls_conf_keep_overrides(&p->confs[i], running, "-o", nc->conf_dir, why, sizeof(why)) !=
+            0) {
+            snprintf(msg, msglen, "configuration not reloaded, nothing changed: %s", why);
+            tls_host_reload_abandon(p);
+            return -1;
+        }
+        t = &p->confs[i];
         if (t->mode == 0)
             continue;
-        char why[1024];
         p->ctxs[i] = tls_ctx_build(t, why, sizeof(why));
         if (!p->ctxs[i]) {
             snprintf(msg, msglen, "configuration not reloaded, nothing changed: %s: %s%s%s",

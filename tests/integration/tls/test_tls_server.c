@@ -374,6 +374,18 @@ static void test_java_properties_and_overrides(void **state)
     assert_true(rmq_tc_wait_closed(fd, TIMEOUT_MS));
     rmq_cmd_free(req);
     close(fd);
+    /* reload-config re-reads the files but keeps what -o said */
+    int status = -1;
+    char *out = rmq_td_ctl_capture(&f->d, &status, "reload-config", NULL);
+    assert_int_equal(status, 0);
+    assert_non_null(strstr(out, "servers.namesrv.tls: enforcing, certificates re-read"));
+    free(out);
+    fd = rmq_tc_connect(f->port);
+    req = tls_route_request(3);
+    assert_int_equal(rmq_tc_send(fd, req), 0);
+    assert_true(rmq_tc_wait_closed(fd, TIMEOUT_MS));
+    rmq_cmd_free(req);
+    close(fd);
     free_fixture(f);
 }
 
