@@ -1,7 +1,8 @@
 /* test_tls_outgoing.c — the host's outgoing connections over TLS:
  * broker-client-mgr registers to a NameServer whose server enforces TLS
  * (plaintext would be closed), verifying its certificate against the test
- * CA; without tls_client the registration is refused. */
+ * CA, and presenting its own where the NameServer requires one; without
+ * tls_client the registration is refused. */
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -15,10 +16,10 @@
 
 #include "tls_test_client.h"
 
-static bool cluster_has_broker(int port, const char *broker)
+static bool cluster_has_broker(int port, const char *broker, const char *cert, const char *key)
 {
     char why[256];
-    tls_tc *t = tls_tc_connect(port, NULL, NULL, why, sizeof(why));
+    tls_tc *t = tls_tc_connect(port, cert, key, why, sizeof(why));
     if (!t)
         return false;
     rmq_cmd *req = rmq_tc_request(106, 7, NULL); /* GET_BROKER_CLUSTER_INFO */
@@ -35,7 +36,7 @@ static bool cluster_has_broker(int port, const char *broker)
     return found;
 }
 
-static void run_pair(bool client_tls, bool expect_registered)
+static void run_pair(bool client_tls, bool mutual, bool expect_registered)
 {
     char certs[] = "/tmp/rmqtls.XXXXXX";
     assert_non_null(mkdtemp(certs));
@@ -45,16 +46,21 @@ static void run_pair(bool client_tls, bool expect_registered)
     assert_int_equal(rmq_td_init(&d, servers, NULL), 0);
     int ns = rmq_tc_free_port();
     assert_true(ns > 0);
-    char host_conf[4096];
+    char host_conf[4096], mutual_server[512], mutual_client[512];
+    snprintf(mutual_server, sizeof(mutual_server),
+             "trust_cert_file = \"%s/ca.pem\"; need_client_auth = \"require\";", certs);
+    snprintf(mutual_client, sizeof(mutual_client),
+             "cert_file = \"%s/client.pem\"; key_file = \"%s/client.key\";", certs, certs);
     snprintf(host_conf, sizeof(host_conf),
              "state_dir = \"%s\";\nadmin_socket = \"%s\";\nlog_level = \"debug\";\n"
              "io_threads = 2;\nservers = {\n"
              "  namesrv = { listen = \"127.0.0.1:%d\"; tls = { mode = \"enforcing\"; "
-             "cert_file = \"%s/server1.pem\"; key_file = \"%s/server1.key\"; }; };\n"
+             "cert_file = \"%s/server1.pem\"; key_file = \"%s/server1.key\"; %s }; };\n"
              "  broker = { listen = \"127.0.0.1:0\"; };\n};\n"
              "tls_client = { enable = %s; verify_server = true; trust_cert_file = "
-             "\"%s/ca.pem\"; };\n",
-             d.state_dir, d.admin_socket, ns, certs, certs, client_tls ? "true" : "false", certs);
+             "\"%s/ca.pem\"; %s };\n",
+             d.state_dir, d.admin_socket, ns, certs, certs, mutual ? mutual_server : "",
+             client_tls ? "true" : "false", certs, mutual ? mutual_client : "");
     assert_int_equal(rmq_td_write_conf(&d, "host.conf", host_conf), 0);
     char settings[256];
     snprintf(settings, sizeof(settings),
@@ -65,10 +71,13 @@ static void run_pair(bool client_tls, bool expect_registered)
     assert_int_equal(
         rmq_td_add_plugin(&d, "broker-client-mgr", "broker-client-mgr", "broker", settings), 0);
     assert_int_equal(rmq_td_start(&d, NULL), 0);
+    char cert[300], key[300];
+    snprintf(cert, sizeof(cert), "%s/client.pem", certs);
+    snprintf(key, sizeof(key), "%s/client.key", certs);
     bool found = false;
     uint64_t deadline = rmq_test_now_ms() + (expect_registered ? 15000 : 3000);
     while (!found && rmq_test_now_ms() < deadline) {
-        found = cluster_has_broker(ns, "tls-broker-x");
+        found = cluster_has_broker(ns, "tls-broker-x", cert, key);
         if (!found)
             rmq_test_pause_ms(200);
     }
@@ -86,13 +95,19 @@ static void run_pair(bool client_tls, bool expect_registered)
 static void test_broker_registers_over_tls(void **state)
 {
     (void)state;
-    run_pair(true, true);
+    run_pair(true, false, true);
+}
+
+static void test_broker_registers_with_a_client_certificate(void **state)
+{
+    (void)state;
+    run_pair(true, true, true);
 }
 
 static void test_plaintext_registration_is_refused(void **state)
 {
     (void)state;
-    run_pair(false, false);
+    run_pair(false, false, false);
 }
 
 int main(int argc, char **argv)
@@ -100,6 +115,7 @@ int main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN); /* a refused TLS client writes to a closed socket */
     const struct CMUnitTest all[] = {
         cmocka_unit_test(test_broker_registers_over_tls),
+        cmocka_unit_test(test_broker_registers_with_a_client_certificate),
         cmocka_unit_test(test_plaintext_registration_is_refused),
     };
     struct CMUnitTest sel[sizeof(all) / sizeof(all[0])];

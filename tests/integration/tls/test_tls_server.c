@@ -111,6 +111,34 @@ static void test_permissive_serves_tls_and_plaintext(void **state)
     route_over_tls(t, 1);
     route_in_plaintext(f->port, 2);
     route_over_tls(t, 3); /* the TLS session is unaffected by the plaintext one */
+    /* pipelined: many records in one read, many answers in one write */
+    enum { N = 400 };
+    for (int i = 0; i < N; i++) {
+        rmq_cmd *req = tls_route_request(1000 + i);
+        assert_int_equal(tls_tc_send(t, req), 0);
+        rmq_cmd_free(req);
+    }
+    for (int i = 0; i < N; i++) {
+        rmq_cmd *resp = tls_tc_recv(t, TIMEOUT_MS);
+        assert_non_null(resp);
+        assert_int_equal(resp->opaque, 1000 + i);
+        assert_int_equal(resp->code, 17);
+        rmq_cmd_free(resp);
+    }
+    tls_tc_close(t);
+    free_fixture(f);
+}
+
+static void test_test_mode_self_signed(void **state)
+{
+    (void)state;
+    fixture *f = new_fixture();
+    start_namesrv(f, "mode = \"enforcing\"; test_mode = true;", NULL);
+    char why[256];
+    tls_tc *t = tls_tc_connect(f->port, NULL, NULL, why, sizeof(why));
+    assert_non_null(t);
+    assert_string_equal(tls_tc_peer_cn(t), "rmqhost test mode");
+    route_over_tls(t, 1);
     tls_tc_close(t);
     free_fixture(f);
 }
@@ -394,6 +422,7 @@ int main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN); /* a refused TLS client writes to a closed socket */
     const struct CMUnitTest all[] = {
         cmocka_unit_test(test_permissive_serves_tls_and_plaintext),
+        cmocka_unit_test(test_test_mode_self_signed),
         cmocka_unit_test(test_enforcing_closes_plaintext),
         cmocka_unit_test(test_disabled_closes_client_hello),
         cmocka_unit_test(test_mutual_tls_refuses_untrusted_clients),

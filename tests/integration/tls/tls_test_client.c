@@ -121,7 +121,7 @@ static int read_full(tls_tc *t, uint8_t *buf, size_t len, int timeout_ms)
     return 0;
 }
 
-rmq_cmd *tls_tc_call(tls_tc *t, const rmq_cmd *req, int timeout_ms)
+int tls_tc_send(tls_tc *t, const rmq_cmd *req)
 {
     size_t cap = rmq_cmd_encoded_size_bound(req);
     uint8_t *buf = malloc(cap);
@@ -130,27 +130,40 @@ rmq_cmd *tls_tc_call(tls_tc *t, const rmq_cmd *req, int timeout_ms)
     free(buf);
     if (w != (int)n) {
         ERR_clear_error();
+        return -1;
+    }
+    return 0;
+}
+
+rmq_cmd *tls_tc_recv(tls_tc *t, int timeout_ms)
+{
+    uint8_t head[4];
+    if (read_full(t, head, 4, timeout_ms) != 0)
+        return NULL;
+    uint32_t len =
+        ((uint32_t)head[0] << 24) | ((uint32_t)head[1] << 16) | ((uint32_t)head[2] << 8) | head[3];
+    if (len < 4 || len > 64u * 1024 * 1024)
+        return NULL;
+    uint8_t *frame = malloc(len + 4);
+    if (!frame)
+        return NULL;
+    memcpy(frame, head, 4);
+    if (read_full(t, frame + 4, len, timeout_ms) != 0) {
+        free(frame);
         return NULL;
     }
+    char err[128];
+    rmq_cmd *c = rmq_cmd_decode(frame, len + 4, err, sizeof(err));
+    free(frame);
+    return c;
+}
+
+rmq_cmd *tls_tc_call(tls_tc *t, const rmq_cmd *req, int timeout_ms)
+{
+    if (tls_tc_send(t, req) != 0)
+        return NULL;
     for (;;) {
-        uint8_t head[4];
-        if (read_full(t, head, 4, timeout_ms) != 0)
-            return NULL;
-        uint32_t len = ((uint32_t)head[0] << 24) | ((uint32_t)head[1] << 16) |
-                       ((uint32_t)head[2] << 8) | head[3];
-        if (len < 4 || len > 64u * 1024 * 1024)
-            return NULL;
-        uint8_t *frame = malloc(len + 4);
-        if (!frame)
-            return NULL;
-        memcpy(frame, head, 4);
-        if (read_full(t, frame + 4, len, timeout_ms) != 0) {
-            free(frame);
-            return NULL;
-        }
-        char err[128];
-        rmq_cmd *c = rmq_cmd_decode(frame, len + 4, err, sizeof(err));
-        free(frame);
+        rmq_cmd *c = tls_tc_recv(t, timeout_ms);
         if (!c || c->opaque == req->opaque)
             return c;
         rmq_cmd_free(c);

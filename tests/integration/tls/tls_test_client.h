@@ -24,6 +24,9 @@ typedef struct tls_tc tls_tc;
 tls_tc *tls_tc_connect(int port, const char *cert, const char *key, char *why, size_t whylen);
 /* Send req and return the response with its opaque, or NULL. */
 rmq_cmd *tls_tc_call(tls_tc *t, const rmq_cmd *req, int timeout_ms);
+/* One frame out, or the next frame in (NULL on timeout, EOF or garbage). */
+int tls_tc_send(tls_tc *t, const rmq_cmd *req);
+rmq_cmd *tls_tc_recv(tls_tc *t, int timeout_ms);
 /* The CN of the certificate the server presented. */
 const char *tls_tc_peer_cn(tls_tc *t);
 /* True when the server ends the session within timeout_ms. */
