@@ -315,7 +315,6 @@ int tls_conf_keep_overrides(tls_conf *fresh, const tls_conf *running, const char
     return tls_conf_finish(fresh, what, base_dir, err, errlen);
 }
 
-
 /* ---- host.conf hooks --------------------------------------------------------- */
 
 int tls_conf_override(struct host_conf *c, const char *key, const char *val, char *err,
