@@ -12,7 +12,8 @@ int tls_conn_input(connection *c, size_t start)
     rmq_host *h = c->loop->host;
     if (c->tls_detect) {
         c->tls_detect = false;
-        int mode = tls_endpoint_mode(c->srv->tls);
+        tls_endpoint *ep = tls_server_endpoint(c->srv);
+        int mode = tls_endpoint_mode(ep);
         switch (tls_first_byte_verdict(mode, c->rbuf.data[start])) {
         case TLS_VERDICT_PLAIN: return 0;
         case TLS_VERDICT_REFUSE_TLS:
@@ -30,7 +31,7 @@ int tls_conn_input(connection *c, size_t start)
         case TLS_VERDICT_TLS: break;
         }
         char note[1400];
-        SSL *ssl = tls_endpoint_new_ssl(c->srv->tls, uv_now(&c->loop->loop), note, sizeof(note));
+        SSL *ssl = tls_endpoint_new_ssl(ep, uv_now(&c->loop->loop), note, sizeof(note));
         if (note[0])
             HLOG_WARN(h, "%s", note);
         c->tls = ssl ? tls_session_new(ssl, true) : NULL;

@@ -7,17 +7,32 @@
 #include "tls_context.h"
 #include "tls_host.h"
 
+static void label_of(const rmq_host *h, const char *server, char *buf, size_t len)
+{
+    if (server)
+        snprintf(buf, len, "%s: servers.%s.tls", h->conf.host_file, server);
+    else
+        snprintf(buf, len, "%s: tls_client", h->conf.host_file);
+}
+
+struct tls_endpoint *tls_server_endpoint(const server *s)
+{
+    return __atomic_load_n(&s->tls, __ATOMIC_ACQUIRE);
+}
+
 int tls_host_init(rmq_host *h, char *err, size_t errlen)
 {
     char label[CONF_PATH_MAX + CONF_NAME_MAX + 32];
     for (size_t i = 0; i < h->nservers; i++) {
         const server_conf *sc = host_conf_server(&h->conf, h->servers[i].name);
-        snprintf(label, sizeof(label), "%s: servers.%s.tls", h->conf.host_file, h->servers[i].name);
-        h->servers[i].tls = tls_endpoint_new(&sc->tls, label, err, errlen);
+        tls_conf off;
+        tls_conf_defaults(&off, false);
+        label_of(h, h->servers[i].name, label, sizeof(label));
+        h->servers[i].tls = tls_endpoint_new(sc ? &sc->tls : &off, label, err, errlen);
         if (!h->servers[i].tls)
             return -1;
     }
-    snprintf(label, sizeof(label), "%s: tls_client", h->conf.host_file);
+    label_of(h, NULL, label, sizeof(label));
     h->tls_client = tls_endpoint_new(&h->conf.tls_client, label, err, errlen);
     return h->tls_client ? 0 : -1;
 }
@@ -32,24 +47,38 @@ void tls_host_destroy(rmq_host *h)
     h->tls_client = NULL;
 }
 
-/* Slot nservers is the outgoing side. */
+/* One entry per server the new files declare, the last for tls_client
+ * (name ""). Keyed by name: a reload may add servers. */
+typedef struct plan_entry {
+    char name[CONF_NAME_MAX];
+    tls_conf conf;
+    SSL_CTX *ctx;
+} plan_entry;
+
 struct tls_reload_plan {
     size_t n;
-    tls_conf *confs;
-    SSL_CTX **ctxs;
-    bool *present;
+    plan_entry *e;
 };
 
 void tls_host_reload_abandon(tls_reload_plan *p)
 {
     if (!p)
         return;
-    for (size_t i = 0; i < p->n; i++)
-        SSL_CTX_free(p->ctxs[i]);
-    free(p->confs);
-    free(p->ctxs);
-    free(p->present);
+    for (size_t i = 0; i < p->n; i++) {
+        SSL_CTX_free(p->e[i].ctx);
+        memset(p->e[i].conf.key_password, 0, sizeof(p->e[i].conf.key_password));
+    }
+    free(p->e);
     free(p);
+}
+
+/* What the running daemon was configured with for `name` ("" = client). */
+static const tls_conf *running_conf(const rmq_host *h, const char *name)
+{
+    if (!name[0])
+        return &h->conf.tls_client;
+    const server_conf *sc = host_conf_server(&h->conf, name);
+    return sc ? &sc->tls : NULL;
 }
 
 int tls_host_reload_prepare(rmq_host *h, const host_conf *nc, tls_reload_plan **out, char *msg,
@@ -57,50 +86,36 @@ int tls_host_reload_prepare(rmq_host *h, const host_conf *nc, tls_reload_plan **
 {
     *out = NULL;
     tls_reload_plan *p = calloc(1, sizeof(*p));
-    size_t n = h->nservers + 1;
     if (p) {
-        p->n = n;
-        p->confs = calloc(n, sizeof(*p->confs));
-        p->ctxs = calloc(n, sizeof(*p->ctxs));
-        p->present = calloc(n, sizeof(*p->present));
+        p->n = nc->nservers + 1;
+        p->e = calloc(p->n, sizeof(*p->e));
     }
-    if (!p || !p->confs || !p->ctxs || !p->present) {
+    if (!p || !p->e) {
         tls_host_reload_abandon(p);
         snprintf(msg, msglen, "configuration not reloaded, nothing changed: out of memory");
         return -1;
     }
-    for (size_t i = 0; i < n; i++) {
-        const tls_conf *t;
-        if (i < h->nservers) {
-            const server_conf *sc = host_conf_server(nc, h->servers[i].name);
-            if (!sc)
-                continue; /* a removed server keeps running as it is until restart */
-            t = &sc->tls;
-        } else {
-            t = &nc->tls_client;
-        }
-        p->confs[i] = *t;
-        p->present[i] = true;
-        char why[1024];
-        const tls_conf *running = i < h->nservers
-                                      ? &host_conf_server(&h->conf, h->servers[i].name)->tls
-                                      : &h->conf.tls_client;
-        if (tls_conf_keep_overrides(&p->confs[i], running, "-o", nc->conf_dir, why, sizeof(why)) !=
-            0) {
+    for (size_t i = 0; i < p->n; i++) {
+        plan_entry *e = &p->e[i];
+        bool client = i == nc->nservers;
+        snprintf(e->name, sizeof(e->name), "%s", client ? "" : nc->servers[i].name);
+        e->conf = client ? nc->tls_client : nc->servers[i].tls;
+        char why[1024], label[CONF_PATH_MAX + CONF_NAME_MAX + 32];
+        label_of(h, client ? NULL : e->name, label, sizeof(label));
+        const tls_conf *running = running_conf(h, e->name);
+        if (running && tls_conf_keep_overrides(&e->conf, running, label, nc->conf_dir, why,
+                                               sizeof(why)) != 0) {
             snprintf(msg, msglen, "configuration not reloaded, nothing changed: %s", why);
             tls_host_reload_abandon(p);
             return -1;
         }
-        t = &p->confs[i];
-        if (t->mode == 0)
+        if (e->conf.mode == 0)
             continue;
-        p->ctxs[i] = tls_ctx_build(t, why, sizeof(why));
-        if (!p->ctxs[i]) {
-            snprintf(msg, msglen, "configuration not reloaded, nothing changed: %s: %s%s%s",
-                     nc->host_file, i < h->nservers ? "servers." : "tls_client",
-                     i < h->nservers ? h->servers[i].name : "", i < h->nservers ? ".tls" : "");
+        e->ctx = tls_ctx_build(&e->conf, why, sizeof(why));
+        if (!e->ctx) {
+            snprintf(msg, msglen, "configuration not reloaded, nothing changed: %s: ", label);
             size_t len = strlen(msg);
-            snprintf(msg + len, msglen - len, ": %s", why);
+            snprintf(msg + len, msglen - len, "%s", why);
             tls_host_reload_abandon(p);
             return -1;
         }
@@ -109,34 +124,43 @@ int tls_host_reload_prepare(rmq_host *h, const host_conf *nc, tls_reload_plan **
     return 0;
 }
 
-static void note(char *msg, size_t msglen, const char *what, const tls_conf *t)
-{
-    size_t len = strlen(msg);
-    if (len + 1 < msglen)
-        snprintf(msg + len, msglen - len, "tls: %s: %s%s\n", what,
-                 t->client ? (t->mode ? "enabled" : "disabled") : tls_mode_name(t->mode),
-                 t->mode ? ", certificates re-read" : "");
-}
-
 void tls_host_reload_commit(rmq_host *h, tls_reload_plan *p, char *msg, size_t msglen)
 {
     for (size_t i = 0; i < p->n; i++) {
-        if (!p->present[i])
-            continue;
-        tls_endpoint *ep = i < h->nservers ? h->servers[i].tls : h->tls_client;
-        tls_conf *cur = i < h->nservers
-                            ? &((server_conf *)host_conf_server(&h->conf, h->servers[i].name))->tls
-                            : &h->conf.tls_client;
-        bool was_on = tls_endpoint_mode(ep) != 0;
-        tls_endpoint_install(ep, &p->confs[i], p->ctxs[i]);
-        p->ctxs[i] = NULL;
-        if (was_on || p->confs[i].mode != 0) {
-            char what[CONF_NAME_MAX + 32];
-            snprintf(what, sizeof(what), "%s%s%s", i < h->nservers ? "servers." : "tls_client",
-                     i < h->nservers ? h->servers[i].name : "", i < h->nservers ? ".tls" : "");
-            note(msg, msglen, what, &p->confs[i]);
+        plan_entry *e = &p->e[i];
+        tls_endpoint *ep = h->tls_client;
+        if (e->name[0]) {
+            server *s = host_server(h, e->name);
+            if (!s)
+                continue; /* not (yet) a server of this process */
+            ep = tls_server_endpoint(s);
+            if (!ep) {
+                /* A server a reload declared: give it an endpoint now. */
+                char err[256], label[CONF_PATH_MAX + CONF_NAME_MAX + 32];
+                tls_conf off;
+                tls_conf_defaults(&off, false);
+                label_of(h, e->name, label, sizeof(label));
+                ep = tls_endpoint_new(&off, label, err, sizeof(err));
+                if (!ep)
+                    continue;
+                __atomic_store_n(&s->tls, ep, __ATOMIC_RELEASE);
+            }
         }
-        *cur = p->confs[i];
+        bool was_on = tls_endpoint_mode(ep) != 0;
+        tls_endpoint_install(ep, &e->conf, e->ctx);
+        e->ctx = NULL;
+        if (was_on || e->conf.mode != 0) {
+            size_t len = strlen(msg);
+            if (len + 1 < msglen)
+                snprintf(msg + len, msglen - len, "tls: %s%s%s: %s%s\n",
+                         e->name[0] ? "servers." : "tls_client", e->name, e->name[0] ? ".tls" : "",
+                         e->conf.client ? (e->conf.mode ? "enabled" : "disabled")
+                                        : tls_mode_name(e->conf.mode),
+                         e->conf.mode ? ", certificates re-read" : "");
+        }
+        tls_conf *cur = (tls_conf *)running_conf(h, e->name);
+        if (cur)
+            *cur = e->conf;
     }
     tls_host_reload_abandon(p);
 }

@@ -12,10 +12,14 @@
  * naming the server and the file that failed. */
 int tls_host_init(rmq_host *h, char *err, size_t errlen);
 void tls_host_destroy(rmq_host *h);
+/* A server's endpoint (NULL for a server a reload declared until
+ * tls_host_reload_commit gives it one: its connections are then plaintext). */
+struct tls_endpoint *tls_server_endpoint(const server *s);
 
 /* reload-config: rebuild every TLS context from nc (re-reading the files)
  * before anything is applied; -1 + msg when one fails (nothing changed).
- * Commit installs them and appends one line per changed endpoint to msg. */
+ * Commit installs them and appends one line per TLS endpoint to msg; call
+ * it after servers a reload adds exist (it gives them their endpoint). */
 typedef struct tls_reload_plan tls_reload_plan;
 int tls_host_reload_prepare(rmq_host *h, const host_conf *nc, tls_reload_plan **plan, char *msg,
                             size_t msglen);
