@@ -459,7 +459,7 @@ int host_conf_override(host_conf *c, const char *kv, char *err, size_t errlen)
     key[klen] = 0;
     const char *val = eq + 1;
     long v = 0;
-    int tls_rc = tls_conf_override(c, key, val, err, errlen); /* tls_host_config.c */
+    int tls_rc = tls_conf_override(c, key, val, err, errlen); /* tls_config.c */
     if (tls_rc != 1)
         return tls_rc;
     struct {
@@ -596,7 +596,7 @@ int host_conf_finish(host_conf *c, char *err, size_t errlen)
         absolutise(c->log_file, sizeof(c->log_file), c->state_dir) ||
         absolutise(c->plugin_dir, sizeof(c->plugin_dir), parent))
         return fail(err, errlen, "%s: a configured path is too long", c->host_file);
-    if (tls_conf_finish_all(c, err, errlen)) /* tls_host_config.c */
+    if (tls_conf_finish_all(c, err, errlen)) /* tls_config.c */
         return -1;
     if (c->write_low_water > c->write_high_water)
         return fail(err, errlen, "%s: write_low_water must not exceed write_high_water",
