@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "admin_context.h"
+#include "tls_host.h"
 
 static void append(char *msg, size_t cap, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -86,13 +87,21 @@ int admin_reload_config(admin_ctx *a, char *msg, size_t msglen)
     host_conf nc;
     if (read_files(h, &nc, msg, msglen) != 0)
         return -1;
+    tls_reload_plan *tls_plan = NULL; /* certificates re-read before anything changes */
+    if (tls_host_reload_prepare(h, &nc, &tls_plan, msg, msglen) != 0) {
+        host_conf_free(&nc);
+        return -1;
+    }
     server_plan *plan = NULL;
     if (servers_prepare(h, &nc, &plan, msg, msglen) != 0) {
+        tls_host_reload_abandon(tls_plan);
         host_conf_free(&nc);
         return -1;
     }
     msg[0] = 0;
     servers_commit(h, &nc, plan, msg, msglen);
+    /* after servers_commit: servers added by this reload get their endpoint */
+    tls_host_reload_commit(h, tls_plan, msg, msglen);
     size_t server_notes = strlen(msg);
     int rc = 0, actions = 0;
     char one[2048];

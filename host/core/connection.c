@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "host.h"
+#include "tls_host.h"
 
 #define READ_CHUNK (64 * 1024)
 #define RBUF_SHRINK_ABOVE (1024 * 1024)
@@ -137,7 +138,14 @@ static void on_write(uv_write_t *req, int status)
 
 static void conn_flush(connection *c)
 {
-    if (c->closing || c->writing || !c->connected || c->out.len == 0)
+    if (c->closing || c->writing || !c->connected)
+        return;
+    /* TLS: c->out's plaintext becomes records (tls_connection.c). */
+    if (c->tls && tls_conn_seal(c) != 0) {
+        conn_close(c, RMQ_CHANNEL_EXCEPTION);
+        return;
+    }
+    if (c->out.len == 0)
         return;
     uv_buf_t b = uv_buf_init((char *)c->out.data, (unsigned)c->out.len);
     int n = uv_try_write((uv_stream_t *)&c->tcp, &b, 1);
@@ -234,6 +242,7 @@ static void on_closed(uv_handle_t *h)
     large_frame_drop(c);
     byte_buf_free(&c->out);
     byte_buf_free(&c->inflight);
+    tls_conn_free(c);
     free(c);
 }
 
@@ -320,6 +329,17 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
     } else if (nread > 0) {
         c->rbuf.len += (size_t)nread;
         c->last_active_ms = uv_now(&c->loop->loop);
+        /* TLS: decide on the first byte, decrypt in place (tls_connection.c). */
+        if (c->tls_detect || c->tls) {
+            int t = tls_conn_input(c, c->rbuf.len - (size_t)nread);
+            if (t < 0) {
+                conn_close(c, t == -2 ? RMQ_CHANNEL_CLOSE : RMQ_CHANNEL_EXCEPTION);
+                loop_flush_dirty(l);
+                return;
+            }
+            if (t > 0)
+                dirty_mark(c);
+        }
         conn_process_frames(c);
     } else if (nread < 0) {
         if (nread != UV_EOF && nread != UV_ECONNRESET)
@@ -380,6 +400,7 @@ void conn_adopt(io_loop *l, server *srv, uv_os_sock_t fd)
     else
         snprintf(c->peer, sizeof(c->peer), "unknown");
     c->connected = true;
+    c->tls_detect = true; /* the first byte decides TLS (tls_connection.c) */
     event_thread_post(&srv->events, RMQ_CHANNEL_CONNECT, c->id, c->peer);
     resume_reading(c);
 }
@@ -430,6 +451,12 @@ void loop_connect_and_invoke(io_loop *l, loop_task *t)
         }
         snprintf(c->addr_key, sizeof(c->addr_key), "%s", t->addr);
         snprintf(c->peer, sizeof(c->peer), "%.63s", t->addr);
+        if (tls_conn_start_client(c) != 0) { /* tls_client.enable */
+            if (t->call)
+                pending_call_fail(l->host, t->call, RMQ_ECONNREFUSED);
+            conn_close(c, RMQ_CHANNEL_EXCEPTION);
+            return;
+        }
         c->connect_req.data = c;
         int rc = uv_tcp_connect(&c->connect_req, &c->tcp, (struct sockaddr *)&ss, on_connected);
         if (rc != 0) {

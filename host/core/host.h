@@ -169,6 +169,8 @@ struct server {
     atomic_ulong errors;
     unsigned next_loop;
     request_stats stats; /* per-code counts and latency, for `stats` and metrics */
+    /* TLS settings and context (tls_host.c): set at init, never replaced */
+    struct tls_endpoint *tls;
 };
 
 /* ---- outgoing calls ------------------------------------------------------- */
@@ -289,6 +291,10 @@ struct connection {
     uint32_t slot;
     connection *dirty_next;
     connection *prev, *next; /* loop's connection list */
+    /* TLS on this connection, and (server side) whether its first byte is
+     * still to be seen (tls_connection.c) */
+    struct tls_session *tls;
+    bool tls_detect;
 };
 
 /* ---- I/O loops ------------------------------------------------------------- */
@@ -526,6 +532,8 @@ struct rmq_host {
     size_t servers_cap;      /* slots of `servers`: reload-config may add servers */
     char **conf_overrides;   /* -o KEY=VALUE of the command line, re-applied by reload-config */
     size_t nconf_overrides;
+    /* TLS of outgoing connections (tls_host.c) */
+    struct tls_endpoint *tls_client;
 };
 
 /* server_reconfigure.c — reload-config's part for servers and host settings */

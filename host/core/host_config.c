@@ -118,6 +118,7 @@ static int parse_servers(host_conf *c, const config_setting_t *group, const char
         copy_str(sc->file, sizeof(sc->file), file);
         sc->line = line_of(s);
         sc->idle_seconds = DEFAULT_IDLE_SECONDS;
+        tls_conf_defaults(&sc->tls, false);
         if (!config_setting_is_group(s))
             return fail(err, errlen, "%s:%d: server '%s' must be a group", file, sc->line,
                         sc->name);
@@ -132,6 +133,9 @@ static int parse_servers(host_conf *c, const config_setting_t *group, const char
                 if (get_long(f, file, 1, 86400 * 7, &v, err, errlen))
                     return -1;
                 sc->idle_seconds = (int)v;
+            } else if (strcmp(key, "tls") == 0) {
+                if (tls_conf_parse_group(&sc->tls, false, f, file, err, errlen))
+                    return -1;
             } else {
                 return fail(err, errlen, "%s:%d: unknown key '%s' in server '%s'", file, line_of(f),
                             key, sc->name);
@@ -195,6 +199,9 @@ static int parse_host(host_conf *c, const char *path, char *err, size_t errlen)
             c->drain_timeout_ms = (int)v;
         } else if (strcmp(key, "servers") == 0) {
             if (parse_servers(c, s, path, err, errlen))
+                goto out;
+        } else if (strcmp(key, "tls_client") == 0) {
+            if (tls_conf_parse_group(&c->tls_client, true, s, path, err, errlen))
                 goto out;
         } else {
             fail(err, errlen, "%s:%d: unknown key '%s' in host.conf", path, line_of(s), key);
@@ -452,6 +459,9 @@ int host_conf_override(host_conf *c, const char *kv, char *err, size_t errlen)
     key[klen] = 0;
     const char *val = eq + 1;
     long v = 0;
+    int tls_rc = tls_conf_override(c, key, val, err, errlen); /* tls_config.c */
+    if (tls_rc != 1)
+        return tls_rc;
     struct {
         const char *name;
         char *dst;
@@ -586,6 +596,8 @@ int host_conf_finish(host_conf *c, char *err, size_t errlen)
         absolutise(c->log_file, sizeof(c->log_file), c->state_dir) ||
         absolutise(c->plugin_dir, sizeof(c->plugin_dir), parent))
         return fail(err, errlen, "%s: a configured path is too long", c->host_file);
+    if (tls_conf_finish_all(c, err, errlen)) /* tls_config.c */
+        return -1;
     if (c->write_low_water > c->write_high_water)
         return fail(err, errlen, "%s: write_low_water must not exceed write_high_water",
                     c->host_file);

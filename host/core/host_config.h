@@ -8,6 +8,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "tls_config.h"
+
 #define CONF_NAME_MAX 64
 #define CONF_PATH_MAX 1024
 
@@ -30,6 +32,7 @@ typedef struct server_conf {
     char name[CONF_NAME_MAX];
     char listen[128]; /* "ip:port" or "[v6]:port" */
     int idle_seconds; /* channel_max_idle_seconds */
+    tls_conf tls;     /* servers.NAME.tls (tls_config.c) */
     char file[CONF_PATH_MAX];
     int line;
 } server_conf;
@@ -59,6 +62,7 @@ typedef struct host_conf {
     long write_low_water;
     int drain_timeout_ms;     /* SIGTERM: how long in-flight requests may take */
     char metrics_listen[128]; /* "" = off */
+    tls_conf tls_client;      /* outgoing connections (tls_config.c) */
     server_conf *servers;
     size_t nservers;
     plugin_conf *plugins;
@@ -76,7 +80,8 @@ int host_conf_load(host_conf *c, const char *dir, char *err, size_t errlen);
  * servers.NAME.listen, servers.NAME.channel_max_idle_seconds,
  * plugins.NAME.enabled, plugins.NAME.optional, plugins.NAME.path,
  * plugins.NAME.server, plugins.NAME.settings.KEY. An unknown key or bad
- * value is an error naming the key. */
+ * value is an error naming the key. servers.NAME.tls.KEY and tls_client.KEY
+ * go to tls_config.c. */
 int host_conf_override(host_conf *c, const char *kv, char *err, size_t errlen);
 
 /* Turn relative paths absolute (state_dir against the parent of conf_dir,

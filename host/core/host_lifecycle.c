@@ -10,6 +10,7 @@
 #include <urcu.h>
 
 #include "host.h"
+#include "tls_host.h"
 
 #define SERVER_ONEWAY_SEMAPHORE 256
 #define SERVER_ASYNC_SEMAPHORE 64
@@ -58,6 +59,13 @@ int host_init(rmq_host *h, const host_conf *conf, const char *exe_dir, char *err
         s->idle_ms = h->conf.servers[i].idle_seconds * 1000;
         s->oneway_limit = SERVER_ONEWAY_SEMAPHORE;
         s->async_limit = SERVER_ASYNC_SEMAPHORE;
+    }
+    if (tls_host_init(h, err, errlen) != 0) { /* certificates: --check names a bad file */
+        tls_host_destroy(h);
+        free(h->servers);
+        h->servers = NULL;
+        host_conf_free(&h->conf);
+        return -1;
     }
     for (size_t i = 0; i < h->conf.nplugins; i++) {
         plugin_conf *p = &h->conf.plugins[i];
@@ -327,6 +335,7 @@ void host_destroy(rmq_host *h)
     h->plugins = NULL;
     free(h->loops);
     h->loops = NULL;
+    tls_host_destroy(h);
     free(h->servers);
     h->servers = NULL;
     if (h->lock_fd >= 0)

@@ -56,7 +56,10 @@ void large_frame_read(connection *c, size_t nread)
 void large_frame_maybe_start(connection *c)
 {
     rmq_host *h = c->loop->host;
-    if (c->large.buf || c->closing || c->read_paused || c->rbuf.len < 8)
+    /* TLS: the socket delivers records, not frame bytes; they must go
+     * through the session into rbuf (tls_connection.c) */
+    if (c->large.buf || c->closing || c->read_paused || c->rbuf.len < 8 || c->tls ||
+        c->tls_detect)
         return;
     size_t total = 0;
     const char *reason = NULL;

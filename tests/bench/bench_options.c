@@ -23,6 +23,8 @@ static const char usage_text[] =
     "  --rocketmq       ROCKETMQ binary headers instead of JSON\n"
     "  --oneway         oneway requests (no responses; measures send rate)\n"
     "  --json           one JSON object instead of text\n"
+    "  --tls            TLS on every connection (TLS >= 1.2, the server's certificate is not\n"
+    "                   verified: a transport cost measurement, not a security check)\n"
     "register mode (REGISTER_BROKER over the wire, one request at a time):\n"
     "  --register N     N topics x 8 queues per broker (4.9.8 body shape)\n"
     "  --rounds R       registrations of the same topics, DataVersion counter\n"
@@ -169,7 +171,8 @@ enum {
     OPT_DISTINCT,
     OPT_EXPIRE_MS,
     OPT_HOLD,
-    OPT_HOLD_REQUEST
+    OPT_HOLD_REQUEST,
+    OPT_TLS
 };
 
 int rmq_bench_options_parse(rmq_bench_options *o, int argc, char **argv)
@@ -190,6 +193,7 @@ int rmq_bench_options_parse(rmq_bench_options *o, int argc, char **argv)
         {"body", required_argument, NULL, OPT_BODY},
         {"rocketmq", no_argument, NULL, OPT_ROCKETMQ},
         {"oneway", no_argument, NULL, OPT_ONEWAY},
+        {"tls", no_argument, NULL, OPT_TLS},
         {"json", no_argument, NULL, OPT_JSON},
         {"register", required_argument, NULL, OPT_REGISTER},
         {"rounds", required_argument, NULL, OPT_ROUNDS},
@@ -234,6 +238,7 @@ int rmq_bench_options_parse(rmq_bench_options *o, int argc, char **argv)
             break;
         case OPT_ROCKETMQ: o->rocketmq = 1; break;
         case OPT_ONEWAY: o->oneway = 1; break;
+        case OPT_TLS: o->tls = 1; break;
         case OPT_JSON: o->json = 1; break;
         case OPT_REGISTER: bad = parse_uint(optarg, 1, 1000000, &o->register_topics); break;
         case OPT_ROUNDS: bad = parse_uint(optarg, 1, 1000000, &o->rounds); break;

@@ -40,6 +40,7 @@ typedef struct rmq_bench_options {
     const char *broker_prefix;
     unsigned hold;    /* hold mode (hold_mode.c): connections to open and keep */
     int hold_request; /* ... each sending one request first */
+    int tls; /* --tls: every connection speaks TLS (server not verified) */
 } rmq_bench_options;
 
 /* Parse argv. Returns 0 to run, 1 when help was printed, -1 on a usage error

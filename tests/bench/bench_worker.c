@@ -1,7 +1,9 @@
 /* bench_worker.c — rmqbench's connection driver: connects, keeps `depth`
  * requests in flight per connection, matches responses by opaque and records
  * latencies. No allocation per request: send buffers, slots and the
- * histogram are sized once. Must not print: the caller reports. */
+ * histogram are sized once. With --tls each connection runs an OpenSSL
+ * session over memory BIOs on the same loop. Must not print: the caller
+ * reports. */
 #include "bench_worker.h"
 
 #include <stdlib.h>
@@ -35,6 +37,11 @@ typedef struct bench_conn {
     uint32_t *slot_gen;
     int connected;
     int dead;
+    /* --tls: the session, and the ciphertext being written */
+    SSL *ssl;
+    BIO *rbio, *wbio;
+    uint8_t *cbuf;
+    size_t ccap;
 } bench_conn;
 
 typedef struct bench_worker {
@@ -86,12 +93,60 @@ static void on_write(uv_write_t *req, int status)
 /* Fill the oneway batch: the send rate is bounded only by write completion. */
 static void fill_oneway(bench_conn *c);
 
+/* TLS: encrypt the collecting batch once the handshake is done and write
+ * whatever records the session has (handshake ones included). */
+static void flush_tls(bench_conn *c)
+{
+    unsigned idx = c->wfill;
+    if (!SSL_is_init_finished(c->ssl)) {
+        int r = SSL_do_handshake(c->ssl);
+        int e = r == 1 ? SSL_ERROR_NONE : SSL_get_error(c->ssl, r);
+        if (e != SSL_ERROR_NONE && e != SSL_ERROR_WANT_READ && e != SSL_ERROR_WANT_WRITE) {
+            conn_fail(c, &c->w->stats->errors.connect);
+            return;
+        }
+    }
+    if (SSL_is_init_finished(c->ssl) && c->wlen[idx] > 0) {
+        if (SSL_write(c->ssl, c->wbuf[idx], (int)c->wlen[idx]) <= 0) {
+            conn_fail(c, &c->w->stats->errors.closed);
+            return;
+        }
+        c->wlen[idx] = 0;
+    }
+    size_t pending = BIO_ctrl_pending(c->wbio);
+    if (pending == 0)
+        return;
+    if (pending > c->ccap) {
+        uint8_t *bigger = realloc(c->cbuf, pending);
+        if (!bigger) {
+            conn_fail(c, &c->w->stats->errors.closed);
+            return;
+        }
+        c->cbuf = bigger;
+        c->ccap = pending;
+    }
+    int n = BIO_read(c->wbio, c->cbuf, (int)pending);
+    uv_buf_t buf = uv_buf_init((char *)c->cbuf, (unsigned)(n > 0 ? n : 0));
+    c->write_req.data = c;
+    if (n <= 0 || uv_write(&c->write_req, (uv_stream_t *)&c->tcp, &buf, 1, on_write) < 0) {
+        conn_fail(c, &c->w->stats->errors.closed);
+        return;
+    }
+    /* The plaintext batch is consumed: wfill stays, on_write's reset of the
+     * other batch is a no-op here. */
+    c->writing = 1;
+}
+
 static void flush(bench_conn *c)
 {
     if (c->writing || c->dead || c->w->stopping)
         return;
     if (c->w->cfg->oneway && c->wlen[c->wfill] == 0)
         fill_oneway(c);
+    if (c->ssl) {
+        flush_tls(c);
+        return;
+    }
     unsigned idx = c->wfill;
     if (c->wlen[idx] == 0)
         return;
@@ -233,7 +288,37 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
         conn_fail(c, &w->stats->errors.closed);
         return;
     }
-    c->rlen += (size_t)nread;
+    if (c->ssl) {
+        /* The bytes landed in rbuf; move them into the session and decrypt
+         * in their place. */
+        if (BIO_write(c->rbio, c->rbuf + c->rlen, (int)nread) != (int)nread) {
+            conn_fail(c, &w->stats->errors.closed);
+            return;
+        }
+        for (;;) {
+            if (c->rcap - c->rlen < READ_BUF_MIN_FREE) {
+                uint8_t *bigger = realloc(c->rbuf, c->rcap * 2);
+                if (!bigger) {
+                    conn_fail(c, &w->stats->errors.closed);
+                    return;
+                }
+                c->rbuf = bigger;
+                c->rcap *= 2;
+            }
+            int n = SSL_read(c->ssl, c->rbuf + c->rlen, (int)(c->rcap - c->rlen));
+            if (n > 0) {
+                c->rlen += (size_t)n;
+                continue;
+            }
+            int e = SSL_get_error(c->ssl, n);
+            if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE)
+                break;
+            conn_fail(c, &w->stats->errors.closed);
+            return;
+        }
+    } else {
+        c->rlen += (size_t)nread;
+    }
     uint64_t now = uv_hrtime();
     size_t off = 0;
     while (!c->dead) {
@@ -271,6 +356,22 @@ static void on_connect(uv_connect_t *req, int status)
     }
     c->connected = 1;
     uv_tcp_nodelay(&c->tcp, 1);
+    if (w->cfg->tls) {
+        c->ssl = SSL_new(w->cfg->tls);
+        c->rbio = BIO_new(BIO_s_mem());
+        c->wbio = BIO_new(BIO_s_mem());
+        if (!c->ssl || !c->rbio || !c->wbio) {
+            BIO_free(c->rbio);
+            BIO_free(c->wbio);
+            c->rbio = c->wbio = NULL;
+            conn_fail(c, &w->stats->errors.connect);
+            return;
+        }
+        BIO_set_mem_eof_return(c->rbio, -1);
+        BIO_set_mem_eof_return(c->wbio, -1);
+        SSL_set_bio(c->ssl, c->rbio, c->wbio);
+        SSL_set_connect_state(c->ssl);
+    }
     int rc = uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read);
     if (rc < 0) {
         conn_fail(c, &w->stats->errors.closed);
@@ -347,6 +448,9 @@ static void conn_release(bench_conn *c)
     free(c->slot_opaque);
     free(c->slot_sent_ns);
     free(c->slot_gen);
+    if (c->ssl)
+        SSL_free(c->ssl); /* and its BIOs */
+    free(c->cbuf);
 }
 
 int rmq_bench_worker_run(const rmq_bench_worker_config *cfg, rmq_bench_stats *stats)

@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <openssl/ssl.h>
 #include <sys/socket.h>
 
 #include "bench_stats.h"
@@ -18,6 +19,7 @@ typedef struct rmq_bench_worker_config {
     int oneway;
     uint64_t warmup_ns;
     uint64_t measure_ns;
+    SSL_CTX *tls; /* NULL = plaintext; else every connection speaks TLS */
 } rmq_bench_worker_config;
 
 /* Run the whole benchmark for this worker on a private uv loop in the

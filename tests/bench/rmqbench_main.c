@@ -33,6 +33,16 @@ static int run(const rmq_bench_options *o, const rmq_request_template *tpl, rmq_
     worker_slot *slots = calloc(o->threads, sizeof(*slots));
     if (!slots)
         return -1;
+    SSL_CTX *tls = NULL;
+    if (o->tls) {
+        tls = SSL_CTX_new(TLS_client_method());
+        if (!tls) {
+            free(slots);
+            return -1;
+        }
+        SSL_CTX_set_min_proto_version(tls, TLS1_2_VERSION);
+        SSL_CTX_set_verify(tls, SSL_VERIFY_NONE, NULL);
+    }
     for (unsigned i = 0; i < o->threads; i++) {
         rmq_bench_worker_config *cfg = &slots[i].cfg;
         cfg->addr = (const struct sockaddr *)&o->addr;
@@ -43,6 +53,7 @@ static int run(const rmq_bench_options *o, const rmq_request_template *tpl, rmq_
         cfg->oneway = o->oneway;
         cfg->warmup_ns = (uint64_t)(o->warmup_seconds * 1e9);
         cfg->measure_ns = (uint64_t)(o->seconds * 1e9);
+        cfg->tls = tls;
     }
     unsigned spawned = 0;
     if (o->threads == 1) {
@@ -68,6 +79,7 @@ static int run(const rmq_bench_options *o, const rmq_request_template *tpl, rmq_
             res->window_seconds = st->window_seconds;
     }
     free(slots);
+    SSL_CTX_free(tls);
     return rc;
 }
 
