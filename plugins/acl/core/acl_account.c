@@ -77,8 +77,8 @@ static int parse_resource_perm(acl_account *a, const char *text, bool topic, cha
         s = e;
     }
     if (n != 2) {
-        snprintf(err, errlen, "Parse resource permission failed for %s:%s", topic ? "topic" : "group",
-                 text);
+        snprintf(err, errlen, "Parse resource permission failed for %s:%s",
+                 topic ? "topic" : "group", text);
         return -1;
     }
     char *name = trim_dup(pieces[0], lens[0]);

@@ -51,10 +51,11 @@ static void refuse(acl_verdict *v, acl_outcome o, const char *method, int line, 
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
     v->outcome = o;
-    snprintf(v->remark, sizeof(v->remark),
-             "org.apache.rocketmq.acl.common.AclException: %s, "
-             "org.apache.rocketmq.acl.plain.PlainPermissionManager.%s(PlainPermissionManager.java:%d)",
-             msg, method, line);
+    snprintf(
+        v->remark, sizeof(v->remark),
+        "org.apache.rocketmq.acl.common.AclException: %s, "
+        "org.apache.rocketmq.acl.plain.PlainPermissionManager.%s(PlainPermissionManager.java:%d)",
+        msg, method, line);
 }
 
 static const char *field(const acl_request *r, const char *key)
@@ -206,19 +207,13 @@ static void broker_needs(const acl_request *r, needs *nd)
         else
             need(nd, t, ACL_PERM_PUB);
         break;
-    case 36: /* CONSUMER_SEND_MSG_BACK */
-        need_group(nd, field(r, "group"), ACL_PERM_SUB);
-        break;
+    case 36: /* CONSUMER_SEND_MSG_BACK */ need_group(nd, field(r, "group"), ACL_PERM_SUB); break;
     case 11: /* PULL_MESSAGE */
         need(nd, field(r, "topic"), ACL_PERM_SUB);
         need_group(nd, field(r, "consumerGroup"), ACL_PERM_SUB);
         break;
-    case 12: /* QUERY_MESSAGE */
-        need(nd, field(r, "topic"), ACL_PERM_SUB);
-        break;
-    case 34: /* HEART_BEAT */
-        heartbeat_needs(r, nd);
-        break;
+    case 12: /* QUERY_MESSAGE */ need(nd, field(r, "topic"), ACL_PERM_SUB); break;
+    case 34: /* HEART_BEAT */ heartbeat_needs(r, nd); break;
     case 35: /* UNREGISTER_CLIENT */
     case 38: /* GET_CONSUMER_LIST_BY_GROUP */
         need_group(nd, field(r, "consumerGroup"), ACL_PERM_SUB);

@@ -43,8 +43,7 @@ bool acl_broker_code_needs_admin(int32_t code)
     case 25:  /* UPDATE_BROKER_CONFIG */
     case 200: /* UPDATE_AND_CREATE_SUBSCRIPTIONGROUP */
     case 207: /* DELETE_SUBSCRIPTIONGROUP */
-    case 215: /* DELETE_TOPIC_IN_BROKER */
-        return true;
+    case 215: /* DELETE_TOPIC_IN_BROKER */ return true;
     default: return acl_is_acl_admin_code(code);
     }
 }
@@ -64,8 +63,7 @@ bool acl_namesrv_code_is_read(int32_t code)
     case 313: /* GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST */
     case 319: /* GET_NAMESRV_CONFIG */
     case 322: /* QUERY_DATA_VERSION */
-    case 901: /* GET_BROKER_MEMBER_GROUP */
-        return true;
+    case 901: /* GET_BROKER_MEMBER_GROUP */ return true;
     default: return false;
     }
 }

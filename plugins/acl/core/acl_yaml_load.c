@@ -45,7 +45,8 @@ static yaml_node_t *map_get(doc *y, yaml_node_t *map, const char *key)
     for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
          p++) {
         yaml_node_t *k = node(y, p->key);
-        if (k && k->type == YAML_SCALAR_NODE && strcmp((const char *)k->data.scalar.value, key) == 0)
+        if (k && k->type == YAML_SCALAR_NODE &&
+            strcmp((const char *)k->data.scalar.value, key) == 0)
             found = node(y, p->value); /* a repeated key: the last wins, as a map */
     }
     return found;
@@ -98,8 +99,10 @@ static int parse_bool(const yaml_node_t *n, bool *out)
     *out = false;
     if (!v)
         return 0;
-    static const char *const yes[] = {"true", "True", "TRUE", "yes", "Yes", "YES", "on", "On", "ON"};
-    static const char *const no[] = {"false", "False", "FALSE", "no", "No", "NO", "off", "Off", "OFF"};
+    static const char *const yes[] = {"true", "True", "TRUE", "yes", "Yes",
+                                      "YES",  "on",   "On",   "ON"};
+    static const char *const no[] = {"false", "False", "FALSE", "no", "No",
+                                     "NO",    "off",   "Off",   "OFF"};
     for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
         if (strcmp(v, yes[i]) == 0) {
             *out = true;
@@ -130,11 +133,10 @@ static int parse_account(doc *y, yaml_node_t *m, acl_account *a, char *err, size
         free(topics);
         return -1;
     }
-    int rc = acl_account_init(a, ak, scalar(map_get(y, m, "secretKey")),
-                              scalar(map_get(y, m, "whiteRemoteAddress")), admin,
-                              scalar(map_get(y, m, "defaultTopicPerm")),
-                              scalar(map_get(y, m, "defaultGroupPerm")), (char **)topics, nt,
-                              (char **)groups, ng, err, errlen);
+    int rc = acl_account_init(
+        a, ak, scalar(map_get(y, m, "secretKey")), scalar(map_get(y, m, "whiteRemoteAddress")),
+        admin, scalar(map_get(y, m, "defaultTopicPerm")), scalar(map_get(y, m, "defaultGroupPerm")),
+        (char **)topics, nt, (char **)groups, ng, err, errlen);
     free(topics);
     free(groups);
     return rc;
@@ -143,7 +145,8 @@ static int parse_account(doc *y, yaml_node_t *m, acl_account *a, char *err, size
 static int parse_version(doc *y, yaml_node_t *n, acl_file *f)
 {
     /* dataVersion: [ {timestamp: N, counter: N} ] — the first element */
-    if (!n || n->type != YAML_SEQUENCE_NODE || n->data.sequence.items.top == n->data.sequence.items.start)
+    if (!n || n->type != YAML_SEQUENCE_NODE ||
+        n->data.sequence.items.top == n->data.sequence.items.start)
         return 0;
     yaml_node_t *e = node(y, *n->data.sequence.items.start);
     const char *ts = scalar(map_get(y, e, "timestamp"));

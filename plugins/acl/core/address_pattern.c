@@ -13,7 +13,7 @@
 typedef enum { PAT_NONE, PAT_ALL, PAT_SET, PAT_RANGE } pat_kind;
 
 typedef struct addr {
-    int family; /* 4 or 6 */
+    int family;       /* 4 or 6 */
     uint16_t part[8]; /* v4: 4 octets; v6: 8 groups */
 } addr;
 
@@ -119,9 +119,9 @@ static int compile_braces(acl_pattern *p, const char *text, char *err, size_t er
     const char *open = strchr(text, '{');
     size_t tl = strlen(text);
     if (!open || text[tl - 1] != '}' || strchr(open + 1, '{'))
-        return fail(err, errlen,
-                    "MultipleRemoteAddressStrategy netaddress examine scope Exception netaddress %s",
-                    text);
+        return fail(
+            err, errlen,
+            "MultipleRemoteAddressStrategy netaddress examine scope Exception netaddress %s", text);
     p->kind = PAT_SET;
     size_t plen = (size_t)(open - text);
     const char *s = open + 1;
@@ -212,9 +212,10 @@ static int compile_range(acl_pattern *p, const char *text, char *err, size_t err
         }
         free(item);
         if (!ok)
-            return fail(err, errlen,
-                        "RangeRemoteAddressStrategy netaddress examine scope Exception netaddress %s",
-                        text);
+            return fail(
+                err, errlen,
+                "RangeRemoteAddressStrategy netaddress examine scope Exception netaddress %s",
+                text);
         s += n + (e ? 1 : 0);
         if (!e)
             break;

@@ -150,13 +150,23 @@ static int on_update_account(rmq_request *req, const rmq_cmd *cmd, void *ud)
         bool keep_t = !a->cmd_ext_get(cmd, "topicPerms") && old;
         bool keep_g = !a->cmd_ext_get(cmd, "groupPerms") && old;
         acl_account fresh;
-        rc = acl_account_init(
-            &fresh, ak, (sk && *sk) ? sk : old ? old->secret_key : sk,
-            white ? white : old ? old->white_remote_address : NULL,
-            admin && strcmp(admin, "true") == 0, (dtp && *dtp) ? dtp : old ? old->default_topic_perm : NULL,
-            (dgp && *dgp) ? dgp : old ? old->default_group_perm : NULL,
-            keep_t ? old->topic_perms : tp, keep_t ? old->ntopic_perms : nt,
-            keep_g ? old->group_perms : gp, keep_g ? old->ngroup_perms : ng, err, sizeof(err));
+        rc = acl_account_init(&fresh, ak,
+                              (sk && *sk) ? sk
+                              : old       ? old->secret_key
+                                          : sk,
+                              white ? white
+                              : old ? old->white_remote_address
+                                    : NULL,
+                              admin && strcmp(admin, "true") == 0,
+                              (dtp && *dtp) ? dtp
+                              : old         ? old->default_topic_perm
+                                            : NULL,
+                              (dgp && *dgp) ? dgp
+                              : old         ? old->default_group_perm
+                                            : NULL,
+                              keep_t ? old->topic_perms : tp, keep_t ? old->ntopic_perms : nt,
+                              keep_g ? old->group_perms : gp, keep_g ? old->ngroup_perms : ng, err,
+                              sizeof(err));
         free_list(tp, nt);
         free_list(gp, ng);
         if (rc == 0) {
@@ -183,8 +193,9 @@ static int on_update_account(rmq_request *req, const rmq_cmd *cmd, void *ud)
     }
     free(path);
     if (rc != 0) {
-        a->log(p->ctx, RMQ_LOG_WARN, "UPDATE_AND_CREATE_ACL_CONFIG for accessKey=%s from %s failed: %s",
-               ak ? ak : "null", a->request_peer(req), err);
+        a->log(p->ctx, RMQ_LOG_WARN,
+               "UPDATE_AND_CREATE_ACL_CONFIG for accessKey=%s from %s failed: %s", ak ? ak : "null",
+               a->request_peer(req), err);
         return answer(p, req, cmd, UPDATE_AND_CREATE_ACL_CONFIG_FAILED, err);
     }
     return answer(p, req, cmd, RMQ_RESPONSE_SUCCESS, NULL);
@@ -377,7 +388,8 @@ static int on_acl_config(rmq_request *req, const rmq_cmd *cmd, void *ud)
         json_array_append_new(accounts, o);
     }
     rcu_read_unlock();
-    json_t *body = json_pack("{s:o, s:o}", "globalWhiteAddrs", white, "plainAccessConfigs", accounts);
+    json_t *body =
+        json_pack("{s:o, s:o}", "globalWhiteAddrs", white, "plainAccessConfigs", accounts);
     char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
     json_decref(body);
     rmq_cmd *resp = a->cmd_new_response(cmd, RMQ_RESPONSE_SUCCESS, NULL);

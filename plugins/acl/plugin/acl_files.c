@@ -214,8 +214,8 @@ static void watch_tick(void *ud)
         return;
     char err[600];
     if (acl_reload(p, "ACL files changed", err, sizeof(err)) != 0)
-        p->api->log(p->ctx, RMQ_LOG_ERROR, "ACL files changed but are refused, the previous rules stay: %s",
-                    err);
+        p->api->log(p->ctx, RMQ_LOG_ERROR,
+                    "ACL files changed but are refused, the previous rules stay: %s", err);
 }
 
 int acl_watch_start(acl_plugin *p, uint64_t interval_ms)

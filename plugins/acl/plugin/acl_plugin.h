@@ -36,17 +36,17 @@ typedef struct acl_file_stamp {
 typedef struct acl_plugin {
     rmq_plugin_ctx *ctx;
     const rmq_host_api *api;
-    bool namesrv;            /* role = "namesrv": rmqhost's NameServer policy */
+    bool namesrv; /* role = "namesrv": rmqhost's NameServer policy */
     bool allow_anonymous_read;
-    char *acl_file;          /* resolved absolute path, or NULL */
-    char *acl_dir;           /* resolved absolute path, or NULL */
+    char *acl_file; /* resolved absolute path, or NULL */
+    char *acl_dir;  /* resolved absolute path, or NULL */
     uint64_t log_interval_ms;
 
-    acl_config *cfg;         /* RCU-published; writers hold `lock` */
-    pthread_mutex_t lock;    /* reloads and admin-code writes */
-    acl_file_stamp *stamps;  /* what the published cfg was read from */
+    acl_config *cfg;        /* RCU-published; writers hold `lock` */
+    pthread_mutex_t lock;   /* reloads and admin-code writes */
+    acl_file_stamp *stamps; /* what the published cfg was read from */
     size_t nstamps;
-    char last_error[512];    /* last refused reload, logged once */
+    char last_error[512]; /* last refused reload, logged once */
     uint64_t generation;
 
     atomic_ulong allowed, white_listed, refused_auth, refused_perm, audited;
@@ -70,8 +70,8 @@ int acl_watch_start(acl_plugin *p, uint64_t interval_ms);
 const char *acl_default_file(acl_plugin *p, const acl_config *c);
 
 /* acl_stats.c */
-void acl_stats_refused(acl_plugin *p, const char *ip, bool auth, const char *remark,
-                       int32_t code, const char *access_key);
+void acl_stats_refused(acl_plugin *p, const char *ip, bool auth, const char *remark, int32_t code,
+                       const char *access_key);
 int acl_stats_register(acl_plugin *p);
 void acl_stats_free(acl_plugin *p);
 

@@ -24,8 +24,8 @@ static acl_peer_stat *peer_slot(acl_plugin *p, const char *ip)
     return s;
 }
 
-void acl_stats_refused(acl_plugin *p, const char *ip, bool auth, const char *remark,
-                       int32_t code, const char *access_key)
+void acl_stats_refused(acl_plugin *p, const char *ip, bool auth, const char *remark, int32_t code,
+                       const char *access_key)
 {
     atomic_fetch_add(auth ? &p->refused_auth : &p->refused_perm, 1);
     uint64_t now = p->api->now_monotonic_ms();
@@ -104,8 +104,7 @@ static int stats_cmd(rmq_admin_call *call, int argc, const char *const *argv, vo
     for (size_t i = 0; i < p->npeers; i++) {
         const acl_peer_stat *s = &p->peers[i];
         if (json)
-            a->admin_write(call,
-                           "%s{\"peer\":\"%s\",\"authFailures\":%llu,\"permRefusals\":%llu}",
+            a->admin_write(call, "%s{\"peer\":\"%s\",\"authFailures\":%llu,\"permRefusals\":%llu}",
                            i ? "," : "", s->ip, (unsigned long long)s->auth_failures,
                            (unsigned long long)s->perm_refusals);
         else
@@ -123,9 +122,8 @@ int acl_stats_register(acl_plugin *p)
 {
     char name[64];
     snprintf(name, sizeof(name), "%s-stats", p->api->plugin_name(p->ctx));
-    return p->api->register_admin_command(p->ctx, name,
-                                           "refusal counters per peer, reloads (--json)",
-                                           stats_cmd, p);
+    return p->api->register_admin_command(
+        p->ctx, name, "refusal counters per peer, reloads (--json)", stats_cmd, p);
 }
 
 void acl_stats_free(acl_plugin *p)

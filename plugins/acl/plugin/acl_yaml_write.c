@@ -67,7 +67,8 @@ static void list(out *o, const char *indent, const char *key, char **items, size
 char *acl_yaml_render(const acl_file *f, size_t *len)
 {
     out o = {0};
-    put(&o, "# Written by rmqhost's acl plugin (an ACL admin request); Java's plain_acl.yml format.\n");
+    put(&o,
+        "# Written by rmqhost's acl plugin (an ACL admin request); Java's plain_acl.yml format.\n");
     list(&o, "", "globalWhiteRemoteAddresses", f->global_white, f->nglobal_white);
     put(&o, "accounts:\n");
     for (size_t i = 0; i < f->naccounts; i++) {
@@ -99,8 +100,8 @@ char *acl_yaml_render(const acl_file *f, size_t *len)
             list(&o, "  ", "groupPerms", a->group_perms, a->ngroup_perms);
     }
     if (f->has_version)
-        put(&o, "dataVersion:\n- counter: %lld\n  timestamp: %lld\n",
-            (long long)f->version_counter, (long long)f->version_timestamp);
+        put(&o, "dataVersion:\n- counter: %lld\n  timestamp: %lld\n", (long long)f->version_counter,
+            (long long)f->version_timestamp);
     if (o.oom) {
         free(o.buf);
         return NULL;

@@ -90,32 +90,31 @@ static void perms(void **state)
     assert_false(acl_namesrv_code_is_read(9999));
 }
 
-static const char YML[] =
-    "globalWhiteRemoteAddresses:\n"
-    "- 10.10.103.*\n"
-    "- 192.168.0.*\n"
-    "accounts:\n"
-    "- accessKey: RocketMQ\n"
-    "  secretKey: 12345678\n"
-    "  whiteRemoteAddress:\n"
-    "  admin: false\n"
-    "  defaultTopicPerm: DENY\n"
-    "  defaultGroupPerm: SUB\n"
-    "  topicPerms:\n"
-    "  - topicA=DENY\n"
-    "  - topicB=PUB|SUB\n"
-    "  - topicC=SUB\n"
-    "  groupPerms:\n"
-    "  - groupA=DENY\n"
-    "  - groupB=PUB|SUB\n"
-    "  - groupC=SUB\n"
-    "- accessKey: rocketmq2\n"
-    "  secretKey: 12345678\n"
-    "  whiteRemoteAddress: 192.168.1.*\n"
-    "  admin: true\n"
-    "dataVersion:\n"
-    "- counter: 3\n"
-    "  timestamp: 1700000000000\n";
+static const char YML[] = "globalWhiteRemoteAddresses:\n"
+                          "- 10.10.103.*\n"
+                          "- 192.168.0.*\n"
+                          "accounts:\n"
+                          "- accessKey: RocketMQ\n"
+                          "  secretKey: 12345678\n"
+                          "  whiteRemoteAddress:\n"
+                          "  admin: false\n"
+                          "  defaultTopicPerm: DENY\n"
+                          "  defaultGroupPerm: SUB\n"
+                          "  topicPerms:\n"
+                          "  - topicA=DENY\n"
+                          "  - topicB=PUB|SUB\n"
+                          "  - topicC=SUB\n"
+                          "  groupPerms:\n"
+                          "  - groupA=DENY\n"
+                          "  - groupB=PUB|SUB\n"
+                          "  - groupC=SUB\n"
+                          "- accessKey: rocketmq2\n"
+                          "  secretKey: 12345678\n"
+                          "  whiteRemoteAddress: 192.168.1.*\n"
+                          "  admin: true\n"
+                          "dataVersion:\n"
+                          "- counter: 3\n"
+                          "  timestamp: 1700000000000\n";
 
 static acl_config *load_text(const char *text)
 {
@@ -176,8 +175,9 @@ static void yaml_refusals(void **state)
     assert_true(refused("globalWhiteRemoteAddresses:\n- 1.2.3.999\n", "Netaddress examine"));
     assert_true(refused("accounts: [\n", "bad.yml:"));
     assert_true(refused("- a\n- b\n", "top level must be a mapping"));
-    assert_true(refused("accounts:\n- accessKey: longenough\n  secretKey: 12345678\n  admin: maybe\n",
-                        "admin must be true or false"));
+    assert_true(
+        refused("accounts:\n- accessKey: longenough\n  secretKey: 12345678\n  admin: maybe\n",
+                "admin must be true or false"));
     /* an empty file is no data, not an error */
     acl_config *c = load_text("");
     assert_non_null(c);
@@ -189,8 +189,11 @@ static void signature_vectors(void **state)
 {
     (void)state;
     /* python3: base64(hmac.new(b'12345678', b'RocketMQALIYUNthi', sha1)) */
-    acl_field f[] = {{"topic", "t"}, {"OnsChannel", "ALIYUN"}, {"Signature", "x"},
-                     {"AccessKey", "RocketMQ"}, {"_UNIQUE_KEY_QUERY", "false"}};
+    acl_field f[] = {{"topic", "t"},
+                     {"OnsChannel", "ALIYUN"},
+                     {"Signature", "x"},
+                     {"AccessKey", "RocketMQ"},
+                     {"_UNIQUE_KEY_QUERY", "false"}};
     char sig[ACL_SIGNATURE_LEN + 1];
     assert_int_equal(acl_sign("12345678", f, 5, "hi", 2, sig), 0);
     assert_string_equal(sig, "fdePRNs9P+FnamVGvH3OKteDNzs=");
@@ -311,9 +314,10 @@ static void broker_verdicts(void **state)
     f[n++] = (acl_field){"topic", "topicB"};
     signed_request(&r, f, &n, "12345678");
     acl_check_broker(c, &r, &v);
-    assert_string_equal(v.remark, "org.apache.rocketmq.acl.common.AclException: Need admin "
-                                  "permission for request code=17, but accessKey=RocketMQ is not, " FRAME
-                                  "checkPerm(PlainPermissionManager.java:581)");
+    assert_string_equal(v.remark,
+                        "org.apache.rocketmq.acl.common.AclException: Need admin "
+                        "permission for request code=17, but accessKey=RocketMQ is not, " FRAME
+                        "checkPerm(PlainPermissionManager.java:581)");
 
     /* the admin account from its white address needs no signature */
     r.peer_ip = "192.168.1.20";
@@ -391,9 +395,12 @@ static void namesrv_policy(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(patterns),          cmocka_unit_test(perms),
-        cmocka_unit_test(yaml_loads_java_file), cmocka_unit_test(yaml_refusals),
-        cmocka_unit_test(signature_vectors), cmocka_unit_test(broker_verdicts),
+        cmocka_unit_test(patterns),
+        cmocka_unit_test(perms),
+        cmocka_unit_test(yaml_loads_java_file),
+        cmocka_unit_test(yaml_refusals),
+        cmocka_unit_test(signature_vectors),
+        cmocka_unit_test(broker_verdicts),
         cmocka_unit_test(namesrv_policy),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
