@@ -77,4 +77,9 @@ int acl_account_init(acl_account *a, const char *access_key, const char *secret_
                      char *err, size_t errlen);
 void acl_account_clear(acl_account *a);
 
+/* The YAML text of one file (after an admin code changed it), Java's layout,
+ * every string double-quoted. malloc'd (caller frees), NULL when out of
+ * memory. acl_file_parse reads it back to the same content. */
+char *acl_yaml_render(const acl_file *f, size_t *len);
+
 #endif

@@ -78,7 +78,5 @@ void acl_stats_free(acl_plugin *p);
 /* acl_admin_codes.c: broker codes 50..54 */
 int acl_admin_codes_register(acl_plugin *p);
 
-/* acl_yaml_write.c: the YAML text of one file of a configuration */
-char *acl_yaml_render(const acl_file *f, size_t *len);
 
 #endif

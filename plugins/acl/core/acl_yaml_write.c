@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "acl_plugin.h"
+#include "acl_config.h"
 
 typedef struct out {
     char *buf;
