@@ -165,6 +165,7 @@ int acl_account_init(acl_account *a, const char *access_key, const char *secret_
         acl_account_clear(a);
         return -1;
     }
+    acl_hmac_key_init(&a->hmac, a->secret_key);
     return 0;
 }
 

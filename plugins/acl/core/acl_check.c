@@ -296,8 +296,8 @@ static const acl_account *authenticate(const acl_config *c, acl_request *r, acl_
     }
     char sig[ACL_SIGNATURE_LEN + 1];
     const char *given = field(r, "Signature");
-    if (acl_sign(a->secret_key, r->fields, r->nfields, r->body, r->body_len, sig) != 0 ||
-        !acl_signature_equal(sig, given)) {
+    acl_sign_with_key(&a->hmac, r->fields, r->nfields, r->body, r->body_len, sig);
+    if (!acl_signature_equal(sig, given)) {
         refuse(v, ACL_REFUSED_AUTH, FRAME_VALIDATE, LINE_BAD_SIGNATURE,
                "Check signature failed for accessKey=%s", ak);
         return NULL;

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "acl_signature.h"
 #include "address_pattern.h"
 
 typedef struct acl_resource_perm {
@@ -30,7 +31,8 @@ typedef struct acl_account {
     acl_resource_perm *res; /* parsed: group entries first, then topics; later wins */
     size_t nres;
     acl_pattern *white;
-    size_t file; /* index of the file that defines it */
+    acl_hmac_key hmac; /* from secret_key, made once */
+    size_t file;       /* index of the file that defines it */
 } acl_account;
 
 typedef struct acl_file {

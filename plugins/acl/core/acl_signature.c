@@ -1,16 +1,11 @@
 /* acl_signature.c — owns the ACL 1.0 signature: the content (sorted field
- * values, then the body) fed straight into an HMAC-SHA1 built on OpenSSL's
- * incremental digests (no copy of the body), and its Base64 text. */
-#include <openssl/crypto.h>
-#include <openssl/evp.h>
+ * values, then the body) streamed into HMAC-SHA1 from per-account
+ * precomputed pad states (no copy of the body), and its Base64 text. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "acl_signature.h"
-
-#define SHA1_BLOCK 64
-#define SHA1_LEN 20
 
 static int cmp_field(const void *a, const void *b)
 {
@@ -24,51 +19,80 @@ static bool left_out(const char *key)
     return strcmp(key, "Signature") == 0 || strcmp(key, "_UNIQUE_KEY_QUERY") == 0;
 }
 
-int acl_sign(const char *secret, acl_field *fields, size_t nfields, const void *body,
-             size_t body_len, char out[ACL_SIGNATURE_LEN + 1])
+void acl_hmac_key_init(acl_hmac_key *k, const char *secret)
 {
-    unsigned char key[SHA1_BLOCK] = {0}, pad[SHA1_BLOCK], inner[SHA1_LEN], mac[SHA1_LEN];
+    uint8_t key[SHA1_BLOCK_BYTES] = {0}, pad[SHA1_BLOCK_BYTES];
     size_t klen = strlen(secret);
-    int rc = -1;
-    EVP_MD_CTX *md = EVP_MD_CTX_new();
-    if (!md)
-        return -1;
-    if (klen > SHA1_BLOCK) {
-        unsigned int n = 0;
-        if (!EVP_Digest(secret, klen, key, &n, EVP_sha1(), NULL))
-            goto done;
+    if (klen > SHA1_BLOCK_BYTES) {
+        sha1_ctx c;
+        sha1_init(&c);
+        sha1_update(&c, secret, klen);
+        sha1_final(&c, key);
     } else {
         memcpy(key, secret, klen);
     }
-    qsort(fields, nfields, sizeof(*fields), cmp_field);
-    for (int i = 0; i < SHA1_BLOCK; i++)
+    for (int i = 0; i < SHA1_BLOCK_BYTES; i++)
         pad[i] = key[i] ^ 0x36;
-    if (!EVP_DigestInit_ex(md, EVP_sha1(), NULL) || !EVP_DigestUpdate(md, pad, SHA1_BLOCK))
-        goto done;
+    sha1_init(&k->inner);
+    sha1_update(&k->inner, pad, sizeof(pad));
+    for (int i = 0; i < SHA1_BLOCK_BYTES; i++)
+        pad[i] = key[i] ^ 0x5c;
+    sha1_init(&k->outer);
+    sha1_update(&k->outer, pad, sizeof(pad));
+    /* no copy of the secret left on the stack */
+    volatile uint8_t *v = key;
+    for (size_t i = 0; i < sizeof(key); i++)
+        v[i] = 0;
+    v = pad;
+    for (size_t i = 0; i < sizeof(pad); i++)
+        v[i] = 0;
+}
+
+static void base64(const uint8_t *in, size_t n, char *out)
+{
+    static const char T[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    size_t o = 0;
+    for (size_t i = 0; i < n; i += 3) {
+        uint32_t v = (uint32_t)in[i] << 16 | (i + 1 < n ? (uint32_t)in[i + 1] << 8 : 0) |
+                     (i + 2 < n ? in[i + 2] : 0);
+        out[o++] = T[v >> 18 & 63];
+        out[o++] = T[v >> 12 & 63];
+        out[o++] = i + 1 < n ? T[v >> 6 & 63] : '=';
+        out[o++] = i + 2 < n ? T[v & 63] : '=';
+    }
+    out[o] = 0;
+}
+
+void acl_sign_with_key(const acl_hmac_key *k, acl_field *fields, size_t nfields, const void *body,
+                       size_t body_len, char out[ACL_SIGNATURE_LEN + 1])
+{
+    uint8_t inner[SHA1_DIGEST_BYTES], mac[SHA1_DIGEST_BYTES];
+    if (nfields > 1)
+        qsort(fields, nfields, sizeof(*fields), cmp_field);
+    sha1_ctx c = k->inner;
     for (size_t i = 0; i < nfields; i++) {
         if (left_out(fields[i].key))
             continue;
         const char *v = fields[i].value ? fields[i].value : "null";
-        if (!EVP_DigestUpdate(md, v, strlen(v)))
-            goto done;
+        sha1_update(&c, v, strlen(v));
     }
-    if (body_len && !EVP_DigestUpdate(md, body, body_len))
-        goto done;
-    if (!EVP_DigestFinal_ex(md, inner, NULL))
-        goto done;
-    for (int i = 0; i < SHA1_BLOCK; i++)
-        pad[i] = key[i] ^ 0x5c;
-    if (!EVP_DigestInit_ex(md, EVP_sha1(), NULL) || !EVP_DigestUpdate(md, pad, SHA1_BLOCK) ||
-        !EVP_DigestUpdate(md, inner, SHA1_LEN) || !EVP_DigestFinal_ex(md, mac, NULL))
-        goto done;
-    EVP_EncodeBlock((unsigned char *)out, mac, SHA1_LEN);
-    out[ACL_SIGNATURE_LEN] = 0;
-    rc = 0;
-done:
-    OPENSSL_cleanse(key, sizeof(key));
-    OPENSSL_cleanse(pad, sizeof(pad));
-    EVP_MD_CTX_free(md);
-    return rc;
+    if (body_len)
+        sha1_update(&c, body, body_len);
+    sha1_final(&c, inner);
+    c = k->outer;
+    sha1_update(&c, inner, sizeof(inner));
+    sha1_final(&c, mac);
+    base64(mac, sizeof(mac), out);
+}
+
+int acl_sign(const char *secret, acl_field *fields, size_t nfields, const void *body,
+             size_t body_len, char out[ACL_SIGNATURE_LEN + 1])
+{
+    acl_hmac_key k;
+    acl_hmac_key_init(&k, secret);
+    acl_sign_with_key(&k, fields, nfields, body, body_len, out);
+    memset(&k, 0, sizeof(k));
+    return 0;
 }
 
 bool acl_signature_equal(const char *expected, const char *given)
@@ -78,5 +102,8 @@ bool acl_signature_equal(const char *expected, const char *given)
     size_t n = strlen(expected);
     if (strlen(given) != n)
         return false;
-    return CRYPTO_memcmp(expected, given, n) == 0;
+    unsigned char diff = 0;
+    for (size_t i = 0; i < n; i++)
+        diff |= (unsigned char)(expected[i] ^ given[i]);
+    return diff == 0;
 }

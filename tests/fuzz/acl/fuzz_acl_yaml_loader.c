@@ -43,8 +43,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     acl_config *c = NULL;
     if (acl_config_build(f, 1, &c, err, sizeof(err)) != 0)
         return 0;
-    static const char *const ips[] = {"127.0.0.1", "192.168.1.7", "10.10.103.5", "::1",
-                                      "fe80::1"};
+    static const char *const ips[] = {"127.0.0.1", "192.168.1.7", "10.10.103.5", "::1", "fe80::1"};
     for (size_t k = 0; k < c->nkeys; k++) {
         const acl_account *a = c->by_key[k];
         if (acl_config_find(c, a->access_key) == NULL)

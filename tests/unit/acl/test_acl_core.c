@@ -185,9 +185,58 @@ static void yaml_refusals(void **state)
     acl_config_free(c);
 }
 
+static void hex(const uint8_t *d, size_t n, char *out)
+{
+    for (size_t i = 0; i < n; i++)
+        sprintf(out + 2 * i, "%02x", d[i]);
+}
+
+static void sha1_vectors(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *msg, *want;
+    } V[] = {
+        {"", "da39a3ee5e6b4b0d3255bfef95601890afd80709"},
+        {"abc", "a9993e364706816aba3e25717850c26c9cd0d89d"},
+        {"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
+         "84983e441c3bd26ebaae4aa1f95129e5e54670f1"},
+    };
+    for (size_t i = 0; i < sizeof(V) / sizeof(V[0]); i++) {
+        sha1_ctx c;
+        uint8_t d[SHA1_DIGEST_BYTES];
+        char h[41];
+        sha1_init(&c);
+        /* fed in uneven pieces: the streaming path, not one block */
+        size_t n = strlen(V[i].msg), half = n / 3;
+        sha1_update(&c, V[i].msg, half);
+        sha1_update(&c, V[i].msg + half, n - half);
+        sha1_final(&c, d);
+        hex(d, sizeof(d), h);
+        assert_string_equal(h, V[i].want);
+    }
+    /* one million 'a' */
+    sha1_ctx c;
+    uint8_t d[SHA1_DIGEST_BYTES];
+    char h[41], block[1000];
+    memset(block, 'a', sizeof(block));
+    sha1_init(&c);
+    for (int i = 0; i < 1000; i++)
+        sha1_update(&c, block, sizeof(block));
+    sha1_final(&c, d);
+    hex(d, sizeof(d), h);
+    assert_string_equal(h, "34aa973cd4c4daa4f61eeb2bdbad27316534016f");
+}
+
 static void signature_vectors(void **state)
 {
     (void)state;
+    /* RFC 2202 test case 2: key "Jefe", "what do ya want for nothing?" */
+    acl_field q[] = {{"x", "what do ya want for nothing?"}};
+    char s2[ACL_SIGNATURE_LEN + 1];
+    assert_int_equal(acl_sign("Jefe", q, 1, NULL, 0, s2), 0);
+    assert_string_equal(
+        s2, "7/zfauXrL6LSdBbV8YTfnCWafHk="); /* effcdf6ae5eb2fa2d27416d5f184df9c259a7c79 */
     /* python3: base64(hmac.new(b'12345678', b'RocketMQALIYUNthi', sha1)) */
     acl_field f[] = {{"topic", "t"},
                      {"OnsChannel", "ALIYUN"},
@@ -399,6 +448,7 @@ int main(void)
         cmocka_unit_test(perms),
         cmocka_unit_test(yaml_loads_java_file),
         cmocka_unit_test(yaml_refusals),
+        cmocka_unit_test(sha1_vectors),
         cmocka_unit_test(signature_vectors),
         cmocka_unit_test(broker_verdicts),
         cmocka_unit_test(namesrv_policy),

@@ -1,0 +1,63 @@
+#!/bin/sh
+# run_acl_bench.sh BUILD_DIR [SECONDS] — route lookups (GET_ROUTEINFO_BY_TOPIC)
+# against one rmqhostd running namesrv + broker-client-mgr (registering
+# TopicTest) + acl-namesrv: signed requests through the ACL plugin, then the
+# same unsigned requests with the plugin disabled (rmqhostctl disable), for
+# 4x32 and 1x1. Prints rmqbench's lines; figures go to docs/benchmarks.md.
+set -eu
+build=${1:?usage: run_acl_bench.sh BUILD_DIR [SECONDS]}
+secs=${2:-5}
+build=$(cd "$build" && pwd)
+tmp=$(mktemp -d)
+trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf "$tmp"' EXIT INT TERM
+mkdir -p "$tmp/conf.d" "$tmp/state"
+ns_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+cat > "$tmp/plain_acl.yml" <<YML
+accounts:
+- accessKey: benchreader
+  secretKey: benchsecret
+  admin: false
+- accessKey: brokeradmin
+  secretKey: brokersecret
+  admin: true
+YML
+chmod 600 "$tmp/plain_acl.yml"
+cat > "$tmp/conf.d/host.conf" <<CONF
+state_dir = "$tmp/state";
+admin_socket = "rmqhost.sock";
+log_level = "warn";
+servers = {
+  namesrv = { listen = "127.0.0.1:$ns_port"; };
+  broker = { listen = "127.0.0.1:0"; };
+};
+CONF
+cat > "$tmp/conf.d/10-namesrv.conf" <<CONF
+plugin = { name = "namesrv"; path = "$build/plugins/namesrv.so"; server = "namesrv"; enabled = true; };
+CONF
+cat > "$tmp/conf.d/20-broker.conf" <<CONF
+plugin = { name = "broker-client-mgr"; path = "$build/plugins/broker-client-mgr.so"; server = "broker";
+  enabled = true; settings = { namesrvAddr = "127.0.0.1:$ns_port"; brokerName = "bench";
+  topics = "TopicTest:4"; accessKey = "brokeradmin"; secretKey = "brokersecret"; }; };
+CONF
+cat > "$tmp/conf.d/30-acl.conf" <<CONF
+plugin = { name = "acl-namesrv"; path = "$build/plugins/acl.so"; server = "namesrv"; enabled = true;
+  settings = { role = "namesrv"; aclFile = "$tmp/plain_acl.yml"; }; };
+CONF
+"$build/bin/rmqhostd" -c "$tmp/conf.d" 2> "$tmp/log" &
+pid=$!
+ctl() { "$build/bin/rmqhostctl" -s "$tmp/state/rmqhost.sock" "$@"; }
+sig=$(python3 -c 'import hmac,hashlib,base64; print(base64.b64encode(hmac.new(b"benchsecret", b"benchreaderTopicTest", hashlib.sha1).digest()).decode())')
+signed="-e topic=TopicTest -e AccessKey=benchreader -e Signature=$sig"
+# wait for the broker's signed registration (the route exists)
+i=0
+until "$build/bin/rmqbench" -a 127.0.0.1:$ns_port -c 1 -d 1 -w 0 -s 0.2 $signed --json 2>/dev/null |
+      grep -q '"errors":0' || [ $i -ge 100 ]; do sleep 0.1; i=$((i+1)); done
+for shape in "-c 4 -d 32" "-c 1 -d 1"; do
+  echo "== signed, through acl-namesrv ($shape)"
+  "$build/bin/rmqbench" -a 127.0.0.1:$ns_port $shape -s "$secs" $signed
+  ctl disable acl-namesrv > /dev/null
+  echo "== unsigned, acl-namesrv disabled ($shape)"
+  "$build/bin/rmqbench" -a 127.0.0.1:$ns_port $shape -s "$secs" -e topic=TopicTest
+  ctl enable acl-namesrv > /dev/null
+done
+ctl acl-namesrv-stats
