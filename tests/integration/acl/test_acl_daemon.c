@@ -45,14 +45,17 @@ static const char BROKER_YML[] = "globalWhiteRemoteAddresses:\n"
                                  "  secretKey: 87654321\n"
                                  "  admin: true\n";
 
+/* acl-namesrv reads a directory (aclDir): this file and a second one with
+ * the reader account (ns_acl/20-readers.yaml, in a subdirectory). */
 static const char NS_YML[] = "globalWhiteRemoteAddresses:\n"
                              "accounts:\n"
                              "- accessKey: brokeradmin\n"
                              "  secretKey: brokersecret\n"
-                             "  admin: true\n"
-                             "- accessKey: reader1\n"
-                             "  secretKey: readersecret\n"
-                             "  admin: false\n";
+                             "  admin: true\n";
+static const char NS_READERS_YML[] = "accounts:\n"
+                                     "- accessKey: reader1\n"
+                                     "  secretKey: readersecret\n"
+                                     "  admin: false\n";
 
 static void write_0600(const char *path, const char *text)
 {
@@ -113,10 +116,19 @@ static int setup(void **state)
     if (!e || ns <= 0 || rmq_td_init(&e->d, servers, NULL) != 0)
         return -1;
     snprintf(e->broker_yml, sizeof(e->broker_yml), "%s/broker_acl.yml", e->d.dir);
-    snprintf(e->ns_yml, sizeof(e->ns_yml), "%s/namesrv_acl.yml", e->d.dir);
+    char bs[512], as[600];
+    char ns_dir[400], readers[450];
+    snprintf(ns_dir, sizeof(ns_dir), "%s/ns_acl", e->d.dir);
+    snprintf(readers, sizeof(readers), "%s/more/20-readers.yaml", ns_dir);
+    snprintf(e->ns_yml, sizeof(e->ns_yml), "%s/10-namesrv.yml", ns_dir);
+    if (mkdir(ns_dir, 0700) != 0)
+        return -1;
+    snprintf(as, sizeof(as), "%s/more", ns_dir);
+    if (mkdir(as, 0700) != 0)
+        return -1;
+    write_0600(readers, NS_READERS_YML);
     write_0600(e->broker_yml, BROKER_YML);
     write_0600(e->ns_yml, NS_YML);
-    char bs[512], as[600];
     snprintf(bs, sizeof(bs),
              "namesrvAddr = \"127.0.0.1:%d\"; brokerName = \"aclbroker\"; "
              "registerNameServerPeriod = 10000; accessKey = \"brokeradmin\"; "
@@ -128,8 +140,7 @@ static int setup(void **state)
              e->broker_yml);
     if (rmq_td_add_plugin(&e->d, "acl-broker", "acl", "broker", as) != 0)
         return -1;
-    snprintf(as, sizeof(as), "role = \"namesrv\"; aclFile = \"%s\"; watchIntervalMs = 100;",
-             e->ns_yml);
+    snprintf(as, sizeof(as), "role = \"namesrv\"; aclDir = \"%s\"; watchIntervalMs = 100;", ns_dir);
     if (rmq_td_add_plugin(&e->d, "acl-namesrv", "acl", "namesrv", as) != 0 ||
         rmq_td_start(&e->d, NULL) != 0)
         return -1;
@@ -346,6 +357,21 @@ static void editing_broker_file_applies(void **state)
             rmq_test_pause_ms(50);
     }
     assert_true(ok);
+    /* rmqhostctl reload with a file that does not parse: refused, the
+     * running generation keeps its rules */
+    write_0600(e->broker_yml, "accounts:\n- accessKey: short\n  secretKey: x\n");
+    int st = -1;
+    char *out = rmq_td_ctl_capture(&e->d, &st, "reload", "acl-broker", NULL);
+    free(out);
+    assert_int_equal(st, 1);
+    rmq_cmd *r = call(e->broker, 310, send_c, "x", "RocketMQ", "12345678");
+    assert_null(r->remark ? strstr(r->remark, "AclException") : NULL);
+    rmq_cmd_free(r);
+    /* and with the file fixed, the reload goes through */
+    write_0600(e->broker_yml, yml);
+    out = rmq_td_ctl_capture(&e->d, &st, "reload", "acl-broker", NULL);
+    free(out);
+    assert_int_equal(st, 0);
 }
 
 int main(int argc, char **argv)
