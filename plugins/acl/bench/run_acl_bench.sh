@@ -1,12 +1,14 @@
 #!/bin/sh
-# run_acl_bench.sh BUILD_DIR [SECONDS] — route lookups (GET_ROUTEINFO_BY_TOPIC)
+# run_acl_bench.sh BUILD_DIR [SECONDS [ROUNDS]] — route lookups (GET_ROUTEINFO_BY_TOPIC)
 # against one rmqhostd running namesrv + broker-client-mgr (registering
 # TopicTest) + acl-namesrv: signed requests through the ACL plugin, then the
 # same unsigned requests with the plugin disabled (rmqhostctl disable), for
-# 4x32 and 1x1. Prints rmqbench's lines; figures go to docs/benchmarks.md.
+# 4x32 and 1x1, ROUNDS times alternating (default 1). Prints rmqbench's
+# lines; figures go to docs/benchmarks.md.
 set -eu
-build=${1:?usage: run_acl_bench.sh BUILD_DIR [SECONDS]}
+build=${1:?usage: run_acl_bench.sh BUILD_DIR [SECONDS [ROUNDS]]}
 secs=${2:-5}
+rounds=${3:-1}
 build=$(cd "$build" && pwd)
 tmp=$(mktemp -d)
 trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf "$tmp"' EXIT INT TERM
@@ -52,12 +54,16 @@ signed="-e topic=TopicTest -e AccessKey=benchreader -e Signature=$sig"
 i=0
 until "$build/bin/rmqbench" -a 127.0.0.1:$ns_port -c 1 -d 1 -w 0 -s 0.2 $signed --json 2>/dev/null |
       grep -q '"errors":0' || [ $i -ge 100 ]; do sleep 0.1; i=$((i+1)); done
-for shape in "-c 4 -d 32" "-c 1 -d 1"; do
-  echo "== signed, through acl-namesrv ($shape)"
-  "$build/bin/rmqbench" -a 127.0.0.1:$ns_port $shape -s "$secs" $signed
-  ctl disable acl-namesrv > /dev/null
-  echo "== unsigned, acl-namesrv disabled ($shape)"
-  "$build/bin/rmqbench" -a 127.0.0.1:$ns_port $shape -s "$secs" -e topic=TopicTest
-  ctl enable acl-namesrv > /dev/null
+r=0
+while [ $r -lt "$rounds" ]; do
+  r=$((r+1))
+  for shape in "-c 4 -d 32" "-c 1 -d 1"; do
+    echo "== round $r: signed, through acl-namesrv ($shape)"
+    "$build/bin/rmqbench" -a 127.0.0.1:$ns_port $shape -s "$secs" $signed
+    ctl disable acl-namesrv > /dev/null
+    echo "== round $r: unsigned, acl-namesrv disabled ($shape)"
+    "$build/bin/rmqbench" -a 127.0.0.1:$ns_port $shape -s "$secs" -e topic=TopicTest
+    ctl enable acl-namesrv > /dev/null
+  done
 done
 ctl acl-namesrv-stats

@@ -67,8 +67,18 @@ void acl_sign_with_key(const acl_hmac_key *k, acl_field *fields, size_t nfields,
                        size_t body_len, char out[ACL_SIGNATURE_LEN + 1])
 {
     uint8_t inner[SHA1_DIGEST_BYTES], mac[SHA1_DIGEST_BYTES];
-    if (nfields > 1)
+    if (nfields > 16) {
         qsort(fields, nfields, sizeof(*fields), cmp_field);
+    } else {
+        /* a request has a handful of fields: insertion sort, no callback */
+        for (size_t i = 1; i < nfields; i++) {
+            acl_field f = fields[i];
+            size_t j = i;
+            for (; j > 0 && strcmp(fields[j - 1].key, f.key) > 0; j--)
+                fields[j] = fields[j - 1];
+            fields[j] = f;
+        }
+    }
     sha1_ctx c = k->inner;
     for (size_t i = 0; i < nfields; i++) {
         if (left_out(fields[i].key))

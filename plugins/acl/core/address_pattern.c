@@ -310,8 +310,9 @@ void acl_peer_ip(const char *peer, char *buf, size_t len)
     }
     const char *colon = strrchr(peer, ':');
     /* "a:b:c" with several colons and no brackets: a bare IPv6 address */
-    if (colon && strchr(peer, ':') == colon)
-        snprintf(buf, len, "%.*s", (int)(colon - peer), peer);
-    else
-        snprintf(buf, len, "%s", peer);
+    size_t n = (colon && strchr(peer, ':') == colon) ? (size_t)(colon - peer) : strlen(peer);
+    if (n >= len)
+        n = len - 1;
+    memcpy(buf, peer, n); /* on every request: no printf machinery */
+    buf[n] = 0;
 }
