@@ -150,10 +150,8 @@ static int on_update_account(rmq_request *req, const rmq_cmd *cmd, void *ud)
         bool keep_t = !a->cmd_ext_get(cmd, "topicPerms") && old;
         bool keep_g = !a->cmd_ext_get(cmd, "groupPerms") && old;
         acl_account fresh;
-        rc = acl_account_init(&fresh, ak,
-                              (sk && *sk) ? sk
-                              : old       ? old->secret_key
-                                          : sk,
+        /* the secret is required on every update, as Java's checkPlainAccessConfig */
+        rc = acl_account_init(&fresh, ak, sk,
                               white ? white
                               : old ? old->white_remote_address
                                     : NULL,
