@@ -294,6 +294,10 @@ static void admin_codes_round_trip(void **state)
                "checkPerm(PlainPermissionManager.java:581)");
     expect(call(e->broker, 50, create, NULL, "rocketmq2", "87654321"), 0, NULL);
     assert_true(rmq_td_log_contains(&e->d, "audit: code 50 admitted for accessKey=rocketmq2"));
+    /* an update without the secret fails as Java's (the secret is not echoed) */
+    const char *nosecret[] = {"accessKey", "newuser1", "admin", "true", NULL};
+    expect(call(e->broker, 50, nosecret, NULL, "rocketmq2", "87654321"), 209,
+           "The accessKey=newuser1 and secretKey cannot be null and length should longer than 6");
     struct stat st;
     assert_int_equal(stat(e->broker_yml, &st), 0);
     assert_int_equal(st.st_mode & 0777, 0600);
