@@ -48,6 +48,22 @@ CONF
 "$build/bin/rmqhostd" -c "$tmp/conf.d" 2> "$tmp/log" &
 pid=$!
 ctl() { "$build/bin/rmqhostctl" -s "$tmp/state/rmqhost.sock" "$@"; }
+# The daemon's CPU time (user+system, clock ticks) — on a shared machine the
+# CPU cost per request is steadier than requests/s.
+cpu() { awk '{print $14 + $15}' "/proc/$pid/stat"; }
+tck=$(getconf CLK_TCK)
+# run LABEL ARGS...: rmqbench's report plus the daemon's CPU per answer
+run() {
+  label=$1; shift
+  echo "== $label"
+  c0=$(cpu)
+  "$build/bin/rmqbench" -a 127.0.0.1:$ns_port -s "$secs" -w 0 "$@" > "$tmp/out"
+  c1=$(cpu)
+  cat "$tmp/out"
+  n=$(awk '/^requests:/ {print $4}' "$tmp/out")
+  awk -v c=$((c1 - c0)) -v t="$tck" -v n="$n" \
+    'BEGIN { if (n > 0) printf "daemon CPU per answer: %.2f us\n", c / t * 1e6 / n }'
+}
 sig=$(python3 -c 'import hmac,hashlib,base64; print(base64.b64encode(hmac.new(b"benchsecret", b"benchreaderTopicTest", hashlib.sha1).digest()).decode())')
 signed="-e topic=TopicTest -e AccessKey=benchreader -e Signature=$sig"
 # wait for the broker's signed registration (the route exists)
@@ -58,11 +74,9 @@ r=0
 while [ $r -lt "$rounds" ]; do
   r=$((r+1))
   for shape in "-c 4 -d 32" "-c 1 -d 1"; do
-    echo "== round $r: signed, through acl-namesrv ($shape)"
-    "$build/bin/rmqbench" -a 127.0.0.1:$ns_port $shape -s "$secs" $signed
+    run "round $r: signed, through acl-namesrv ($shape)" $shape $signed
     ctl disable acl-namesrv > /dev/null
-    echo "== round $r: unsigned, acl-namesrv disabled ($shape)"
-    "$build/bin/rmqbench" -a 127.0.0.1:$ns_port $shape -s "$secs" -e topic=TopicTest
+    run "round $r: unsigned, acl-namesrv disabled ($shape)" $shape -e topic=TopicTest
     ctl enable acl-namesrv > /dev/null
   done
 done

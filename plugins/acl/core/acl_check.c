@@ -62,7 +62,7 @@ static const char *field(const acl_request *r, const char *key)
 {
     const char *v = NULL;
     for (size_t i = 0; i < r->nfields; i++)
-        if (strcmp(r->fields[i].key, key) == 0)
+        if (r->fields[i].key[0] == key[0] && strcmp(r->fields[i].key, key) == 0)
             v = r->fields[i].value; /* a JSON object with a repeated key: the last */
     return v;
 }
