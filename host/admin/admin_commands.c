@@ -166,14 +166,14 @@ static json_t *plugin_conf_json(rmq_host *h, const plugin_conf *pc)
     if (p) {
         /* effective values: declared defaults included */
         for (size_t i = 0; i < p->nsettings; i++)
-            json_object_set_new(settings, p->settings[i].decl->name,
-                                json_string(shown_value(p->settings[i].decl->name,
-                                                        p->settings[i].value)));
+            json_object_set_new(
+                settings, p->settings[i].decl->name,
+                json_string(shown_value(p->settings[i].decl->name, p->settings[i].value)));
     } else {
         for (size_t i = 0; i < pc->nsettings; i++)
-            json_object_set_new(settings, pc->settings[i].name,
-                                json_string(shown_value(pc->settings[i].name,
-                                                        pc->settings[i].value)));
+            json_object_set_new(
+                settings, pc->settings[i].name,
+                json_string(shown_value(pc->settings[i].name, pc->settings[i].value)));
     }
     return json_pack("{s:s, s:s, s:s, s:b, s:b, s:b, s:s, s:o}", "name", pc->name, "path", pc->path,
                      "server", pc->server, "enabled", pc->enabled, "optional", pc->optional,

@@ -78,5 +78,4 @@ void acl_stats_free(acl_plugin *p);
 /* acl_admin_codes.c: broker codes 50..54 */
 int acl_admin_codes_register(acl_plugin *p);
 
-
 #endif
