@@ -8,8 +8,8 @@
 /* The value shown in place of a secret. */
 #define SECRET_SETTING_MASK "******"
 
-/* True for names that, ignoring case, end in "secretkey" or contain
- * "password", "passwd" or "secret" (secretKey, key_password, ...). */
+/* True for names that contain, ignoring case, "secret", "password" or
+ * "passwd" (secretKey, key_password, ...). */
 bool setting_name_is_secret(const char *name);
 
 #endif
