@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <urcu.h>
 
 #include "acl_plugin.h"
@@ -134,10 +135,19 @@ static void set_stamps(acl_plugin *p, char **paths, size_t n)
     free(p->stamps);
     p->stamps = calloc(n ? n : 1, sizeof(*p->stamps));
     p->nstamps = 0;
+    p->recheck = false;
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    int64_t now_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
     for (size_t i = 0; p->stamps && i < n; i++) {
         stamp_of(paths[i], &p->stamps[i]);
         p->stamps[i].path = strdup(paths[i]);
         p->nstamps++;
+        /* File times tick coarsely (a jiffy): a write finishing just after
+         * we read may leave them unchanged. A file changed this recently is
+         * read once more at the next tick. */
+        if (now_ns - p->stamps[i].ctime_ns < 2000000000LL)
+            p->recheck = true;
     }
 }
 
@@ -194,7 +204,8 @@ static bool changed(acl_plugin *p)
     size_t n = 0;
     char err[256];
     pthread_mutex_lock(&p->lock);
-    bool diff = acl_files_collect(p, &paths, &n, err, sizeof(err)) != 0 || n != p->nstamps;
+    bool diff =
+        p->recheck || acl_files_collect(p, &paths, &n, err, sizeof(err)) != 0 || n != p->nstamps;
     for (size_t i = 0; !diff && i < n; i++) {
         acl_file_stamp s;
         stamp_of(paths[i], &s);
@@ -212,8 +223,12 @@ static void watch_tick(void *ud)
     acl_plugin *p = ud;
     if (!changed(p))
         return;
-    char err[600];
-    if (acl_reload(p, "ACL files changed", err, sizeof(err)) != 0)
+    char before[sizeof(p->last_error)], err[600];
+    pthread_mutex_lock(&p->lock);
+    memcpy(before, p->last_error, sizeof(before));
+    pthread_mutex_unlock(&p->lock);
+    /* the same refusal again (a second look at a just-written file): once */
+    if (acl_reload(p, "ACL files changed", err, sizeof(err)) != 0 && strcmp(before, err) != 0)
         p->api->log(p->ctx, RMQ_LOG_ERROR,
                     "ACL files changed but are refused, the previous rules stay: %s", err);
 }

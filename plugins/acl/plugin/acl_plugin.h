@@ -46,6 +46,7 @@ typedef struct acl_plugin {
     pthread_mutex_t lock;   /* reloads and admin-code writes */
     acl_file_stamp *stamps; /* what the published cfg was read from */
     size_t nstamps;
+    bool recheck;         /* a file changed just before it was read: read again */
     char last_error[512]; /* last refused reload, logged once */
     uint64_t generation;
 
