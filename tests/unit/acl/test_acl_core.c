@@ -393,6 +393,58 @@ static void broker_verdicts(void **state)
     acl_config_free(c);
 }
 
+/* One signed request by RocketMQ from 127.0.0.1: the verdict's remark, or
+ * "" when allowed. */
+static const char *verdict(const acl_config *c, int code, const char *const *kv, acl_verdict *v)
+{
+    acl_field f[16];
+    size_t n = 0;
+    f[n++] = (acl_field){"AccessKey", "RocketMQ"};
+    for (size_t i = 0; kv[i]; i += 2)
+        f[n++] = (acl_field){kv[i], kv[i + 1]};
+    acl_request r = {.code = code, .peer_ip = "127.0.0.1"};
+    signed_request(&r, f, &n, "12345678");
+    acl_check_broker(c, &r, v);
+    return v->outcome == ACL_ALLOWED ? "" : v->remark;
+}
+
+static void broker_code_rules(void **state)
+{
+    (void)state;
+    acl_config *c = load_text(YML);
+    acl_verdict v;
+    /* two refused resources: Java reports the one its HashMap iterates
+     * first — %RETRY%groupA (bucket 8) before topicX (bucket 11) */
+    const char *pull[] = {"topic", "topicX", "consumerGroup", "groupA", NULL};
+    assert_non_null(strstr(verdict(c, 11, pull, &v), "No default permission for group:groupA, "));
+    /* a send to a retry topic needs SUB on the group, not PUB on the topic */
+    const char *retry_a[] = {"b", "%RETRY%groupA", "a", "groupA", NULL};
+    assert_non_null(
+        strstr(verdict(c, 310, retry_a, &v), "No default permission for group:groupA, "));
+    const char *retry_c[] = {"b", "%RETRY%groupC", "a", "groupC", NULL};
+    assert_string_equal(verdict(c, 310, retry_c, &v), "");
+    /* SEND_MESSAGE (v1) names the topic "topic" */
+    const char *v1[] = {"topic", "topicB", "producerGroup", "pg", NULL};
+    assert_string_equal(verdict(c, 10, v1, &v), "");
+    const char *v1_denied[] = {"topic", "topicA", "producerGroup", "pg", NULL};
+    assert_non_null(
+        strstr(verdict(c, 10, v1_denied, &v), "No default permission for topic:topicA"));
+    /* message traces pass without a permission check in 4.9.8 */
+    const char *trace[] = {"b", "RMQ_SYS_TRACE_TOPIC", "a", "pg", NULL};
+    assert_string_equal(verdict(c, 310, trace, &v), "");
+    /* CONSUMER_SEND_MSG_BACK needs the group only */
+    const char *back[] = {"group", "groupC", "originTopic", "topicA", NULL};
+    assert_string_equal(verdict(c, 36, back, &v), "");
+    /* UPDATE_CONSUMER_OFFSET: group and topic */
+    const char *commit[] = {"consumerGroup", "groupC", "topic", "topicA", NULL};
+    assert_non_null(strstr(verdict(c, 15, commit, &v), "No default permission for topic:topicA"));
+    /* codes without resources need only the signature (SEND_BATCH_MESSAGE
+     * included, as in 4.9.8) */
+    const char *batch[] = {"b", "topicA", NULL};
+    assert_string_equal(verdict(c, 320, batch, &v), "");
+    acl_config_free(c);
+}
+
 static void namesrv_policy(void **state)
 {
     (void)state;
@@ -451,6 +503,7 @@ int main(void)
         cmocka_unit_test(sha1_vectors),
         cmocka_unit_test(signature_vectors),
         cmocka_unit_test(broker_verdicts),
+        cmocka_unit_test(broker_code_rules),
         cmocka_unit_test(namesrv_policy),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
