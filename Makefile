@@ -18,8 +18,8 @@ CTEST      ?= ctest
 # Debian packages. npm is handled apart: nodesource's nodejs ships npm and
 # conflicts with Debian's npm package, so npm is installed only when the
 # command is missing.
-BUILD_DEBS := libuv1-dev libconfig-dev libjansson-dev libcmocka-dev zlib1g-dev liburcu-dev libssl-dev \
-              pkg-config cmake make gcc
+BUILD_DEBS := libuv1-dev libconfig-dev libjansson-dev libcmocka-dev zlib1g-dev liburcu-dev \
+              libyaml-dev libssl-dev pkg-config cmake make gcc
 # clang catches a different set of warnings than gcc; the test target builds
 # the whole tree with it too.
 TEST_DEBS  := $(BUILD_DEBS) nodejs clang clang-format valgrind python3 openssl

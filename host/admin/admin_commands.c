@@ -10,6 +10,7 @@
 
 #include "admin_context.h"
 #include "metrics_http.h"
+#include "secret_settings.h"
 
 /* Admin answers are built as text in a byte_buf (NUL-terminated). */
 typedef byte_buf out_text;
@@ -149,6 +150,15 @@ static json_t *cmd_stats(admin_ctx *a)
 }
 
 /* ---- config ---- */
+/* Secrets (secretKey, passwords) are shown masked; an unset one stays empty
+ * so an operator still sees whether it is configured. */
+static const char *shown_value(const char *name, const char *value)
+{
+    if (value && *value && setting_name_is_secret(name))
+        return SECRET_SETTING_MASK;
+    return value;
+}
+
 static json_t *plugin_conf_json(rmq_host *h, const plugin_conf *pc)
 {
     json_t *settings = json_object();
@@ -156,11 +166,14 @@ static json_t *plugin_conf_json(rmq_host *h, const plugin_conf *pc)
     if (p) {
         /* effective values: declared defaults included */
         for (size_t i = 0; i < p->nsettings; i++)
-            json_object_set_new(settings, p->settings[i].decl->name,
-                                json_string(p->settings[i].value));
+            json_object_set_new(
+                settings, p->settings[i].decl->name,
+                json_string(shown_value(p->settings[i].decl->name, p->settings[i].value)));
     } else {
         for (size_t i = 0; i < pc->nsettings; i++)
-            json_object_set_new(settings, pc->settings[i].name, json_string(pc->settings[i].value));
+            json_object_set_new(
+                settings, pc->settings[i].name,
+                json_string(shown_value(pc->settings[i].name, pc->settings[i].value)));
     }
     return json_pack("{s:s, s:s, s:s, s:b, s:b, s:b, s:s, s:o}", "name", pc->name, "path", pc->path,
                      "server", pc->server, "enabled", pc->enabled, "optional", pc->optional,

@@ -229,6 +229,7 @@ void dispatch_command(connection *c, rmq_cmd *cmd)
     req->entry = entry;
     req->oneway = (cmd->flag & RMQ_FLAG_ONEWAY) != 0;
     memcpy(req->peer, c->peer, sizeof(req->peer));
+    cmd->peer = req->peer; /* api->cmd_peer: RPC hooks see only the command */
     /* Latency quantiles from one request in 8: the clock read is a
      * measurable share of an inline request's cost. */
     req->start_ns = (seq & 7) == 0 ? request_stats_now_ns() : 0;

@@ -15,6 +15,7 @@
 #include <urcu.h>
 
 #include "host.h"
+#include "secret_settings.h"
 
 int admin_server_start(rmq_host *h, uv_loop_t *loop, char *err, size_t errlen);
 void admin_server_stop(rmq_host *h);
@@ -125,8 +126,10 @@ static int inspect_plugins(rmq_host *h, bool list)
                    pc->enabled ? "" : " [disabled]");
             for (size_t k = 0; k < p->nsettings; k++) {
                 const rmq_setting_decl *d = p->settings[k].decl;
-                printf("  %-40s %-6s default=%-20s %s\n", d->name, type_name(d->type),
-                       d->default_value ? d->default_value : "\"\"",
+                const char *dv = d->default_value ? d->default_value : "\"\"";
+                if (d->default_value && *d->default_value && setting_name_is_secret(d->name))
+                    dv = SECRET_SETTING_MASK;
+                printf("  %-40s %-6s default=%-20s %s\n", d->name, type_name(d->type), dv,
                        d->description ? d->description : "");
             }
         }

@@ -520,6 +520,11 @@ static const char *api_cmd_remark(const rmq_cmd *c)
     return c->remark;
 }
 
+static const char *api_cmd_peer(const rmq_cmd *c)
+{
+    return c ? c->peer : NULL;
+}
+
 static size_t api_cmd_ext_count(const rmq_cmd *c)
 {
     return c->ext_count;
@@ -810,4 +815,6 @@ void host_api_fill(rmq_host_api *a)
     a->admin_wants_json = api_admin_wants_json;
     a->cmd_set_ext_present = api_cmd_set_ext_present;
     a->set_executor_queue_timeout = api_set_executor_queue_timeout;
+    /* 1.5 */
+    a->cmd_peer = api_cmd_peer;
 }

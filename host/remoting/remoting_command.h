@@ -56,6 +56,9 @@ typedef struct rmq_cmd {
 
     /* arena: owned string storage, chained blocks */
     struct rmq_arena_block *arena;
+    /* incoming requests: the peer's "ip:port", owned by the request that
+     * carries this command (set at dispatch); NULL otherwise */
+    const char *peer;
 } rmq_cmd;
 
 /* Result of looking at the start of a receive buffer. */

@@ -5,6 +5,7 @@
  * failure; result handling; UNREGISTER_BROKER to all at shutdown.
  * Start-up never waits on a NameServer. */
 #include "broker_context.h"
+#include "request_signing.h"
 
 #include <rmqhost/services/filter_service.h>
 
@@ -132,6 +133,7 @@ static rmq_cmd *register_request(bcm_ctx *c, const bcm_body *b)
     snprintf(num, sizeof num, "%u", bcm_body_crc32(b->data, b->len));
     a->cmd_ext_set(req, "bodyCrc32", num);
     a->cmd_set_body(req, b->data, b->len, NULL, NULL);
+    bcm_sign_request(c, req);
     return req;
 }
 
@@ -288,6 +290,7 @@ static void *unregister_one(void *ud)
     a->cmd_ext_set(req, "brokerId", num);
     a->cmd_ext_set(req, "brokerName", c->s.broker_name);
     a->cmd_ext_set(req, "clusterName", c->s.cluster_name);
+    bcm_sign_request(c, req);
     rmq_cmd *resp = NULL;
     int rc =
         a->invoke_sync_addr(c->pctx, j->addr, req, (uint32_t)c->s.unregister_timeout_ms, &resp);

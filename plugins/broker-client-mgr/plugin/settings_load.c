@@ -70,6 +70,9 @@ const rmq_setting_decl bcm_setting_decls[] = {
      "UNREGISTER_CLIENT/CHECK_CLIENT_CONFIG threads", 1, 64},
     {"consumerManageThreadPoolNums", RMQ_SETTING_INT, "2", "consumer list/offset threads", 1, 64},
     {"adminBrokerThreadPoolNums", RMQ_SETTING_INT, "2", "admin codes and relays", 1, 64},
+    /* ACL 1.0 credentials for calls to NameServers (request_signing.c) */
+    {"accessKey", RMQ_SETTING_STRING, "", "sign NameServer calls with this AccessKey", 0, 0},
+    {"secretKey", RMQ_SETTING_STRING, "", "its secret (never shown by rmqhostctl config)", 0, 0},
     {NULL, 0, NULL, NULL, 0, 0},
 };
 

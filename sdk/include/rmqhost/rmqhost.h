@@ -45,7 +45,7 @@ extern "C" {
  * entries are appended to rmq_host_api; a plugin may test api->abi_minor (or
  * api->size) before calling an entry newer than the one it was built for. */
 #define RMQ_ABI_MAJOR 1
-#define RMQ_ABI_MINOR 3
+#define RMQ_ABI_MINOR 5
 
 #if defined(__GNUC__)
 #define RMQ_EXPORT __attribute__((visibility("default")))
@@ -371,7 +371,15 @@ typedef struct rmq_host_api {
     int (*set_executor_queue_timeout)(rmq_plugin_ctx *ctx, const char *name, uint64_t max_wait_ms,
                                       const char *remark_prefix);
 
-    void *reserved[30]; /* grows here; never reordered */
+    /* -- ABI 1.5 -- */
+    /* Any thread. "ip:port" of the connection an incoming request arrived on,
+     * for code that sees only the command: RPC before/after hooks (which get a
+     * channel id, and channel_peer works only on that channel's IO thread).
+     * Valid as long as `cmd`; NULL for commands a plugin built and for
+     * responses to outgoing calls. */
+    const char *(*cmd_peer)(const rmq_cmd *cmd);
+
+    void *reserved[29]; /* grows here; never reordered */
 } rmq_host_api;
 
 /* ---- reaching the API from a context -------------------------------------- */
