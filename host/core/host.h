@@ -480,6 +480,14 @@ struct rmq_host {
     int lock_fd;
     uint64_t started_at_ms;
     void *admin; /* admin_server.c's context (control thread only) */
+
+    /* The test kit (host/testkit/) drives the same host in-process. NULL in
+     * the daemon. timer_takeover: a virtual clock owns the plugins' timers
+     * (activate true: p's timers start counting; false: p's timers stop).
+     * linked_descriptor: a descriptor linked into the test for `pc`, or NULL
+     * to dlopen pc->path as usual. */
+    void (*timer_takeover)(rmq_host *h, plugin_inst *p, bool activate);
+    const rmq_plugin_descriptor *(*linked_descriptor)(rmq_host *h, const plugin_conf *pc);
 };
 
 uint64_t host_now_ms(void);
@@ -508,6 +516,9 @@ void timers_stop(rmq_host *h);
 void timers_activate(rmq_host *h, plugin_inst *p);
 void timers_cancel_plugin(rmq_host *h, plugin_inst *p);
 int timers_cancel(rmq_host *h, rmq_timer_id id);
+/* One tick of t as the housekeeping thread runs it (inline, or handed to
+ * t's executor unless a tick is still running there). */
+void timers_fire(timer_rec *t);
 
 /* server_listen.c */
 int server_bind(rmq_host *h, server *s, char *err, size_t errlen);
