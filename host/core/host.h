@@ -314,6 +314,10 @@ struct rmq_request {
     uint64_t start_ns;
     uint64_t received_ms;   /* monotonic ms at dispatch, for executor queue timeouts */
     rmq_request *held_next; /* plugin_inst.held_head list during a hot reload */
+    /* The running processor and a defer() handle each hold the request; the
+     * last to let go finishes it (deferred_reply may come from another
+     * thread before the processor has returned). */
+    atomic_int holds;
 };
 
 /* Dispatch one decoded command that arrived on `c` (loop thread). Takes
@@ -322,6 +326,8 @@ void dispatch_command(connection *c, rmq_cmd *cmd);
 /* Send `resp` for `req` from any thread (takes ownership of resp). */
 void request_send_response(rmq_request *req, rmq_cmd *resp);
 void request_finish(rmq_request *req);
+/* Drop one hold (see rmq_request.holds); the last finishes the request. */
+void request_release(rmq_request *req);
 /* Run a request released from a reload hold: look its code up again in the
  * server's current bindings and run it (any thread; inline processors are
  * posted to the request's loop). */

@@ -210,6 +210,19 @@ int main(int argc, char **argv)
     c.host = h;
     uv_loop_init(&c.loop);
     int code = 0;
+    /* Signals are caught before anything listens: listen.addrs (which tells
+     * scripts the daemon is up) is written inside host_start, and a SIGTERM
+     * right after it must stop the daemon cleanly, not kill it. A signal
+     * that arrives during start-up is handled once the loop runs. */
+    uv_signal_init(&c.loop, &c.sigterm);
+    uv_signal_init(&c.loop, &c.sigint);
+    uv_signal_init(&c.loop, &c.sighup);
+    uv_signal_init(&c.loop, &c.sigusr1);
+    c.sigterm.data = c.sigint.data = c.sighup.data = c.sigusr1.data = &c;
+    uv_signal_start(&c.sigterm, on_stop_signal, SIGTERM);
+    uv_signal_start(&c.sigint, on_stop_signal, SIGINT);
+    uv_signal_start(&c.sighup, on_sighup, SIGHUP);
+    uv_signal_start(&c.sigusr1, on_sigusr1, SIGUSR1);
     /* The admin socket opens before the data ports, so an operator can
      * always reach a daemon that listens. */
     if (state_dir_prepare(h, err, sizeof(err)) != 0 ||
@@ -218,17 +231,12 @@ int main(int argc, char **argv)
         HLOG_ERROR(h, "start-up failed: %s", err);
         admin_server_stop(h);
         host_shutdown(h);
+        uv_close((uv_handle_t *)&c.sigterm, NULL);
+        uv_close((uv_handle_t *)&c.sigint, NULL);
+        uv_close((uv_handle_t *)&c.sighup, NULL);
+        uv_close((uv_handle_t *)&c.sigusr1, NULL);
         code = 1;
     } else {
-        uv_signal_init(&c.loop, &c.sigterm);
-        uv_signal_init(&c.loop, &c.sigint);
-        uv_signal_init(&c.loop, &c.sighup);
-        uv_signal_init(&c.loop, &c.sigusr1);
-        c.sigterm.data = c.sigint.data = c.sighup.data = c.sigusr1.data = &c;
-        uv_signal_start(&c.sigterm, on_stop_signal, SIGTERM);
-        uv_signal_start(&c.sigint, on_stop_signal, SIGINT);
-        uv_signal_start(&c.sighup, on_sighup, SIGHUP);
-        uv_signal_start(&c.sigusr1, on_sigusr1, SIGUSR1);
         HLOG_INFO(h, "rmqhostd %s ready (conf %s, state %s)", RMQ_VERSION_STRING, h->conf.conf_dir,
                   h->conf.state_dir);
         uv_run(&c.loop, UV_RUN_DEFAULT);

@@ -45,13 +45,16 @@ int rmq_tk_open_channel(rmq_testkit *kit)
     sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
-        close(fd);
-        return RMQ_ECONNREFUSED;
-    }
-    struct sockaddr_in local;
+    /* Bind first: the local port must be on record before connect(), or the
+     * CONNECT event naming it could arrive before the channel is. */
+    struct sockaddr_in local = {.sin_family = AF_INET};
+    local.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     socklen_t ll = sizeof(local);
-    getsockname(fd, (struct sockaddr *)&local, &ll);
+    if (bind(fd, (struct sockaddr *)&local, sizeof(local)) != 0 ||
+        getsockname(fd, (struct sockaddr *)&local, &ll) != 0) {
+        close(fd);
+        return RMQ_EIO;
+    }
     pthread_mutex_lock(&kit->mu);
     tk_channel *nc = realloc(kit->channels, (kit->nchannels + 1) * sizeof(*nc));
     if (!nc) {
@@ -65,6 +68,15 @@ int rmq_tk_open_channel(rmq_testkit *kit)
     c->fd = fd;
     c->local_port = ntohs(local.sin_port);
     int handle = (int)kit->nchannels;
+    pthread_mutex_unlock(&kit->mu);
+    if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+        pthread_mutex_lock(&kit->mu);
+        kit->channels[handle - 1].fd = -1;
+        pthread_mutex_unlock(&kit->mu);
+        close(fd);
+        return RMQ_ECONNREFUSED;
+    }
+    pthread_mutex_lock(&kit->mu);
     /* CONNECT reaches listeners on the server's event thread: wait for it so
      * the test can name the channel (and a plugin has seen it) at once. */
     uint64_t deadline = host_now_ms() + 5000;
@@ -215,6 +227,38 @@ static rmq_cmd *read_frame(rmq_testkit *kit, tk_channel *c, uint64_t deadline)
             return NULL;
         c->rbuf.len += (size_t)r;
     }
+}
+
+bool rmq_tk_channel_closed_by_host(rmq_testkit *kit, int ch, int timeout_ms)
+{
+    tk_channel *c = channel_of(kit, ch);
+    if (!c)
+        return false;
+    uint64_t deadline = host_now_ms() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0);
+    for (;;) {
+        /* answers still in flight are kept for rmq_tk_wait_answer */
+        rmq_cmd *cmd = read_frame(kit, c, deadline);
+        if (cmd) {
+            tk_frame *f = malloc(sizeof(*f));
+            if (!f) {
+                rmq_cmd_free(cmd);
+                continue;
+            }
+            f->cmd = cmd;
+            f->next = c->stash;
+            c->stash = f;
+            continue;
+        }
+        if (host_now_ms() >= deadline)
+            break;
+        char b;
+        ssize_t r = recv(c->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+        if (r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
+            return true;
+    }
+    char b;
+    ssize_t r = recv(c->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+    return r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
 }
 
 rmq_cmd *rmq_tk_wait_answer(rmq_testkit *kit, int ch, int32_t opaque, int timeout_ms)

@@ -14,8 +14,11 @@
 
 static void call_finish(rmq_testkit *kit, rmq_tk_outgoing *c, int err, rmq_cmd *resp);
 
+/* Everything about the call is filled in before it is published: the test
+ * may answer it the moment it appears. */
 static rmq_tk_outgoing *capture(plugin_inst *p, rmq_tk_out_kind kind, rmq_channel_id ch,
-                                const char *addr, rmq_cmd *req, uint32_t timeout_ms)
+                                const char *addr, rmq_cmd *req, uint32_t timeout_ms,
+                                rmq_response_fn cb, void *ud)
 {
     rmq_testkit *kit = tk_of_host(p->host);
     rmq_tk_outgoing *c = calloc(1, sizeof(*c));
@@ -28,6 +31,8 @@ static rmq_tk_outgoing *capture(plugin_inst *p, rmq_tk_out_kind kind, rmq_channe
         snprintf(c->addr, sizeof(c->addr), "%s", addr);
     }
     c->req = req;
+    c->cb = cb;
+    c->ud = ud;
     c->timeout_ms = timeout_ms;
     c->deadline = kit->host.api.now_monotonic_ms() + timeout_ms;
     c->plugin = p;
@@ -69,13 +74,11 @@ static int invoke(plugin_inst *p, rmq_tk_out_kind kind, rmq_channel_id ch, const
 {
     if (!req)
         return RMQ_EINVAL;
-    rmq_tk_outgoing *c = capture(p, kind, ch, addr, req, timeout_ms);
+    rmq_tk_outgoing *c = capture(p, kind, ch, addr, req, timeout_ms, cb, ud);
     if (!c) {
         rmq_cmd_free(req);
         return RMQ_ENOMEM;
     }
-    c->cb = cb;
-    c->ud = ud;
     auto_answer(tk_of_host(p->host), c);
     return 0;
 }
@@ -89,7 +92,7 @@ static int invoke_sync(plugin_inst *p, rmq_channel_id ch, const char *addr, rmq_
         rmq_cmd_free(req);
         return RMQ_EWOULDBLOCK;
     }
-    rmq_tk_outgoing *c = capture(p, RMQ_TK_OUT_SYNC, ch, addr, req, timeout_ms);
+    rmq_tk_outgoing *c = capture(p, RMQ_TK_OUT_SYNC, ch, addr, req, timeout_ms, NULL, NULL);
     if (!c) {
         rmq_cmd_free(req);
         return RMQ_ENOMEM;

@@ -102,6 +102,9 @@ int rmq_tk_open_channel(rmq_testkit *kit);
 rmq_channel_id rmq_tk_channel_id(rmq_testkit *kit, int ch);
 /* Close the client side: the plugin sees CLOSE. */
 int rmq_tk_close_channel(rmq_testkit *kit, int ch);
+/* True when the host closed the channel (e.g. a plugin called
+ * channel_close) within timeout_ms (real time). */
+bool rmq_tk_channel_closed_by_host(rmq_testkit *kit, int ch, int timeout_ms);
 /* Raise IDLE or EXCEPTION on the channel's listeners (the connection stays
  * open, as an event the daemon would raise before closing it). */
 int rmq_tk_raise_event(rmq_testkit *kit, int ch, rmq_channel_event ev);

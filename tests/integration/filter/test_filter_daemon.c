@@ -1,9 +1,10 @@
 /* test_filter_daemon.c — the filter plugin in a real daemon with
  * broker-client-mgr (server "broker") and namesrv (server "namesrv"):
  * filter servers registered over the wire reach the NameServer's routes and
- * leave them on close and on expiry; CHECK_CLIENT_CONFIG consults the SQL92
- * engine; SQL92 heartbeats become consumerFilter.json. Every test starts its
- * own daemon and stops it in teardown. */
+ * leave them on close; SQL92 heartbeats become consumerFilter.json; the admin
+ * command and a hot reload. Every test starts its own daemon and stops it in
+ * teardown. Handlers and the expiry timer alone are tested in the test kit
+ * (tests/unit/filter/test_filter_handlers_kit.c): no daemon needed there. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -175,20 +176,6 @@ static void test_filter_server_reaches_route_and_leaves_when_its_channel_closes(
     assert_true(rmq_td_log_contains(&f->d, "Filter Server"));
 }
 
-static void test_filter_server_expires_without_reregistration_and_is_disconnected(void **state)
-{
-    fixture *f = *state;
-    start_daemon(f, "filterServerMaxIdleTimeMillis = 1000; filterServerScanIntervalMillis = 200;");
-    char name[128], id[32];
-    int keep = register_filter_server(f, "127.0.0.1:45002", name, sizeof name, id, sizeof id);
-    assert_true(route_lists_while_refreshing(f, keep, "127.0.0.1:45002", "\"127.0.0.1:45002\""));
-    /* no more refreshes: the broker closes the connection after the idle limit */
-    assert_true(rmq_tc_wait_closed(keep, 15000));
-    close(keep);
-    assert_true(route_lists_filter_server(f, "FltTopic", "\"127.0.0.1:45002\"", false));
-    assert_true(rmq_td_log_contains(&f->d, "expired"));
-}
-
 static void test_reregistration_on_same_channel_keeps_one_entry(void **state)
 {
     fixture *f = *state;
@@ -201,18 +188,6 @@ static void test_reregistration_on_same_channel_keeps_one_entry(void **state)
     close(fd);
 }
 
-static void test_register_without_address_is_a_system_error(void **state)
-{
-    fixture *f = *state;
-    start_daemon(f, NULL);
-    rmq_cmd *r = call(f, f->broker_port, 301, NULL, NULL);
-    assert_non_null(r);
-    assert_int_equal(r->code, 1);
-    assert_non_null(r->remark);
-    assert_non_null(strstr(r->remark, "filterServerAddr"));
-    rmq_cmd_free(r);
-}
-
 static const char *check_body(char *buf, size_t len, const char *type, const char *expr)
 {
     snprintf(buf, len,
@@ -223,44 +198,6 @@ static const char *check_body(char *buf, size_t len, const char *type, const cha
              "\"tagsSet\":[],\"topic\":\"FltTopic\"}}",
              type, expr);
     return buf;
-}
-
-static void test_check_client_config_accepts_valid_and_refuses_invalid_sql92(void **state)
-{
-    fixture *f = *state;
-    start_daemon(f, NULL);
-    char body[1024];
-    rmq_cmd *r = call(f, f->broker_port, 46, NULL,
-                      check_body(body, sizeof body, "SQL92", "a > 5 AND b IN ('x')"));
-    assert_non_null(r);
-    assert_int_equal(r->code, 0);
-    rmq_cmd_free(r);
-    r = call(f, f->broker_port, 46, NULL, check_body(body, sizeof body, "SQL92", "a > 'x'"));
-    assert_non_null(r);
-    assert_int_equal(r->code, 23);
-    assert_string_equal(r->remark, "java.lang.RuntimeException: Value ''x'' cannot be compared.");
-    rmq_cmd_free(r);
-    r = call(f, f->broker_port, 46, NULL, check_body(body, sizeof body, "SQL92", "a != 1"));
-    assert_int_equal(r->code, 23);
-    assert_non_null(strstr(r->remark, "TokenMgrError: Lexical error at line 1, column 3."));
-    rmq_cmd_free(r);
-    /* trailing input is ignored as Java ignores it */
-    r = call(f, f->broker_port, 46, NULL, check_body(body, sizeof body, "SQL92", "a = 1 garbage"));
-    assert_int_equal(r->code, 0);
-    rmq_cmd_free(r);
-}
-
-static void test_check_client_config_without_property_filter_is_system_error(void **state)
-{
-    fixture *f = *state;
-    start_daemon(f, "enablePropertyFilter = false;");
-    char body[1024];
-    rmq_cmd *r = call(f, f->broker_port, 46, NULL, check_body(body, sizeof body, "SQL92", "a > 5"));
-    assert_non_null(r);
-    assert_int_equal(r->code, 1);
-    assert_string_equal(r->remark,
-                        "The broker does not support consumer to filter message by SQL92");
-    rmq_cmd_free(r);
 }
 
 static bool file_contains(const char *path, const char *needle)
@@ -406,16 +343,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(
             test_filter_server_reaches_route_and_leaves_when_its_channel_closes, setup, teardown),
-        cmocka_unit_test_setup_teardown(
-            test_filter_server_expires_without_reregistration_and_is_disconnected, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reregistration_on_same_channel_keeps_one_entry, setup,
                                         teardown),
-        cmocka_unit_test_setup_teardown(test_register_without_address_is_a_system_error, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(
-            test_check_client_config_accepts_valid_and_refuses_invalid_sql92, setup, teardown),
-        cmocka_unit_test_setup_teardown(
-            test_check_client_config_without_property_filter_is_system_error, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sql92_heartbeat_becomes_consumer_filter_data_on_disk,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_expr_admin_command_evaluates_in_the_running_daemon,

@@ -349,8 +349,10 @@ static void test_doubles_events_and_channel_events(void **state)
     rmq_tk_free(kit);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    if (argc > 1)
+        cmocka_set_test_filter(argv[1]); /* e.g. "*reload*" */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_settings_are_validated_as_the_daemon_does),
         cmocka_unit_test(test_dispatch_rules_match_the_daemon),
