@@ -9,7 +9,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <urcu.h>
+
 #include "testkit_internal.h"
+
+/* The test's thread runs plugin code (init, fini, timer ticks, reload) as
+ * the daemon's control and housekeeping threads do, and those are liburcu
+ * readers: register it while a kit runs on it. */
+static _Thread_local bool tk_rcu_registered;
 
 static char **copy_kv(const char *const *kv)
 {
@@ -235,6 +242,11 @@ int rmq_tk_start(rmq_testkit *kit, char *err, size_t errlen)
         host_destroy(&kit->host);
         return -1;
     }
+    if (!tk_rcu_registered) {
+        rcu_register_thread();
+        tk_rcu_registered = true;
+        kit->registered_rcu = true;
+    }
     kit->host.linked_descriptor = linked_descriptor;
     tk_clock_install(kit);
     tk_outgoing_install(&kit->host.api);
@@ -270,6 +282,10 @@ void rmq_tk_free(rmq_testkit *kit)
         host_shutdown(&kit->host);
         plugin_retired_drain(&kit->host, &kit->retired);
         host_destroy(&kit->host);
+    }
+    if (kit->registered_rcu && tk_rcu_registered) {
+        rcu_unregister_thread();
+        tk_rcu_registered = false;
     }
     tk_calls_free(kit);
     tk_clock_release(kit);

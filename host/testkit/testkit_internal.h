@@ -78,6 +78,7 @@ struct rmq_testkit {
     char log_path[320];
     int io_threads;
     bool started;
+    bool registered_rcu; /* this kit registered the test's thread with liburcu */
 
     tk_plugin *plugins;
     size_t nplugins;
