@@ -234,19 +234,18 @@ static int run_step(replay_target *t, const run_opts *o, const char *step)
     return n ? 1 : 0;
 }
 
-int main(int argc, char **argv)
+/* Everything but the memory main() owns (steps, plugin arguments), so every
+ * early return leaves it to main() to free. */
+static int replay_main(int argc, char **argv, const char **steps, plugin_arg *plugins,
+                       size_t *nplugins_out)
 {
     const char *addr = NULL;
-    plugin_arg plugins[MAX_PLUGINS];
     size_t nplugins = 0;
     const char *ignore[MAX_IGNORE + 1] = {0};
     size_t nignore = 0;
     run_opts o = {.vectors = NULL, .timeout_ms = 5000};
     bool all = false;
-    const char **steps = calloc((size_t)argc + 1, sizeof(*steps));
     size_t nsteps = 0;
-    if (!steps)
-        return 2;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -269,6 +268,7 @@ int main(int argc, char **argv)
                 if (nplugins == MAX_PLUGINS)
                     return usage_error("at most 16 plugins%s", "");
                 plugin_arg *p = &plugins[nplugins++];
+                *nplugins_out = nplugins;
                 memset(p, 0, sizeof(*p));
                 p->path = v;
                 default_name(p);
@@ -367,9 +367,21 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < nlisted; i++)
         free(listed[i]);
     free(listed);
-    for (size_t i = 0; i < nplugins; i++)
+    return broken ? 2 : differ ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+    const char **steps = calloc((size_t)argc + 1, sizeof(*steps));
+    plugin_arg *plugins = calloc(MAX_PLUGINS, sizeof(*plugins));
+    size_t nplugins = 0;
+    int rc = 2;
+    if (steps && plugins)
+        rc = replay_main(argc, argv, steps, plugins, &nplugins);
+    for (size_t i = 0; plugins && i < nplugins; i++)
         for (size_t k = 0; k < plugins[i].nsettings; k += 2)
             free(plugins[i].owned[k]);
+    free(plugins);
     free(steps);
-    return broken ? 2 : differ ? 1 : 0;
+    return rc;
 }
