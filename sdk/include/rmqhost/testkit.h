@@ -12,10 +12,10 @@
  * SYSTEM_BUSY, unknown codes, oneway).
  *
  *   rmq_testkit *kit = rmq_tk_new();
- *   rmq_tk_add_plugin(kit, "echo", "/path/echo.so", (const char *[]){"prefix", "hi", NULL});
+ *   rmq_tk_add_plugin(kit, "echo", "/path/echo.so", (const char *[]){"greeting", "hi", NULL});
  *   rmq_tk_start(kit, err, sizeof(err));
  *   int ch = rmq_tk_open_channel(kit);
- *   rmq_cmd *answer = rmq_tk_call(kit, ch, rmq_tk_request(1000, RMQ_TK_JSON, false, NULL), 3000);
+ *   rmq_cmd *answer = rmq_tk_call(kit, ch, rmq_tk_request(9001, RMQ_TK_JSON, false, NULL), 3000);
  *   ... rmq_tk_code(answer) ...
  *   rmq_tk_cmd_free(answer);
  *   rmq_tk_free(kit);
@@ -23,7 +23,9 @@
  * Threads: every rmq_tk_* function is called from the test's thread (the
  * kit's control thread: init, fini, reload and timers not bound to an
  * executor run there, as on the daemon's control and housekeeping threads).
- * The virtual clock is per process: run one kit at a time. */
+ * The virtual clock is per process: run one kit at a time. An async call's
+ * response callback runs on the thread that answers it (the test's), not on
+ * an I/O thread; the in-flight limits of outgoing calls are not modelled. */
 #ifndef RMQHOST_TESTKIT_H
 #define RMQHOST_TESTKIT_H
 
