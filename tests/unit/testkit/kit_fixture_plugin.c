@@ -19,6 +19,8 @@ typedef struct fixture_state {
     uint64_t tick_at[KF_MAX_TICKS];
     atomic_int ticks;
     _Atomic(rmq_deferred *) held; /* code 3, answered at the next tick */
+    atomic_int exec_ticks;
+    _Atomic uint64_t exec_tick_at;
 } fixture_state;
 
 typedef struct remote_wait {
@@ -76,6 +78,24 @@ static void on_tick(void *ud)
     if (d)
         s->api->deferred_reply(
             d, answer(s, s->api->deferred_cmd(d), "at", (long long)s->api->now_monotonic_ms()));
+}
+
+/* Bound to executor "work": runs there, while the clock reads its due time. */
+static void on_exec_tick(void *ud)
+{
+    fixture_state *s = ud;
+    atomic_store(&s->exec_tick_at, s->api->now_monotonic_ms());
+    atomic_fetch_add(&s->exec_ticks, 1);
+}
+
+static int on_exec_ticks(rmq_request *req, const rmq_cmd *cmd, void *ud)
+{
+    fixture_state *s = ud;
+    rmq_cmd *r = answer(s, cmd, "ticks", atomic_load(&s->exec_ticks));
+    char at[32];
+    snprintf(at, sizeof(at), "%llu", (unsigned long long)atomic_load(&s->exec_tick_at));
+    s->api->cmd_ext_set(r, "at", at);
+    return s->api->reply(req, r);
 }
 
 static void on_remote_answer(int err, const rmq_cmd *resp, void *ud)
@@ -239,10 +259,12 @@ static int fixture_init(rmq_plugin_ctx *ctx, const rmq_host_api *api)
     rc = rc ? rc : api->register_processor(ctx, KF_CODE_PUBLISH, on_publish, s, "work");
     rc = rc ? rc : api->register_processor(ctx, KF_CODE_IDLES, on_idles, s, NULL);
     rc = rc ? rc : api->register_processor(ctx, KF_CODE_TICKS, on_ticks, s, NULL);
+    rc = rc ? rc : api->register_processor(ctx, KF_CODE_EXEC_TICKS, on_exec_ticks, s, NULL);
     rc = rc ? rc : api->set_reject_hook(ctx, reject, s);
     rc = rc ? rc : api->add_rpc_hook(ctx, before, NULL, s);
     rc = rc ? rc : api->add_channel_listener(ctx, on_channel, s);
     rc = rc ? rc : api->add_timer(ctx, tick, tick, on_tick, s, NULL, NULL);
+    rc = rc ? rc : api->add_timer(ctx, 250, 250, on_exec_tick, s, "work", NULL);
     if (rc != 0)
         free(s);
     return rc;

@@ -172,6 +172,17 @@ static void test_virtual_time_fires_timers_exactly(void **state)
     assert_int_equal(len, strlen(want));
     assert_memory_equal(body, want, len);
     rmq_tk_cmd_free(a);
+    /* the executor-bound timer (every 250 ms) ran at t0 + 250, on its
+     * executor, and advance waited for it */
+    a = call(kit, ch, KF_CODE_EXEC_TICKS, NULL);
+    assert_int_equal(ext_num(a, "ticks"), 1);
+    assert_int_equal(ext_num(a, "at"), (long long)(t0 + 250));
+    rmq_tk_cmd_free(a);
+    assert_int_equal(rmq_tk_advance(kit, 150), 0); /* t0 + 500 */
+    a = call(kit, ch, KF_CODE_EXEC_TICKS, NULL);
+    assert_int_equal(ext_num(a, "ticks"), 2);
+    assert_int_equal(ext_num(a, "at"), (long long)(t0 + 500));
+    rmq_tk_cmd_free(a);
     rmq_tk_free(kit);
 }
 
