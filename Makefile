@@ -43,7 +43,7 @@ all: build
 help:
 	@echo "make run      build (Release) and run $(BUILD_DIR)/bin/rmqhostd -c $(CONF_DIR) \$$ARGS"
 	@echo "make test     Release suite, ASan+UBSan suite, clang build"
-	@echo "make install  PREFIX=$(PREFIX): daemon, plugins, conf.d, SDK headers, pkg-config, CMake package"
+	@echo "make install  PREFIX=$(PREFIX): daemon, plugins, conf.d, SDK headers, pkg-config, CMake packages, test kit, rmqhost-replay"
 	@echo "make fuzz     libFuzzer targets, FUZZ_SECONDS=$(FUZZ_SECONDS) each"
 	@echo "make format / check-format / clean"
 

@@ -42,6 +42,12 @@ void request_finish(rmq_request *req)
     free(req);
 }
 
+void request_release(rmq_request *req)
+{
+    if (atomic_fetch_sub(&req->holds, 1) == 1)
+        request_finish(req);
+}
+
 void request_send_response(rmq_request *req, rmq_cmd *resp)
 {
     rmq_host *h = req->host;
@@ -135,6 +141,7 @@ static void run_request(void *arg)
     if (refused_for_queue_wait(req))
         return;
     const char *remark = NULL;
+    atomic_store(&req->holds, 1); /* the processor's; defer() adds the handle's */
     int refuse = run_before_hooks(req, &remark);
     int rc;
     if (refuse > 0) {
@@ -145,8 +152,10 @@ static void run_request(void *arg)
     } else {
         rc = req->entry.fn(req, req->cmd, req->entry.ud);
     }
-    if (req->deferred)
-        return; /* finished by deferred_reply */
+    if (req->deferred) {
+        request_release(req); /* deferred_reply finishes it, maybe already has */
+        return;
+    }
     if (rc == RMQ_DEFERRED)
         HLOG_ERROR(h, "plugin %s returned RMQ_DEFERRED for code %d without calling defer()",
                    req->entry.plugin->conf.name, req->cmd->code);

@@ -361,6 +361,10 @@ struct rmq_request {
     uint64_t start_ns;
     uint64_t received_ms;   /* monotonic ms at dispatch, for executor queue timeouts */
     rmq_request *held_next; /* plugin_inst.held_head list during a hot reload */
+    /* The running processor and a defer() handle each hold the request; the
+     * last to let go finishes it (deferred_reply may come from another
+     * thread before the processor has returned). */
+    atomic_int holds;
 };
 
 /* Dispatch one decoded command that arrived on `c` (loop thread). Takes
@@ -369,6 +373,8 @@ void dispatch_command(connection *c, rmq_cmd *cmd);
 /* Send `resp` for `req` from any thread (takes ownership of resp). */
 void request_send_response(rmq_request *req, rmq_cmd *resp);
 void request_finish(rmq_request *req);
+/* Drop one hold (see rmq_request.holds); the last finishes the request. */
+void request_release(rmq_request *req);
 /* Run a request released from a reload hold: look its code up again in the
  * server's current bindings and run it (any thread; inline processors are
  * posted to the request's loop). */
@@ -534,6 +540,13 @@ struct rmq_host {
     size_t nconf_overrides;
     /* TLS of outgoing connections (tls_host.c) */
     struct tls_endpoint *tls_client;
+    /* The test kit (host/testkit/) drives the same host in-process. NULL in
+     * the daemon. timer_takeover: a virtual clock owns the plugins' timers
+     * (activate true: p's timers start counting; false: p's timers stop).
+     * linked_descriptor: a descriptor linked into the test for `pc`, or NULL
+     * to dlopen pc->path as usual. */
+    void (*timer_takeover)(rmq_host *h, plugin_inst *p, bool activate);
+    const rmq_plugin_descriptor *(*linked_descriptor)(rmq_host *h, const plugin_conf *pc);
 };
 
 /* server_reconfigure.c — reload-config's part for servers and host settings */
@@ -580,6 +593,9 @@ void timers_stop(rmq_host *h);
 void timers_activate(rmq_host *h, plugin_inst *p);
 void timers_cancel_plugin(rmq_host *h, plugin_inst *p);
 int timers_cancel(rmq_host *h, rmq_timer_id id);
+/* One tick of t as the housekeeping thread runs it (inline, or handed to
+ * t's executor unless a tick is still running there). */
+void timers_fire(timer_rec *t);
 
 /* server_listen.c */
 int server_bind(rmq_host *h, server *s, char *err, size_t errlen);

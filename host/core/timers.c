@@ -30,7 +30,11 @@ static void tick_task(void *arg)
 
 static void on_tick(uv_timer_t *hd)
 {
-    timer_rec *t = hd->data;
+    timers_fire(hd->data);
+}
+
+void timers_fire(timer_rec *t)
+{
     if (atomic_load(&t->cancelled))
         return;
     atomic_fetch_add(&t->plugin->inflight, 1);
@@ -155,6 +159,10 @@ void timers_stop(rmq_host *h)
 
 void timers_activate(rmq_host *h, plugin_inst *p)
 {
+    if (h->timer_takeover) {
+        h->timer_takeover(h, p, true);
+        return;
+    }
     pthread_mutex_lock(&h->timer_mu);
     for (timer_rec *t = p->timers; t; t = t->next) {
         t->qnext = h->timer_add_q;
@@ -187,6 +195,16 @@ void timers_cancel_plugin(rmq_host *h, plugin_inst *p)
 {
     if (!p->timers)
         return;
+    if (h->timer_takeover) {
+        /* Virtual time fires ticks on the caller's thread and waits for
+         * executor ticks, so none is running now. */
+        for (timer_rec *t = p->timers; t; t = t->next) {
+            atomic_store(&t->cancelled, true);
+            t->closed = true;
+        }
+        h->timer_takeover(h, p, false);
+        return;
+    }
     for (timer_rec *t = p->timers; t; t = t->next) {
         atomic_store(&t->cancelled, true);
         timers_cancel(h, t->id);

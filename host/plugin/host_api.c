@@ -614,6 +614,8 @@ static void api_request_fail(rmq_request *req, const char *remark)
 
 static rmq_deferred *api_defer(rmq_request *req)
 {
+    if (!req->deferred)
+        atomic_fetch_add(&req->holds, 1); /* released by deferred_reply */
     req->deferred = true;
     return (rmq_deferred *)(void *)req;
 }
@@ -626,7 +628,7 @@ static int api_deferred_reply(rmq_deferred *d, rmq_cmd *resp)
         rc = api_reply(req, resp);
     else
         request_run_after_hooks(req, NULL);
-    request_finish(req);
+    request_release(req);
     return rc;
 }
 

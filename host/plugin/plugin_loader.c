@@ -233,6 +233,11 @@ plugin_inst *plugin_load(rmq_host *h, const plugin_conf *pc, uint32_t generation
     p->host = h;
     p->head.api = &h->api;
     p->generation = generation;
+    const rmq_plugin_descriptor *d = h->linked_descriptor ? h->linked_descriptor(h, pc) : NULL;
+    if (d) {
+        snprintf(p->so_path, sizeof(p->so_path), "(linked into the test) %s", pc->path);
+        goto check_descriptor;
+    }
     if (resolve_path(h, pc, p->so_path, sizeof(p->so_path)) != 0) {
         snprintf(err, errlen, "%s:%d: plugin '%s': cannot find %s", pc->file, pc->line, pc->name,
                  p->so_path);
@@ -267,13 +272,14 @@ plugin_inst *plugin_load(rmq_host *h, const plugin_conf *pc, uint32_t generation
         plugin_free(p);
         return NULL;
     }
-    const rmq_plugin_descriptor *d = dlsym(p->dl, RMQ_PLUGIN_SYMBOL);
+    d = dlsym(p->dl, RMQ_PLUGIN_SYMBOL);
     if (!d) {
         snprintf(err, errlen, "%s:%d: plugin '%s': %s does not export the descriptor symbol '%s'",
                  pc->file, pc->line, pc->name, p->so_path, RMQ_PLUGIN_SYMBOL);
         plugin_free(p);
         return NULL;
     }
+check_descriptor:
     if (d->abi_major != RMQ_ABI_MAJOR) {
         snprintf(err, errlen,
                  "%s:%d: plugin '%s': %s was built for plugin ABI %u.%u, this host speaks %d.%d",

@@ -6,6 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <rmqhost/helpers.h>
+
 #include "filter_plugin.h"
 
 /* broker.info when broker-client-mgr is loaded; otherwise a Java broker's
@@ -36,7 +38,7 @@ static int process_register_filter_server(rmq_request *req, const rmq_cmd *cmd, 
 {
     filter_plugin *fp = ud;
     const rmq_host_api *a = fp->api;
-    const char *addr = a->cmd_ext_get(cmd, "filterServerAddr");
+    const char *addr = rmq_ext_str(a, cmd, "filterServerAddr");
     if (!addr) {
         a->request_fail(req, "org.apache.rocketmq.remoting.exception.RemotingCommandException: "
                              "the custom field <filterServerAddr> is null");
@@ -53,13 +55,11 @@ static int process_register_filter_server(rmq_request *req, const rmq_cmd *cmd, 
     char name[128];
     int64_t id;
     broker_identity(fp, name, sizeof name, &id);
-    char idbuf[24];
-    snprintf(idbuf, sizeof idbuf, "%lld", (long long)id);
     rmq_cmd *resp = a->cmd_new_response(cmd, RMQ_RESPONSE_SUCCESS, NULL);
     if (!resp)
         return RMQ_ENOMEM;
     a->cmd_ext_set(resp, "brokerName", name);
-    a->cmd_ext_set(resp, "brokerId", idbuf);
+    rmq_ext_set_long(a, resp, "brokerId", id);
     return a->reply(req, resp);
 }
 

@@ -8,6 +8,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include <rmqhost/helpers.h>
+
 #include "namesrv_plugin.h"
 #include "body_fingerprint.h"
 #include "register_body.h"
@@ -56,48 +58,18 @@ static const char DECODE_FAILURE_PREFIX[] =
 
 /* ---- helpers -------------------------------------------------------------- */
 
+/* Ext fields, numbers and answers through the SDK's helpers (rmqhost/helpers.h):
+ * Java's parse rules and the oneway rule live there once for every plugin. */
 static const char *ext(const namesrv_plugin *ns, const rmq_cmd *cmd, const char *key)
 {
-    return ns->api->cmd_ext_get(cmd, key);
+    return rmq_ext_str(ns->api, cmd, key);
 }
 
-/* Boolean.parseBoolean */
-static bool parse_bool(const char *s)
-{
-    return s && strcasecmp(s, "true") == 0;
-}
-
-static bool parse_long(const char *s, int64_t *v)
-{
-    if (!s || !*s)
-        return false;
-    char *e;
-    long long x = strtoll(s, &e, 10);
-    if (*e)
-        return false;
-    *v = x;
-    return true;
-}
-
-static bool is_oneway(const namesrv_plugin *ns, const rmq_cmd *cmd)
-{
-    return (ns->api->cmd_flag(cmd) & RMQ_CMD_FLAG_ONEWAY) != 0;
-}
-
-/* Sends a response; body (may be NULL) is copied. */
+/* Sends a response unless the request is oneway; body (may be NULL) is copied. */
 static int answer(namesrv_plugin *ns, rmq_request *req, const rmq_cmd *cmd, int code,
                   const char *remark, const char *body, size_t len)
 {
-    if (is_oneway(ns, cmd))
-        return RMQ_OK;
-    rmq_cmd *resp = ns->api->cmd_new_response(cmd, code, remark);
-    if (!resp)
-        return RMQ_ENOMEM;
-    if (body && len > 0 && ns->api->cmd_set_body(resp, body, len, NULL, NULL) != 0) {
-        ns->api->cmd_free(resp);
-        return RMQ_ENOMEM;
-    }
-    return ns->api->reply(req, resp);
+    return rmq_answer(ns->api, req, cmd, code, remark, body, len);
 }
 
 static int answer_buf(namesrv_plugin *ns, rmq_request *req, const rmq_cmd *cmd, text_buf *b)
@@ -135,12 +107,12 @@ static int on_get_route(rmq_request *req, const rmq_cmd *cmd, void *ud)
     namesrv_plugin *ns = ud;
     const char *topic = ext(ns, cmd, "topic");
     bool standard = ns->api->cmd_version(cmd) >= VERSION_V4_9_4 ||
-                    parse_bool(ext(ns, cmd, "acceptStandardJsonOnly"));
+                    rmq_parse_bool(ext(ns, cmd, "acceptStandardJsonOnly"));
     const char *body;
     size_t len;
     route_entry *e = topic ? route_cache_get(&ns->core.cache, topic, standard, &body, &len) : NULL;
     if (!e) {
-        if (is_oneway(ns, cmd))
+        if (rmq_is_oneway(ns->api, cmd))
             return RMQ_OK;
         const char *t = topic ? topic : "null";
         static const char head[] = "No topic route info in name server for the topic: ";
@@ -157,7 +129,7 @@ static int on_get_route(rmq_request *req, const rmq_cmd *cmd, void *ud)
             free(remark);
         return rc;
     }
-    if (is_oneway(ns, cmd)) {
+    if (rmq_is_oneway(ns->api, cmd)) {
         route_entry_put(e);
         return RMQ_OK;
     }
@@ -214,7 +186,7 @@ static int on_get_kv(rmq_request *req, const rmq_cmd *cmd, void *ud)
         char remark[1024];
         snprintf(remark, sizeof(remark), "No config item, Namespace: %s Key: %s",
                  nsname ? nsname : "null", key ? key : "null");
-        if (is_oneway(ns, cmd))
+        if (rmq_is_oneway(ns->api, cmd))
             return RMQ_OK;
         rmq_cmd *nf = ns->api->cmd_new_response(cmd, CODE_QUERY_NOT_FOUND, remark);
         if (!nf)
@@ -279,7 +251,7 @@ static body_plan plan_body(namesrv_plugin *ns, const rmq_cmd *cmd, const uint8_t
     body_plan p = {false, version < VERSION_V3_0_11};
     /* 5.3.3 brokers deflate with compressed=false: recognise the zlib header */
     if (!p.wrapper_only &&
-        (parse_bool(ext(ns, cmd, "compressed")) || register_body_looks_compressed(body, len)))
+        (rmq_parse_bool(ext(ns, cmd, "compressed")) || register_body_looks_compressed(body, len)))
         p.compressed = true;
     return p;
 }
@@ -315,7 +287,7 @@ static int on_register_broker(rmq_request *req, const rmq_cmd *cmd, void *ud)
     if (!body)
         len = 0;
     int64_t crc = 0;
-    parse_long(ext(ns, cmd, "bodyCrc32"), &crc);
+    rmq_ext_long(ns->api, cmd, "bodyCrc32", &crc);
     register_request rr = {
         .cluster = ext(ns, cmd, "clusterName"),
         .broker_name = ext(ns, cmd, "brokerName"),
@@ -323,7 +295,7 @@ static int on_register_broker(rmq_request *req, const rmq_cmd *cmd, void *ud)
         .ha_addr = ext(ns, cmd, "haServerAddr"),
         .channel = ns->api->request_channel(req),
     };
-    bool has_id = parse_long(ext(ns, cmd, "brokerId"), &rr.broker_id);
+    bool has_id = rmq_ext_long(ns->api, cmd, "brokerId", &rr.broker_id) == 0;
 
     body_plan plan = plan_body(ns, cmd, body, len);
     register_body rb;
@@ -367,7 +339,7 @@ static int on_register_broker(rmq_request *req, const rmq_cmd *cmd, void *ud)
         return fail(ns, req, cmd, missing);
     }
     int64_t hb = 0;
-    if (parse_long(ext(ns, cmd, "heartbeatTimeoutMillis"), &hb) && hb > 0)
+    if (rmq_ext_long(ns->api, cmd, "heartbeatTimeoutMillis", &hb) == 0 && hb > 0)
         rr.heartbeat_timeout_ms = hb;
     if (len > 0 && plan.compressed) {
         parsed = decode_register_body(ns, cmd, &plan, body, len, &rb, derr, sizeof(derr)) == 0;
@@ -415,7 +387,7 @@ static int on_register_broker(rmq_request *req, const rmq_cmd *cmd, void *ud)
         tb_free(&kvbody);
         return RMQ_ENOMEM;
     }
-    if (is_oneway(ns, cmd)) {
+    if (rmq_is_oneway(ns->api, cmd)) {
         register_result_free(&res);
         tb_free(&kvbody);
         return RMQ_OK;
@@ -446,7 +418,7 @@ static int on_unregister_broker(rmq_request *req, const rmq_cmd *cmd, void *ud)
 {
     namesrv_plugin *ns = ud;
     int64_t id;
-    if (!parse_long(ext(ns, cmd, "brokerId"), &id))
+    if (rmq_ext_long(ns->api, cmd, "brokerId", &id))
         return fail(ns, req, cmd, "java.lang.NullPointerException: brokerId is null");
     namesrv_core_lock(&ns->core);
     route_table_unregister(&ns->core.routes, ext(ns, cmd, "clusterName"),
@@ -484,7 +456,7 @@ static int on_query_data_version(rmq_request *req, const rmq_cmd *cmd, void *ud)
     route_table_query_data_version(&ns->core.routes, ext(ns, cmd, "brokerAddr"), &dv,
                                    ns->api->now_monotonic_ms(), &changed, &stored, &has_stored);
     namesrv_core_unlock(&ns->core);
-    if (is_oneway(ns, cmd))
+    if (rmq_is_oneway(ns->api, cmd))
         return RMQ_OK;
     text_buf b;
     tb_init(&b);
@@ -545,7 +517,7 @@ static int on_write_perm(rmq_request *req, const rmq_cmd *cmd, void *ud, bool wi
     int n = route_table_set_write_perm(&ns->core.routes, ext(ns, cmd, "brokerName"), wipe);
     publish_locked(ns);
     namesrv_core_unlock(&ns->core);
-    if (is_oneway(ns, cmd))
+    if (rmq_is_oneway(ns->api, cmd))
         return RMQ_OK;
     char num[16];
     snprintf(num, sizeof(num), "%d", n);

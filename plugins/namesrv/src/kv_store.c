@@ -16,43 +16,43 @@ typedef struct kv_pair {
 
 typedef struct kv_namespace {
     char *name;
-    str_map pairs; /* key -> kv_pair */
+    rmq_str_map pairs; /* key -> kv_pair */
 } kv_namespace;
 
 void kv_store_init(kv_store *kv)
 {
-    str_map_init(&kv->namespaces);
+    rmq_str_map_init(&kv->namespaces);
 }
 
 static void ns_free(kv_namespace *ns)
 {
-    str_map_iter it;
+    rmq_str_map_iter it;
     void *v;
-    str_map_iter_init(&it, &ns->pairs);
-    while (str_map_iter_next(&it, NULL, &v)) {
+    rmq_str_map_iter_init(&it, &ns->pairs);
+    while (rmq_str_map_iter_next(&it, NULL, &v)) {
         kv_pair *p = v;
         free(p->key);
         free(p->value);
         free(p);
     }
-    str_map_destroy(&ns->pairs);
+    rmq_str_map_destroy(&ns->pairs);
     free(ns->name);
     free(ns);
 }
 
 void kv_store_destroy(kv_store *kv)
 {
-    str_map_iter it;
+    rmq_str_map_iter it;
     void *v;
-    str_map_iter_init(&it, &kv->namespaces);
-    while (str_map_iter_next(&it, NULL, &v))
+    rmq_str_map_iter_init(&it, &kv->namespaces);
+    while (rmq_str_map_iter_next(&it, NULL, &v))
         ns_free(v);
-    str_map_destroy(&kv->namespaces);
+    rmq_str_map_destroy(&kv->namespaces);
 }
 
 static kv_namespace *ns_get_or_create(kv_store *kv, const char *name)
 {
-    kv_namespace *ns = str_map_get(&kv->namespaces, name);
+    kv_namespace *ns = rmq_str_map_get(&kv->namespaces, name);
     if (ns)
         return ns;
     ns = calloc(1, sizeof(*ns));
@@ -60,9 +60,9 @@ static kv_namespace *ns_get_or_create(kv_store *kv, const char *name)
         free(ns);
         return NULL;
     }
-    str_map_init(&ns->pairs);
+    rmq_str_map_init(&ns->pairs);
     int err;
-    str_map_put(&kv->namespaces, ns->name, ns, &err);
+    rmq_str_map_put(&kv->namespaces, ns->name, ns, &err);
     if (err) {
         ns_free(ns);
         return NULL;
@@ -79,7 +79,7 @@ int kv_store_put(kv_store *kv, const char *nsname, const char *key, const char *
         kv_store_delete(kv, nsname, key);
         return 0;
     }
-    kv_pair *p = str_map_get(&ns->pairs, key);
+    kv_pair *p = rmq_str_map_get(&ns->pairs, key);
     if (p) {
         char *nv = strdup(value);
         if (!nv)
@@ -95,7 +95,7 @@ int kv_store_put(kv_store *kv, const char *nsname, const char *key, const char *
     p->value = strdup(value);
     int err = !p->key || !p->value;
     if (!err)
-        str_map_put(&ns->pairs, p->key, p, &err);
+        rmq_str_map_put(&ns->pairs, p->key, p, &err);
     if (err) {
         free(p->key);
         free(p->value);
@@ -109,8 +109,8 @@ const char *kv_store_get(const kv_store *kv, const char *nsname, const char *key
 {
     if (!nsname || !key)
         return NULL;
-    kv_namespace *ns = str_map_get(&kv->namespaces, nsname);
-    kv_pair *p = ns ? str_map_get(&ns->pairs, key) : NULL;
+    kv_namespace *ns = rmq_str_map_get(&kv->namespaces, nsname);
+    kv_pair *p = ns ? rmq_str_map_get(&ns->pairs, key) : NULL;
     return p ? p->value : NULL;
 }
 
@@ -118,8 +118,8 @@ bool kv_store_delete(kv_store *kv, const char *nsname, const char *key)
 {
     if (!nsname || !key)
         return false;
-    kv_namespace *ns = str_map_get(&kv->namespaces, nsname);
-    kv_pair *p = ns ? str_map_remove(&ns->pairs, key) : NULL;
+    kv_namespace *ns = rmq_str_map_get(&kv->namespaces, nsname);
+    kv_pair *p = ns ? rmq_str_map_remove(&ns->pairs, key) : NULL;
     if (!p)
         return false;
     free(p->key);
@@ -130,7 +130,7 @@ bool kv_store_delete(kv_store *kv, const char *nsname, const char *key)
 
 bool kv_store_has_namespace(const kv_store *kv, const char *nsname)
 {
-    return nsname && str_map_get(&kv->namespaces, nsname) != NULL;
+    return nsname && rmq_str_map_get(&kv->namespaces, nsname) != NULL;
 }
 
 static void put_pairs(const kv_namespace *ns, text_buf *out)
@@ -139,7 +139,7 @@ static void put_pairs(const kv_namespace *ns, text_buf *out)
     const char **keys = sorted_keys(&ns->pairs, &n);
     tb_putc(out, '{');
     for (size_t i = 0; i < n; i++) {
-        const kv_pair *p = str_map_get(&ns->pairs, keys[i]);
+        const kv_pair *p = rmq_str_map_get(&ns->pairs, keys[i]);
         if (i)
             tb_putc(out, ',');
         tb_json_str(out, p->key, false);
@@ -152,7 +152,7 @@ static void put_pairs(const kv_namespace *ns, text_buf *out)
 
 bool kv_store_encode_table(const kv_store *kv, const char *nsname, text_buf *out)
 {
-    kv_namespace *ns = nsname ? str_map_get(&kv->namespaces, nsname) : NULL;
+    kv_namespace *ns = nsname ? rmq_str_map_get(&kv->namespaces, nsname) : NULL;
     if (!ns)
         return false;
     tb_puts(out, "{\"table\":");
@@ -171,7 +171,7 @@ void kv_store_encode_file(const kv_store *kv, text_buf *out)
             tb_putc(out, ',');
         tb_json_str(out, names[i], false);
         tb_putc(out, ':');
-        put_pairs(str_map_get(&kv->namespaces, names[i]), out);
+        put_pairs(rmq_str_map_get(&kv->namespaces, names[i]), out);
     }
     tb_puts(out, "}}");
     free(names);

@@ -8,12 +8,12 @@
 #include <stddef.h>
 
 #include "json_emit.h"
-#include "str_map.h"
+#include <rmqhost/helpers.h>
 
 #define KV_NAMESPACE_ORDER_TOPIC_CONFIG "ORDER_TOPIC_CONFIG"
 
 typedef struct kv_store {
-    str_map namespaces; /* name -> kv_namespace */
+    rmq_str_map namespaces; /* name -> kv_namespace */
 } kv_store;
 
 void kv_store_init(kv_store *kv);

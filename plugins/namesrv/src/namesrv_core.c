@@ -85,10 +85,10 @@ static int publish_all(namesrv_core *core, route_assembler *as)
         free(gone[i]);
     }
     free(gone);
-    str_map_iter it;
+    rmq_str_map_iter it;
     const char *k;
-    str_map_iter_init(&it, &core->routes.topics);
-    while (str_map_iter_next(&it, &k, NULL))
+    rmq_str_map_iter_init(&it, &core->routes.topics);
+    while (rmq_str_map_iter_next(&it, &k, NULL))
         if (publish_one(core, k, as) != 0)
             rc = -1;
     return rc;

@@ -19,7 +19,7 @@ void route_assembler_init(route_assembler *a, const route_table *rt)
 {
     memset(a, 0, sizeof(*a));
     a->rt = rt;
-    str_map_init(&a->by_name);
+    rmq_str_map_init(&a->by_name);
     tb_init(&a->tails);
     tb_init(&a->mid[0]);
     tb_init(&a->mid[1]);
@@ -36,7 +36,7 @@ void route_assembler_free(route_assembler *a)
         free(f);
     }
     free(a->frags);
-    str_map_destroy(&a->by_name);
+    rmq_str_map_destroy(&a->by_name);
     tb_free(&a->tails);
     tb_free(&a->mid[0]);
     tb_free(&a->mid[1]);
@@ -81,7 +81,7 @@ static route_fragment *fragment_new(route_assembler *a, const char *name)
     }
     int err = 0;
     if (ok)
-        str_map_put(&a->by_name, f->name, f, &err);
+        rmq_str_map_put(&a->by_name, f->name, f, &err);
     if (!ok || err) {
         for (int d = 0; d < 2; d++) {
             free(f->bd_text[d]);
@@ -99,7 +99,7 @@ static route_fragment *fragment_for(route_assembler *a, size_t i, const char *na
     route_fragment *f = i < ROUTE_ASSEMBLER_HINTS ? a->hint[i] : NULL;
     if (f && strcmp(f->name, name) == 0)
         return f;
-    f = str_map_get(&a->by_name, name);
+    f = rmq_str_map_get(&a->by_name, name);
     if (!f)
         f = fragment_new(a, name);
     if (f && i < ROUTE_ASSEMBLER_HINTS)
@@ -176,7 +176,7 @@ route_entry *route_assembler_build(route_assembler *a, const topic_entry *te,
         goto out;
     }
     /* filterServerTable and orderTopicConf are rare: rendered per topic */
-    bool plain = !order_conf && str_map_count(&a->rt->filters) == 0;
+    bool plain = !order_conf && rmq_str_map_count(&a->rt->filters) == 0;
     const char *mid[2] = {MID_PLAIN, MID_PLAIN};
     size_t mid_len[2] = {sizeof(MID_PLAIN) - 1, sizeof(MID_PLAIN) - 1};
     if (!plain) {
@@ -203,7 +203,7 @@ route_entry *route_assembler_build(route_assembler *a, const topic_entry *te,
         len[d] += (sizeof(HEAD) - 1) + (nbd - 1) + mid_len[d] + a->tails.len + (nqd - 1) +
                   (sizeof(TAIL) - 1);
     char *out[2];
-    e = route_entry_new(te->name, strlen(te->name), str_hash(te->name), len[0], len[1], &out[0],
+    e = route_entry_new(te->name, strlen(te->name), rmq_str_hash(te->name), len[0], len[1], &out[0],
                         &out[1]);
     if (!e)
         goto out;

@@ -27,7 +27,7 @@ typedef struct route_assembler {
     const route_table *rt;
     route_fragment **frags; /* pointers stay put while the array grows */
     size_t n, cap;
-    str_map by_name;
+    rmq_str_map by_name;
     /* fragment of the previous topic's i-th QueueData: the next topic's is
      * usually the same broker, found with one strcmp instead of a hash */
     route_fragment *hint[ROUTE_ASSEMBLER_HINTS];

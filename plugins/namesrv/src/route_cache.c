@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "str_map.h"
+#include <rmqhost/helpers.h>
 
 static route_slots *slots_new(size_t cap)
 {
@@ -173,7 +173,7 @@ int route_cache_put(route_cache *c, const char *topic, const char *native_body, 
 {
     char *n, *st;
     route_entry *e =
-        route_entry_new(topic, strlen(topic), str_hash(topic), native_len, std_len, &n, &st);
+        route_entry_new(topic, strlen(topic), rmq_str_hash(topic), native_len, std_len, &n, &st);
     if (!e)
         return -1;
     memcpy(n, native_body, native_len);
@@ -185,7 +185,7 @@ void route_cache_remove(route_cache *c, const char *topic)
 {
     route_slots *s = c->table;
     bool found;
-    size_t i = find_slot(c, s, topic, str_hash(topic), &found);
+    size_t i = find_slot(c, s, topic, rmq_str_hash(topic), &found);
     if (!found)
         return;
     route_entry *old = s->slot[i];
@@ -202,7 +202,7 @@ size_t route_cache_count(const route_cache *c)
 route_entry *route_cache_get(route_cache *c, const char *topic, bool standard, const char **body,
                              size_t *len)
 {
-    uint32_t h = str_hash(topic);
+    uint32_t h = rmq_str_hash(topic);
     route_entry *hit = NULL;
     rcu_read_lock();
     route_slots *s = rcu_dereference(c->table);

@@ -49,7 +49,7 @@ int route_cache_put(route_cache *c, const char *topic, const char *native_body, 
  * route_entry_new allocates an unpublished entry (topic copied, bodies
  * NUL-terminated, *native and *std pointing at native_len / std_len bytes to
  * fill); route_cache_publish takes it over (freed on failure). hash must be
- * str_hash(topic). */
+ * rmq_str_hash(topic). */
 route_entry *route_entry_new(const char *topic, size_t topic_len, uint32_t hash, size_t native_len,
                              size_t std_len, char **native, char **std);
 int route_cache_publish(route_cache *c, route_entry *e);

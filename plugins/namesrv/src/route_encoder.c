@@ -11,18 +11,18 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-const char **sorted_keys(const str_map *m, size_t *n)
+const char **sorted_keys(const rmq_str_map *m, size_t *n)
 {
     *n = 0;
-    if (str_map_count(m) == 0)
+    if (rmq_str_map_count(m) == 0)
         return NULL;
-    const char **keys = malloc(str_map_count(m) * sizeof(*keys));
+    const char **keys = malloc(rmq_str_map_count(m) * sizeof(*keys));
     if (!keys)
         return NULL;
-    str_map_iter it;
+    rmq_str_map_iter it;
     const char *k;
-    str_map_iter_init(&it, m);
-    while (str_map_iter_next(&it, &k, NULL))
+    rmq_str_map_iter_init(&it, m);
+    while (rmq_str_map_iter_next(&it, &k, NULL))
         keys[(*n)++] = k;
     qsort(keys, *n, sizeof(*keys), cmp_str);
     return keys;
@@ -80,7 +80,7 @@ void encode_queue_data_tail(const queue_data *q, text_buf *o)
 void encode_filter_table_members(const route_table *rt, const broker_data *const *bds, size_t nbd,
                                  bool standard, text_buf *out)
 {
-    if (str_map_count(&rt->filters) == 0)
+    if (rmq_str_map_count(&rt->filters) == 0)
         return;
     /* grouped per broker, sorted by id within one: deterministic output */
     bool first = true;

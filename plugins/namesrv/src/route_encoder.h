@@ -43,6 +43,6 @@ void encode_broker_member_group(const route_table *rt, const char *cluster, cons
                                 text_buf *out);
 
 /* Sorted keys of a map (malloc'd array of borrowed strings), NULL when empty. */
-const char **sorted_keys(const str_map *m, size_t *n);
+const char **sorted_keys(const rmq_str_map *m, size_t *n);
 
 #endif

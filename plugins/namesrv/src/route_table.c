@@ -61,38 +61,38 @@ static void filter_free(filter_entry *fe)
 void route_table_init(route_table *rt, int64_t default_timeout_ms)
 {
     memset(rt, 0, sizeof(*rt));
-    str_map_init(&rt->topics);
-    str_map_init(&rt->brokers);
-    str_map_init(&rt->clusters);
-    str_map_init(&rt->live);
-    str_map_init(&rt->filters);
+    rmq_str_map_init(&rt->topics);
+    rmq_str_map_init(&rt->brokers);
+    rmq_str_map_init(&rt->clusters);
+    rmq_str_map_init(&rt->live);
+    rmq_str_map_init(&rt->filters);
     rt->default_timeout_ms = default_timeout_ms;
 }
 
 void route_table_destroy(route_table *rt)
 {
-    str_map_iter it;
+    rmq_str_map_iter it;
     void *v;
-    str_map_iter_init(&it, &rt->topics);
-    while (str_map_iter_next(&it, NULL, &v))
+    rmq_str_map_iter_init(&it, &rt->topics);
+    while (rmq_str_map_iter_next(&it, NULL, &v))
         topic_free(v);
-    str_map_iter_init(&it, &rt->brokers);
-    while (str_map_iter_next(&it, NULL, &v))
+    rmq_str_map_iter_init(&it, &rt->brokers);
+    while (rmq_str_map_iter_next(&it, NULL, &v))
         broker_free(v);
-    str_map_iter_init(&it, &rt->clusters);
-    while (str_map_iter_next(&it, NULL, &v))
+    rmq_str_map_iter_init(&it, &rt->clusters);
+    while (rmq_str_map_iter_next(&it, NULL, &v))
         cluster_free(v);
-    str_map_iter_init(&it, &rt->live);
-    while (str_map_iter_next(&it, NULL, &v))
+    rmq_str_map_iter_init(&it, &rt->live);
+    while (rmq_str_map_iter_next(&it, NULL, &v))
         live_free(v);
-    str_map_iter_init(&it, &rt->filters);
-    while (str_map_iter_next(&it, NULL, &v))
+    rmq_str_map_iter_init(&it, &rt->filters);
+    while (rmq_str_map_iter_next(&it, NULL, &v))
         filter_free(v);
-    str_map_destroy(&rt->topics);
-    str_map_destroy(&rt->brokers);
-    str_map_destroy(&rt->clusters);
-    str_map_destroy(&rt->live);
-    str_map_destroy(&rt->filters);
+    rmq_str_map_destroy(&rt->topics);
+    rmq_str_map_destroy(&rt->brokers);
+    rmq_str_map_destroy(&rt->clusters);
+    rmq_str_map_destroy(&rt->live);
+    rmq_str_map_destroy(&rt->filters);
     for (size_t i = 0; i < rt->ndirty; i++)
         free(rt->dirty[i]);
     free(rt->dirty);
@@ -139,7 +139,7 @@ static void mark_topic(route_table *rt, topic_entry *te)
 
 void route_table_mark_dirty(route_table *rt, const char *topic)
 {
-    topic_entry *te = str_map_get(&rt->topics, topic);
+    topic_entry *te = rmq_str_map_get(&rt->topics, topic);
     if (te)
         mark_topic(rt, te);
     else
@@ -152,15 +152,15 @@ char **route_table_take_dirty(route_table *rt, size_t *n, bool *all)
     *n = rt->ndirty;
     *all = rt->all_dirty;
     for (size_t i = 0; i < rt->ndirty; i++) {
-        topic_entry *te = str_map_get(&rt->topics, d[i]);
+        topic_entry *te = rmq_str_map_get(&rt->topics, d[i]);
         if (te)
             te->dirty = false;
     }
     if (rt->all_dirty) {
-        str_map_iter it;
+        rmq_str_map_iter it;
         void *v;
-        str_map_iter_init(&it, &rt->topics);
-        while (str_map_iter_next(&it, NULL, &v))
+        rmq_str_map_iter_init(&it, &rt->topics);
+        while (rmq_str_map_iter_next(&it, NULL, &v))
             ((topic_entry *)v)->dirty = false;
     }
     rt->dirty = NULL;
@@ -229,7 +229,7 @@ static bool qd_remove(topic_entry *te, const char *broker_name)
 
 static topic_entry *topic_get_or_create(route_table *rt, const char *name)
 {
-    topic_entry *te = str_map_get(&rt->topics, name);
+    topic_entry *te = rmq_str_map_get(&rt->topics, name);
     if (te)
         return te;
     te = calloc(1, sizeof(*te));
@@ -237,7 +237,7 @@ static topic_entry *topic_get_or_create(route_table *rt, const char *name)
         return NULL;
     te->name = strdup(name);
     int err;
-    if (!te->name || (str_map_put(&rt->topics, te->name, te, &err), err)) {
+    if (!te->name || (rmq_str_map_put(&rt->topics, te->name, te, &err), err)) {
         free(te->name);
         free(te);
         return NULL;
@@ -247,7 +247,7 @@ static topic_entry *topic_get_or_create(route_table *rt, const char *name)
 
 static void topic_remove(route_table *rt, topic_entry *te)
 {
-    str_map_remove(&rt->topics, te->name);
+    rmq_str_map_remove(&rt->topics, te->name);
     push_dirty_name(rt, te->name);
     topic_free(te);
 }
@@ -255,10 +255,10 @@ static void topic_remove(route_table *rt, topic_entry *te)
 /* Drops one broker name's QueueData from every topic; empty topics go. */
 static void remove_broker_from_topics(route_table *rt, const char *broker_name)
 {
-    str_map_iter it;
+    rmq_str_map_iter it;
     void *v;
-    str_map_iter_init(&it, &rt->topics);
-    while (str_map_iter_next(&it, NULL, &v)) {
+    rmq_str_map_iter_init(&it, &rt->topics);
+    while (rmq_str_map_iter_next(&it, NULL, &v)) {
         topic_entry *te = v;
         if (!qd_remove(te, broker_name))
             continue;
@@ -272,10 +272,10 @@ static void remove_broker_from_topics(route_table *rt, const char *broker_name)
 /* The broker's addresses (or filter servers) changed: its topics' routes too. */
 static void mark_broker_topics(route_table *rt, const char *broker_name)
 {
-    str_map_iter it;
+    rmq_str_map_iter it;
     void *v;
-    str_map_iter_init(&it, &rt->topics);
-    while (str_map_iter_next(&it, NULL, &v)) {
+    rmq_str_map_iter_init(&it, &rt->topics);
+    while (rmq_str_map_iter_next(&it, NULL, &v)) {
         topic_entry *te = v;
         if (!te->dirty && qd_find(te, broker_name))
             mark_topic(rt, te);
@@ -339,7 +339,7 @@ static int bd_put(broker_data *bd, int64_t id, const char *addr, bool *was_new)
 
 static int cluster_add(route_table *rt, const char *cluster, const char *broker_name)
 {
-    cluster_entry *ce = str_map_get(&rt->clusters, cluster);
+    cluster_entry *ce = rmq_str_map_get(&rt->clusters, cluster);
     if (!ce) {
         ce = calloc(1, sizeof(*ce));
         if (!ce || !(ce->name = strdup(cluster))) {
@@ -347,7 +347,7 @@ static int cluster_add(route_table *rt, const char *cluster, const char *broker_
             return -1;
         }
         int err;
-        str_map_put(&rt->clusters, ce->name, ce, &err);
+        rmq_str_map_put(&rt->clusters, ce->name, ce, &err);
         if (err) {
             cluster_free(ce);
             return -1;
@@ -389,23 +389,23 @@ static void cluster_remove_broker(route_table *rt, cluster_entry *ce, const char
         }
     }
     if (ce->n == 0) {
-        str_map_remove(&rt->clusters, ce->name);
+        rmq_str_map_remove(&rt->clusters, ce->name);
         cluster_free(ce);
     }
 }
 
 static void remove_broker_data(route_table *rt, broker_data *bd, const char *only_cluster)
 {
-    str_map_remove(&rt->brokers, bd->name);
+    rmq_str_map_remove(&rt->brokers, bd->name);
     if (only_cluster) {
-        cluster_entry *ce = str_map_get(&rt->clusters, only_cluster);
+        cluster_entry *ce = rmq_str_map_get(&rt->clusters, only_cluster);
         if (ce)
             cluster_remove_broker(rt, ce, bd->name);
     } else {
-        str_map_iter it;
+        rmq_str_map_iter it;
         void *v;
-        str_map_iter_init(&it, &rt->clusters);
-        while (str_map_iter_next(&it, NULL, &v))
+        rmq_str_map_iter_init(&it, &rt->clusters);
+        while (rmq_str_map_iter_next(&it, NULL, &v))
             cluster_remove_broker(rt, v, bd->name);
     }
     remove_broker_from_topics(rt, bd->name);
@@ -416,7 +416,7 @@ static void remove_broker_data(route_table *rt, broker_data *bd, const char *onl
 
 static void filter_remove(route_table *rt, const char *addr)
 {
-    filter_entry *fe = str_map_remove(&rt->filters, addr);
+    filter_entry *fe = rmq_str_map_remove(&rt->filters, addr);
     if (fe)
         filter_free(fe);
 }
@@ -452,7 +452,7 @@ static int filter_store(route_table *rt, const char *addr, const register_body *
     }
     filter_remove(rt, addr);
     int err;
-    str_map_put(&rt->filters, fe->addr, fe, &err);
+    rmq_str_map_put(&rt->filters, fe->addr, fe, &err);
     if (err) {
         filter_free(fe);
         return -1;
@@ -462,7 +462,7 @@ static int filter_store(route_table *rt, const char *addr, const register_body *
 
 static void live_remove(route_table *rt, const char *addr)
 {
-    live_info *li = str_map_remove(&rt->live, addr);
+    live_info *li = rmq_str_map_remove(&rt->live, addr);
     if (li)
         live_free(li);
 }
@@ -478,7 +478,7 @@ int route_table_register(route_table *rt, const register_request *req, uint64_t 
     const data_version *dv = req->body ? &req->body->dv : req->dv ? req->dv : &zero_dv;
     if (req->topics_unparsed) {
         /* checked before anything changes: the caller parses and retries */
-        const broker_data *known = str_map_get(&rt->brokers, req->broker_name);
+        const broker_data *known = rmq_str_map_get(&rt->brokers, req->broker_name);
         if (req->broker_id != 0 || !req->fp || !known || known->fp_epoch != rt->qd_epoch ||
             !body_fingerprint_equal(&known->fp, req->fp))
             return ROUTE_NEED_BODY;
@@ -490,7 +490,7 @@ int route_table_register(route_table *rt, const register_request *req, uint64_t 
 
     /* 2. BrokerData, created on first sight with this cluster */
     bool register_first = false;
-    broker_data *bd = str_map_get(&rt->brokers, req->broker_name);
+    broker_data *bd = rmq_str_map_get(&rt->brokers, req->broker_name);
     if (!bd) {
         bd = calloc(1, sizeof(*bd));
         if (!bd)
@@ -499,7 +499,7 @@ int route_table_register(route_table *rt, const register_request *req, uint64_t 
         bd->cluster = dupstr(req->cluster);
         int err = !bd->name || !bd->cluster;
         if (!err)
-            str_map_put(&rt->brokers, bd->name, bd, &err);
+            rmq_str_map_put(&rt->brokers, bd->name, bd, &err);
         if (err) {
             broker_free(bd);
             return -1;
@@ -531,7 +531,7 @@ int route_table_register(route_table *rt, const register_request *req, uint64_t 
      * A body whose fingerprint matched needs nothing: the QueueData of this
      * name already equal its topics (whatever its DataVersion says). */
     if (req->broker_id == 0 && !req->topics_unparsed) {
-        const live_info *li = str_map_get(&rt->live, req->broker_addr);
+        const live_info *li = rmq_str_map_get(&rt->live, req->broker_addr);
         bool changed = register_first || !li || !data_version_equal(&li->dv, dv);
         const register_body *b = req->body;
         for (size_t i = 0; b && i < b->ntopics; i++) {
@@ -579,7 +579,7 @@ int route_table_register(route_table *rt, const register_request *req, uint64_t 
     }
     live_remove(rt, req->broker_addr);
     int err;
-    str_map_put(&rt->live, li->addr, li, &err);
+    rmq_str_map_put(&rt->live, li->addr, li, &err);
     if (err) {
         live_free(li);
         return -1;
@@ -588,12 +588,12 @@ int route_table_register(route_table *rt, const register_request *req, uint64_t 
     /* 7. filter servers (an unparsed body's list is empty: the fingerprint
      * is only stored for such bodies' shortcut, see the processor) */
     if (req->topics_unparsed && req->fp->has_filter_list) {
-        if (str_map_get(&rt->filters, req->broker_addr)) {
+        if (rmq_str_map_get(&rt->filters, req->broker_addr)) {
             filter_remove(rt, req->broker_addr);
             mark_broker_topics(rt, req->broker_name);
         }
     } else if (req->body && req->body->has_filter_list) {
-        filter_entry *fe = str_map_get(&rt->filters, req->broker_addr);
+        filter_entry *fe = rmq_str_map_get(&rt->filters, req->broker_addr);
         if (req->body->nfilters == 0) {
             if (fe) {
                 filter_remove(rt, req->broker_addr);
@@ -609,7 +609,7 @@ int route_table_register(route_table *rt, const register_request *req, uint64_t 
     /* 8. slaves learn their master */
     if (req->broker_id != 0) {
         const char *master = broker_data_addr(bd, 0);
-        const live_info *ml = master ? str_map_get(&rt->live, master) : NULL;
+        const live_info *ml = master ? rmq_str_map_get(&rt->live, master) : NULL;
         if (ml) {
             res->master_addr = strdup(master);
             res->ha_addr = dupstr(ml->ha_addr);
@@ -627,7 +627,7 @@ void route_table_unregister(route_table *rt, const char *cluster, const char *br
         live_remove(rt, broker_addr);
         filter_remove(rt, broker_addr);
     }
-    broker_data *bd = broker_name ? str_map_get(&rt->brokers, broker_name) : NULL;
+    broker_data *bd = broker_name ? rmq_str_map_get(&rt->brokers, broker_name) : NULL;
     if (!bd)
         return;
     for (size_t i = 0; i < bd->naddr; i++) {
@@ -639,8 +639,8 @@ void route_table_unregister(route_table *rt, const char *cluster, const char *br
     if (bd->naddr == 0) {
         /* only the named cluster forgets the name (Java); the other cluster
          * entries of a name registered twice stay */
-        str_map_remove(&rt->brokers, bd->name);
-        cluster_entry *ce = cluster ? str_map_get(&rt->clusters, cluster) : NULL;
+        rmq_str_map_remove(&rt->brokers, bd->name);
+        cluster_entry *ce = cluster ? rmq_str_map_get(&rt->clusters, cluster) : NULL;
         if (ce)
             cluster_remove_broker(rt, ce, bd->name);
         remove_broker_from_topics(rt, bd->name);
@@ -658,10 +658,10 @@ static void cleanup_addr(route_table *rt, const char *addr_in)
         return;
     live_remove(rt, addr);
     filter_remove(rt, addr);
-    str_map_iter it;
+    rmq_str_map_iter it;
     void *v;
-    str_map_iter_init(&it, &rt->brokers);
-    while (str_map_iter_next(&it, NULL, &v)) {
+    rmq_str_map_iter_init(&it, &rt->brokers);
+    while (rmq_str_map_iter_next(&it, NULL, &v)) {
         broker_data *bd = v;
         bool hit = false;
         for (size_t i = 0; i < bd->naddr;) {
@@ -674,7 +674,7 @@ static void cleanup_addr(route_table *rt, const char *addr_in)
         }
         if (!hit)
             continue;
-        /* removing the iterator's current entry is safe (str_map_iter) */
+        /* removing the iterator's current entry is safe (rmq_str_map_iter) */
         if (bd->naddr == 0)
             remove_broker_data(rt, bd, NULL);
         else
@@ -687,10 +687,10 @@ size_t route_table_channel_destroyed(route_table *rt, uint64_t channel, const ch
 {
     char **addrs = NULL;
     size_t n = 0, cap = 0;
-    str_map_iter it;
+    rmq_str_map_iter it;
     void *v;
-    str_map_iter_init(&it, &rt->live);
-    while (channel && str_map_iter_next(&it, NULL, &v)) {
+    rmq_str_map_iter_init(&it, &rt->live);
+    while (channel && rmq_str_map_iter_next(&it, NULL, &v)) {
         live_info *li = v;
         if (li->channel != channel)
             continue;
@@ -709,10 +709,10 @@ size_t route_table_channel_destroyed(route_table *rt, uint64_t channel, const ch
     if (n == 0) {
         /* Java falls back to the peer address; a live entry under that address
          * registered over another connection is fresher and must survive. */
-        if (peer_addr && !str_map_get(&rt->live, peer_addr)) {
+        if (peer_addr && !rmq_str_map_get(&rt->live, peer_addr)) {
             bool known = false;
-            str_map_iter_init(&it, &rt->brokers);
-            while (!known && str_map_iter_next(&it, NULL, &v)) {
+            rmq_str_map_iter_init(&it, &rt->brokers);
+            while (!known && rmq_str_map_iter_next(&it, NULL, &v)) {
                 broker_data *bd = v;
                 for (size_t i = 0; i < bd->naddr && !known; i++)
                     known = strcmp(bd->addrs[i].addr, peer_addr) == 0;
@@ -740,10 +740,10 @@ size_t route_table_scan_expired(route_table *rt, uint64_t now_ms,
     for (;;) {
         /* restart after each removal: cleanup edits the live map */
         live_info *victim = NULL;
-        str_map_iter it;
+        rmq_str_map_iter it;
         void *v;
-        str_map_iter_init(&it, &rt->live);
-        while (str_map_iter_next(&it, NULL, &v)) {
+        rmq_str_map_iter_init(&it, &rt->live);
+        while (rmq_str_map_iter_next(&it, NULL, &v)) {
             live_info *li = v;
             int64_t timeout = li->timeout_ms > 0 ? li->timeout_ms : rt->default_timeout_ms;
             if (li->last_update_ms + (uint64_t)timeout < now_ms) {
@@ -765,7 +765,7 @@ void route_table_query_data_version(route_table *rt, const char *broker_addr,
                                     const data_version *dv, uint64_t now_ms, bool *changed,
                                     data_version *stored, bool *has_stored)
 {
-    live_info *li = broker_addr ? str_map_get(&rt->live, broker_addr) : NULL;
+    live_info *li = broker_addr ? rmq_str_map_get(&rt->live, broker_addr) : NULL;
     *changed = !li || !data_version_equal(&li->dv, dv);
     if (li && !*changed)
         li->last_update_ms = now_ms;
@@ -776,7 +776,7 @@ void route_table_query_data_version(route_table *rt, const char *broker_addr,
 
 bool route_table_heartbeat(route_table *rt, const char *broker_addr, uint64_t now_ms)
 {
-    live_info *li = broker_addr ? str_map_get(&rt->live, broker_addr) : NULL;
+    live_info *li = broker_addr ? rmq_str_map_get(&rt->live, broker_addr) : NULL;
     if (li)
         li->last_update_ms = now_ms;
     return li != NULL;
@@ -787,10 +787,10 @@ int route_table_set_write_perm(route_table *rt, const char *broker_name, bool wi
     if (!broker_name)
         return 0;
     int count = 0;
-    str_map_iter it;
+    rmq_str_map_iter it;
     void *v;
-    str_map_iter_init(&it, &rt->topics);
-    while (str_map_iter_next(&it, NULL, &v)) {
+    rmq_str_map_iter_init(&it, &rt->topics);
+    while (rmq_str_map_iter_next(&it, NULL, &v)) {
         topic_entry *te = v;
         queue_data *q = qd_find(te, broker_name);
         if (!q)
@@ -808,7 +808,7 @@ int route_table_set_write_perm(route_table *rt, const char *broker_name, bool wi
 
 void route_table_delete_topic(route_table *rt, const char *topic, const char *cluster)
 {
-    topic_entry *te = topic ? str_map_get(&rt->topics, topic) : NULL;
+    topic_entry *te = topic ? rmq_str_map_get(&rt->topics, topic) : NULL;
     if (!te)
         return;
     rt->qd_epoch++; /* a later re-registration must restore what goes */
@@ -816,7 +816,7 @@ void route_table_delete_topic(route_table *rt, const char *topic, const char *cl
         topic_remove(rt, te);
         return;
     }
-    cluster_entry *ce = str_map_get(&rt->clusters, cluster);
+    cluster_entry *ce = rmq_str_map_get(&rt->clusters, cluster);
     if (!ce)
         return;
     bool touched = false;
@@ -833,7 +833,7 @@ bool route_table_register_topic(route_table *rt, const char *topic, const queue_
     if (!topic || n == 0)
         return true;
     for (size_t i = 0; i < n; i++)
-        if (!qds[i].broker_name || !str_map_get(&rt->brokers, qds[i].broker_name))
+        if (!qds[i].broker_name || !rmq_str_map_get(&rt->brokers, qds[i].broker_name))
             return false;
     topic_entry *te = topic_get_or_create(rt, topic);
     if (!te)
@@ -853,7 +853,7 @@ bool route_table_register_topic(route_table *rt, const char *topic, const queue_
 bool route_table_broker_fingerprint(const route_table *rt, const char *broker_name,
                                     body_fingerprint *out)
 {
-    const broker_data *bd = broker_name ? str_map_get(&rt->brokers, broker_name) : NULL;
+    const broker_data *bd = broker_name ? rmq_str_map_get(&rt->brokers, broker_name) : NULL;
     if (!bd || bd->fp.form == 0 || bd->fp_epoch != rt->qd_epoch || !bd->fp.filters_empty)
         return false;
     *out = bd->fp;
@@ -862,27 +862,27 @@ bool route_table_broker_fingerprint(const route_table *rt, const char *broker_na
 
 const topic_entry *route_table_topic(const route_table *rt, const char *topic)
 {
-    return topic ? str_map_get(&rt->topics, topic) : NULL;
+    return topic ? rmq_str_map_get(&rt->topics, topic) : NULL;
 }
 
 const broker_data *route_table_broker(const route_table *rt, const char *broker_name)
 {
-    return broker_name ? str_map_get(&rt->brokers, broker_name) : NULL;
+    return broker_name ? rmq_str_map_get(&rt->brokers, broker_name) : NULL;
 }
 
 const live_info *route_table_live(const route_table *rt, const char *broker_addr)
 {
-    return broker_addr ? str_map_get(&rt->live, broker_addr) : NULL;
+    return broker_addr ? rmq_str_map_get(&rt->live, broker_addr) : NULL;
 }
 
 const cluster_entry *route_table_cluster(const route_table *rt, const char *cluster)
 {
-    return cluster ? str_map_get(&rt->clusters, cluster) : NULL;
+    return cluster ? rmq_str_map_get(&rt->clusters, cluster) : NULL;
 }
 
 const filter_entry *route_table_filter(const route_table *rt, const char *broker_addr)
 {
-    return broker_addr ? str_map_get(&rt->filters, broker_addr) : NULL;
+    return broker_addr ? rmq_str_map_get(&rt->filters, broker_addr) : NULL;
 }
 
 /* ---- restore -------------------------------------------------------------- */
@@ -890,7 +890,7 @@ const filter_entry *route_table_filter(const route_table *rt, const char *broker
 int route_table_restore_broker_addr(route_table *rt, const char *broker_name, const char *cluster,
                                     int64_t id, const char *addr)
 {
-    broker_data *bd = str_map_get(&rt->brokers, broker_name);
+    broker_data *bd = rmq_str_map_get(&rt->brokers, broker_name);
     if (!bd) {
         bd = calloc(1, sizeof(*bd));
         if (!bd)
@@ -899,7 +899,7 @@ int route_table_restore_broker_addr(route_table *rt, const char *broker_name, co
         bd->cluster = dupstr(cluster);
         int err = !bd->name || (cluster && !bd->cluster);
         if (!err)
-            str_map_put(&rt->brokers, bd->name, bd, &err);
+            rmq_str_map_put(&rt->brokers, bd->name, bd, &err);
         if (err) {
             broker_free(bd);
             return -1;
@@ -945,7 +945,7 @@ int route_table_restore_live(route_table *rt, const live_info *src)
     }
     live_remove(rt, li->addr);
     int err;
-    str_map_put(&rt->live, li->addr, li, &err);
+    rmq_str_map_put(&rt->live, li->addr, li, &err);
     if (err) {
         live_free(li);
         return -1;

@@ -11,7 +11,7 @@
 
 #include "body_fingerprint.h"
 #include "register_body.h"
-#include "str_map.h"
+#include <rmqhost/helpers.h>
 
 #define PERM_READ 4
 #define PERM_WRITE 2
@@ -73,12 +73,12 @@ typedef struct filter_entry {
 } filter_entry;
 
 typedef struct route_table {
-    str_map topics;   /* name -> topic_entry */
-    str_map brokers;  /* brokerName -> broker_data */
-    str_map clusters; /* clusterName -> cluster_entry */
-    str_map live;     /* brokerAddr -> live_info */
-    str_map filters;  /* brokerAddr -> filter_entry */
-    char **dirty;     /* topics whose encoded route must be rebuilt (copies) */
+    rmq_str_map topics;   /* name -> topic_entry */
+    rmq_str_map brokers;  /* brokerName -> broker_data */
+    rmq_str_map clusters; /* clusterName -> cluster_entry */
+    rmq_str_map live;     /* brokerAddr -> live_info */
+    rmq_str_map filters;  /* brokerAddr -> filter_entry */
+    char **dirty;         /* topics whose encoded route must be rebuilt (copies) */
     size_t ndirty;
     size_t dirty_cap;
     bool all_dirty;             /* every topic (e.g. orderMessageEnable toggled) */

@@ -14,12 +14,12 @@ char *namesrv_core_export(const namesrv_core *core, uint64_t now_ms, size_t *len
     json_t *root = json_object();
     json_t *topics = json_object(), *brokers = json_object(), *clusters = json_object(),
            *live = json_object(), *filters = json_object();
-    str_map_iter it;
+    rmq_str_map_iter it;
     const char *k;
     void *v;
 
-    str_map_iter_init(&it, &rt->topics);
-    while (str_map_iter_next(&it, &k, &v)) {
+    rmq_str_map_iter_init(&it, &rt->topics);
+    while (rmq_str_map_iter_next(&it, &k, &v)) {
         const topic_entry *te = v;
         json_t *arr = json_array();
         for (size_t i = 0; i < te->nqd; i++) {
@@ -31,8 +31,8 @@ char *namesrv_core_export(const namesrv_core *core, uint64_t now_ms, size_t *len
         }
         json_object_set_new(topics, k, arr);
     }
-    str_map_iter_init(&it, &rt->brokers);
-    while (str_map_iter_next(&it, &k, &v)) {
+    rmq_str_map_iter_init(&it, &rt->brokers);
+    while (rmq_str_map_iter_next(&it, &k, &v)) {
         const broker_data *bd = v;
         json_t *addrs = json_array();
         for (size_t i = 0; i < bd->naddr; i++)
@@ -41,16 +41,16 @@ char *namesrv_core_export(const namesrv_core *core, uint64_t now_ms, size_t *len
         json_object_set_new(brokers, k,
                             json_pack("{s:s?,s:o}", "cluster", bd->cluster, "addrs", addrs));
     }
-    str_map_iter_init(&it, &rt->clusters);
-    while (str_map_iter_next(&it, &k, &v)) {
+    rmq_str_map_iter_init(&it, &rt->clusters);
+    while (rmq_str_map_iter_next(&it, &k, &v)) {
         const cluster_entry *ce = v;
         json_t *arr = json_array();
         for (size_t i = 0; i < ce->n; i++)
             json_array_append_new(arr, json_string(ce->brokers[i]));
         json_object_set_new(clusters, k, arr);
     }
-    str_map_iter_init(&it, &rt->live);
-    while (str_map_iter_next(&it, &k, &v)) {
+    rmq_str_map_iter_init(&it, &rt->live);
+    while (rmq_str_map_iter_next(&it, &k, &v)) {
         const live_info *li = v;
         json_int_t age =
             now_ms > li->last_update_ms ? (json_int_t)(now_ms - li->last_update_ms) : 0;
@@ -62,8 +62,8 @@ char *namesrv_core_export(const namesrv_core *core, uint64_t now_ms, size_t *len
                       li->dv.has_state_version, "channel", (json_int_t)li->channel, "haServerAddr",
                       li->ha_addr, "timeoutMs", (json_int_t)li->timeout_ms));
     }
-    str_map_iter_init(&it, &rt->filters);
-    while (str_map_iter_next(&it, &k, &v)) {
+    rmq_str_map_iter_init(&it, &rt->filters);
+    while (rmq_str_map_iter_next(&it, &k, &v)) {
         const filter_entry *fe = v;
         json_t *arr = json_array();
         for (size_t i = 0; i < fe->n; i++)

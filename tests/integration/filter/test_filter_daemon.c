@@ -1,9 +1,11 @@
 /* test_filter_daemon.c — the filter plugin in a real daemon with
  * broker-client-mgr (server "broker") and namesrv (server "namesrv"):
- * filter servers registered over the wire reach the NameServer's routes and
- * leave them on close and on expiry; CHECK_CLIENT_CONFIG consults the SQL92
- * engine; SQL92 heartbeats become consumerFilter.json. Every test starts its
- * own daemon and stops it in teardown. */
+ * a filter server registered over the wire reaches the NameServer's routes
+ * end to end and leaves them on close; the admin command over the admin
+ * socket; a hot reload through rmqhostctl. Every test starts its own daemon
+ * and stops it in teardown. Handlers, expiry, the broker registration's
+ * filterServerList and consumerFilter.json run in the test kit on a virtual
+ * clock (tests/unit/filter/test_filter_handlers_kit.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -123,28 +125,6 @@ static bool route_lists_filter_server(fixture *f, const char *topic, const char 
     return false;
 }
 
-/* Re-register on `fd` every 300 ms (as a filter server would, faster than
- * the idle limit) until the route shows `needle`. */
-static bool route_lists_while_refreshing(fixture *f, int fd, const char *addr, const char *needle)
-{
-    uint64_t deadline = rmq_test_now_ms() + WAIT_MS;
-    char table[1024] = "";
-    while (rmq_test_now_ms() < deadline) {
-        const char *kv[] = {"filterServerAddr", addr, NULL};
-        rmq_cmd *r = call_fd(f, fd, 301, kv, NULL);
-        bool ok = r && r->code == 0;
-        rmq_cmd_free(r);
-        if (!ok)
-            return false;
-        route_filter_table(f, "FltTopic", table, sizeof table);
-        if (strstr(table, needle))
-            return true;
-        rmq_test_pause_ms(300);
-    }
-    fprintf(stderr, "route of FltTopic: %s (wanted %s)\n", table, needle);
-    return false;
-}
-
 static int register_filter_server(fixture *f, const char *addr, char *broker_name, size_t len,
                                   char *broker_id, size_t idlen)
 {
@@ -175,44 +155,6 @@ static void test_filter_server_reaches_route_and_leaves_when_its_channel_closes(
     assert_true(rmq_td_log_contains(&f->d, "Filter Server"));
 }
 
-static void test_filter_server_expires_without_reregistration_and_is_disconnected(void **state)
-{
-    fixture *f = *state;
-    start_daemon(f, "filterServerMaxIdleTimeMillis = 1000; filterServerScanIntervalMillis = 200;");
-    char name[128], id[32];
-    int keep = register_filter_server(f, "127.0.0.1:45002", name, sizeof name, id, sizeof id);
-    assert_true(route_lists_while_refreshing(f, keep, "127.0.0.1:45002", "\"127.0.0.1:45002\""));
-    /* no more refreshes: the broker closes the connection after the idle limit */
-    assert_true(rmq_tc_wait_closed(keep, 15000));
-    close(keep);
-    assert_true(route_lists_filter_server(f, "FltTopic", "\"127.0.0.1:45002\"", false));
-    assert_true(rmq_td_log_contains(&f->d, "expired"));
-}
-
-static void test_reregistration_on_same_channel_keeps_one_entry(void **state)
-{
-    fixture *f = *state;
-    start_daemon(f, "filterServerMaxIdleTimeMillis = 1500; filterServerScanIntervalMillis = 200;");
-    char name[128], id[32];
-    int fd = register_filter_server(f, "127.0.0.1:45003", name, sizeof name, id, sizeof id);
-    /* refreshed faster than the idle limit: one entry, connection kept open */
-    assert_true(route_lists_while_refreshing(f, fd, "127.0.0.1:45003", "[\"127.0.0.1:45003\"]"));
-    assert_false(rmq_tc_wait_closed(fd, 100));
-    close(fd);
-}
-
-static void test_register_without_address_is_a_system_error(void **state)
-{
-    fixture *f = *state;
-    start_daemon(f, NULL);
-    rmq_cmd *r = call(f, f->broker_port, 301, NULL, NULL);
-    assert_non_null(r);
-    assert_int_equal(r->code, 1);
-    assert_non_null(r->remark);
-    assert_non_null(strstr(r->remark, "filterServerAddr"));
-    rmq_cmd_free(r);
-}
-
 static const char *check_body(char *buf, size_t len, const char *type, const char *expr)
 {
     snprintf(buf, len,
@@ -223,103 +165,6 @@ static const char *check_body(char *buf, size_t len, const char *type, const cha
              "\"tagsSet\":[],\"topic\":\"FltTopic\"}}",
              type, expr);
     return buf;
-}
-
-static void test_check_client_config_accepts_valid_and_refuses_invalid_sql92(void **state)
-{
-    fixture *f = *state;
-    start_daemon(f, NULL);
-    char body[1024];
-    rmq_cmd *r = call(f, f->broker_port, 46, NULL,
-                      check_body(body, sizeof body, "SQL92", "a > 5 AND b IN ('x')"));
-    assert_non_null(r);
-    assert_int_equal(r->code, 0);
-    rmq_cmd_free(r);
-    r = call(f, f->broker_port, 46, NULL, check_body(body, sizeof body, "SQL92", "a > 'x'"));
-    assert_non_null(r);
-    assert_int_equal(r->code, 23);
-    assert_string_equal(r->remark, "java.lang.RuntimeException: Value ''x'' cannot be compared.");
-    rmq_cmd_free(r);
-    r = call(f, f->broker_port, 46, NULL, check_body(body, sizeof body, "SQL92", "a != 1"));
-    assert_int_equal(r->code, 23);
-    assert_non_null(strstr(r->remark, "TokenMgrError: Lexical error at line 1, column 3."));
-    rmq_cmd_free(r);
-    /* trailing input is ignored as Java ignores it */
-    r = call(f, f->broker_port, 46, NULL, check_body(body, sizeof body, "SQL92", "a = 1 garbage"));
-    assert_int_equal(r->code, 0);
-    rmq_cmd_free(r);
-}
-
-static void test_check_client_config_without_property_filter_is_system_error(void **state)
-{
-    fixture *f = *state;
-    start_daemon(f, "enablePropertyFilter = false;");
-    char body[1024];
-    rmq_cmd *r = call(f, f->broker_port, 46, NULL, check_body(body, sizeof body, "SQL92", "a > 5"));
-    assert_non_null(r);
-    assert_int_equal(r->code, 1);
-    assert_string_equal(r->remark,
-                        "The broker does not support consumer to filter message by SQL92");
-    rmq_cmd_free(r);
-}
-
-static bool file_contains(const char *path, const char *needle)
-{
-    FILE *fp = fopen(path, "rb");
-    if (!fp)
-        return false;
-    char buf[8192];
-    size_t n = fread(buf, 1, sizeof buf - 1, fp);
-    fclose(fp);
-    buf[n] = '\0';
-    return strstr(buf, needle) != NULL;
-}
-
-static void test_sql92_heartbeat_becomes_consumer_filter_data_on_disk(void **state)
-{
-    fixture *f = *state;
-    start_daemon(f, "consumerFilterPersistIntervalMillis = 200;");
-    char hb[2048];
-    snprintf(hb, sizeof hb,
-             "{\"clientID\":\"c1\",\"consumerDataSet\":[{\"consumeFromWhere\":\"CONSUME_FROM_LAST_"
-             "OFFSET\","
-             "\"consumeType\":\"CONSUME_PASSIVELY\",\"groupName\":\"FltGroup\",\"messageModel\":"
-             "\"CLUSTERING\","
-             "\"subscriptionDataSet\":[{\"classFilterMode\":false,\"codeSet\":[],"
-             "\"expressionType\":\"SQL92\","
-             "\"subString\":\"a > "
-             "5\",\"subVersion\":1700000000001,\"tagsSet\":[],\"topic\":\"FltTopic\"}],"
-             "\"unitMode\":false}],\"producerDataSet\":[]}");
-    int fd = rmq_tc_connect(f->broker_port);
-    assert_true(fd >= 0);
-    rmq_cmd *req = rmq_tc_request(34, 77, NULL);
-    rmq_cmd_set_body(req, hb, strlen(hb), NULL, NULL);
-    assert_int_equal(rmq_tc_send(fd, req), 0);
-    rmq_cmd_free(req);
-    char path[512];
-    snprintf(path, sizeof path, "%s/filter/consumerFilter.json", f->d.state_dir);
-    uint64_t deadline = rmq_test_now_ms() + WAIT_MS;
-    bool found = false;
-    while (!found && rmq_test_now_ms() < deadline) {
-        found = file_contains(path, "\"expression\": \"a > 5\"") &&
-                file_contains(path, "\"clientVersion\": 1700000000001") &&
-                file_contains(path, "\"dead\": false");
-        if (!found)
-            rmq_test_pause_ms(100);
-    }
-    assert_true(found);
-    /* Java's bloom data for "FltGroup#FltTopic" with k = 3, m = 112 */
-    assert_true(file_contains(path, "\"bitNum\": 112"));
-    /* the consumer leaves: its entry is marked dead on disk */
-    close(fd);
-    deadline = rmq_test_now_ms() + WAIT_MS;
-    found = false;
-    while (!found && rmq_test_now_ms() < deadline) {
-        found = file_contains(path, "\"dead\": true");
-        if (!found)
-            rmq_test_pause_ms(100);
-    }
-    assert_true(found);
 }
 
 static int ctl(fixture *f, char *out, size_t len, const char *const *args)
@@ -406,18 +251,6 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(
             test_filter_server_reaches_route_and_leaves_when_its_channel_closes, setup, teardown),
-        cmocka_unit_test_setup_teardown(
-            test_filter_server_expires_without_reregistration_and_is_disconnected, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_reregistration_on_same_channel_keeps_one_entry, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(test_register_without_address_is_a_system_error, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(
-            test_check_client_config_accepts_valid_and_refuses_invalid_sql92, setup, teardown),
-        cmocka_unit_test_setup_teardown(
-            test_check_client_config_without_property_filter_is_system_error, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_sql92_heartbeat_becomes_consumer_filter_data_on_disk,
-                                        setup, teardown),
         cmocka_unit_test_setup_teardown(test_expr_admin_command_evaluates_in_the_running_daemon,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(

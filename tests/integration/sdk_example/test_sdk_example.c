@@ -180,11 +180,63 @@ static void test_example_builds_with_cmake_package(void **state)
     sdk_fixture *f = *state;
     assert_int_equal(run_logged(f,
                                 "'%s' -S '%s' -B '%s/cmake-build' -DCMAKE_PREFIX_PATH='%s' "
-                                "-DCMAKE_C_FLAGS=-Werror && '%s' --build '%s/cmake-build'",
-                                RMQ_TEST_CMAKE, f->src, f->root, f->prefix, RMQ_TEST_CMAKE,
-                                f->root),
+                                "-DCMAKE_C_FLAGS='-Werror %s' -DCMAKE_EXE_LINKER_FLAGS='%s' "
+                                "&& '%s' --build '%s/cmake-build'",
+                                RMQ_TEST_CMAKE, f->src, f->root, f->prefix, RMQ_TEST_SAN_FLAGS,
+                                RMQ_TEST_SAN_FLAGS, RMQ_TEST_CMAKE, f->root),
                      0);
     assert_true(file_exists(f->root, "cmake-build/echo.so"));
+}
+
+/* The test kit as an author gets it: library, header, pkg-config file,
+ * CMake package, the replay tool and the recorded frames. */
+static void test_install_gives_testkit_replay_and_vectors(void **state)
+{
+    sdk_fixture *f = *state;
+    assert_true(file_exists(f->prefix, "include/rmqhost/testkit.h"));
+    assert_true(file_exists(f->prefix, "include/rmqhost/helpers.h"));
+    assert_true(file_exists(f->prefix, "lib/librmqhost-testkit.so"));
+    assert_true(file_exists(f->prefix, "lib/pkgconfig/rmqhost-testkit.pc"));
+    assert_true(file_exists(f->prefix, "lib/cmake/rmqhost-testkit/rmqhost-testkitConfig.cmake"));
+    assert_true(file_exists(f->prefix, "share/rmqhost/vectors/README.md"));
+    assert_true(file_exists(f->prefix, "share/rmqhost/vectors/105-get-routeinfo.req.bin"));
+    assert_int_equal(run_logged(f,
+                                "'%s/bin/rmqhost-replay' --help | grep -q '^usage: rmqhost-replay'",
+                                f->prefix),
+                     0);
+    /* the installed tool finds the installed frames and the installed kit */
+    assert_int_equal(
+        run_logged(f,
+                   "'%s/bin/rmqhost-replay' --plugin '%s/lib/rmqhost/plugins/namesrv.so' "
+                   "103-register-broker.req.bin 100-put-kv-config.req.bin "
+                   "101-get-kv-config.req.bin",
+                   f->prefix, f->prefix),
+        0);
+}
+
+/* The example's unit tests, built against the installed kit with nothing
+ * but pkg-config (`cc ... $(pkg-config --cflags --libs rmqhost-testkit)`
+ * inside `make check`), run and pass. */
+static void test_example_unit_tests_build_with_pkg_config_and_pass(void **state)
+{
+    sdk_fixture *f = *state;
+    assert_int_equal(run_logged(f,
+                                "cd '%s' && env -u CFLAGS PKG_CONFIG_PATH='%s/lib/pkgconfig' '%s' "
+                                "check CFLAGS='-O2 -Werror %s' LDFLAGS='%s'",
+                                f->src, f->prefix, RMQ_TEST_MAKE, RMQ_TEST_SAN_FLAGS,
+                                RMQ_TEST_SAN_FLAGS),
+                     0);
+    assert_true(file_exists(f->src, "echo_test"));
+}
+
+/* The same tests through the CMake package (built by the test above). */
+static void test_example_unit_tests_run_with_cmake_package(void **state)
+{
+    sdk_fixture *f = *state;
+    assert_true(file_exists(f->root, "cmake-build/echo_test"));
+    assert_int_equal(
+        run_logged(f, "cd '%s/cmake-build' && '%s' --output-on-failure", f->root, RMQ_TEST_CTEST),
+        0);
 }
 
 /* Start the real daemon with the out-of-tree echo.so bound to server "main". */
@@ -327,6 +379,9 @@ int main(void)
         cmocka_unit_test(test_installed_daemon_runs_installed_conf_d_unedited),
         cmocka_unit_test(test_example_builds_with_pkg_config_makefile),
         cmocka_unit_test(test_example_builds_with_cmake_package),
+        cmocka_unit_test(test_install_gives_testkit_replay_and_vectors),
+        cmocka_unit_test(test_example_unit_tests_build_with_pkg_config_and_pass),
+        cmocka_unit_test(test_example_unit_tests_run_with_cmake_package),
         cmocka_unit_test(test_daemon_loads_out_of_tree_example_and_echoes),
         cmocka_unit_test(test_echo_stats_admin_command_reports_counters),
         cmocka_unit_test(test_reload_keeps_echo_counters_and_serves_again),

@@ -149,7 +149,7 @@ static void test_no_body_registers_with_zero_data_version(void **state)
     assert_non_null(li);
     assert_int_equal(li->dv.counter, 0);
     assert_int_equal(li->dv.timestamp, 0);
-    assert_int_equal(str_map_count(&rt->topics), 0);
+    assert_int_equal(rmq_str_map_count(&rt->topics), 0);
 }
 
 static void test_deleted_topic_returns_when_new_broker_topic_rule_applies(void **state)
