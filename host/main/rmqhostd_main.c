@@ -256,10 +256,6 @@ int main(int argc, char **argv)
         HLOG_ERROR(h, "start-up failed: %s", err);
         admin_server_stop(h);
         host_shutdown(h);
-        uv_close((uv_handle_t *)&c.sigterm, NULL);
-        uv_close((uv_handle_t *)&c.sigint, NULL);
-        uv_close((uv_handle_t *)&c.sighup, NULL);
-        uv_close((uv_handle_t *)&c.sigusr1, NULL);
         code = 1;
     } else {
         tune_malloc();
