@@ -1,0 +1,30 @@
+/* store_reply.c — answering a request now (reply) or later (deferred_reply)
+ * through one call, and small response helpers. */
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "store_plugin.h"
+
+int store_answer(store_plugin *sp, reply_target *t, rmq_cmd *resp)
+{
+    if (t->d) {
+        rmq_deferred *d = t->d;
+        t->d = NULL;
+        return sp->api->deferred_reply(d, resp);
+    }
+    if (!resp)
+        return RMQ_OK;
+    return sp->api->reply(t->req, resp);
+}
+
+bool store_cmd_is_oneway(store_plugin *sp, const rmq_cmd *cmd)
+{
+    return (sp->api->cmd_flag(cmd) & RMQ_CMD_FLAG_ONEWAY) != 0;
+}
+
+void store_ext_i64(store_plugin *sp, rmq_cmd *c, const char *key, int64_t v)
+{
+    char buf[24];
+    snprintf(buf, sizeof buf, "%" PRId64, v);
+    sp->api->cmd_ext_set(c, key, buf);
+}
