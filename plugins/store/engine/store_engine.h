@@ -55,6 +55,13 @@ typedef struct store_config {
     void (*on_arrival)(void *ud, const char *topic, int32_t queue_id, int64_t max_offset,
                        int64_t tags_code, const char *props, size_t props_len, int64_t store_ts);
     void *arrival_ud;
+
+    /* ---- added by the engine (defaults set by store_config_defaults) ---- */
+    int32_t disk_warning_ratio;     /* diskSpaceWarningLevelRatio (90 %): above it puts are
+                                       refused (STORE_PUT_SERVICE_NOT_AVAILABLE) until usage
+                                       falls back; reads keep working */
+    int64_t disk_check_interval_ms; /* how often disk usage / writeability is re-checked (10000) */
+    int64_t clean_interval_ms;      /* cleanResourceInterval (10000): retention period */
 } store_config;
 
 /* Defaults of every field (Java's), then the caller sets what it needs. */
@@ -102,8 +109,8 @@ typedef struct store_msg {
 /* PutMessageStatus. */
 typedef enum store_put_status {
     STORE_PUT_OK = 0,
-    STORE_PUT_SERVICE_NOT_AVAILABLE, /* closing, or not writeable (disk full, write error) */
-    STORE_PUT_MESSAGE_ILLEGAL,       /* topic > 127, body > max_message_size, record too big */
+    STORE_PUT_SERVICE_NOT_AVAILABLE,    /* closing, or not writeable (disk full, write error) */
+    STORE_PUT_MESSAGE_ILLEGAL,          /* topic > 127, body > max_message_size, record too big */
     STORE_PUT_PROPERTIES_SIZE_EXCEEDED, /* properties > 32767 bytes */
     STORE_PUT_CREATE_MAPPED_FILE_FAILED,
     STORE_PUT_UNKNOWN_ERROR
@@ -162,10 +169,10 @@ typedef struct store_get_result {
     int64_t next_begin_offset;
     int64_t min_offset;
     int64_t max_offset;
-    uint8_t *data;       /* malloc'd: the taken records back to back; caller frees */
+    uint8_t *data; /* malloc'd: the taken records back to back; caller frees */
     size_t len;
     int32_t msg_count;
-    bool suggest_slave;  /* the last record was "in disk" (for suggestWhichBrokerId) */
+    bool suggest_slave; /* the last record was "in disk" (for suggestWhichBrokerId) */
 } store_get_result;
 
 /* DefaultMessageStore.getMessage (§10.8.3), batch limits included. 0, or
@@ -242,5 +249,15 @@ void store_runtime_stats_get(store_engine *e, store_runtime_stats *out);
 
 /* Run retention now (normally the engine's own timer does it every 10 s). */
 void store_clean_expired(store_engine *e, bool force);
+
+/* ---- added by the engine ------------------------------------------------ */
+
+/* TEST ONLY: make every later segment / queue / index file creation fail with
+ * `err` (an errno; 0 clears), as a full or failing disk would; the store
+ * becomes not writeable at the next file creation and recovers by itself
+ * (housekeeper re-check) once cleared. */
+void store_test_inject_file_error(store_engine *e, int err);
+/* TEST ONLY: run the periodic disk / writeability re-check now. */
+void store_test_recheck_disk(store_engine *e);
 
 #endif
