@@ -99,4 +99,12 @@ static inline void st_make(st_msg *s, const char *topic, int32_t qid, const char
     s->m.tags_code = tag ? st_java_hash(tag) : 0;
 }
 
+#include <time.h>
+static inline int64_t store_now_ms_for_tests(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 #endif
