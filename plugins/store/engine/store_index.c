@@ -110,7 +110,8 @@ int index_load(store_engine *e, char *err, size_t errlen)
     free(names);
     if (rc != 0)
         snprintf(err, errlen, "load index: %s", strerror(-rc));
-    if (e->nidx) {
+    e->idx_last_phy = -1; /* nothing indexed yet */
+    if (e->nidx && e->idx[e->nidx - 1]->index_count > 1) {
         e->idx_last_phy = e->idx[e->nidx - 1]->end_phy;
         e->idx_last_ts = e->idx[e->nidx - 1]->end_ts;
     }

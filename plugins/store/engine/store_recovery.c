@@ -8,11 +8,15 @@
  * are walked until the first invalid one; the torn tail is zeroed, later
  * segments removed, queues cut back to the log end, min offsets corrected.
  *
- * rmqhost_store_state (68 bytes, big-endian; Java ignores unknown files):
+ * rmqhost_store_state (76 bytes, big-endian; Java ignores unknown files):
  *   0 "RMQHST01"  8 clean flag (int32)  12 reserved
  *   16 clean end offset  24 last record offset  32 last record size
  *   40 safe offset  48 safe store time  56 commit-log file size
- *   64 CRC-32 of bytes 0..63 */
+ *   64 largest consume-queue end (offset + size) at the clean stop
+ *   72 CRC-32 of bytes 0..71
+ * A clean-stop end is trusted only if the record before it is intact, the
+ * bytes after it are still zero (nothing appended since, e.g. by a Java
+ * broker) and the consume queues still reach as far as they did. */
 #include "store_internal.h"
 
 #include <errno.h>
@@ -23,12 +27,22 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#define STATE_SIZE 68
+#define STATE_SIZE 76
 
 typedef struct state_rec {
     bool valid, clean;
-    int64_t end, last_off, last_size, safe, safe_ts;
+    int64_t end, last_off, last_size, safe, safe_ts, covered;
 } state_rec;
+
+static int64_t cq_covered(store_engine *e)
+{
+    int64_t covered = 0;
+    for (size_t i = 0; i < e->cqs.nb; i++)
+        for (store_cq *q = e->cqs.b[i]; q; q = q->next)
+            if (q->max_phys_end > covered)
+                covered = q->max_phys_end;
+    return covered;
+}
 
 void state_write(store_engine *e, bool clean, int64_t safe_offset, int64_t safe_ts)
 {
@@ -41,7 +55,8 @@ void state_write(store_engine *e, bool clean, int64_t safe_offset, int64_t safe_
     stored_put_be64(b + 40, (uint64_t)safe_offset);
     stored_put_be64(b + 48, (uint64_t)safe_ts);
     stored_put_be64(b + 56, (uint64_t)e->cfg.commitlog_file_size);
-    stored_put_be32(b + 64, (uint32_t)crc32(0, b, 64));
+    stored_put_be64(b + 64, (uint64_t)(clean ? cq_covered(e) : -1));
+    stored_put_be32(b + 72, (uint32_t)crc32(0, b, 72));
     if (pwrite(e->state_fd, b, sizeof b, 0) != (ssize_t)sizeof b)
         store_log(e, 1, "write %s: %s", STORE_STATE_FILE, strerror(errno));
 }
@@ -51,7 +66,7 @@ static state_rec state_read(store_engine *e)
     state_rec s = {0};
     uint8_t b[STATE_SIZE];
     if (pread(e->state_fd, b, sizeof b, 0) != (ssize_t)sizeof b || memcmp(b, "RMQHST01", 8) ||
-        stored_be32(b + 64) != (uint32_t)crc32(0, b, 64) ||
+        stored_be32(b + 72) != (uint32_t)crc32(0, b, 72) ||
         (int64_t)stored_be64(b + 56) != e->cfg.commitlog_file_size)
         return s;
     s.valid = true;
@@ -61,6 +76,7 @@ static state_rec state_read(store_engine *e)
     s.last_size = (int64_t)stored_be64(b + 32);
     s.safe = (int64_t)stored_be64(b + 40);
     s.safe_ts = (int64_t)stored_be64(b + 48);
+    s.covered = (int64_t)stored_be64(b + 64);
     return s;
 }
 
@@ -100,7 +116,7 @@ static bool boundary_ok(store_engine *e, int64_t off)
 static bool clean_state_ok(store_engine *e, const state_rec *s)
 {
     if (!s->valid || !s->clean || s->end < 0 || s->end > cl_end_of_files(e) ||
-        (e->cl.n && s->end < e->cl.v[0]->start))
+        s->covered != cq_covered(e) || (e->cl.n && s->end < e->cl.v[0]->start))
         return false;
     if (s->last_size > 0) {
         mfile *f = mfile_list_find(&e->cl, s->last_off);
@@ -296,15 +312,8 @@ int store_recover(store_engine *e, bool clean, char *err, size_t errlen)
             how = "abnormal (checkpoint)";
         }
         /* records no consume queue covers yet must be re-dispatched */
-        int64_t covered = 0;
-        bool any_queue = false;
-        for (size_t i = 0; i < e->cqs.nb; i++)
-            for (store_cq *q = e->cqs.b[i]; q; q = q->next) {
-                any_queue = true;
-                if (q->max_phys_end > covered)
-                    covered = q->max_phys_end;
-            }
-        if (!any_queue || covered < start) {
+        int64_t covered = cq_covered(e);
+        if (covered < start) {
             if (covered < cl_min || !boundary_ok(e, covered))
                 covered = cl_min;
             if (covered < start)
@@ -325,7 +334,7 @@ int store_recover(store_engine *e, bool clean, char *err, size_t errlen)
     if (e->idx_last_phy >= end)
         e->idx_last_phy = end - 1;
     store_log(e, 2,
-              "store recovered (%s, %s): commit log [%lld, %lld), %lld records re-dispatched, "
+              "store recovered (%s, %s): commit log [%lld, %lld), %lld records scanned, "
               "%zu queues, %lld ms",
               clean ? "normal" : "after a crash", how, (long long)cl_min, (long long)end,
               (long long)dispatched, e->cqs.count, (long long)(store_now_ms() - t0));
