@@ -76,6 +76,7 @@ typedef struct proc_entry {
     void *ud;
     executor *ex; /* NULL = inline */
     plugin_inst *plugin;
+    uint32_t flags; /* RMQ_PROC_* (ABI 1.4) */
 } proc_entry;
 
 typedef struct code_entry {
