@@ -178,19 +178,23 @@ int cq_put_entry(store_engine *e, store_cq *q, int64_t index, int64_t phys, int3
     if (!p)
         return -ENOENT;
     int64_t max = atomic_load_explicit(&q->max_offset, memory_order_relaxed);
-    /* a queue that starts above its file's first entry (recovery of a
-     * queue whose entries were lost): pad like ConsumeQueue.fillPreBlank */
-    for (int64_t i = max; i < index; i++) {
-        uint8_t *b = entry_ptr(q, i);
-        if (b)
-            write_entry(b, 0, INT32_MAX, 0);
-    }
     write_entry(p, phys, size, tags);
     q->max_phys_end = phys + size;
     q->dirty = true;
     if (publish && index + 1 > max)
         atomic_store_explicit(&q->max_offset, index + 1, memory_order_release);
     return 0;
+}
+
+void cq_fill_blank(store_cq *q, int64_t from, int64_t to)
+{
+    /* a gap below a recovered entry (entries lost): padded like
+     * ConsumeQueue.fillPreBlank so offsets stay positional */
+    for (int64_t i = from; i < to; i++) {
+        uint8_t *b = entry_ptr(q, i);
+        if (b)
+            write_entry(b, 0, INT32_MAX, 0);
+    }
 }
 
 bool cq_get_entry(const store_cq *q, int64_t index, store_cq_entry *out)

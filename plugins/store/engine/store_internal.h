@@ -171,6 +171,7 @@ int cq_add_file_for(store_engine *e, store_cq *q, int64_t index, char *err, size
 int cq_put_entry(store_engine *e, store_cq *q, int64_t index, int64_t phys, int32_t size,
                  int64_t tags, bool publish);
 bool cq_get_entry(const store_cq *q, int64_t index, store_cq_entry *out);
+void cq_fill_blank(store_cq *q, int64_t from, int64_t to);
 int cq_load_all(store_engine *e, char *err, size_t errlen);
 void cq_truncate_past(store_engine *e, store_cq *q, int64_t cl_end);
 void cq_correct_min(store_engine *e, store_cq *q, int64_t cl_min);

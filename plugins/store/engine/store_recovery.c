@@ -185,6 +185,7 @@ void store_dispatch(store_engine *e, const uint8_t *rec, int64_t phys, bool reco
             for (int64_t i = first; i <= r.queue_offset; i++)
                 if (!cq_has_file_for(q, i) && cq_add_file_for(e, q, i, err, sizeof err) != 0)
                     store_log(e, 0, "recovery: %s", err);
+            cq_fill_blank(q, first, r.queue_offset);
             cq_put_entry(e, q, r.queue_offset, phys, r.total_size, recovered_tags(&r), true);
         }
     }

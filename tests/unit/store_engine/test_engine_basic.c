@@ -175,6 +175,12 @@ static void test_batch_and_transactions(void **state)
     for (int i = 1; i < 5; i++)
         assert_true(phys[i] > phys[i - 1]);
     assert_int_equal(store_max_offset(e, "B", 3), 7);
+    store_cq_entry en[5];
+    assert_int_equal(store_read_cq(e, "B", 3, 2, en, 5), 5);
+    for (int i = 0; i < 5; i++) {
+        assert_int_equal(en[i].phys_offset, phys[i]);
+        assert_int_equal(en[i].tags_code, st_java_hash("TagB"));
+    }
     /* a PREPARED half message: queue offset 0, no consume-queue entry */
     st_msg h;
     st_make(&h, "B", 3, NULL, NULL, NULL, 10, 9);
