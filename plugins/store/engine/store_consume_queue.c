@@ -72,7 +72,14 @@ store_cq *cq_create(store_engine *e, const char *topic, int32_t qid, char *err, 
     q->queue_id = qid;
     q->hash = cq_hash(topic, qid);
     q->files.file_size = e->cfg.cq_file_size;
-    snprintf(q->files.dir, sizeof q->files.dir, "%s/%s/%d", e->cq_dir, topic, qid);
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s/%s/%d", e->cq_dir, topic, qid);
+    q->files.dir = strdup(dir);
+    if (!q->files.dir) {
+        free(q);
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
     q->next = e->cqs.b[q->hash & (e->cqs.nb - 1)];
     e->cqs.b[q->hash & (e->cqs.nb - 1)] = q;
     e->cqs.count++;
@@ -93,13 +100,16 @@ static void cq_unlink(store_engine *e, store_cq *q)
 void cq_destroy(store_engine *e, store_cq *q, bool remove_files)
 {
     cq_unlink(e, q);
+    char *dir = q->files.dir;
+    q->files.dir = NULL;
     mfile_list_free(&q->files, remove_files);
     if (remove_files) {
-        rmdir(q->files.dir);
+        rmdir(dir);
         char topic_dir[PATH_MAX];
         snprintf(topic_dir, sizeof topic_dir, "%s/%s", e->cq_dir, q->topic);
         rmdir(topic_dir); /* fails while other queues of the topic remain */
     }
+    free(dir);
     free(q);
 }
 
@@ -180,7 +190,7 @@ int cq_put_entry(store_engine *e, store_cq *q, int64_t index, int64_t phys, int3
     int64_t max = atomic_load_explicit(&q->max_offset, memory_order_relaxed);
     write_entry(p, phys, size, tags);
     q->max_phys_end = phys + size;
-    q->dirty = true;
+    atomic_store_explicit(&q->dirty, true, memory_order_relaxed);
     if (publish && index + 1 > max)
         atomic_store_explicit(&q->max_offset, index + 1, memory_order_release);
     return 0;

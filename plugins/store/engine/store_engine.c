@@ -160,7 +160,12 @@ int store_open(const store_config *cfg, store_engine **out, char *err, size_t er
     e->lock_fd = -1;
     e->state_fd = -1;
     e->cl.file_size = e->cfg.commitlog_file_size;
-    snprintf(e->cl.dir, sizeof e->cl.dir, "%s", e->cl_dir);
+    e->cl.dir = strdup(e->cl_dir);
+    if (!e->cl.dir) {
+        free(e);
+        snprintf(err, errlen, "out of memory");
+        return -ENOMEM;
+    }
     pthread_mutex_init(&e->append_mu, NULL);
     pthread_rwlockattr_t ra;
     pthread_rwlockattr_init(&ra);
@@ -461,11 +466,13 @@ static int append(store_engine *e, const store_msg *msgs, size_t n, int64_t *phy
         e->last_rec_size = (int64_t)sizes[i];
         pos += (int64_t)sizes[i];
     }
-    if (q)
-        atomic_store_explicit(&q->max_offset, qbase + (int64_t)n, memory_order_release);
+    /* the log end first: a reader that sees the new queue end (acquire)
+     * then reads `committed` finds the records below it */
     e->write_pos = pos;
     atomic_store_explicit(&e->committed_ts, now, memory_order_relaxed);
     atomic_store_explicit(&e->committed, pos, memory_order_release);
+    if (q)
+        atomic_store_explicit(&q->max_offset, qbase + (int64_t)n, memory_order_release);
     pthread_rwlock_unlock(&e->maps);
     pthread_mutex_unlock(&e->append_mu);
 

@@ -32,7 +32,7 @@ typedef struct mfile {
     int64_t size;
     uint8_t *map;
     int fd;
-    char path[PATH_MAX];
+    char *path; /* malloc'd */
 } mfile;
 
 /* The ordered segments of one byte space. */
@@ -40,7 +40,7 @@ typedef struct mfile_list {
     mfile **v;
     size_t n, cap;
     int64_t file_size;
-    char dir[PATH_MAX];
+    char *dir; /* malloc'd */
 } mfile_list;
 
 int mfile_open(const char *path, int64_t start, int64_t size, bool create, bool prealloc,

@@ -93,7 +93,14 @@ int mfile_open(const char *path, int64_t start, int64_t size, bool create, bool 
     f->size = size;
     f->map = map;
     f->fd = fd;
-    snprintf(f->path, sizeof f->path, "%s", path);
+    f->path = strdup(path);
+    if (!f->path) {
+        munmap(map, (size_t)size);
+        close(fd);
+        free(f);
+        snprintf(err, errlen, "out of memory");
+        return -ENOMEM;
+    }
     *out = f;
     return 0;
 }
@@ -106,6 +113,7 @@ void mfile_close(mfile *f, bool remove_file)
     close(f->fd);
     if (remove_file)
         unlink(f->path);
+    free(f->path);
     free(f);
 }
 
@@ -137,6 +145,22 @@ static bool all_digits(const char *s)
         if (*s < '0' || *s > '9')
             return false;
     return true;
+}
+
+/* A last segment of the wrong size holding no data (its first 8 bytes, if
+ * any, are zero) can only be one being created when the process died. */
+static bool unlink_if_unused(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    uint8_t b[8] = {0};
+    ssize_t n = pread(fd, b, sizeof b, 0);
+    close(fd);
+    static const uint8_t zero[8];
+    if (n < 0 || memcmp(b, zero, sizeof b) != 0)
+        return false;
+    return unlink(path) == 0;
 }
 
 int mfile_list_load(mfile_list *l, char *err, size_t errlen)
@@ -171,7 +195,9 @@ int mfile_list_load(mfile_list *l, char *err, size_t errlen)
         store_name20(path, sizeof path, l->dir, starts[i]);
         mfile *f;
         rc = mfile_open(path, starts[i], l->file_size, false, false, &f, err, errlen);
-        if (rc == 0)
+        if (rc == -EINVAL && i == n - 1 && unlink_if_unused(path))
+            rc = 0; /* a segment whose creation a crash interrupted */
+        else if (rc == 0)
             rc = mfile_list_push(l, f);
     }
     free(starts);
@@ -219,4 +245,6 @@ void mfile_list_free(mfile_list *l, bool remove_files)
     free(l->v);
     l->v = NULL;
     l->n = l->cap = 0;
+    free(l->dir);
+    l->dir = NULL;
 }
