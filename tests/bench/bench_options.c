@@ -260,7 +260,7 @@ int rmq_bench_options_parse(rmq_bench_options *o, int argc, char **argv)
                 bad = 1;
             break;
         case OPT_SIZE: {
-            unsigned v;
+            unsigned v = 0;
             bad = parse_uint(optarg, 0, 64u << 20, &v);
             o->msg_size = v;
             break;
