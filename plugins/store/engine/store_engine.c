@@ -224,7 +224,8 @@ int store_open(const store_config *cfg, store_engine **out, char *err, size_t er
     }
     e->start_ms = store_now_ms();
     atomic_store(&e->flushed, e->write_pos);
-    flush_all_now(e); /* what recovery rebuilt is durable before we say so */
+    if (e->recovery_wrote)
+        flush_all_now(e); /* what recovery rebuilt is durable before we say so */
     if ((rc = flusher_start(e)) != 0 || (rc = housekeeper_start(e)) != 0) {
         flusher_stop(e);
         snprintf(err, errlen, "start store threads: %s", strerror(-rc));

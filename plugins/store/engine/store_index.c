@@ -228,6 +228,7 @@ static void put_key(store_engine *e, store_index_file *f, const char *key, size_
     ST(f->end_phy, phys);
     ST(f->end_ts, ts);
     header_store(f);
+    atomic_store_explicit(&e->idx_dirty, true, memory_order_relaxed);
 }
 
 void index_put_record(store_engine *e, const uint8_t *topic, size_t topic_len, const char *props,
@@ -265,6 +266,8 @@ void index_put_record(store_engine *e, const uint8_t *topic, size_t topic_len, c
 
 void index_flush(store_engine *e)
 {
+    if (!atomic_exchange(&e->idx_dirty, false))
+        return;
     pthread_rwlock_rdlock(&e->maps);
     if (e->nidx)
         msync(e->idx[e->nidx - 1]->m->map, (size_t)e->idx[e->nidx - 1]->m->size, MS_SYNC);

@@ -147,6 +147,8 @@ struct store_engine {
     _Atomic bool manual_delete;
 
     int64_t mem_limit_bytes; /* "in disk" threshold */
+    bool recovery_wrote;     /* recovery changed queues, index or the log tail */
+    _Atomic bool idx_dirty;  /* index written since its last flush */
 
     _Atomic uint64_t put_times, put_bytes, get_found, get_miss;
     int64_t start_ms;

@@ -233,11 +233,12 @@ static int64_t scan(store_engine *e, int64_t start, int64_t *dispatched)
     return pos;
 }
 
-/* Zero a torn tail after `end` and drop the segments beyond it. */
-static void cut_tail(store_engine *e, int64_t end)
+/* Zero a torn tail after `end` (unless the end is a verified clean stop)
+ * and drop the segments beyond it. */
+static void cut_tail(store_engine *e, int64_t end, bool trusted)
 {
     mfile *f = mfile_list_find(&e->cl, end);
-    if (f) {
+    if (f && !trusted) {
         int64_t stop = end + 4 * 1048576 + e->cfg.max_message_size;
         if (stop > f->start + f->size)
             stop = f->start + f->size;
@@ -322,7 +323,8 @@ int store_recover(store_engine *e, bool clean, char *err, size_t errlen)
         }
         end = scan(e, start, &dispatched);
     }
-    cut_tail(e, end);
+    cut_tail(e, end, dispatched == 0 && strcmp(how, "clean-stop state") == 0);
+    e->recovery_wrote = dispatched > 0 || strcmp(how, "clean-stop state") != 0;
     e->write_pos = end;
     atomic_store(&e->committed, end);
     atomic_store(&e->cl_min_offset, cl_min);
