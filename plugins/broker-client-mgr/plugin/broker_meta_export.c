@@ -263,6 +263,17 @@ static uint64_t meta_producer_channel(void *ud, const char *group)
     return ch;
 }
 
+static uint64_t meta_producer_channel_by_client(void *ud, const char *client_id)
+{
+    bcm_ctx *c = ud;
+    if (!client_id)
+        return 0;
+    pthread_mutex_lock(&c->lock);
+    uint64_t ch = bcm_producer_find_channel(&c->producers, client_id);
+    pthread_mutex_unlock(&c->lock);
+    return ch;
+}
+
 static int meta_offset_commit(void *ud, const char *group, const char *topic, int32_t queue_id,
                               int64_t offset)
 {
@@ -305,6 +316,7 @@ int bcm_export_broker_meta(bcm_ctx *c)
     t->producer_channel = meta_producer_channel;
     t->offset_commit = meta_offset_commit;
     t->offset_query = meta_offset_query;
+    t->producer_channel_by_client = meta_producer_channel_by_client;
     return c->api->export_service(c->pctx, RMQ_BROKER_META_SERVICE, RMQ_BROKER_META_VERSION, t, c);
 }
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "store_features.h"
 #include "store_plugin.h"
 
 static void engine_log(void *ud, int level, const char *msg)
@@ -18,6 +19,7 @@ static void destroy(store_plugin *sp)
     if (sp->worker)
         slow_worker_stop(sp);
     pull_holds_release_all(sp);
+    store_features_fini(sp);
     store_close(sp->engine);
     sp->engine = NULL;
     pull_holds_destroy(sp);
@@ -65,6 +67,8 @@ static int store_init(rmq_plugin_ctx *ctx, const rmq_host_api *api)
         rc = query_processors_register(sp);
     if (rc == 0)
         rc = queue_admin_processors_register(sp);
+    if (rc == 0)
+        rc = store_features_init(sp); /* retry/DLQ, delay, transactions, replies, 28, 222 */
     if (rc != 0) {
         api->log(ctx, RMQ_LOG_ERROR, "store init failed: %s", rmq_strerror(rc));
         api->set_userdata(ctx, NULL);
