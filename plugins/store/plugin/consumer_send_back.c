@@ -28,6 +28,9 @@ static uint32_t rnd(void)
 static int reply(store_plugin *sp, rmq_request *req, const rmq_cmd *cmd, int32_t code,
                  const char *remark)
 {
+    sp->api->log(sp->ctx, RMQ_LOG_DEBUG, "CONSUMER_SEND_MSG_BACK offset %s group %s: %d %s",
+                 sp->api->cmd_ext_get(cmd, "offset"), sp->api->cmd_ext_get(cmd, "group"), code,
+                 remark ? remark : "");
     if (store_cmd_is_oneway(sp, cmd))
         return RMQ_OK;
     rmq_cmd *r = sp->api->cmd_new_response(cmd, code, remark);
