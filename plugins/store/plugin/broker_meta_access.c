@@ -4,6 +4,7 @@
  * service is absent. */
 #include <string.h>
 
+#include "send_put.h"
 #include "store_plugin.h"
 
 #define WITH_META(expr_on_table)                                                                   \
@@ -22,6 +23,30 @@
 int meta_broker_config(store_plugin *sp, rmq_broker_config *out)
 {
     WITH_META(m->broker_config(ud, out));
+}
+
+int meta_broker_config_cached(store_plugin *sp, rmq_broker_config *out, store_addr *store_host)
+{
+    uint64_t now = sp->api->now_monotonic_ms();
+    pthread_mutex_lock(&sp->bc_mu);
+    if (sp->bc_at_ms == 0 || now - sp->bc_at_ms >= 1000) {
+        rmq_broker_config fresh;
+        sp->bc_valid = meta_broker_config(sp, &fresh) == 0;
+        if (sp->bc_valid) {
+            sp->bc = fresh;
+            send_store_host(sp, &sp->bc, &sp->bc_store_host);
+        } else {
+            send_store_host(sp, NULL, &sp->bc_store_host);
+        }
+        sp->bc_at_ms = now;
+    }
+    bool valid = sp->bc_valid;
+    if (valid)
+        *out = sp->bc;
+    if (store_host)
+        *store_host = sp->bc_store_host;
+    pthread_mutex_unlock(&sp->bc_mu);
+    return valid ? 0 : RMQ_ENOENT;
 }
 
 int meta_topic_get(store_plugin *sp, const char *topic, rmq_topic_config *out)

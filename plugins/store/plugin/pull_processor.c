@@ -2,6 +2,7 @@
  * number rules), the checks of protocol-messages.md §10.8.2 in order, the
  * store lookup and its codes (§10.8.3), the commit offset carried in the
  * pull (§10.8.9) and the hand-over to long polling (§10.8.8). */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -146,7 +147,7 @@ int pull_execute(store_plugin *sp, pull_req *p, bool first, bool may_block)
     const rmq_host_api *a = sp->api;
     char remark[1024];
     rmq_broker_config bc;
-    if (meta_broker_config(sp, &bc) != 0) {
+    if (meta_broker_config_cached(sp, &bc, NULL) != 0) {
         memset(&bc, 0, sizeof bc);
         bc.broker_permission = RMQ_PERM_READ | RMQ_PERM_WRITE;
         bc.auto_create_subscription_group = true;
@@ -378,7 +379,11 @@ int pull_processor_register(store_plugin *sp)
     int rc = a->declare_executor(sp->ctx, "pull", sp->set.pull_threads, sp->set.pull_queue);
     if (rc != 0)
         return rc;
-    if (sp->set.pull_inline)
-        return a->register_processor(sp->ctx, 11, pull_inline, sp, NULL);
-    return a->register_processor(sp->ctx, 11, pull_exec, sp, "pull");
+    rmq_processor_fn fn = sp->set.pull_inline ? pull_inline : pull_exec;
+    const char *ex = sp->set.pull_inline ? NULL : "pull";
+    /* Java registers PULL on the main server only: its VIP port answers 3 */
+    if (a->abi_minor >= 4 && a->size >= offsetof(rmq_host_api, register_processor_flags) +
+                                            sizeof(a->register_processor_flags))
+        return a->register_processor_flags(sp->ctx, 11, fn, sp, ex, RMQ_PROC_NOT_ON_VIP);
+    return a->register_processor(sp->ctx, 11, fn, sp, ex);
 }

@@ -231,7 +231,7 @@ static int32_t retry_group_check(store_plugin *sp, const char *topic, char *rema
 }
 
 static int put_single(store_plugin *sp, send_job *j, const rmq_broker_config *bc,
-                      const rmq_topic_config *tc, send_message *m)
+                      const store_addr *store_host, const rmq_topic_config *tc, send_message *m)
 {
     const send_header *h = &j->h;
     char remark[512];
@@ -246,7 +246,7 @@ static int put_single(store_plugin *sp, send_job *j, const rmq_broker_config *bc
     sm.born_ts = h->born_ts;
     if (addr_parse(j->peer, &sm.born_host) != 0)
         addr_from_ip_port("127.0.0.1", 0, &sm.born_host);
-    send_store_host(sp, bc, &sm.store_host);
+    sm.store_host = *store_host;
     sm.reconsume_times = m->reconsume_times;
     sm.prepared_tx_offset = m->prepared_tx_offset;
     sm.body = body;
@@ -290,7 +290,7 @@ static int put_single(store_plugin *sp, send_job *j, const rmq_broker_config *bc
 }
 
 static int put_batch(store_plugin *sp, send_job *j, const rmq_broker_config *bc,
-                     const rmq_topic_config *tc, int32_t queue_id)
+                     const store_addr *store_host_in, const rmq_topic_config *tc, int32_t queue_id)
 {
     const send_header *h = &j->h;
     char remark[512];
@@ -384,7 +384,7 @@ static int put_batch(store_plugin *sp, send_job *j, const rmq_broker_config *bc,
     store_addr born, store_host;
     if (addr_parse(j->peer, &born) != 0)
         addr_from_ip_port("127.0.0.1", 0, &born);
-    send_store_host(sp, bc, &store_host);
+    store_host = *store_host_in;
     size_t at = 0;
     for (size_t i = 0; i < got; i++) {
         batch_item *it = &items[i];
@@ -456,7 +456,8 @@ static int send_run(store_plugin *sp, send_job *j, bool may_block)
         return answer(sp, j, RC_SYSTEM_ERROR, remark);
     }
     rmq_broker_config bc;
-    if (meta_broker_config(sp, &bc) != 0) {
+    store_addr store_host;
+    if (meta_broker_config_cached(sp, &bc, &store_host) != 0) {
         memset(&bc, 0, sizeof bc);
         snprintf(bc.cluster_name, sizeof bc.cluster_name, "DefaultCluster");
         bc.broker_permission = RMQ_PERM_READ | RMQ_PERM_WRITE;
@@ -511,11 +512,16 @@ static int send_run(store_plugin *sp, send_job *j, bool may_block)
         queue_id = (int32_t)((next_random() % 99999999u) % (uint32_t)tc.write_queue_nums);
     }
     if (h->batch)
-        return put_batch(sp, j, &bc, &tc, queue_id);
+        return put_batch(sp, j, &bc, &store_host, &tc, queue_id);
 
-    send_message *m = calloc(1, sizeof *m);
-    if (!m)
-        return answer(sp, j, RC_SYSTEM_ERROR, "java.lang.OutOfMemoryError");
+    /* on the stack: no allocation on the hot path (props_view is ~4 KiB) */
+    send_message msg;
+    send_message *m = &msg;
+    m->props_override = NULL;
+    m->props_override_len = 0;
+    m->has_tags_code = false;
+    m->tags_code = 0;
+    m->prepared_tx_offset = 0;
     snprintf(m->topic, sizeof m->topic, "%s", h->topic);
     m->queue_id = queue_id;
     m->resp_queue_id = queue_id;
@@ -525,10 +531,8 @@ static int send_run(store_plugin *sp, send_job *j, bool may_block)
     int rc;
     /* step 8: %RETRY% (retry/DLQ routing, §10.5.6) */
     if (is_retry_topic(m->topic)) {
-        if (!may_block) {
-            free(m);
+        if (!may_block)
             return SEND_NEEDS_SLOW;
-        }
         code = sp->hooks && sp->hooks->retry_send
                    ? sp->hooks->retry_send(sp, h, m, remark, sizeof remark)
                    : retry_group_check(sp, m->topic, remark, sizeof remark);
@@ -551,10 +555,8 @@ static int send_run(store_plugin *sp, send_job *j, bool may_block)
     /* DELAY / TRAN_MSG: routed by the delay and transaction hooks (§10.6, §10.10) */
     if (sp->hooks && sp->hooks->special_send &&
         (tran || props_get(&m->props, "DELAY", NULL) != NULL)) {
-        if (!may_block) {
-            free(m);
+        if (!may_block)
             return SEND_NEEDS_SLOW;
-        }
         code = sp->hooks->special_send(sp, h, m, remark, sizeof remark);
         if (code != 0) {
             rc = answer(sp, j, code > 0 ? code : RC_SYSTEM_ERROR,
@@ -562,10 +564,9 @@ static int send_run(store_plugin *sp, send_job *j, bool may_block)
             goto done;
         }
     }
-    rc = put_single(sp, j, &bc, &tc, m);
+    rc = put_single(sp, j, &bc, &store_host, &tc, m);
 done:
     free(m->props_override);
-    free(m);
     return rc;
 }
 

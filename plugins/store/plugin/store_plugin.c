@@ -23,6 +23,7 @@ static void destroy(store_plugin *sp)
     store_close(sp->engine);
     sp->engine = NULL;
     pull_holds_destroy(sp);
+    pthread_mutex_destroy(&sp->bc_mu);
     free(sp);
 }
 
@@ -33,13 +34,17 @@ static int store_init(rmq_plugin_ctx *ctx, const rmq_host_api *api)
         return RMQ_ENOMEM;
     sp->ctx = ctx;
     sp->api = api;
+    pthread_mutex_init(&sp->bc_mu, NULL);
     int rc = store_settings_read(sp);
     if (rc != 0) {
+        pthread_mutex_destroy(&sp->bc_mu);
         free(sp);
         return rc;
     }
     rc = pull_holds_create(sp);
     if (rc != 0) {
+        pull_holds_destroy(sp);
+        pthread_mutex_destroy(&sp->bc_mu);
         free(sp);
         return rc;
     }
@@ -52,6 +57,7 @@ static int store_init(rmq_plugin_ctx *ctx, const rmq_host_api *api)
     if (rc != 0) {
         api->log(ctx, RMQ_LOG_ERROR, "cannot open the store at %s: %s", sp->set.root_dir, err);
         pull_holds_destroy(sp);
+        pthread_mutex_destroy(&sp->bc_mu);
         free(sp);
         return rc < 0 ? rc : RMQ_EIO;
     }

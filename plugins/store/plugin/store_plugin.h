@@ -43,20 +43,20 @@ typedef struct send_hooks send_hooks;
 
 /* Settings read once in init (Java's names in comments). */
 typedef struct store_settings {
-    store_config engine;               /* MessageStoreConfig part, see store_settings.c */
-    char root_dir[1024];               /* storePathRootDir */
-    char commitlog_dir[1024];          /* storePathCommitLog */
-    char delete_when[64];              /* deleteWhen */
-    char region_id[128];               /* regionId */
-    bool trace_on;                     /* traceOn */
-    bool reject_transaction_message;   /* rejectTransactionMessage */
-    int64_t start_accept_send_ts;      /* startAcceptSendRequestTimeStamp */
-    bool long_polling_enable;          /* longPollingEnable */
-    int64_t short_polling_ms;          /* shortPollingTimeMills */
-    int32_t default_query_max_num;     /* defaultQueryMaxNum */
-    bool filter_support_retry;         /* filterSupportRetry */
-    bool send_inline;                  /* sendMessageInline (rmqhost) */
-    bool pull_inline;                  /* pullMessageInline (rmqhost) */
+    store_config engine;             /* MessageStoreConfig part, see store_settings.c */
+    char root_dir[1024];             /* storePathRootDir */
+    char commitlog_dir[1024];        /* storePathCommitLog */
+    char delete_when[64];            /* deleteWhen */
+    char region_id[128];             /* regionId */
+    bool trace_on;                   /* traceOn */
+    bool reject_transaction_message; /* rejectTransactionMessage */
+    int64_t start_accept_send_ts;    /* startAcceptSendRequestTimeStamp */
+    bool long_polling_enable;        /* longPollingEnable */
+    int64_t short_polling_ms;        /* shortPollingTimeMills */
+    int32_t default_query_max_num;   /* defaultQueryMaxNum */
+    bool filter_support_retry;       /* filterSupportRetry */
+    bool send_inline;                /* sendMessageInline (rmqhost) */
+    bool pull_inline;                /* pullMessageInline (rmqhost) */
     int32_t send_threads, pull_threads, query_threads, admin_threads;
     int32_t send_queue, pull_queue, query_queue, admin_queue;
 } store_settings;
@@ -72,6 +72,13 @@ typedef struct store_plugin {
     const send_hooks *hooks; /* retry/DLQ, delay, transactions (H3's files); NULL = none */
     atomic_bool quiescing;
     rmq_timer_id hold_timer;
+    /* broker.meta's broker_config, refreshed at most every second: every
+     * send needs it (CLUSTER, STOREHOST, permission) */
+    pthread_mutex_t bc_mu;
+    rmq_broker_config bc;
+    store_addr bc_store_host;
+    uint64_t bc_at_ms; /* monotonic; 0 = never fetched */
+    bool bc_valid;
 } store_plugin;
 
 /* ---- settings (store_settings.c) ---- */
@@ -92,6 +99,9 @@ void store_ext_i64(store_plugin *sp, rmq_cmd *c, const char *key, int64_t v);
 
 /* ---- broker.meta (broker_meta_access.c); RMQ_ENOENT when absent ---- */
 int meta_broker_config(store_plugin *sp, rmq_broker_config *out);
+/* The cached copy (refreshed when older than a second); RMQ_ENOENT when
+ * broker.meta is absent. store_host (may be NULL) gets STOREHOST. */
+int meta_broker_config_cached(store_plugin *sp, rmq_broker_config *out, store_addr *store_host);
 int meta_topic_get(store_plugin *sp, const char *topic, rmq_topic_config *out);
 int meta_topic_create_in_send(store_plugin *sp, const char *topic, const char *default_topic,
                               int32_t default_queue_nums, int32_t sys_flag, rmq_topic_config *out);
