@@ -3,7 +3,8 @@
  * commit (a window of in-flight appends waiting for their flush, as a server
  * with many connections has), PULL-style reads/s (get_messages of 32), the
  * reopen time after a clean stop and after kill -9, and RssAnon.
- *   store_engine_bench [-d DIR] [-n MESSAGES] [-s BODY_BYTES] [-q QUEUES]
+ *   store_engine_bench [-d DIR] [-n MESSAGES] [-s BODY_BYTES] [-q QUEUES] [-Q MANY]
+ * (-Q: queues of the per-queue memory run, default 5000)
  * DIR defaults to ./store-bench (removed at the end unless -k). */
 #include <errno.h>
 #include <ftw.h>
@@ -23,6 +24,7 @@ static const char *g_dir = "store-bench";
 static long g_n = 1000000;
 static size_t g_body = 1024;
 static int g_queues = 8;
+static int g_many = 5000;
 static char *g_payload;
 
 static double now_s(void)
@@ -228,6 +230,39 @@ static void bench_reopen_cycles(void)
            worst * 1000);
 }
 
+static void bench_many_queues(int nq)
+{
+    /* per-queue metadata: one message in each of nq queues */
+    wipe();
+    long before = rss_anon_kb();
+    store_engine *e = open_store(STORE_ASYNC_FLUSH);
+    char props[128];
+    double t0 = now_s();
+    for (int q = 0; q < nq; q++) {
+        store_msg m;
+        make_msg(&m, props, q);
+        char topic[32];
+        snprintf(topic, sizeof topic, "T%d", q / 8);
+        m.topic = topic;
+        m.queue_id = q % 8;
+        store_put_result r;
+        if (store_put(e, &m, &r) != 0 || r.status != STORE_PUT_OK) {
+            fprintf(stderr, "put failed\n");
+            exit(1);
+        }
+    }
+    double dt = now_s() - t0;
+    printf("%d queues (one message each, %.2f s): RssAnon %ld kB (%+ld kB)\n", nq, dt,
+           rss_anon_kb(), rss_anon_kb() - before);
+    t0 = now_s();
+    store_close(e);
+    double tc = now_s() - t0;
+    t0 = now_s();
+    e = open_store(STORE_ASYNC_FLUSH);
+    printf("%d queues: close %.0f ms, reopen %.0f ms\n", nq, tc * 1000, (now_s() - t0) * 1000);
+    store_close(e);
+}
+
 static void bench_kill9_reopen(void)
 {
     /* a child appends (async) on top of the existing store and is killed */
@@ -255,15 +290,17 @@ int main(int argc, char **argv)
 {
     int opt;
     bool keep = false;
-    while ((opt = getopt(argc, argv, "d:n:s:q:k")) != -1) {
+    while ((opt = getopt(argc, argv, "d:n:s:q:Q:k")) != -1) {
         switch (opt) {
         case 'd': g_dir = optarg; break;
         case 'n': g_n = atol(optarg); break;
         case 's': g_body = (size_t)atol(optarg); break;
         case 'q': g_queues = atoi(optarg); break;
+        case 'Q': g_many = atoi(optarg); break;
         case 'k': keep = true; break;
         default:
-            fprintf(stderr, "usage: %s [-d DIR] [-n MESSAGES] [-s BODY] [-q QUEUES] [-k]\n",
+            fprintf(stderr,
+                    "usage: %s [-d DIR] [-n MESSAGES] [-s BODY] [-q QUEUES] [-Q MANY] [-k]\n",
                     argv[0]);
             return 2;
         }
@@ -277,6 +314,7 @@ int main(int argc, char **argv)
     bench_kill9_reopen();
     bench_sync(256);
     bench_sync(4096);
+    bench_many_queues(g_many);
     if (!keep)
         wipe();
     free(g_payload);

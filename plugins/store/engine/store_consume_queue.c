@@ -7,6 +7,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,6 +73,8 @@ store_cq *cq_create(store_engine *e, const char *topic, int32_t qid, char *err, 
     q->queue_id = qid;
     q->hash = cq_hash(topic, qid);
     q->files.file_size = e->cfg.cq_file_size;
+    q->files.random_access = true;
+    q->load_first_phys = -1;
     char dir[PATH_MAX];
     snprintf(dir, sizeof dir, "%s/%s/%d", e->cq_dir, topic, qid);
     q->files.dir = strdup(dir);
@@ -159,6 +162,7 @@ int cq_add_file_for(store_engine *e, store_cq *q, int64_t index, char *err, size
     rc = mfile_open(path, start, fs, true, false, &f, err, errlen);
     if (rc != 0)
         return rc;
+    mfile_advise_random(f);
     /* keep the list ordered: new files normally come last */
     rc = mfile_list_push(&q->files, f);
     if (rc != 0) {
@@ -190,7 +194,6 @@ int cq_put_entry(store_engine *e, store_cq *q, int64_t index, int64_t phys, int3
     int64_t max = atomic_load_explicit(&q->max_offset, memory_order_relaxed);
     write_entry(p, phys, size, tags);
     q->max_phys_end = phys + size;
-    atomic_store_explicit(&q->dirty, true, memory_order_relaxed);
     if (publish && index + 1 > max)
         atomic_store_explicit(&q->max_offset, index + 1, memory_order_release);
     return 0;
@@ -224,28 +227,63 @@ static bool entry_valid(const store_cq *q, int64_t index)
     return cq_get_entry(q, index, &en) && en.phys_offset >= 0 && en.size > 0;
 }
 
+static bool pread_entry_valid(int fd, int64_t pos)
+{
+    uint8_t b[STORE_CQ_UNIT];
+    if (pread(fd, b, sizeof b, pos) != (ssize_t)sizeof b)
+        return false;
+    return (int64_t)stored_be64(b) >= 0 && (int32_t)stored_be32(b + 8) > 0;
+}
+
 /* The queue's end: the first invalid entry of the last file (the valid
- * entries form a prefix: they are written in order). */
+ * entries form a prefix: they are written in order). Probed with pread and
+ * bounded by the file's first hole: faulting sparse pages of thousands of
+ * queue files in through their mappings made a start take seconds. */
 static void cq_find_end(store_cq *q)
 {
     if (q->files.n == 0)
         return;
     mfile *last = q->files.v[q->files.n - 1];
     int64_t lo = last->start / STORE_CQ_UNIT, hi = lo + last->size / STORE_CQ_UNIT;
+    int fd = open(last->path, O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        off_t hole = lseek(fd, 0, SEEK_HOLE);
+        if (hole >= 0 && hole < last->size)
+            hi = lo + (hole + STORE_CQ_UNIT - 1) / STORE_CQ_UNIT;
+    }
     /* invariant: entries < lo valid, entries >= hi invalid */
     while (lo < hi) {
         int64_t mid = lo + (hi - lo) / 2;
-        if (entry_valid(q, mid))
+        bool valid = fd >= 0 ? pread_entry_valid(fd, (mid * STORE_CQ_UNIT) - last->start)
+                             : entry_valid(q, mid);
+        if (valid)
             lo = mid + 1;
         else
             hi = mid;
     }
     atomic_store(&q->max_offset, lo);
-    store_cq_entry en;
-    if (lo > 0 && cq_get_entry(q, lo - 1, &en))
-        q->max_phys_end = en.phys_offset + en.size;
     int64_t first = q->files.v[0]->start / STORE_CQ_UNIT;
     atomic_store(&q->min_offset, first);
+    uint8_t b[STORE_CQ_UNIT];
+    if (lo > first) {
+        /* the last entry (maybe in an earlier file) and the first one */
+        mfile *lf = mfile_list_find(&q->files, (lo - 1) * STORE_CQ_UNIT);
+        if (fd >= 0 && lf == last &&
+            pread(fd, b, sizeof b, (lo - 1) * STORE_CQ_UNIT - last->start) == (ssize_t)sizeof b)
+            q->max_phys_end = (int64_t)stored_be64(b) + (int32_t)stored_be32(b + 8);
+        else {
+            store_cq_entry en;
+            if (cq_get_entry(q, lo - 1, &en))
+                q->max_phys_end = en.phys_offset + en.size;
+        }
+        int ffd = q->files.v[0] == last ? fd : open(q->files.v[0]->path, O_RDONLY | O_CLOEXEC);
+        if (ffd >= 0 && pread(ffd, b, sizeof b, 0) == (ssize_t)sizeof b)
+            q->load_first_phys = (int64_t)stored_be64(b);
+        if (ffd >= 0 && ffd != fd)
+            close(ffd);
+    }
+    if (fd >= 0)
+        close(fd);
 }
 
 static int load_queue(store_engine *e, const char *topic, int32_t qid, char *err, size_t errlen)
@@ -325,7 +363,6 @@ void cq_truncate_past(store_engine *e, store_cq *q, int64_t cl_end)
         atomic_store(&q->min_offset, cut);
     store_cq_entry en;
     q->max_phys_end = (cut > first && cq_get_entry(q, cut - 1, &en)) ? en.phys_offset + en.size : 0;
-    q->dirty = true;
 }
 
 void cq_correct_min(store_engine *e, store_cq *q, int64_t cl_min)
@@ -338,6 +375,17 @@ void cq_correct_min(store_engine *e, store_cq *q, int64_t cl_min)
     int64_t lo = atomic_load(&q->min_offset);
     if (lo < first)
         lo = first;
+    store_cq_entry en;
+    bool known = lo == first && q->load_first_phys >= cl_min;
+    q->load_first_phys = -1; /* valid for the start-up correction only */
+    if (known) {
+        atomic_store(&q->min_offset, lo); /* known from loading: nothing expired */
+        return;
+    }
+    if (lo < max && cq_get_entry(q, lo, &en) && en.phys_offset >= cl_min) {
+        atomic_store(&q->min_offset, lo); /* the common case: nothing expired */
+        return;
+    }
     int64_t m = lower_bound_phys(q, lo, max, cl_min);
     atomic_store(&q->min_offset, m);
 }

@@ -95,6 +95,19 @@ static int take_lock(store_engine *e, char *err, size_t errlen)
     return 0;
 }
 
+/* Page-cache contents survive a killed process but not a reboot: the state
+ * file's "written offset" is trusted only within the same boot. */
+static void read_boot_id(store_engine *e)
+{
+    int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    ssize_t n = read(fd, e->boot_id, sizeof e->boot_id - 1);
+    close(fd);
+    if (n <= 0)
+        memset(e->boot_id, 0, sizeof e->boot_id);
+}
+
 static int touch_abort(store_engine *e)
 {
     char path[PATH_MAX];
@@ -119,6 +132,8 @@ static void free_engine(store_engine *e)
     mfile_close(e->checkpoint, false);
     if (e->state_fd >= 0)
         close(e->state_fd);
+    if (e->root_fd >= 0)
+        close(e->root_fd);
     if (e->lock_fd >= 0)
         close(e->lock_fd); /* releases the lock */
     pthread_mutex_destroy(&e->append_mu);
@@ -159,6 +174,7 @@ int store_open(const store_config *cfg, store_engine **out, char *err, size_t er
     snprintf(e->index_dir, sizeof e->index_dir, "%s/index", e->root);
     e->lock_fd = -1;
     e->state_fd = -1;
+    e->root_fd = -1;
     e->cl.file_size = e->cfg.commitlog_file_size;
     e->cl.dir = strdup(e->cl_dir);
     if (!e->cl.dir) {
@@ -194,6 +210,14 @@ int store_open(const store_config *cfg, store_engine **out, char *err, size_t er
         free_engine(e);
         return rc;
     }
+    e->root_fd = open(e->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (e->root_fd < 0) {
+        rc = -errno;
+        snprintf(err, errlen, "open %s: %s", e->root, strerror(errno));
+        free_engine(e);
+        return rc;
+    }
+    read_boot_id(e);
     char path[PATH_MAX];
     snprintf(path, sizeof path, "%s/abort", e->root);
     bool clean = access(path, F_OK) != 0;
@@ -226,6 +250,8 @@ int store_open(const store_config *cfg, store_engine **out, char *err, size_t er
     atomic_store(&e->flushed, e->write_pos);
     if (e->recovery_wrote)
         flush_all_now(e); /* what recovery rebuilt is durable before we say so */
+    else
+        state_write(e, false); /* no longer a clean stop */
     if ((rc = flusher_start(e)) != 0 || (rc = housekeeper_start(e)) != 0) {
         flusher_stop(e);
         snprintf(err, errlen, "start store threads: %s", strerror(-rc));
@@ -245,9 +271,7 @@ void store_close(store_engine *e)
     flusher_stop(e); /* flushes and completes every waiter */
     pthread_mutex_lock(&e->append_mu);
     flush_all_now(e);
-    int64_t ts = atomic_load(&e->committed_ts);
-    checkpoint_write(e, ts, ts, index_full_end_ts(e));
-    state_write(e, true, e->write_pos, ts);
+    state_write(e, true);
     fdatasync(e->state_fd);
     char path[PATH_MAX];
     snprintf(path, sizeof path, "%s/abort", e->root);

@@ -1,9 +1,9 @@
 /* store_flusher.c — the flusher thread: ASYNC writes the commit log back
  * every flush_interval_ms; SYNC runs group commit (one msync covers every
  * waiter registered with store_wait_flush up to the written end; waiters past
- * sync_flush_timeout_ms get done(ud, false)). About once a second it also
- * flushes dirty consume queues and the index, then the checkpoint and the
- * state file's safe offset (§10.15.5). */
+ * sync_flush_timeout_ms get done(ud, false)). Also the "flush everything"
+ * step (log, then queues and index, then checkpoint and state file) the
+ * housekeeper runs once a second and close runs last (§10.15.5). */
 #include "store_internal.h"
 
 #include <errno.h>
@@ -11,8 +11,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
-
-#define LOGICS_FLUSH_MS 1000
+#include <unistd.h>
 
 /* msync the commit log over [from, to). */
 static int flush_cl_range(store_engine *e, int64_t from, int64_t to)
@@ -40,24 +39,19 @@ static int flush_cl_range(store_engine *e, int64_t from, int64_t to)
     return rc;
 }
 
+/* Consume queues and the index are made durable for the whole file system
+ * at once (one journal commit) rather than file by file: thousands of queues
+ * would cost thousands of fsyncs a second. */
 static void flush_logics(store_engine *e)
 {
-    pthread_rwlock_rdlock(&e->maps);
-    for (size_t i = 0; i < e->cqs.nb; i++)
-        for (store_cq *q = e->cqs.b[i]; q; q = q->next) {
-            if (!atomic_exchange(&q->dirty, false))
-                continue;
-            for (size_t k = q->files.n >= 2 ? q->files.n - 2 : 0; k < q->files.n; k++)
-                msync(q->files.v[k]->map, (size_t)q->files.v[k]->size, MS_SYNC);
-        }
-    pthread_rwlock_unlock(&e->maps);
-    index_flush(e);
+    if (syncfs(e->root_fd) != 0)
+        store_log(e, 1, "syncfs %s: %s", e->root, strerror(errno));
 }
 
-static int64_t flush_commitlog(store_engine *e, int64_t *ts)
+int64_t flush_commitlog(store_engine *e)
 {
     int64_t target = atomic_load_explicit(&e->committed, memory_order_acquire);
-    *ts = atomic_load_explicit(&e->committed_ts, memory_order_relaxed);
+    int64_t ts = atomic_load_explicit(&e->committed_ts, memory_order_relaxed);
     int64_t done = atomic_load(&e->flushed);
     if (target > done) {
         int rc = flush_cl_range(e, done, target);
@@ -65,19 +59,25 @@ static int64_t flush_commitlog(store_engine *e, int64_t *ts)
             set_not_writeable(e, "commit-log flush failed", rc);
             return done;
         }
-        atomic_store(&e->flushed, target);
+        /* flusher and housekeeper may both flush: never move backwards */
+        int64_t cur = atomic_load(&e->flushed);
+        while (cur < target && !atomic_compare_exchange_weak(&e->flushed, &cur, target))
+            ;
+        atomic_store(&e->flushed_ts, ts);
     }
     return target;
 }
 
 void flush_all_now(store_engine *e)
 {
-    int64_t ts;
     int64_t safe = atomic_load_explicit(&e->committed, memory_order_acquire);
-    flush_commitlog(e, &ts);
+    int64_t ts = atomic_load(&e->committed_ts);
+    flush_commitlog(e);
     flush_logics(e);
-    checkpoint_write(e, ts, ts, index_full_end_ts(e));
-    state_write(e, false, safe, ts);
+    checkpoint_write(e, atomic_load(&e->flushed_ts), ts, index_full_end_ts(e));
+    e->durable_safe = safe;
+    e->durable_safe_ts = ts;
+    state_write(e, false);
 }
 
 static void complete_waiters(store_engine *e, bool all)
@@ -119,7 +119,6 @@ static void *flusher_main(void *arg)
     store_engine *e = arg;
     bool sync = e->cfg.flush_type == STORE_SYNC_FLUSH;
     int64_t interval = e->cfg.flush_interval_ms > 0 ? e->cfg.flush_interval_ms : 500;
-    int64_t last_logics = store_now_ms();
     for (;;) {
         pthread_mutex_lock(&e->flush_mu);
         bool pending = e->waiters && atomic_load(&e->flushed) < atomic_load(&e->committed);
@@ -137,21 +136,10 @@ static void *flusher_main(void *arg)
         }
         bool closing = atomic_load(&e->closing);
         pthread_mutex_unlock(&e->flush_mu);
-        int64_t ts;
-        flush_commitlog(e, &ts);
+        flush_commitlog(e);
         complete_waiters(e, closing);
-        int64_t now = store_now_ms();
         if (closing)
             break;
-        if (now - last_logics >= LOGICS_FLUSH_MS) {
-            int64_t safe = atomic_load_explicit(&e->committed, memory_order_acquire);
-            int64_t sts = atomic_load(&e->committed_ts);
-            flush_commitlog(e, &ts);
-            flush_logics(e);
-            checkpoint_write(e, ts, sts, index_full_end_ts(e));
-            state_write(e, false, safe, sts);
-            last_logics = now;
-        }
     }
     return NULL;
 }

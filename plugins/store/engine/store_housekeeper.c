@@ -1,8 +1,10 @@
 /* store_housekeeper.c — the background thread that keeps sends off the
  * disk's slow paths: it pre-creates (fallocate) the next commit-log segment
- * and pre-faults the pages just ahead of the write position; it re-checks
- * disk usage and writeability (a full or failing disk makes the store refuse
- * puts until it recovers) and runs retention periodically. */
+ * and pre-faults the pages just ahead of the write position; every 100 ms it
+ * records the written offset in the state file and every second makes
+ * queues and index durable (checkpoint, durable offset); it re-checks disk
+ * usage and writeability (a full or failing disk makes the store refuse puts
+ * until it recovers) and runs retention periodically. */
 #include "store_internal.h"
 
 #include <errno.h>
@@ -19,6 +21,8 @@
 #endif
 #define PREFAULT_WINDOW (32 * 1048576LL)
 #define PREFAULT_STEP (8 * 1048576LL) /* per 10 ms tick: up to 800 MB/s ahead */
+#define STATE_WRITE_MS 100            /* the state file's written offset */
+#define LOGICS_FLUSH_MS 1000          /* log + queues + index durable, checkpoint, state */
 
 static void make_spare(store_engine *e)
 {
@@ -152,6 +156,14 @@ static void *housekeeper_main(void *arg)
             make_spare(e);
         prefault(e);
         int64_t now = store_now_ms();
+        if (now - e->last_logics_ms >= LOGICS_FLUSH_MS) {
+            e->last_logics_ms = now;
+            e->last_state_ms = now;
+            flush_all_now(e);
+        } else if (now - e->last_state_ms >= STATE_WRITE_MS) {
+            e->last_state_ms = now;
+            state_write(e, false);
+        }
         if (now - e->last_disk_check_ms >= e->cfg.disk_check_interval_ms) {
             e->last_disk_check_ms = now;
             disk_check(e);
@@ -167,6 +179,7 @@ static void *housekeeper_main(void *arg)
 int housekeeper_start(store_engine *e)
 {
     e->last_clean_ms = store_now_ms(); /* first retention run after one interval */
+    e->last_logics_ms = e->last_state_ms = e->last_clean_ms;
     int rc = pthread_create(&e->housekeeper, NULL, housekeeper_main, e);
     if (rc != 0)
         return -rc;

@@ -83,6 +83,7 @@ int index_load(store_engine *e, char *err, size_t errlen)
         char lerr[256];
         if (rc == 0 && names[i] &&
             mfile_open(path, 0, index_file_size(e), false, false, &m, lerr, sizeof lerr) == 0) {
+            mfile_advise_random(m);
             store_index_file *f = calloc(1, sizeof *f);
             if (!f) {
                 mfile_close(m, false);
@@ -161,6 +162,7 @@ int index_add_file(store_engine *e, char *err, size_t errlen)
     int rc = mfile_open(path, 0, index_file_size(e), true, false, &m, err, errlen);
     if (rc != 0)
         return rc;
+    mfile_advise_random(m);
     store_index_file *f = calloc(1, sizeof *f);
     if (!f || idx_push(e, f) != 0) {
         free(f);
@@ -228,7 +230,6 @@ static void put_key(store_engine *e, store_index_file *f, const char *key, size_
     ST(f->end_phy, phys);
     ST(f->end_ts, ts);
     header_store(f);
-    atomic_store_explicit(&e->idx_dirty, true, memory_order_relaxed);
 }
 
 void index_put_record(store_engine *e, const uint8_t *topic, size_t topic_len, const char *props,
@@ -262,16 +263,6 @@ void index_put_record(store_engine *e, const uint8_t *topic, size_t topic_len, c
     }
     e->idx_last_phy = phys;
     e->idx_last_ts = store_ts;
-}
-
-void index_flush(store_engine *e)
-{
-    if (!atomic_exchange(&e->idx_dirty, false))
-        return;
-    pthread_rwlock_rdlock(&e->maps);
-    if (e->nidx)
-        msync(e->idx[e->nidx - 1]->m->map, (size_t)e->idx[e->nidx - 1]->m->size, MS_SYNC);
-    pthread_rwlock_unlock(&e->maps);
 }
 
 int64_t index_full_end_ts(store_engine *e)

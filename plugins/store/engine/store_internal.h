@@ -31,7 +31,6 @@ typedef struct mfile {
     int64_t start; /* byte offset of the file in its space (its name) */
     int64_t size;
     uint8_t *map;
-    int fd;
     char *path; /* malloc'd */
 } mfile;
 
@@ -40,12 +39,16 @@ typedef struct mfile_list {
     mfile **v;
     size_t n, cap;
     int64_t file_size;
-    char *dir; /* malloc'd */
+    char *dir;          /* malloc'd */
+    bool random_access; /* no read-ahead (queue files: a fault reads one page) */
 } mfile_list;
 
 int mfile_open(const char *path, int64_t start, int64_t size, bool create, bool prealloc,
                mfile **out, char *err, size_t errlen);
 void mfile_close(mfile *f, bool remove_file);
+/* Small random accesses (queue and index files): without this, the first
+ * touch of a sparse file reads ahead (and zero-fills) megabytes per file. */
+void mfile_advise_random(mfile *f);
 int mfile_list_load(mfile_list *l, char *err, size_t errlen);
 int mfile_list_push(mfile_list *l, mfile *f);
 void mfile_list_free(mfile_list *l, bool remove_files);
@@ -65,7 +68,7 @@ typedef struct store_cq {
     _Atomic int64_t max_offset; /* entries written (next message index) */
     _Atomic int64_t min_offset; /* first entry still served */
     int64_t max_phys_end;       /* offset + size of the last entry */
-    _Atomic bool dirty;         /* written since the last flush */
+    int64_t load_first_phys;    /* offset of the first entry as loaded, -1 unknown */
     struct store_cq *next;      /* hash chain */
 } store_cq;
 
@@ -131,7 +134,11 @@ struct store_engine {
     pthread_cond_t flush_cv;
     flush_waiter *waiters;
     _Atomic int64_t flushed;
-    int64_t logics_flush_ms;
+    _Atomic int64_t flushed_ts;            /* store time of the last flushed record */
+    int64_t durable_safe, durable_safe_ts; /* queues + index durable below this */
+    int root_fd;                           /* for syncfs */
+    char boot_id[40];
+    int64_t last_state_ms, last_logics_ms;
 
     /* housekeeper (segment pre-creation, pre-faulting, disk checks, retention) */
     pthread_t housekeeper;
@@ -148,7 +155,6 @@ struct store_engine {
 
     int64_t mem_limit_bytes; /* "in disk" threshold */
     bool recovery_wrote;     /* recovery changed queues, index or the log tail */
-    _Atomic bool idx_dirty;  /* index written since its last flush */
 
     _Atomic uint64_t put_times, put_bytes, get_found, get_miss;
     int64_t start_ms;
@@ -186,14 +192,14 @@ bool index_needs_file(store_engine *e, int keys);
 int index_add_file(store_engine *e, char *err, size_t errlen);
 void index_put_record(store_engine *e, const uint8_t *topic, size_t topic_len, const char *props,
                       size_t props_len, int32_t sys_flag, int64_t phys, int64_t store_ts);
-void index_flush(store_engine *e);
 void index_free(store_engine *e);
 void index_delete_before(store_engine *e, int64_t cl_min);
 int64_t index_full_end_ts(store_engine *e);
 
 /* recovery, flushing, housekeeping */
 int store_recover(store_engine *e, bool clean, char *err, size_t errlen);
-void state_write(store_engine *e, bool clean, int64_t safe_offset, int64_t safe_ts);
+void state_write(store_engine *e, bool clean);
+int64_t flush_commitlog(store_engine *e);
 void checkpoint_write(store_engine *e, int64_t physic_ts, int64_t logics_ts, int64_t index_ts);
 int flusher_start(store_engine *e);
 void flusher_stop(store_engine *e);

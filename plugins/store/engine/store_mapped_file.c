@@ -92,11 +92,12 @@ int mfile_open(const char *path, int64_t start, int64_t size, bool create, bool 
     f->start = start;
     f->size = size;
     f->map = map;
-    f->fd = fd;
+    /* the mapping keeps the file; no descriptor per segment (thousands of
+     * queue files would exhaust the process's limit) */
+    close(fd);
     f->path = strdup(path);
     if (!f->path) {
         munmap(map, (size_t)size);
-        close(fd);
         free(f);
         snprintf(err, errlen, "out of memory");
         return -ENOMEM;
@@ -105,12 +106,16 @@ int mfile_open(const char *path, int64_t start, int64_t size, bool create, bool 
     return 0;
 }
 
+void mfile_advise_random(mfile *f)
+{
+    madvise(f->map, (size_t)f->size, MADV_RANDOM);
+}
+
 void mfile_close(mfile *f, bool remove_file)
 {
     if (!f)
         return;
     munmap(f->map, (size_t)f->size);
-    close(f->fd);
     if (remove_file)
         unlink(f->path);
     free(f->path);
@@ -197,8 +202,11 @@ int mfile_list_load(mfile_list *l, char *err, size_t errlen)
         rc = mfile_open(path, starts[i], l->file_size, false, false, &f, err, errlen);
         if (rc == -EINVAL && i == n - 1 && unlink_if_unused(path))
             rc = 0; /* a segment whose creation a crash interrupted */
-        else if (rc == 0)
+        else if (rc == 0) {
+            if (l->random_access)
+                mfile_advise_random(f);
             rc = mfile_list_push(l, f);
+        }
     }
     free(starts);
     return rc;

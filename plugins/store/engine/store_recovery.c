@@ -1,19 +1,25 @@
 /* store_recovery.c — start-up recovery (§10.15.4) and the engine's own state
  * file. The scan starts as late as is safe: at the clean-stop end recorded in
  * `rmqhost_store_state` (verified, no scan at all), else at the state file's
- * "safe offset" (everything before it had its queue entries and index keys
- * flushed), else where Java starts (third-to-last file on a normal start,
+ * "written offset" when the machine has not rebooted since (every record
+ * below it had its queue entries and index keys in the page cache, which a
+ * killed process does not lose), else at its "durable offset" (those entries
+ * were flushed to disk), else where Java starts (third-to-last file on a normal start,
  * the checkpoint-matched file after a crash); never after the largest
  * consume-queue end, so records no queue covers are re-dispatched. Records
  * are walked until the first invalid one; the torn tail is zeroed, later
  * segments removed, queues cut back to the log end, min offsets corrected.
  *
- * rmqhost_store_state (76 bytes, big-endian; Java ignores unknown files):
- *   0 "RMQHST01"  8 clean flag (int32)  12 reserved
+ * rmqhost_store_state (124 bytes, big-endian; Java ignores unknown files):
+ *   0 "RMQHST02"  8 clean flag (int32)  12 reserved
  *   16 clean end offset  24 last record offset  32 last record size
- *   40 safe offset  48 safe store time  56 commit-log file size
+ *   40 durable offset  48 its store time  56 commit-log file size
  *   64 largest consume-queue end (offset + size) at the clean stop
- *   72 CRC-32 of bytes 0..71
+ *   72 written offset  80 boot id (/proc/sys/kernel/random/boot_id, 40 bytes)
+ *   120 CRC-32 of bytes 0..119
+ * Written every 100 ms (written offset) and after each full flush (durable
+ * offset, once a second); each write only names data already in the page
+ * cache (written) or on disk (durable).
  * A clean-stop end is trusted only if the record before it is intact, the
  * bytes after it are still zero (nothing appended since, e.g. by a Java
  * broker) and the consume queues still reach as far as they did. */
@@ -27,11 +33,12 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#define STATE_SIZE 76
+#define STATE_SIZE 124
 
 typedef struct state_rec {
     bool valid, clean;
-    int64_t end, last_off, last_size, safe, safe_ts, covered;
+    int64_t end, last_off, last_size, safe, safe_ts, covered, written;
+    bool same_boot;
 } state_rec;
 
 static int64_t cq_covered(store_engine *e)
@@ -44,19 +51,22 @@ static int64_t cq_covered(store_engine *e)
     return covered;
 }
 
-void state_write(store_engine *e, bool clean, int64_t safe_offset, int64_t safe_ts)
+void state_write(store_engine *e, bool clean)
 {
+    int64_t written = atomic_load_explicit(&e->committed, memory_order_acquire);
     uint8_t b[STATE_SIZE] = {0};
-    memcpy(b, "RMQHST01", 8);
+    memcpy(b, "RMQHST02", 8);
     stored_put_be32(b + 8, clean ? 1 : 0);
     stored_put_be64(b + 16, (uint64_t)(clean ? e->write_pos : -1));
     stored_put_be64(b + 24, (uint64_t)e->last_rec_offset);
     stored_put_be64(b + 32, (uint64_t)e->last_rec_size);
-    stored_put_be64(b + 40, (uint64_t)safe_offset);
-    stored_put_be64(b + 48, (uint64_t)safe_ts);
+    stored_put_be64(b + 40, (uint64_t)e->durable_safe);
+    stored_put_be64(b + 48, (uint64_t)e->durable_safe_ts);
     stored_put_be64(b + 56, (uint64_t)e->cfg.commitlog_file_size);
     stored_put_be64(b + 64, (uint64_t)(clean ? cq_covered(e) : -1));
-    stored_put_be32(b + 72, (uint32_t)crc32(0, b, 72));
+    stored_put_be64(b + 72, (uint64_t)written);
+    memcpy(b + 80, e->boot_id, 40);
+    stored_put_be32(b + 120, (uint32_t)crc32(0, b, 120));
     if (pwrite(e->state_fd, b, sizeof b, 0) != (ssize_t)sizeof b)
         store_log(e, 1, "write %s: %s", STORE_STATE_FILE, strerror(errno));
 }
@@ -65,8 +75,8 @@ static state_rec state_read(store_engine *e)
 {
     state_rec s = {0};
     uint8_t b[STATE_SIZE];
-    if (pread(e->state_fd, b, sizeof b, 0) != (ssize_t)sizeof b || memcmp(b, "RMQHST01", 8) ||
-        stored_be32(b + 72) != (uint32_t)crc32(0, b, 72) ||
+    if (pread(e->state_fd, b, sizeof b, 0) != (ssize_t)sizeof b || memcmp(b, "RMQHST02", 8) ||
+        stored_be32(b + 120) != (uint32_t)crc32(0, b, 120) ||
         (int64_t)stored_be64(b + 56) != e->cfg.commitlog_file_size)
         return s;
     s.valid = true;
@@ -77,6 +87,8 @@ static state_rec state_read(store_engine *e)
     s.safe = (int64_t)stored_be64(b + 40);
     s.safe_ts = (int64_t)stored_be64(b + 48);
     s.covered = (int64_t)stored_be64(b + 64);
+    s.written = (int64_t)stored_be64(b + 72);
+    s.same_boot = e->boot_id[0] && memcmp(b + 80, e->boot_id, 40) == 0;
     return s;
 }
 
@@ -289,9 +301,14 @@ int store_recover(store_engine *e, bool clean, char *err, size_t errlen)
         how = "empty commit log";
     } else {
         int64_t start;
-        if (s.valid && s.safe >= cl_min && s.safe <= cl_end_of_files(e) && boundary_ok(e, s.safe)) {
+        if (s.valid && s.same_boot && s.written >= cl_min && s.written <= cl_end_of_files(e) &&
+            boundary_ok(e, s.written)) {
+            start = s.written;
+            how = "state written offset, same boot";
+        } else if (s.valid && s.safe >= cl_min && s.safe <= cl_end_of_files(e) &&
+                   boundary_ok(e, s.safe)) {
             start = s.safe;
-            how = "state safe offset";
+            how = "state durable offset";
         } else if (clean) {
             start = e->cl.v[e->cl.n >= 3 ? e->cl.n - 3 : 0]->start;
             how = "normal (third-to-last segment)";
@@ -341,6 +358,7 @@ int store_recover(store_engine *e, bool clean, char *err, size_t errlen)
               "%zu queues, %lld ms",
               clean ? "normal" : "after a crash", how, (long long)cl_min, (long long)end,
               (long long)dispatched, e->cqs.count, (long long)(store_now_ms() - t0));
-    state_write(e, false, end, atomic_load(&e->committed_ts));
+    e->durable_safe = end; /* made true by the flush store_open runs next */
+    e->durable_safe_ts = atomic_load(&e->committed_ts);
     return 0;
 }

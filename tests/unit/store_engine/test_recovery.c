@@ -17,6 +17,7 @@
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <zlib.h>
 
 #include "store_test_util.h"
 
@@ -233,6 +234,22 @@ static void touch(const char *root, const char *name)
     close(fd);
 }
 
+/* As after a reboot: the state file's boot id no longer matches, so only
+ * its durable offset may be used (layout in store_recovery.c). */
+static void forget_boot(const char *root)
+{
+    char p[4200];
+    snprintf(p, sizeof p, "%s/rmqhost_store_state", root);
+    int fd = open(p, O_RDWR);
+    assert_true(fd >= 0);
+    uint8_t b[124];
+    assert_int_equal(pread(fd, b, sizeof b, 0), (ssize_t)sizeof b);
+    memset(b + 80, 'x', 40);
+    stored_put_be32(b + 120, (uint32_t)crc32(0, b, 120));
+    assert_int_equal(pwrite(fd, b, sizeof b, 0), (ssize_t)sizeof b);
+    close(fd);
+}
+
 static void test_torn_tail_is_cut(void **state)
 {
     (void)state;
@@ -281,10 +298,11 @@ static void test_torn_tail_is_cut(void **state)
     assert_int_equal(pwrite(fd, ent, 20, max1 * 20), 20);
     close(fd);
     touch(root, "abort");
+    forget_boot(root);
     e = open_cfg(&c);
     if (getenv("STORE_TEST_VERBOSE"))
         fprintf(stderr, "%s", lb.text);
-    assert_non_null(strstr(lb.text, "after a crash"));
+    assert_non_null(strstr(lb.text, "after a crash, state durable offset"));
     assert_int_equal(store_max_offset(e, "K", 3), max1);
     store_runtime_stats rs;
     store_runtime_stats_get(e, &rs);
