@@ -18,10 +18,10 @@ typedef struct batch_item {
 
 typedef enum batch_status {
     BATCH_OK = 0,
-    BATCH_TRUNCATED,    /* a field runs past the end: Java's BufferUnderflowException */
-    BATCH_BAD_LENGTH,   /* negative BODYLENGTH or PROPERTIESLENGTH */
-    BATCH_EMPTY,        /* no record at all */
-    BATCH_TOO_MANY      /* more than `max` records */
+    BATCH_TRUNCATED,  /* a field runs past the end: Java's BufferUnderflowException */
+    BATCH_BAD_LENGTH, /* negative BODYLENGTH or PROPERTIESLENGTH */
+    BATCH_EMPTY,      /* no record at all */
+    BATCH_TOO_MANY    /* more than `max` records */
 } batch_status;
 
 /* Walk the body as CommitLog.MessageExtEncoder.encode(MessageExtBatch)

@@ -24,8 +24,8 @@ typedef struct prop_span {
 
 typedef struct props_view {
     prop_span e[PROPS_MAX];
-    size_t n;         /* entries kept (duplicates resolved: last one wins) */
-    bool overflow;    /* more than PROPS_MAX distinct names */
+    size_t n;      /* entries kept (duplicates resolved: last one wins) */
+    bool overflow; /* more than PROPS_MAX distinct names */
 } props_view;
 
 /* MessageDecoder.string2messageProperties over `s` (len bytes, not

@@ -32,13 +32,13 @@ typedef struct pull_req {
     int64_t sub_version;
     /* filter, built at the first execution */
     bool filter_ready;
-    bool match_all;        /* "*", class filter, retry topic... */
-    bool is_sql;           /* SQL92 (sql NULL: match everything, as Java without filter data) */
-    int32_t *codes;        /* tag hash codes of a TAG subscription */
+    bool match_all; /* "*", class filter, retry topic... */
+    bool is_sql;    /* SQL92 (sql NULL: match everything, as Java without filter data) */
+    int32_t *codes; /* tag hash codes of a TAG subscription */
     size_t ncodes;
     int32_t codes_inline[8];
-    rmq_filter_expr *sql;  /* compiled with filter.expr; plain free() */
-    uint64_t deadline_ms;  /* monotonic: when the hold expires */
+    rmq_filter_expr *sql; /* compiled with filter.expr; plain free() */
+    uint64_t deadline_ms; /* monotonic: when the hold expires */
 } pull_req;
 
 /* filter_ud of store_get_messages. */

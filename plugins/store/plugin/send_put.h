@@ -35,13 +35,13 @@ int send_header_decode(store_plugin *sp, const rmq_cmd *cmd, send_header *h, cha
 
 /* One single message on its way to the store; hooks may rewrite it. */
 typedef struct send_message {
-    char topic[256];        /* where it is stored */
+    char topic[256]; /* where it is stored */
     int32_t queue_id;
-    int32_t resp_queue_id;  /* queueId of the answer (the requested one, §10.5.4) */
+    int32_t resp_queue_id; /* queueId of the answer (the requested one, §10.5.4) */
     int32_t sys_flag;
     int32_t reconsume_times;
     int64_t prepared_tx_offset;
-    props_view props;       /* the header's properties, parsed */
+    props_view props; /* the header's properties, parsed */
     /* A hook that re-serialises the properties (delay, half messages) puts
      * the whole stored string here (malloc'd; freed by the send path) and
      * the tags code it implies. */
