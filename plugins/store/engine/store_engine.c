@@ -487,8 +487,8 @@ static int append(store_engine *e, const store_msg *msgs, size_t n, int64_t *phy
                              m->sys_flag, pos, now);
         if (phys_out)
             phys_out[i] = pos;
-        e->last_rec_offset = pos;
-        e->last_rec_size = (int64_t)sizes[i];
+        atomic_store_explicit(&e->last_rec_offset, pos, memory_order_relaxed);
+        atomic_store_explicit(&e->last_rec_size, (int64_t)sizes[i], memory_order_relaxed);
         pos += (int64_t)sizes[i];
     }
     /* the log end first: a reader that sees the new queue end (acquire)

@@ -179,7 +179,7 @@ int index_add_file(store_engine *e, char *err, size_t errlen)
         f->end_ts = prev->end_ts;
         f->begin_phy = prev->end_phy;
         f->end_phy = prev->end_phy;
-        e->idx_full_end_ts = prev->end_ts;
+        atomic_store_explicit(&e->idx_full_end_ts, prev->end_ts, memory_order_relaxed);
     }
     header_store(f);
     return 0;
@@ -267,7 +267,7 @@ void index_put_record(store_engine *e, const uint8_t *topic, size_t topic_len, c
 
 int64_t index_full_end_ts(store_engine *e)
 {
-    return e->idx_full_end_ts;
+    return atomic_load_explicit(&e->idx_full_end_ts, memory_order_relaxed);
 }
 
 void index_delete_before(store_engine *e, int64_t cl_min)

@@ -113,7 +113,7 @@ struct store_engine {
     _Atomic int64_t cl_min_offset; /* first byte still served */
     mfile *spare;                  /* pre-created next segment (housekeeper) */
     pthread_mutex_t spare_mu;
-    int64_t last_rec_offset, last_rec_size; /* for the clean-stop state file */
+    _Atomic int64_t last_rec_offset, last_rec_size; /* for the clean-stop state file */
 
     cq_table cqs;
 
@@ -121,7 +121,7 @@ struct store_engine {
     store_index_file **idx;
     size_t nidx, idx_cap;
     int64_t idx_last_ts, idx_last_phy; /* newest indexed record */
-    int64_t idx_full_end_ts;           /* endTimestamp of the last full file */
+    _Atomic int64_t idx_full_end_ts;   /* endTimestamp of the last full file */
 
     /* checkpoint (4096 bytes, mapped) */
     mfile *checkpoint;

@@ -58,8 +58,10 @@ void state_write(store_engine *e, bool clean)
     memcpy(b, "RMQHST02", 8);
     stored_put_be32(b + 8, clean ? 1 : 0);
     stored_put_be64(b + 16, (uint64_t)(clean ? e->write_pos : -1));
-    stored_put_be64(b + 24, (uint64_t)e->last_rec_offset);
-    stored_put_be64(b + 32, (uint64_t)e->last_rec_size);
+    stored_put_be64(b + 24,
+                    (uint64_t)atomic_load_explicit(&e->last_rec_offset, memory_order_relaxed));
+    stored_put_be64(b + 32,
+                    (uint64_t)atomic_load_explicit(&e->last_rec_size, memory_order_relaxed));
     stored_put_be64(b + 40, (uint64_t)e->durable_safe);
     stored_put_be64(b + 48, (uint64_t)e->durable_safe_ts);
     stored_put_be64(b + 56, (uint64_t)e->cfg.commitlog_file_size);

@@ -93,7 +93,7 @@ static void test_sync_group_commit(void **state)
     store_config c;
     st_small_config(&c, root);
     c.flush_type = STORE_SYNC_FLUSH;
-    c.sync_flush_timeout_ms = 300;
+    c.sync_flush_timeout_ms = 2000; /* long enough under sanitizers */
     store_engine *e = open_cfg(&c);
     waiter w = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0};
     pthread_t th[4];
