@@ -582,6 +582,40 @@ static void restart_keeps_messages_and_offsets(void **state)
     rmq_cmd_free(r);
 }
 
+static void reload_refused_and_shutdown_answers_held_pulls(void **state)
+{
+    fixture *f = *state;
+    rmq_cmd *r = st_send(f->fd, 1, "TopicH", 0, NULL, "kept", NULL);
+    expect_send_ok(r, 0, 0);
+    rmq_cmd_free(r);
+    /* a reload cannot take the store over from the running generation: it
+     * is refused and the old generation keeps serving */
+    int status = -1;
+    char *out = rmq_td_ctl_capture(&f->d, &status, "reload", "store", NULL);
+    free(out);
+    assert_int_not_equal(status, 0);
+    r = st_send(f->fd, 2, "TopicH", 0, NULL, "still", NULL);
+    expect_send_ok(r, 0, 1);
+    rmq_cmd_free(r);
+    /* a pull held at shutdown is answered (19) before the daemon exits 0 */
+    st_pull_args pa = {
+        .topic = "TopicH", .queue = 0, .offset = 2, .sys_flag = 4 | 2, .suspend_ms = 30000};
+    rmq_cmd *req = st_pull_request(3, &pa);
+    assert_int_equal(rmq_tc_send(f->fd, req), 0);
+    rmq_cmd_free(req);
+    assert_null(rmq_tc_recv(f->fd, 300));
+    uint64_t t0 = rmq_test_now_ms();
+    assert_int_equal(rmq_td_stop(&f->d), 0);
+    rmq_cmd *ans = rmq_tc_recv(f->fd, 5000);
+    assert_non_null(ans);
+    assert_int_equal(ans->code, 19);
+    assert_int_equal(st_ext_ll(ans, "nextBeginOffset"), 2);
+    rmq_cmd_free(ans);
+    assert_true(rmq_test_now_ms() - t0 < 25000);
+    /* restart for the teardown's clean stop */
+    assert_int_equal(rmq_td_start(&f->d, NULL), 0);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest all[] = {
@@ -593,6 +627,8 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(tag_and_sql92_filtering, setup, teardown),
         cmocka_unit_test_setup_teardown(query_offsets_and_stats, setup, teardown),
         cmocka_unit_test_setup_teardown(restart_keeps_messages_and_offsets, setup, teardown),
+        cmocka_unit_test_setup_teardown(reload_refused_and_shutdown_answers_held_pulls, setup,
+                                        teardown),
     };
     struct CMUnitTest sel[sizeof all / sizeof all[0]];
     size_t n = 0;
