@@ -302,6 +302,10 @@ static store_put_status check_msg(store_engine *e, const store_msg *m, size_t *s
     size_t tl = m->topic ? strlen(m->topic) : 0;
     if (tl == 0 || tl > STORED_RECORD_MAX_TOPIC || m->body_len > (size_t)e->cfg.max_message_size)
         return STORE_PUT_MESSAGE_ILLEGAL;
+    /* the topic and queue id name directories (consumequeue/TOPIC/QID) */
+    if (m->queue_id < 0 || strchr(m->topic, '/') || strcmp(m->topic, ".") == 0 ||
+        strcmp(m->topic, "..") == 0)
+        return STORE_PUT_MESSAGE_ILLEGAL;
     if (m->props_len > STORED_RECORD_MAX_PROPS)
         return STORE_PUT_PROPERTIES_SIZE_EXCEEDED;
     if ((m->born_host.ip_len != 4 && m->born_host.ip_len != 16) ||

@@ -197,6 +197,15 @@ static void test_batch_and_transactions(void **state)
     st_make(&bad, longt, 0, NULL, NULL, NULL, 10, 0);
     assert_int_equal(store_put(e, &bad.m, &r), 0);
     assert_int_equal(r.status, STORE_PUT_MESSAGE_ILLEGAL);
+    const char *paths[] = {"a/b", "..", "."};
+    for (int i = 0; i < 3; i++) { /* topics name directories */
+        st_make(&bad, paths[i], 0, NULL, NULL, NULL, 10, 0);
+        assert_int_equal(store_put(e, &bad.m, &r), 0);
+        assert_int_equal(r.status, STORE_PUT_MESSAGE_ILLEGAL);
+    }
+    st_make(&bad, "B", -1, NULL, NULL, NULL, 10, 0);
+    assert_int_equal(store_put(e, &bad.m, &r), 0);
+    assert_int_equal(r.status, STORE_PUT_MESSAGE_ILLEGAL);
     st_make(&bad, "B", 0, NULL, NULL, NULL, 10, 0);
     bad.m.props_len = 40000;
     assert_int_equal(store_put(e, &bad.m, &r), 0);
