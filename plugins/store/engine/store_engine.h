@@ -109,8 +109,10 @@ typedef struct store_msg {
 /* PutMessageStatus. */
 typedef enum store_put_status {
     STORE_PUT_OK = 0,
-    STORE_PUT_SERVICE_NOT_AVAILABLE,    /* closing, or not writeable (disk full, write error) */
-    STORE_PUT_MESSAGE_ILLEGAL,          /* topic > 127, body > max_message_size, record too big */
+    STORE_PUT_SERVICE_NOT_AVAILABLE, /* closing, or not writeable (disk full, write error) */
+    /* topic empty, > 127 bytes, '.', '..' or with '/'; queue id < 0; body > max_message_size;
+     * record too big for a segment; a batch of mixed topics/queues */
+    STORE_PUT_MESSAGE_ILLEGAL,
     STORE_PUT_PROPERTIES_SIZE_EXCEEDED, /* properties > 32767 bytes */
     STORE_PUT_CREATE_MAPPED_FILE_FAILED,
     STORE_PUT_UNKNOWN_ERROR
