@@ -154,6 +154,12 @@ int store_open(const store_config *cfg, store_engine **out, char *err, size_t er
         snprintf(err, errlen, "bad store configuration");
         return -EINVAL;
     }
+    if (cfg->commitlog_dir && strchr(cfg->commitlog_dir, ';')) {
+        snprintf(err, errlen,
+                 "several commit-log directories (';' in storePathCommitLog) are not "
+                 "supported");
+        return -EINVAL;
+    }
     store_engine *e = calloc(1, sizeof *e);
     if (!e) {
         snprintf(err, errlen, "out of memory");

@@ -233,6 +233,10 @@ static void test_reopen_after_clean_close(void **state)
     store_engine *e2 = NULL;
     char err[256];
     assert_int_equal(store_open(&c, &e2, err, sizeof err), -EBUSY);
+    c.commitlog_dir = "/tmp/a;/tmp/b";
+    assert_int_equal(store_open(&c, &e2, err, sizeof err), -EINVAL);
+    assert_non_null(strstr(err, "not supported"));
+    c.commitlog_dir = NULL;
     int64_t end = 0;
     store_runtime_stats rs;
     store_runtime_stats_get(e, &rs);
