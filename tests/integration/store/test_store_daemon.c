@@ -616,6 +616,44 @@ static void reload_refused_and_shutdown_answers_held_pulls(void **state)
     assert_int_equal(rmq_td_start(&f->d, NULL), 0);
 }
 
+/* Own daemon: the filter plugin with enablePropertyFilter = false. */
+static void sql92_pull_refused_without_property_filter(void **state)
+{
+    (void)state;
+    rmq_test_daemon d;
+    int ns = rmq_tc_free_port();
+    const char *servers[] = {"namesrv", "broker", NULL};
+    char bcm[256];
+    snprintf(bcm, sizeof bcm, "namesrvAddr = \"127.0.0.1:%d\"; brokerIP1 = \"127.0.0.1\";", ns);
+    assert_int_equal(rmq_td_init(&d, servers, NULL), 0);
+    assert_int_equal(bcm_configure_namesrv_and_broker(&d, ns, "info", bcm), 0);
+    assert_int_equal(
+        rmq_td_add_plugin(&d, "filter", "filter", "broker", "enablePropertyFilter = false;"), 0);
+    assert_int_equal(
+        rmq_td_add_plugin(&d, "store", "store", "broker", "mappedFileSizeCommitLog = 1048576;"), 0);
+    assert_int_equal(rmq_td_start(&d, NULL), 0);
+    int fd = rmq_tc_connect(rmq_td_port(&d, "broker"));
+    rmq_cmd *r = st_send(fd, 1, "TopicS", 0, "a\0017", "m", NULL);
+    expect_send_ok(r, 0, 0);
+    rmq_cmd_free(r);
+    st_pull_args pa = {.topic = "TopicS", .expr_type = "SQL92", .sub = "a > 5"};
+    r = st_pull(fd, 2, &pa);
+    assert_non_null(r);
+    assert_int_equal(r->code, 1);
+    assert_string_equal(r->remark,
+                        "The broker does not support consumer to filter message by SQL92");
+    rmq_cmd_free(r);
+    /* TAG pulls are not concerned */
+    pa.expr_type = "TAG";
+    pa.sub = "*";
+    r = st_pull(fd, 3, &pa);
+    assert_int_equal(r->code, 0);
+    rmq_cmd_free(r);
+    close(fd);
+    assert_int_equal(rmq_td_stop_reporting(&d), 0);
+    rmq_td_cleanup(&d);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest all[] = {
@@ -629,6 +667,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(restart_keeps_messages_and_offsets, setup, teardown),
         cmocka_unit_test_setup_teardown(reload_refused_and_shutdown_answers_held_pulls, setup,
                                         teardown),
+        cmocka_unit_test(sql92_pull_refused_without_property_filter),
     };
     struct CMUnitTest sel[sizeof all / sizeof all[0]];
     size_t n = 0;
