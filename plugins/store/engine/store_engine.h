@@ -162,7 +162,9 @@ typedef enum store_get_status {
 const char *store_get_status_name(store_get_status s);
 
 /* Filters of a PULL (§10.8.5). cq: tagsCode stage, NULL = match; record: the
- * SQL92 stage on the whole stored record, NULL = match. */
+ * SQL92 stage on the whole stored record, NULL = match. They run while the
+ * engine holds its structure lock shared: they must not call back into the
+ * engine (a nested shared lock can deadlock behind a waiting writer). */
 typedef bool (*store_cq_filter_fn)(void *ud, int64_t tags_code);
 typedef bool (*store_record_filter_fn)(void *ud, const uint8_t *record, size_t len);
 
