@@ -210,6 +210,18 @@ int main(int argc, char **argv)
     c.host = h;
     uv_loop_init(&c.loop);
     int code = 0;
+    /* Signal watchers first: a SIGTERM that arrives while the servers start
+     * (listen.addrs may already exist) waits in the loop and stops the
+     * daemon cleanly once it runs, instead of killing it. */
+    uv_signal_init(&c.loop, &c.sigterm);
+    uv_signal_init(&c.loop, &c.sigint);
+    uv_signal_init(&c.loop, &c.sighup);
+    uv_signal_init(&c.loop, &c.sigusr1);
+    c.sigterm.data = c.sigint.data = c.sighup.data = c.sigusr1.data = &c;
+    uv_signal_start(&c.sigterm, on_stop_signal, SIGTERM);
+    uv_signal_start(&c.sigint, on_stop_signal, SIGINT);
+    uv_signal_start(&c.sighup, on_sighup, SIGHUP);
+    uv_signal_start(&c.sigusr1, on_sigusr1, SIGUSR1);
     /* The admin socket opens before the data ports, so an operator can
      * always reach a daemon that listens. */
     if (state_dir_prepare(h, err, sizeof(err)) != 0 ||
@@ -220,24 +232,15 @@ int main(int argc, char **argv)
         host_shutdown(h);
         code = 1;
     } else {
-        uv_signal_init(&c.loop, &c.sigterm);
-        uv_signal_init(&c.loop, &c.sigint);
-        uv_signal_init(&c.loop, &c.sighup);
-        uv_signal_init(&c.loop, &c.sigusr1);
-        c.sigterm.data = c.sigint.data = c.sighup.data = c.sigusr1.data = &c;
-        uv_signal_start(&c.sigterm, on_stop_signal, SIGTERM);
-        uv_signal_start(&c.sigint, on_stop_signal, SIGINT);
-        uv_signal_start(&c.sighup, on_sighup, SIGHUP);
-        uv_signal_start(&c.sigusr1, on_sigusr1, SIGUSR1);
         HLOG_INFO(h, "rmqhostd %s ready (conf %s, state %s)", RMQ_VERSION_STRING, h->conf.conf_dir,
                   h->conf.state_dir);
         uv_run(&c.loop, UV_RUN_DEFAULT);
-        uv_close((uv_handle_t *)&c.sigterm, NULL);
-        uv_close((uv_handle_t *)&c.sigint, NULL);
-        uv_close((uv_handle_t *)&c.sighup, NULL);
-        uv_close((uv_handle_t *)&c.sigusr1, NULL);
         HLOG_INFO(h, "rmqhostd stopped");
     }
+    uv_close((uv_handle_t *)&c.sigterm, NULL);
+    uv_close((uv_handle_t *)&c.sigint, NULL);
+    uv_close((uv_handle_t *)&c.sighup, NULL);
+    uv_close((uv_handle_t *)&c.sigusr1, NULL);
     uv_run(&c.loop, UV_RUN_NOWAIT);
     uv_loop_close(&c.loop);
     host_destroy(h);

@@ -24,15 +24,16 @@ typedef struct fixture {
 
 /* namesrv + broker-client-mgr + storeprobe; the probe's conf file sorts
  * before or after broker-client-mgr's as `probe_first` says. */
-static int start(fixture *f, const char *probe_settings, bool probe_first)
+static int start_named(fixture *f, const char *probe_settings, bool probe_first,
+                       const char *broker_name)
 {
     const char *servers[] = {"namesrv", "broker", NULL};
     f->ns_port = rmq_tc_free_port();
     char bs[512];
     snprintf(bs, sizeof bs,
-             "namesrvAddr = \"127.0.0.1:%d\"; brokerName = \"broker-a\"; "
-             "topics = \"ProofTopic:4;T1:4;OldTopic:2;DiskTopic:2\";",
-             f->ns_port);
+             "namesrvAddr = \"127.0.0.1:%d\"; brokerName = \"%s\"; "
+             "topics = \"ProofTopic:4;T1:4;OldTopic:2;DiskTopic:2;RecTopic:4\";",
+             f->ns_port, broker_name);
     if (f->ns_port <= 0 || rmq_td_init(&f->d, servers, NULL) != 0 ||
         bcm_configure_namesrv_and_broker(&f->d, f->ns_port, "info", bs) != 0)
         return -1;
@@ -47,6 +48,11 @@ static int start(fixture *f, const char *probe_settings, bool probe_first)
         return -1;
     f->port = rmq_td_port(&f->d, "broker");
     return f->port > 0 ? 0 : -1;
+}
+
+static int start(fixture *f, const char *probe_settings, bool probe_first)
+{
+    return start_named(f, probe_settings, probe_first, "broker-a");
 }
 
 static int setup_plain(void **state)
@@ -363,20 +369,16 @@ static void commit(fixture *f, const char *group, const char *topic, const char 
     rmq_cmd_free(r);
 }
 
-/* The recorded 208 answer (broker-a, ProofTopic 4 × 25 messages consumed,
- * an empty %RETRY% queue) comes back entry for entry; consumeTps aside. */
-static void test_consume_stats_replays_the_recorded_answer(void **state)
+/* Replay tests/vectors/<name>.req.bin and compare with .resp.bin: the same
+ * head, every recorded offsetTable entry byte for byte and nothing else. */
+static void replay_208(fixture *f, const char *name, size_t want_entries)
 {
-    fixture *f = *state;
-    for (int q = 0; q < 4; q++)
-        commit(f, "proof_consumer_group", "ProofTopic", (const char[]){(char)('0' + q), 0}, "25");
-    rmq_cmd *r = meta(f, "create_back", "topic", "%RETRY%proof_consumer_group", "queues", "1",
-                      "perm", "6", NULL);
-    rmq_cmd_free(r);
-    commit(f, "proof_consumer_group", "%RETRY%proof_consumer_group", "0", "0");
+    char req_name[128], resp_name[128];
+    snprintf(req_name, sizeof req_name, "%s.req.bin", name);
+    snprintf(resp_name, sizeof resp_name, "%s.resp.bin", name);
     char why[256];
-    rmq_cmd *want = rmq_tc_load_vector_cmd("208-get-consume-stats.resp.bin", why, sizeof why);
-    rmq_cmd *req = rmq_tc_load_vector_cmd("208-get-consume-stats.req.bin", why, sizeof why);
+    rmq_cmd *want = rmq_tc_load_vector_cmd(resp_name, why, sizeof why);
+    rmq_cmd *req = rmq_tc_load_vector_cmd(req_name, why, sizeof why);
     assert_non_null(want);
     assert_non_null(req);
     int fd = rmq_tc_connect(f->port);
@@ -399,7 +401,7 @@ static void test_consume_stats_replays_the_recorded_answer(void **state)
     size_t got_entries = 0;
     for (char *p = strstr(g, "{\"brokerName\""); p; p = strstr(p + 1, "{\"brokerName\""))
         got_entries++;
-    assert_int_equal(entries, 5);
+    assert_int_equal(entries, want_entries);
     assert_int_equal(got_entries, entries);
     assert_non_null(strstr(g, "\"consumeTps\":0.0"));
     free(w);
@@ -407,6 +409,48 @@ static void test_consume_stats_replays_the_recorded_answer(void **state)
     rmq_cmd_free(want);
     rmq_cmd_free(req);
     rmq_cmd_free(got);
+}
+
+/* The recorded 208 answer (broker-a, ProofTopic 4 × 25 messages consumed,
+ * an empty %RETRY% queue) comes back entry for entry; consumeTps aside. */
+static void test_consume_stats_replays_the_recorded_answer(void **state)
+{
+    fixture *f = *state;
+    for (int q = 0; q < 4; q++)
+        commit(f, "proof_consumer_group", "ProofTopic", (const char[]){(char)('0' + q), 0}, "25");
+    rmq_cmd *r = meta(f, "create_back", "topic", "%RETRY%proof_consumer_group", "queues", "1",
+                      "perm", "6", NULL);
+    rmq_cmd_free(r);
+    commit(f, "proof_consumer_group", "%RETRY%proof_consumer_group", "0", "0");
+    replay_208(f, "208-get-consume-stats", 5);
+}
+
+/* The recorded answer after a retry (broker-rec: RecTopic's four queues and
+ * the group's %RETRY% queue, the figures of the recording). */
+static void test_consume_stats_replays_the_recorded_answer_after_a_retry(void **state)
+{
+    (void)state;
+    fixture f = {0};
+    assert_int_equal(
+        start_named(&f,
+                    "exportStore = true;\n"
+                    "queueTable = \"RecTopic/0/1/1796123532115;RecTopic/1/1/1796123532124;"
+                    "RecTopic/2/1/1796123531985;RecTopic/3/4/1796123532095;"
+                    "%RETRY%rec_consumer_group/0/1/1796123550080\";",
+                    false, "broker-rec"),
+        0);
+    const char *g = "rec_consumer_group";
+    commit(&f, g, "RecTopic", "0", "1");
+    commit(&f, g, "RecTopic", "1", "1");
+    commit(&f, g, "RecTopic", "2", "1");
+    commit(&f, g, "RecTopic", "3", "4");
+    rmq_cmd *r = meta(&f, "create_back", "topic", "%RETRY%rec_consumer_group", "queues", "1",
+                      "perm", "6", NULL);
+    rmq_cmd_free(r);
+    commit(&f, g, "%RETRY%rec_consumer_group", "0", "1");
+    replay_208(&f, "208-get-consume-stats.after-retry", 5);
+    assert_int_equal(rmq_td_stop_reporting(&f.d), 0);
+    rmq_td_cleanup(&f.d);
 }
 
 /* A topic named in the request: only its readable queues; the last
@@ -553,6 +597,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_consume_stats_replays_the_recorded_answer, setup_store,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_consume_stats_for_one_topic, setup_store, teardown),
+        cmocka_unit_test(test_consume_stats_replays_the_recorded_answer_after_a_retry),
         cmocka_unit_test_setup_teardown(test_store_registrations_win_over_the_stubs, setup_store,
                                         teardown),
         cmocka_unit_test(test_store_loaded_last_also_wins),
