@@ -318,6 +318,39 @@ static void test_retention(void **state)
     free(root);
 }
 
+static void test_periodic_retention_at_delete_hour(void **state)
+{
+    (void)state;
+    char *root = st_tmpdir();
+    store_config c;
+    st_small_config(&c, root);
+    c.file_reserved_hours = 0;
+    c.clean_interval_ms = 20;
+    /* every hour is a deleteWhen hour */
+    c.delete_when = "00;01;02;03;04;05;06;07;08;09;10;11;12;13;14;15;16;17;18;19;20;21;22;23";
+    store_engine *e = open_cfg(&c);
+    for (int i = 0; i < 300; i++) {
+        st_msg s;
+        st_make(&s, "P", 0, NULL, NULL, NULL, 600, i);
+        store_put_result r;
+        assert_int_equal(store_put(e, &s.m, &r), 0);
+    }
+    store_runtime_stats rs;
+    int64_t deadline = mono_ms() + 20000;
+    do {
+        store_runtime_stats_get(e, &rs);
+        if (rs.commitlog_min_offset > 0)
+            break;
+        struct timespec ts = {0, 10000000};
+        nanosleep(&ts, NULL);
+    } while (mono_ms() < deadline);
+    assert_true(rs.commitlog_min_offset > 0);
+    assert_true(store_min_offset(e, "P", 0) > 0);
+    store_close(e);
+    st_rmrf(root);
+    free(root);
+}
+
 static void test_disk_fault(void **state)
 {
     (void)state;
@@ -373,8 +406,11 @@ static void test_disk_fault(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_sync_group_commit),    cmocka_unit_test(test_index_query),
-        cmocka_unit_test(test_times_listing_delete), cmocka_unit_test(test_retention),
+        cmocka_unit_test(test_sync_group_commit),
+        cmocka_unit_test(test_index_query),
+        cmocka_unit_test(test_times_listing_delete),
+        cmocka_unit_test(test_retention),
+        cmocka_unit_test(test_periodic_retention_at_delete_hour),
         cmocka_unit_test(test_disk_fault),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
