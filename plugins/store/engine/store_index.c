@@ -281,6 +281,8 @@ void index_delete_before(store_engine *e, int64_t cl_min)
         mfile_close(e->idx[i]->m, true);
         free(e->idx[i]);
     }
+    if (drop == 0)
+        return;
     memmove(e->idx, e->idx + drop, (e->nidx - drop) * sizeof *e->idx);
     e->nidx -= drop;
 }
