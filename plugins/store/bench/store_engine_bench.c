@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -45,6 +46,16 @@ static int rm_cb(const char *p, const struct stat *sb, int f, struct FTW *ftw)
 static void wipe(void)
 {
     nftw(g_dir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* CPU seconds (user + system) of the whole process: a figure that does not
+ * depend on how busy the machine is, unlike wall-clock rates */
+static double cpu_s(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
+           ru.ru_stime.tv_usec / 1e6;
 }
 
 static long rss_anon_kb(void)
@@ -120,16 +131,17 @@ static double bench_async(int threads)
     store_engine *e = open_store(STORE_ASYNC_FLUSH);
     pthread_t th[16];
     prod p[16];
-    double t0 = now_s();
+    double t0 = now_s(), c0 = cpu_s();
     for (int i = 0; i < threads; i++) {
         p[i] = (prod){e, g_n * i / threads, g_n * (i + 1) / threads};
         pthread_create(&th[i], NULL, produce_async, &p[i]);
     }
     for (int i = 0; i < threads; i++)
         pthread_join(th[i], NULL);
-    double dt = now_s() - t0;
-    printf("async put, %d thread(s): %ld x %zu B in %.2f s = %.0f msgs/s, RssAnon %ld kB\n",
-           threads, g_n, g_body, dt, g_n / dt, rss_anon_kb());
+    double dt = now_s() - t0, dc = cpu_s() - c0;
+    printf("async put, %d thread(s): %ld x %zu B in %.2f s = %.0f msgs/s; %.2f us CPU/msg "
+           "(all threads), RssAnon %ld kB\n",
+           threads, g_n, g_body, dt, g_n / dt, dc * 1e6 / g_n, rss_anon_kb());
     store_close(e);
     return g_n / dt;
 }
@@ -192,6 +204,7 @@ static void bench_reads(void)
     double topen = now_s() - t0;
     long got = 0;
     t0 = now_s();
+    double c0 = cpu_s();
     for (int q = 0; q < g_queues; q++) {
         int64_t off = 0, max = store_max_offset(e, "BenchTopic", q);
         while (off < max) {
@@ -206,10 +219,11 @@ static void bench_reads(void)
             free(g.data);
         }
     }
-    double dt = now_s() - t0;
+    double dt = now_s() - t0, dc = cpu_s() - c0;
     printf("reopen after a clean stop: %.1f ms\n", topen * 1000);
-    printf("get_messages(32) drain: %ld msgs in %.2f s = %.0f msgs/s, RssAnon %ld kB\n", got, dt,
-           got / dt, rss_anon_kb());
+    printf("get_messages(32) drain: %ld msgs in %.2f s = %.0f msgs/s; %.2f us CPU/msg, RssAnon "
+           "%ld kB\n",
+           got, dt, got / dt, dc * 1e6 / got, rss_anon_kb());
     store_close(e);
 }
 
