@@ -7,22 +7,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
 
 #include "message_id.h"
 #include "store_features.h"
 
 #define V3_4_9 121 /* maxReconsumeTimes in the header applies from this version */
 
-static uint32_t rnd(void)
+/* Java picks a random retry queue; turns spread the same way. */
+static uint32_t next_turn(store_plugin *sp)
 {
-    static _Thread_local uint32_t x;
-    if (!x)
-        x = (uint32_t)(uintptr_t)&x ^ (uint32_t)time(NULL) ^ 0x2545F491u;
-    x ^= x << 13;
-    x ^= x >> 17;
-    x ^= x << 5;
-    return x;
+    return atomic_fetch_add(&features_of(sp)->retry_turn, 1);
 }
 
 static int reply(store_plugin *sp, rmq_request *req, const rmq_cmd *cmd, int32_t code,
@@ -101,7 +95,7 @@ static int process_send_back(rmq_request *req, const rmq_cmd *cmd, void *ud)
     /* 4, 5 */
     char topic[300];
     snprintf(topic, sizeof topic, "%%RETRY%%%s", group);
-    int32_t queue_id = (int32_t)(rnd() % 99999999u % (uint32_t)g.retry_queue_nums);
+    int32_t queue_id = (int32_t)(next_turn(sp) % (uint32_t)g.retry_queue_nums);
     rmq_topic_config tc;
     if (meta_topic_create_in_send_back(sp, topic, g.retry_queue_nums,
                                        RMQ_PERM_READ | RMQ_PERM_WRITE, unit_mode ? 2 : 0,

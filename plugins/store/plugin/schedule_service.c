@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "message_id.h"
@@ -104,14 +103,13 @@ int64_t props_tags_code(const char *props, size_t len)
     return code;
 }
 
-void features_uniq_key(char out[33])
+void features_uniq_key(store_plugin *sp, char out[33])
 {
-    static _Atomic uint32_t counter;
-    uint32_t c = atomic_fetch_add(&counter, 1);
-    uint64_t now = (uint64_t)time(NULL);
-    snprintf(out, 33, "%08X%08X%08X%08X", (unsigned)getpid() ^ 0x7F000001u,
-             (unsigned)(now & 0xFFFFFFFFu), (unsigned)((uintptr_t)&counter & 0xFFFFFFFFu) ^ 0x5A5A,
-             c);
+    store_features *f = features_of(sp);
+    uint32_t c = atomic_fetch_add(&f->uniq_counter, 1);
+    uint64_t now = sp->api->now_wall_ms();
+    snprintf(out, 33, "%08X%08X%08X%08X", (unsigned)getpid(), (unsigned)(now >> 32),
+             (unsigned)(now & 0xFFFFFFFFu), c);
 }
 
 /* ---- levels -------------------------------------------------------------- */

@@ -38,6 +38,8 @@ typedef struct store_features {
     bool store_reply;
     /* broker_admin_processors.c */
     void *admin;
+    _Atomic uint32_t uniq_counter; /* op-record UNIQ_KEYs */
+    _Atomic uint32_t retry_turn;   /* retry queue choice */
 } store_features;
 
 static inline store_features *features_of(store_plugin *sp)
@@ -90,6 +92,6 @@ void store_msg_from_record(const stored_record *r, store_msg *m);
 /* Tag hash of the TAGS property of a props string. */
 int64_t props_tags_code(const char *props, size_t len);
 /* A new client-style message id (UNIQ_KEY), 32 hex characters. */
-void features_uniq_key(char out[33]);
+void features_uniq_key(store_plugin *sp, char out[33]);
 
 #endif

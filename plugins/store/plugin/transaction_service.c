@@ -67,7 +67,7 @@ static int put_op(store_plugin *sp, int32_t queue_id, int64_t half_queue_offset)
 {
     char body[32], uniq[33], props[128];
     int blen = snprintf(body, sizeof body, "%" PRId64, half_queue_offset);
-    features_uniq_key(uniq);
+    features_uniq_key(sp, uniq);
     int plen = snprintf(props, sizeof props, "TAGS\001d\002UNIQ_KEY\001%s", uniq);
     store_msg m = {0};
     m.topic = OP_HALF_TOPIC;
