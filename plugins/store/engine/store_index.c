@@ -100,6 +100,8 @@ int index_load(store_engine *e, char *err, size_t errlen)
                 f->index_count = (int32_t)stored_be32(h + 36);
                 if (f->index_count <= 0)
                     f->index_count = 1;
+                if (f->index_count > e->cfg.max_index_num)
+                    f->index_count = e->cfg.max_index_num; /* damaged: taken as full */
                 rc = idx_push(e, f);
             }
         } else if (rc == 0 && names[i]) {

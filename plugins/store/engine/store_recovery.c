@@ -190,11 +190,27 @@ void store_dispatch(store_engine *e, const uint8_t *rec, int64_t phys, bool reco
     topic[r.topic_len] = 0;
     char err[256];
     int tx = r.sys_flag & STORED_SYSFLAG_TX_MASK;
-    if (tx != STORED_SYSFLAG_TX_PREPARED && tx != STORED_SYSFLAG_TX_ROLLBACK) {
+    /* fields outside the body CRC may be damaged: a topic that is not one
+     * directory name, a negative queue, or a queue offset far past the
+     * queue's end (filling the gap would create files without end) get no
+     * queue entry */
+    bool sane = r.topic_len > 0 && !memchr(r.topic, '/', r.topic_len) && strcmp(topic, ".") &&
+                strcmp(topic, "..") && r.queue_id >= 0 && r.queue_offset >= 0;
+    if (!sane && tx != STORED_SYSFLAG_TX_PREPARED && tx != STORED_SYSFLAG_TX_ROLLBACK)
+        store_log(e, 1, "recovery: record at %lld has an unusable topic/queue, not enqueued",
+                  (long long)phys);
+    if (sane && tx != STORED_SYSFLAG_TX_PREPARED && tx != STORED_SYSFLAG_TX_ROLLBACK) {
         store_cq *q = cq_find(e, topic, r.queue_id);
         if (!q)
             q = cq_create(e, topic, r.queue_id, err, sizeof err);
-        if (q && r.queue_offset >= atomic_load(&q->max_offset)) {
+        int64_t per_file = e->cfg.cq_file_size / STORE_CQ_UNIT;
+        if (q && r.queue_offset > atomic_load(&q->max_offset) + per_file) {
+            store_log(e, 1,
+                      "recovery: record at %lld has queue offset %lld, far past the end %lld of "
+                      "%s/%d: not enqueued",
+                      (long long)phys, (long long)r.queue_offset,
+                      (long long)atomic_load(&q->max_offset), topic, r.queue_id);
+        } else if (q && r.queue_offset >= atomic_load(&q->max_offset)) {
             int64_t first = atomic_load(&q->max_offset);
             for (int64_t i = first; i <= r.queue_offset; i++)
                 if (!cq_has_file_for(q, i) && cq_add_file_for(e, q, i, err, sizeof err) != 0)
