@@ -222,12 +222,22 @@ static void set_add(off_set *s, int64_t x)
     s->v[s->n++] = x;
 }
 
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* After set_sort. */
 static bool set_has(const off_set *s, int64_t x)
 {
-    for (size_t i = 0; i < s->n; i++)
-        if (s->v[i] == x)
-            return true;
-    return false;
+    return s->n && bsearch(&x, s->v, s->n, sizeof *s->v, cmp_i64) != NULL;
+}
+
+static void set_sort(off_set *s)
+{
+    if (s->n)
+        qsort(s->v, s->n, sizeof *s->v, cmp_i64);
 }
 
 static int64_t progress(store_plugin *sp, const char *topic)
@@ -398,6 +408,7 @@ static void check_round(void *ud)
         set_add(&done, strtoll(num, NULL, 10));
         free(buf);
     }
+    set_sort(&done);
     uint64_t now = sp->api->now_wall_ms();
     int64_t i = half_from;
     props_view *v = malloc(sizeof *v);
