@@ -145,8 +145,12 @@ static void run_request(void *arg)
     } else {
         rc = req->entry.fn(req, req->cmd, req->entry.ud);
     }
-    if (req->deferred)
-        return; /* finished by deferred_reply */
+    if (req->deferred) {
+        /* finished by deferred_reply, or here if that already ran */
+        if (atomic_fetch_sub(&req->defer_refs, 1) == 1)
+            request_finish(req);
+        return;
+    }
     if (rc == RMQ_DEFERRED)
         HLOG_ERROR(h, "plugin %s returned RMQ_DEFERRED for code %d without calling defer()",
                    req->entry.plugin->conf.name, req->cmd->code);

@@ -320,6 +320,10 @@ struct rmq_request {
     bool oneway;
     bool replied;
     bool deferred;
+    /* After defer(): the processor call and the deferred handle each hold
+     * one; whichever ends last finishes the request (deferred_reply may run
+     * on another thread before the processor has returned). */
+    atomic_int defer_refs;
     char *fail_remark;
     uint64_t start_ns;
     uint64_t received_ms;   /* monotonic ms at dispatch, for executor queue timeouts */

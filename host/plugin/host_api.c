@@ -615,7 +615,10 @@ static void api_request_fail(rmq_request *req, const char *remark)
 
 static rmq_deferred *api_defer(rmq_request *req)
 {
-    req->deferred = true;
+    if (!req->deferred) {
+        atomic_store(&req->defer_refs, 2);
+        req->deferred = true;
+    }
     return (rmq_deferred *)(void *)req;
 }
 
@@ -627,7 +630,8 @@ static int api_deferred_reply(rmq_deferred *d, rmq_cmd *resp)
         rc = api_reply(req, resp);
     else
         request_run_after_hooks(req, NULL);
-    request_finish(req);
+    if (atomic_fetch_sub(&req->defer_refs, 1) == 1)
+        request_finish(req);
     return rc;
 }
 

@@ -46,6 +46,7 @@ int props_rewrite(const props_view *base, const char *const *set_kv, const char 
         return RMQ_ENOMEM;
     }
     *len = props_encode_stored(v, drop, cluster, *out, need + 1);
+    (*out)[*len] = '\0'; /* callers also use it as a C string (ext fields) */
     free(v);
     return 0;
 }
