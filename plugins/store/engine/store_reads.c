@@ -100,6 +100,19 @@ int store_get_messages(store_engine *e, const char *topic, int32_t queue_id, int
             stop = max;
         out->status = STORE_GET_NO_MATCHED_MESSAGE;
         size_t cap = 0;
+        store_cq_entry first;
+        if (cq_get_entry(q, offset, &first) && first.size > 0) {
+            /* one allocation for the usual batch of similar-sized records */
+            int32_t n = max_msgs < e->cfg.max_transfer_count_in_memory
+                            ? max_msgs
+                            : e->cfg.max_transfer_count_in_memory;
+            size_t want = (size_t)n * (size_t)first.size;
+            size_t lim = (size_t)e->cfg.max_transfer_bytes_in_memory + (size_t)first.size;
+            cap = want < lim ? want : lim;
+            out->data = malloc(cap);
+            if (!out->data)
+                cap = 0;
+        }
         int64_t i = offset;
         for (; i < stop; i++) {
             store_cq_entry en;
@@ -133,8 +146,13 @@ int store_get_messages(store_engine *e, const char *topic, int32_t queue_id, int
             out->suggest_slave = in_disk;
         }
         out->next_begin_offset = i;
-        if (out->msg_count > 0)
+        if (out->msg_count > 0) {
             out->status = STORE_GET_FOUND;
+        } else {
+            free(out->data); /* nothing taken: no buffer for the caller */
+            out->data = NULL;
+            out->len = 0;
+        }
     }
     pthread_rwlock_unlock(&e->maps);
     if (rc != 0) {
