@@ -173,7 +173,7 @@ typedef struct store_get_result {
     int64_t next_begin_offset;
     int64_t min_offset;
     int64_t max_offset;
-    uint8_t *data; /* malloc'd: the taken records back to back; caller frees */
+    uint8_t *data; /* malloc'd: the taken records back to back, NULL when none; caller frees */
     size_t len;
     int32_t msg_count;
     bool suggest_slave; /* the last record was "in disk" (for suggestWhichBrokerId) */
