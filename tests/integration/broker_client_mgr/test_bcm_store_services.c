@@ -565,7 +565,9 @@ static void test_consume_directly_relays_the_stored_record(void **state)
                          "msgId",
                          "7F00000100002A9F00000000000003E7",
                          NULL};
-    rmq_cmd *r = rmq_tc_call(admin, rmq_tc_request(309, 78, kv2), 5000);
+    rmq_cmd *missing = rmq_tc_request(309, 78, kv2);
+    rmq_cmd *r = rmq_tc_call(admin, missing, 5000);
+    rmq_cmd_free(missing);
     assert_non_null(r);
     assert_int_equal(r->code, 1);
     rmq_cmd_free(r);
