@@ -24,8 +24,8 @@ typedef struct fixture {
 
 /* namesrv + broker-client-mgr + storeprobe; the probe's conf file sorts
  * before or after broker-client-mgr's as `probe_first` says. */
-static int start_named(fixture *f, const char *probe_settings, bool probe_first,
-                       const char *broker_name)
+static int start_args(fixture *f, const char *probe_settings, bool probe_first,
+                      const char *broker_name, const char *const *args)
 {
     const char *servers[] = {"namesrv", "broker", NULL};
     f->ns_port = rmq_tc_free_port();
@@ -44,10 +44,16 @@ static int start_named(fixture *f, const char *probe_settings, bool probe_first,
              RMQ_TEST_PLUGIN_DIR, probe_settings ? probe_settings : "");
     if (rmq_td_write_conf(&f->d, probe_first ? "10-storeprobe.conf" : "90-storeprobe.conf", text) !=
             0 ||
-        rmq_td_start(&f->d, NULL) != 0)
+        rmq_td_start(&f->d, args) != 0)
         return -1;
     f->port = rmq_td_port(&f->d, "broker");
     return f->port > 0 ? 0 : -1;
+}
+
+static int start_named(fixture *f, const char *probe_settings, bool probe_first,
+                       const char *broker_name)
+{
+    return start_args(f, probe_settings, probe_first, broker_name, NULL);
 }
 
 static int start(fixture *f, const char *probe_settings, bool probe_first)
@@ -575,6 +581,39 @@ static void test_consume_directly_relays_the_stored_record(void **state)
     close(fd);
 }
 
+/* On the VIP port (vip_listen) the stubs answer everything but PULL, which
+ * gets Java's " request type 11 not supported" there. */
+static void test_pull_stub_is_not_served_on_the_vip_port(void **state)
+{
+    (void)state;
+    fixture f = {0};
+    const char *args[] = {"-o", "servers.broker.vip_listen=127.0.0.1:0", NULL};
+    assert_int_equal(start_args(&f, NULL, false, "broker-a", args), 0);
+    int vip = rmq_td_port(&f.d, "broker.vip");
+    assert_true(vip > 0);
+    const char *pull[] = {
+        "consumerGroup", "g", "topic",   "T1", "queueId",      "0", "queueOffset",          "0",
+        "maxMsgNums",    "1", "sysFlag", "0",  "commitOffset", "0", "suspendTimeoutMillis", "0",
+        "subVersion",    "0", NULL};
+    rmq_cmd *r = bcm_call(vip, 11, pull, NULL);
+    assert_non_null(r);
+    assert_int_equal(r->code, 3);
+    assert_string_equal(r->remark, " request type 11 not supported");
+    rmq_cmd_free(r);
+    r = bcm_call(f.port, 11, pull, NULL);
+    assert_int_equal(r->code, 19);
+    rmq_cmd_free(r);
+    const char *off[] = {"topic", "T1", "queueId", "0", NULL};
+    r = bcm_call(vip, 30, off, NULL);
+    assert_int_equal(r->code, 0);
+    rmq_cmd_free(r);
+    r = meta(&f, "config", NULL); /* broker.meta answers on the main port */
+    assert_int_equal(r->code, 0);
+    rmq_cmd_free(r);
+    assert_int_equal(rmq_td_stop_reporting(&f.d), 0);
+    rmq_td_cleanup(&f.d);
+}
+
 int main(int argc, char **argv)
 {
     (void)argc;
@@ -603,6 +642,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_store_registrations_win_over_the_stubs, setup_store,
                                         teardown),
         cmocka_unit_test(test_store_loaded_last_also_wins),
+        cmocka_unit_test(test_pull_stub_is_not_served_on_the_vip_port),
         cmocka_unit_test_setup_teardown(test_consume_directly_relays_the_stored_record, setup_store,
                                         teardown),
     };
