@@ -108,7 +108,12 @@ static int process_reply(rmq_request *req, const rmq_cmd *cmd, void *ud)
             return RMQ_OK;
         return a->reply(req, a->cmd_new_response(cmd, code, remark));
     }
-    int32_t queue_id = h.queue_id < 0 ? 0 : h.queue_id;
+    int32_t queue_id = h.queue_id;
+    if (queue_id < 0) /* Java: random % writeQueueNums */
+        queue_id = tc.write_queue_nums > 0
+                       ? (int32_t)(atomic_fetch_add(&features_of(sp)->retry_turn, 1) %
+                                   (uint32_t)tc.write_queue_nums)
+                       : 0;
     size_t blen = 0;
     const void *body = a->cmd_body(cmd, &blen);
     props_view *v = malloc(sizeof *v);
@@ -124,7 +129,8 @@ static int process_reply(rmq_request *req, const rmq_cmd *cmd, void *ud)
     const char *kv[] = {"PUSH_REPLY_TIME", now, NULL};
     char *props = NULL;
     size_t plen = 0;
-    props_rewrite(v, cid ? kv : NULL, NULL, bc.cluster_name, &props, &plen);
+    /* the push carries the sent properties plus PUSH_REPLY_TIME */
+    props_rewrite(v, cid ? kv : NULL, NULL, NULL, &props, &plen);
     /* push */
     bool push_ok = false;
     if (!cid) {
@@ -151,15 +157,16 @@ static int process_reply(rmq_request *req, const rmq_cmd *cmd, void *ud)
         }
     }
     rmq_cmd *resp = oneway ? NULL
-                           : a->cmd_new_response(cmd, push_ok ? RC_SUCCESS : RC_SYSTEM_ERROR,
-                                                 push_ok ? NULL : remark);
+                           : send_response_new(sp, cmd, push_ok ? RC_SUCCESS : RC_SYSTEM_ERROR,
+                                               push_ok ? NULL : remark);
     if (resp && push_ok) {
         a->cmd_ext_set(resp, "msgId", "0");
         store_ext_i64(sp, resp, "queueId", queue_id);
         a->cmd_ext_set(resp, "queueOffset", "0");
     }
-    /* stored even when the push failed; the answer keeps the push's code */
-    if (features_of(sp)->store_reply && props) {
+    /* stored even when the push failed, with the properties as sent; the
+     * answer keeps the push's code but names the stored record */
+    if (features_of(sp)->store_reply) {
         store_msg m = {0};
         m.topic = h.topic;
         m.queue_id = queue_id;
@@ -173,14 +180,15 @@ static int process_reply(rmq_request *req, const rmq_cmd *cmd, void *ud)
         m.reconsume_times = h.reconsume_times;
         m.body = body;
         m.body_len = blen;
-        m.props = props;
-        m.props_len = plen;
-        m.tags_code = props_tags_code(props, plen);
+        m.props = h.properties ? h.properties : "";
+        m.props_len = strlen(m.props);
+        m.tags_code = props_tags_code(m.props, m.props_len);
         store_put_result pr;
-        if (store_send_put(sp, &m, &pr) == 0 && pr.status == STORE_PUT_OK && resp && push_ok) {
+        if (store_send_put(sp, &m, &pr) == 0 && pr.status == STORE_PUT_OK && resp) {
             char id[64];
             offset_msg_id(&m.store_host, pr.phys_offset, id);
             a->cmd_ext_set(resp, "msgId", id);
+            store_ext_i64(sp, resp, "queueId", queue_id);
             store_ext_i64(sp, resp, "queueOffset", pr.queue_offset);
         }
     }

@@ -558,6 +558,7 @@ static void test_reply_is_pushed_to_the_requester_and_stored(void **state)
     assert_int_equal(r->opaque, opaque);
     assert_int_equal(r->code, 0);
     assert_true(strlen(rmq_cmd_ext_get(r, "msgId")) >= 32); /* stored: the offsetMsgId */
+    assert_non_null(rmq_cmd_ext_get(r, "MSG_REGION"));
     rmq_cmd_free(r);
     /* without REPLY_TO_CLIENT */
     const char *kv2[] = {"producerGroup",
