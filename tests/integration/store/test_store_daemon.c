@@ -182,8 +182,33 @@ static void refused_sends_store_nothing(void **state)
                         "length limit 32KB.");
     assert_string_equal(rmq_cmd_ext_get(r, "MSG_REGION"), "DefaultRegion");
     rmq_cmd_free(r);
+    /* properties longer than 32767 bytes: MESSAGE_ILLEGAL, nothing stored */
+    char *props = malloc(33000);
+    memcpy(props, "big\001", 4);
+    memset(props + 4, 'p', 33000 - 5);
+    props[33000 - 1] = 0;
+    r = st_send(f->fd, 51, "TopicR", 0, props, "x", NULL);
+    free(props);
+    assert_non_null(r);
+    assert_int_equal(r->code, 13);
+    rmq_cmd_free(r);
     for (int q = 0; q < 4; q++)
         assert_int_equal(st_max_offset(f->port, "TopicR", q), q == 0 ? 1 : 0);
+
+    /* malformed property segments are dropped as Java's parser drops them */
+    r = st_send(f->fd, 52, "TopicR", 1, "\001noname\002novalue\001\002junk\002TAGS\001T1", "y",
+                NULL);
+    expect_send_ok(r, 1, 0);
+    rmq_cmd_free(r);
+    st_pull_args pa = {.topic = "TopicR", .queue = 1, .offset = 0};
+    r = st_pull(f->fd, 53, &pa);
+    stored_record rec[2];
+    assert_int_equal(st_records(r, rec, 2), 1);
+    char want[64];
+    snprintf(want, sizeof want, "TAGS\001T1\002CLUSTER\001TestCluster");
+    assert_int_equal(rec[0].props_len, strlen(want));
+    assert_memory_equal(rec[0].props, want, strlen(want));
+    rmq_cmd_free(r);
 }
 
 static rmq_cmd *send_batch(int fd, const char *topic, const void *body, size_t len)
