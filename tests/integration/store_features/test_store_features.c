@@ -631,7 +631,7 @@ static void test_reset_offset_by_time_pushes_220_to_the_consumers(void **state)
         rmq_cmd_free(call(fd, rmq_tc_request(15, next_opaque++, u)));
     }
     r = bcm_call(f->port, 222, kv, NULL);
-    assert_int_equal(r->code, 1);
+    assert_int_equal(r->code, 206); /* CONSUMER_NOT_ONLINE */
     assert_non_null(strstr(r->remark, "Consumer not online, so can not reset offset, Group: rg"));
     rmq_cmd_free(r);
     char hb[2048];
