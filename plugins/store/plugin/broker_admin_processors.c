@@ -104,7 +104,7 @@ static int process_runtime_info(rmq_request *req, const rmq_cmd *cmd, void *ud)
     store_runtime_stats_get(sp->engine, &rs);
     json_t *t = json_object();
     json_object_set_new(t, "brokerVersionDesc", json_string("V4_9_8"));
-    put_num(t, "brokerVersion", 413); /* MQVersion ordinal of V4_9_8 */
+    put_num(t, "brokerVersion", 409); /* MQVersion.CURRENT_VERSION of 4.9.8 (V4_9_8) */
     /* no day boundaries are kept: the morning figures are those at start */
     put_num(t, "msgPutTotalYesterdayMorning", 0);
     put_num(t, "msgPutTotalTodayMorning", 0);
