@@ -199,6 +199,9 @@ void dispatch_command(connection *c, rmq_cmd *cmd)
     rcu_read_lock();
     server_bindings *b = rcu_dereference(s->bindings);
     const proc_entry *pe = b ? bindings_lookup(b, cmd->code) : NULL;
+    /* Java's VIP (fast) server has no such processor: code 3 there */
+    if (pe && (pe->flags & RMQ_PROC_NOT_ON_VIP) && server_conn_on_vip(c))
+        pe = NULL;
     if (!pe) {
         rcu_read_unlock();
         char remark[64];

@@ -76,6 +76,7 @@ typedef struct proc_entry {
     void *ud;
     executor *ex; /* NULL = inline */
     plugin_inst *plugin;
+    uint32_t flags; /* RMQ_PROC_* (ABI 1.4) */
 } proc_entry;
 
 typedef struct code_entry {
@@ -159,6 +160,14 @@ struct server {
     bool backoff_inited;
     char bound_host[64];
     int bound_port;
+    /* VIP listener (host.conf vip_listen): a second address served like the
+     * first except for RMQ_PROC_NOT_ON_VIP codes (Java's fast server) */
+    char vip_spec[128];
+    uv_os_sock_t vip_fd; /* -1 = none */
+    uv_poll_t vip_poll;
+    bool vip_polling;
+    char vip_bound_host[64];
+    int vip_bound_port;
     server_bindings *bindings; /* RCU */
     event_thread events;
     atomic_uint oneway_permits; /* in flight; Java serverOnewaySemaphoreValue */
@@ -289,6 +298,7 @@ struct connection {
     rmq_channel_event close_event; /* what to report besides CLOSE */
     uint64_t last_active_ms;
     uint32_t slot;
+    uint8_t vip_state; /* 0 not known yet, 1 main listener, 2 VIP listener */
     connection *dirty_next;
     connection *prev, *next; /* loop's connection list */
     /* TLS on this connection, and (server side) whether its first byte is
@@ -599,6 +609,10 @@ void timers_fire(timer_rec *t);
 
 /* server_listen.c */
 int server_bind(rmq_host *h, server *s, char *err, size_t errlen);
+/* Close the listening sockets (main and VIP). */
+void server_close_listeners(server *s);
+/* The connection came through the server's VIP listener (its I/O thread). */
+bool server_conn_on_vip(connection *c);
 int server_start_accepting(rmq_host *h, server *s);
 void server_stop_accepting(rmq_host *h, server *s);
 

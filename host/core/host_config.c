@@ -128,6 +128,9 @@ static int parse_servers(host_conf *c, const config_setting_t *group, const char
             if (strcmp(key, "listen") == 0) {
                 if (get_string(f, file, sc->listen, sizeof(sc->listen), err, errlen))
                     return -1;
+            } else if (strcmp(key, "vip_listen") == 0) {
+                if (get_string(f, file, sc->vip_listen, sizeof(sc->vip_listen), err, errlen))
+                    return -1;
             } else if (strcmp(key, "channel_max_idle_seconds") == 0) {
                 long v = 0;
                 if (get_long(f, file, 1, 86400 * 7, &v, err, errlen))
@@ -520,6 +523,10 @@ int host_conf_override(host_conf *c, const char *kv, char *err, size_t errlen)
             return fail(err, errlen, "-o %s: no server '%s' in host.conf", key, sname);
         if (strcmp(dot + 1, "listen") == 0) {
             copy_str(sc->listen, sizeof(sc->listen), val);
+            return 0;
+        }
+        if (strcmp(dot + 1, "vip_listen") == 0) {
+            copy_str(sc->vip_listen, sizeof(sc->vip_listen), val);
             return 0;
         }
         if (strcmp(dot + 1, "channel_max_idle_seconds") == 0) {

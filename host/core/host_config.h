@@ -33,6 +33,8 @@ typedef struct server_conf {
     char listen[128]; /* "ip:port" or "[v6]:port" */
     int idle_seconds; /* channel_max_idle_seconds */
     tls_conf tls;     /* servers.NAME.tls (tls_config.c) */
+    /* vip_listen: optional second address (Java's VIP port); "" = none */
+    char vip_listen[128];
     char file[CONF_PATH_MAX];
     int line;
 } server_conf;

@@ -54,7 +54,9 @@ int host_init(rmq_host *h, const host_conf *conf, const char *exe_dir, char *err
         server *s = &h->servers[i];
         s->host = h;
         s->fd = -1;
+        s->vip_fd = -1;
         snprintf(s->name, sizeof(s->name), "%s", h->conf.servers[i].name);
+        snprintf(s->vip_spec, sizeof(s->vip_spec), "%s", h->conf.servers[i].vip_listen);
         snprintf(s->listen_spec, sizeof(s->listen_spec), "%s", h->conf.servers[i].listen);
         s->idle_ms = h->conf.servers[i].idle_seconds * 1000;
         s->oneway_limit = SERVER_ONEWAY_SEMAPHORE;
@@ -116,6 +118,14 @@ int host_write_listen_addrs(rmq_host *h)
         bool v6 = strchr(s->bound_host, ':') != NULL;
         int w = snprintf(buf + n, sizeof(buf) - n, "%s %s%s%s:%d\n", s->name, v6 ? "[" : "",
                          s->bound_host, v6 ? "]" : "", s->bound_port);
+        if (w < 0 || (size_t)w >= sizeof(buf) - n)
+            break;
+        n += (size_t)w;
+        if (s->vip_fd < 0)
+            continue;
+        v6 = strchr(s->vip_bound_host, ':') != NULL;
+        w = snprintf(buf + n, sizeof(buf) - n, "%s.vip %s%s%s:%d\n", s->name, v6 ? "[" : "",
+                     s->vip_bound_host, v6 ? "]" : "", s->vip_bound_port);
         if (w < 0 || (size_t)w >= sizeof(buf) - n)
             break;
         n += (size_t)w;
@@ -244,6 +254,8 @@ int host_start(rmq_host *h, char *err, size_t errlen)
         bool v6 = strchr(s->bound_host, ':') != NULL;
         HLOG_INFO(h, "server %s listening on %s%s%s:%d", s->name, v6 ? "[" : "", s->bound_host,
                   v6 ? "]" : "", s->bound_port);
+        if (s->vip_fd >= 0)
+            HLOG_INFO(h, "server %s also listening on %s (VIP)", s->name, s->vip_spec);
     }
     h->started = true;
     if (host_write_listen_addrs(h) != 0)
@@ -318,9 +330,7 @@ void host_shutdown(rmq_host *h)
     }
     for (size_t i = 0; i < h->nservers; i++) {
         server *s = &h->servers[i];
-        if (s->fd >= 0)
-            close(s->fd);
-        s->fd = -1;
+        server_close_listeners(s);
         server_bindings *b = rcu_xchg_pointer(&s->bindings, NULL);
         bindings_free(b);
     }

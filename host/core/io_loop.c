@@ -131,6 +131,11 @@ static void run_task(io_loop *l, loop_task *t)
             uv_close((uv_handle_t *)&t->srv->poll, on_handle_closed);
             t->srv->polling = false;
         }
+        if (t->srv->vip_polling) {
+            uv_poll_stop(&t->srv->vip_poll);
+            uv_close((uv_handle_t *)&t->srv->vip_poll, on_handle_closed);
+            t->srv->vip_polling = false;
+        }
         if (t->srv->backoff_inited) {
             uv_timer_stop(&t->srv->accept_backoff);
             uv_close((uv_handle_t *)&t->srv->accept_backoff, on_handle_closed);

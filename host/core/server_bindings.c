@@ -35,6 +35,24 @@ const proc_entry *bindings_lookup(const server_bindings *b, int32_t code)
     return b->deflt.fn ? &b->deflt : NULL;
 }
 
+/* Whether `e` goes into `slot`. A fallback binding (RMQ_PROC_FALLBACK)
+ * yields to a plain one whatever the plugin order, so the table is the same
+ * after any sequence of loads and reloads; between two plain (or two
+ * fallback) bindings the later plugin wins, with a warning. */
+static bool bindings_take_slot(rmq_host *h, const server *s, const proc_entry *slot,
+                               const proc_entry *e, int32_t code)
+{
+    if (!slot->fn)
+        return true;
+    bool slot_fb = (slot->flags & RMQ_PROC_FALLBACK) != 0;
+    bool e_fb = (e->flags & RMQ_PROC_FALLBACK) != 0;
+    if (slot_fb != e_fb)
+        return slot_fb;
+    HLOG_WARN(h, "server %s: code %d registered by %s replaces %s's", s->name, code,
+              e->plugin->conf.name, slot->plugin->conf.name);
+    return true;
+}
+
 void bindings_free(server_bindings *b)
 {
     if (!b)
@@ -77,14 +95,20 @@ int server_rebuild_bindings(rmq_host *h, server *s)
             continue;
         for (size_t k = 0; k < p->nprocs; k++) {
             staged_proc *sp = &p->procs[k];
+            proc_entry *slot = NULL;
             if (sp->code >= 0 && sp->code < PROC_DIRECT_CODES) {
-                if (b->direct[sp->code].fn)
-                    HLOG_WARN(h, "server %s: code %d registered by %s replaces %s's", s->name,
-                              sp->code, p->conf.name, b->direct[sp->code].plugin->conf.name);
-                b->direct[sp->code] = sp->e;
+                slot = &b->direct[sp->code];
             } else {
-                b->sparse[b->nsparse++] = (code_entry){sp->code, sp->e};
+                for (size_t j = 0; j < b->nsparse && !slot; j++)
+                    if (b->sparse[j].code == sp->code)
+                        slot = &b->sparse[j].e;
+                if (!slot) {
+                    b->sparse[b->nsparse] = (code_entry){sp->code, {0}};
+                    slot = &b->sparse[b->nsparse++].e;
+                }
             }
+            if (bindings_take_slot(h, s, slot, &sp->e, sp->code))
+                *slot = sp->e;
         }
         if (p->deflt.fn)
             b->deflt = p->deflt;

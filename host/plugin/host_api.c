@@ -203,14 +203,14 @@ static int resolve_executor(plugin_inst *p, const char *name, executor **out)
     return 0;
 }
 
-static int api_register_processor(rmq_plugin_ctx *ctx, int32_t code, rmq_processor_fn fn, void *ud,
-                                  const char *executor_name)
+static int api_register_processor_flags(rmq_plugin_ctx *ctx, int32_t code, rmq_processor_fn fn,
+                                        void *ud, const char *executor_name, uint32_t flags)
 {
     plugin_inst *p = P(ctx);
     int rc = need_init(p, "register_processor");
     if (rc)
         return rc;
-    if (!fn)
+    if (!fn || (flags & ~(RMQ_PROC_FALLBACK | RMQ_PROC_NOT_ON_VIP)))
         return RMQ_EINVAL;
     if (!p->srv) {
         host_log_write(&p->host->log, RMQ_LOG_ERROR, p->conf.name,
@@ -227,8 +227,14 @@ static int api_register_processor(rmq_plugin_ctx *ctx, int32_t code, rmq_process
     if (!np)
         return RMQ_ENOMEM;
     p->procs = np;
-    np[p->nprocs++] = (staged_proc){code, {fn, ud, ex, p}};
+    np[p->nprocs++] = (staged_proc){code, {fn, ud, ex, p, flags}};
     return 0;
+}
+
+static int api_register_processor(rmq_plugin_ctx *ctx, int32_t code, rmq_processor_fn fn, void *ud,
+                                  const char *executor_name)
+{
+    return api_register_processor_flags(ctx, code, fn, ud, executor_name, 0);
 }
 
 static int api_set_default_processor(rmq_plugin_ctx *ctx, rmq_processor_fn fn, void *ud,
@@ -241,7 +247,7 @@ static int api_set_default_processor(rmq_plugin_ctx *ctx, rmq_processor_fn fn, v
     executor *ex;
     if ((rc = resolve_executor(p, executor_name, &ex)))
         return rc;
-    p->deflt = (proc_entry){fn, ud, ex, p};
+    p->deflt = (proc_entry){fn, ud, ex, p, 0};
     return 0;
 }
 
@@ -817,6 +823,8 @@ void host_api_fill(rmq_host_api *a)
     a->admin_wants_json = api_admin_wants_json;
     a->cmd_set_ext_present = api_cmd_set_ext_present;
     a->set_executor_queue_timeout = api_set_executor_queue_timeout;
+    /* 1.4 */
+    a->register_processor_flags = api_register_processor_flags;
     /* 1.5 */
     a->cmd_peer = api_cmd_peer;
 }

@@ -275,9 +275,7 @@ int plugin_reload(rmq_host *h, plugin_retired *r, const char *name, const plugin
 static void unbind_server(server *s)
 {
     event_thread_stop(&s->events);
-    if (s->fd >= 0)
-        close(s->fd);
-    s->fd = -1;
+    server_close_listeners(s);
     s->listening = false;
 }
 

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static const char usage_text[] =
     "usage: rmqbench [options]\n"
@@ -23,6 +24,12 @@ static const char usage_text[] =
     "  --rocketmq       ROCKETMQ binary headers instead of JSON\n"
     "  --oneway         oneway requests (no responses; measures send rate)\n"
     "  --json           one JSON object instead of text\n"
+    "  --mode M         raw (default), send (SEND_MESSAGE_V2) or pull (PULL_MESSAGE drain)\n"
+    "  --size N         send: message body bytes (default 1024)\n"
+    "  --topic T        send/pull: topic (default BenchTopic)\n"
+    "  --group G        send/pull: producer / consumer group (default BenchGroup)\n"
+    "  --queues Q       pull: queues drained, connection i takes queue i % Q (default 4)\n"
+    "  --batch B        pull: maxMsgNums and the offset step (default 32)\n"
     "  --tls            TLS on every connection (TLS >= 1.2, the server's certificate is not\n"
     "                   verified: a transport cost measurement, not a security check)\n"
     "register mode (REGISTER_BROKER over the wire, one request at a time):\n"
@@ -154,6 +161,55 @@ static int load_body(rmq_bench_options *o, const char *path)
     return 0;
 }
 
+static int add_extf(rmq_bench_options *o, const char *key, const char *value)
+{
+    char kv[512];
+    snprintf(kv, sizeof kv, "%s=%s", key, value);
+    return add_ext(o, kv);
+}
+
+/* The request of --mode send / pull, unless -e / --code / --body say otherwise. */
+static int mode_defaults(rmq_bench_options *o, int code_given, int warmup_given)
+{
+    char born[32];
+    snprintf(born, sizeof born, "%lld", (long long)time(NULL) * 1000);
+    if (o->mode == RMQ_BENCH_MODE_SEND) {
+        if (!code_given)
+            o->code = 310;
+        if (!o->body) {
+            o->body = malloc(o->msg_size ? o->msg_size : 1);
+            if (!o->body)
+                return -1;
+            memset(o->body, 'x', o->msg_size);
+            o->body_len = o->msg_size;
+        }
+        if (o->ext_count)
+            return 0;
+        /* WAIT=true: under SYNC_FLUSH the answer waits for the fsync */
+        return add_extf(o, "a", o->group) || add_extf(o, "b", o->topic) ||
+               add_extf(o, "c", "TBW102") || add_extf(o, "d", "4") || add_extf(o, "e", "-1") ||
+               add_extf(o, "f", "0") || add_extf(o, "g", born) || add_extf(o, "h", "0") ||
+               add_extf(o, "i", "WAIT\001true\002TAGS\001TagA") || add_extf(o, "j", "0") ||
+               add_extf(o, "k", "false") || add_extf(o, "m", "false");
+    }
+    if (!code_given)
+        o->code = 11;
+    if (!warmup_given)
+        o->warmup_seconds = 0.0; /* a drain is measured from its first pull */
+    if (o->ext_count)
+        return 0;
+    char batch[16];
+    snprintf(batch, sizeof batch, "%u", o->batch);
+    /* inline subscription (sysFlag 4): no heartbeat needed; no suspension */
+    return add_extf(o, "consumerGroup", o->group) || add_extf(o, "topic", o->topic) ||
+           add_extf(o, "queueId", RMQ_BENCH_QUEUE_MARKER) ||
+           add_extf(o, "queueOffset", RMQ_BENCH_OFFSET_MARKER) ||
+           add_extf(o, "maxMsgNums", batch) || add_extf(o, "sysFlag", "4") ||
+           add_extf(o, "commitOffset", "0") || add_extf(o, "suspendTimeoutMillis", "0") ||
+           add_extf(o, "subscription", "*") || add_extf(o, "subVersion", "0") ||
+           add_extf(o, "expressionType", "TAG");
+}
+
 enum {
     OPT_CODE = 256,
     OPT_BODY,
@@ -172,7 +228,13 @@ enum {
     OPT_EXPIRE_MS,
     OPT_HOLD,
     OPT_HOLD_REQUEST,
-    OPT_TLS
+    OPT_TLS,
+    OPT_MODE,
+    OPT_SIZE,
+    OPT_TOPIC,
+    OPT_GROUP,
+    OPT_QUEUES,
+    OPT_BATCH
 };
 
 int rmq_bench_options_parse(rmq_bench_options *o, int argc, char **argv)
@@ -186,6 +248,12 @@ int rmq_bench_options_parse(rmq_bench_options *o, int argc, char **argv)
     o->code = 105;
     o->rounds = 10;
     o->brokers = 1;
+    o->msg_size = 1024;
+    o->queues = 4;
+    o->batch = 32;
+    snprintf(o->topic, sizeof o->topic, "BenchTopic");
+    snprintf(o->group, sizeof o->group, "BenchGroup");
+    int code_given = 0, warmup_given = 0;
     const char *target = "127.0.0.1:9876";
 
     static const struct option longopts[] = {
@@ -207,6 +275,12 @@ int rmq_bench_options_parse(rmq_bench_options *o, int argc, char **argv)
         {"expire-ms", required_argument, NULL, OPT_EXPIRE_MS},
         {"hold", required_argument, NULL, OPT_HOLD},
         {"hold-request", no_argument, NULL, OPT_HOLD_REQUEST},
+        {"mode", required_argument, NULL, OPT_MODE},
+        {"size", required_argument, NULL, OPT_SIZE},
+        {"topic", required_argument, NULL, OPT_TOPIC},
+        {"group", required_argument, NULL, OPT_GROUP},
+        {"queues", required_argument, NULL, OPT_QUEUES},
+        {"batch", required_argument, NULL, OPT_BATCH},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -220,7 +294,30 @@ int rmq_bench_options_parse(rmq_bench_options *o, int argc, char **argv)
         case 'd': bad = parse_uint(optarg, 1, 65536, &o->depth); break;
         case 't': bad = parse_uint(optarg, 1, 256, &o->threads); break;
         case 's': bad = parse_seconds(optarg, &o->seconds) || o->seconds <= 0.0; break;
-        case 'w': bad = parse_seconds(optarg, &o->warmup_seconds); break;
+        case 'w':
+            bad = parse_seconds(optarg, &o->warmup_seconds);
+            warmup_given = 1;
+            break;
+        case OPT_MODE:
+            if (strcmp(optarg, "raw") == 0)
+                o->mode = RMQ_BENCH_MODE_RAW;
+            else if (strcmp(optarg, "send") == 0)
+                o->mode = RMQ_BENCH_MODE_SEND;
+            else if (strcmp(optarg, "pull") == 0)
+                o->mode = RMQ_BENCH_MODE_PULL;
+            else
+                bad = 1;
+            break;
+        case OPT_SIZE: {
+            unsigned v = 0;
+            bad = parse_uint(optarg, 0, 64u << 20, &v);
+            o->msg_size = v;
+            break;
+        }
+        case OPT_TOPIC: snprintf(o->topic, sizeof o->topic, "%s", optarg); break;
+        case OPT_GROUP: snprintf(o->group, sizeof o->group, "%s", optarg); break;
+        case OPT_QUEUES: bad = parse_uint(optarg, 1, 1024, &o->queues); break;
+        case OPT_BATCH: bad = parse_uint(optarg, 1, 1024, &o->batch); break;
         case 'e':
             if (add_ext(o, optarg) != 0)
                 return -1;
@@ -230,6 +327,7 @@ int rmq_bench_options_parse(rmq_bench_options *o, int argc, char **argv)
             long v = strtol(optarg, &end, 10);
             bad = *optarg == '\0' || *end != '\0' || v < INT32_MIN || v > INT32_MAX;
             o->code = (int32_t)v;
+            code_given = 1;
             break;
         }
         case OPT_BODY:
@@ -264,6 +362,8 @@ int rmq_bench_options_parse(rmq_bench_options *o, int argc, char **argv)
         fprintf(stderr, "rmqbench: unexpected argument '%s'\n", argv[optind]);
         return -1;
     }
+    if (o->mode != RMQ_BENCH_MODE_RAW && mode_defaults(o, code_given, warmup_given) != 0)
+        return -1;
     if (o->ext_count == 0 && add_ext(o, "topic=TopicTest") != 0)
         return -1;
     if (o->threads > o->connections)

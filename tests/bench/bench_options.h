@@ -41,7 +41,24 @@ typedef struct rmq_bench_options {
     unsigned hold;    /* hold mode (hold_mode.c): connections to open and keep */
     int hold_request; /* ... each sending one request first */
     int tls; /* --tls: every connection speaks TLS (server not verified) */
+    /* --mode: raw (the request as given), send (SEND_MESSAGE_V2 of --size
+     * bytes to --topic, the broker picks the queue), pull (PULL_MESSAGE of
+     * --batch messages; connection i drains queue i % --queues from offset 0
+     * until the queue is empty: the window ends then). */
+    int mode;
+    size_t msg_size;
+    char topic[128];
+    char group[128];
+    unsigned queues;
+    unsigned batch;
 } rmq_bench_options;
+
+enum { RMQ_BENCH_MODE_RAW = 0, RMQ_BENCH_MODE_SEND = 1, RMQ_BENCH_MODE_PULL = 2 };
+
+/* Placeholders the pull template carries, patched per request (decimal with
+ * leading zeros keeps the frame length fixed; Java parses leading zeros). */
+#define RMQ_BENCH_QUEUE_MARKER "9999999991"
+#define RMQ_BENCH_OFFSET_MARKER "9999999999999999992"
 
 /* Parse argv. Returns 0 to run, 1 when help was printed, -1 on a usage error
  * (message already on stderr). Free with rmq_bench_options_free either way. */

@@ -33,6 +33,8 @@ void rmq_report_text(FILE *out, const rmq_bench_options *o, const rmq_bench_resu
             o->connections, o->depth, o->threads);
     fprintf(out, "window %.3f s (after %.3f s warm-up)\n", r->window_seconds, o->warmup_seconds);
     fprintf(out, "requests/s: %.1f\n", r->requests_per_sec);
+    if (o->mode == RMQ_BENCH_MODE_PULL)
+        fprintf(out, "messages/s: %.1f (%" PRIu64 " messages)\n", r->messages_per_sec, t->messages);
     fprintf(out, "requests: %" PRIu64 " sent, %" PRIu64 " answered\n", t->sent, t->responses);
     fprintf(out, "responses:");
     for (uint32_t i = 0; i < t->code_kinds; i++)
@@ -80,10 +82,12 @@ void rmq_report_json(FILE *out, const rmq_bench_options *o, const rmq_bench_resu
             t->other_codes, rmq_stats_error_total(t), t->errors.connect, t->errors.closed,
             t->errors.bad_frame, t->errors.unmatched);
     fprintf(out,
-            "\"latency_us\":{\"samples\":%" PRIu64 ",\"p50\":%.1f,\"p99\":%.1f,\"p999\":%.1f,"
+            "\"messages\":%" PRIu64
+            ",\"messages_per_sec\":%.1f,\"latency_us\":{\"samples\":%" PRIu64
+            ",\"p50\":%.1f,\"p99\":%.1f,\"p999\":%.1f,"
             "\"max\":%.1f,\"mean\":%.1f,\"min\":%.1f},\"failed\":%s}\n",
-            h->count, us(rmq_hist_quantile_ns(h, 0.50)), us(rmq_hist_quantile_ns(h, 0.99)),
-            us(rmq_hist_quantile_ns(h, 0.999)), us(h->max_ns),
+            t->messages, r->messages_per_sec, h->count, us(rmq_hist_quantile_ns(h, 0.50)),
+            us(rmq_hist_quantile_ns(h, 0.99)), us(rmq_hist_quantile_ns(h, 0.999)), us(h->max_ns),
             h->count ? us(h->sum_ns) / (double)h->count : 0.0, h->count ? us(h->min_ns) : 0.0,
             r->failed ? "true" : "false");
 }

@@ -10,6 +10,7 @@
 typedef struct rmq_bench_result {
     rmq_bench_stats total;   /* merged over threads */
     double requests_per_sec; /* sum over threads of count / own window */
+    double messages_per_sec; /* pull mode: stored messages received, same sum */
     double window_seconds;   /* longest thread window */
     int failed;              /* a connection failed */
 } rmq_bench_result;

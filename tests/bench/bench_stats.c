@@ -40,6 +40,7 @@ void rmq_stats_merge(rmq_bench_stats *dst, const rmq_bench_stats *src)
 {
     dst->sent += src->sent;
     dst->responses += src->responses;
+    dst->messages += src->messages;
     for (uint32_t i = 0; i < src->code_kinds; i++) {
         uint32_t j = 0;
         while (j < dst->code_kinds && dst->codes[j].code != src->codes[i].code)

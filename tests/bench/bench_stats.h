@@ -26,6 +26,7 @@ typedef struct rmq_bench_stats {
     /* Counted only inside the measured window: */
     uint64_t sent;
     uint64_t responses;
+    uint64_t messages; /* pull mode: stored messages received */
     rmq_code_count codes[RMQ_BENCH_MAX_CODES];
     uint32_t code_kinds;
     uint64_t other_codes;

@@ -42,6 +42,11 @@ typedef struct bench_conn {
     BIO *rbio, *wbio;
     uint8_t *cbuf;
     size_t ccap;
+    /* pull mode */
+    unsigned index;       /* global connection index: its queue is index % queues */
+    uint64_t next_offset; /* queue offset of the next pull sent */
+    unsigned inflight;
+    int drained;
 } bench_conn;
 
 typedef struct bench_worker {
@@ -174,6 +179,12 @@ static void enqueue(bench_conn *c, unsigned slot, uint64_t now)
     uint8_t *dst = c->wbuf[c->wfill] + c->wlen[c->wfill];
     memcpy(dst, tpl->frame, tpl->frame_len);
     rmq_template_patch_opaque(tpl, dst, (int32_t)op);
+    if (cfg->pull) {
+        rmq_template_patch_digits(dst, cfg->queue_off, 10, c->index % cfg->queues);
+        rmq_template_patch_digits(dst, cfg->offset_off, 19, c->next_offset);
+        c->next_offset += cfg->batch;
+        c->inflight++;
+    }
     c->wlen[c->wfill] += tpl->frame_len;
     c->slot_opaque[slot] = (int32_t)op;
     c->slot_sent_ns[slot] = now;
@@ -222,6 +233,36 @@ static int code_validated(const bench_worker *w, int32_t code)
     return w->validated_count == RMQ_BENCH_MAX_CODES;
 }
 
+/* Stored records in a PULL answer's body (TOTALSIZE-prefixed, back to back). */
+static uint64_t count_records(const uint8_t *frame, size_t total)
+{
+    if (total < 8)
+        return 0;
+    size_t hlen = ((size_t)frame[5] << 16) | ((size_t)frame[6] << 8) | frame[7];
+    if (8 + hlen > total)
+        return 0;
+    const uint8_t *b = frame + 8 + hlen;
+    size_t len = total - 8 - hlen, at = 0;
+    uint64_t n = 0;
+    while (len - at >= 4) {
+        uint32_t sz = ((uint32_t)b[at] << 24) | ((uint32_t)b[at + 1] << 16) |
+                      ((uint32_t)b[at + 2] << 8) | b[at + 3];
+        if (sz < 4 || sz > len - at)
+            break;
+        at += sz;
+        n++;
+    }
+    return n;
+}
+
+static int all_drained(const bench_worker *w)
+{
+    for (unsigned i = 0; i < w->cfg->connections; i++)
+        if (!w->conns[i].drained || w->conns[i].inflight)
+            return 0;
+    return 1;
+}
+
 static void handle_frame(bench_conn *c, const uint8_t *frame, size_t total, uint64_t now)
 {
     bench_worker *w = c->w;
@@ -257,6 +298,20 @@ static void handle_frame(bench_conn *c, const uint8_t *frame, size_t total, uint
         w->stats->responses++;
         rmq_stats_count_code(w->stats, pk.code);
         rmq_hist_record(&w->stats->hist, now - c->slot_sent_ns[slot]);
+    }
+    if (w->cfg->pull) {
+        c->inflight--;
+        if (pk.code == 0) {
+            if (w->measuring)
+                w->stats->messages += count_records(frame, total);
+        } else {
+            c->drained = 1;
+        }
+        if (c->drained) {
+            if (all_drained(w))
+                stop_all(w);
+            return;
+        }
     }
     if (!w->stopping && !w->cfg->oneway)
         enqueue(c, (unsigned)slot, now);
@@ -467,6 +522,7 @@ int rmq_bench_worker_run(const rmq_bench_worker_config *cfg, rmq_bench_stats *st
     unsigned started = 0;
     for (; rc == 0 && started < cfg->connections; started++) {
         bench_conn *c = &w.conns[started];
+        c->index = cfg->conn_base + started;
         if (conn_init(&w, c) != 0 || uv_tcp_init(&w.loop, &c->tcp) != 0) {
             rc = -1;
             break;

@@ -20,6 +20,14 @@ typedef struct rmq_bench_worker_config {
     uint64_t warmup_ns;
     uint64_t measure_ns;
     SSL_CTX *tls; /* NULL = plaintext; else every connection speaks TLS */
+    /* pull mode: patch queueId / queueOffset placeholders per request, count
+     * the records of FOUND answers, stop when every connection's queue is
+     * drained (its first answer that is not FOUND). */
+    int pull;
+    size_t queue_off, offset_off; /* placeholder offsets in the template */
+    unsigned queues;
+    unsigned batch;
+    unsigned conn_base; /* global index of this worker's first connection */
 } rmq_bench_worker_config;
 
 /* Run the whole benchmark for this worker on a private uv loop in the

@@ -101,3 +101,22 @@ void rmq_template_patch_opaque(const rmq_request_template *t, uint8_t *frame, in
         u /= 10u;
     }
 }
+
+int rmq_template_find(const rmq_request_template *t, const char *marker, size_t *off)
+{
+    size_t n = strlen(marker);
+    for (size_t i = 0; n && i + n <= t->frame_len; i++)
+        if (memcmp(t->frame + i, marker, n) == 0) {
+            *off = i;
+            return 0;
+        }
+    return -1;
+}
+
+void rmq_template_patch_digits(uint8_t *frame, size_t off, size_t width, uint64_t v)
+{
+    for (size_t i = width; i-- > 0;) {
+        frame[off + i] = (uint8_t)('0' + v % 10u);
+        v /= 10u;
+    }
+}

@@ -40,4 +40,10 @@ void rmq_template_free(rmq_request_template *t);
  * t->frame_len bytes copied from t->frame). opaque must be >= BASE. */
 void rmq_template_patch_opaque(const rmq_request_template *t, uint8_t *frame, int32_t opaque);
 
+/* Offset of the first occurrence of `marker` in the frame (the digits of a
+ * placeholder ext value). 0, or -1 when absent. */
+int rmq_template_find(const rmq_request_template *t, const char *marker, size_t *off);
+/* Write v as `width` decimal digits with leading zeros at frame + off. */
+void rmq_template_patch_digits(uint8_t *frame, size_t off, size_t width, uint64_t v);
+
 #endif

@@ -54,6 +54,16 @@ static int run(const rmq_bench_options *o, const rmq_request_template *tpl, rmq_
         cfg->warmup_ns = (uint64_t)(o->warmup_seconds * 1e9);
         cfg->measure_ns = (uint64_t)(o->seconds * 1e9);
         cfg->tls = tls;
+        cfg->pull = o->mode == RMQ_BENCH_MODE_PULL;
+        cfg->queues = o->queues;
+        cfg->batch = o->batch;
+        cfg->conn_base = i == 0 ? 0 : slots[i - 1].cfg.conn_base + slots[i - 1].cfg.connections;
+        if (cfg->pull && (rmq_template_find(tpl, RMQ_BENCH_QUEUE_MARKER, &cfg->queue_off) != 0 ||
+                          rmq_template_find(tpl, RMQ_BENCH_OFFSET_MARKER, &cfg->offset_off) != 0)) {
+            fprintf(stderr, "rmqbench: pull mode needs the queueId and queueOffset placeholders\n");
+            free(slots);
+            return -1;
+        }
     }
     unsigned spawned = 0;
     if (o->threads == 1) {
@@ -75,6 +85,8 @@ static int run(const rmq_bench_options *o, const rmq_request_template *tpl, rmq_
         if (st->window_seconds > 0.0)
             res->requests_per_sec +=
                 (double)(o->oneway ? st->sent : st->responses) / st->window_seconds;
+        if (st->window_seconds > 0.0)
+            res->messages_per_sec += (double)st->messages / st->window_seconds;
         if (st->window_seconds > res->window_seconds)
             res->window_seconds = st->window_seconds;
     }

@@ -149,6 +149,26 @@ void bcm_offset_groups_of_topic(const bcm_offset_table *t, const char *topic, js
     }
 }
 
+void bcm_offset_topics_of_group(const bcm_offset_table *t, const char *group, json_t *topics)
+{
+    size_t tl;
+    const char *g;
+    str_map_iter it;
+    str_map_entry *e;
+    str_map_iter_init(&t->table, &it);
+    while ((e = str_map_iter_next(&t->table, &it))) {
+        if (!split_key(e->key, &g, &tl) || strcmp(g, group) != 0)
+            continue;
+        bool dup = false;
+        size_t i;
+        json_t *v;
+        json_array_foreach(topics, i, v) dup |=
+            strlen(json_string_value(v)) == tl && strncmp(json_string_value(v), e->key, tl) == 0;
+        if (!dup)
+            json_array_append_new(topics, json_stringn(e->key, tl));
+    }
+}
+
 static int cmp_str(const void *a, const void *b)
 {
     return strcmp(*(const char *const *)a, *(const char *const *)b);

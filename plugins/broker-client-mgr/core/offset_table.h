@@ -31,6 +31,9 @@ bool bcm_offset_query(const bcm_offset_table *t, const char *topic, const char *
 size_t bcm_offset_remove_topic(bcm_offset_table *t, const char *topic);
 /* Groups having offsets for `topic`, appended to the JSON array (no dups). */
 void bcm_offset_groups_of_topic(const bcm_offset_table *t, const char *topic, json_t *groups);
+/* Topics `group` has offsets for (whichTopicByConsumer), appended to the
+ * JSON array (no dups). */
+void bcm_offset_topics_of_group(const bcm_offset_table *t, const char *group, json_t *topics);
 /* {"offsetTable":{"T@G":{0:10,1:12}}} — keys sorted; pretty = Java's tabbed
  * file layout. malloc'd; NULL on OOM. */
 char *bcm_offset_table_encode(const bcm_offset_table *t, bool pretty);

@@ -158,6 +158,9 @@ static int process_delete_topic(rmq_request *req, const rmq_cmd *cmd, void *ud)
     pthread_mutex_unlock(&c->lock);
     if (removed)
         bcm_persist_topics(c);
+    /* Java then runs cleanUnusedTopic whether or not the config existed:
+     * a store drops the topic's consume queues. */
+    bcm_publish_topic_deleted(c, topic);
     return bcm_reply(c, req, cmd, RMQ_RESPONSE_SUCCESS, NULL);
 }
 

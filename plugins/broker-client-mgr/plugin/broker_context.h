@@ -4,9 +4,12 @@
 #define BCM_BROKER_CONTEXT_H
 
 #include <rmqhost/rmqhost.h>
+#include <rmqhost/services/broker_meta_service.h>
 #include <rmqhost/services/broker_service.h>
+#include <rmqhost/services/store_service.h>
 
 #include <pthread.h>
+#include <stdatomic.h>
 
 #include "consumer_table.h"
 #include "lock_table.h"
@@ -40,6 +43,7 @@ enum {
     BCM_GET_CONSUMER_CONNECTION_LIST = 203,
     BCM_GET_PRODUCER_CONNECTION_LIST = 204,
     BCM_DELETE_SUBSCRIPTIONGROUP = 207,
+    BCM_GET_CONSUME_STATS = 208,
     BCM_DELETE_TOPIC_IN_BROKER = 215,
     BCM_QUERY_TOPIC_CONSUME_BY_WHO = 300,
     BCM_GET_CONSUMER_RUNNING_INFO = 307,
@@ -79,6 +83,9 @@ typedef struct bcm_settings {
     int64_t pull_hold_check_ms;
     int64_t unregister_timeout_ms;
     int64_t call_client_timeout_ms; /* relays 307/309 (Java: 10000, fixed) */
+    bool auto_create_topic_enable;
+    char advertised_ip[64]; /* brokerIP1, or the bound server's address */
+    int listen_port;        /* the bound server's port */
 } bcm_settings;
 
 typedef struct bcm_namesrv {
@@ -137,6 +144,8 @@ typedef struct bcm_ctx {
 
     bool exported; /* export_state ran: this fini is a reload, stay registered */
     rmq_broker_info_v1 info_table;
+    rmq_broker_meta_service meta_table;
+    _Atomic unsigned producer_rr; /* ProducerManager.getAvailableChannel's counter */
 } bcm_ctx;
 
 /* broker_plugin.c */
@@ -185,6 +194,28 @@ int bcm_registration_init(bcm_ctx *c, const char *namesrv_addr);
 void bcm_registration_request_now(bcm_ctx *c);
 void bcm_registration_shutdown(bcm_ctx *c);
 void bcm_registration_free(bcm_ctx *c);
+
+/* broker_meta_export.c: service "broker.meta" and event "broker.topic_deleted" */
+int bcm_export_broker_meta(bcm_ctx *c);
+void bcm_publish_topic_deleted(bcm_ctx *c, const char *topic);
+
+/* store_queues_client.c: service "store.queues" when a store plugin offers
+ * it. Acquire for one operation; the readers answer an empty queue (0, 0,
+ * -1, false) without a store. */
+typedef struct bcm_store {
+    const rmq_store_queues_service *t; /* NULL: no store */
+    void *ud;
+    rmq_service_ref ref;
+} bcm_store;
+bool bcm_store_acquire(bcm_ctx *c, bcm_store *s);
+void bcm_store_release(bcm_ctx *c, bcm_store *s);
+int64_t bcm_store_max_offset(const bcm_store *s, const char *topic, int32_t queue_id);
+int64_t bcm_store_min_offset(const bcm_store *s, const char *topic, int32_t queue_id);
+int64_t bcm_store_time(const bcm_store *s, const char *topic, int32_t queue_id, int64_t offset);
+bool bcm_store_in_disk(const bcm_store *s, const char *topic, int32_t queue_id, int64_t offset);
+
+/* consume_stats_processor.c: GET_CONSUME_STATS (208) */
+int bcm_register_consume_stats_processor(bcm_ctx *c);
 
 /* state_transfer.c */
 int bcm_export_state(rmq_plugin_ctx *pctx, void **blob, size_t *len);

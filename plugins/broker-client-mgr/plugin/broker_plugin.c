@@ -171,6 +171,7 @@ static int bcm_init(rmq_plugin_ctx *pctx, const rmq_host_api *api)
         (rc = bcm_register_consumer_processors(c)) != 0 ||
         (rc = bcm_register_admin_processors(c)) != 0 ||
         (rc = bcm_register_relay_processors(c)) != 0 ||
+        (rc = bcm_register_consume_stats_processor(c)) != 0 ||
         (rc = bcm_register_storage_stub_processors(c)) != 0 ||
         (rc = bcm_register_housekeeping(c)) != 0 ||
         (rc = bcm_registration_init(c, api->setting_string(pctx, "namesrvAddr"))) != 0)
@@ -178,7 +179,8 @@ static int bcm_init(rmq_plugin_ctx *pctx, const rmq_host_api *api)
     c->info_table.size = sizeof c->info_table;
     c->info_table.identity = info_identity;
     if ((rc = api->export_service(pctx, RMQ_BROKER_INFO_SERVICE, RMQ_BROKER_INFO_VERSION,
-                                  &c->info_table, c)) != 0)
+                                  &c->info_table, c)) != 0 ||
+        (rc = bcm_export_broker_meta(c)) != 0)
         goto fail;
     api->set_userdata(pctx, c);
     api->log(pctx, RMQ_LOG_INFO, "broker %s (cluster %s, id %lld) at %s, files in %s",

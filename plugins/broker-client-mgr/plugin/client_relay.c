@@ -5,6 +5,7 @@
 #include "broker_context.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define V3_1_8_SNAPSHOT 62
@@ -48,6 +49,57 @@ static rmq_cmd *copy_request(bcm_ctx *c, const rmq_cmd *cmd)
     return out;
 }
 
+/* MessageDecoder.decodeMessageId: the commit-log offset is the last 16 hex
+ * digits of an offsetMsgId (32 digits for IPv4 hosts, 40 for IPv6). */
+static bool msg_id_offset(const char *id, int64_t *out)
+{
+    size_t n = id ? strlen(id) : 0;
+    if (n != 32 && n != 40)
+        return false;
+    uint64_t v = 0;
+    for (size_t i = n - 16; i < n; i++) {
+        char ch = id[i];
+        int d = ch >= '0' && ch <= '9'   ? ch - '0'
+                : ch >= 'A' && ch <= 'F' ? ch - 'A' + 10
+                : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10
+                                         : -1;
+        if (d < 0)
+            return false;
+        v = v << 4 | (uint64_t)d;
+    }
+    *out = (int64_t)v;
+    return true;
+}
+
+/* Java's consumeMessageDirectly sends the client the stored record the
+ * msgId names (selectOneMessageByOffset). Without a store the admin's body
+ * goes through. 0, or a SYSTEM_ERROR remark in `remark`. */
+static int put_stored_message(bcm_ctx *c, const rmq_cmd *cmd, rmq_cmd *out, char *remark,
+                              size_t len)
+{
+    bcm_store st;
+    if (!bcm_store_acquire(c, &st))
+        return 0;
+    const char *id = c->api->cmd_ext_get(cmd, "msgId");
+    int64_t off = 0;
+    void *rec = NULL;
+    size_t rlen = 0;
+    int rc = RMQ_ENOENT;
+    if (msg_id_offset(id, &off) && st.t->message_by_offset)
+        rc = st.t->message_by_offset(st.ud, off, &rec, &rlen);
+    bcm_store_release(c, &st);
+    if (rc != 0 || !rec) {
+        /* Java fails with an exception here (no message at that offset) */
+        snprintf(remark, len, "java.lang.NullPointerException, no stored message for msgId %s",
+                 id ? id : "null");
+        free(rec);
+        return -1;
+    }
+    c->api->cmd_set_body(out, rec, rlen, NULL, NULL);
+    free(rec);
+    return 0;
+}
+
 static int process_relay(rmq_request *req, const rmq_cmd *cmd, void *ud)
 {
     bcm_ctx *c = ud;
@@ -83,11 +135,15 @@ static int process_relay(rmq_request *req, const rmq_cmd *cmd, void *ud)
     rmq_cmd *out = copy_request(c, cmd);
     if (!out)
         return RMQ_ENOMEM;
-    /* Java's consumeMessageDirectly names this broker to the client (it
-     * also loads the message by msgId, which needs a store: the admin's
-     * body goes through instead). */
-    if (a->cmd_code(cmd) == BCM_CONSUME_MESSAGE_DIRECTLY)
+    /* Java's consumeMessageDirectly names this broker to the client and
+     * sends the stored message. */
+    if (a->cmd_code(cmd) == BCM_CONSUME_MESSAGE_DIRECTLY) {
         a->cmd_ext_set(out, "brokerName", c->s.broker_name);
+        if (put_stored_message(c, cmd, out, remark, sizeof remark) != 0) {
+            a->cmd_free(out);
+            return bcm_reply(c, req, cmd, RMQ_RESPONSE_SYSTEM_ERROR, remark);
+        }
+    }
     rmq_cmd *answer = NULL;
     uint32_t timeout = (uint32_t)c->s.call_client_timeout_ms;
     int rc = a->invoke_sync(c->pctx, ch, out, timeout, &answer);

@@ -46,10 +46,23 @@ static int process_query_offset(rmq_request *req, const rmq_cmd *cmd, void *ud)
     pthread_mutex_lock(&c->lock);
     bool found = bcm_offset_query(&c->offsets, topic, group, (int32_t)qid, &offset);
     pthread_mutex_unlock(&c->lock);
-    /* Not found: without a store every queue is empty, and 4.9.8 answers an
-     * empty queue with offset 0 (protocol.md §5.7). */
-    if (!found)
+    if (!found || offset < 0) {
+        /* ConsumerManageProcessor.queryConsumerOffset (protocol-messages.md
+         * §10.2.12): a queue whose first message is still at offset 0 and in
+         * memory starts at 0; otherwise the client decides (QUERY_NOT_FOUND).
+         * Without a store every queue is empty: 0. */
+        bcm_store st;
+        bcm_store_acquire(c, &st);
+        bool start_at_zero = bcm_store_min_offset(&st, topic, (int32_t)qid) <= 0 &&
+                             !bcm_store_in_disk(&st, topic, (int32_t)qid, 0);
+        bcm_store_release(c, &st);
+        if (!start_at_zero)
+            return bcm_reply_header(c, req, cmd, BCM_QUERY_NOT_FOUND,
+                                    "Not found, V3_0_6_SNAPSHOT maybe this group consumer boot "
+                                    "first",
+                                    NULL);
         offset = 0;
+    }
     if (bcm_is_oneway(c, cmd))
         return RMQ_OK;
     rmq_cmd *resp = a->cmd_new_response(cmd, RMQ_RESPONSE_SUCCESS, NULL);

@@ -120,6 +120,10 @@ int bcm_settings_load(bcm_ctx *c)
         a->log(c->pctx, RMQ_LOG_ERROR, "broker-client-mgr needs a server (set server = ...)");
         return RMQ_EINVAL;
     }
+    s->auto_create_topic_enable = a->setting_bool(c->pctx, "autoCreateTopicEnable");
+    snprintf(s->advertised_ip, sizeof s->advertised_ip, "%s",
+             s->broker_ip1[0] ? s->broker_ip1 : host);
+    s->listen_port = port;
     snprintf(c->broker_addr, sizeof c->broker_addr, "%s:%d",
              s->broker_ip1[0] ? s->broker_ip1 : host, port);
     if (s->ha_server_addr[0])

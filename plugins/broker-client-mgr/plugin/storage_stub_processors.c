@@ -1,8 +1,9 @@
 /* storage_stub_processors.c — owns the answers of a broker without a message
  * store: PULL_MESSAGE held then PULL_NOT_FOUND, offset queries answering 0,
- * sends refused with SYSTEM_ERROR. All of it is bound only when setting
- * answerStorageCodes is true, so a store plugin can take these codes over by
- * setting it false. Never blocks: held pulls are answered by a timer. */
+ * sends refused with SYSTEM_ERROR. Bound when answerStorageCodes is true, as
+ * FALLBACK bindings (SDK 1.4): a store plugin registering these codes on the
+ * same server takes them over whatever the load order. Never blocks: held
+ * pulls are answered by a timer. */
 #include "broker_context.h"
 
 #include <stdio.h>
@@ -129,21 +130,31 @@ static int process_send(rmq_request *req, const rmq_cmd *cmd, void *ud)
                      "(broker-client-mgr answerStorageCodes=true)");
 }
 
+/* A host older than SDK 1.4 has no fallback bindings: the stubs are then
+ * plain ones and answerStorageCodes=false is the way to make room. */
+static int register_stub(bcm_ctx *c, int32_t code, rmq_processor_fn fn, uint32_t flags)
+{
+    const rmq_host_api *a = c->api;
+    if (a->abi_minor >= 4 && a->register_processor_flags)
+        return a->register_processor_flags(c->pctx, code, fn, c, NULL, flags | RMQ_PROC_FALLBACK);
+    return a->register_processor(c->pctx, code, fn, c, NULL);
+}
+
 int bcm_register_storage_stub_processors(bcm_ctx *c)
 {
     if (!c->s.answer_storage_codes)
         return 0;
     const rmq_host_api *a = c->api;
-    int rc = a->register_processor(c->pctx, BCM_PULL_MESSAGE, process_pull, c, NULL);
+    /* Java serves PULL on the main port only (protocol-messages.md §10.1). */
+    int rc = register_stub(c, BCM_PULL_MESSAGE, process_pull, RMQ_PROC_NOT_ON_VIP);
     if (rc == 0)
-        rc = a->register_processor(c->pctx, BCM_SEARCH_OFFSET_BY_TIMESTAMP, process_offset_zero, c,
-                                   NULL);
+        rc = register_stub(c, BCM_SEARCH_OFFSET_BY_TIMESTAMP, process_offset_zero, 0);
     if (rc == 0)
-        rc = a->register_processor(c->pctx, BCM_GET_MAX_OFFSET, process_offset_zero, c, NULL);
+        rc = register_stub(c, BCM_GET_MAX_OFFSET, process_offset_zero, 0);
     if (rc == 0)
-        rc = a->register_processor(c->pctx, BCM_GET_MIN_OFFSET, process_offset_zero, c, NULL);
+        rc = register_stub(c, BCM_GET_MIN_OFFSET, process_offset_zero, 0);
     for (size_t i = 0; rc == 0 && i < sizeof send_codes / sizeof send_codes[0]; i++)
-        rc = a->register_processor(c->pctx, send_codes[i], process_send, c, NULL);
+        rc = register_stub(c, send_codes[i], process_send, 0);
     rmq_timer_id id;
     if (rc == 0)
         rc = a->add_timer(c->pctx, (uint64_t)c->s.pull_hold_check_ms,

@@ -55,6 +55,13 @@ typedef struct store_config {
     void (*on_arrival)(void *ud, const char *topic, int32_t queue_id, int64_t max_offset,
                        int64_t tags_code, const char *props, size_t props_len, int64_t store_ts);
     void *arrival_ud;
+
+    /* ---- added by the engine (defaults set by store_config_defaults) ---- */
+    int32_t disk_warning_ratio;     /* diskSpaceWarningLevelRatio (90 %): above it puts are
+                                       refused (STORE_PUT_SERVICE_NOT_AVAILABLE) until usage
+                                       falls back; reads keep working */
+    int64_t disk_check_interval_ms; /* how often disk usage / writeability is re-checked (10000) */
+    int64_t clean_interval_ms;      /* cleanResourceInterval (10000): retention period */
 } store_config;
 
 /* Defaults of every field (Java's), then the caller sets what it needs. */
@@ -103,7 +110,9 @@ typedef struct store_msg {
 typedef enum store_put_status {
     STORE_PUT_OK = 0,
     STORE_PUT_SERVICE_NOT_AVAILABLE, /* closing, or not writeable (disk full, write error) */
-    STORE_PUT_MESSAGE_ILLEGAL,       /* topic > 127, body > max_message_size, record too big */
+    /* topic empty, > 127 bytes, '.', '..' or with '/'; queue id < 0; body > max_message_size;
+     * record too big for a segment; a batch of mixed topics/queues */
+    STORE_PUT_MESSAGE_ILLEGAL,
     STORE_PUT_PROPERTIES_SIZE_EXCEEDED, /* properties > 32767 bytes */
     STORE_PUT_CREATE_MAPPED_FILE_FAILED,
     STORE_PUT_UNKNOWN_ERROR
@@ -153,7 +162,9 @@ typedef enum store_get_status {
 const char *store_get_status_name(store_get_status s);
 
 /* Filters of a PULL (§10.8.5). cq: tagsCode stage, NULL = match; record: the
- * SQL92 stage on the whole stored record, NULL = match. */
+ * SQL92 stage on the whole stored record, NULL = match. They run while the
+ * engine holds its structure lock shared: they must not call back into the
+ * engine (a nested shared lock can deadlock behind a waiting writer). */
 typedef bool (*store_cq_filter_fn)(void *ud, int64_t tags_code);
 typedef bool (*store_record_filter_fn)(void *ud, const uint8_t *record, size_t len);
 
@@ -162,10 +173,10 @@ typedef struct store_get_result {
     int64_t next_begin_offset;
     int64_t min_offset;
     int64_t max_offset;
-    uint8_t *data;       /* malloc'd: the taken records back to back; caller frees */
+    uint8_t *data; /* malloc'd: the taken records back to back, NULL when none; caller frees */
     size_t len;
     int32_t msg_count;
-    bool suggest_slave;  /* the last record was "in disk" (for suggestWhichBrokerId) */
+    bool suggest_slave; /* the last record was "in disk" (for suggestWhichBrokerId) */
 } store_get_result;
 
 /* DefaultMessageStore.getMessage (§10.8.3), batch limits included. 0, or
@@ -242,5 +253,15 @@ void store_runtime_stats_get(store_engine *e, store_runtime_stats *out);
 
 /* Run retention now (normally the engine's own timer does it every 10 s). */
 void store_clean_expired(store_engine *e, bool force);
+
+/* ---- added by the engine ------------------------------------------------ */
+
+/* TEST ONLY: make every later segment / queue / index file creation fail with
+ * `err` (an errno; 0 clears), as a full or failing disk would; the store
+ * becomes not writeable at the next file creation and recovers by itself
+ * (housekeeper re-check) once cleared. */
+void store_test_inject_file_error(store_engine *e, int err);
+/* TEST ONLY: run the periodic disk / writeability re-check now. */
+void store_test_recheck_disk(store_engine *e);
 
 #endif

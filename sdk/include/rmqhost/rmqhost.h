@@ -371,6 +371,23 @@ typedef struct rmq_host_api {
     int (*set_executor_queue_timeout)(rmq_plugin_ctx *ctx, const char *name, uint64_t max_wait_ms,
                                       const char *remark_prefix);
 
+    /* -- ABI 1.4 -- */
+    /* INIT. register_processor with RMQ_PROC_* flags (0 = register_processor):
+     *   RMQ_PROC_FALLBACK    the binding yields to any other plugin's
+     *                        registration of `code` on the same server,
+     *                        whatever the order the plugins load or reload
+     *                        in (a broker without a store answers the
+     *                        storage codes this way; a store plugin takes
+     *                        them over by registering them plainly);
+     *   RMQ_PROC_NOT_ON_VIP  not served on the server's VIP listener
+     *                        (host.conf `vip_listen`, Java's fast remoting
+     *                        server on listenPort - 2): a request arriving
+     *                        there is answered REQUEST_CODE_NOT_SUPPORTED
+     *                        " request type <code> not supported", as Java
+     *                        answers PULL_MESSAGE on its VIP port. */
+    int (*register_processor_flags)(rmq_plugin_ctx *ctx, int32_t code, rmq_processor_fn fn,
+                                    void *ud, const char *executor, uint32_t flags);
+
     /* -- ABI 1.5 -- */
     /* Any thread. "ip:port" of the connection an incoming request arrived on,
      * for code that sees only the command: RPC before/after hooks (which get a
@@ -379,8 +396,12 @@ typedef struct rmq_host_api {
      * responses to outgoing calls. */
     const char *(*cmd_peer)(const rmq_cmd *cmd);
 
-    void *reserved[29]; /* grows here; never reordered */
+    void *reserved[28]; /* grows here; never reordered */
 } rmq_host_api;
+
+/* Flags of register_processor_flags (ABI 1.4). */
+#define RMQ_PROC_FALLBACK 0x1u
+#define RMQ_PROC_NOT_ON_VIP 0x2u
 
 /* ---- reaching the API from a context -------------------------------------- */
 /* Every rmq_plugin_ctx starts with this head, so callbacks that receive only

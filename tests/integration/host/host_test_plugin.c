@@ -11,16 +11,18 @@
 #include "rmqhost/rmqhost.h"
 
 enum {
-    CODE_ECHO = 7001,      /* inline echo of ext "msg" and the body */
-    CODE_SLOW = 7002,      /* executor "slow" (1 thread, queue 1): sleeps ext "sleep_ms" */
-    CODE_FAIL = 7003,      /* fails with remark "boom" */
-    CODE_REJECTED = 7004,  /* refused by the reject hook */
-    CODE_CALL = 7005,      /* executor "calls": invoke_sync_addr(ext addr, timeout_ms) */
-    CODE_EVENTS = 7006,    /* body = the channel events seen so far */
-    CODE_BIG = 7007,       /* body of ext "size" bytes */
-    CODE_DRAIN = 7008,     /* executor "drain" (4 threads): sleeps ext "sleep_ms" */
-    CODE_CANNED = 7009,    /* inline: a canned route-sized body, zero-copy (benchmarks) */
-    CODE_HOOK_COUNT = 7010 /* ext answersSeen = answers the after hook saw */
+    CODE_ECHO = 7001,       /* inline echo of ext "msg" and the body */
+    CODE_SLOW = 7002,       /* executor "slow" (1 thread, queue 1): sleeps ext "sleep_ms" */
+    CODE_FAIL = 7003,       /* fails with remark "boom" */
+    CODE_REJECTED = 7004,   /* refused by the reject hook */
+    CODE_CALL = 7005,       /* executor "calls": invoke_sync_addr(ext addr, timeout_ms) */
+    CODE_EVENTS = 7006,     /* body = the channel events seen so far */
+    CODE_BIG = 7007,        /* body of ext "size" bytes */
+    CODE_DRAIN = 7008,      /* executor "drain" (4 threads): sleeps ext "sleep_ms" */
+    CODE_CANNED = 7009,     /* inline: a canned route-sized body, zero-copy (benchmarks) */
+    CODE_HOOK_COUNT = 7010, /* ext answersSeen = answers the after hook saw */
+    CODE_MAIN_ONLY = 7011,  /* echo, registered RMQ_PROC_NOT_ON_VIP */
+    CODE_FALLBACK = 7012    /* remark "fallback", registered RMQ_PROC_FALLBACK */
 };
 
 /* What a GET_ROUTEINFO_BY_TOPIC answer of one two-replica broker looks like. */
@@ -50,6 +52,11 @@ static int reply_code(test_plugin *tp, rmq_request *req, const rmq_cmd *cmd, int
 {
     rmq_cmd *resp = tp->api->cmd_new_response(cmd, code, remark);
     return resp ? tp->api->reply(req, resp) : RMQ_ENOMEM;
+}
+
+static int on_fallback(rmq_request *req, const rmq_cmd *cmd, void *ud)
+{
+    return reply_code(ud, req, cmd, RMQ_RESPONSE_SUCCESS, "fallback");
 }
 
 static int on_echo(rmq_request *req, const rmq_cmd *cmd, void *ud)
@@ -264,6 +271,13 @@ static int test_init(rmq_plugin_ctx *ctx, const rmq_host_api *api)
     rc |= api->register_processor(ctx, CODE_DRAIN, on_slow, tp, "drain");
     rc |= api->register_processor(ctx, CODE_CANNED, on_canned, tp, NULL);
     rc |= api->register_processor(ctx, CODE_HOOK_COUNT, on_hook_count, tp, NULL);
+    rc |=
+        api->register_processor_flags(ctx, CODE_MAIN_ONLY, on_echo, tp, NULL, RMQ_PROC_NOT_ON_VIP);
+    rc |=
+        api->register_processor_flags(ctx, CODE_FALLBACK, on_fallback, tp, NULL, RMQ_PROC_FALLBACK);
+    /* unknown flag bits are refused */
+    if (api->register_processor_flags(ctx, 7013, on_echo, tp, NULL, 0x100) != RMQ_EINVAL)
+        rc |= RMQ_EINVAL;
     rc |= api->set_reject_hook(ctx, reject_hook, tp);
     rc |= api->add_rpc_hook(ctx, before_hook, after_hook, tp);
     rc |= api->add_channel_listener(ctx, on_channel, tp);

@@ -859,6 +859,111 @@ static void test_ipv6_listen_address_is_served(void **state)
     rmq_td_cleanup(&d);
 }
 
+/* ---- VIP listener -------------------------------------------------------- */
+
+/* A second address per server (Java's VIP port): every code is served
+ * there except those registered RMQ_PROC_NOT_ON_VIP, which get Java's
+ * code 3 answer; listen.addrs names it "<server>.vip". */
+static void check_vip(rmq_test_daemon *d)
+{
+    int port = rmq_td_port(d, "main"), vip = rmq_td_port(d, "main.vip");
+    assert_true(port > 0);
+    assert_true(vip > 0);
+    assert_true(vip != port);
+    int fm = rmq_tc_connect(port), fv = rmq_tc_connect(vip);
+    assert_true(fm >= 0 && fv >= 0);
+    for (int round = 0; round < 2; round++) { /* the second round uses the cached answer */
+        rmq_cmd *e = echo_req(1, "vip");
+        rmq_cmd *r = rmq_tc_call(fv, e, RECV_MS);
+        assert_non_null(r);
+        assert_string_equal(rmq_cmd_ext_get(r, "echo"), "vip");
+        rmq_cmd_free(r);
+        rmq_cmd_free(e);
+        const char *kv[] = {"msg", "main only", NULL};
+        rmq_cmd *q = rmq_tc_request(7011, 2, kv);
+        r = rmq_tc_call(fv, q, RECV_MS);
+        assert_non_null(r);
+        assert_int_equal(r->code, 3);
+        assert_string_equal(r->remark, " request type 7011 not supported");
+        rmq_cmd_free(r);
+        r = rmq_tc_call(fm, q, RECV_MS);
+        assert_non_null(r);
+        assert_int_equal(r->code, 0);
+        assert_string_equal(rmq_cmd_ext_get(r, "echo"), "main only");
+        rmq_cmd_free(r);
+        rmq_cmd_free(q);
+    }
+    close(fm);
+    close(fv);
+    assert_true(rmq_td_log_contains(d, "(VIP)"));
+}
+
+static void test_vip_listen_serves_all_but_main_only_codes(void **state)
+{
+    (void)state;
+    rmq_test_daemon d;
+    assert_int_equal(rmq_td_init(&d, SERVERS, NULL), 0);
+    /* host.conf as written by rmq_td_init, with vip_listen added */
+    char path[512];
+    snprintf(path, sizeof(path), "%s/host.conf", d.conf_dir);
+    FILE *fp = fopen(path, "r");
+    assert_non_null(fp);
+    static char text[8192];
+    size_t n = fread(text, 1, sizeof(text) - 1, fp);
+    fclose(fp);
+    text[n] = '\0';
+    char *at = strstr(text, "listen = \"127.0.0.1:0\";");
+    assert_non_null(at);
+    static char out[8400];
+    snprintf(out, sizeof(out), "%.*svip_listen = \"127.0.0.1:0\"; %s", (int)(at - text), text, at);
+    assert_int_equal(rmq_td_write_conf(&d, "host.conf", out), 0);
+    rmq_td_add_plugin(&d, "hosttest", "hosttest", "main", NULL);
+    assert_int_equal(rmq_td_start(&d, NULL), 0);
+    check_vip(&d);
+    assert_int_equal(rmq_td_stop(&d), 0);
+    rmq_td_cleanup(&d);
+}
+
+static void test_vip_listen_override_on_the_command_line(void **state)
+{
+    (void)state;
+    rmq_test_daemon d;
+    assert_int_equal(rmq_td_init(&d, SERVERS, NULL), 0);
+    rmq_td_add_plugin(&d, "hosttest", "hosttest", "main", NULL);
+    const char *args[] = {"-o", "servers.main.vip_listen=127.0.0.1:0", NULL};
+    assert_int_equal(rmq_td_start(&d, args), 0);
+    check_vip(&d);
+    assert_int_equal(rmq_td_stop(&d), 0);
+    rmq_td_cleanup(&d);
+}
+
+static void test_vip_listen_bad_address_is_refused_naming_it(void **state)
+{
+    (void)state;
+    rmq_test_daemon d;
+    assert_int_equal(rmq_td_init(&d, SERVERS, NULL), 0);
+    rmq_td_add_plugin(&d, "hosttest", "hosttest", "main", NULL);
+    const char *args[] = {"-o", "servers.main.vip_listen=nowhere", NULL};
+    assert_int_not_equal(rmq_td_start(&d, args), 0);
+    assert_true(rmq_td_log_contains(&d, "bad vip_listen address 'nowhere'"));
+    rmq_td_cleanup(&d);
+}
+
+/* Without vip_listen nothing is on the VIP list and main-only codes work. */
+static void test_fallback_binding_serves_when_alone(void **state)
+{
+    fixture *f = *state;
+    int fd = rmq_tc_connect(f->port);
+    rmq_cmd *q = rmq_tc_request(7012, 3, NULL);
+    rmq_cmd *r = rmq_tc_call(fd, q, RECV_MS);
+    assert_non_null(r);
+    assert_string_equal(r->remark, "fallback");
+    rmq_cmd_free(r);
+    rmq_cmd_free(q);
+    assert_int_equal(rmq_td_port(&f->d, "main.vip"), -1);
+    close(fd);
+}
+
 /* ---- private plugin copies ---------------------------------------------------------- */
 
 static int count_plugin_copies(const rmq_test_daemon *d)
@@ -1056,6 +1161,7 @@ int main(int argc, char **argv)
         T(test_invoke_sync_to_closed_port_fails_cleanly),
         T(test_invoke_sync_gets_the_peers_answer),
         T(test_second_daemon_on_same_state_dir_is_refused),
+        T(test_fallback_binding_serves_when_alone),
     };
     const struct CMUnitTest own[] = {
         T(test_idle_connection_is_closed_with_idle_then_close_events),
@@ -1064,6 +1170,9 @@ int main(int argc, char **argv)
         T(test_restart_on_same_port_at_once),
         T(test_out_of_descriptors_pauses_accepting_and_recovers),
         T(test_ipv6_listen_address_is_served),
+        T(test_vip_listen_serves_all_but_main_only_codes),
+        T(test_vip_listen_override_on_the_command_line),
+        T(test_vip_listen_bad_address_is_refused_naming_it),
         T(test_plugin_copy_lives_while_loaded_and_is_removed_at_stop),
         T(test_check_reports_syntax_error_as_file_line),
         T(test_check_accepts_a_valid_configuration),

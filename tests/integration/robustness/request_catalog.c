@@ -194,6 +194,7 @@ static const fuzz_code_entry CATALOG[] = {
       {"clientId", "fuzz-client@1", false},
       {"msgId", "7F00000100002A9F0000000000000000", false},
       FUZZ_BROKER}},
+    {208, "GET_CONSUME_STATS", BR, FUZZ_BODY_NONE, {FUZZ_GROUP, FUZZ_TOPIC}},
     /* broker-client-mgr storage stubs (answerStorageCodes = true) */
     {11,
      "PULL_MESSAGE",

@@ -230,7 +230,7 @@ typedef struct fuzz_run {
 } fuzz_run;
 
 /* Codes no plugin registers: the host's own "not supported" answer. */
-static const int UNREGISTERED_CODES[] = {0, 208, 999, 30000, -5};
+static const int UNREGISTERED_CODES[] = {0, 998, 999, 30000, -5};
 
 static rmq_cmd *next_request(fixture *f, fuzz_rng *r, char *label, size_t len,
                              const fuzz_code_entry **entry)

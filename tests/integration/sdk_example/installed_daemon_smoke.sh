@@ -14,6 +14,13 @@ for s in $(sed -n '/^servers *= *{/,/^};/s/^ *\([A-Za-z0-9_-]*\) *= *{.*listen.*
            "$conf/host.conf"); do
     overrides+=(-o "servers.$s.listen=127.0.0.1:0")
 done
+# ... and every VIP listener (the broker's 10909 since the all-in-one default)
+if grep -q 'vip_listen' "$conf/host.conf"; then
+    for s in $(awk '/^servers *= *{/,/^};/' "$conf/host.conf" | tr '\n' ' ' | sed 's/};/};\n/g' |
+               sed -n 's/^ *\([A-Za-z0-9_-]*\) *= *{.*vip_listen.*/\1/p'); do
+        overrides+=(-o "servers.$s.vip_listen=127.0.0.1:0")
+    done
+fi
 
 "$P/bin/rmqhostd" -c "$conf" "${overrides[@]}" >"$log" 2>&1 &
 pid=$!

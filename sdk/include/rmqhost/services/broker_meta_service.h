@@ -55,30 +55,30 @@ typedef struct rmq_subscription_group_config {
 
 /* The broker's own configuration as the message path needs it. */
 typedef struct rmq_broker_config {
-    char cluster_name[128];          /* brokerClusterName: the CLUSTER property */
-    char broker_name[128];           /* brokerName */
-    int64_t broker_id;               /* 0 = master */
-    char broker_ip1[64];             /* brokerIP1: STOREHOST address, remarks */
-    int32_t listen_port;             /* listenPort: STOREHOST port */
-    int32_t broker_permission;       /* brokerPermission, RMQ_PERM_* bits */
-    bool auto_create_topic_enable;   /* autoCreateTopicEnable */
+    char cluster_name[128];              /* brokerClusterName: the CLUSTER property */
+    char broker_name[128];               /* brokerName */
+    int64_t broker_id;                   /* 0 = master */
+    char broker_ip1[64];                 /* brokerIP1: STOREHOST address, remarks */
+    int32_t listen_port;                 /* listenPort: STOREHOST port */
+    int32_t broker_permission;           /* brokerPermission, RMQ_PERM_* bits */
+    bool auto_create_topic_enable;       /* autoCreateTopicEnable */
     bool auto_create_subscription_group; /* autoCreateSubscriptionGroup */
 } rmq_broker_config;
 
 /* What the consumer table knows of (group, topic) for PULL's checks 7b–7e
  * (protocol-messages.md §10.8.2). */
 typedef struct rmq_consumer_sub_info {
-    int32_t message_model;   /* 0 CLUSTERING, 1 BROADCASTING */
-    bool has_subscription;   /* the group subscribes `topic` */
+    int32_t message_model;    /* 0 CLUSTERING, 1 BROADCASTING */
+    bool has_subscription;    /* the group subscribes `topic` */
     char expression_type[16]; /* "TAG" (also for null/empty), "SQL92"... */
-    char sub_string[4096];   /* the expression, "*" = everything; truncated past 4095 bytes */
-    int64_t sub_version;     /* subVersion */
+    char sub_string[4096];    /* the expression, "*" = everything; truncated past 4095 bytes */
+    int64_t sub_version;      /* subVersion */
 } rmq_consumer_sub_info;
 
 /* One consumer connection of a group (RESET_CONSUMER_CLIENT_OFFSET fan-out). */
 typedef struct rmq_consumer_channel {
-    uint64_t channel;    /* rmq_channel_id */
-    int32_t version;     /* the client's remoting version (MQVersion ordinal) */
+    uint64_t channel; /* rmq_channel_id */
+    int32_t version;  /* the client's remoting version (MQVersion ordinal) */
     char client_id[256];
 } rmq_consumer_channel;
 
@@ -134,6 +134,12 @@ typedef struct rmq_broker_meta_service {
                          int64_t offset);
     /* queryOffset: the stored offset or -1. */
     int64_t (*offset_query)(void *svc_ud, const char *group, const char *topic, int32_t queue_id);
+
+    /* -- appended (check `size` before calling) -- */
+    /* ProducerManager.findChannel: the connection that last heartbeated as
+     * producer client `client_id`, or 0 (PUSH_REPLY_MESSAGE_TO_CLIENT). Any
+     * thread. */
+    uint64_t (*producer_channel_by_client)(void *svc_ud, const char *client_id);
 } rmq_broker_meta_service;
 
 /* ---- event "broker.topic_deleted" ----------------------------------------

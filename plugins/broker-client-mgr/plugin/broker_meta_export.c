@@ -1,0 +1,330 @@
+/* broker_meta_export.c — owns the service "broker.meta" (the TopicConfigManager,
+ * SubscriptionGroupManager, ConsumerManager, ConsumerOffsetManager and
+ * ProducerManager views a message store needs) and the publication of the
+ * event "broker.topic_deleted". Entries run on IO threads and on other
+ * plugins' executors: each takes the tables lock for a copy only, and files
+ * are written after the lock is released. */
+#include "broker_context.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TBW102 "TBW102"
+
+static void topic_from_json(const json_t *j, rmq_topic_config *out)
+{
+    memset(out, 0, sizeof *out);
+    snprintf(out->topic_name, sizeof out->topic_name, "%s",
+             json_string_value(json_object_get(j, "topicName")));
+    out->read_queue_nums = (int32_t)json_integer_value(json_object_get(j, "readQueueNums"));
+    out->write_queue_nums = (int32_t)json_integer_value(json_object_get(j, "writeQueueNums"));
+    out->perm = (int32_t)json_integer_value(json_object_get(j, "perm"));
+    const char *ft = json_string_value(json_object_get(j, "topicFilterType"));
+    out->topic_filter_type = ft && strcmp(ft, "MULTI_TAG") == 0 ? 1 : 0;
+    out->topic_sys_flag = (int32_t)json_integer_value(json_object_get(j, "topicSysFlag"));
+    out->order = json_is_true(json_object_get(j, "order"));
+}
+
+static void group_from_json(const json_t *j, rmq_subscription_group_config *out)
+{
+    memset(out, 0, sizeof *out);
+    snprintf(out->group_name, sizeof out->group_name, "%s",
+             json_string_value(json_object_get(j, "groupName")));
+    out->consume_enable = json_is_true(json_object_get(j, "consumeEnable"));
+    out->consume_from_min_enable = json_is_true(json_object_get(j, "consumeFromMinEnable"));
+    out->consume_broadcast_enable = json_is_true(json_object_get(j, "consumeBroadcastEnable"));
+    out->retry_queue_nums = (int32_t)json_integer_value(json_object_get(j, "retryQueueNums"));
+    out->retry_max_times = (int32_t)json_integer_value(json_object_get(j, "retryMaxTimes"));
+    out->broker_id = json_integer_value(json_object_get(j, "brokerId"));
+    out->which_broker_when_consume_slowly =
+        json_integer_value(json_object_get(j, "whichBrokerWhenConsumeSlowly"));
+    out->notify_consumer_ids_changed_enable =
+        json_is_true(json_object_get(j, "notifyConsumerIdsChangedEnable"));
+}
+
+static int meta_broker_config(void *ud, rmq_broker_config *out)
+{
+    bcm_ctx *c = ud;
+    memset(out, 0, sizeof *out);
+    snprintf(out->cluster_name, sizeof out->cluster_name, "%s", c->s.cluster_name);
+    snprintf(out->broker_name, sizeof out->broker_name, "%s", c->s.broker_name);
+    out->broker_id = c->s.broker_id;
+    snprintf(out->broker_ip1, sizeof out->broker_ip1, "%s", c->s.advertised_ip);
+    out->listen_port = c->s.listen_port;
+    out->broker_permission = c->s.broker_permission;
+    out->auto_create_topic_enable = c->s.auto_create_topic_enable;
+    out->auto_create_subscription_group = c->s.auto_create_subscription_group;
+    return 0;
+}
+
+static int meta_topic_get(void *ud, const char *topic, rmq_topic_config *out)
+{
+    bcm_ctx *c = ud;
+    if (!topic)
+        return RMQ_EINVAL;
+    int rc = RMQ_ENOENT;
+    pthread_mutex_lock(&c->lock);
+    const json_t *j = json_object_get(c->topics.topics, topic);
+    if (j) {
+        topic_from_json(j, out);
+        rc = 0;
+    }
+    pthread_mutex_unlock(&c->lock);
+    return rc;
+}
+
+/* A topic was created: topics.json and the NameServers learn it (Java:
+ * persist, then registerBrokerAll). */
+static void topic_created(bcm_ctx *c, const char *topic)
+{
+    c->api->log(c->pctx, RMQ_LOG_INFO, "topic %s created for a send", topic);
+    bcm_persist_topics(c);
+    bcm_registration_request_now(c);
+}
+
+static int meta_topic_create_in_send(void *ud, const char *topic, const char *default_topic,
+                                     int32_t default_queue_nums, int32_t topic_sys_flag,
+                                     rmq_topic_config *out)
+{
+    bcm_ctx *c = ud;
+    if (!topic || !*topic)
+        return RMQ_EINVAL;
+    bool created = false;
+    int rc = RMQ_ENOENT;
+    pthread_mutex_lock(&c->lock);
+    const json_t *j = json_object_get(c->topics.topics, topic);
+    if (j) {
+        topic_from_json(j, out);
+        rc = 0;
+    } else {
+        const json_t *d = default_topic ? json_object_get(c->topics.topics, default_topic) : NULL;
+        if (d) {
+            int perm = (int)json_integer_value(json_object_get(d, "perm"));
+            /* TBW102 without autoCreateTopicEnable is read-write only:
+             * nothing inherits from it. */
+            if (strcmp(default_topic, TBW102) == 0 && !c->s.auto_create_topic_enable)
+                perm = RMQ_PERM_READ | RMQ_PERM_WRITE;
+            if (perm & RMQ_PERM_INHERIT) {
+                int dq = (int)json_integer_value(json_object_get(d, "writeQueueNums"));
+                int q = default_queue_nums < dq ? default_queue_nums : dq;
+                if (q < 0)
+                    q = 0;
+                const char *ft = json_string_value(json_object_get(d, "topicFilterType"));
+                json_t *cfg = bcm_topic_config_new(topic, q, q, perm & ~RMQ_PERM_INHERIT,
+                                                   topic_sys_flag, false, ft);
+                if (cfg) {
+                    topic_from_json(cfg, out);
+                    if (bcm_topic_table_put(&c->topics, cfg, c->api->now_wall_ms()) == 0) {
+                        created = true;
+                        rc = 0;
+                    } else {
+                        rc = RMQ_ENOMEM;
+                    }
+                } else {
+                    rc = RMQ_ENOMEM;
+                }
+            }
+        }
+    }
+    pthread_mutex_unlock(&c->lock);
+    if (created)
+        topic_created(c, topic);
+    return rc;
+}
+
+static int meta_topic_create_in_send_back(void *ud, const char *topic, int32_t queue_nums,
+                                          int32_t perm, int32_t topic_sys_flag,
+                                          rmq_topic_config *out)
+{
+    bcm_ctx *c = ud;
+    if (!topic || !*topic)
+        return RMQ_EINVAL;
+    pthread_mutex_lock(&c->lock);
+    bool created = bcm_topic_table_create_if_absent(&c->topics, topic, queue_nums, perm,
+                                                    topic_sys_flag, c->api->now_wall_ms());
+    const json_t *j = json_object_get(c->topics.topics, topic);
+    if (j)
+        topic_from_json(j, out);
+    pthread_mutex_unlock(&c->lock);
+    if (created)
+        topic_created(c, topic);
+    return j ? 0 : RMQ_ENOMEM;
+}
+
+/* The callback may call back into this service: it runs on a copy, with
+ * the lock released. */
+static size_t meta_topic_for_each(void *ud, rmq_topic_config_fn fn, void *fn_ud)
+{
+    bcm_ctx *c = ud;
+    pthread_mutex_lock(&c->lock);
+    size_t n = json_object_size(c->topics.topics), i = 0;
+    rmq_topic_config *all = n ? malloc(n * sizeof *all) : NULL;
+    if (all) {
+        const char *k;
+        json_t *v;
+        json_object_foreach(c->topics.topics, k, v) topic_from_json(v, &all[i++]);
+    }
+    pthread_mutex_unlock(&c->lock);
+    for (size_t k = 0; k < i; k++)
+        fn(fn_ud, &all[k]);
+    free(all);
+    return i;
+}
+
+static int meta_group_get(void *ud, const char *group, bool auto_create,
+                          rmq_subscription_group_config *out)
+{
+    bcm_ctx *c = ud;
+    if (!group)
+        return RMQ_EINVAL;
+    bool created = false;
+    pthread_mutex_lock(&c->lock);
+    const json_t *g;
+    if (auto_create)
+        g = bcm_subscription_groups_find(&c->groups, group, c->s.auto_create_subscription_group,
+                                         c->api->now_wall_ms(), &created);
+    else
+        g = json_object_get(c->groups.groups, group);
+    if (g)
+        group_from_json(g, out);
+    pthread_mutex_unlock(&c->lock);
+    if (created)
+        bcm_persist_groups(c);
+    return g ? 0 : RMQ_ENOENT;
+}
+
+static int meta_consumer_subscription(void *ud, const char *group, const char *topic,
+                                      rmq_consumer_sub_info *out)
+{
+    bcm_ctx *c = ud;
+    if (!group || !topic)
+        return RMQ_EINVAL;
+    memset(out, 0, sizeof *out);
+    int rc = RMQ_ENOENT;
+    pthread_mutex_lock(&c->lock);
+    const bcm_consumer_group *g = bcm_consumer_group_get(&c->consumers, group);
+    if (g && g->nclients) {
+        rc = 0;
+        out->message_model =
+            g->message_model && strcmp(g->message_model, "BROADCASTING") == 0 ? 1 : 0;
+        const bcm_subscription *s = bcm_consumer_group_find_sub(g, topic);
+        if (s) {
+            out->has_subscription = true;
+            const char *et = s->expression_type && *s->expression_type ? s->expression_type : "TAG";
+            snprintf(out->expression_type, sizeof out->expression_type, "%s", et);
+            snprintf(out->sub_string, sizeof out->sub_string, "%s",
+                     s->sub_string ? s->sub_string : "*");
+            out->sub_version = s->sub_version;
+        }
+    }
+    pthread_mutex_unlock(&c->lock);
+    return rc;
+}
+
+static size_t meta_consumer_channels(void *ud, const char *group, rmq_consumer_channel *out,
+                                     size_t max)
+{
+    bcm_ctx *c = ud;
+    if (!group)
+        return 0;
+    size_t n = 0;
+    pthread_mutex_lock(&c->lock);
+    const bcm_consumer_group *g = bcm_consumer_group_get(&c->consumers, group);
+    if (g) {
+        n = g->nclients;
+        for (size_t i = 0; i < n && i < max; i++) {
+            memset(&out[i], 0, sizeof out[i]);
+            out[i].channel = g->clients[i].channel;
+            out[i].version = g->clients[i].version;
+            snprintf(out[i].client_id, sizeof out[i].client_id, "%s",
+                     g->clients[i].client_id ? g->clients[i].client_id : "");
+        }
+    }
+    pthread_mutex_unlock(&c->lock);
+    return n;
+}
+
+/* Java's getAvailableChannel: a shared counter modulo the group's size.
+ * Every entry of the table is a live connection (closed ones are removed at
+ * once), so the first pick is the answer. */
+static uint64_t meta_producer_channel(void *ud, const char *group)
+{
+    bcm_ctx *c = ud;
+    if (!group)
+        return 0;
+    unsigned turn = atomic_fetch_add(&c->producer_rr, 1) + 1;
+    uint64_t ch = 0;
+    pthread_mutex_lock(&c->lock);
+    const bcm_producer_group *g = bcm_producer_group_get(&c->producers, group);
+    if (g && g->n)
+        ch = g->clients[turn % g->n].channel;
+    pthread_mutex_unlock(&c->lock);
+    return ch;
+}
+
+static uint64_t meta_producer_channel_by_client(void *ud, const char *client_id)
+{
+    bcm_ctx *c = ud;
+    if (!client_id)
+        return 0;
+    pthread_mutex_lock(&c->lock);
+    uint64_t ch = bcm_producer_find_channel(&c->producers, client_id);
+    pthread_mutex_unlock(&c->lock);
+    return ch;
+}
+
+static int meta_offset_commit(void *ud, const char *group, const char *topic, int32_t queue_id,
+                              int64_t offset)
+{
+    bcm_ctx *c = ud;
+    if (!group || !topic)
+        return RMQ_EINVAL;
+    pthread_mutex_lock(&c->lock);
+    int rc = bcm_offset_commit(&c->offsets, topic, group, queue_id, offset);
+    c->offsets_changes++;
+    pthread_mutex_unlock(&c->lock);
+    return rc == 0 ? 0 : RMQ_ENOMEM;
+}
+
+static int64_t meta_offset_query(void *ud, const char *group, const char *topic, int32_t queue_id)
+{
+    bcm_ctx *c = ud;
+    if (!group || !topic)
+        return -1;
+    int64_t off = -1;
+    pthread_mutex_lock(&c->lock);
+    if (!bcm_offset_query(&c->offsets, topic, group, queue_id, &off))
+        off = -1;
+    pthread_mutex_unlock(&c->lock);
+    return off;
+}
+
+int bcm_export_broker_meta(bcm_ctx *c)
+{
+    rmq_broker_meta_service *t = &c->meta_table;
+    memset(t, 0, sizeof *t);
+    t->size = sizeof *t;
+    t->broker_config = meta_broker_config;
+    t->topic_get = meta_topic_get;
+    t->topic_create_in_send = meta_topic_create_in_send;
+    t->topic_create_in_send_back = meta_topic_create_in_send_back;
+    t->topic_for_each = meta_topic_for_each;
+    t->group_get = meta_group_get;
+    t->consumer_subscription = meta_consumer_subscription;
+    t->consumer_channels = meta_consumer_channels;
+    t->producer_channel = meta_producer_channel;
+    t->offset_commit = meta_offset_commit;
+    t->offset_query = meta_offset_query;
+    t->producer_channel_by_client = meta_producer_channel_by_client;
+    return c->api->export_service(c->pctx, RMQ_BROKER_META_SERVICE, RMQ_BROKER_META_VERSION, t, c);
+}
+
+void bcm_publish_topic_deleted(bcm_ctx *c, const char *topic)
+{
+    int rc =
+        c->api->publish_event(c->pctx, RMQ_BROKER_TOPIC_DELETED_EVENT, topic, strlen(topic) + 1);
+    if (rc != 0 && rc != RMQ_ENOENT)
+        c->api->log(c->pctx, RMQ_LOG_WARN, "publishing %s for %s: %s",
+                    RMQ_BROKER_TOPIC_DELETED_EVENT, topic, rmq_strerror(rc));
+}

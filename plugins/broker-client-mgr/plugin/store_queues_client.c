@@ -1,0 +1,48 @@
+/* store_queues_client.c — owns broker-client-mgr's use of the service
+ * "store.queues" (a message store plugin's queue offsets, store times and
+ * records). One acquire per operation, so the store can be hot-reloaded;
+ * without a store every queue is empty, as on a broker that stores nothing. */
+#include "broker_context.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+bool bcm_store_acquire(bcm_ctx *c, bcm_store *s)
+{
+    const void *t = NULL;
+    memset(s, 0, sizeof *s);
+    if (c->api->service_acquire(c->pctx, RMQ_STORE_QUEUES_SERVICE, RMQ_STORE_QUEUES_VERSION, &t,
+                                &s->ud, &s->ref) != 0 ||
+        !t)
+        return false;
+    s->t = t;
+    return true;
+}
+
+void bcm_store_release(bcm_ctx *c, bcm_store *s)
+{
+    if (s->t)
+        c->api->service_release(c->pctx, s->ref);
+    memset(s, 0, sizeof *s);
+}
+
+int64_t bcm_store_max_offset(const bcm_store *s, const char *topic, int32_t queue_id)
+{
+    return s->t && s->t->max_offset ? s->t->max_offset(s->ud, topic, queue_id) : 0;
+}
+
+int64_t bcm_store_min_offset(const bcm_store *s, const char *topic, int32_t queue_id)
+{
+    return s->t && s->t->min_offset ? s->t->min_offset(s->ud, topic, queue_id) : 0;
+}
+
+int64_t bcm_store_time(const bcm_store *s, const char *topic, int32_t queue_id, int64_t offset)
+{
+    return s->t && s->t->store_time ? s->t->store_time(s->ud, topic, queue_id, offset) : -1;
+}
+
+bool bcm_store_in_disk(const bcm_store *s, const char *topic, int32_t queue_id, int64_t offset)
+{
+    return s->t && s->t->check_in_disk_by_consume_offset &&
+           s->t->check_in_disk_by_consume_offset(s->ud, topic, queue_id, offset);
+}

@@ -1,0 +1,391 @@
+/* store_consume_queue.c — consume queues (§10.15.3): the (topic, queue id)
+ * hash table, 20-byte entries in segment files under consumequeue/TOPIC/QID,
+ * loading with the end found by binary search, truncation past the commit
+ * log end, correctMinOffset, destruction. Structural changes run with `maps`
+ * held exclusively (or during open/close); entry writes under append_mu. */
+#include "store_internal.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+uint32_t cq_hash(const char *topic, int32_t qid)
+{
+    uint32_t h = 2166136261u;
+    for (const char *p = topic; *p; p++)
+        h = (h ^ (uint8_t)*p) * 16777619u;
+    h = (h ^ (uint32_t)qid) * 16777619u;
+    return h;
+}
+
+store_cq *cq_find(store_engine *e, const char *topic, int32_t qid)
+{
+    if (e->cqs.nb == 0)
+        return NULL;
+    uint32_t h = cq_hash(topic, qid);
+    for (store_cq *q = e->cqs.b[h & (e->cqs.nb - 1)]; q; q = q->next)
+        if (q->hash == h && q->queue_id == qid && strcmp(q->topic, topic) == 0)
+            return q;
+    return NULL;
+}
+
+static int table_grow(cq_table *t)
+{
+    size_t nb = t->nb ? t->nb * 2 : 64;
+    store_cq **b = calloc(nb, sizeof *b);
+    if (!b)
+        return -ENOMEM;
+    for (size_t i = 0; i < t->nb; i++) {
+        store_cq *q = t->b[i];
+        while (q) {
+            store_cq *nx = q->next;
+            q->next = b[q->hash & (nb - 1)];
+            b[q->hash & (nb - 1)] = q;
+            q = nx;
+        }
+    }
+    free(t->b);
+    t->b = b;
+    t->nb = nb;
+    return 0;
+}
+
+store_cq *cq_create(store_engine *e, const char *topic, int32_t qid, char *err, size_t errlen)
+{
+    if (strlen(topic) > STORED_RECORD_MAX_TOPIC) {
+        snprintf(err, errlen, "topic too long");
+        return NULL;
+    }
+    if (e->cqs.count >= e->cqs.nb && table_grow(&e->cqs) != 0) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    store_cq *q = calloc(1, sizeof *q);
+    if (!q) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    snprintf(q->topic, sizeof q->topic, "%s", topic);
+    q->queue_id = qid;
+    q->hash = cq_hash(topic, qid);
+    q->files.file_size = e->cfg.cq_file_size;
+    q->files.random_access = true;
+    q->load_first_phys = -1;
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s/%s/%d", e->cq_dir, topic, qid);
+    q->files.dir = strdup(dir);
+    if (!q->files.dir) {
+        free(q);
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    q->next = e->cqs.b[q->hash & (e->cqs.nb - 1)];
+    e->cqs.b[q->hash & (e->cqs.nb - 1)] = q;
+    e->cqs.count++;
+    return q;
+}
+
+static void cq_unlink(store_engine *e, store_cq *q)
+{
+    store_cq **pp = &e->cqs.b[q->hash & (e->cqs.nb - 1)];
+    while (*pp && *pp != q)
+        pp = &(*pp)->next;
+    if (*pp) {
+        *pp = q->next;
+        e->cqs.count--;
+    }
+}
+
+void cq_destroy(store_engine *e, store_cq *q, bool remove_files)
+{
+    cq_unlink(e, q);
+    char *dir = q->files.dir;
+    q->files.dir = NULL;
+    mfile_list_free(&q->files, remove_files);
+    if (remove_files) {
+        rmdir(dir);
+        char topic_dir[PATH_MAX];
+        snprintf(topic_dir, sizeof topic_dir, "%s/%s", e->cq_dir, q->topic);
+        rmdir(topic_dir); /* fails while other queues of the topic remain */
+    }
+    free(dir);
+    free(q);
+}
+
+void cq_table_free(store_engine *e)
+{
+    for (size_t i = 0; i < e->cqs.nb; i++) {
+        store_cq *q = e->cqs.b[i];
+        while (q) {
+            store_cq *nx = q->next;
+            mfile_list_free(&q->files, false);
+            free(q);
+            q = nx;
+        }
+    }
+    free(e->cqs.b);
+    memset(&e->cqs, 0, sizeof e->cqs);
+}
+
+static uint8_t *entry_ptr(const store_cq *q, int64_t index)
+{
+    int64_t pos = index * STORE_CQ_UNIT;
+    mfile *f = mfile_list_find(&q->files, pos);
+    return f ? f->map + (pos - f->start) : NULL;
+}
+
+bool cq_has_file_for(const store_cq *q, int64_t index)
+{
+    return entry_ptr(q, index) != NULL;
+}
+
+int cq_add_file_for(store_engine *e, store_cq *q, int64_t index, char *err, size_t errlen)
+{
+    int64_t fs = q->files.file_size;
+    int64_t start = index * STORE_CQ_UNIT / fs * fs;
+    int rc = store_mkdirs(q->files.dir);
+    if (rc != 0) {
+        snprintf(err, errlen, "mkdir %s: %s", q->files.dir, strerror(-rc));
+        return rc;
+    }
+    char path[PATH_MAX];
+    store_name20(path, sizeof path, q->files.dir, start);
+    mfile *f;
+    if (atomic_load(&e->inject_errno)) {
+        snprintf(err, errlen, "injected fault");
+        return -atomic_load(&e->inject_errno);
+    }
+    rc = mfile_open(path, start, fs, true, false, &f, err, errlen);
+    if (rc != 0)
+        return rc;
+    mfile_advise_random(f);
+    /* keep the list ordered: new files normally come last */
+    rc = mfile_list_push(&q->files, f);
+    if (rc != 0) {
+        mfile_close(f, true);
+        return rc;
+    }
+    for (size_t i = q->files.n - 1; i > 0 && q->files.v[i - 1]->start > f->start; i--) {
+        mfile *t = q->files.v[i - 1];
+        q->files.v[i - 1] = q->files.v[i];
+        q->files.v[i] = t;
+    }
+    return 0;
+}
+
+static void write_entry(uint8_t *p, int64_t phys, int32_t size, int64_t tags)
+{
+    stored_put_be64(p, (uint64_t)phys);
+    stored_put_be32(p + 8, (uint32_t)size);
+    stored_put_be64(p + 12, (uint64_t)tags);
+}
+
+int cq_put_entry(store_engine *e, store_cq *q, int64_t index, int64_t phys, int32_t size,
+                 int64_t tags, bool publish)
+{
+    (void)e;
+    uint8_t *p = entry_ptr(q, index);
+    if (!p)
+        return -ENOENT;
+    int64_t max = atomic_load_explicit(&q->max_offset, memory_order_relaxed);
+    write_entry(p, phys, size, tags);
+    q->max_phys_end = phys + size;
+    if (publish && index + 1 > max)
+        atomic_store_explicit(&q->max_offset, index + 1, memory_order_release);
+    return 0;
+}
+
+void cq_fill_blank(store_cq *q, int64_t from, int64_t to)
+{
+    /* a gap below a recovered entry (entries lost): padded like
+     * ConsumeQueue.fillPreBlank so offsets stay positional */
+    for (int64_t i = from; i < to; i++) {
+        uint8_t *b = entry_ptr(q, i);
+        if (b)
+            write_entry(b, 0, INT32_MAX, 0);
+    }
+}
+
+bool cq_get_entry(const store_cq *q, int64_t index, store_cq_entry *out)
+{
+    const uint8_t *p = entry_ptr(q, index);
+    if (!p)
+        return false;
+    out->phys_offset = (int64_t)stored_be64(p);
+    out->size = (int32_t)stored_be32(p + 8);
+    out->tags_code = (int64_t)stored_be64(p + 12);
+    return true;
+}
+
+static bool entry_valid(const store_cq *q, int64_t index)
+{
+    store_cq_entry en;
+    return cq_get_entry(q, index, &en) && en.phys_offset >= 0 && en.size > 0;
+}
+
+static bool pread_entry_valid(int fd, int64_t pos)
+{
+    uint8_t b[STORE_CQ_UNIT];
+    if (pread(fd, b, sizeof b, pos) != (ssize_t)sizeof b)
+        return false;
+    return (int64_t)stored_be64(b) >= 0 && (int32_t)stored_be32(b + 8) > 0;
+}
+
+/* The queue's end: the first invalid entry of the last file (the valid
+ * entries form a prefix: they are written in order). Probed with pread and
+ * bounded by the file's first hole: faulting sparse pages of thousands of
+ * queue files in through their mappings made a start take seconds. */
+static void cq_find_end(store_cq *q)
+{
+    if (q->files.n == 0)
+        return;
+    mfile *last = q->files.v[q->files.n - 1];
+    int64_t lo = last->start / STORE_CQ_UNIT, hi = lo + last->size / STORE_CQ_UNIT;
+    int fd = open(last->path, O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        off_t hole = lseek(fd, 0, SEEK_HOLE);
+        if (hole >= 0 && hole < last->size)
+            hi = lo + (hole + STORE_CQ_UNIT - 1) / STORE_CQ_UNIT;
+    }
+    /* invariant: entries < lo valid, entries >= hi invalid */
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        bool valid = fd >= 0 ? pread_entry_valid(fd, (mid * STORE_CQ_UNIT) - last->start)
+                             : entry_valid(q, mid);
+        if (valid)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    atomic_store(&q->max_offset, lo);
+    int64_t first = q->files.v[0]->start / STORE_CQ_UNIT;
+    atomic_store(&q->min_offset, first);
+    uint8_t b[STORE_CQ_UNIT];
+    if (lo > first) {
+        /* the last entry (maybe in an earlier file) and the first one */
+        mfile *lf = mfile_list_find(&q->files, (lo - 1) * STORE_CQ_UNIT);
+        if (fd >= 0 && lf == last &&
+            pread(fd, b, sizeof b, (lo - 1) * STORE_CQ_UNIT - last->start) == (ssize_t)sizeof b)
+            q->max_phys_end = (int64_t)stored_be64(b) + (int32_t)stored_be32(b + 8);
+        else {
+            store_cq_entry en;
+            if (cq_get_entry(q, lo - 1, &en))
+                q->max_phys_end = en.phys_offset + en.size;
+        }
+        int ffd = q->files.v[0] == last ? fd : open(q->files.v[0]->path, O_RDONLY | O_CLOEXEC);
+        if (ffd >= 0 && pread(ffd, b, sizeof b, 0) == (ssize_t)sizeof b)
+            q->load_first_phys = (int64_t)stored_be64(b);
+        if (ffd >= 0 && ffd != fd)
+            close(ffd);
+    }
+    if (fd >= 0)
+        close(fd);
+}
+
+static int load_queue(store_engine *e, const char *topic, int32_t qid, char *err, size_t errlen)
+{
+    store_cq *q = cq_create(e, topic, qid, err, errlen);
+    if (!q)
+        return -ENOMEM;
+    int rc = mfile_list_load(&q->files, err, errlen);
+    if (rc != 0)
+        return rc;
+    cq_find_end(q);
+    return 0;
+}
+
+int cq_load_all(store_engine *e, char *err, size_t errlen)
+{
+    DIR *d = opendir(e->cq_dir);
+    if (!d)
+        return errno == ENOENT ? 0 : -errno;
+    struct dirent *de;
+    int rc = 0;
+    while (rc == 0 && (de = readdir(d)) != NULL) {
+        if (de->d_name[0] == '.' || strlen(de->d_name) > STORED_RECORD_MAX_TOPIC)
+            continue;
+        char tdir[PATH_MAX];
+        snprintf(tdir, sizeof tdir, "%s/%s", e->cq_dir, de->d_name);
+        DIR *td = opendir(tdir);
+        if (!td)
+            continue;
+        struct dirent *qe;
+        while (rc == 0 && (qe = readdir(td)) != NULL) {
+            char *end;
+            long qid = strtol(qe->d_name, &end, 10);
+            if (qe->d_name[0] < '0' || qe->d_name[0] > '9' || *end || qid > INT32_MAX)
+                continue; /* non-numeric dirs are skipped, as Java does */
+            rc = load_queue(e, de->d_name, (int32_t)qid, err, errlen);
+        }
+        closedir(td);
+    }
+    closedir(d);
+    return rc;
+}
+
+/* First index in [lo, hi) whose entry's commit-log offset is >= off (hi if none). */
+static int64_t lower_bound_phys(const store_cq *q, int64_t lo, int64_t hi, int64_t off)
+{
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        store_cq_entry en;
+        if (cq_get_entry(q, mid, &en) && en.phys_offset < off)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+void cq_truncate_past(store_engine *e, store_cq *q, int64_t cl_end)
+{
+    (void)e;
+    if (q->files.n == 0)
+        return;
+    int64_t first = q->files.v[0]->start / STORE_CQ_UNIT;
+    int64_t max = atomic_load(&q->max_offset);
+    int64_t cut = lower_bound_phys(q, first, max, cl_end);
+    if (cut >= max)
+        return;
+    for (int64_t i = cut; i < max; i++) {
+        uint8_t *p = entry_ptr(q, i);
+        if (p)
+            memset(p, 0, STORE_CQ_UNIT);
+    }
+    while (q->files.n > 1 && q->files.v[q->files.n - 1]->start > cut * STORE_CQ_UNIT)
+        mfile_list_drop_last(&q->files, true);
+    atomic_store(&q->max_offset, cut);
+    if (atomic_load(&q->min_offset) > cut)
+        atomic_store(&q->min_offset, cut);
+    store_cq_entry en;
+    q->max_phys_end = (cut > first && cq_get_entry(q, cut - 1, &en)) ? en.phys_offset + en.size : 0;
+}
+
+void cq_correct_min(store_engine *e, store_cq *q, int64_t cl_min)
+{
+    (void)e;
+    if (q->files.n == 0)
+        return;
+    int64_t first = q->files.v[0]->start / STORE_CQ_UNIT;
+    int64_t max = atomic_load(&q->max_offset);
+    int64_t lo = atomic_load(&q->min_offset);
+    if (lo < first)
+        lo = first;
+    store_cq_entry en;
+    bool known = lo == first && q->load_first_phys >= cl_min;
+    q->load_first_phys = -1; /* valid for the start-up correction only */
+    if (known) {
+        atomic_store(&q->min_offset, lo); /* known from loading: nothing expired */
+        return;
+    }
+    if (lo < max && cq_get_entry(q, lo, &en) && en.phys_offset >= cl_min) {
+        atomic_store(&q->min_offset, lo); /* the common case: nothing expired */
+        return;
+    }
+    int64_t m = lower_bound_phys(q, lo, max, cl_min);
+    atomic_store(&q->min_offset, m);
+}

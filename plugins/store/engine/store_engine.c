@@ -1,0 +1,542 @@
+/* store_engine.c — the engine object: configuration defaults, open (lock,
+ * load, recover, abort marker, background threads) and close, and the
+ * append path (put, put_batch): records encoded straight into the mapped
+ * commit-log segment, consume-queue entries and index keys written in the
+ * same critical section, then published to readers. */
+#include "store_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+void store_config_defaults(store_config *c)
+{
+    memset(c, 0, sizeof *c);
+    c->root_dir = "store";
+    c->commitlog_file_size = 1073741824;
+    c->cq_file_size = 300000 * STORE_CQ_UNIT;
+    c->flush_type = STORE_ASYNC_FLUSH;
+    c->flush_interval_ms = 500;
+    c->sync_flush_timeout_ms = 5000;
+    c->file_reserved_hours = 72;
+    c->delete_when = "04";
+    c->disk_max_used_ratio = 75;
+    c->message_index_enable = true;
+    c->max_hash_slot_num = 5000000;
+    c->max_index_num = 20000000;
+    c->max_message_size = 4194304;
+    c->check_crc_on_recover = true;
+    c->access_message_in_memory_max_ratio = 40;
+    c->max_transfer_bytes_in_memory = 262144;
+    c->max_transfer_count_in_memory = 32;
+    c->max_transfer_bytes_in_disk = 65536;
+    c->max_transfer_count_in_disk = 8;
+    c->max_msgs_num_batch = 64;
+    c->disk_warning_ratio = 90;
+    c->disk_check_interval_ms = 10000;
+    c->clean_interval_ms = 10000;
+}
+
+int64_t store_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void store_log(store_engine *e, int level, const char *fmt, ...)
+{
+    if (!e->cfg.log)
+        return;
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    e->cfg.log(e->cfg.log_ud, level, buf);
+}
+
+void set_not_writeable(store_engine *e, const char *why, int err)
+{
+    if (atomic_exchange(&e->writeable, false))
+        store_log(e, 0, "store not writeable: %s%s%s", why, err ? ": " : "",
+                  err ? strerror(err < 0 ? -err : err) : "");
+}
+
+static int take_lock(store_engine *e, char *err, size_t errlen)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/lock", e->root);
+    e->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (e->lock_fd < 0) {
+        int rc = -errno;
+        snprintf(err, errlen, "open %s: %s", path, strerror(errno));
+        return rc;
+    }
+    /* an open-file-description lock: conflicts with Java's FileChannel.tryLock
+     * (a POSIX record lock) and with a second engine in this process */
+    struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1};
+    if (fcntl(e->lock_fd, F_OFD_SETLK, &fl) != 0) {
+        int rc = errno == EACCES || errno == EAGAIN ? -EBUSY : -errno;
+        snprintf(err, errlen, "%s is locked: another store runs on %s", path, e->root);
+        close(e->lock_fd);
+        e->lock_fd = -1;
+        return rc;
+    }
+    if (pwrite(e->lock_fd, "lock", 4, 0) != 4) {
+        /* only a marker; the lock itself is what matters */
+    }
+    return 0;
+}
+
+/* Page-cache contents survive a killed process but not a reboot: the state
+ * file's "written offset" is trusted only within the same boot. */
+static void read_boot_id(store_engine *e)
+{
+    int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    ssize_t n = read(fd, e->boot_id, sizeof e->boot_id - 1);
+    close(fd);
+    if (n <= 0)
+        memset(e->boot_id, 0, sizeof e->boot_id);
+}
+
+static int touch_abort(store_engine *e)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/abort", e->root);
+    int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return -errno;
+    close(fd);
+    return 0;
+}
+
+static void free_engine(store_engine *e)
+{
+    pthread_mutex_lock(&e->spare_mu);
+    if (e->spare)
+        mfile_close(e->spare, true); /* a pre-created, never used segment */
+    e->spare = NULL;
+    pthread_mutex_unlock(&e->spare_mu);
+    mfile_list_free(&e->cl, false);
+    cq_table_free(e);
+    index_free(e);
+    mfile_close(e->checkpoint, false);
+    if (e->state_fd >= 0)
+        close(e->state_fd);
+    if (e->root_fd >= 0)
+        close(e->root_fd);
+    if (e->lock_fd >= 0)
+        close(e->lock_fd); /* releases the lock */
+    pthread_mutex_destroy(&e->append_mu);
+    pthread_rwlock_destroy(&e->maps);
+    pthread_mutex_destroy(&e->spare_mu);
+    pthread_mutex_destroy(&e->flush_mu);
+    pthread_cond_destroy(&e->flush_cv);
+    pthread_mutex_destroy(&e->hk_mu);
+    pthread_cond_destroy(&e->hk_cv);
+    free(e);
+}
+
+int store_open(const store_config *cfg, store_engine **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    if (!cfg || !cfg->root_dir || cfg->commitlog_file_size < 4096 || cfg->cq_file_size < 20 ||
+        cfg->max_hash_slot_num <= 0 || cfg->max_index_num <= 0) {
+        snprintf(err, errlen, "bad store configuration");
+        return -EINVAL;
+    }
+    if (cfg->commitlog_dir && strchr(cfg->commitlog_dir, ';')) {
+        snprintf(err, errlen,
+                 "several commit-log directories (';' in storePathCommitLog) are not "
+                 "supported");
+        return -EINVAL;
+    }
+    store_engine *e = calloc(1, sizeof *e);
+    if (!e) {
+        snprintf(err, errlen, "out of memory");
+        return -ENOMEM;
+    }
+    e->cfg = *cfg;
+    e->cfg.cq_file_size = (cfg->cq_file_size + STORE_CQ_UNIT - 1) / STORE_CQ_UNIT * STORE_CQ_UNIT;
+    snprintf(e->delete_when, sizeof e->delete_when, "%s", cfg->delete_when ? cfg->delete_when : "");
+    e->cfg.delete_when = e->delete_when;
+    snprintf(e->root, sizeof e->root, "%s", cfg->root_dir);
+    e->cfg.root_dir = e->root;
+    if (cfg->commitlog_dir && *cfg->commitlog_dir)
+        snprintf(e->cl_dir, sizeof e->cl_dir, "%s", cfg->commitlog_dir);
+    else
+        snprintf(e->cl_dir, sizeof e->cl_dir, "%s/commitlog", e->root);
+    e->cfg.commitlog_dir = e->cl_dir;
+    snprintf(e->cq_dir, sizeof e->cq_dir, "%s/consumequeue", e->root);
+    snprintf(e->index_dir, sizeof e->index_dir, "%s/index", e->root);
+    e->lock_fd = -1;
+    e->state_fd = -1;
+    e->root_fd = -1;
+    e->cl.file_size = e->cfg.commitlog_file_size;
+    e->cl.dir = strdup(e->cl_dir);
+    if (!e->cl.dir) {
+        free(e);
+        snprintf(err, errlen, "out of memory");
+        return -ENOMEM;
+    }
+    pthread_mutex_init(&e->append_mu, NULL);
+    pthread_rwlockattr_t ra;
+    pthread_rwlockattr_init(&ra);
+    pthread_rwlockattr_setkind_np(&ra, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+    pthread_rwlock_init(&e->maps, &ra);
+    pthread_rwlockattr_destroy(&ra);
+    pthread_mutex_init(&e->spare_mu, NULL);
+    pthread_mutex_init(&e->flush_mu, NULL);
+    pthread_cond_init(&e->flush_cv, NULL);
+    pthread_mutex_init(&e->hk_mu, NULL);
+    pthread_cond_init(&e->hk_cv, NULL);
+    atomic_store(&e->writeable, true);
+    long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+    e->mem_limit_bytes = (int64_t)pages * psz / 100 * (e->cfg.access_message_in_memory_max_ratio);
+
+    int rc;
+    const char *dirs[] = {e->root, e->cl_dir, e->cq_dir, e->index_dir};
+    for (size_t i = 0; i < 4; i++) {
+        if ((rc = store_mkdirs(dirs[i])) != 0) {
+            snprintf(err, errlen, "mkdir %s: %s", dirs[i], strerror(-rc));
+            free_engine(e);
+            return rc;
+        }
+    }
+    if ((rc = take_lock(e, err, errlen)) != 0) {
+        free_engine(e);
+        return rc;
+    }
+    e->root_fd = open(e->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (e->root_fd < 0) {
+        rc = -errno;
+        snprintf(err, errlen, "open %s: %s", e->root, strerror(errno));
+        free_engine(e);
+        return rc;
+    }
+    read_boot_id(e);
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/abort", e->root);
+    bool clean = access(path, F_OK) != 0;
+    snprintf(path, sizeof path, "%s/checkpoint", e->root);
+    if ((rc = mfile_open(path, 0, STORE_CHECKPOINT_SIZE, true, false, &e->checkpoint, err,
+                         errlen)) != 0) {
+        free_engine(e);
+        return rc;
+    }
+    snprintf(path, sizeof path, "%s/%s", e->root, STORE_STATE_FILE);
+    e->state_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (e->state_fd < 0) {
+        rc = -errno;
+        snprintf(err, errlen, "open %s: %s", path, strerror(errno));
+        free_engine(e);
+        return rc;
+    }
+    if ((rc = mfile_list_load(&e->cl, err, errlen)) != 0 ||
+        (rc = cq_load_all(e, err, errlen)) != 0 || (rc = index_load(e, err, errlen)) != 0 ||
+        (rc = store_recover(e, clean, err, errlen)) != 0) {
+        free_engine(e);
+        return rc;
+    }
+    if ((rc = touch_abort(e)) != 0) {
+        snprintf(err, errlen, "create abort file: %s", strerror(-rc));
+        free_engine(e);
+        return rc;
+    }
+    e->start_ms = store_now_ms();
+    atomic_store(&e->flushed, e->write_pos);
+    if (e->recovery_wrote)
+        flush_all_now(e); /* what recovery rebuilt is durable before we say so */
+    else
+        state_write(e, false); /* no longer a clean stop */
+    if ((rc = flusher_start(e)) != 0 || (rc = housekeeper_start(e)) != 0) {
+        flusher_stop(e);
+        snprintf(err, errlen, "start store threads: %s", strerror(-rc));
+        free_engine(e);
+        return rc;
+    }
+    *out = e;
+    return 0;
+}
+
+void store_close(store_engine *e)
+{
+    if (!e)
+        return;
+    atomic_store(&e->closing, true);
+    housekeeper_stop(e);
+    flusher_stop(e); /* flushes and completes every waiter */
+    pthread_mutex_lock(&e->append_mu);
+    flush_all_now(e);
+    state_write(e, true);
+    fdatasync(e->state_fd);
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/abort", e->root);
+    unlink(path);
+    pthread_mutex_unlock(&e->append_mu);
+    free_engine(e);
+}
+
+/* ---- append -------------------------------------------------------------- */
+
+static int count_keys(const store_msg *m)
+{
+    const char *v;
+    size_t vl;
+    int n = 0;
+    if (stored_props_get(m->props, m->props_len, "UNIQ_KEY", &v, &vl))
+        n++;
+    if (stored_props_get(m->props, m->props_len, "KEYS", &v, &vl)) {
+        n++;
+        for (size_t i = 0; i < vl; i++)
+            n += v[i] == ' ';
+    }
+    return n;
+}
+
+static store_put_status check_msg(store_engine *e, const store_msg *m, size_t *size)
+{
+    size_t tl = m->topic ? strlen(m->topic) : 0;
+    if (tl == 0 || tl > STORED_RECORD_MAX_TOPIC || m->body_len > (size_t)e->cfg.max_message_size)
+        return STORE_PUT_MESSAGE_ILLEGAL;
+    /* the topic and queue id name directories (consumequeue/TOPIC/QID) */
+    if (m->queue_id < 0 || strchr(m->topic, '/') || strcmp(m->topic, ".") == 0 ||
+        strcmp(m->topic, "..") == 0)
+        return STORE_PUT_MESSAGE_ILLEGAL;
+    if (m->props_len > STORED_RECORD_MAX_PROPS)
+        return STORE_PUT_PROPERTIES_SIZE_EXCEEDED;
+    if ((m->born_host.ip_len != 4 && m->born_host.ip_len != 16) ||
+        (m->store_host.ip_len != 4 && m->store_host.ip_len != 16))
+        return STORE_PUT_MESSAGE_ILLEGAL;
+    int32_t sf = m->sys_flag;
+    if (m->born_host.ip_len == 16)
+        sf |= STORED_SYSFLAG_BORNHOST_V6;
+    if (m->store_host.ip_len == 16)
+        sf |= STORED_SYSFLAG_STOREHOST_V6;
+    *size = stored_record_size(sf, m->body_len, tl, m->props_len);
+    return STORE_PUT_OK;
+}
+
+static bool no_cq_entry(int32_t sys_flag)
+{
+    int tx = sys_flag & STORED_SYSFLAG_TX_MASK;
+    return tx == STORED_SYSFLAG_TX_PREPARED || tx == STORED_SYSFLAG_TX_ROLLBACK;
+}
+
+/* Everything that needs `maps` exclusively, done before the records are
+ * written: the queue, its files, room in the commit log, index room. Called
+ * and returns with append_mu and `maps` (shared) held; re-checks after each
+ * exclusive section since another writer (retention, topic deletion) may
+ * have run between dropping and re-taking the lock. */
+static store_put_status prepare_locked(store_engine *e, const store_msg *m0, size_t n,
+                                       int64_t total, int keys, store_cq **qp)
+{
+    char err[256];
+    bool need_cq = !no_cq_entry(m0->sys_flag);
+    for (int round = 0;; round++) {
+        store_cq *q = need_cq ? cq_find(e, m0->topic, m0->queue_id) : NULL;
+        mfile *seg = mfile_list_find(&e->cl, e->write_pos);
+        bool roll = !seg || e->write_pos + total + 8 > seg->start + seg->size;
+        int64_t qmax = q ? atomic_load(&q->max_offset) : 0;
+        bool cq_files = need_cq && (!q || !cq_has_file_for(q, qmax) ||
+                                    !cq_has_file_for(q, qmax + (int64_t)n - 1));
+        bool idx = keys > 0 && e->cfg.message_index_enable && index_needs_file(e, keys);
+        if (!roll && !cq_files && !idx) {
+            *qp = q;
+            return STORE_PUT_OK;
+        }
+        if (round > 3)
+            return STORE_PUT_UNKNOWN_ERROR;
+        pthread_rwlock_unlock(&e->maps);
+        pthread_rwlock_wrlock(&e->maps);
+        store_put_status st = STORE_PUT_OK;
+        seg = mfile_list_find(&e->cl, e->write_pos);
+        if (!seg || e->write_pos + total + 8 > seg->start + seg->size) {
+            if (seg) { /* blank record over the rest of this segment */
+                int64_t left = seg->start + seg->size - e->write_pos;
+                uint8_t *p = seg->map + (e->write_pos - seg->start);
+                stored_put_be32(p, (uint32_t)left);
+                stored_put_be32(p + 4, STORED_RECORD_BLANK_MAGIC);
+                e->write_pos = seg->start + seg->size;
+                atomic_store_explicit(&e->committed, e->write_pos, memory_order_release);
+            } else if (e->cl.n > 0) {
+                mfile *last = e->cl.v[e->cl.n - 1];
+                if (e->write_pos < last->start + last->size)
+                    e->write_pos = last->start + last->size;
+            }
+            if (!mfile_list_find(&e->cl, e->write_pos)) {
+                int rc = cl_roll(e, err, sizeof err);
+                if (rc != 0) {
+                    store_log(e, 0, "%s", err);
+                    set_not_writeable(e, "cannot create a commit-log segment", rc);
+                    st = STORE_PUT_CREATE_MAPPED_FILE_FAILED;
+                }
+            }
+        }
+        q = need_cq ? cq_find(e, m0->topic, m0->queue_id) : NULL;
+        if (st == STORE_PUT_OK && need_cq && !q &&
+            !(q = cq_create(e, m0->topic, m0->queue_id, err, sizeof err)))
+            st = STORE_PUT_UNKNOWN_ERROR;
+        for (int64_t i = 0; st == STORE_PUT_OK && q && i < (int64_t)n; i++) {
+            int64_t ix = atomic_load(&q->max_offset) + i;
+            if (!cq_has_file_for(q, ix)) {
+                int rc = cq_add_file_for(e, q, ix, err, sizeof err);
+                if (rc != 0) {
+                    store_log(e, 0, "%s", err);
+                    set_not_writeable(e, "cannot create a consume-queue file", rc);
+                    st = STORE_PUT_CREATE_MAPPED_FILE_FAILED;
+                }
+            }
+        }
+        if (st == STORE_PUT_OK && keys > 0 && e->cfg.message_index_enable &&
+            index_needs_file(e, keys) && index_add_file(e, err, sizeof err) != 0) {
+            store_log(e, 0, "%s", err);
+            set_not_writeable(e, "cannot create an index file", EIO);
+            st = STORE_PUT_CREATE_MAPPED_FILE_FAILED;
+        }
+        pthread_rwlock_unlock(&e->maps);
+        pthread_rwlock_rdlock(&e->maps);
+        if (st != STORE_PUT_OK)
+            return st;
+    }
+}
+
+static int append(store_engine *e, const store_msg *msgs, size_t n, int64_t *phys_out,
+                  store_put_result *out)
+{
+    memset(out, 0, sizeof *out);
+    if (n == 0) {
+        out->status = STORE_PUT_MESSAGE_ILLEGAL;
+        return 0;
+    }
+    size_t sizes_small[64];
+    size_t *sizes = n <= 64 ? sizes_small : malloc(n * sizeof *sizes);
+    if (!sizes)
+        return -ENOMEM;
+    int64_t total = 0;
+    int keys = 0;
+    for (size_t i = 0; i < n; i++) {
+        store_put_status st = check_msg(e, &msgs[i], &sizes[i]);
+        if (st == STORE_PUT_OK && i > 0 &&
+            (strcmp(msgs[i].topic, msgs[0].topic) != 0 || msgs[i].queue_id != msgs[0].queue_id))
+            st = STORE_PUT_MESSAGE_ILLEGAL;
+        if (st != STORE_PUT_OK) {
+            out->status = st;
+            goto done;
+        }
+        total += (int64_t)sizes[i];
+        if (e->cfg.message_index_enable &&
+            (msgs[i].sys_flag & STORED_SYSFLAG_TX_MASK) != STORED_SYSFLAG_TX_ROLLBACK)
+            keys += count_keys(&msgs[i]);
+    }
+    if (total + 8 > e->cfg.commitlog_file_size) {
+        out->status = STORE_PUT_MESSAGE_ILLEGAL;
+        goto done;
+    }
+    if (atomic_load(&e->closing) || !atomic_load(&e->writeable)) {
+        out->status = STORE_PUT_SERVICE_NOT_AVAILABLE;
+        goto done;
+    }
+    pthread_mutex_lock(&e->append_mu);
+    pthread_rwlock_rdlock(&e->maps);
+    store_cq *q = NULL;
+    store_put_status st = atomic_load(&e->writeable)
+                              ? prepare_locked(e, &msgs[0], n, total, keys, &q)
+                              : STORE_PUT_SERVICE_NOT_AVAILABLE;
+    if (st != STORE_PUT_OK) {
+        pthread_rwlock_unlock(&e->maps);
+        pthread_mutex_unlock(&e->append_mu);
+        out->status = st;
+        goto done;
+    }
+    int64_t now = store_now_ms();
+    mfile *seg = mfile_list_find(&e->cl, e->write_pos);
+    int64_t pos = e->write_pos;
+    int64_t qbase = q ? atomic_load_explicit(&q->max_offset, memory_order_relaxed) : 0;
+    for (size_t i = 0; i < n; i++) {
+        const store_msg *m = &msgs[i];
+        stored_record r = {
+            .queue_id = m->queue_id,
+            .flag = m->flag,
+            .queue_offset = q ? qbase + (int64_t)i : 0,
+            .phys_offset = pos,
+            .sys_flag = m->sys_flag,
+            .born_ts = m->born_ts,
+            .born_ip = m->born_host.ip,
+            .born_ip_len = m->born_host.ip_len,
+            .born_port = m->born_host.port,
+            .store_ts = now,
+            .store_ip = m->store_host.ip,
+            .store_ip_len = m->store_host.ip_len,
+            .store_port = m->store_host.port,
+            .reconsume_times = m->reconsume_times,
+            .prepared_tx_offset = m->prepared_tx_offset,
+            .body = m->body,
+            .body_len = (int32_t)m->body_len,
+            .topic = m->topic,
+            .topic_len = (uint8_t)strlen(m->topic),
+            .props = m->props,
+            .props_len = (uint16_t)m->props_len,
+        };
+        uint8_t *dst = seg->map + (pos - seg->start);
+        stored_record_encode(&r, true, dst, sizes[i]);
+        if (q)
+            cq_put_entry(e, q, r.queue_offset, pos, (int32_t)sizes[i], m->tags_code, false);
+        if (e->cfg.message_index_enable &&
+            (m->sys_flag & STORED_SYSFLAG_TX_MASK) != STORED_SYSFLAG_TX_ROLLBACK)
+            index_put_record(e, (const uint8_t *)m->topic, r.topic_len, m->props, m->props_len,
+                             m->sys_flag, pos, now);
+        if (phys_out)
+            phys_out[i] = pos;
+        atomic_store_explicit(&e->last_rec_offset, pos, memory_order_relaxed);
+        atomic_store_explicit(&e->last_rec_size, (int64_t)sizes[i], memory_order_relaxed);
+        pos += (int64_t)sizes[i];
+    }
+    /* the log end first: a reader that sees the new queue end (acquire)
+     * then reads `committed` finds the records below it */
+    e->write_pos = pos;
+    atomic_store_explicit(&e->committed_ts, now, memory_order_relaxed);
+    atomic_store_explicit(&e->committed, pos, memory_order_release);
+    if (q)
+        atomic_store_explicit(&q->max_offset, qbase + (int64_t)n, memory_order_release);
+    pthread_rwlock_unlock(&e->maps);
+    pthread_mutex_unlock(&e->append_mu);
+
+    out->status = STORE_PUT_OK;
+    out->phys_offset = pos - total;
+    out->queue_offset = q ? qbase : 0;
+    out->store_ts = now;
+    out->total_size = (int32_t)total;
+    out->end_offset = pos;
+    atomic_fetch_add_explicit(&e->put_times, n, memory_order_relaxed);
+    atomic_fetch_add_explicit(&e->put_bytes, (uint64_t)total, memory_order_relaxed);
+    if (e->cfg.on_arrival && q)
+        for (size_t i = 0; i < n; i++)
+            e->cfg.on_arrival(e->cfg.arrival_ud, msgs[i].topic, msgs[i].queue_id,
+                              qbase + (int64_t)i + 1, msgs[i].tags_code, msgs[i].props,
+                              msgs[i].props_len, now);
+done:
+    if (sizes != sizes_small)
+        free(sizes);
+    return 0;
+}
+
+int store_put(store_engine *e, const store_msg *m, store_put_result *out)
+{
+    return append(e, m, 1, NULL, out);
+}
+
+int store_put_batch(store_engine *e, const store_msg *msgs, size_t n, int64_t *phys_offsets,
+                    store_put_result *out)
+{
+    return append(e, msgs, n, phys_offsets, out);
+}

@@ -1,0 +1,218 @@
+/* store_housekeeper.c — the background thread that keeps sends off the
+ * disk's slow paths: it pre-creates (fallocate) the next commit-log segment
+ * and pre-faults the pages just ahead of the write position; every 100 ms it
+ * records the written offset in the state file and every second makes
+ * queues and index durable (checkpoint, durable offset); it re-checks disk
+ * usage and writeability (a full or failing disk makes the store refuse puts
+ * until it recovers) and runs retention periodically. */
+#include "store_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/statvfs.h>
+#include <time.h>
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+#define PREFAULT_WINDOW (32 * 1048576LL)
+#define PREFAULT_STEP (8 * 1048576LL) /* per 10 ms tick: up to 800 MB/s ahead */
+#define STATE_WRITE_MS 100            /* the state file's written offset */
+#define LOGICS_FLUSH_MS 1000          /* log + queues + index durable, checkpoint, state */
+
+static void make_spare(store_engine *e)
+{
+    /* `maps` is held shared throughout so no roll can create this segment
+     * meanwhile: a spare is never a segment of the list */
+    pthread_rwlock_rdlock(&e->maps);
+    int64_t next = e->cl.n ? e->cl.v[e->cl.n - 1]->start + e->cl.v[e->cl.n - 1]->size : -1;
+    /* wait until the current segment is half used: a store opened and closed
+     * again at once (plugin reload) does not create and delete a segment */
+    if (next >= 0 && atomic_load(&e->committed) < next - e->cfg.commitlog_file_size / 2) {
+        pthread_rwlock_unlock(&e->maps);
+        return;
+    }
+    pthread_mutex_lock(&e->spare_mu);
+    bool have = e->spare && e->spare->start == next;
+    mfile *stale = !have ? e->spare : NULL;
+    if (stale)
+        e->spare = NULL;
+    pthread_mutex_unlock(&e->spare_mu);
+    mfile_close(stale, true);
+    if (next < 0 || have || atomic_load(&e->inject_errno)) {
+        pthread_rwlock_unlock(&e->maps);
+        return;
+    }
+    char path[PATH_MAX], err[256];
+    store_name20(path, sizeof path, e->cl_dir, next);
+    mfile *f;
+    int rc = mfile_open(path, next, e->cfg.commitlog_file_size, true, true, &f, err, sizeof err);
+    if (rc != 0) {
+        pthread_rwlock_unlock(&e->maps);
+        store_log(e, 1, "pre-create segment: %s", err);
+        if (rc == -ENOSPC || rc == -EIO)
+            set_not_writeable(e, "cannot pre-create the next commit-log segment", rc);
+        return;
+    }
+    /* the first pages are written right after the roll */
+    int64_t w = PREFAULT_STEP < f->size ? PREFAULT_STEP : f->size;
+    madvise(f->map, (size_t)w, MADV_POPULATE_WRITE);
+    pthread_mutex_lock(&e->spare_mu);
+    e->spare = f;
+    pthread_mutex_unlock(&e->spare_mu);
+    pthread_rwlock_unlock(&e->maps);
+}
+
+static void prefault(store_engine *e)
+{
+    int64_t pos = atomic_load(&e->committed);
+    pthread_rwlock_rdlock(&e->maps);
+    mfile *f = mfile_list_find(&e->cl, pos);
+    if (f) {
+        int64_t from = e->prefault_pos > pos ? e->prefault_pos : pos;
+        int64_t to = pos + PREFAULT_WINDOW;
+        if (to > from + PREFAULT_STEP)
+            to = from + PREFAULT_STEP;
+        if (to > f->start + f->size)
+            to = f->start + f->size;
+        from = from / 4096 * 4096;
+        if (from < to) {
+            madvise(f->map + (from - f->start), (size_t)(to - from), MADV_POPULATE_WRITE);
+            e->prefault_pos = to;
+        }
+    }
+    pthread_rwlock_unlock(&e->maps);
+}
+
+static double usage_ratio(const char *dir)
+{
+    struct statvfs sv;
+    if (statvfs(dir, &sv) != 0 || sv.f_blocks == 0)
+        return -1;
+    return (double)(sv.f_blocks - sv.f_bfree) / (double)sv.f_blocks;
+}
+
+double store_disk_ratio(const char *dir)
+{
+    return usage_ratio(dir);
+}
+
+void disk_check(store_engine *e)
+{
+    double r1 = usage_ratio(e->cl_dir), r2 = usage_ratio(e->cq_dir);
+    double r = r1 > r2 ? r1 : r2;
+    double warn = e->cfg.disk_warning_ratio / 100.0;
+    if (r > warn) {
+        if (!atomic_exchange(&e->disk_full, true))
+            store_log(e, 0, "disk usage %.1f%% > %d%%: puts refused", r * 100,
+                      e->cfg.disk_warning_ratio);
+        atomic_store(&e->writeable, false);
+        return;
+    }
+    bool was_full = atomic_exchange(&e->disk_full, false);
+    if (atomic_load(&e->writeable))
+        return;
+    if (atomic_load(&e->inject_errno))
+        return;
+    /* a failed file creation or write: accept puts again once a probe file
+     * can be created and have blocks reserved in the commit-log directory */
+    char probe[PATH_MAX];
+    snprintf(probe, sizeof probe, "%s/.rmqhost_write_probe", e->cl_dir);
+    int fd = open(probe, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    bool ok = fd >= 0 && posix_fallocate(fd, 0, 1048576) == 0;
+    if (fd >= 0) {
+        close(fd);
+        unlink(probe);
+    }
+    if (ok) {
+        atomic_store(&e->writeable, true);
+        store_log(e, 2, "store writeable again%s", was_full ? " (disk usage fell)" : "");
+    }
+}
+
+static void *housekeeper_main(void *arg)
+{
+    store_engine *e = arg;
+    for (;;) {
+        pthread_mutex_lock(&e->hk_mu);
+        if (!atomic_load(&e->closing)) {
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            ts.tv_nsec += 10 * 1000000;
+            if (ts.tv_nsec >= 1000000000) {
+                ts.tv_sec++;
+                ts.tv_nsec -= 1000000000;
+            }
+            pthread_cond_timedwait(&e->hk_cv, &e->hk_mu, &ts);
+        }
+        pthread_mutex_unlock(&e->hk_mu);
+        if (atomic_load(&e->closing))
+            break;
+        if (atomic_load(&e->writeable))
+            make_spare(e);
+        prefault(e);
+        int64_t now = store_now_ms();
+        if (now - e->last_logics_ms >= LOGICS_FLUSH_MS) {
+            e->last_logics_ms = now;
+            e->last_state_ms = now;
+            flush_all_now(e);
+        } else if (now - e->last_state_ms >= STATE_WRITE_MS) {
+            e->last_state_ms = now;
+            state_write(e, false);
+        }
+        if (now - e->last_disk_check_ms >= e->cfg.disk_check_interval_ms) {
+            e->last_disk_check_ms = now;
+            disk_check(e);
+        }
+        if (e->cfg.clean_interval_ms > 0 && now - e->last_clean_ms >= e->cfg.clean_interval_ms) {
+            e->last_clean_ms = now;
+            store_clean_expired(e, false);
+        }
+    }
+    return NULL;
+}
+
+int housekeeper_start(store_engine *e)
+{
+    e->last_clean_ms = store_now_ms(); /* first retention run after one interval */
+    e->last_logics_ms = e->last_state_ms = e->last_clean_ms;
+    int rc = pthread_create(&e->housekeeper, NULL, housekeeper_main, e);
+    if (rc != 0)
+        return -rc;
+    e->housekeeper_started = true;
+    return 0;
+}
+
+void housekeeper_stop(store_engine *e)
+{
+    if (!e->housekeeper_started)
+        return;
+    pthread_mutex_lock(&e->hk_mu);
+    atomic_store(&e->closing, true);
+    pthread_cond_signal(&e->hk_cv);
+    pthread_mutex_unlock(&e->hk_mu);
+    pthread_join(e->housekeeper, NULL);
+    e->housekeeper_started = false;
+}
+
+void store_test_inject_file_error(store_engine *e, int err)
+{
+    atomic_store(&e->inject_errno, err);
+    if (err) {
+        /* drop the spare so the next roll must create a file */
+        pthread_mutex_lock(&e->spare_mu);
+        mfile *f = e->spare;
+        e->spare = NULL;
+        pthread_mutex_unlock(&e->spare_mu);
+        mfile_close(f, true);
+    }
+}
+
+void store_test_recheck_disk(store_engine *e)
+{
+    disk_check(e);
+}

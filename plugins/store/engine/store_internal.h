@@ -1,0 +1,215 @@
+/* store_internal.h — the engine's private structures shared by its .c files:
+ * mapped segment files, the commit log, consume queues, index files, the
+ * engine object and its locks. Not for the plugin layer.
+ *
+ * Locking: `append_mu` serialises appends (and recovery, retention's
+ * deletions of consume-queue entries). `maps` (writer-preferring rwlock)
+ * guards every structural change: segment lists, the queue hash table,
+ * index file list. Readers hold it shared while they copy bytes out of
+ * mappings; an appender holds it shared too and upgrades (drop, take
+ * exclusive) only to add a segment or a queue. Data become visible to
+ * readers through release stores of `committed` (commit log) and each
+ * queue's `max_offset` after the bytes are written. */
+#ifndef STORE_INTERNAL_H
+#define STORE_INTERNAL_H
+
+#include "store_engine.h"
+#include "stored_record.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <limits.h>
+
+#define STORE_CQ_UNIT 20
+#define STORE_INDEX_HEADER 40
+#define STORE_INDEX_ENTRY 20
+#define STORE_CHECKPOINT_SIZE 4096
+#define STORE_STATE_FILE "rmqhost_store_state"
+
+/* One mapped segment file (commit log, consume queue or index). */
+typedef struct mfile {
+    int64_t start; /* byte offset of the file in its space (its name) */
+    int64_t size;
+    uint8_t *map;
+    char *path; /* malloc'd */
+} mfile;
+
+/* The ordered segments of one byte space. */
+typedef struct mfile_list {
+    mfile **v;
+    size_t n, cap;
+    int64_t file_size;
+    char *dir;          /* malloc'd */
+    bool random_access; /* no read-ahead (queue files: a fault reads one page) */
+} mfile_list;
+
+int mfile_open(const char *path, int64_t start, int64_t size, bool create, bool prealloc,
+               mfile **out, char *err, size_t errlen);
+void mfile_close(mfile *f, bool remove_file);
+/* Small random accesses (queue and index files): without this, the first
+ * touch of a sparse file reads ahead (and zero-fills) megabytes per file. */
+void mfile_advise_random(mfile *f);
+int mfile_list_load(mfile_list *l, char *err, size_t errlen);
+int mfile_list_push(mfile_list *l, mfile *f);
+void mfile_list_free(mfile_list *l, bool remove_files);
+/* The file holding byte `off` or NULL. */
+mfile *mfile_list_find(const mfile_list *l, int64_t off);
+void mfile_list_drop_first(mfile_list *l, bool remove_file);
+void mfile_list_drop_last(mfile_list *l, bool remove_file);
+void store_name20(char *out, size_t cap, const char *dir, int64_t off);
+int store_mkdirs(const char *path);
+
+/* A consume queue: (topic, queue id) -> 20-byte entries in mfile_list. */
+typedef struct store_cq {
+    char topic[128];
+    int32_t queue_id;
+    uint32_t hash;
+    mfile_list files;
+    _Atomic int64_t max_offset; /* entries written (next message index) */
+    _Atomic int64_t min_offset; /* first entry still served */
+    int64_t max_phys_end;       /* offset + size of the last entry */
+    int64_t load_first_phys;    /* offset of the first entry as loaded, -1 unknown */
+    struct store_cq *next;      /* hash chain */
+} store_cq;
+
+typedef struct cq_table {
+    store_cq **b;
+    size_t nb, count;
+} cq_table;
+
+/* One index file (§10.15.6) */
+typedef struct store_index_file {
+    mfile *m;
+    int64_t begin_ts, end_ts, begin_phy, end_phy;
+    int32_t slot_count, index_count;
+    char name[32];
+} store_index_file;
+
+typedef struct flush_waiter {
+    int64_t end_offset;
+    int64_t deadline_ms;
+    void (*done)(void *ud, bool ok);
+    void *ud;
+    struct flush_waiter *next;
+} flush_waiter;
+
+struct store_engine {
+    store_config cfg;
+    char root[PATH_MAX];
+    char cl_dir[PATH_MAX];
+    char cq_dir[PATH_MAX];
+    char index_dir[PATH_MAX];
+    char delete_when[128];
+    int lock_fd;
+
+    pthread_mutex_t append_mu;
+    pthread_rwlock_t maps;
+
+    /* commit log */
+    mfile_list cl;
+    int64_t write_pos;             /* absolute, under append_mu */
+    _Atomic int64_t committed;     /* readable end (write_pos after CQ entries) */
+    _Atomic int64_t committed_ts;  /* store time of the last committed record */
+    _Atomic int64_t cl_min_offset; /* first byte still served */
+    mfile *spare;                  /* pre-created next segment (housekeeper) */
+    pthread_mutex_t spare_mu;
+    _Atomic int64_t last_rec_offset, last_rec_size; /* for the clean-stop state file */
+
+    cq_table cqs;
+
+    /* index */
+    store_index_file **idx;
+    size_t nidx, idx_cap;
+    int64_t idx_last_ts, idx_last_phy; /* newest indexed record */
+    _Atomic int64_t idx_full_end_ts;   /* endTimestamp of the last full file */
+
+    /* checkpoint (4096 bytes, mapped) */
+    mfile *checkpoint;
+    int state_fd;
+
+    /* flusher */
+    pthread_t flusher;
+    bool flusher_started, housekeeper_started;
+    pthread_mutex_t flush_mu;
+    pthread_cond_t flush_cv;
+    flush_waiter *waiters;
+    _Atomic int64_t flushed;
+    _Atomic int64_t flushed_ts;            /* store time of the last flushed record */
+    int64_t durable_safe, durable_safe_ts; /* queues + index durable below this */
+    int root_fd;                           /* for syncfs */
+    char boot_id[40];
+    int64_t last_state_ms, last_logics_ms;
+
+    /* housekeeper (segment pre-creation, pre-faulting, disk checks, retention) */
+    pthread_t housekeeper;
+    pthread_mutex_t hk_mu;
+    pthread_cond_t hk_cv;
+    int64_t prefault_pos;
+    int64_t last_clean_ms, last_disk_check_ms;
+
+    _Atomic bool closing;
+    _Atomic bool writeable;
+    _Atomic bool disk_full;
+    _Atomic int inject_errno; /* test hook: next segment creation fails */
+    _Atomic bool manual_delete;
+
+    int64_t mem_limit_bytes; /* "in disk" threshold */
+    bool recovery_wrote;     /* recovery changed queues, index or the log tail */
+
+    _Atomic uint64_t put_times, put_bytes, get_found, get_miss;
+    int64_t start_ms;
+};
+
+void store_log(store_engine *e, int level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+int64_t store_now_ms(void);
+int32_t store_java_hash(const char *s, size_t len);
+
+/* commit log */
+int cl_roll(store_engine *e, char *err, size_t errlen);
+mfile *cl_take_spare(store_engine *e, int64_t start);
+const uint8_t *cl_ptr(store_engine *e, int64_t off, int64_t len);
+
+/* consume queues */
+uint32_t cq_hash(const char *topic, int32_t qid);
+store_cq *cq_find(store_engine *e, const char *topic, int32_t qid);
+store_cq *cq_create(store_engine *e, const char *topic, int32_t qid, char *err, size_t errlen);
+bool cq_has_file_for(const store_cq *q, int64_t index);
+int cq_add_file_for(store_engine *e, store_cq *q, int64_t index, char *err, size_t errlen);
+int cq_put_entry(store_engine *e, store_cq *q, int64_t index, int64_t phys, int32_t size,
+                 int64_t tags, bool publish);
+bool cq_get_entry(const store_cq *q, int64_t index, store_cq_entry *out);
+void cq_fill_blank(store_cq *q, int64_t from, int64_t to);
+int cq_load_all(store_engine *e, char *err, size_t errlen);
+void cq_truncate_past(store_engine *e, store_cq *q, int64_t cl_end);
+void cq_correct_min(store_engine *e, store_cq *q, int64_t cl_min);
+void cq_destroy(store_engine *e, store_cq *q, bool remove_files);
+void cq_table_free(store_engine *e);
+
+/* index */
+int index_load(store_engine *e, char *err, size_t errlen);
+bool index_needs_file(store_engine *e, int keys);
+int index_add_file(store_engine *e, char *err, size_t errlen);
+void index_put_record(store_engine *e, const uint8_t *topic, size_t topic_len, const char *props,
+                      size_t props_len, int32_t sys_flag, int64_t phys, int64_t store_ts);
+void index_free(store_engine *e);
+void index_delete_before(store_engine *e, int64_t cl_min);
+int64_t index_full_end_ts(store_engine *e);
+
+/* recovery, flushing, housekeeping */
+int store_recover(store_engine *e, bool clean, char *err, size_t errlen);
+void state_write(store_engine *e, bool clean);
+int64_t flush_commitlog(store_engine *e);
+void checkpoint_write(store_engine *e, int64_t physic_ts, int64_t logics_ts, int64_t index_ts);
+int flusher_start(store_engine *e);
+void flusher_stop(store_engine *e);
+void flush_all_now(store_engine *e);
+int housekeeper_start(store_engine *e);
+void housekeeper_stop(store_engine *e);
+void disk_check(store_engine *e);
+void set_not_writeable(store_engine *e, const char *why, int err);
+
+/* dispatch one record just appended or found by recovery */
+void store_dispatch(store_engine *e, const uint8_t *rec, int64_t phys, bool recovering);
+
+#endif

@@ -1,0 +1,258 @@
+/* store_mapped_file.c — segment files of the store: create (zero-filled at
+ * full size, optionally with blocks reserved so a later write cannot hit
+ * ENOSPC through the mapping), map MAP_SHARED, load a directory of
+ * 20-digit-named segments in order, drop segments. */
+#include "store_internal.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+void store_name20(char *out, size_t cap, const char *dir, int64_t off)
+{
+    snprintf(out, cap, "%s/%020lld", dir, (long long)off);
+}
+
+int store_mkdirs(const char *path)
+{
+    char tmp[PATH_MAX];
+    snprintf(tmp, sizeof tmp, "%s", path);
+    for (char *p = tmp + 1; *p; p++) {
+        if (*p == '/') {
+            *p = 0;
+            if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
+                return -errno;
+            *p = '/';
+        }
+    }
+    if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
+        return -errno;
+    return 0;
+}
+
+int mfile_open(const char *path, int64_t start, int64_t size, bool create, bool prealloc,
+               mfile **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    int fd = open(path, O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0), 0644);
+    if (fd < 0) {
+        int rc = -errno;
+        snprintf(err, errlen, "open %s: %s", path, strerror(errno));
+        return rc;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        int rc = -errno;
+        snprintf(err, errlen, "stat %s: %s", path, strerror(errno));
+        close(fd);
+        return rc;
+    }
+    if (st.st_size != size) {
+        if (!create || st.st_size > size) {
+            snprintf(err, errlen, "%s: size %lld, expected %lld", path, (long long)st.st_size,
+                     (long long)size);
+            close(fd);
+            return -EINVAL;
+        }
+        int rc = 0;
+        if (prealloc) {
+            rc = posix_fallocate(fd, 0, size);
+            if (rc == EOPNOTSUPP || rc == ENOSYS || rc == EINVAL)
+                rc = 0; /* filesystem cannot reserve: a sparse file like Java's */
+        }
+        if (rc == 0 && ftruncate(fd, size) != 0)
+            rc = errno;
+        if (rc != 0) {
+            snprintf(err, errlen, "size %s to %lld: %s", path, (long long)size, strerror(rc));
+            close(fd);
+            unlink(path);
+            return -rc;
+        }
+    }
+    void *map = mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (map == MAP_FAILED) {
+        int rc = -errno;
+        snprintf(err, errlen, "mmap %s: %s", path, strerror(errno));
+        close(fd);
+        return rc;
+    }
+    mfile *f = calloc(1, sizeof *f);
+    if (!f) {
+        munmap(map, (size_t)size);
+        close(fd);
+        snprintf(err, errlen, "out of memory");
+        return -ENOMEM;
+    }
+    f->start = start;
+    f->size = size;
+    f->map = map;
+    /* the mapping keeps the file; no descriptor per segment (thousands of
+     * queue files would exhaust the process's limit) */
+    close(fd);
+    f->path = strdup(path);
+    if (!f->path) {
+        munmap(map, (size_t)size);
+        free(f);
+        snprintf(err, errlen, "out of memory");
+        return -ENOMEM;
+    }
+    *out = f;
+    return 0;
+}
+
+void mfile_advise_random(mfile *f)
+{
+    madvise(f->map, (size_t)f->size, MADV_RANDOM);
+}
+
+void mfile_close(mfile *f, bool remove_file)
+{
+    if (!f)
+        return;
+    munmap(f->map, (size_t)f->size);
+    if (remove_file)
+        unlink(f->path);
+    free(f->path);
+    free(f);
+}
+
+int mfile_list_push(mfile_list *l, mfile *f)
+{
+    if (l->n == l->cap) {
+        size_t nc = l->cap ? l->cap * 2 : 8;
+        mfile **nv = realloc(l->v, nc * sizeof *nv);
+        if (!nv)
+            return -ENOMEM;
+        l->v = nv;
+        l->cap = nc;
+    }
+    l->v[l->n++] = f;
+    return 0;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static bool all_digits(const char *s)
+{
+    if (!*s)
+        return false;
+    for (; *s; s++)
+        if (*s < '0' || *s > '9')
+            return false;
+    return true;
+}
+
+/* A last segment of the wrong size holding no data (its first 8 bytes, if
+ * any, are zero) can only be one being created when the process died. */
+static bool unlink_if_unused(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    uint8_t b[8] = {0};
+    ssize_t n = pread(fd, b, sizeof b, 0);
+    close(fd);
+    static const uint8_t zero[8];
+    if (n < 0 || memcmp(b, zero, sizeof b) != 0)
+        return false;
+    return unlink(path) == 0;
+}
+
+int mfile_list_load(mfile_list *l, char *err, size_t errlen)
+{
+    DIR *d = opendir(l->dir);
+    if (!d)
+        return errno == ENOENT ? 0 : -errno;
+    int64_t *starts = NULL;
+    size_t n = 0, cap = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        if (strlen(de->d_name) != 20 || !all_digits(de->d_name))
+            continue; /* not a segment (Java ignores such names too) */
+        if (n == cap) {
+            cap = cap ? cap * 2 : 16;
+            int64_t *ns = realloc(starts, cap * sizeof *ns);
+            if (!ns) {
+                free(starts);
+                closedir(d);
+                return -ENOMEM;
+            }
+            starts = ns;
+        }
+        starts[n++] = strtoll(de->d_name, NULL, 10);
+    }
+    closedir(d);
+    if (n)
+        qsort(starts, n, sizeof *starts, cmp_i64);
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        char path[PATH_MAX];
+        store_name20(path, sizeof path, l->dir, starts[i]);
+        mfile *f;
+        rc = mfile_open(path, starts[i], l->file_size, false, false, &f, err, errlen);
+        if (rc == -EINVAL && i == n - 1 && unlink_if_unused(path))
+            rc = 0; /* a segment whose creation a crash interrupted */
+        else if (rc == 0) {
+            if (l->random_access)
+                mfile_advise_random(f);
+            rc = mfile_list_push(l, f);
+        }
+    }
+    free(starts);
+    return rc;
+}
+
+mfile *mfile_list_find(const mfile_list *l, int64_t off)
+{
+    if (l->n == 0 || off < l->v[0]->start)
+        return NULL;
+    /* segments are contiguous in practice; binary search copes with gaps */
+    size_t lo = 0, hi = l->n;
+    while (hi - lo > 1) {
+        size_t mid = (lo + hi) / 2;
+        if (l->v[mid]->start <= off)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    mfile *f = l->v[lo];
+    return off < f->start + f->size ? f : NULL;
+}
+
+void mfile_list_drop_first(mfile_list *l, bool remove_file)
+{
+    if (l->n == 0)
+        return;
+    mfile_close(l->v[0], remove_file);
+    memmove(l->v, l->v + 1, (l->n - 1) * sizeof *l->v);
+    l->n--;
+}
+
+void mfile_list_drop_last(mfile_list *l, bool remove_file)
+{
+    if (l->n == 0)
+        return;
+    mfile_close(l->v[l->n - 1], remove_file);
+    l->n--;
+}
+
+void mfile_list_free(mfile_list *l, bool remove_files)
+{
+    for (size_t i = 0; i < l->n; i++)
+        mfile_close(l->v[i], remove_files);
+    free(l->v);
+    l->v = NULL;
+    l->n = l->cap = 0;
+    free(l->dir);
+    l->dir = NULL;
+}

@@ -1,0 +1,363 @@
+/* broker_admin_processors.c — the broker admin codes that need the store:
+ * GET_BROKER_RUNTIME_INFO (28, mqadmin brokerStatus / clusterList figures),
+ * INVOKE_BROKER_TO_RESET_OFFSET (222) pushing RESET_CONSUMER_CLIENT_OFFSET
+ * (220) to the group's consumers (Broker2Client.resetOffset), and the
+ * "broker.topic_deleted" subscriber dropping the topic's consume queues
+ * (cleanUnusedTopic). Run on the store's admin-side executor. */
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/statvfs.h>
+
+#include "store_features.h"
+
+#define RESET_CONSUMER_CLIENT_OFFSET 220
+#define RC_CONSUMER_NOT_ONLINE 206
+#define V3_0_7_SNAPSHOT 28 /* MQVersion ordinal: reset needs at least this client */
+#define TPS_SAMPLES 601    /* one a second: 10 s, 1 min and 10 min windows */
+
+typedef struct tps_sample {
+    uint64_t at_ms;
+    uint64_t put, found, miss;
+} tps_sample;
+
+/* The ring of counters behind putTps / getFoundTps / getMissTps. */
+typedef struct admin_state {
+    store_plugin *sp;
+    pthread_mutex_t mu;
+    tps_sample ring[TPS_SAMPLES];
+    size_t head, count;
+    uint64_t boot_ms;
+} admin_state;
+
+static void sample_timer(void *ud)
+{
+    admin_state *st = ud;
+    store_runtime_stats rs;
+    store_runtime_stats_get(st->sp->engine, &rs);
+    pthread_mutex_lock(&st->mu);
+    st->ring[st->head] =
+        (tps_sample){st->sp->api->now_monotonic_ms(), rs.put_message_times_total,
+                     rs.get_message_times_total_found, rs.get_message_times_total_miss};
+    st->head = (st->head + 1) % TPS_SAMPLES;
+    if (st->count < TPS_SAMPLES)
+        st->count++;
+    pthread_mutex_unlock(&st->mu);
+}
+
+/* "10s 60s 600s" rates of one counter, as StoreStatsService formats them. */
+static void tps_text(admin_state *st, int which, char *out, size_t cap)
+{
+    static const int windows[] = {10, 60, 600};
+    size_t n = 0;
+    out[0] = 0;
+    pthread_mutex_lock(&st->mu);
+    for (int w = 0; w < 3; w++) {
+        double tps = 0;
+        if (st->count >= 2) {
+            size_t newest = (st->head + TPS_SAMPLES - 1) % TPS_SAMPLES;
+            size_t back = (size_t)windows[w] < st->count - 1 ? (size_t)windows[w] : st->count - 1;
+            size_t oldest = (newest + TPS_SAMPLES - back) % TPS_SAMPLES;
+            const tps_sample *a = &st->ring[oldest], *b = &st->ring[newest];
+            uint64_t va = which == 0 ? a->put : which == 1 ? a->found : a->miss;
+            uint64_t vb = which == 0 ? b->put : which == 1 ? b->found : b->miss;
+            if (b->at_ms > a->at_ms)
+                tps = (double)(vb - va) * 1000.0 / (double)(b->at_ms - a->at_ms);
+        }
+        n += (size_t)snprintf(out + n, cap - n, "%s%.2f", w ? " " : "", tps);
+    }
+    pthread_mutex_unlock(&st->mu);
+}
+
+static void human_bytes(uint64_t b, char *out, size_t cap)
+{
+    /* MixAll.humanReadableByteCount(bytes, false): 1024 units, one decimal */
+    static const char units[] = "KMGTPE";
+    if (b < 1024) {
+        snprintf(out, cap, "%" PRIu64 " B", b);
+        return;
+    }
+    double v = (double)b;
+    int e = -1;
+    while (v >= 1024 && e < 5) {
+        v /= 1024;
+        e++;
+    }
+    snprintf(out, cap, "%.1f %ciB", v, units[e]);
+}
+
+static void put_num(json_t *t, const char *k, int64_t v)
+{
+    char num[32];
+    snprintf(num, sizeof num, "%" PRId64, v);
+    json_object_set_new(t, k, json_string(num));
+}
+
+static int process_runtime_info(rmq_request *req, const rmq_cmd *cmd, void *ud)
+{
+    admin_state *st = ud;
+    store_plugin *sp = st->sp;
+    store_runtime_stats rs;
+    store_runtime_stats_get(sp->engine, &rs);
+    json_t *t = json_object();
+    json_object_set_new(t, "brokerVersionDesc", json_string("V4_9_8"));
+    put_num(t, "brokerVersion", 409); /* MQVersion.CURRENT_VERSION of 4.9.8 (V4_9_8) */
+    /* no day boundaries are kept: the morning figures are those at start */
+    put_num(t, "msgPutTotalYesterdayMorning", 0);
+    put_num(t, "msgPutTotalTodayMorning", 0);
+    put_num(t, "msgPutTotalTodayNow", (int64_t)rs.put_message_times_total);
+    put_num(t, "msgGetTotalYesterdayMorning", 0);
+    put_num(t, "msgGetTotalTodayMorning", 0);
+    put_num(t, "msgGetTotalTodayNow", (int64_t)rs.get_message_times_total_found);
+    put_num(t, "sendThreadPoolQueueSize", 0);
+    put_num(t, "sendThreadPoolQueueCapacity", sp->set.send_queue);
+    put_num(t, "pullThreadPoolQueueSize", 0);
+    put_num(t, "pullThreadPoolQueueCapacity", sp->set.pull_queue);
+    put_num(t, "queryThreadPoolQueueSize", 0);
+    put_num(t, "queryThreadPoolQueueCapacity", sp->set.query_queue);
+    put_num(t, "dispatchBehindBytes", rs.dispatch_behind_bytes);
+    put_num(t, "pageCacheLockTimeMills", 0);
+    put_num(t, "sendThreadPoolQueueHeadWaitTimeMills", 0);
+    put_num(t, "pullThreadPoolQueueHeadWaitTimeMills", 0);
+    put_num(t, "queryThreadPoolQueueHeadWaitTimeMills", 0);
+    put_num(t, "earliestMessageTimeStamp", -1);
+    put_num(t, "startAcceptSendRequestTimeStamp", sp->set.start_accept_send_ts);
+    put_num(t, "commitLogMinOffset", rs.commitlog_min_offset);
+    put_num(t, "commitLogMaxOffset", rs.commitlog_max_offset);
+    char buf[128];
+    snprintf(buf, sizeof buf, "%f", rs.commitlog_disk_ratio);
+    json_object_set_new(t, "commitLogDiskRatio", json_string(buf));
+    snprintf(buf, sizeof buf, "%f", rs.consumequeue_disk_ratio);
+    json_object_set_new(t, "consumeQueueDiskRatio", json_string(buf));
+    put_num(t, "putMessageTimesTotal", (int64_t)rs.put_message_times_total);
+    put_num(t, "putMessageSizeTotal", (int64_t)rs.put_message_size_total);
+    put_num(t, "putMessageAverageSize",
+            rs.put_message_times_total
+                ? (int64_t)(rs.put_message_size_total / rs.put_message_times_total)
+                : 0);
+    put_num(t, "getMessageTimesTotalFound", (int64_t)rs.get_message_times_total_found);
+    put_num(t, "getMessageTimesTotalMiss", (int64_t)rs.get_message_times_total_miss);
+    put_num(t, "bootTimestamp", (int64_t)st->boot_ms);
+    uint64_t up = (sp->api->now_wall_ms() - st->boot_ms) / 1000;
+    snprintf(buf, sizeof buf,
+             "[ %" PRIu64 " days, %" PRIu64 " hours, %" PRIu64 " minutes, %" PRIu64 " seconds ]",
+             up / 86400, up / 3600 % 24, up / 60 % 60, up % 60);
+    json_object_set_new(t, "runtime", json_string(buf));
+    char tps[96];
+    tps_text(st, 0, tps, sizeof tps);
+    json_object_set_new(t, "putTps", json_string(tps));
+    tps_text(st, 1, tps, sizeof tps);
+    json_object_set_new(t, "getFoundTps", json_string(tps));
+    json_object_set_new(t, "getTransferedTps", json_string(tps));
+    char total[96];
+    tps_text(st, 2, total, sizeof total);
+    json_object_set_new(t, "getMissTps", json_string(total));
+    json_object_set_new(t, "getTotalTps", json_string(tps));
+    struct statvfs vfs;
+    if (statvfs(sp->set.root_dir, &vfs) == 0) {
+        char tot[32], fr[32];
+        human_bytes((uint64_t)vfs.f_blocks * vfs.f_frsize, tot, sizeof tot);
+        human_bytes((uint64_t)vfs.f_bavail * vfs.f_frsize, fr, sizeof fr);
+        snprintf(buf, sizeof buf, "Total : %s, Free : %s.", tot, fr);
+        json_object_set_new(t, "commitLogDirCapacity", json_string(buf));
+    }
+    json_t *root = json_pack("{so}", "table", t);
+    char *text = json_dumps(root, JSON_COMPACT);
+    json_decref(root);
+    if (!text)
+        return RMQ_ENOMEM;
+    if (store_cmd_is_oneway(sp, cmd)) {
+        free(text);
+        return RMQ_OK;
+    }
+    rmq_cmd *r = sp->api->cmd_new_response(cmd, RC_SUCCESS, NULL);
+    if (r)
+        sp->api->cmd_set_body(r, text, strlen(text), NULL, NULL);
+    free(text);
+    return r ? sp->api->reply(req, r) : RMQ_ENOMEM;
+}
+
+/* ---- INVOKE_BROKER_TO_RESET_OFFSET ---------------------------------------- */
+
+static int reply_code(store_plugin *sp, rmq_request *req, const rmq_cmd *cmd, int32_t code,
+                      const char *remark)
+{
+    if (store_cmd_is_oneway(sp, cmd))
+        return RMQ_OK;
+    rmq_cmd *r = sp->api->cmd_new_response(cmd, code, remark);
+    return r ? sp->api->reply(req, r) : RMQ_ENOMEM;
+}
+
+static int process_reset_offset(rmq_request *req, const rmq_cmd *cmd, void *ud)
+{
+    admin_state *st = ud;
+    store_plugin *sp = st->sp;
+    const rmq_host_api *a = sp->api;
+    const char *topic = a->cmd_ext_get(cmd, "topic");
+    const char *group = a->cmd_ext_get(cmd, "group");
+    const char *ts_text = a->cmd_ext_get(cmd, "timestamp");
+    const char *force_text = a->cmd_ext_get(cmd, "isForce");
+    if (!topic || !group || !ts_text || !force_text) {
+        a->request_fail(req, "org.apache.rocketmq.remoting.exception.RemotingCommandException: "
+                             "the custom field <ResetOffsetRequestHeader> is null");
+        return RMQ_EINVAL;
+    }
+    int64_t ts = strtoll(ts_text, NULL, 10);
+    bool force = strcasecmp(force_text, "true") == 0;
+    char remark[600];
+    rmq_topic_config tc;
+    if (meta_topic_get(sp, topic, &tc) != 0) {
+        snprintf(remark, sizeof remark,
+                 "[reset-offset] reset offset failed, no topic in this broker. topic=%s", topic);
+        return reply_code(sp, req, cmd, RC_SYSTEM_ERROR, remark);
+    }
+    rmq_broker_config bc;
+    if (meta_broker_config(sp, &bc) != 0)
+        memset(&bc, 0, sizeof bc);
+    json_t *jt = json_string(topic), *jb = json_string(bc.broker_name);
+    char *qt = json_dumps(jt, JSON_ENCODE_ANY), *qb = json_dumps(jb, JSON_ENCODE_ANY);
+    json_decref(jt);
+    json_decref(jb);
+    size_t cap =
+        64 + (size_t)tc.write_queue_nums * (strlen(qt ? qt : "") + strlen(qb ? qb : "") + 96);
+    char *body = malloc(cap);
+    if (!body || !qt || !qb) {
+        free(body);
+        free(qt);
+        free(qb);
+        return RMQ_ENOMEM;
+    }
+    size_t n = (size_t)snprintf(body, cap, "{\"offsetTable\":{");
+    const void *tbl;
+    void *mud;
+    rmq_service_ref ref;
+    int rc = a->service_acquire(sp->ctx, RMQ_BROKER_META_SERVICE, RMQ_BROKER_META_VERSION, &tbl,
+                                &mud, &ref);
+    if (rc != 0) {
+        free(body);
+        free(qt);
+        free(qb);
+        return reply_code(sp, req, cmd, RC_SYSTEM_ERROR, "broker.meta is not available");
+    }
+    const rmq_broker_meta_service *m = tbl;
+    for (int32_t q = 0; q < tc.write_queue_nums; q++) {
+        int64_t consumer = m->offset_query(mud, group, topic, q);
+        if (consumer == -1) {
+            a->service_release(sp->ctx, ref);
+            free(body);
+            free(qt);
+            free(qb);
+            snprintf(remark, sizeof remark, "THe consumer group <%s> not exist", group);
+            return reply_code(sp, req, cmd, RC_SYSTEM_ERROR, remark);
+        }
+        int64_t at = ts == -1 ? store_max_offset(sp->engine, topic, q)
+                              : store_offset_by_time(sp->engine, topic, q, ts);
+        if (at < 0)
+            at = 0;
+        int64_t off = force || at < consumer ? at : consumer;
+        n += (size_t)snprintf(body + n, cap - n,
+                              "%s{\"brokerName\":%s,\"queueId\":%d,\"topic\":%s}:%" PRId64,
+                              q ? "," : "", qb, q, qt, off);
+    }
+    n += (size_t)snprintf(body + n, cap - n, "}}");
+    free(qt);
+    free(qb);
+    rmq_consumer_channel chans[64];
+    size_t nch = m->consumer_channels(mud, group, chans, 64);
+    a->service_release(sp->ctx, ref);
+    if (nch == 0) {
+        free(body);
+        snprintf(remark, sizeof remark,
+                 "Consumer not online, so can not reset offset, Group: %s Topic: %s Timestamp: "
+                 "%" PRId64,
+                 group, topic, ts);
+        return reply_code(sp, req, cmd, RC_CONSUMER_NOT_ONLINE, remark);
+    }
+    for (size_t i = 0; i < nch && i < 64; i++) {
+        if (chans[i].version < V3_0_7_SNAPSHOT) {
+            free(body);
+            snprintf(remark, sizeof remark, "the client does not support this feature. version=%d",
+                     chans[i].version);
+            return reply_code(sp, req, cmd, RC_SYSTEM_ERROR, remark);
+        }
+        rmq_cmd *push = a->cmd_new_request(RESET_CONSUMER_CLIENT_OFFSET);
+        if (!push)
+            continue;
+        a->cmd_ext_set(push, "topic", topic);
+        a->cmd_ext_set(push, "group", group);
+        a->cmd_ext_set(push, "timestamp", ts_text);
+        /* Java's header for the clients leaves isForce at its default */
+        a->cmd_ext_set(push, "isForce", "false");
+        a->cmd_set_body(push, body, n, NULL, NULL);
+        int prc = a->invoke_oneway(sp->ctx, chans[i].channel, push, 5000);
+        if (prc != 0)
+            a->log(sp->ctx, RMQ_LOG_WARN, "RESET_CONSUMER_CLIENT_OFFSET to %s: %s",
+                   chans[i].client_id, rmq_strerror(prc));
+    }
+    if (store_cmd_is_oneway(sp, cmd)) {
+        free(body);
+        return RMQ_OK;
+    }
+    rmq_cmd *r = a->cmd_new_response(cmd, RC_SUCCESS, NULL);
+    if (r)
+        a->cmd_set_body(r, body, n, NULL, NULL);
+    free(body);
+    return r ? a->reply(req, r) : RMQ_ENOMEM;
+}
+
+/* cleanUnusedTopic for the deleted topic (published on EXEC). */
+static void on_topic_deleted(const char *event, const void *data, size_t len, void *ud)
+{
+    (void)event;
+    admin_state *st = ud;
+    if (!len || ((const char *)data)[len - 1] != '\0')
+        return;
+    const char *topic = data;
+    int rc = store_delete_topic(st->sp->engine, topic);
+    st->sp->api->log(st->sp->ctx, RMQ_LOG_INFO, "topic %s deleted: consume queues removed (%s)",
+                     topic, rmq_strerror(rc));
+}
+
+static admin_state *state_alloc(store_plugin *sp)
+{
+
+    admin_state *st = calloc(1, sizeof *st);
+    if (!st)
+        return NULL;
+    st->sp = sp;
+    pthread_mutex_init(&st->mu, NULL);
+    st->boot_ms = sp->api->now_wall_ms();
+    return st;
+}
+
+int broker_admin_processors_register(store_plugin *sp)
+{
+    admin_state *st = state_alloc(sp);
+    if (!st)
+        return RMQ_ENOMEM;
+    features_of(sp)->admin = st;
+    const rmq_host_api *a = sp->api;
+    int rc = a->declare_executor(sp->ctx, "brokerAdmin", 1, 10000);
+    if (rc == 0)
+        rc = a->register_processor(sp->ctx, 28, process_runtime_info, st, "brokerAdmin");
+    if (rc == 0)
+        rc = a->register_processor(sp->ctx, 222, process_reset_offset, st, "brokerAdmin");
+    if (rc == 0)
+        rc = a->subscribe_event(sp->ctx, RMQ_BROKER_TOPIC_DELETED_EVENT, on_topic_deleted, st);
+    rmq_timer_id id;
+    if (rc == 0)
+        rc = a->add_timer(sp->ctx, 1000, 1000, sample_timer, st, NULL, &id);
+    return rc;
+}
+
+void broker_admin_state_free(void *p)
+{
+    admin_state *st = p;
+    if (!st)
+        return;
+    pthread_mutex_destroy(&st->mu);
+    free(st);
+}

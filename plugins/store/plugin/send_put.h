@@ -1,0 +1,80 @@
+/* send_put.h — the send path's internal API (owned by store-protocol), for
+ * the files that route special messages (retry/DLQ, delay, transactions,
+ * replies): the decoded send header, the message being built, the hooks the
+ * send path calls, and helpers to store a message and build the answer. */
+#ifndef STORE_SEND_PUT_H
+#define STORE_SEND_PUT_H
+
+#include "message_properties.h"
+#include "store_plugin.h"
+
+/* SendMessageRequestHeader (10/324 by name, 310/320/325 by letter). Strings
+ * point into the request (valid until it is answered). */
+typedef struct send_header {
+    int32_t code;
+    const char *producer_group;
+    const char *topic;
+    const char *default_topic;
+    int32_t default_topic_queue_nums;
+    int32_t queue_id;
+    int32_t sys_flag;
+    int64_t born_ts;
+    int32_t flag;
+    const char *properties; /* NULL = none */
+    int32_t reconsume_times;
+    bool unit_mode;
+    bool batch;
+    bool has_max_reconsume_times;
+    int32_t max_reconsume_times;
+    int32_t version; /* request version (maxReconsumeTimes applies from 121) */
+} send_header;
+
+/* 0, or -1 with the SYSTEM_ERROR remark of a failed decode in remark. */
+int send_header_decode(store_plugin *sp, const rmq_cmd *cmd, send_header *h, char *remark,
+                       size_t cap);
+
+/* One single message on its way to the store; hooks may rewrite it. */
+typedef struct send_message {
+    char topic[256]; /* where it is stored */
+    int32_t queue_id;
+    int32_t resp_queue_id; /* queueId of the answer (the requested one, §10.5.4) */
+    int32_t sys_flag;
+    int32_t reconsume_times;
+    int64_t prepared_tx_offset;
+    props_view props; /* the header's properties, parsed */
+    /* A hook that re-serialises the properties (delay, half messages) puts
+     * the whole stored string here (malloc'd; freed by the send path) and
+     * the tags code it implies. */
+    char *props_override;
+    size_t props_override_len;
+    bool has_tags_code;
+    int64_t tags_code;
+} send_message;
+
+/* Hooks into the send path. Each returns 0 to go on, a response code > 0
+ * with remark set to refuse the send, or < 0 (SYSTEM_ERROR). Called on a
+ * thread that may block (EXEC or the slow worker). */
+struct send_hooks {
+    /* §10.5.1 step 8 and §10.5.6: a single message to %RETRY%<group>. */
+    int (*retry_send)(store_plugin *sp, const send_header *h, send_message *m, char *remark,
+                      size_t cap);
+    /* After step 9 (§10.6 DELAY, §10.10 TRAN_MSG): may redirect to the
+     * schedule / half topic. */
+    int (*special_send)(store_plugin *sp, const send_header *h, send_message *m, char *remark,
+                        size_t cap);
+};
+
+/* STOREHOST of this broker (brokerIP1:listenPort from broker.meta; the
+ * server's bound address when broker.meta is absent). */
+void send_store_host(store_plugin *sp, const rmq_broker_config *bc, store_addr *out);
+
+/* Append one message (engine store_put); the hooks' way to store. */
+int store_send_put(store_plugin *sp, const store_msg *m, store_put_result *out);
+
+/* Response code and remark for a put status (§10.5.1 steps 10–14). */
+int32_t send_put_status_code(store_plugin *sp, store_put_status st, char *remark, size_t cap);
+
+/* A send answer with MSG_REGION and TRACE_ON (every send answer has them). */
+rmq_cmd *send_response_new(store_plugin *sp, const rmq_cmd *req, int32_t code, const char *remark);
+
+#endif

@@ -1,0 +1,97 @@
+/* store_features.h — the store's message features beyond plain send/pull
+ * (store-services' files): CONSUMER_SEND_MSG_BACK and %RETRY%/DLQ routing,
+ * delay levels with the schedule topic, transactions with the check-back
+ * loop, reply messages, broker admin codes (28, 222) and topic deletion.
+ * Their state hangs off store_plugin.hooks (the send hooks come first). */
+#ifndef STORE_FEATURES_H
+#define STORE_FEATURES_H
+
+#include <pthread.h>
+
+#include "send_put.h"
+#include "stored_record.h"
+
+#define SCHEDULE_TOPIC "SCHEDULE_TOPIC_XXXX"
+#define HALF_TOPIC "RMQ_SYS_TRANS_HALF_TOPIC"
+#define OP_HALF_TOPIC "RMQ_SYS_TRANS_OP_HALF_TOPIC"
+#define CHECK_MAX_TOPIC "TRANS_CHECK_MAX_TIME_TOPIC"
+#define TRANS_GROUP "CID_RMQ_SYS_TRANS"
+#define MAX_DELAY_LEVELS 64
+
+typedef struct store_features {
+    send_hooks hooks; /* first: sp->hooks points here */
+    store_plugin *sp;
+    /* delay levels (schedule_service.c) */
+    int nlevels;
+    int64_t level_ms[MAX_DELAY_LEVELS + 1]; /* 1-based */
+    pthread_mutex_t delay_mu;
+    int64_t delay_offset[MAX_DELAY_LEVELS + 1];
+    bool delay_dirty;
+    uint64_t delay_flushed_ms;
+    char delay_path[1100];
+    /* transactions (transaction_service.c) */
+    int64_t tx_timeout_ms;
+    int64_t tx_check_max;
+    int64_t tx_check_interval_ms;
+    pthread_mutex_t tx_mu; /* one check round at a time */
+    /* replies (reply_processor.c) */
+    bool store_reply;
+    /* broker_admin_processors.c */
+    void *admin;
+    _Atomic uint32_t uniq_counter; /* op-record UNIQ_KEYs */
+    _Atomic uint32_t retry_turn;   /* retry queue choice */
+} store_features;
+
+static inline store_features *features_of(store_plugin *sp)
+{
+    return (store_features *)(void *)(uintptr_t)sp->hooks;
+}
+
+/* store_plugin.c calls these (init after the processors, fini before the
+ * engine closes). */
+int store_features_init(store_plugin *sp);
+void store_features_fini(store_plugin *sp);
+
+/* ---- schedule_service.c ---- */
+int schedule_service_init(store_plugin *sp, store_features *f);
+void schedule_service_fini(store_plugin *sp, store_features *f);
+/* special_send: TRAN_MSG → transaction_prepare, DELAY → the schedule topic. */
+int features_special_send(store_plugin *sp, const send_header *h, send_message *m, char *remark,
+                          size_t cap);
+/* Level > 0 (clamped): rewrite `m` to the schedule topic, REAL_TOPIC /
+ * REAL_QID added to the stored properties (which keep WAIT). */
+int schedule_route(store_plugin *sp, send_message *m, int32_t level, const char *cluster);
+
+/* ---- consumer_send_back.c ---- */
+int consumer_send_back_register(store_plugin *sp);
+int features_retry_send(store_plugin *sp, const send_header *h, send_message *m, char *remark,
+                        size_t cap);
+
+/* ---- transaction_service.c ---- */
+int transaction_service_init(store_plugin *sp, store_features *f);
+int transaction_prepare(store_plugin *sp, const send_header *h, send_message *m, char *remark,
+                        size_t cap);
+
+/* ---- reply_processor.c ---- */
+int reply_processor_register(store_plugin *sp);
+
+/* ---- broker_admin_processors.c ---- */
+int broker_admin_processors_register(store_plugin *sp);
+void broker_admin_state_free(void *admin);
+
+/* ---- helpers shared by these files (schedule_service.c) ---- */
+/* The stored properties string of `base` with (name, value) pairs set
+ * (replacing same-named entries) and `drop` names removed, CLUSTER last.
+ * malloc'd into *out (caller frees). 0 or RMQ_ENOMEM. */
+int props_rewrite(const props_view *base, const char *const *set_kv, const char *const *drop,
+                  const char *cluster, char **out, size_t *len);
+/* A record from the commit log, decoded (rec_buf malloc'd: free it). */
+int features_read_record(store_plugin *sp, int64_t phys, uint8_t **rec_buf, stored_record *out);
+/* A store_msg copying a stored record's fields (addresses, body, flag...). */
+void store_msg_from_record(const stored_record *r, store_msg *m);
+/* Tag hash of the TAGS property of a props string. */
+int64_t props_tags_code(const char *props, size_t len);
+/* A new client-style message id (UNIQ_KEY), 32 hex characters. */
+void features_uniq_key(store_plugin *sp, char out[33]);
+
+#endif

@@ -1,0 +1,142 @@
+/* store_plugin.h — the store plugin's context (one per loaded generation) and
+ * the functions its files share: settings, broker.meta access, answering a
+ * request now or later, the slow-path worker, long polling. Plugin-private:
+ * the plugin includes only SDK headers and the engine's. */
+#ifndef STORE_PLUGIN_H
+#define STORE_PLUGIN_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rmqhost/rmqhost.h>
+#include <rmqhost/services/broker_meta_service.h>
+#include <rmqhost/services/store_service.h>
+
+#include "store_engine.h"
+
+/* Response codes of the message path (protocol.md §3.2). */
+#define RC_SUCCESS 0
+#define RC_SYSTEM_ERROR 1
+#define RC_FLUSH_DISK_TIMEOUT 10
+#define RC_MESSAGE_ILLEGAL 13
+#define RC_SERVICE_NOT_AVAILABLE 14
+#define RC_NO_PERMISSION 16
+#define RC_TOPIC_NOT_EXIST 17
+#define RC_PULL_NOT_FOUND 19
+#define RC_PULL_RETRY_IMMEDIATELY 20
+#define RC_PULL_OFFSET_MOVED 21
+#define RC_QUERY_NOT_FOUND 22
+#define RC_SUBSCRIPTION_PARSE_FAILED 23
+#define RC_SUBSCRIPTION_NOT_EXIST 24
+#define RC_SUBSCRIPTION_NOT_LATEST 25
+#define RC_SUBSCRIPTION_GROUP_NOT_EXIST 26
+#define RC_FILTER_DATA_NOT_EXIST 27
+#define RC_FILTER_DATA_NOT_LATEST 28
+
+#define FAQ_SUFFIX "\nSee http://rocketmq.apache.org/docs/faq/ for further details."
+
+typedef struct pull_hold_table pull_hold_table;
+typedef struct slow_worker slow_worker;
+typedef struct send_hooks send_hooks;
+
+/* Settings read once in init (Java's names in comments). */
+typedef struct store_settings {
+    store_config engine;             /* MessageStoreConfig part, see store_settings.c */
+    char root_dir[1024];             /* storePathRootDir */
+    char commitlog_dir[1024];        /* storePathCommitLog */
+    char delete_when[64];            /* deleteWhen */
+    char region_id[128];             /* regionId */
+    bool trace_on;                   /* traceOn */
+    bool reject_transaction_message; /* rejectTransactionMessage */
+    int64_t start_accept_send_ts;    /* startAcceptSendRequestTimeStamp */
+    bool long_polling_enable;        /* longPollingEnable */
+    int64_t short_polling_ms;        /* shortPollingTimeMills */
+    int32_t default_query_max_num;   /* defaultQueryMaxNum */
+    bool filter_support_retry;       /* filterSupportRetry */
+    bool send_inline;                /* sendMessageInline (rmqhost) */
+    bool pull_inline;                /* pullMessageInline (rmqhost) */
+    int32_t send_threads, pull_threads, query_threads, admin_threads;
+    int32_t send_queue, pull_queue, query_queue, admin_queue;
+} store_settings;
+
+typedef struct store_plugin {
+    rmq_plugin_ctx *ctx;
+    const rmq_host_api *api;
+    store_settings set;
+    store_engine *engine;
+    rmq_store_queues_service queues_svc; /* exported as "store.queues" */
+    pull_hold_table *holds;
+    slow_worker *worker;
+    const send_hooks *hooks; /* retry/DLQ, delay, transactions (H3's files); NULL = none */
+    atomic_bool quiescing;
+    rmq_timer_id hold_timer;
+    /* broker.meta's broker_config, refreshed at most every second: every
+     * send needs it (CLUSTER, STOREHOST, permission) */
+    pthread_mutex_t bc_mu;
+    rmq_broker_config bc;
+    store_addr bc_store_host;
+    uint64_t bc_at_ms; /* monotonic; 0 = never fetched */
+    bool bc_valid;
+} store_plugin;
+
+/* ---- settings (store_settings.c) ---- */
+extern const rmq_setting_decl STORE_SETTINGS[];
+int store_settings_read(store_plugin *sp);
+
+/* ---- answering (store_reply.c) ---- */
+/* Where the answer goes: the processor's request (now) or a deferred handle. */
+typedef struct reply_target {
+    rmq_request *req;
+    rmq_deferred *d;
+} reply_target;
+/* Send resp (ownership passes) to t; NULL resp = no answer (oneway). */
+int store_answer(store_plugin *sp, reply_target *t, rmq_cmd *resp);
+bool store_cmd_is_oneway(store_plugin *sp, const rmq_cmd *cmd);
+/* ext_set of a number. */
+void store_ext_i64(store_plugin *sp, rmq_cmd *c, const char *key, int64_t v);
+
+/* ---- broker.meta (broker_meta_access.c); RMQ_ENOENT when absent ---- */
+int meta_broker_config(store_plugin *sp, rmq_broker_config *out);
+/* The cached copy (refreshed when older than a second); RMQ_ENOENT when
+ * broker.meta is absent. store_host (may be NULL) gets STOREHOST. */
+int meta_broker_config_cached(store_plugin *sp, rmq_broker_config *out, store_addr *store_host);
+int meta_topic_get(store_plugin *sp, const char *topic, rmq_topic_config *out);
+int meta_topic_create_in_send(store_plugin *sp, const char *topic, const char *default_topic,
+                              int32_t default_queue_nums, int32_t sys_flag, rmq_topic_config *out);
+int meta_topic_create_in_send_back(store_plugin *sp, const char *topic, int32_t queue_nums,
+                                   int32_t perm, int32_t sys_flag, rmq_topic_config *out);
+int meta_group_get(store_plugin *sp, const char *group, bool auto_create,
+                   rmq_subscription_group_config *out);
+int meta_consumer_subscription(store_plugin *sp, const char *group, const char *topic,
+                               rmq_consumer_sub_info *out);
+int meta_offset_commit(store_plugin *sp, const char *group, const char *topic, int32_t queue_id,
+                       int64_t offset);
+/* "RW-" etc. (PermName.perm2String) into buf[4]. */
+const char *perm_string(int32_t perm, char buf[4]);
+
+/* ---- slow-path worker (slow_worker.c): work that may block, moved off IO ---- */
+int slow_worker_start(store_plugin *sp);
+void slow_worker_stop(store_plugin *sp);
+/* Run fn(arg) on the worker thread. 0 or RMQ_ENOMEM / RMQ_ESHUTDOWN. */
+int slow_worker_post(store_plugin *sp, void (*fn)(store_plugin *sp, void *arg), void *arg);
+
+/* ---- processors ---- */
+int send_processors_register(store_plugin *sp);
+int pull_processor_register(store_plugin *sp);
+int query_processors_register(store_plugin *sp);
+int queue_admin_processors_register(store_plugin *sp);
+int store_queues_service_export(store_plugin *sp);
+
+/* ---- long polling (pull_hold.c) ---- */
+int pull_holds_create(store_plugin *sp);
+void pull_holds_destroy(store_plugin *sp);
+/* Engine on_arrival (any appending thread). */
+void pull_holds_on_arrival(void *ud, const char *topic, int32_t queue_id, int64_t max_offset,
+                           int64_t tags_code, const char *props, size_t props_len,
+                           int64_t store_ts);
+/* Answer every held pull now (quiesce). */
+void pull_holds_release_all(store_plugin *sp);
+
+#endif

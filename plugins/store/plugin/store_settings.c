@@ -1,0 +1,154 @@
+/* store_settings.c — the store plugin's settings, declared with Java's
+ * MessageStoreConfig / BrokerConfig names (protocol-messages.md §10.14) so
+ * they appear in `rmqhostd --list-settings`, and their translation into the
+ * engine's store_config. */
+#include <stdio.h>
+#include <string.h>
+
+#include "store_plugin.h"
+
+#define MIB (1024LL * 1024)
+
+const rmq_setting_decl STORE_SETTINGS[] = {
+    /* MessageStoreConfig */
+    {"storePathRootDir", RMQ_SETTING_STRING, "", "store root (empty: <state_dir>/store)", 0, 0},
+    {"storePathCommitLog", RMQ_SETTING_STRING, "",
+     "commit-log directory (empty: <storePathRootDir>/commitlog)", 0, 0},
+    {"mappedFileSizeCommitLog", RMQ_SETTING_INT, "1073741824", "commit-log file size (bytes)",
+     64 * 1024, 64LL * 1024 * MIB},
+    {"mappedFileSizeConsumeQueue", RMQ_SETTING_INT, "6000000",
+     "consume-queue file size (bytes, rounded up to a multiple of 20)", 20, 1024 * MIB},
+    {"flushDiskType", RMQ_SETTING_STRING, "ASYNC_FLUSH",
+     "ASYNC_FLUSH: answer after the append (page cache); SYNC_FLUSH: after fsync", 0, 0},
+    {"syncFlushTimeout", RMQ_SETTING_INT, "5000",
+     "SYNC_FLUSH: FLUSH_DISK_TIMEOUT after this many ms", 1, 3600000},
+    {"flushIntervalCommitLog", RMQ_SETTING_INT, "500", "ASYNC_FLUSH write-back period (ms)", 1,
+     3600000},
+    {"fileReservedTime", RMQ_SETTING_INT, "72", "hours a commit-log file is kept", 0, 24 * 3650},
+    {"deleteWhen", RMQ_SETTING_STRING, "04", "hours (';'-separated) when expired files go", 0, 0},
+    {"diskMaxUsedSpaceRatio", RMQ_SETTING_INT, "75", "disk use (%) that forces deletion", 10, 95},
+    {"maxMessageSize", RMQ_SETTING_INT, "4194304", "largest message body (bytes)", 1, 64 * MIB},
+    {"messageIndexEnable", RMQ_SETTING_BOOL, "true", "key index for QUERY_MESSAGE", 0, 0},
+    {"maxHashSlotNum", RMQ_SETTING_INT, "5000000", "index file hash slots", 1, 50000000},
+    {"maxIndexNum", RMQ_SETTING_INT, "20000000", "index file entries", 1, 200000000},
+    {"checkCRCOnRecover", RMQ_SETTING_BOOL, "true", "verify BODYCRC when recovering", 0, 0},
+    {"accessMessageInMemoryMaxRatio", RMQ_SETTING_INT, "40",
+     "% of RAM behind the log end beyond which a message is 'in disk'", 0, 100},
+    {"maxTransferBytesOnMessageInMemory", RMQ_SETTING_INT, "262144", "pull byte limit (memory)", 1,
+     64 * MIB},
+    {"maxTransferCountOnMessageInMemory", RMQ_SETTING_INT, "32", "pull count limit (memory)", 1,
+     100000},
+    {"maxTransferBytesOnMessageInDisk", RMQ_SETTING_INT, "65536", "pull byte limit (disk)", 1,
+     64 * MIB},
+    {"maxTransferCountOnMessageInDisk", RMQ_SETTING_INT, "8", "pull count limit (disk)", 1, 100000},
+    {"maxMsgsNumBatch", RMQ_SETTING_INT, "64", "QUERY_MESSAGE result cap", 1, 100000},
+    {"defaultQueryMaxNum", RMQ_SETTING_INT, "32", "unique-key QUERY_MESSAGE max results", 1,
+     100000},
+    {"messageDelayLevel", RMQ_SETTING_STRING,
+     "1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h",
+     "delay levels (DELAY property, retries)", 0, 0},
+    /* BrokerConfig */
+    {"regionId", RMQ_SETTING_STRING, "DefaultRegion", "MSG_REGION of send answers", 0, 0},
+    {"traceOn", RMQ_SETTING_BOOL, "true", "TRACE_ON of send answers", 0, 0},
+    {"rejectTransactionMessage", RMQ_SETTING_BOOL, "false", "refuse TRAN_MSG sends", 0, 0},
+    {"startAcceptSendRequestTimeStamp", RMQ_SETTING_INT, "0",
+     "refuse sends before this wall time (ms)", 0, INT64_MAX},
+    {"longPollingEnable", RMQ_SETTING_BOOL, "true",
+     "hold PULLs up to suspendTimeoutMillis (else shortPollingTimeMills)", 0, 0},
+    {"shortPollingTimeMills", RMQ_SETTING_INT, "1000", "hold time without long polling (ms)", 1,
+     3600000},
+    {"filterSupportRetry", RMQ_SETTING_BOOL, "false", "SQL92 filters apply to %RETRY% topics", 0,
+     0},
+    {"transactionTimeOut", RMQ_SETTING_INT, "6000", "half-message immunity before a check (ms)", 0,
+     INT64_MAX},
+    {"transactionCheckMax", RMQ_SETTING_INT, "15", "checks before a half message is dropped", 0,
+     1000000},
+    {"transactionCheckInterval", RMQ_SETTING_INT, "60000", "check-back period (ms)", 1, INT64_MAX},
+    {"storeReplyMessageEnable", RMQ_SETTING_BOOL, "true", "store reply messages too", 0, 0},
+    {"sendMessageThreadPoolNums", RMQ_SETTING_INT, "4", "send executor threads", 1, 256},
+    {"sendThreadPoolQueueCapacity", RMQ_SETTING_INT, "10000", "send executor queue", 1, 10000000},
+    {"pullMessageThreadPoolNums", RMQ_SETTING_INT, "20", "pull executor threads", 1, 256},
+    {"pullThreadPoolQueueCapacity", RMQ_SETTING_INT, "100000", "pull executor queue", 1, 10000000},
+    {"queryMessageThreadPoolNums", RMQ_SETTING_INT, "10", "query executor threads", 1, 256},
+    {"queryThreadPoolQueueCapacity", RMQ_SETTING_INT, "20000", "query executor queue", 1, 10000000},
+    {"adminBrokerThreadPoolNums", RMQ_SETTING_INT, "4", "offset/stats executor threads", 1, 256},
+    /* rmqhost */
+    {"sendMessageInline", RMQ_SETTING_BOOL, "true",
+     "process sends on the IO thread (the append never waits for the disk); false: executor", 0, 0},
+    {"pullMessageInline", RMQ_SETTING_BOOL, "true",
+     "process pulls on the IO thread (a copy from the page cache); false: executor", 0, 0},
+    {NULL, RMQ_SETTING_STRING, NULL, NULL, 0, 0},
+};
+
+int store_settings_read(store_plugin *sp)
+{
+    const rmq_host_api *a = sp->api;
+    rmq_plugin_ctx *c = sp->ctx;
+    store_settings *s = &sp->set;
+    store_config *e = &s->engine;
+    store_config_defaults(e);
+
+    const char *root = a->setting_string(c, "storePathRootDir");
+    if (root && *root)
+        snprintf(s->root_dir, sizeof s->root_dir, "%s", root);
+    else
+        snprintf(s->root_dir, sizeof s->root_dir, "%s/store", a->state_dir(c));
+    e->root_dir = s->root_dir;
+    const char *cl = a->setting_string(c, "storePathCommitLog");
+    if (cl && *cl) {
+        snprintf(s->commitlog_dir, sizeof s->commitlog_dir, "%s", cl);
+        e->commitlog_dir = s->commitlog_dir;
+    }
+    e->commitlog_file_size = a->setting_int(c, "mappedFileSizeCommitLog");
+    int64_t cq = a->setting_int(c, "mappedFileSizeConsumeQueue");
+    e->cq_file_size = (cq + 19) / 20 * 20;
+    const char *ft = a->setting_string(c, "flushDiskType");
+    if (ft && strcmp(ft, "SYNC_FLUSH") == 0)
+        e->flush_type = STORE_SYNC_FLUSH;
+    else if (!ft || strcmp(ft, "ASYNC_FLUSH") == 0)
+        e->flush_type = STORE_ASYNC_FLUSH;
+    else {
+        a->log(c, RMQ_LOG_ERROR, "flushDiskType must be ASYNC_FLUSH or SYNC_FLUSH, not \"%s\"", ft);
+        return RMQ_EINVAL;
+    }
+    e->sync_flush_timeout_ms = a->setting_int(c, "syncFlushTimeout");
+    e->flush_interval_ms = a->setting_int(c, "flushIntervalCommitLog");
+    e->file_reserved_hours = a->setting_int(c, "fileReservedTime");
+    snprintf(s->delete_when, sizeof s->delete_when, "%s", a->setting_string(c, "deleteWhen"));
+    e->delete_when = s->delete_when;
+    e->disk_max_used_ratio = (int32_t)a->setting_int(c, "diskMaxUsedSpaceRatio");
+    e->max_message_size = a->setting_int(c, "maxMessageSize");
+    e->message_index_enable = a->setting_bool(c, "messageIndexEnable");
+    e->max_hash_slot_num = (int32_t)a->setting_int(c, "maxHashSlotNum");
+    e->max_index_num = (int32_t)a->setting_int(c, "maxIndexNum");
+    e->check_crc_on_recover = a->setting_bool(c, "checkCRCOnRecover");
+    e->access_message_in_memory_max_ratio =
+        (int32_t)a->setting_int(c, "accessMessageInMemoryMaxRatio");
+    e->max_transfer_bytes_in_memory =
+        (int32_t)a->setting_int(c, "maxTransferBytesOnMessageInMemory");
+    e->max_transfer_count_in_memory =
+        (int32_t)a->setting_int(c, "maxTransferCountOnMessageInMemory");
+    e->max_transfer_bytes_in_disk = (int32_t)a->setting_int(c, "maxTransferBytesOnMessageInDisk");
+    e->max_transfer_count_in_disk = (int32_t)a->setting_int(c, "maxTransferCountOnMessageInDisk");
+    e->max_msgs_num_batch = (int32_t)a->setting_int(c, "maxMsgsNumBatch");
+
+    snprintf(s->region_id, sizeof s->region_id, "%s", a->setting_string(c, "regionId"));
+    s->trace_on = a->setting_bool(c, "traceOn");
+    s->reject_transaction_message = a->setting_bool(c, "rejectTransactionMessage");
+    s->start_accept_send_ts = a->setting_int(c, "startAcceptSendRequestTimeStamp");
+    s->long_polling_enable = a->setting_bool(c, "longPollingEnable");
+    s->short_polling_ms = a->setting_int(c, "shortPollingTimeMills");
+    s->default_query_max_num = (int32_t)a->setting_int(c, "defaultQueryMaxNum");
+    s->filter_support_retry = a->setting_bool(c, "filterSupportRetry");
+    s->send_inline = a->setting_bool(c, "sendMessageInline");
+    s->pull_inline = a->setting_bool(c, "pullMessageInline");
+    s->send_threads = (int32_t)a->setting_int(c, "sendMessageThreadPoolNums");
+    s->send_queue = (int32_t)a->setting_int(c, "sendThreadPoolQueueCapacity");
+    s->pull_threads = (int32_t)a->setting_int(c, "pullMessageThreadPoolNums");
+    s->pull_queue = (int32_t)a->setting_int(c, "pullThreadPoolQueueCapacity");
+    s->query_threads = (int32_t)a->setting_int(c, "queryMessageThreadPoolNums");
+    s->query_queue = (int32_t)a->setting_int(c, "queryThreadPoolQueueCapacity");
+    s->admin_threads = (int32_t)a->setting_int(c, "adminBrokerThreadPoolNums");
+    s->admin_queue = 10000;
+    return 0;
+}

@@ -1,0 +1,483 @@
+/* transaction_service.c — transactions of protocol-messages.md §10.10: the
+ * half message (RMQ_SYS_TRANS_HALF_TOPIC), END_TRANSACTION (37) committing
+ * or rolling back with an op record (RMQ_SYS_TRANS_OP_HALF_TOPIC, tag d),
+ * and the check-back loop that re-appends unresolved half messages and asks
+ * a producer of their PGROUP with CHECK_TRANSACTION_STATE (39, oneway).
+ * Progress is kept as offsets of group CID_RMQ_SYS_TRANS, as Java does. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "message_id.h"
+#include "store_features.h"
+
+#define TX_COMMIT 8
+#define TX_ROLLBACK 12
+#define CHECK_TRANSACTION_STATE 39
+#define OP_SCAN_MAX 100000
+
+static void cluster_of(store_plugin *sp, rmq_broker_config *bc)
+{
+    if (meta_broker_config(sp, bc) != 0) {
+        memset(bc, 0, sizeof *bc);
+        snprintf(bc->cluster_name, sizeof bc->cluster_name, "DefaultCluster");
+    }
+}
+
+/* parseHalfMessageInner */
+int transaction_prepare(store_plugin *sp, const send_header *h, send_message *m, char *remark,
+                        size_t cap)
+{
+    (void)h;
+    (void)remark;
+    (void)cap;
+    rmq_broker_config bc;
+    cluster_of(sp, &bc);
+    char qid[16];
+    snprintf(qid, sizeof qid, "%d", m->queue_id);
+    const char *kv[] = {"REAL_TOPIC", m->topic, "REAL_QID", qid, NULL};
+    char *props = NULL;
+    size_t plen = 0;
+    int rc = props_rewrite(&m->props, kv, NULL, bc.cluster_name, &props, &plen);
+    if (rc != 0)
+        return rc;
+    free(m->props_override);
+    m->props_override = props;
+    m->props_override_len = plen;
+    m->has_tags_code = true;
+    m->tags_code = props_tags_code(props, plen);
+    snprintf(m->topic, sizeof m->topic, "%s", HALF_TOPIC);
+    m->queue_id = 0;
+    m->sys_flag &= ~STORED_SYSFLAG_TX_MASK;
+    return 0;
+}
+
+/* The broker's own address as STOREHOST / BORNHOST of its records. */
+static void own_host(store_plugin *sp, store_addr *a)
+{
+    rmq_broker_config bc;
+    bool have = meta_broker_config(sp, &bc) == 0;
+    send_store_host(sp, have ? &bc : NULL, a);
+}
+
+/* addRemoveTagInTransactionOp: body = the half message's queue offset. */
+static int put_op(store_plugin *sp, int32_t queue_id, int64_t half_queue_offset)
+{
+    char body[32], uniq[33], props[128];
+    int blen = snprintf(body, sizeof body, "%" PRId64, half_queue_offset);
+    features_uniq_key(sp, uniq);
+    int plen = snprintf(props, sizeof props, "TAGS\001d\002UNIQ_KEY\001%s", uniq);
+    store_msg m = {0};
+    m.topic = OP_HALF_TOPIC;
+    m.queue_id = queue_id;
+    m.born_ts = (int64_t)sp->api->now_wall_ms();
+    own_host(sp, &m.born_host);
+    m.store_host = m.born_host;
+    m.body = body;
+    m.body_len = (size_t)blen;
+    m.props = props;
+    m.props_len = (size_t)plen;
+    m.tags_code = (int64_t)java_string_hash("d", 1);
+    store_put_result pr;
+    if (store_send_put(sp, &m, &pr) != 0 || pr.status != STORE_PUT_OK)
+        return RMQ_EIO;
+    return 0;
+}
+
+static int reply(store_plugin *sp, rmq_request *req, const rmq_cmd *cmd, int32_t code,
+                 const char *remark)
+{
+    if (store_cmd_is_oneway(sp, cmd))
+        return RMQ_OK;
+    rmq_cmd *r = sp->api->cmd_new_response(cmd, code, remark);
+    return r ? sp->api->reply(req, r) : RMQ_ENOMEM;
+}
+
+static bool ext_i64(store_plugin *sp, const rmq_cmd *cmd, const char *k, int64_t *out)
+{
+    const char *v = sp->api->cmd_ext_get(cmd, k);
+    if (!v || !*v)
+        return false;
+    char *end = NULL;
+    long long x = strtoll(v, &end, 10);
+    if (*end)
+        return false;
+    *out = x;
+    return true;
+}
+
+/* EndTransactionProcessor.processRequest */
+static int process_end_transaction(rmq_request *req, const rmq_cmd *cmd, void *ud)
+{
+    store_plugin *sp = ud;
+    const rmq_host_api *a = sp->api;
+    const char *group = a->cmd_ext_get(cmd, "producerGroup");
+    int64_t tsto = 0, clo = 0, cor = 0;
+    if (!group || !a->cmd_ext_get(cmd, "msgId") ||
+        !ext_i64(sp, cmd, "tranStateTableOffset", &tsto) ||
+        !ext_i64(sp, cmd, "commitLogOffset", &clo) || !ext_i64(sp, cmd, "commitOrRollback", &cor)) {
+        a->request_fail(req, "org.apache.rocketmq.remoting.exception.RemotingCommandException: "
+                             "the custom field <EndTransactionRequestHeader> is null");
+        return RMQ_EINVAL;
+    }
+    if (cor != 0 && cor != TX_COMMIT && cor != TX_ROLLBACK) {
+        a->request_fail(req, "org.apache.rocketmq.remoting.exception.RemotingCommandException: "
+                             "commitOrRollback field wrong");
+        return RMQ_EINVAL;
+    }
+    if (cor == 0)
+        return RMQ_OK; /* unknown: nothing done, no answer */
+    uint8_t *buf = NULL;
+    stored_record r;
+    if (features_read_record(sp, clo, &buf, &r) != 0)
+        return reply(sp, req, cmd, RC_SYSTEM_ERROR, "Find prepared transaction message failed");
+    props_view *v = malloc(sizeof *v);
+    if (!v) {
+        free(buf);
+        return RMQ_ENOMEM;
+    }
+    props_parse(r.props, r.props_len, v);
+    int rc;
+    size_t gl = 0, tl = 0, ql = 0;
+    const char *pg = props_get(v, "PGROUP", &gl);
+    const char *rt = props_get(v, "REAL_TOPIC", &tl);
+    const char *rq = props_get(v, "REAL_QID", &ql);
+    if (!pg) {
+        rc = reply(sp, req, cmd, RC_SYSTEM_ERROR, "java.lang.NullPointerException");
+    } else if (gl != strlen(group) || memcmp(pg, group, gl) != 0) {
+        rc = reply(sp, req, cmd, RC_SYSTEM_ERROR, "The producer group wrong");
+    } else if (r.queue_offset != tsto) {
+        rc = reply(sp, req, cmd, RC_SYSTEM_ERROR, "The transaction state table offset wrong");
+    } else if (r.phys_offset != clo) {
+        rc = reply(sp, req, cmd, RC_SYSTEM_ERROR, "The commit log offset wrong");
+    } else if (cor == TX_ROLLBACK) {
+        put_op(sp, r.queue_id, r.queue_offset);
+        rc = reply(sp, req, cmd, RC_SUCCESS, NULL);
+    } else if (!rt || !rq || tl > 255) {
+        rc = reply(sp, req, cmd, RC_SYSTEM_ERROR, "java.lang.NullPointerException");
+    } else {
+        /* endMessageTransaction: the half record in its real queue, COMMIT bits */
+        char topic[256], qid[16];
+        snprintf(topic, sizeof topic, "%.*s", (int)tl, rt);
+        snprintf(qid, sizeof qid, "%.*s", (int)(ql < 15 ? ql : 15), rq);
+        store_msg m;
+        store_msg_from_record(&r, &m);
+        m.topic = topic;
+        m.queue_id = atoi(qid);
+        m.sys_flag = (m.sys_flag & ~STORED_SYSFLAG_TX_MASK) | STORED_SYSFLAG_TX_COMMIT;
+        m.prepared_tx_offset = r.phys_offset;
+        size_t tgl = 0;
+        const char *tags = props_get(v, "TAGS", &tgl);
+        m.tags_code = tags ? (int64_t)java_string_hash(tags, tgl) : 0;
+        store_put_result pr;
+        if (store_send_put(sp, &m, &pr) != 0)
+            pr.status = STORE_PUT_UNKNOWN_ERROR;
+        char remark[300];
+        switch (pr.status) {
+        case STORE_PUT_OK:
+            put_op(sp, r.queue_id, r.queue_offset);
+            rc = reply(sp, req, cmd, RC_SUCCESS, NULL);
+            break;
+        case STORE_PUT_CREATE_MAPPED_FILE_FAILED:
+            rc = reply(sp, req, cmd, RC_SYSTEM_ERROR, "Create mapped file failed.");
+            break;
+        case STORE_PUT_MESSAGE_ILLEGAL:
+        case STORE_PUT_PROPERTIES_SIZE_EXCEEDED:
+            snprintf(remark, sizeof remark,
+                     "The message is illegal, maybe msg body or properties length not matched. "
+                     "msg body length limit %" PRId64 "B, msg properties length limit 32KB.",
+                     sp->set.engine.max_message_size);
+            rc = reply(sp, req, cmd, RC_MESSAGE_ILLEGAL, remark);
+            break;
+        case STORE_PUT_SERVICE_NOT_AVAILABLE:
+            rc = reply(sp, req, cmd, RC_SERVICE_NOT_AVAILABLE, "Service not available now.");
+            break;
+        default: rc = reply(sp, req, cmd, RC_SYSTEM_ERROR, "UNKNOWN_ERROR"); break;
+        }
+    }
+    free(v);
+    free(buf);
+    return rc;
+}
+
+/* ---- the check-back loop ------------------------------------------------- */
+
+typedef struct off_set {
+    int64_t *v;
+    size_t n, cap;
+} off_set;
+
+static void set_add(off_set *s, int64_t x)
+{
+    if (s->n == s->cap) {
+        size_t nc = s->cap ? s->cap * 2 : 64;
+        int64_t *nv = realloc(s->v, nc * sizeof *nv);
+        if (!nv)
+            return;
+        s->v = nv;
+        s->cap = nc;
+    }
+    s->v[s->n++] = x;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* After set_sort. */
+static bool set_has(const off_set *s, int64_t x)
+{
+    return s->n && bsearch(&x, s->v, s->n, sizeof *s->v, cmp_i64) != NULL;
+}
+
+static void set_sort(off_set *s)
+{
+    if (s->n)
+        qsort(s->v, s->n, sizeof *s->v, cmp_i64);
+}
+
+static int64_t progress(store_plugin *sp, const char *topic)
+{
+    const void *tbl;
+    void *ud;
+    rmq_service_ref ref;
+    if (sp->api->service_acquire(sp->ctx, RMQ_BROKER_META_SERVICE, RMQ_BROKER_META_VERSION, &tbl,
+                                 &ud, &ref) != 0)
+        return 0;
+    int64_t off = ((const rmq_broker_meta_service *)tbl)->offset_query(ud, TRANS_GROUP, topic, 0);
+    sp->api->service_release(sp->ctx, ref);
+    return off < 0 ? 0 : off;
+}
+
+static uint64_t producer_channel(store_plugin *sp, const char *group)
+{
+    const void *tbl;
+    void *ud;
+    rmq_service_ref ref;
+    if (sp->api->service_acquire(sp->ctx, RMQ_BROKER_META_SERVICE, RMQ_BROKER_META_VERSION, &tbl,
+                                 &ud, &ref) != 0)
+        return 0;
+    uint64_t ch = ((const rmq_broker_meta_service *)tbl)->producer_channel(ud, group);
+    sp->api->service_release(sp->ctx, ref);
+    return ch;
+}
+
+/* CHECK_TRANSACTION_STATE for the re-appended half record at `phys`: its
+ * bytes with topic and queue id set back to REAL_TOPIC / REAL_QID. */
+static void send_check(store_plugin *sp, int64_t phys, int64_t queue_offset, const char *group)
+{
+    uint64_t ch = producer_channel(sp, group);
+    if (!ch)
+        return; /* no producer of the group online: the next round asks again */
+    uint8_t *buf = NULL;
+    stored_record r;
+    if (features_read_record(sp, phys, &buf, &r) != 0)
+        return;
+    props_view *v = malloc(sizeof *v);
+    uint8_t *body = NULL;
+    size_t blen = 0;
+    if (v) {
+        props_parse(r.props, r.props_len, v);
+        size_t tl = 0, ql = 0, ul = 0;
+        const char *rt = props_get(v, "REAL_TOPIC", &tl);
+        const char *rq = props_get(v, "REAL_QID", &ql);
+        const char *uk = props_get(v, "UNIQ_KEY", &ul);
+        char qid[16] = "0", uniq[128] = "";
+        if (rq)
+            snprintf(qid, sizeof qid, "%.*s", (int)(ql < 15 ? ql : 15), rq);
+        if (uk)
+            snprintf(uniq, sizeof uniq, "%.*s", (int)(ul < 127 ? ul : 127), uk);
+        stored_record c = r;
+        if (rt && tl <= STORED_RECORD_MAX_TOPIC) {
+            c.topic = rt;
+            c.topic_len = (uint8_t)tl;
+        }
+        c.queue_id = atoi(qid);
+        c.sys_flag &= ~STORED_SYSFLAG_TX_MASK;
+        size_t cap = stored_record_size(c.sys_flag, (size_t)c.body_len, c.topic_len, c.props_len);
+        body = malloc(cap);
+        if (body)
+            blen = stored_record_encode(&c, false, body, cap);
+        rmq_cmd *req = sp->api->cmd_new_request(CHECK_TRANSACTION_STATE);
+        if (req && body && blen) {
+            store_msg tmp;
+            store_msg_from_record(&r, &tmp);
+            char offid[64];
+            offset_msg_id(&tmp.store_host, r.phys_offset, offid);
+            store_ext_i64(sp, req, "tranStateTableOffset", queue_offset);
+            store_ext_i64(sp, req, "commitLogOffset", r.phys_offset);
+            sp->api->cmd_ext_set(req, "msgId", uniq);
+            sp->api->cmd_ext_set(req, "transactionId", uniq);
+            sp->api->cmd_ext_set(req, "offsetMsgId", offid);
+            sp->api->cmd_set_body(req, body, blen, NULL, NULL);
+            int rc = sp->api->invoke_oneway(sp->ctx, ch, req, 3000);
+            if (rc != 0)
+                sp->api->log(sp->ctx, RMQ_LOG_WARN, "CHECK_TRANSACTION_STATE to %s: %s", group,
+                             rmq_strerror(rc));
+        } else if (req) {
+            sp->api->cmd_free(req);
+        }
+    }
+    free(body);
+    free(v);
+    free(buf);
+}
+
+/* One half record past immunity: discard it after transactionCheckMax
+ * checks, else re-append it with TRANSACTION_CHECK_TIMES + 1 and ask. */
+static void check_one(store_features *f, const stored_record *r, props_view *v)
+{
+    store_plugin *sp = f->sp;
+    size_t cl = 0, gl = 0;
+    const char *ct = props_get(v, "TRANSACTION_CHECK_TIMES", &cl);
+    int64_t times = ct ? strtoll(ct, NULL, 10) : 0;
+    const char *pg = props_get(v, "PGROUP", &gl);
+    store_msg m;
+    store_msg_from_record(r, &m);
+    store_put_result pr;
+    if (times >= f->tx_check_max) {
+        rmq_topic_config tc;
+        meta_topic_create_in_send_back(sp, CHECK_MAX_TOPIC, 1, RMQ_PERM_READ | RMQ_PERM_WRITE, 0,
+                                       &tc);
+        m.topic = CHECK_MAX_TOPIC;
+        m.queue_id = 0;
+        m.tags_code = props_tags_code(r->props, r->props_len);
+        store_send_put(sp, &m, &pr);
+        sp->api->log(sp->ctx, RMQ_LOG_INFO,
+                     "half message at %" PRId64 " checked %" PRId64 " times: discarded to %s",
+                     r->phys_offset, times, CHECK_MAX_TOPIC);
+        return;
+    }
+    char n[24];
+    snprintf(n, sizeof n, "%" PRId64, times + 1);
+    const char *kv[] = {"TRANSACTION_CHECK_TIMES", n, NULL};
+    char *props = NULL;
+    size_t plen = 0;
+    if (props_rewrite(v, kv, NULL, NULL, &props, &plen) != 0)
+        return;
+    m.topic = HALF_TOPIC;
+    m.props = props;
+    m.props_len = plen;
+    m.tags_code = props_tags_code(props, plen);
+    if (store_send_put(sp, &m, &pr) == 0 && pr.status == STORE_PUT_OK && pg) {
+        char group[256];
+        snprintf(group, sizeof group, "%.*s", (int)(gl < 255 ? gl : 255), pg);
+        send_check(sp, pr.phys_offset, pr.queue_offset, group);
+    }
+    free(props);
+}
+
+/* TransactionalMessageServiceImpl.check, simplified to one pass: op records
+ * name the resolved half offsets; the scan stops at the first half message
+ * still immune. */
+static void check_round(void *ud)
+{
+    store_features *f = ud;
+    store_plugin *sp = f->sp;
+    pthread_mutex_lock(&f->tx_mu);
+    int64_t half_max = store_max_offset(sp->engine, HALF_TOPIC, 0);
+    int64_t half_from = progress(sp, HALF_TOPIC);
+    int64_t half_min = store_min_offset(sp->engine, HALF_TOPIC, 0);
+    if (half_from < half_min)
+        half_from = half_min;
+    if (half_from >= half_max) {
+        pthread_mutex_unlock(&f->tx_mu);
+        return;
+    }
+    off_set done = {0};
+    int64_t op_from = progress(sp, OP_HALF_TOPIC);
+    int64_t op_max = store_max_offset(sp->engine, OP_HALF_TOPIC, 0);
+    if (op_max - op_from > OP_SCAN_MAX)
+        op_from = op_max - OP_SCAN_MAX;
+    int64_t op_keep = op_max; /* first op entry still naming an offset >= the new progress */
+    for (int64_t i = op_from; i < op_max; i++) {
+        store_cq_entry e;
+        if (store_read_cq(sp->engine, OP_HALF_TOPIC, 0, i, &e, 1) != 1)
+            break;
+        uint8_t *buf = NULL;
+        stored_record r;
+        if (features_read_record(sp, e.phys_offset, &buf, &r) != 0)
+            continue;
+        char num[32];
+        snprintf(num, sizeof num, "%.*s", (int)(r.body_len < 31 ? r.body_len : 31),
+                 (const char *)r.body);
+        set_add(&done, strtoll(num, NULL, 10));
+        free(buf);
+    }
+    set_sort(&done);
+    uint64_t now = sp->api->now_wall_ms();
+    int64_t i = half_from;
+    props_view *v = malloc(sizeof *v);
+    for (; v && i < half_max && !atomic_load(&sp->quiescing); i++) {
+        if (set_has(&done, i))
+            continue;
+        store_cq_entry e;
+        if (store_read_cq(sp->engine, HALF_TOPIC, 0, i, &e, 1) != 1)
+            break;
+        uint8_t *buf = NULL;
+        stored_record r;
+        if (features_read_record(sp, e.phys_offset, &buf, &r) != 0)
+            continue;
+        props_parse(r.props, r.props_len, v);
+        int64_t immunity = f->tx_timeout_ms;
+        size_t il = 0;
+        const char *it = props_get(v, "CHECK_IMMUNITY_TIME_IN_SECONDS", &il);
+        if (it)
+            immunity = strtoll(it, NULL, 10) * 1000;
+        if ((int64_t)now - r.born_ts < immunity) {
+            free(buf);
+            break;
+        }
+        check_one(f, &r, v);
+        free(buf);
+    }
+    free(v);
+    /* op entries for offsets below the new progress are no longer needed */
+    for (int64_t k = op_from; k < op_max && op_keep == op_max; k++) {
+        store_cq_entry e;
+        uint8_t *buf = NULL;
+        stored_record r;
+        if (store_read_cq(sp->engine, OP_HALF_TOPIC, 0, k, &e, 1) != 1 ||
+            features_read_record(sp, e.phys_offset, &buf, &r) != 0)
+            break;
+        char num[32];
+        snprintf(num, sizeof num, "%.*s", (int)(r.body_len < 31 ? r.body_len : 31),
+                 (const char *)r.body);
+        if (strtoll(num, NULL, 10) >= i)
+            op_keep = k;
+        free(buf);
+    }
+    free(done.v);
+    const void *tbl;
+    void *mud;
+    rmq_service_ref ref;
+    if (sp->api->service_acquire(sp->ctx, RMQ_BROKER_META_SERVICE, RMQ_BROKER_META_VERSION, &tbl,
+                                 &mud, &ref) == 0) {
+        const rmq_broker_meta_service *m = tbl;
+        m->offset_commit(mud, TRANS_GROUP, HALF_TOPIC, 0, i);
+        m->offset_commit(mud, TRANS_GROUP, OP_HALF_TOPIC, 0, op_keep);
+        sp->api->service_release(sp->ctx, ref);
+    }
+    pthread_mutex_unlock(&f->tx_mu);
+}
+
+int transaction_service_init(store_plugin *sp, store_features *f)
+{
+    const rmq_host_api *a = sp->api;
+    f->tx_timeout_ms = a->setting_int(sp->ctx, "transactionTimeOut");
+    f->tx_check_max = a->setting_int(sp->ctx, "transactionCheckMax");
+    f->tx_check_interval_ms = a->setting_int(sp->ctx, "transactionCheckInterval");
+    pthread_mutex_init(&f->tx_mu, NULL);
+    int rc = a->declare_executor(sp->ctx, "transaction", 2, 100000);
+    if (rc == 0)
+        rc = a->register_processor(sp->ctx, 37, process_end_transaction, sp, "transaction");
+    rmq_timer_id id;
+    if (rc == 0)
+        rc = a->add_timer(sp->ctx, (uint64_t)f->tx_check_interval_ms,
+                          (uint64_t)f->tx_check_interval_ms, check_round, f, "transaction", &id);
+    return rc;
+}

@@ -1,0 +1,696 @@
+/* test_store_features.c — the store's message features end to end over raw
+ * frames: a delayed message stays invisible until its level elapses; a
+ * CONSUMER_SEND_MSG_BACK copy comes back in %RETRY% after its level and goes
+ * to %DLQ% after maxReconsumeTimes (the recorded 36 frame answers as Java's);
+ * a transaction commits, rolls back, and is resolved by check-back when the
+ * producer never ends it; reply messages reach the requester; runtime info,
+ * offset reset and topic deletion. Short levels and intervals keep it fast;
+ * every wait polls a condition with a deadline. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "bcm_test_daemon.h"
+#include "stored_record.h"
+
+#define WAIT_MS 15000
+
+typedef struct fixture {
+    rmq_test_daemon d;
+    int port;
+} fixture;
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    *state = f;
+    if (!f)
+        return -1;
+    int ns = rmq_tc_free_port();
+    const char *servers[] = {"namesrv", "broker", NULL};
+    char bcm[512];
+    snprintf(bcm, sizeof bcm,
+             "namesrvAddr = \"127.0.0.1:%d\"; brokerName = \"broker-f\"; brokerIP1 = "
+             "\"127.0.0.1\"; topics = \"T:4;DT:1;TT:1;DelT:2\";",
+             ns);
+    if (ns <= 0 || rmq_td_init(&f->d, servers, NULL) != 0 ||
+        bcm_configure_namesrv_and_broker(&f->d, ns, "info", bcm) != 0 ||
+        rmq_td_add_plugin(&f->d, "store", "store", "broker",
+                          "mappedFileSizeCommitLog = 1048576; messageDelayLevel = \"1s 2s 1s\";"
+                          " transactionTimeOut = 300; transactionCheckInterval = 300;"
+                          " transactionCheckMax = 5;") != 0 ||
+        rmq_td_start(&f->d, NULL) != 0)
+        return -1;
+    f->port = rmq_td_port(&f->d, "broker");
+    return f->port > 0 ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    if (f) {
+        assert_int_equal(rmq_td_stop_reporting(&f->d), 0);
+        rmq_td_cleanup(&f->d);
+        free(f);
+    }
+    return 0;
+}
+
+/* ---- raw frames ---- */
+
+static int next_opaque = 100;
+
+static rmq_cmd *call(int fd, rmq_cmd *req)
+{
+    rmq_cmd *r = rmq_tc_call_response(fd, req, 5000);
+    rmq_cmd_free(req);
+    return r;
+}
+
+/* SEND_MESSAGE (10) with named header fields. */
+static rmq_cmd *send_msg(int fd, const char *topic, int queue, const char *props, const char *body,
+                         int sys_flag, const char *group)
+{
+    char q[16], sf[16];
+    snprintf(q, sizeof q, "%d", queue);
+    snprintf(sf, sizeof sf, "%d", sys_flag);
+    const char *kv[] = {"producerGroup",
+                        group ? group : "PG",
+                        "topic",
+                        topic,
+                        "defaultTopic",
+                        "TBW102",
+                        "defaultTopicQueueNums",
+                        "4",
+                        "queueId",
+                        q,
+                        "sysFlag",
+                        sf,
+                        "bornTimestamp",
+                        "1700000000000",
+                        "flag",
+                        "0",
+                        "properties",
+                        props ? props : "",
+                        "reconsumeTimes",
+                        "0",
+                        "unitMode",
+                        "false",
+                        NULL};
+    rmq_cmd *req = rmq_tc_request(10, next_opaque++, kv);
+    rmq_cmd_set_body(req, body, strlen(body), NULL, NULL);
+    return call(fd, req);
+}
+
+static long long ext_ll(const rmq_cmd *c, const char *k)
+{
+    const char *v = c ? rmq_cmd_ext_get(c, k) : NULL;
+    return v ? atoll(v) : -1;
+}
+
+static long long max_offset(int port, const char *topic, int queue)
+{
+    char q[16];
+    snprintf(q, sizeof q, "%d", queue);
+    const char *kv[] = {"topic", topic, "queueId", q, NULL};
+    rmq_cmd *r = bcm_call(port, 30, kv, NULL);
+    long long v = r && r->code == 0 ? ext_ll(r, "offset") : -1;
+    rmq_cmd_free(r);
+    return v;
+}
+
+static bool wait_max_offset(int port, const char *topic, int queue, long long want)
+{
+    uint64_t deadline = rmq_test_now_ms() + WAIT_MS;
+    while (rmq_test_now_ms() < deadline) {
+        if (max_offset(port, topic, queue) >= want)
+            return true;
+        rmq_test_pause_ms(50);
+    }
+    return false;
+}
+
+/* The record at queue offset `off` (PULL without suspension); caller frees
+ * *frame, the record points into it. */
+static bool pull_one(int port, const char *topic, int queue, long long off, rmq_cmd **frame,
+                     stored_record *r)
+{
+    char q[16], o[32];
+    snprintf(q, sizeof q, "%d", queue);
+    snprintf(o, sizeof o, "%lld", off);
+    const char *kv[] = {"consumerGroup",
+                        "probe_group",
+                        "topic",
+                        topic,
+                        "queueId",
+                        q,
+                        "queueOffset",
+                        o,
+                        "maxMsgNums",
+                        "1",
+                        "sysFlag",
+                        "4",
+                        "commitOffset",
+                        "0",
+                        "suspendTimeoutMillis",
+                        "0",
+                        "subscription",
+                        "*",
+                        "subVersion",
+                        "0",
+                        "expressionType",
+                        "TAG",
+                        NULL};
+    rmq_cmd *c = bcm_call(port, 11, kv, NULL);
+    *frame = c;
+    if (!c || c->code != 0 || !c->body_len) {
+        print_message("pull %s/%d@%lld: code %d remark %s\n", topic, queue, off, c ? c->code : -1,
+                      c && c->remark ? c->remark : "");
+        return false;
+    }
+    return stored_record_decode(c->body, c->body_len, true, r) == STORED_RECORD_OK;
+}
+
+static char *prop(const stored_record *r, const char *name)
+{
+    const char *v = NULL;
+    size_t l = 0;
+    if (!stored_props_get(r->props, r->props_len, name, &v, &l))
+        return NULL;
+    return strndup(v, l);
+}
+
+static void assert_prop(const stored_record *r, const char *name, const char *want)
+{
+    char *v = prop(r, name);
+    if (!v || strcmp(v, want) != 0)
+        fail_msg("property %s = %s, want %s", name, v ? v : "(absent)", want);
+    free(v);
+}
+
+/* Commit-log offset of an offsetMsgId (its last 16 hex digits). */
+static long long id_offset(const char *id)
+{
+    return id && strlen(id) >= 16 ? strtoll(id + strlen(id) - 16, NULL, 16) : -1;
+}
+
+/* ---- delay ---- */
+
+static void test_delayed_message_is_invisible_until_its_level_elapses(void **state)
+{
+    fixture *f = *state;
+    int fd = rmq_tc_connect(f->port);
+    rmq_cmd *r = send_msg(fd, "DT", 0, "DELAY\0012\002TAGS\001tagD", "later", 0, NULL);
+    assert_non_null(r);
+    assert_int_equal(r->code, 0);
+    assert_int_equal(ext_ll(r, "queueId"), 0);
+    rmq_cmd_free(r);
+    /* stored in the schedule topic's queue of level 2, not in DT yet */
+    assert_int_equal(max_offset(f->port, "DT", 0), 0);
+    assert_true(max_offset(f->port, "SCHEDULE_TOPIC_XXXX", 1) >= 1);
+    assert_true(wait_max_offset(f->port, "DT", 0, 1));
+    rmq_cmd *frame;
+    stored_record rec;
+    assert_true(pull_one(f->port, "DT", 0, 0, &frame, &rec));
+    assert_int_equal(rec.body_len, 5);
+    assert_memory_equal(rec.body, "later", 5);
+    assert_prop(&rec, "REAL_TOPIC", "DT");
+    assert_prop(&rec, "DELAY", "2");
+    assert_prop(&rec, "TAGS", "tagD");
+    rmq_cmd_free(frame);
+    /* the level's progress reaches config/delayOffset.json */
+    char path[600];
+    snprintf(path, sizeof path, "%s/store/config/delayOffset.json", f->d.state_dir);
+    uint64_t deadline = rmq_test_now_ms() + WAIT_MS;
+    bool seen = false;
+    while (!seen && rmq_test_now_ms() < deadline) {
+        FILE *fp = fopen(path, "r");
+        char buf[512] = "";
+        if (fp) {
+            size_t n = fread(buf, 1, sizeof buf - 1, fp);
+            buf[n] = 0;
+            fclose(fp);
+        }
+        seen = strstr(buf, "2:1") != NULL;
+        if (!seen)
+            rmq_test_pause_ms(100);
+    }
+    assert_true(seen);
+    /* a DELAY that is not a number is refused */
+    r = send_msg(fd, "DT", 0, "DELAY\001soon", "x", 0, NULL);
+    assert_int_equal(r->code, 1);
+    rmq_cmd_free(r);
+    close(fd);
+}
+
+/* ---- retry and DLQ ---- */
+
+static rmq_cmd *send_back(int fd, long long offset, const char *group, int delay_level,
+                          const char *max_times)
+{
+    char o[32], d[16];
+    snprintf(o, sizeof o, "%lld", offset);
+    snprintf(d, sizeof d, "%d", delay_level);
+    const char *kv[] = {
+        "offset",      o,   "group",    group,   "delayLevel",        d,         "originMsgId", "X",
+        "originTopic", "T", "unitMode", "false", "maxReconsumeTimes", max_times, NULL};
+    rmq_cmd *req = rmq_tc_request(36, next_opaque++, kv);
+    return call(fd, req);
+}
+
+static void test_send_back_retries_after_the_level_then_dead_letters(void **state)
+{
+    fixture *f = *state;
+    int fd = rmq_tc_connect(f->port);
+    rmq_cmd *r = send_msg(fd, "T", 2, "TAGS\001tagR\002KEYS\001k1", "retry-me", 0, NULL);
+    assert_int_equal(r->code, 0);
+    long long phys = id_offset(rmq_cmd_ext_get(r, "msgId"));
+    rmq_cmd_free(r);
+    /* the recorded Java request with our offset and group answers as Java's */
+    char why[256];
+    rmq_cmd *want = rmq_tc_load_vector_cmd("36-consumer-send-msg-back.resp.bin", why, sizeof why);
+    rmq_cmd *req = rmq_tc_load_vector_cmd("36-consumer-send-msg-back.req.bin", why, sizeof why);
+    assert_non_null(want);
+    assert_non_null(req);
+    char o[32];
+    snprintf(o, sizeof o, "%lld", phys);
+    rmq_cmd_ext_set(req, "offset", o);
+    rmq_cmd_ext_set(req, "group", "g1");
+    rmq_cmd *got = rmq_tc_call(fd, req, 5000);
+    assert_non_null(got);
+    if (!rmq_tc_same_answer_head(want, got, why, sizeof why))
+        fail_msg("36: %s", why);
+    rmq_cmd_free(got);
+    rmq_cmd_free(req);
+    rmq_cmd_free(want);
+    /* level 3 + reconsumeTimes 0 = 3 (1 s here): %RETRY%g1 exists, empty until then */
+    assert_true(wait_max_offset(f->port, "%RETRY%g1", 0, 1));
+    rmq_cmd *frame;
+    stored_record rec;
+    assert_true(pull_one(f->port, "%RETRY%g1", 0, 0, &frame, &rec));
+    assert_int_equal(rec.reconsume_times, 1);
+    assert_memory_equal(rec.body, "retry-me", 8);
+    assert_prop(&rec, "RETRY_TOPIC", "T");
+    assert_prop(&rec, "TAGS", "tagR");
+    assert_prop(&rec, "KEYS", "k1");
+    assert_prop(&rec, "DELAY", "3");
+    char *origin = prop(&rec, "ORIGIN_MESSAGE_ID");
+    assert_non_null(origin);
+    assert_int_equal(id_offset(origin), phys);
+    free(origin);
+    long long retry_phys = rec.phys_offset;
+    rmq_cmd_free(frame);
+    /* reconsumeTimes 1 >= maxReconsumeTimes 1: straight to %DLQ%g1, no delay */
+    r = send_back(fd, retry_phys, "g1", 0, "1");
+    assert_int_equal(r->code, 0);
+    rmq_cmd_free(r);
+    assert_int_equal(max_offset(f->port, "%DLQ%g1", 0), 1);
+    assert_true(pull_one(f->port, "%DLQ%g1", 0, 0, &frame, &rec));
+    assert_int_equal(rec.reconsume_times, 2);
+    assert_prop(&rec, "RETRY_TOPIC", "T");
+    rmq_cmd_free(frame);
+    /* delayLevel < 0: dead letter at once */
+    r = send_back(fd, phys, "g2", -1, "16");
+    assert_int_equal(r->code, 0);
+    rmq_cmd_free(r);
+    assert_int_equal(max_offset(f->port, "%DLQ%g2", 0), 1);
+    /* an offset with no message */
+    r = send_back(fd, 987654321, "g1", 0, "16");
+    assert_int_equal(r->code, 1);
+    assert_string_equal(r->remark, "look message by offset failed, 987654321");
+    rmq_cmd_free(r);
+    close(fd);
+}
+
+/* §10.5.6: a client fallback send to %RETRY% past maxReconsumeTimes lands in the DLQ. */
+static void test_retry_topic_send_past_max_goes_to_dlq(void **state)
+{
+    fixture *f = *state;
+    int fd = rmq_tc_connect(f->port);
+    const char *kv[] = {"producerGroup",
+                        "CLIENT_INNER_PRODUCER",
+                        "topic",
+                        "%RETRY%g3",
+                        "defaultTopic",
+                        "TBW102",
+                        "defaultTopicQueueNums",
+                        "4",
+                        "queueId",
+                        "0",
+                        "sysFlag",
+                        "0",
+                        "bornTimestamp",
+                        "1700000000000",
+                        "flag",
+                        "0",
+                        "properties",
+                        "RETRY_TOPIC\001T",
+                        "reconsumeTimes",
+                        "3",
+                        "unitMode",
+                        "false",
+                        "maxReconsumeTimes",
+                        "3",
+                        NULL};
+    rmq_cmd *req = rmq_tc_request(10, next_opaque++, kv);
+    req->version = 409;
+    rmq_cmd_set_body(req, "fb", 2, NULL, NULL);
+    rmq_cmd *r = call(fd, req);
+    assert_non_null(r);
+    assert_int_equal(r->code, 0);
+    rmq_cmd_free(r);
+    assert_int_equal(max_offset(f->port, "%DLQ%g3", 0), 1);
+    assert_int_equal(max_offset(f->port, "%RETRY%g3", 0), 0);
+    close(fd);
+}
+
+/* ---- transactions ---- */
+
+static int producer_connection(int port, const char *client_id)
+{
+    int fd = rmq_tc_connect(port);
+    char body[512];
+    snprintf(body, sizeof body,
+             "{\"clientID\":\"%s\",\"consumerDataSet\":[],\"producerDataSet\":[{\"groupName\":"
+             "\"PG\"},{\"groupName\":\"CLIENT_INNER_PRODUCER\"}]}",
+             client_id);
+    rmq_cmd *req = rmq_tc_request(34, next_opaque++, NULL);
+    rmq_cmd_set_body(req, body, strlen(body), NULL, NULL);
+    rmq_cmd *r = call(fd, req);
+    assert_non_null(r);
+    assert_int_equal(r->code, 0);
+    rmq_cmd_free(r);
+    return fd;
+}
+
+static rmq_cmd *send_half(int fd, const char *body, long long *phys, long long *qoff)
+{
+    rmq_cmd *r =
+        send_msg(fd, "TT", 0, "TRAN_MSG\001true\002PGROUP\001PG\002UNIQ_KEY\001U1", body, 4, "PG");
+    assert_non_null(r);
+    assert_int_equal(r->code, 0);
+    *phys = id_offset(rmq_cmd_ext_get(r, "msgId"));
+    *qoff = ext_ll(r, "queueOffset");
+    return r;
+}
+
+static rmq_cmd *end_tx(int fd, long long phys, long long qoff, int what, const char *group,
+                       bool oneway)
+{
+    char p[32], q[32], w[8];
+    snprintf(p, sizeof p, "%lld", phys);
+    snprintf(q, sizeof q, "%lld", qoff);
+    snprintf(w, sizeof w, "%d", what);
+    const char *kv[] = {"producerGroup",
+                        group,
+                        "tranStateTableOffset",
+                        q,
+                        "commitLogOffset",
+                        p,
+                        "commitOrRollback",
+                        w,
+                        "fromTransactionCheck",
+                        "false",
+                        "msgId",
+                        "U1",
+                        NULL};
+    rmq_cmd *req = rmq_tc_request(37, next_opaque++, kv);
+    if (oneway) {
+        req->flag |= 2;
+        rmq_tc_send(fd, req);
+        rmq_cmd_free(req);
+        return NULL;
+    }
+    return call(fd, req);
+}
+
+static void test_transaction_commit_and_rollback(void **state)
+{
+    fixture *f = *state;
+    int fd = producer_connection(f->port, "10.0.0.5@tx");
+    long long phys, qoff;
+    rmq_cmd_free(send_half(fd, "tx-commit", &phys, &qoff));
+    assert_int_equal(max_offset(f->port, "TT", 0), 0); /* half: invisible */
+    rmq_cmd *r = end_tx(fd, phys, qoff, 8, "OTHER", false);
+    assert_int_equal(r->code, 1);
+    assert_string_equal(r->remark, "The producer group wrong");
+    rmq_cmd_free(r);
+    r = end_tx(fd, phys, qoff + 1, 8, "PG", false);
+    assert_string_equal(r->remark, "The transaction state table offset wrong");
+    rmq_cmd_free(r);
+    r = end_tx(fd, phys, qoff, 8, "PG", false);
+    assert_int_equal(r->code, 0);
+    rmq_cmd_free(r);
+    assert_int_equal(max_offset(f->port, "TT", 0), 1);
+    rmq_cmd *frame;
+    stored_record rec;
+    assert_true(pull_one(f->port, "TT", 0, 0, &frame, &rec));
+    assert_memory_equal(rec.body, "tx-commit", 9);
+    assert_int_equal(rec.sys_flag & 0xC, 8);
+    assert_int_equal(rec.prepared_tx_offset, phys);
+    assert_prop(&rec, "TRAN_MSG", "true");
+    rmq_cmd_free(frame);
+    /* rollback: nothing reaches TT */
+    rmq_cmd_free(send_half(fd, "tx-rollback", &phys, &qoff));
+    r = end_tx(fd, phys, qoff, 12, "PG", false);
+    assert_int_equal(r->code, 0);
+    rmq_cmd_free(r);
+    r = end_tx(fd, 999999999, 0, 8, "PG", false);
+    assert_string_equal(r->remark, "Find prepared transaction message failed");
+    rmq_cmd_free(r);
+    assert_int_equal(max_offset(f->port, "TT", 0), 1);
+    close(fd);
+}
+
+/* The producer never ends it: the broker asks (39, oneway) and the answer
+ * (37 oneway, fromTransactionCheck) commits it. */
+static void test_transaction_resolved_by_check_back(void **state)
+{
+    fixture *f = *state;
+    int fd = producer_connection(f->port, "10.0.0.6@tx");
+    long long phys, qoff;
+    rmq_cmd_free(send_half(fd, "tx-check", &phys, &qoff));
+    rmq_cmd *check = NULL;
+    uint64_t deadline = rmq_test_now_ms() + WAIT_MS;
+    while (!check && rmq_test_now_ms() < deadline) {
+        rmq_cmd *c = rmq_tc_recv(fd, 500);
+        if (c && c->code == 39 && (c->flag & 2))
+            check = c;
+        else
+            rmq_cmd_free(c);
+    }
+    assert_non_null(check);
+    stored_record rec;
+    assert_int_equal(stored_record_decode(check->body, check->body_len, false, &rec),
+                     STORED_RECORD_OK);
+    assert_int_equal(rec.topic_len, 2);
+    assert_memory_equal(rec.topic, "TT", 2);
+    assert_memory_equal(rec.body, "tx-check", 8);
+    assert_string_equal(rmq_cmd_ext_get(check, "msgId"), "U1");
+    assert_string_equal(rmq_cmd_ext_get(check, "transactionId"), "U1");
+    long long cphys = ext_ll(check, "commitLogOffset");
+    long long cq = ext_ll(check, "tranStateTableOffset");
+    assert_true(cphys > phys);
+    rmq_cmd_free(check);
+    long long before = max_offset(f->port, "TT", 0);
+    end_tx(fd, cphys, cq, 8, "PG", true);
+    assert_true(wait_max_offset(f->port, "TT", 0, before + 1));
+    /* resolved: no further check for it arrives */
+    close(fd);
+}
+
+/* ---- replies ---- */
+
+static void test_reply_is_pushed_to_the_requester_and_stored(void **state)
+{
+    fixture *f = *state;
+    int requester = producer_connection(f->port, "10.0.0.7@req");
+    int fd = rmq_tc_connect(f->port);
+    const char *kv[] = {"producerGroup",
+                        "RG",
+                        "topic",
+                        "DefaultCluster_REPLY_TOPIC",
+                        "defaultTopic",
+                        "TBW102",
+                        "defaultTopicQueueNums",
+                        "4",
+                        "queueId",
+                        "0",
+                        "sysFlag",
+                        "0",
+                        "bornTimestamp",
+                        "1700000000000",
+                        "flag",
+                        "0",
+                        "properties",
+                        "REPLY_TO_CLIENT\00110.0.0.7@req\002CORRELATION_ID\001c1",
+                        "reconsumeTimes",
+                        "0",
+                        "unitMode",
+                        "false",
+                        NULL};
+    rmq_cmd *req = rmq_tc_request(324, next_opaque++, kv);
+    rmq_cmd_set_body(req, "the-reply", 9, NULL, NULL);
+    assert_int_equal(rmq_tc_send(fd, req), 0);
+    int opaque = req->opaque;
+    rmq_cmd_free(req);
+    rmq_cmd *push = rmq_tc_recv(requester, 5000);
+    while (push && push->code != 326) {
+        rmq_cmd_free(push);
+        push = rmq_tc_recv(requester, 5000);
+    }
+    assert_non_null(push);
+    assert_int_equal(push->body_len, 9);
+    assert_string_equal(rmq_cmd_ext_get(push, "topic"), "DefaultCluster_REPLY_TOPIC");
+    assert_non_null(strstr(rmq_cmd_ext_get(push, "properties"), "PUSH_REPLY_TIME"));
+    rmq_cmd *ans = rmq_cmd_new_response(push, 0, NULL);
+    rmq_tc_send(requester, ans);
+    rmq_cmd_free(ans);
+    rmq_cmd_free(push);
+    rmq_cmd *r = rmq_tc_recv(fd, 5000);
+    assert_non_null(r);
+    assert_int_equal(r->opaque, opaque);
+    assert_int_equal(r->code, 0);
+    assert_true(strlen(rmq_cmd_ext_get(r, "msgId")) >= 32); /* stored: the offsetMsgId */
+    assert_non_null(rmq_cmd_ext_get(r, "MSG_REGION"));
+    rmq_cmd_free(r);
+    /* without REPLY_TO_CLIENT */
+    const char *kv2[] = {"producerGroup",
+                         "RG",
+                         "topic",
+                         "DefaultCluster_REPLY_TOPIC",
+                         "defaultTopic",
+                         "TBW102",
+                         "defaultTopicQueueNums",
+                         "4",
+                         "queueId",
+                         "0",
+                         "sysFlag",
+                         "0",
+                         "bornTimestamp",
+                         "1",
+                         "flag",
+                         "0",
+                         "properties",
+                         "",
+                         "reconsumeTimes",
+                         "0",
+                         "unitMode",
+                         "false",
+                         NULL};
+    req = rmq_tc_request(324, next_opaque++, kv2);
+    rmq_cmd_set_body(req, "x", 1, NULL, NULL);
+    r = call(fd, req);
+    assert_int_equal(r->code, 1);
+    assert_string_equal(r->remark, "reply message properties[REPLY_TO_CLIENT] is null");
+    rmq_cmd_free(r);
+    close(fd);
+    close(requester);
+}
+
+/* ---- admin ---- */
+
+static void test_runtime_info_has_the_brokerstatus_figures(void **state)
+{
+    fixture *f = *state;
+    int fd = rmq_tc_connect(f->port);
+    rmq_cmd_free(send_msg(fd, "T", 0, NULL, "x", 0, NULL));
+    close(fd);
+    rmq_cmd *r = bcm_call(f->port, 28, NULL, NULL);
+    assert_non_null(r);
+    assert_int_equal(r->code, 0);
+    assert_true(bcm_body_contains(r, "\"brokerVersionDesc\":\"V4_9_8\""));
+    assert_true(bcm_body_contains(r, "\"putTps\":\""));
+    assert_true(bcm_body_contains(r, "\"getTransferedTps\":\""));
+    assert_true(bcm_body_contains(r, "\"msgPutTotalTodayNow\":\""));
+    assert_true(bcm_body_contains(r, "\"commitLogDirCapacity\":\"Total : "));
+    assert_false(bcm_body_contains(r, "\"msgPutTotalTodayNow\":\"0\""));
+    rmq_cmd_free(r);
+}
+
+static void test_reset_offset_by_time_pushes_220_to_the_consumers(void **state)
+{
+    fixture *f = *state;
+    const char *kv[] = {"topic", "T", "group", "rg", "timestamp", "0", "isForce", "true", NULL};
+    rmq_cmd *r = bcm_call(f->port, 222, kv, NULL);
+    assert_int_equal(r->code, 1);
+    assert_string_equal(r->remark, "THe consumer group <rg> not exist");
+    rmq_cmd_free(r);
+    int fd = rmq_tc_connect(f->port);
+    for (int q = 0; q < 4; q++) {
+        char qs[4];
+        snprintf(qs, sizeof qs, "%d", q);
+        const char *u[] = {"consumerGroup", "rg", "topic", "T", "queueId", qs,
+                           "commitOffset",  "5",  NULL};
+        rmq_cmd_free(call(fd, rmq_tc_request(15, next_opaque++, u)));
+    }
+    r = bcm_call(f->port, 222, kv, NULL);
+    assert_int_equal(r->code, 206); /* CONSUMER_NOT_ONLINE */
+    assert_non_null(strstr(r->remark, "Consumer not online, so can not reset offset, Group: rg"));
+    rmq_cmd_free(r);
+    char hb[2048];
+    rmq_cmd *req = rmq_tc_request(34, next_opaque++, NULL);
+    bcm_consumer_heartbeat(hb, sizeof hb, "10.0.0.8@rc", "rg", "T", true);
+    rmq_cmd_set_body(req, hb, strlen(hb), NULL, NULL);
+    rmq_cmd_free(call(fd, req));
+    r = bcm_call(f->port, 222, kv, NULL);
+    assert_int_equal(r->code, 0);
+    assert_true(
+        bcm_body_contains(r, "{\"brokerName\":\"broker-f\",\"queueId\":0,\"topic\":\"T\"}:0"));
+    rmq_cmd_free(r);
+    rmq_cmd *push = NULL;
+    uint64_t deadline = rmq_test_now_ms() + WAIT_MS;
+    while (!push && rmq_test_now_ms() < deadline) {
+        rmq_cmd *c = rmq_tc_recv(fd, 500);
+        if (c && c->code == 220)
+            push = c;
+        else
+            rmq_cmd_free(c);
+    }
+    assert_non_null(push);
+    assert_string_equal(rmq_cmd_ext_get(push, "group"), "rg");
+    assert_true(bcm_body_contains(push, "\"offsetTable\":{"));
+    rmq_cmd_free(push);
+    close(fd);
+}
+
+static void test_deleted_topic_loses_its_consume_queues(void **state)
+{
+    fixture *f = *state;
+    int fd = rmq_tc_connect(f->port);
+    rmq_cmd_free(send_msg(fd, "DelT", 1, NULL, "gone", 0, NULL));
+    close(fd);
+    assert_int_equal(max_offset(f->port, "DelT", 1), 1);
+    const char *kv[] = {"topic", "DelT", NULL};
+    rmq_cmd *r = bcm_call(f->port, 215, kv, NULL);
+    assert_int_equal(r->code, 0);
+    rmq_cmd_free(r);
+    uint64_t deadline = rmq_test_now_ms() + WAIT_MS;
+    while (max_offset(f->port, "DelT", 1) != 0 && rmq_test_now_ms() < deadline)
+        rmq_test_pause_ms(50);
+    assert_int_equal(max_offset(f->port, "DelT", 1), 0);
+    assert_true(rmq_td_log_contains(&f->d, "topic DelT deleted: consume queues removed"));
+}
+
+int main(void)
+{
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+    const struct CMUnitTest tests[] = {
+        T(test_delayed_message_is_invisible_until_its_level_elapses),
+        T(test_send_back_retries_after_the_level_then_dead_letters),
+        T(test_retry_topic_send_past_max_goes_to_dlq),
+        T(test_transaction_commit_and_rollback),
+        T(test_transaction_resolved_by_check_back),
+        T(test_reply_is_pushed_to_the_requester_and_stored),
+        T(test_runtime_info_has_the_brokerstatus_figures),
+        T(test_reset_offset_by_time_pushes_220_to_the_consumers),
+        T(test_deleted_topic_loses_its_consume_queues),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

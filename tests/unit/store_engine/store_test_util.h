@@ -1,0 +1,110 @@
+/* store_test_util.h — helpers shared by the store engine tests: a fresh
+ * temporary store directory, a small-file configuration, a message builder
+ * and a recursive directory removal. Header-only (each test is one file). */
+#ifndef STORE_TEST_UTIL_H
+#define STORE_TEST_UTIL_H
+
+#include <dirent.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "store_engine.h"
+#include "stored_record.h"
+
+static int st_rm_cb(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb;
+    (void)flag;
+    (void)ftw;
+    return remove(p);
+}
+
+static inline void st_rmrf(const char *dir)
+{
+    nftw(dir, st_rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static inline char *st_tmpdir(void)
+{
+    const char *base = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    char *d = malloc(4096);
+    snprintf(d, 4096, "%s/store-test-XXXXXX", base);
+    if (!mkdtemp(d))
+        abort();
+    return d;
+}
+
+/* 64 KiB commit-log segments, 6000-entry queues, a small index */
+static inline void st_small_config(store_config *c, const char *root)
+{
+    store_config_defaults(c);
+    c->root_dir = root;
+    c->commitlog_file_size = 65536;
+    c->cq_file_size = 120000;
+    c->max_hash_slot_num = 1000;
+    c->max_index_num = 4000;
+    c->flush_interval_ms = 50;
+}
+
+typedef struct st_msg {
+    store_msg m;
+    char props[512];
+    char body[2048];
+} st_msg;
+
+static inline int32_t st_java_hash(const char *s)
+{
+    uint32_t h = 0;
+    for (; *s; s++)
+        h = h * 31u + (uint8_t)*s;
+    return (int32_t)h;
+}
+
+/* A message of `body_len` bytes with TAGS, KEYS and UNIQ_KEY properties. */
+static inline void st_make(st_msg *s, const char *topic, int32_t qid, const char *tag,
+                           const char *keys, const char *uniq, size_t body_len, int seed)
+{
+    memset(s, 0, sizeof *s);
+    size_t pl = 0;
+    if (keys)
+        pl += (size_t)snprintf(s->props + pl, sizeof s->props - pl, "KEYS\001%s\002", keys);
+    if (uniq)
+        pl += (size_t)snprintf(s->props + pl, sizeof s->props - pl, "UNIQ_KEY\001%s\002", uniq);
+    if (tag)
+        pl += (size_t)snprintf(s->props + pl, sizeof s->props - pl, "TAGS\001%s\002", tag);
+    if (pl)
+        pl--; /* no trailing separator */
+    if (body_len > sizeof s->body)
+        body_len = sizeof s->body;
+    for (size_t i = 0; i < body_len; i++)
+        s->body[i] = (char)('a' + (seed + i) % 26);
+    s->m.topic = topic;
+    s->m.queue_id = qid;
+    s->m.born_ts = 1700000000000LL + seed;
+    s->m.born_host.ip_len = 4;
+    s->m.born_host.ip[0] = 127;
+    s->m.born_host.ip[3] = 1;
+    s->m.born_host.port = 40000;
+    s->m.store_host.ip_len = 4;
+    s->m.store_host.ip[0] = 10;
+    s->m.store_host.ip[3] = 2;
+    s->m.store_host.port = 10911;
+    s->m.body = s->body;
+    s->m.body_len = body_len;
+    s->m.props = s->props;
+    s->m.props_len = pl;
+    s->m.tags_code = tag ? st_java_hash(tag) : 0;
+}
+
+#include <time.h>
+static inline int64_t store_now_ms_for_tests(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+#endif
