@@ -3,7 +3,8 @@
  * directory, and the proof: every acknowledged send is stored exactly once at
  * its acknowledged queue offset with its body, every queue is contiguous from
  * 0 and every record parses with a good CRC, and sends continue at the next
- * offsets. Three rounds on one directory. Ephemeral ports, always stopped. */
+ * offsets. Three rounds on one directory; the same with ASYNC_FLUSH (a
+ * process crash keeps the page cache). Ephemeral ports, always stopped. */
 #include <limits.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -218,11 +219,15 @@ static void verify_after_restart(load *l, int port, long long maxes[QUEUES])
     free(all);
 }
 
-static void acknowledged_sync_flush_sends_survive_kill_9(void **state)
+/* flush: "SYNC_FLUSH" or "ASYNC_FLUSH" (a process crash leaves the page
+ * cache, so an acknowledged ASYNC_FLUSH send must survive kill -9 too). */
+static void acknowledged_sends_survive_kill_9(const char *flush)
 {
-    (void)state;
     rmq_test_daemon d;
-    assert_int_equal(st_configure(&d, "flushDiskType = \"SYNC_FLUSH\";"), 0);
+    char settings[64], logged[64];
+    snprintf(settings, sizeof settings, "flushDiskType = \"%s\";", flush);
+    snprintf(logged, sizeof logged, ": %s, sends", flush);
+    assert_int_equal(st_configure(&d, settings), 0);
     load l = {0};
     pthread_mutex_init(&l.lock, NULL);
     l.acks = calloc(MAX_ACKS, sizeof *l.acks);
@@ -231,7 +236,7 @@ static void acknowledged_sync_flush_sends_survive_kill_9(void **state)
     for (int round = 0; round < ROUNDS; round++) {
         l.port = start_daemon(&d);
         assert_true(l.port > 0);
-        assert_true(rmq_td_log_contains(&d, "SYNC_FLUSH, sends"));
+        assert_true(rmq_td_log_contains(&d, logged));
         if (round > 0) {
             verify_after_restart(&l, l.port, maxes);
             /* the first send of each queue after the restart takes the next offset */
@@ -280,10 +285,23 @@ static void acknowledged_sync_flush_sends_survive_kill_9(void **state)
     pthread_mutex_destroy(&l.lock);
 }
 
+static void acknowledged_sync_flush_sends_survive_kill_9(void **state)
+{
+    (void)state;
+    acknowledged_sends_survive_kill_9("SYNC_FLUSH");
+}
+
+static void acknowledged_async_flush_sends_survive_kill_9(void **state)
+{
+    (void)state;
+    acknowledged_sends_survive_kill_9("ASYNC_FLUSH");
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest all[] = {
         cmocka_unit_test(acknowledged_sync_flush_sends_survive_kill_9),
+        cmocka_unit_test(acknowledged_async_flush_sends_survive_kill_9),
     };
     struct CMUnitTest sel[sizeof all / sizeof all[0]];
     size_t n = 0;
