@@ -5,6 +5,7 @@
  * 0 and every record parses with a good CRC, and sends continue at the next
  * offsets. Three rounds on one directory; the same with ASYNC_FLUSH (a
  * process crash keeps the page cache). Ephemeral ports, always stopped. */
+#include <dirent.h>
 #include <limits.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -28,11 +29,13 @@
 #define ROUNDS 3
 #define ACKS_BEFORE_KILL 400 /* per round, over all connections */
 #define MAX_ACKS 40000
+#define KEY_MAX 48
+#define BODY_MAX 4096
 
 typedef struct ack {
     int queue;
     long long offset;
-    char body[96];
+    char body[KEY_MAX]; /* the body's key (prefix_for) */
 } ack;
 
 typedef struct load {
@@ -49,12 +52,22 @@ typedef struct conn_arg {
     int conn;
 } conn_arg;
 
-/* Distinct bodies of varying length so a torn record cannot pass for another. */
-static void body_for(char *out, size_t cap, int round, int conn, int seq)
+/* Distinct bodies of varying length (up to ~3.6 KB, so the 1 MiB commit-log
+ * segments roll during a round) so a torn record cannot pass for another:
+ * "r<round>-c<conn>-n<seq>-" (the key) then a filler derived from seq. */
+static void prefix_for(char *out, size_t cap, int round, int conn, int seq)
 {
-    int pad = seq % 40;
-    snprintf(out, cap, "r%d-c%d-n%d-%.*s", round, conn, seq, pad,
-             "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
+    snprintf(out, cap, "r%d-c%d-n%d-", round, conn, seq);
+}
+
+static size_t body_for(char *out, size_t cap, int round, int conn, int seq)
+{
+    prefix_for(out, cap, round, conn, seq);
+    size_t at = strlen(out), pad = (size_t)(seq * 37 % 41) * 90;
+    for (size_t i = 0; i < pad && at + 1 < cap; i++)
+        out[at++] = (char)('a' + (seq + (int)i) % 26);
+    out[at] = '\0';
+    return at;
 }
 
 static rmq_cmd *send_request(int opaque, int queue, const char *body)
@@ -81,7 +94,7 @@ static void *conn_main(void *p)
     int next = 0;
     bool dead = false;
     for (; next < WINDOW && !dead; next++) {
-        char body[96];
+        char body[BODY_MAX];
         body_for(body, sizeof body, a->round, a->conn, next);
         rmq_cmd *req = send_request(next + 1, next % QUEUES, body);
         dead = !req || rmq_tc_send(fd, req) != 0;
@@ -98,13 +111,13 @@ static void *conn_main(void *p)
                 ack *k = &l->acks[l->n_acks++];
                 k->queue = (int)st_ext_ll(r, "queueId");
                 k->offset = st_ext_ll(r, "queueOffset");
-                body_for(k->body, sizeof k->body, a->round, a->conn, seq);
+                prefix_for(k->body, sizeof k->body, a->round, a->conn, seq);
             }
             pthread_mutex_unlock(&l->lock);
             atomic_fetch_add(&l->acked, 1);
         }
         rmq_cmd_free(r);
-        char body[96];
+        char body[BODY_MAX];
         body_for(body, sizeof body, a->round, a->conn, next);
         rmq_cmd *req = send_request(next + 1, next % QUEUES, body);
         next++;
@@ -124,7 +137,7 @@ static int start_daemon(rmq_test_daemon *d)
 }
 
 typedef struct seen {
-    char body[96];
+    char body[KEY_MAX]; /* the stored body's key, the body checked whole */
     int queue;
     long long offset;
 } seen;
@@ -161,15 +174,21 @@ static long long pull_whole_queue(int port, int q, seen **all, size_t *n_all, si
             assert_int_equal(rec.queue_id, q);
             assert_int_equal(rec.queue_offset, at + got);
             assert_memory_equal(rec.topic, TOPIC, strlen(TOPIC));
-            assert_true(rec.body_len > 0 && rec.body_len < 96);
+            assert_true(rec.body_len > 0 && rec.body_len < BODY_MAX);
             if (*n_all == *cap) {
                 *cap = *cap ? *cap * 2 : 1024;
                 *all = realloc(*all, *cap * sizeof **all);
                 assert_non_null(*all);
             }
             seen *s = &(*all)[(*n_all)++];
-            memcpy(s->body, rec.body, (size_t)rec.body_len);
-            s->body[rec.body_len] = '\0';
+            char head[KEY_MAX], want[BODY_MAX];
+            snprintf(head, sizeof head, "%.*s", rec.body_len, (const char *)rec.body);
+            int br, bc, bn;
+            assert_int_equal(sscanf(head, "r%d-c%d-n%d-", &br, &bc, &bn), 3);
+            size_t wl = body_for(want, sizeof want, br, bc, bn);
+            assert_int_equal(rec.body_len, wl);
+            assert_memory_equal(rec.body, want, wl);
+            prefix_for(s->body, sizeof s->body, br, bc, bn);
             s->queue = q;
             s->offset = rec.queue_offset;
             off += (size_t)rec.total_size;
@@ -242,7 +261,7 @@ static void acknowledged_sends_survive_kill_9(const char *flush)
             /* the first send of each queue after the restart takes the next offset */
             int fd = rmq_tc_connect(l.port);
             for (int q = 0; q < QUEUES; q++) {
-                char body[96];
+                char body[BODY_MAX];
                 body_for(body, sizeof body, round, 99, q);
                 rmq_cmd *r = st_send(fd, q + 1, TOPIC, q, NULL, body, NULL);
                 assert_non_null(r);
@@ -251,7 +270,7 @@ static void acknowledged_sends_survive_kill_9(const char *flush)
                 ack *k = &l.acks[l.n_acks++];
                 k->queue = q;
                 k->offset = maxes[q];
-                snprintf(k->body, sizeof k->body, "%s", body);
+                prefix_for(k->body, sizeof k->body, round, 99, q);
                 rmq_cmd_free(r);
             }
             close(fd);
@@ -275,6 +294,17 @@ static void acknowledged_sends_survive_kill_9(const char *flush)
                 atomic_load(&l.acked));
         assert_true(acked >= ACKS_BEFORE_KILL);
     }
+    /* the rounds crossed commit-log segment ends (1 MiB segments) */
+    char cl[400];
+    snprintf(cl, sizeof cl, "%s/store/commitlog", d.state_dir);
+    DIR *dir = opendir(cl);
+    assert_non_null(dir);
+    int segments = 0;
+    for (struct dirent *e; (e = readdir(dir)) != NULL;)
+        segments += e->d_name[0] != '.';
+    closedir(dir);
+    fprintf(stderr, "%d commit-log segments\n", segments);
+    assert_true(segments >= 2);
     /* the last kill too is recovered */
     l.port = start_daemon(&d);
     assert_true(l.port > 0);
