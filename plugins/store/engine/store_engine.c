@@ -89,7 +89,11 @@ static int take_lock(store_engine *e, char *err, size_t errlen)
         e->lock_fd = -1;
         return rc;
     }
-    if (pwrite(e->lock_fd, "lock", 4, 0) != 4) {
+    /* "lock" as Java writes it, then who holds it (store_lock_owner.c) */
+    char tag[128];
+    int tn = store_lock_owner_tag(tag, sizeof tag);
+    if (tn <= 0 || pwrite(e->lock_fd, tag, (size_t)tn, 0) != tn ||
+        ftruncate(e->lock_fd, tn) != 0) {
         /* only a marker; the lock itself is what matters */
     }
     return 0;

@@ -76,6 +76,10 @@ int store_open(const store_config *cfg, store_engine **out, char *err, size_t er
 /* Flush everything, write the checkpoint, remove `abort`, release `lock`,
  * unmap, free. NULL is a no-op. */
 void store_close(store_engine *e);
+/* True when root_dir's `lock` is held by an engine of THIS process (the
+ * holder wrote our pid and start time into it): a hot reload's new generation
+ * then opens the store once the old generation has closed it. Any thread. */
+bool store_locked_by_this_process(const char *root_dir);
 
 /* ---- appending -------------------------------------------------------- */
 

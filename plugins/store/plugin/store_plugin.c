@@ -1,18 +1,14 @@
 /* store_plugin.c — the store plugin's descriptor: init opens the engine
- * (recovery included) and registers the message-path processors and the
- * "store.queues" service; quiesce answers held pulls; fini closes the
- * engine (flush, checkpoint, abort file removed). */
+ * (recovery included; deferred to import_state when a reload's older
+ * generation holds it, store_reload.c) and registers the message-path
+ * processors and the "store.queues" service; quiesce answers held pulls;
+ * fini closes the engine (flush, checkpoint, abort file removed). */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "store_features.h"
 #include "store_plugin.h"
-
-static void engine_log(void *ud, int level, const char *msg)
-{
-    store_plugin *sp = ud;
-    sp->api->log(sp->ctx, (rmq_log_level)level, "engine: %s", msg);
-}
 
 static void destroy(store_plugin *sp)
 {
@@ -23,6 +19,7 @@ static void destroy(store_plugin *sp)
     store_close(sp->engine);
     sp->engine = NULL;
     pull_holds_destroy(sp);
+    pthread_rwlock_destroy(&sp->engine_rw);
     pthread_mutex_destroy(&sp->bc_mu);
     free(sp);
 }
@@ -35,8 +32,10 @@ static int store_init(rmq_plugin_ctx *ctx, const rmq_host_api *api)
     sp->ctx = ctx;
     sp->api = api;
     pthread_mutex_init(&sp->bc_mu, NULL);
+    pthread_rwlock_init(&sp->engine_rw, NULL);
     int rc = store_settings_read(sp);
     if (rc != 0) {
+        pthread_rwlock_destroy(&sp->engine_rw);
         pthread_mutex_destroy(&sp->bc_mu);
         free(sp);
         return rc;
@@ -44,19 +43,23 @@ static int store_init(rmq_plugin_ctx *ctx, const rmq_host_api *api)
     rc = pull_holds_create(sp);
     if (rc != 0) {
         pull_holds_destroy(sp);
+        pthread_rwlock_destroy(&sp->engine_rw);
         pthread_mutex_destroy(&sp->bc_mu);
         free(sp);
         return rc;
     }
-    sp->set.engine.log = engine_log;
-    sp->set.engine.log_ud = sp;
-    sp->set.engine.on_arrival = pull_holds_on_arrival;
-    sp->set.engine.arrival_ud = sp;
     char err[512] = "";
-    rc = store_open(&sp->set.engine, &sp->engine, err, sizeof err);
+    rc = store_engine_open(sp, err, sizeof err);
+    if (rc == -EBUSY && store_locked_by_this_process(sp->set.root_dir)) {
+        /* a hot reload: the serving generation closes it in export_state
+         * and import_state opens it here */
+        sp->open_deferred = true;
+        rc = 0;
+    }
     if (rc != 0) {
         api->log(ctx, RMQ_LOG_ERROR, "cannot open the store at %s: %s", sp->set.root_dir, err);
         pull_holds_destroy(sp);
+        pthread_rwlock_destroy(&sp->engine_rw);
         pthread_mutex_destroy(&sp->bc_mu);
         free(sp);
         return rc < 0 ? rc : RMQ_EIO;
@@ -81,7 +84,10 @@ static int store_init(rmq_plugin_ctx *ctx, const rmq_host_api *api)
         destroy(sp);
         return rc;
     }
-    api->log(ctx, RMQ_LOG_INFO, "store ready at %s: %s, sends %s, pulls %s", sp->set.root_dir,
+    api->log(ctx, RMQ_LOG_INFO, "store %s at %s: %s, sends %s, pulls %s",
+             sp->open_deferred ? "ready (opened when the serving generation hands it over)"
+                               : "ready",
+             sp->set.root_dir,
              sp->set.engine.flush_type == STORE_SYNC_FLUSH ? "SYNC_FLUSH" : "ASYNC_FLUSH",
              sp->set.send_inline ? "inline" : "on the send executor",
              sp->set.pull_inline ? "inline" : "on the pull executor");
@@ -109,5 +115,6 @@ static void store_fini(rmq_plugin_ctx *ctx)
 
 RMQ_PLUGIN(.name = "store", .version = "1.0.0",
            .description = "RocketMQ 4.9.8 message store: send, pull (long polling), query, offsets",
-           .settings = STORE_SETTINGS, .init = store_init, .fini = store_fini,
-           .quiesce = store_quiesce);
+           .settings = STORE_SETTINGS, .state_version = STORE_STATE_VERSION, .init = store_init,
+           .fini = store_fini, .quiesce = store_quiesce, .export_state = store_export_state,
+           .import_state = store_import_state);

@@ -65,7 +65,12 @@ typedef struct store_plugin {
     rmq_plugin_ctx *ctx;
     const rmq_host_api *api;
     store_settings set;
-    store_engine *engine;
+    store_engine *engine; /* NULL while a reload's new generation waits for the old
+                           * one to close it, and in the old one after export */
+    /* the "store.queues" service may be called from an I/O thread that reaches
+     * an old generation after its export closed the engine (store_reload.c) */
+    pthread_rwlock_t engine_rw;
+    bool open_deferred; /* init found the store locked by this process's older generation */
     rmq_store_queues_service queues_svc; /* exported as "store.queues" */
     pull_hold_table *holds;
     slow_worker *worker;
@@ -128,6 +133,13 @@ int pull_processor_register(store_plugin *sp);
 int query_processors_register(store_plugin *sp);
 int queue_admin_processors_register(store_plugin *sp);
 int store_queues_service_export(store_plugin *sp);
+
+/* ---- hot reload (store_reload.c) ---- */
+#define STORE_STATE_VERSION 1u
+/* Open the engine with sp->set (the arrival callback names sp). */
+int store_engine_open(store_plugin *sp, char *err, size_t errlen);
+int store_export_state(rmq_plugin_ctx *ctx, void **blob, size_t *len);
+int store_import_state(rmq_plugin_ctx *ctx, uint32_t version, const void *blob, size_t len);
 
 /* ---- long polling (pull_hold.c) ---- */
 int pull_holds_create(store_plugin *sp);

@@ -1,33 +1,73 @@
 /* store_queues_service.c — the "store.queues" service (store_service.h):
  * queue offsets, store times and records by commit-log offset for
  * broker-client-mgr (QUERY_CONSUMER_OFFSET, GET_CONSUME_STATS, the 309
- * relay). Thin wrappers over the engine. */
+ * relay). Thin wrappers over the engine; between a reload's export (the
+ * engine closed) and the swap an I/O-thread caller may still reach this
+ * generation, so each call holds engine_rw and finds the store gone. */
 #include "store_plugin.h"
+
+static store_engine *engine_in(store_plugin *sp)
+{
+    pthread_rwlock_rdlock(&sp->engine_rw);
+    store_engine *e = sp->engine;
+    if (!e) /* otherwise the caller unlocks */
+        pthread_rwlock_unlock(&sp->engine_rw);
+    return e;
+}
 
 static int64_t q_max(void *ud, const char *topic, int32_t q)
 {
-    return store_max_offset(((store_plugin *)ud)->engine, topic, q);
+    store_plugin *sp = ud;
+    store_engine *e = engine_in(sp);
+    if (!e)
+        return 0;
+    int64_t v = store_max_offset(e, topic, q);
+    pthread_rwlock_unlock(&sp->engine_rw);
+    return v;
 }
 
 static int64_t q_min(void *ud, const char *topic, int32_t q)
 {
-    return store_min_offset(((store_plugin *)ud)->engine, topic, q);
+    store_plugin *sp = ud;
+    store_engine *e = engine_in(sp);
+    if (!e)
+        return 0;
+    int64_t v = store_min_offset(e, topic, q);
+    pthread_rwlock_unlock(&sp->engine_rw);
+    return v;
 }
 
 static int64_t q_time(void *ud, const char *topic, int32_t q, int64_t off)
 {
-    return store_message_store_time(((store_plugin *)ud)->engine, topic, q, off);
+    store_plugin *sp = ud;
+    store_engine *e = engine_in(sp);
+    if (!e)
+        return -1;
+    int64_t v = store_message_store_time(e, topic, q, off);
+    pthread_rwlock_unlock(&sp->engine_rw);
+    return v;
 }
 
 static bool q_in_disk(void *ud, const char *topic, int32_t q, int64_t off)
 {
-    return store_check_in_disk_by_consume_offset(((store_plugin *)ud)->engine, topic, q, off);
+    store_plugin *sp = ud;
+    store_engine *e = engine_in(sp);
+    if (!e)
+        return false;
+    bool v = store_check_in_disk_by_consume_offset(e, topic, q, off);
+    pthread_rwlock_unlock(&sp->engine_rw);
+    return v;
 }
 
 static int q_record(void *ud, int64_t phys, void **rec, size_t *len)
 {
+    store_plugin *sp = ud;
+    store_engine *e = engine_in(sp);
+    if (!e)
+        return RMQ_ENOENT;
     uint8_t *r = NULL;
-    int rc = store_read_record(((store_plugin *)ud)->engine, phys, &r, len);
+    int rc = store_read_record(e, phys, &r, len);
+    pthread_rwlock_unlock(&sp->engine_rw);
     if (rc != 0)
         return RMQ_ENOENT;
     *rec = r;

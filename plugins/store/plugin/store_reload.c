@@ -1,0 +1,118 @@
+/* store_reload.c — hot reload of the store (`rmqhostctl reload store`): the
+ * new generation's init defers opening the engine while this process's older
+ * generation holds the store's lock; the old generation's export flushes and
+ * closes the engine and hands over the delay levels' progress; the new one's
+ * import opens the engine (its arrival callback names the new generation). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "store_features.h"
+#include "store_plugin.h"
+
+static void engine_log(void *ud, int level, const char *msg)
+{
+    store_plugin *sp = ud;
+    sp->api->log(sp->ctx, (rmq_log_level)level, "engine: %s", msg);
+}
+
+int store_engine_open(store_plugin *sp, char *err, size_t errlen)
+{
+    sp->set.engine.log = engine_log;
+    sp->set.engine.log_ud = sp;
+    sp->set.engine.on_arrival = pull_holds_on_arrival;
+    sp->set.engine.arrival_ud = sp;
+    store_engine *e = NULL;
+    int rc = store_open(&sp->set.engine, &e, err, errlen);
+    if (rc != 0)
+        return rc;
+    pthread_rwlock_wrlock(&sp->engine_rw);
+    sp->engine = e;
+    pthread_rwlock_unlock(&sp->engine_rw);
+    return 0;
+}
+
+/* The blob: "RMQSTORE", then the number of delay levels and each level's
+ * offset in config/delayOffset.json terms (int64, host byte order: the blob
+ * never leaves the process). */
+#define BLOB_MAGIC "RMQSTORE"
+
+int store_export_state(rmq_plugin_ctx *ctx, void **blob, size_t *len)
+{
+    store_plugin *sp = rmq_ctx_userdata(ctx);
+    if (!sp)
+        return RMQ_EINVAL;
+    atomic_store(&sp->quiescing, true);
+    /* the host drained every request (held pulls were answered by quiesce,
+     * SYNC_FLUSH sends by the flusher); what is left is to stop this
+     * generation's own threads before the engine goes */
+    pull_holds_release_all(sp);
+    slow_worker_stop(sp);
+    int32_t nlevels = 0;
+    int64_t offs[MAX_DELAY_LEVELS + 1] = {0};
+    store_features *f = features_of(sp);
+    if (f && f->nlevels > 0) {
+        pthread_mutex_lock(&f->delay_mu);
+        nlevels = f->nlevels;
+        memcpy(offs, f->delay_offset, sizeof offs);
+        pthread_mutex_unlock(&f->delay_mu);
+    }
+    /* persists delayOffset.json now, not at fini after the swap (where it
+     * would overwrite the new generation's progress) */
+    store_features_fini(sp);
+    pthread_rwlock_wrlock(&sp->engine_rw);
+    store_engine *e = sp->engine;
+    sp->engine = NULL;
+    pthread_rwlock_unlock(&sp->engine_rw);
+    store_close(e); /* flush, checkpoint, abort removed, lock released */
+
+    size_t n = 8 + 4 + (size_t)(nlevels + 1) * 8;
+    uint8_t *b = malloc(n);
+    if (!b)
+        return RMQ_ENOMEM;
+    memcpy(b, BLOB_MAGIC, 8);
+    memcpy(b + 8, &nlevels, 4);
+    memcpy(b + 12, offs, (size_t)(nlevels + 1) * 8);
+    *blob = b;
+    *len = n;
+    sp->api->log(ctx, RMQ_LOG_INFO, "store closed for the reload (%d delay levels handed over)",
+                 nlevels);
+    return 0;
+}
+
+int store_import_state(rmq_plugin_ctx *ctx, uint32_t version, const void *blob, size_t len)
+{
+    store_plugin *sp = rmq_ctx_userdata(ctx);
+    if (!sp)
+        return RMQ_EINVAL;
+    if (version != STORE_STATE_VERSION)
+        return RMQ_EINVAL;
+    const uint8_t *b = blob;
+    int32_t nlevels = -1;
+    if (len >= 12 && memcmp(b, BLOB_MAGIC, 8) == 0)
+        memcpy(&nlevels, b + 8, 4);
+    if (nlevels < 0 || nlevels > MAX_DELAY_LEVELS || len != 12 + (size_t)(nlevels + 1) * 8)
+        return RMQ_EINVAL;
+    if (!sp->engine) {
+        char err[512] = "";
+        int rc = store_engine_open(sp, err, sizeof err);
+        if (rc != 0) {
+            sp->api->log(ctx, RMQ_LOG_ERROR, "cannot open the store at %s after the reload: %s",
+                         sp->set.root_dir, err);
+            return rc < 0 ? rc : RMQ_EIO;
+        }
+        sp->open_deferred = false;
+    }
+    /* the old generation's progress is newer than the file this generation's
+     * init read; levels both know are taken over */
+    store_features *f = features_of(sp);
+    if (f && f->nlevels > 0) {
+        int64_t offs[MAX_DELAY_LEVELS + 1];
+        memcpy(offs, b + 12, (size_t)(nlevels + 1) * 8);
+        pthread_mutex_lock(&f->delay_mu);
+        for (int l = 1; l <= nlevels && l <= f->nlevels; l++)
+            f->delay_offset[l] = offs[l];
+        pthread_mutex_unlock(&f->delay_mu);
+    }
+    sp->api->log(ctx, RMQ_LOG_INFO, "store reopened by the new generation at %s", sp->set.root_dir);
+    return 0;
+}
