@@ -58,8 +58,7 @@ void large_frame_maybe_start(connection *c)
     rmq_host *h = c->loop->host;
     /* TLS: the socket delivers records, not frame bytes; they must go
      * through the session into rbuf (tls_connection.c) */
-    if (c->large.buf || c->closing || c->read_paused || c->rbuf.len < 8 || c->tls ||
-        c->tls_detect)
+    if (c->large.buf || c->closing || c->read_paused || c->rbuf.len < 8 || c->tls || c->tls_detect)
         return;
     size_t total = 0;
     const char *reason = NULL;

@@ -40,7 +40,7 @@ typedef struct rmq_bench_options {
     const char *broker_prefix;
     unsigned hold;    /* hold mode (hold_mode.c): connections to open and keep */
     int hold_request; /* ... each sending one request first */
-    int tls; /* --tls: every connection speaks TLS (server not verified) */
+    int tls;          /* --tls: every connection speaks TLS (server not verified) */
     /* --mode: raw (the request as given), send (SEND_MESSAGE_V2 of --size
      * bytes to --topic, the broker picks the queue), pull (PULL_MESSAGE of
      * --batch messages; connection i drains queue i % --queues from offset 0
