@@ -90,8 +90,8 @@ static int take_lock(store_engine *e, char *err, size_t errlen)
         return rc;
     }
     /* "lock" as Java writes it, then who holds it (store_lock_owner.c) */
-    char tag[128];
-    int tn = store_lock_owner_tag(tag, sizeof tag);
+    char tag[384];
+    int tn = store_lock_owner_tag(tag, sizeof tag, e->cfg.lock_owner);
     if (tn <= 0 || pwrite(e->lock_fd, tag, (size_t)tn, 0) != tn ||
         ftruncate(e->lock_fd, tn) != 0) {
         /* only a marker; the lock itself is what matters */
