@@ -90,10 +90,9 @@ static int take_lock(store_engine *e, char *err, size_t errlen)
         return rc;
     }
     /* "lock" as Java writes it, then who holds it (store_lock_owner.c) */
-    char tag[128];
-    int tn = store_lock_owner_tag(tag, sizeof tag);
-    if (tn <= 0 || pwrite(e->lock_fd, tag, (size_t)tn, 0) != tn ||
-        ftruncate(e->lock_fd, tn) != 0) {
+    char tag[384];
+    int tn = store_lock_owner_tag(tag, sizeof tag, e->cfg.lock_owner);
+    if (tn <= 0 || pwrite(e->lock_fd, tag, (size_t)tn, 0) != tn || ftruncate(e->lock_fd, tn) != 0) {
         /* only a marker; the lock itself is what matters */
     }
     return 0;
@@ -138,8 +137,13 @@ static void free_engine(store_engine *e)
         close(e->state_fd);
     if (e->root_fd >= 0)
         close(e->root_fd);
-    if (e->lock_fd >= 0)
+    if (e->lock_fd >= 0) {
+        /* back to Java's "lock" alone: the holder's name matters while held */
+        if (ftruncate(e->lock_fd, 4) != 0) {
+            /* only a marker */
+        }
         close(e->lock_fd); /* releases the lock */
+    }
     pthread_mutex_destroy(&e->append_mu);
     pthread_rwlock_destroy(&e->maps);
     pthread_mutex_destroy(&e->spare_mu);

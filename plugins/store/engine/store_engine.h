@@ -62,6 +62,8 @@ typedef struct store_config {
                                        falls back; reads keep working */
     int64_t disk_check_interval_ms; /* how often disk usage / writeability is re-checked (10000) */
     int64_t clean_interval_ms;      /* cleanResourceInterval (10000): retention period */
+    const char *lock_owner; /* who opens the store (the plugin instance's name), written into
+                               `lock` next to the pid; read during store_open only; may be NULL */
 } store_config;
 
 /* Defaults of every field (Java's), then the caller sets what it needs. */
@@ -76,10 +78,12 @@ int store_open(const store_config *cfg, store_engine **out, char *err, size_t er
 /* Flush everything, write the checkpoint, remove `abort`, release `lock`,
  * unmap, free. NULL is a no-op. */
 void store_close(store_engine *e);
-/* True when root_dir's `lock` is held by an engine of THIS process (the
- * holder wrote our pid and start time into it): a hot reload's new generation
- * then opens the store once the old generation has closed it. Any thread. */
-bool store_locked_by_this_process(const char *root_dir);
+/* True when root_dir's `lock` is held by an engine of THIS process opened
+ * with the same lock_owner (the holder wrote our pid, start time and owner
+ * into it): a hot reload's new generation then opens the store once the old
+ * generation has closed it; another instance on the same directory is still
+ * refused. Any thread. */
+bool store_locked_by_this_process(const char *root_dir, const char *lock_owner);
 
 /* ---- appending -------------------------------------------------------- */
 

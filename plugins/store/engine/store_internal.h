@@ -212,7 +212,8 @@ void set_not_writeable(store_engine *e, const char *why, int err);
 /* dispatch one record just appended or found by recovery */
 void store_dispatch(store_engine *e, const uint8_t *rec, int64_t phys, bool recovering);
 
-/* store_lock_owner.c: "lock\npid=N start=T\n" naming this process; the length. */
-int store_lock_owner_tag(char *buf, size_t cap);
+/* store_lock_owner.c: "lock\npid=N start=T owner=O\n" naming this process
+ * and the opener (owner may be NULL); the length. */
+int store_lock_owner_tag(char *buf, size_t cap, const char *owner);
 
 #endif

@@ -49,8 +49,12 @@ static int store_init(rmq_plugin_ctx *ctx, const rmq_host_api *api)
         return rc;
     }
     char err[512] = "";
+    /* the instance name in `lock`: a reload's new generation waits for its
+     * own older generation, a second store instance on the same directory
+     * is refused */
+    sp->set.engine.lock_owner = api->plugin_name(ctx);
     rc = store_engine_open(sp, err, sizeof err);
-    if (rc == -EBUSY && store_locked_by_this_process(sp->set.root_dir)) {
+    if (rc == -EBUSY && store_locked_by_this_process(sp->set.root_dir, sp->set.engine.lock_owner)) {
         /* a hot reload: the serving generation closes it in export_state
          * and import_state opens it here */
         sp->open_deferred = true;

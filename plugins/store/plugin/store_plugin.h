@@ -71,6 +71,7 @@ typedef struct store_plugin {
      * an old generation after its export closed the engine (store_reload.c) */
     pthread_rwlock_t engine_rw;
     bool open_deferred; /* init found the store locked by this process's older generation */
+    int handed_nlevels; /* delay levels whose progress export_state handed over */
     rmq_store_queues_service queues_svc; /* exported as "store.queues" */
     pull_hold_table *holds;
     slow_worker *worker;

@@ -31,10 +31,41 @@ int store_engine_open(store_plugin *sp, char *err, size_t errlen)
     return 0;
 }
 
-/* The blob: "RMQSTORE", then the number of delay levels and each level's
- * offset in config/delayOffset.json terms (int64, host byte order: the blob
- * never leaves the process). */
+/* The blob: "RMQSTORE", the number of delay levels and each level's offset
+ * in config/delayOffset.json terms, then the old generation's sp and its
+ * reopen function (for a refused import). Host byte order and pointers: the
+ * blob never leaves the process, and the old .so stays loaded until the
+ * swap or the refusal is done. */
 #define BLOB_MAGIC "RMQSTORE"
+
+typedef struct blob_tail {
+    void (*reopen)(void *old_sp);
+    void *old_sp;
+} blob_tail;
+
+/* The new generation could not open the store: the old one takes it back
+ * and serves on (the host revives its timers and releases the held
+ * requests to it right after the refusal). */
+static void reopen_after_refusal(void *ud)
+{
+    store_plugin *sp = ud;
+    char err[512] = "";
+    if (store_engine_open(sp, err, sizeof err) != 0) {
+        sp->api->log(sp->ctx, RMQ_LOG_ERROR,
+                     "cannot reopen the store at %s after the refused reload: %s", sp->set.root_dir,
+                     err);
+        return;
+    }
+    store_features *f = features_of(sp);
+    if (f && sp->handed_nlevels > 0) {
+        pthread_mutex_lock(&f->delay_mu);
+        f->nlevels = sp->handed_nlevels;
+        pthread_mutex_unlock(&f->delay_mu);
+    }
+    atomic_store(&sp->quiescing, false);
+    sp->api->log(sp->ctx, RMQ_LOG_WARN, "store reopened by the serving generation at %s",
+                 sp->set.root_dir);
+}
 
 int store_export_state(rmq_plugin_ctx *ctx, void **blob, size_t *len)
 {
@@ -43,10 +74,8 @@ int store_export_state(rmq_plugin_ctx *ctx, void **blob, size_t *len)
         return RMQ_EINVAL;
     atomic_store(&sp->quiescing, true);
     /* the host drained every request (held pulls were answered by quiesce,
-     * SYNC_FLUSH sends by the flusher); what is left is to stop this
-     * generation's own threads before the engine goes */
+     * SYNC_FLUSH sends by the flusher); a pull held since is answered now */
     pull_holds_release_all(sp);
-    slow_worker_stop(sp);
     int32_t nlevels = 0;
     int64_t offs[MAX_DELAY_LEVELS + 1] = {0};
     store_features *f = features_of(sp);
@@ -54,24 +83,27 @@ int store_export_state(rmq_plugin_ctx *ctx, void **blob, size_t *len)
         pthread_mutex_lock(&f->delay_mu);
         nlevels = f->nlevels;
         memcpy(offs, f->delay_offset, sizeof offs);
+        /* the progress is the new generation's now: this one's fini must
+         * not write delayOffset.json over it (0 levels = nothing to persist) */
+        sp->handed_nlevels = f->nlevels;
+        f->nlevels = 0;
         pthread_mutex_unlock(&f->delay_mu);
     }
-    /* persists delayOffset.json now, not at fini after the swap (where it
-     * would overwrite the new generation's progress) */
-    store_features_fini(sp);
+    size_t n = 8 + 4 + (size_t)(nlevels + 1) * 8 + sizeof(blob_tail);
+    uint8_t *b = malloc(n);
+    if (!b)
+        return RMQ_ENOMEM;
     pthread_rwlock_wrlock(&sp->engine_rw);
     store_engine *e = sp->engine;
     sp->engine = NULL;
     pthread_rwlock_unlock(&sp->engine_rw);
     store_close(e); /* flush, checkpoint, abort removed, lock released */
 
-    size_t n = 8 + 4 + (size_t)(nlevels + 1) * 8;
-    uint8_t *b = malloc(n);
-    if (!b)
-        return RMQ_ENOMEM;
     memcpy(b, BLOB_MAGIC, 8);
     memcpy(b + 8, &nlevels, 4);
     memcpy(b + 12, offs, (size_t)(nlevels + 1) * 8);
+    blob_tail tail = {reopen_after_refusal, sp};
+    memcpy(b + n - sizeof tail, &tail, sizeof tail);
     *blob = b;
     *len = n;
     sp->api->log(ctx, RMQ_LOG_INFO, "store closed for the reload (%d delay levels handed over)",
@@ -90,20 +122,27 @@ int store_import_state(rmq_plugin_ctx *ctx, uint32_t version, const void *blob, 
     int32_t nlevels = -1;
     if (len >= 12 && memcmp(b, BLOB_MAGIC, 8) == 0)
         memcpy(&nlevels, b + 8, 4);
-    if (nlevels < 0 || nlevels > MAX_DELAY_LEVELS || len != 12 + (size_t)(nlevels + 1) * 8)
+    if (nlevels < 0 || nlevels > MAX_DELAY_LEVELS ||
+        len != 12 + (size_t)(nlevels + 1) * 8 + sizeof(blob_tail))
         return RMQ_EINVAL;
+    blob_tail tail;
+    memcpy(&tail, b + len - sizeof tail, sizeof tail);
     if (!sp->engine) {
         char err[512] = "";
         int rc = store_engine_open(sp, err, sizeof err);
         if (rc != 0) {
-            sp->api->log(ctx, RMQ_LOG_ERROR, "cannot open the store at %s after the reload: %s",
+            sp->api->log(ctx, RMQ_LOG_ERROR,
+                         "cannot open the store at %s after the reload: %s; the serving "
+                         "generation takes it back",
                          sp->set.root_dir, err);
+            tail.reopen(tail.old_sp);
             return rc < 0 ? rc : RMQ_EIO;
         }
         sp->open_deferred = false;
     }
     /* the old generation's progress is newer than the file this generation's
-     * init read; levels both know are taken over */
+     * init read; levels both know are taken over and persisted at this
+     * generation's next delayOffset.json write (10 s, or its fini) */
     store_features *f = features_of(sp);
     if (f && f->nlevels > 0) {
         int64_t offs[MAX_DELAY_LEVELS + 1];
@@ -111,6 +150,7 @@ int store_import_state(rmq_plugin_ctx *ctx, uint32_t version, const void *blob, 
         pthread_mutex_lock(&f->delay_mu);
         for (int l = 1; l <= nlevels && l <= f->nlevels; l++)
             f->delay_offset[l] = offs[l];
+        f->delay_dirty = true;
         pthread_mutex_unlock(&f->delay_mu);
     }
     sp->api->log(ctx, RMQ_LOG_INFO, "store reopened by the new generation at %s", sp->set.root_dir);

@@ -330,10 +330,71 @@ static void reloads_under_load_lose_and_duplicate_nothing(void **state)
             r->nacks, RELOADS, atomic_load(&r->pulls_sent));
 }
 
+/* A message delayed (level 1, 1 s) before two reloads is delivered to its
+ * real topic once, by whichever generation runs the schedule then: the delay
+ * progress went with the store. */
+static void delayed_message_delivered_once_across_reloads(void **state)
+{
+    fixture *f = *state;
+    int fd = rmq_tc_connect(f->r->port);
+    assert_true(fd >= 0);
+    rmq_cmd *a = st_send(fd, 1, "TopicDelayR", 0, "DELAY\0011\002WAIT\001true", "later", NULL);
+    assert_non_null(a);
+    assert_int_equal(a->code, 0);
+    rmq_cmd_free(a);
+    for (int i = 0; i < 2; i++) {
+        int status = -1;
+        char *out = rmq_td_ctl_capture(&f->d, &status, "reload", "store", NULL);
+        free(out);
+        assert_int_equal(status, 0);
+    }
+    /* long-poll the real topic until it arrives */
+    stored_record rec[4];
+    size_t got = 0;
+    long long next = 0;
+    uint64_t deadline = rmq_test_now_ms() + 30000;
+    for (int op = 10; got == 0 && rmq_test_now_ms() < deadline; op++) {
+        st_pull_args pa = {.topic = "TopicDelayR",
+                           .queue = 0,
+                           .offset = next,
+                           .sys_flag = 4 | 2,
+                           .suspend_ms = 2000};
+        rmq_cmd *r = st_pull(fd, op, &pa);
+        assert_non_null(r);
+        if (r->code == 0) {
+            got = st_records(r, rec, 4);
+            assert_int_equal(got, 1);
+            assert_int_equal(rec[0].body_len, 5);
+            assert_memory_equal(rec[0].body, "later", 5);
+        }
+        long long nb = st_ext_ll(r, "nextBeginOffset");
+        if (nb > next)
+            next = nb;
+        rmq_cmd_free(r);
+    }
+    assert_int_equal(got, 1);
+    /* a further reload does not deliver it again: after a full schedule
+     * round of the newest generation the queue still holds one message */
+    int status = -1;
+    char *out = rmq_td_ctl_capture(&f->d, &status, "reload", "store", NULL);
+    free(out);
+    assert_int_equal(status, 0);
+    st_pull_args pa = {
+        .topic = "TopicDelayR", .queue = 0, .offset = 1, .sys_flag = 4 | 2, .suspend_ms = 3000};
+    rmq_cmd *r = st_pull(fd, 99, &pa);
+    assert_non_null(r);
+    assert_int_equal(r->code, 19);
+    rmq_cmd_free(r);
+    assert_int_equal(st_max_offset(f->r->port, "TopicDelayR", 0), 1);
+    close(fd);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest all[] = {
         cmocka_unit_test_setup_teardown(reloads_under_load_lose_and_duplicate_nothing, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(delayed_message_delivered_once_across_reloads, setup,
                                         teardown),
     };
     struct CMUnitTest sel[sizeof all / sizeof all[0]];

@@ -4,9 +4,10 @@
  * store; the topic is created on both by the `topics` setting. ali-ons
  * (ali_ons_two_brokers.js) sends N messages and two consumers of one group
  * take each exactly once; here: the route lists both brokers, both stored
- * some of the N (GET_MAX_OFFSET), and the group's committed offsets reach
- * every queue's end on both (QUERY_CONSUMER_OFFSET). Both daemons and the
- * node process always stop. */
+ * some of the N (GET_MAX_OFFSET), both list both consumers while they run
+ * (GET_CONSUMER_LIST_BY_GROUP), and the group's committed offsets reach every
+ * queue's end on both (QUERY_CONSUMER_OFFSET, GET_CONSUME_STATS). Both
+ * daemons and the node process always stop. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -94,8 +95,21 @@ static int teardown(void **state)
     return sa == 0 && sb == 0 ? 0 : -1;
 }
 
-/* The RESULT line of the script (its other lines go to stderr for the log). */
-static bool read_result(fixture *f, char *result, size_t len, int timeout_ms)
+/* GET_CONSUMER_LIST_BY_GROUP (38) on `port` names both consumers. */
+static bool both_consumers_listed(int port)
+{
+    const char *kv[] = {"consumerGroup", GROUP, NULL};
+    rmq_cmd *r = bcm_call(port, 38, kv, NULL);
+    bool ok = r && r->code == 0 && bcm_body_contains(r, "127.0.0.1@c1") &&
+              bcm_body_contains(r, "127.0.0.1@c2");
+    rmq_cmd_free(r);
+    return ok;
+}
+
+/* The RESULT line of the script (its other lines go to stderr for the log).
+ * At READY (the group's queues split, nothing sent yet) both brokers must
+ * list both consumers of the group: *listed counts the brokers that did. */
+static bool read_result(fixture *f, char *result, size_t len, int timeout_ms, int *listed)
 {
     char buf[65536];
     size_t have = 0;
@@ -105,6 +119,8 @@ static bool read_result(fixture *f, char *result, size_t len, int timeout_ms)
         while ((nl = memchr(buf, '\n', have)) != NULL) {
             size_t l = (size_t)(nl - buf);
             fprintf(stderr, "node: %.*s\n", (int)l, buf);
+            if (l == 5 && strncmp(buf, "READY", 5) == 0)
+                *listed = both_consumers_listed(f->port_a) + both_consumers_listed(f->port_b);
             if (l >= 7 && strncmp(buf, "RESULT ", 7) == 0) {
                 snprintf(result, len, "%.*s", (int)(l - 7), buf + 7);
                 return true;
@@ -224,7 +240,8 @@ static void two_brokers_share_the_topic_and_the_group(void **state)
     f->pid = pid;
     f->out_fd = out[0];
     char result[1024] = "";
-    bool got = read_result(f, result, sizeof result, 170000);
+    int listed = -1;
+    bool got = read_result(f, result, sizeof result, 170000, &listed);
     close(f->out_fd);
     int status = 0;
     waitpid(f->pid, &status, 0);
@@ -233,6 +250,7 @@ static void two_brokers_share_the_topic_and_the_group(void **state)
     if (strcmp(result, "ok") != 0)
         fail_msg("ali-ons: %s", result);
     assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    assert_int_equal(listed, 2);
 
     /* both brokers stored some, together exactly N */
     long long max_a[QUEUES], max_b[QUEUES], sum_a, sum_b;
