@@ -9,17 +9,15 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "acl_signature.h"
 #include "bcm_test_daemon.h"
+#include "rmq_test_node.h"
 
 #define GROUP "AclInteropGroup"
 #define TOPIC "AclInteropTopic"
@@ -50,47 +48,19 @@ typedef struct fixture {
 static int run_node(fixture *f, const char *mode, const char *ak, const char *sk, char *out,
                     size_t len)
 {
-    int pipefd[2];
-    if (pipe(pipefd) != 0)
-        return -1;
     char port[16];
     snprintf(port, sizeof port, "%d", f->ns);
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(pipefd[1], 1);
-        close(pipefd[0]);
-        setenv("NODE_PATH", ACL_NODE_MODULES, 1);
-        execl(ACL_NODE, "node", ACL_JS, mode, port, ak, sk, GROUP, TOPIC, (char *)NULL);
-        _exit(127);
+    const char *argv[] = {ACL_JS, mode, port, ak, sk, GROUP, TOPIC, NULL};
+    rmq_node_proc *p = calloc(1, sizeof *p);
+    if (!p || rmq_node_start(p, ACL_NODE, ACL_NODE_MODULES, argv) != 0) {
+        free(p);
+        return -1;
     }
-    close(pipefd[1]);
-    size_t n = 0;
-    uint64_t deadline = rmq_test_now_ms() + 120000;
-    while (rmq_test_now_ms() < deadline) {
-        struct pollfd pfd = {.fd = pipefd[0], .events = POLLIN};
-        if (poll(&pfd, 1, 200) <= 0)
-            continue;
-        ssize_t r = read(pipefd[0], out + n, len - 1 - n);
-        if (r <= 0)
-            break;
-        n += (size_t)r;
-        if (n + 1 >= len)
-            break;
-    }
-    out[n] = 0;
-    close(pipefd[0]);
-    int st = 0;
-    if (waitpid(pid, &st, WNOHANG) == 0) {
-        uint64_t end = rmq_test_now_ms() + 10000;
-        while (waitpid(pid, &st, WNOHANG) == 0 && rmq_test_now_ms() < end)
-            rmq_test_pause_ms(50);
-        if (kill(pid, 0) == 0) {
-            kill(pid, SIGKILL);
-            waitpid(pid, &st, 0);
-        }
-    }
+    rmq_node_read_all(p, out, len, 120000);
+    int st = rmq_node_reap(p, 10000);
+    free(p);
     printf("node %s:\n%s", mode, out);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return st;
 }
 
 static int setup(void **state)

@@ -10,98 +10,31 @@
 #include <cmocka.h>
 
 #include <jansson.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "bcm_test_daemon.h"
+#include "rmq_test_node.h"
 
 #define WAIT_MS 30000
 #define GROUP "InteropGroup"
 #define TOPIC "InteropTopic"
 
-typedef struct node_proc {
-    pid_t pid;
-    int in_fd;
-    int out_fd;
-} node_proc;
-
 typedef struct fixture {
     rmq_test_daemon d;
-    node_proc procs[2];
+    rmq_node_proc procs[2];
     int raw_fd;
 } fixture;
 
-static int node_start(node_proc *p, int ns_port, const char *instance)
+static int node_start(rmq_node_proc *p, int ns_port, const char *instance)
 {
-    int in[2], out[2];
-    if (pipe(in) != 0 || pipe(out) != 0)
-        return -1;
     char port[16];
     snprintf(port, sizeof port, "%d", ns_port);
-    p->pid = fork();
-    if (p->pid == 0) {
-        dup2(in[0], 0);
-        dup2(out[1], 1);
-        close(in[1]);
-        close(out[0]);
-        setenv("NODE_PATH", BCM_NODE_MODULES, 1);
-        execl(BCM_NODE, "node", BCM_CONSUMER_JS, port, GROUP, TOPIC, instance, (char *)NULL);
-        _exit(127);
-    }
-    close(in[0]);
-    close(out[1]);
-    p->in_fd = in[1];
-    p->out_fd = out[0];
-    return p->pid > 0 ? 0 : -1;
-}
-
-/* Next stdout line of the node process starting with `prefix`. */
-static bool node_line(node_proc *p, const char *prefix, char *line, size_t len, int timeout_ms)
-{
-    uint64_t deadline = rmq_test_now_ms() + (uint64_t)timeout_ms;
-    size_t n = 0;
-    while (rmq_test_now_ms() < deadline) {
-        struct pollfd pfd = {.fd = p->out_fd, .events = POLLIN};
-        if (poll(&pfd, 1, 200) <= 0)
-            continue;
-        char ch;
-        if (read(p->out_fd, &ch, 1) != 1)
-            return false;
-        if (ch != '\n') {
-            if (n + 1 < len)
-                line[n++] = ch;
-            continue;
-        }
-        line[n] = '\0';
-        if (strncmp(line, prefix, strlen(prefix)) == 0)
-            return true;
-        fprintf(stderr, "node: %s\n", line);
-        n = 0;
-    }
-    return false;
-}
-
-static void node_send(node_proc *p, const char *cmd)
-{
-    ssize_t w = write(p->in_fd, cmd, strlen(cmd));
-    (void)w;
-}
-
-static void node_reap(node_proc *p, bool kill_it)
-{
-    if (p->pid <= 0)
-        return;
-    if (kill_it)
-        kill(p->pid, SIGKILL);
-    waitpid(p->pid, NULL, 0);
-    close(p->in_fd);
-    close(p->out_fd);
-    p->pid = 0;
+    const char *argv[] = {BCM_CONSUMER_JS, port, GROUP, TOPIC, instance, NULL};
+    return rmq_node_start(p, BCM_NODE, BCM_NODE_MODULES, argv);
 }
 
 static int setup(void **state)
@@ -116,7 +49,7 @@ static int teardown(void **state)
 {
     fixture *f = *state;
     for (int i = 0; i < 2; i++)
-        node_reap(&f->procs[i], true);
+        rmq_node_reap(&f->procs[i], 0);
     if (f->raw_fd >= 0)
         close(f->raw_fd);
     rmq_td_cleanup(&f->d);
@@ -215,25 +148,25 @@ static void test_ali_ons_members_notifications_and_offsets(void **state)
 
     char line[1024];
     assert_int_equal(node_start(&f->procs[0], live, "ons-a"), 0);
-    assert_true(node_line(&f->procs[0], "READY ", line, sizeof line, WAIT_MS));
+    assert_true(rmq_node_line(&f->procs[0], "READY ", line, sizeof line, WAIT_MS));
     assert_string_equal(line, "READY 127.0.0.1@ons-a");
     assert_true(wait_members(bport, "127.0.0.1@ons-a,zz-raw@1"));
     assert_true(bcm_wait_notify(f->raw_fd, GROUP, WAIT_MS));
 
     assert_int_equal(node_start(&f->procs[1], live, "ons-b"), 0);
-    assert_true(node_line(&f->procs[1], "READY ", line, sizeof line, WAIT_MS));
+    assert_true(rmq_node_line(&f->procs[1], "READY ", line, sizeof line, WAIT_MS));
     assert_true(wait_members(bport, "127.0.0.1@ons-a,127.0.0.1@ons-b,zz-raw@1"));
     assert_true(bcm_wait_notify(f->raw_fd, GROUP, WAIT_MS));
 
-    node_send(&f->procs[1], "close\n");
-    assert_true(node_line(&f->procs[1], "CLOSED", line, sizeof line, WAIT_MS));
-    node_reap(&f->procs[1], false);
+    rmq_node_send(&f->procs[1], "close\n");
+    assert_true(rmq_node_line(&f->procs[1], "CLOSED", line, sizeof line, WAIT_MS));
+    rmq_node_reap(&f->procs[1], WAIT_MS);
     assert_true(wait_members(bport, "127.0.0.1@ons-a,zz-raw@1"));
     assert_true(bcm_wait_notify(f->raw_fd, GROUP, WAIT_MS));
 
     /* offsets committed through the client's own offset store */
-    node_send(&f->procs[0], "commit 4000\n");
-    assert_true(node_line(&f->procs[0], "COMMITTED ", line, sizeof line, WAIT_MS));
+    rmq_node_send(&f->procs[0], "commit 4000\n");
+    assert_true(rmq_node_line(&f->procs[0], "COMMITTED ", line, sizeof line, WAIT_MS));
     fprintf(stderr, "ali-ons %s\n", line);
     int queues[8], nq = 0;
     for (char *tok = strtok(line + 10, ","); tok && nq < 8; tok = strtok(NULL, ","))
@@ -243,7 +176,7 @@ static void test_ali_ons_members_notifications_and_offsets(void **state)
         assert_int_equal(query_offset(bport, queues[i]), 4000 + queues[i]);
 
     /* a killed client vanishes (its socket closes) */
-    node_reap(&f->procs[0], true);
+    rmq_node_reap(&f->procs[0], 0);
     assert_true(wait_members(bport, "zz-raw@1"));
     assert_true(bcm_wait_notify(f->raw_fd, GROUP, WAIT_MS));
     close(f->raw_fd);

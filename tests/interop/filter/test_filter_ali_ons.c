@@ -13,18 +13,16 @@
 #include <arpa/inet.h>
 #include <jansson.h>
 #include <netinet/in.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "filter_engine.h"
 #include "bcm_test_daemon.h"
+#include "rmq_test_node.h"
 #include "rmq_test_support.h"
 
 #define WAIT_MS 30000 /* route registration, heartbeat and flush all fit well inside */
@@ -33,18 +31,11 @@
 #define TAG_GROUP "FltTagGroup"
 #define SQL_EXPR "a > 5 AND b = 'x'"
 
-typedef struct node_proc {
-    pid_t pid;
-    int in_fd, out_fd;
-    char buf[65536]; /* stdout bytes not yet returned as lines */
-    size_t len;
-} node_proc;
-
 typedef struct fixture {
     rmq_test_daemon d;
     int ns_port, broker_port;
     int opaque;
-    node_proc node;
+    rmq_node_proc node;
 } fixture;
 
 /* Clocks, pauses and free ports come from rmq_test_support.h. */
@@ -54,93 +45,14 @@ typedef struct fixture {
 /* argv: kind then its arguments (NULL-terminated, at most 24). */
 static void node_start(fixture *f, const char *group, const char *instance, const char *const *args)
 {
-    int in[2], out[2];
-    assert_int_equal(pipe(in), 0);
-    assert_int_equal(pipe(out), 0);
     char port[16];
     snprintf(port, sizeof port, "%d", f->ns_port);
-    const char *argv[32] = {"node", FI_CONSUMER_SCRIPT, port, group, TOPIC, instance};
-    size_t n = 6;
-    for (; args[n - 6] && n < 31; n++)
-        argv[n] = args[n - 6];
+    const char *argv[32] = {FI_CONSUMER_SCRIPT, port, group, TOPIC, instance};
+    size_t n = 5;
+    for (; args[n - 5] && n < 30; n++)
+        argv[n] = args[n - 5];
     argv[n] = NULL;
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        dup2(in[0], 0);
-        dup2(out[1], 1);
-        close(in[0]);
-        close(in[1]);
-        close(out[0]);
-        close(out[1]);
-        setenv("NODE_PATH", FI_NODE_MODULES, 1);
-        execv(FI_NODE, (char *const *)argv);
-        _exit(127);
-    }
-    close(in[0]);
-    close(out[1]);
-    f->node.pid = pid;
-    f->node.in_fd = in[1];
-    f->node.out_fd = out[0];
-    f->node.len = 0;
-}
-
-/* Next stdout line of node starting with `prefix` (other lines go to
- * stderr); false on EOF or when none arrives within timeout_ms. */
-static bool node_line(node_proc *p, const char *prefix, char *line, size_t len, int timeout_ms)
-{
-    uint64_t deadline = rmq_test_now_ms() + (uint64_t)timeout_ms;
-    for (;;) {
-        char *nl = memchr(p->buf, '\n', p->len);
-        if (nl) {
-            size_t l = (size_t)(nl - p->buf);
-            snprintf(line, len, "%.*s", (int)l, p->buf);
-            memmove(p->buf, nl + 1, p->len - l - 1);
-            p->len -= l + 1;
-            if (strncmp(line, prefix, strlen(prefix)) == 0)
-                return true;
-            fprintf(stderr, "node: %s\n", line);
-            continue;
-        }
-        if (p->len == sizeof p->buf || rmq_test_now_ms() >= deadline)
-            return false;
-        struct pollfd pfd = {.fd = p->out_fd, .events = POLLIN};
-        if (poll(&pfd, 1, 200) <= 0)
-            continue;
-        ssize_t r = read(p->out_fd, p->buf + p->len, sizeof p->buf - p->len);
-        if (r <= 0)
-            return false;
-        p->len += (size_t)r;
-    }
-}
-
-static void node_send(node_proc *p, const char *cmd)
-{
-    ssize_t w = write(p->in_fd, cmd, strlen(cmd));
-    (void)w; /* a dead node shows up as a missing answer line */
-}
-
-/* Exit status of the node process (waiting up to timeout_ms, then killing
- * it), -1 when it had to be killed or none runs. */
-static int node_reap(node_proc *p, int timeout_ms)
-{
-    if (p->pid <= 0)
-        return -1;
-    int st = 0, status = -1;
-    uint64_t deadline = rmq_test_now_ms() + (uint64_t)timeout_ms;
-    pid_t r;
-    while ((r = waitpid(p->pid, &st, WNOHANG)) == 0 && rmq_test_now_ms() < deadline)
-        rmq_test_pause_ms(50);
-    if (r == p->pid) {
-        status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    } else {
-        kill(p->pid, SIGKILL);
-        waitpid(p->pid, NULL, 0);
-    }
-    close(p->in_fd);
-    close(p->out_fd);
-    p->pid = 0;
-    return status;
+    assert_int_equal(rmq_node_start(&f->node, FI_NODE, FI_NODE_MODULES, argv), 0);
 }
 
 /* The JSON after "PREFIX " on the node's next PREFIX line (caller decrefs). */
@@ -150,7 +62,7 @@ static json_t *node_json_line(fixture *f, const char *prefix)
     char *line = malloc(cap);
     assert_non_null(line);
     json_t *j = NULL;
-    if (node_line(&f->node, prefix, line, cap, WAIT_MS))
+    if (rmq_node_line(&f->node, prefix, line, cap, WAIT_MS))
         j = json_loads(line + strlen(prefix), 0, NULL);
     free(line);
     if (!j)
@@ -208,7 +120,7 @@ static bool wait_broker_idle(fixture *f)
 static int teardown(void **state)
 {
     fixture *f = *state;
-    node_reap(&f->node, 0);
+    rmq_node_reap(&f->node, 0);
     if (f->d.pid > 0)
         wait_broker_idle(f);
     int status = f->d.pid > 0 ? rmq_td_stop(&f->d) : 0;
@@ -373,9 +285,9 @@ static json_t *wait_broker_subscription(fixture *f, const char *group)
 static void close_client(fixture *f)
 {
     char line[256];
-    node_send(&f->node, "close\n");
-    assert_true(node_line(&f->node, "CLOSED", line, sizeof line, WAIT_MS));
-    assert_int_equal(node_reap(&f->node, WAIT_MS), 0);
+    rmq_node_send(&f->node, "close\n");
+    assert_true(rmq_node_line(&f->node, "CLOSED", line, sizeof line, WAIT_MS));
+    assert_int_equal(rmq_node_reap(&f->node, WAIT_MS), 0);
 }
 
 static void assert_json_string(json_t *o, const char *key, const char *want)

@@ -14,15 +14,12 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "bcm_test_daemon.h"
+#include "rmq_test_node.h"
 
 #define TOPIC "ClusterTopic"
 #define GROUP "cg_cluster"
@@ -33,8 +30,7 @@ typedef struct fixture {
     rmq_test_daemon a, b;
     int ns_port;
     int port_a, port_b;
-    pid_t pid;
-    int out_fd;
+    rmq_node_proc node;
 } fixture;
 
 static const char *const vip_args[] = {"-o", "servers.broker.vip_listen=127.0.0.1:0", NULL};
@@ -83,10 +79,7 @@ static int teardown(void **state)
     fixture *f = *state;
     if (!f)
         return 0;
-    if (f->pid > 0) {
-        kill(f->pid, SIGKILL);
-        waitpid(f->pid, NULL, 0);
-    }
+    rmq_node_reap(&f->node, 0);
     int sb = rmq_td_stop_reporting(&f->b);
     int sa = rmq_td_stop_reporting(&f->a);
     rmq_td_cleanup(&f->b);
@@ -111,32 +104,16 @@ static bool both_consumers_listed(int port)
  * list both consumers of the group: *listed counts the brokers that did. */
 static bool read_result(fixture *f, char *result, size_t len, int timeout_ms, int *listed)
 {
-    char buf[65536];
-    size_t have = 0;
     uint64_t deadline = rmq_test_now_ms() + (uint64_t)timeout_ms;
-    while (rmq_test_now_ms() < deadline) {
-        char *nl;
-        while ((nl = memchr(buf, '\n', have)) != NULL) {
-            size_t l = (size_t)(nl - buf);
-            fprintf(stderr, "node: %.*s\n", (int)l, buf);
-            if (l == 5 && strncmp(buf, "READY", 5) == 0)
-                *listed = both_consumers_listed(f->port_a) + both_consumers_listed(f->port_b);
-            if (l >= 7 && strncmp(buf, "RESULT ", 7) == 0) {
-                snprintf(result, len, "%.*s", (int)(l - 7), buf + 7);
-                return true;
-            }
-            memmove(buf, nl + 1, have - l - 1);
-            have -= l + 1;
-        }
-        if (have == sizeof buf)
-            have = 0; /* an absurd line: drop it */
-        struct pollfd pfd = {.fd = f->out_fd, .events = POLLIN};
-        if (poll(&pfd, 1, 200) <= 0)
-            continue;
-        ssize_t n = read(f->out_fd, buf + have, sizeof buf - have);
-        if (n <= 0)
+    uint64_t now;
+    while ((now = rmq_test_now_ms()) < deadline) {
+        if (!rmq_node_line(&f->node, "", result, len, (int)(deadline - now)))
             return false;
-        have += (size_t)n;
+        fprintf(stderr, "node: %s\n", result);
+        if (strcmp(result, "READY") == 0)
+            *listed = both_consumers_listed(f->port_a) + both_consumers_listed(f->port_b);
+        if (strncmp(result, "RESULT ", 7) == 0)
+            return true;
     }
     return false;
 }
@@ -221,35 +198,19 @@ static void two_brokers_share_the_topic_and_the_group(void **state)
         rmq_test_pause_ms(100);
     assert_true(route_has_both(f->ns_port));
 
-    int out[2];
-    assert_int_equal(pipe(out), 0);
     char port[16], count[16];
     snprintf(port, sizeof port, "%d", f->ns_port);
     snprintf(count, sizeof count, "%d", COUNT);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        dup2(out[1], 1);
-        close(out[0]);
-        close(out[1]);
-        setenv("NODE_PATH", ST_NODE_MODULES, 1);
-        execl(ST_NODE, "node", ST_SCRIPT, port, TOPIC, count, (char *)NULL);
-        _exit(127);
-    }
-    close(out[1]);
-    f->pid = pid;
-    f->out_fd = out[0];
+    const char *argv[] = {ST_SCRIPT, port, TOPIC, count, NULL};
+    assert_int_equal(rmq_node_start(&f->node, ST_NODE, ST_NODE_MODULES, argv), 0);
     char result[1024] = "";
     int listed = -1;
     bool got = read_result(f, result, sizeof result, 170000, &listed);
-    close(f->out_fd);
-    int status = 0;
-    waitpid(f->pid, &status, 0);
-    f->pid = 0;
+    int status = rmq_node_reap(&f->node, 30000);
     assert_true(got);
-    if (strcmp(result, "ok") != 0)
+    if (strcmp(result, "RESULT ok") != 0)
         fail_msg("ali-ons: %s", result);
-    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    assert_int_equal(status, 0);
     assert_int_equal(listed, 2);
 
     /* both brokers stored some, together exactly N */

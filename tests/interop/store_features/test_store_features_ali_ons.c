@@ -11,15 +11,12 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "bcm_test_daemon.h"
+#include "rmq_test_node.h"
 
 #define TOPIC "FeatTopic"
 #define GROUP "feat_group"
@@ -27,10 +24,7 @@
 typedef struct fixture {
     rmq_test_daemon d;
     int ns_port, port;
-    pid_t pid;
-    int in_fd, out_fd;
-    char buf[65536];
-    size_t len;
+    rmq_node_proc node;
 } fixture;
 
 static int setup(void **state)
@@ -62,10 +56,7 @@ static int teardown(void **state)
     fixture *f = *state;
     if (!f)
         return 0;
-    if (f->pid > 0) {
-        kill(f->pid, SIGKILL);
-        waitpid(f->pid, NULL, 0);
-    }
+    rmq_node_reap(&f->node, 0);
     assert_int_equal(rmq_td_stop_reporting(&f->d), 0);
     rmq_td_cleanup(&f->d);
     free(f);
@@ -74,57 +65,10 @@ static int teardown(void **state)
 
 static void node_start(fixture *f, const char *max_times, const char *delay_level)
 {
-    int in[2], out[2];
-    assert_int_equal(pipe(in), 0);
-    assert_int_equal(pipe(out), 0);
     char port[16];
     snprintf(port, sizeof port, "%d", f->ns_port);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        dup2(in[0], 0);
-        dup2(out[1], 1);
-        close(in[0]);
-        close(in[1]);
-        close(out[0]);
-        close(out[1]);
-        setenv("NODE_PATH", SF_NODE_MODULES, 1);
-        execl(SF_NODE, "node", SF_SCRIPT, port, TOPIC, GROUP, max_times, delay_level, (char *)NULL);
-        _exit(127);
-    }
-    close(in[0]);
-    close(out[1]);
-    f->pid = pid;
-    f->in_fd = in[1];
-    f->out_fd = out[0];
-}
-
-/* Next stdout line starting with `prefix`; false on EOF or timeout. */
-static bool node_line(fixture *f, const char *prefix, char *line, size_t len, int timeout_ms)
-{
-    uint64_t deadline = rmq_test_now_ms() + (uint64_t)timeout_ms;
-    for (;;) {
-        char *nl = memchr(f->buf, '\n', f->len);
-        if (nl) {
-            size_t l = (size_t)(nl - f->buf);
-            snprintf(line, len, "%.*s", (int)l, f->buf);
-            memmove(f->buf, nl + 1, f->len - l - 1);
-            f->len -= l + 1;
-            fprintf(stderr, "node: %s\n", line);
-            if (strncmp(line, prefix, strlen(prefix)) == 0)
-                return true;
-            continue;
-        }
-        if (f->len == sizeof f->buf || rmq_test_now_ms() >= deadline)
-            return false;
-        struct pollfd pfd = {.fd = f->out_fd, .events = POLLIN};
-        if (poll(&pfd, 1, 200) <= 0)
-            continue;
-        ssize_t r = read(f->out_fd, f->buf + f->len, sizeof f->buf - f->len);
-        if (r <= 0)
-            return false;
-        f->len += (size_t)r;
-    }
+    const char *argv[] = {SF_SCRIPT, port, TOPIC, GROUP, max_times, delay_level, NULL};
+    assert_int_equal(rmq_node_start(&f->node, SF_NODE, SF_NODE_MODULES, argv), 0);
 }
 
 static long long max_offset(int port, const char *topic)
@@ -142,13 +86,13 @@ static void test_refused_message_retries_then_dead_letters_and_delay_holds(void 
     fixture *f = *state;
     node_start(f, "2", "2");
     char line[1024];
-    assert_true(node_line(f, "READY", line, sizeof line, 60000));
+    assert_true(rmq_node_line(&f->node, "READY", line, sizeof line, 60000));
     bool retry_seen[3] = {false, false, false}, delayed = false;
     long long delayed_span = -1;
     uint64_t deadline = rmq_test_now_ms() + 60000;
     while (!(retry_seen[0] && retry_seen[1] && retry_seen[2] && delayed) &&
            rmq_test_now_ms() < deadline) {
-        if (!node_line(f, "GOT ", line, sizeof line, 1000))
+        if (!rmq_node_line(&f->node, "GOT ", line, sizeof line, 1000))
             continue;
         char tag[32], body[64];
         int times = -1;
@@ -175,15 +119,9 @@ static void test_refused_message_retries_then_dead_letters_and_delay_holds(void 
     while (max_offset(f->port, "%DLQ%" GROUP) < 1 && rmq_test_now_ms() < dl)
         rmq_test_pause_ms(100);
     assert_int_equal(max_offset(f->port, "%DLQ%" GROUP), 1);
-    ssize_t w = write(f->in_fd, "close\n", 6);
-    (void)w;
-    assert_true(node_line(f, "CLOSED", line, sizeof line, 30000));
-    int st = 0;
-    waitpid(f->pid, &st, 0);
-    f->pid = 0;
-    close(f->in_fd);
-    close(f->out_fd);
-    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    rmq_node_send(&f->node, "close\n");
+    assert_true(rmq_node_line(&f->node, "CLOSED", line, sizeof line, 30000));
+    assert_int_equal(rmq_node_reap(&f->node, 30000), 0);
 }
 
 int main(void)
