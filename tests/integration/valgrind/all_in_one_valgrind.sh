@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# The all-in-one daemon (namesrv + broker-client-mgr + filter + store, the
+# shipped default's roles) under valgrind: start, a route lookup, a send, a
+# pull of what was sent, SIGTERM: no definite or indirect leak, no memory
+# error, exit 0. Small commit-log segments keep valgrind fast.
+# usage: all_in_one_valgrind.sh RMQHOSTD PLUGIN_DIR
+set -euo pipefail
+daemon=$1 plugins=$2
+command -v valgrind >/dev/null || { echo "valgrind not installed: skipped"; exit 77; }
+dir=$(mktemp -d /tmp/rmqvg-aio.XXXXXX)
+pid=
+cleanup() { [[ -n $pid ]] && kill -KILL "$pid" 2>/dev/null; rm -rf "$dir"; }
+trap cleanup EXIT
+ns=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+mkdir -p "$dir/conf.d"
+cat >"$dir/conf.d/host.conf" <<CONF
+state_dir = "$dir/state";
+io_threads = 2;
+servers = { namesrv = { listen = "127.0.0.1:$ns"; }; broker = { listen = "127.0.0.1:0"; }; };
+CONF
+cat >"$dir/conf.d/10-namesrv.conf" <<CONF
+plugin = { name = "namesrv"; path = "$plugins/namesrv.so"; server = "namesrv"; };
+CONF
+cat >"$dir/conf.d/20-bcm.conf" <<CONF
+plugin = { name = "broker-client-mgr"; path = "$plugins/broker-client-mgr.so"; server = "broker";
+  settings = { namesrvAddr = "127.0.0.1:$ns"; brokerIP1 = "127.0.0.1"; topics = "VgTopic:2"; }; };
+CONF
+cat >"$dir/conf.d/30-filter.conf" <<CONF
+plugin = { name = "filter"; path = "$plugins/filter.so"; server = "broker"; };
+CONF
+cat >"$dir/conf.d/40-store.conf" <<CONF
+plugin = { name = "store"; path = "$plugins/store.so"; server = "broker";
+  settings = { mappedFileSizeCommitLog = 1048576; mappedFileSizeConsumeQueue = 12000; }; };
+CONF
+valgrind --leak-check=full --show-leak-kinds=definite,indirect \
+  --errors-for-leak-kinds=definite,indirect --error-exitcode=99 \
+  "$daemon" -c "$dir/conf.d" >"$dir/vg.log" 2>&1 &
+pid=$!
+for _ in $(seq 1 900); do [[ -f $dir/state/listen.addrs ]] && break; sleep 0.1; done
+[[ -f $dir/state/listen.addrs ]] || { cat "$dir/vg.log"; echo "daemon did not start"; exit 1; }
+broker=$(awk '$1=="broker"{n=split($2,a,":"); print a[n]}' "$dir/state/listen.addrs")
+python3 - "$ns" "$broker" <<'PY'
+import json, socket, struct, sys, time
+
+def call(port, code, ext, body=b""):
+    h = json.dumps({"code": code, "opaque": 1, "flag": 0, "language": "JAVA", "version": 395,
+                    "extFields": ext}).encode()
+    s = socket.create_connection(("127.0.0.1", port), timeout=60)
+    s.sendall(struct.pack(">II", 4 + len(h) + len(body), len(h)) + h + body)
+    buf = b""
+    while len(buf) < 4 or len(buf) < 4 + struct.unpack(">I", buf[:4])[0]:
+        chunk = s.recv(65536)
+        assert chunk, "connection closed before the answer"
+        buf += chunk
+    s.close()
+    hlen = struct.unpack(">I", buf[4:8])[0] & 0xFFFFFF
+    return json.loads(buf[8:8 + hlen]), buf[8 + hlen:]
+
+ns, broker = int(sys.argv[1]), int(sys.argv[2])
+deadline = time.time() + 120  # the broker's first registration under valgrind
+while True:
+    head, _ = call(ns, 105, {"topic": "VgTopic"})
+    if head["code"] == 0 or time.time() > deadline:
+        break
+    time.sleep(0.5)
+assert head["code"] == 0, head
+now = str(int(time.time() * 1000))
+head, _ = call(broker, 10, {"producerGroup": "vg_pg", "topic": "VgTopic", "defaultTopic": "TBW102",
+                            "defaultTopicQueueNums": "4", "queueId": "0", "sysFlag": "0",
+                            "bornTimestamp": now, "flag": "0", "properties": "KEYS\x01vgkey\x02",
+                            "reconsumeTimes": "0", "unitMode": "false", "batch": "false"},
+               b"valgrind body")
+assert head["code"] == 0, head
+# sysFlag 4 (FLAG_SUBSCRIPTION): the pull carries its subscription, no heartbeat needed
+head, body = call(broker, 11, {"consumerGroup": "vg_cg", "topic": "VgTopic", "queueId": "0",
+                               "queueOffset": "0", "maxMsgNums": "32", "sysFlag": "4",
+                               "commitOffset": "0", "suspendTimeoutMillis": "0",
+                               "subscription": "*", "subVersion": "0", "expressionType": "TAG"})
+assert head["code"] == 0, head
+assert b"valgrind body" in body, body
+print("route, send and pull answered")
+PY
+kill -TERM "$pid"
+status=0
+wait "$pid" || status=$?
+pid=
+grep -E "ERROR SUMMARY|definitely lost|indirectly lost|no leaks are possible" "$dir/vg.log" || true
+if [[ $status -ne 0 ]]; then cat "$dir/vg.log"; echo "exit status $status"; exit 1; fi
+grep -q "ERROR SUMMARY: 0 errors" "$dir/vg.log" || { cat "$dir/vg.log"; exit 1; }
+echo "valgrind: clean all-in-one start/stop"
