@@ -41,6 +41,7 @@ void store_config_defaults(store_config *c)
     c->disk_warning_ratio = 90;
     c->disk_check_interval_ms = 10000;
     c->clean_interval_ms = 10000;
+    c->page_cache_keep_bytes = 512LL * 1048576;
 }
 
 int64_t store_now_ms(void)
@@ -262,6 +263,7 @@ int store_open(const store_config *cfg, store_engine **out, char *err, size_t er
     }
     e->start_ms = store_now_ms();
     atomic_store(&e->flushed, e->write_pos);
+    e->drop_pos = e->write_pos; /* what recovery read stays cached */
     if (e->recovery_wrote)
         flush_all_now(e); /* what recovery rebuilt is durable before we say so */
     else

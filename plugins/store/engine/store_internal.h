@@ -145,6 +145,7 @@ struct store_engine {
     pthread_mutex_t hk_mu;
     pthread_cond_t hk_cv;
     int64_t prefault_pos;
+    int64_t drop_pos; /* commit log below this was dropped from the page cache */
     int64_t last_clean_ms, last_disk_check_ms;
 
     _Atomic bool closing;
