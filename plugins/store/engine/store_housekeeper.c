@@ -205,6 +205,7 @@ static void *housekeeper_main(void *arg)
             make_spare(e);
         drop_behind(e); /* first: the prefault right after reuses the pages */
         prefault(e);
+        cq_prefault_hot(e);
         int64_t now = store_now_ms();
         if (now - e->last_logics_ms >= LOGICS_FLUSH_MS) {
             e->last_logics_ms = now;

@@ -3,7 +3,9 @@
  * of the segment file says so) while every message still reads back intact
  * from the file, before and after a reopen; with the window at 0 nothing is
  * dropped by the store. Also: SYNC_FLUSH group commit still completes every
- * waiter of a burst (the flusher gathers arrivals before it syncs). */
+ * waiter of a burst (the flusher gathers arrivals before it syncs), and the
+ * pages just past a consume queue's end are faulted in ahead of the
+ * appender. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -179,12 +181,59 @@ static void test_sync_burst_completes(void **state)
     free(root);
 }
 
+static void test_queue_pages_faulted_ahead(void **state)
+{
+    (void)state;
+    char *root = st_tmpdir();
+    store_engine *e = open_keep(root, 2 * SEG, STORE_ASYNC_FLUSH);
+    st_msg m;
+    for (int i = 0; i < 10; i++) {
+        st_make(&m, "Pf", 0, NULL, NULL, NULL, 100, i);
+        store_put_result r;
+        assert_int_equal(store_put(e, &m.m, &r), 0);
+        assert_int_equal(r.status, STORE_PUT_OK);
+    }
+    /* 10 entries use the first page; the next four (entries 205..1023)
+     * are not written yet but should become resident */
+    char path[4096];
+    snprintf(path, sizeof path, "%s/consumequeue/Pf/0/%020d", root, 0);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    assert_true(fd >= 0);
+    void *map = mmap(NULL, 120000, PROT_READ, MAP_SHARED, fd, 0);
+    close(fd);
+    assert_true(map != MAP_FAILED);
+    unsigned char vec[(120000 + 4095) / 4096];
+    int64_t deadline = mono_ms() + 20000;
+    bool all = false;
+    while (!all && mono_ms() < deadline) {
+        assert_int_equal(mincore(map, 120000, vec), 0);
+        all = true;
+        for (int p = 1; p <= 4; p++)
+            all = all && (vec[p] & 1);
+        if (!all) {
+            struct timespec ts = {0, 10 * 1000000};
+            nanosleep(&ts, NULL);
+        }
+    }
+    assert_true(all);
+    munmap(map, 120000);
+    /* and they still read as no entries (zeros): the queue end is unchanged */
+    assert_int_equal(store_max_offset(e, "Pf", 0), 10);
+    store_close(e);
+    e = open_keep(root, 2 * SEG, STORE_ASYNC_FLUSH);
+    assert_int_equal(store_max_offset(e, "Pf", 0), 10);
+    store_close(e);
+    st_rmrf(root);
+    free(root);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_flushed_log_leaves_page_cache),
         cmocka_unit_test(test_keep_zero_drops_nothing),
         cmocka_unit_test(test_sync_burst_completes),
+        cmocka_unit_test(test_queue_pages_faulted_ahead),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
