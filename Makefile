@@ -19,7 +19,7 @@ CTEST      ?= ctest
 # conflicts with Debian's npm package, so npm is installed only when the
 # command is missing.
 BUILD_DEBS := libuv1-dev libconfig-dev libjansson-dev libcmocka-dev zlib1g-dev liburcu-dev \
-              libyaml-dev libssl-dev pkg-config cmake make gcc
+              libyaml-dev libssl-dev libdeflate-dev pkg-config cmake make gcc
 # clang catches a different set of warnings than gcc; the test target builds
 # the whole tree with it too.
 TEST_DEBS  := $(BUILD_DEBS) nodejs clang clang-format valgrind python3 openssl

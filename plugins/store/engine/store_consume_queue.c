@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 uint32_t cq_hash(const char *topic, int32_t qid)
@@ -100,9 +101,19 @@ static void cq_unlink(store_engine *e, store_cq *q)
     }
 }
 
+static void cq_hot_remove(store_engine *e, store_cq *q)
+{
+    pthread_mutex_lock(&e->cq_hot_mu);
+    for (int i = 0; i < e->cq_hot_n; i++)
+        if (e->cq_hot[i] == q)
+            e->cq_hot[i--] = e->cq_hot[--e->cq_hot_n];
+    pthread_mutex_unlock(&e->cq_hot_mu);
+}
+
 void cq_destroy(store_engine *e, store_cq *q, bool remove_files)
 {
     cq_unlink(e, q);
+    cq_hot_remove(e, q);
     char *dir = q->files.dir;
     q->files.dir = NULL;
     mfile_list_free(&q->files, remove_files);
@@ -118,6 +129,7 @@ void cq_destroy(store_engine *e, store_cq *q, bool remove_files)
 
 void cq_table_free(store_engine *e)
 {
+    e->cq_hot_n = 0; /* the housekeeper has stopped */
     for (size_t i = 0; i < e->cqs.nb; i++) {
         store_cq *q = e->cqs.b[i];
         while (q) {
@@ -136,6 +148,66 @@ static uint8_t *entry_ptr(const store_cq *q, int64_t index)
     int64_t pos = index * STORE_CQ_UNIT;
     mfile *f = mfile_list_find(&q->files, pos);
     return f ? f->map + (pos - f->start) : NULL;
+}
+
+/* Entries faulted in ahead of a queue's end: 5 pages, one page being
+ * ~204 entries, so a queue is looked at about once per 800 appends. */
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+#define CQ_PREFAULT_AHEAD (1024 * STORE_CQ_UNIT)
+
+void cq_want_prefault(store_engine *e, store_cq *q)
+{
+    int64_t end = atomic_load_explicit(&q->max_offset, memory_order_relaxed) * STORE_CQ_UNIT;
+    if (end + CQ_PREFAULT_AHEAD / 2 <= atomic_load_explicit(&q->prefault_end, memory_order_relaxed))
+        return;
+    pthread_mutex_lock(&e->cq_hot_mu);
+    if (!q->pf_queued && e->cq_hot_n < (int)(sizeof e->cq_hot / sizeof e->cq_hot[0])) {
+        q->pf_queued = true;
+        e->cq_hot[e->cq_hot_n++] = q;
+    }
+    pthread_mutex_unlock(&e->cq_hot_mu);
+}
+
+/* A queue's entries are written by the appender through the mapping: the
+ * first write to each 4 KiB page is a fault (the file is sparse and mapped
+ * MADV_RANDOM), on a VM a first touch of fresh memory too. Faulting the
+ * next pages in here keeps that off the appending (I/O) thread. Holding
+ * `maps` shared keeps every queue and file of the list alive (they are
+ * freed only under `maps` exclusive, which also removes them from the list). */
+void cq_prefault_hot(store_engine *e)
+{
+    store_cq *hot[sizeof e->cq_hot / sizeof e->cq_hot[0]];
+    pthread_rwlock_rdlock(&e->maps);
+    pthread_mutex_lock(&e->cq_hot_mu);
+    int n = e->cq_hot_n;
+    memcpy(hot, e->cq_hot, (size_t)n * sizeof hot[0]);
+    for (int i = 0; i < n; i++)
+        hot[i]->pf_queued = false;
+    e->cq_hot_n = 0;
+    pthread_mutex_unlock(&e->cq_hot_mu);
+    for (int i = 0; i < n; i++) {
+        store_cq *q = hot[i];
+        int64_t end = atomic_load_explicit(&q->max_offset, memory_order_acquire) * STORE_CQ_UNIT;
+        int64_t from = atomic_load(&q->prefault_end);
+        if (from < end)
+            from = end;
+        int64_t to = end + CQ_PREFAULT_AHEAD;
+        from = from / 4096 * 4096;
+        while (from < to) {
+            mfile *f = mfile_list_find(&q->files, from);
+            if (!f)
+                break; /* the next file does not exist yet */
+            int64_t stop = to < f->start + f->size ? to : f->start + f->size;
+            int64_t a = from - f->start;
+            madvise(f->map + a, (size_t)(stop - f->start - a), MADV_POPULATE_WRITE);
+            from = stop;
+        }
+        if (from > atomic_load(&q->prefault_end))
+            atomic_store(&q->prefault_end, from);
+    }
+    pthread_rwlock_unlock(&e->maps);
 }
 
 bool cq_has_file_for(const store_cq *q, int64_t index)

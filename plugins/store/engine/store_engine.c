@@ -41,6 +41,7 @@ void store_config_defaults(store_config *c)
     c->disk_warning_ratio = 90;
     c->disk_check_interval_ms = 10000;
     c->clean_interval_ms = 10000;
+    c->page_cache_keep_bytes = 512LL * 1048576;
 }
 
 int64_t store_now_ms(void)
@@ -147,6 +148,7 @@ static void free_engine(store_engine *e)
     pthread_mutex_destroy(&e->append_mu);
     pthread_rwlock_destroy(&e->maps);
     pthread_mutex_destroy(&e->spare_mu);
+    pthread_mutex_destroy(&e->cq_hot_mu);
     pthread_mutex_destroy(&e->flush_mu);
     pthread_cond_destroy(&e->flush_cv);
     pthread_mutex_destroy(&e->hk_mu);
@@ -203,6 +205,7 @@ int store_open(const store_config *cfg, store_engine **out, char *err, size_t er
     pthread_rwlock_init(&e->maps, &ra);
     pthread_rwlockattr_destroy(&ra);
     pthread_mutex_init(&e->spare_mu, NULL);
+    pthread_mutex_init(&e->cq_hot_mu, NULL);
     pthread_mutex_init(&e->flush_mu, NULL);
     pthread_cond_init(&e->flush_cv, NULL);
     pthread_mutex_init(&e->hk_mu, NULL);
@@ -262,6 +265,7 @@ int store_open(const store_config *cfg, store_engine **out, char *err, size_t er
     }
     e->start_ms = store_now_ms();
     atomic_store(&e->flushed, e->write_pos);
+    e->drop_pos = e->write_pos; /* what recovery read stays cached */
     if (e->recovery_wrote)
         flush_all_now(e); /* what recovery rebuilt is durable before we say so */
     else
@@ -514,8 +518,10 @@ static int append(store_engine *e, const store_msg *msgs, size_t n, int64_t *phy
     e->write_pos = pos;
     atomic_store_explicit(&e->committed_ts, now, memory_order_relaxed);
     atomic_store_explicit(&e->committed, pos, memory_order_release);
-    if (q)
+    if (q) {
         atomic_store_explicit(&q->max_offset, qbase + (int64_t)n, memory_order_release);
+        cq_want_prefault(e, q);
+    }
     pthread_rwlock_unlock(&e->maps);
     pthread_mutex_unlock(&e->append_mu);
 

@@ -62,6 +62,10 @@ typedef struct store_config {
                                        falls back; reads keep working */
     int64_t disk_check_interval_ms; /* how often disk usage / writeability is re-checked (10000) */
     int64_t clean_interval_ms;      /* cleanResourceInterval (10000): retention period */
+    int64_t page_cache_keep_bytes;  /* commitLogPageCacheKeep (512 MiB): commit-log bytes more
+                                       than this far behind the flushed end are dropped from
+                                       the page cache (written back first), so new segments
+                                       reuse those pages; 0 keeps everything (Java) */
     const char *lock_owner; /* who opens the store (the plugin instance's name), written into
                                `lock` next to the pid; read during store_open only; may be NULL */
 } store_config;

@@ -21,6 +21,8 @@
 #endif
 #define PREFAULT_WINDOW (32 * 1048576LL)
 #define PREFAULT_STEP (8 * 1048576LL) /* per 10 ms tick: up to 800 MB/s ahead */
+#define DROP_MIN (4 * 1048576LL)      /* drop behind in steps of at least this */
+#define DROP_MAX (64 * 1048576LL)     /* and at most this per 10 ms tick */
 #define STATE_WRITE_MS 100            /* the state file's written offset */
 #define LOGICS_FLUSH_MS 1000          /* log + queues + index durable, checkpoint, state */
 
@@ -86,6 +88,53 @@ static void prefault(store_engine *e)
         }
     }
     pthread_rwlock_unlock(&e->maps);
+}
+
+/* Drop written-back commit log more than page_cache_keep_bytes behind the
+ * flushed end from the page cache. Why: on a VM whose memory the host backs
+ * lazily (and takes back when the guest frees it), the first use of a page
+ * costs 6-16 us, ~4 us of CPU per 1 KiB send; pages freed here are taken
+ * again by the next prefault within milliseconds, at under 1 us. Only
+ * flushed bytes are dropped (clean pages: nothing is lost, a later read
+ * faults them back from the file, as Java reads evicted data). The mapping's
+ * PTEs go first (MADV_DONTNEED on a shared file mapping only unmaps), then
+ * the file's pages (POSIX_FADV_DONTNEED frees clean, unmapped pages). */
+static void drop_behind(store_engine *e)
+{
+    int64_t keep = e->cfg.page_cache_keep_bytes;
+    if (keep <= 0)
+        return;
+    int64_t limit = atomic_load(&e->flushed) - keep;
+    limit = limit / 4096 * 4096;
+    if (limit < e->drop_pos + DROP_MIN)
+        return;
+    if (limit > e->drop_pos + DROP_MAX)
+        limit = e->drop_pos + DROP_MAX;
+    pthread_rwlock_rdlock(&e->maps);
+    int64_t pos = e->drop_pos;
+    while (pos < limit) {
+        mfile *f = mfile_list_find(&e->cl, pos);
+        if (!f) {
+            mfile *first = e->cl.n ? e->cl.v[0] : NULL;
+            if (first && pos < first->start) {
+                pos = first->start; /* deleted by retention meanwhile */
+                continue;
+            }
+            break;
+        }
+        int64_t end = limit < f->start + f->size ? limit : f->start + f->size;
+        int64_t a = (pos - f->start) / 4096 * 4096;
+        size_t len = (size_t)(end - f->start - a);
+        madvise(f->map + a, len, MADV_DONTNEED);
+        int fd = open(f->path, O_RDONLY | O_CLOEXEC);
+        if (fd >= 0) {
+            posix_fadvise(fd, a, (off_t)len, POSIX_FADV_DONTNEED);
+            close(fd);
+        }
+        pos = end;
+    }
+    pthread_rwlock_unlock(&e->maps);
+    e->drop_pos = pos > e->drop_pos ? pos : e->drop_pos;
 }
 
 static double usage_ratio(const char *dir)
@@ -154,7 +203,9 @@ static void *housekeeper_main(void *arg)
             break;
         if (atomic_load(&e->writeable))
             make_spare(e);
+        drop_behind(e); /* first: the prefault right after reuses the pages */
         prefault(e);
+        cq_prefault_hot(e);
         int64_t now = store_now_ms();
         if (now - e->last_logics_ms >= LOGICS_FLUSH_MS) {
             e->last_logics_ms = now;

@@ -65,11 +65,13 @@ typedef struct store_cq {
     int32_t queue_id;
     uint32_t hash;
     mfile_list files;
-    _Atomic int64_t max_offset; /* entries written (next message index) */
-    _Atomic int64_t min_offset; /* first entry still served */
-    int64_t max_phys_end;       /* offset + size of the last entry */
-    int64_t load_first_phys;    /* offset of the first entry as loaded, -1 unknown */
-    struct store_cq *next;      /* hash chain */
+    _Atomic int64_t max_offset;   /* entries written (next message index) */
+    _Atomic int64_t min_offset;   /* first entry still served */
+    int64_t max_phys_end;         /* offset + size of the last entry */
+    int64_t load_first_phys;      /* offset of the first entry as loaded, -1 unknown */
+    _Atomic int64_t prefault_end; /* entries below this have their page faulted in */
+    bool pf_queued;               /* in e->cq_hot (under cq_hot_mu) */
+    struct store_cq *next;        /* hash chain */
 } store_cq;
 
 typedef struct cq_table {
@@ -116,6 +118,11 @@ struct store_engine {
     _Atomic int64_t last_rec_offset, last_rec_size; /* for the clean-stop state file */
 
     cq_table cqs;
+    /* queues whose next entries' pages the housekeeper should fault in,
+     * so the appender does not take a first-touch fault (leaf lock) */
+    pthread_mutex_t cq_hot_mu;
+    store_cq *cq_hot[64];
+    int cq_hot_n;
 
     /* index */
     store_index_file **idx;
@@ -145,6 +152,7 @@ struct store_engine {
     pthread_mutex_t hk_mu;
     pthread_cond_t hk_cv;
     int64_t prefault_pos;
+    int64_t drop_pos; /* commit log below this was dropped from the page cache */
     int64_t last_clean_ms, last_disk_check_ms;
 
     _Atomic bool closing;
@@ -185,6 +193,10 @@ void cq_truncate_past(store_engine *e, store_cq *q, int64_t cl_end);
 void cq_correct_min(store_engine *e, store_cq *q, int64_t cl_min);
 void cq_destroy(store_engine *e, store_cq *q, bool remove_files);
 void cq_table_free(store_engine *e);
+/* Appender (append_mu, `maps` shared): ask for q's next pages to be faulted
+ * in. Housekeeper: fault them in (takes `maps` shared). */
+void cq_want_prefault(store_engine *e, store_cq *q);
+void cq_prefault_hot(store_engine *e);
 
 /* index */
 int index_load(store_engine *e, char *err, size_t errlen);

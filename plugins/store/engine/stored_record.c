@@ -5,6 +5,9 @@
 
 #include <string.h>
 #include <zlib.h>
+#ifdef STORE_HAVE_LIBDEFLATE
+#include <libdeflate.h>
+#endif
 
 const char *stored_record_rc_name(stored_record_rc rc)
 {
@@ -34,6 +37,11 @@ int32_t stored_record_body_crc(const void *body, size_t len)
 {
     if (len == 0)
         return 0;
+#ifdef STORE_HAVE_LIBDEFLATE
+    /* the same CRC-32 as zlib's (and Java's CRC32), computed several times
+     * faster (PCLMULQDQ); it takes a size_t length */
+    return (int32_t)(libdeflate_crc32(0, body, len) & 0x7FFFFFFF);
+#else
     uLong c = crc32(0L, Z_NULL, 0);
     const uint8_t *p = body;
     /* zlib's length is a uInt: feed huge bodies in pieces */
@@ -44,6 +52,7 @@ int32_t stored_record_body_crc(const void *body, size_t len)
         len -= chunk;
     }
     return (int32_t)(c & 0x7FFFFFFF);
+#endif
 }
 
 size_t stored_record_store_ts_pos(int32_t sys_flag)

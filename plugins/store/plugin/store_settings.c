@@ -77,6 +77,10 @@ const rmq_setting_decl STORE_SETTINGS[] = {
      "process sends on the IO thread (the append never waits for the disk); false: executor", 0, 0},
     {"pullMessageInline", RMQ_SETTING_BOOL, "true",
      "process pulls on the IO thread (a copy from the page cache); false: executor", 0, 0},
+    {"commitLogPageCacheKeep", RMQ_SETTING_INT, "536870912",
+     "commit-log bytes kept in the page cache behind the flushed end (older: dropped, "
+     "their pages reused by new segments; 0: keep all, as Java)",
+     0, INT64_MAX},
     {NULL, RMQ_SETTING_STRING, NULL, NULL, 0, 0},
 };
 
@@ -131,6 +135,7 @@ int store_settings_read(store_plugin *sp)
     e->max_transfer_bytes_in_disk = (int32_t)a->setting_int(c, "maxTransferBytesOnMessageInDisk");
     e->max_transfer_count_in_disk = (int32_t)a->setting_int(c, "maxTransferCountOnMessageInDisk");
     e->max_msgs_num_batch = (int32_t)a->setting_int(c, "maxMsgsNumBatch");
+    e->page_cache_keep_bytes = a->setting_int(c, "commitLogPageCacheKeep");
 
     snprintf(s->region_id, sizeof s->region_id, "%s", a->setting_string(c, "regionId"));
     s->trace_on = a->setting_bool(c, "traceOn");
