@@ -33,7 +33,8 @@ typedef struct store_features {
     int64_t tx_timeout_ms;
     int64_t tx_check_max;
     int64_t tx_check_interval_ms;
-    pthread_mutex_t tx_mu; /* one check round at a time */
+    int64_t tx_file_reserved_ms; /* fileReservedTime: older half messages are discarded */
+    pthread_mutex_t tx_mu;       /* one check round at a time */
     /* replies (reply_processor.c) */
     bool store_reply;
     /* broker_admin_processors.c */

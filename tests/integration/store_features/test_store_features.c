@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -37,7 +38,8 @@ static int setup(void **state)
     char bcm[512];
     snprintf(bcm, sizeof bcm,
              "namesrvAddr = \"127.0.0.1:%d\"; brokerName = \"broker-f\"; brokerIP1 = "
-             "\"127.0.0.1\"; topics = \"T:4;DT:1;TT:1;DelT:2\";",
+             "\"127.0.0.1\"; topics = \"T:4;DT:1;TT:1;DelT:2;RMQ_SYS_TRANS_HALF_TOPIC:1;"
+             "RMQ_SYS_TRANS_OP_HALF_TOPIC:1\";", /* the tests pull the system queues */
              ns);
     if (ns <= 0 || rmq_td_init(&f->d, servers, NULL) != 0 ||
         bcm_configure_namesrv_and_broker(&f->d, ns, "info", bcm) != 0 ||
@@ -74,12 +76,17 @@ static rmq_cmd *call(int fd, rmq_cmd *req)
 }
 
 /* SEND_MESSAGE (10) with named header fields. */
+/* bornTimestamp of send_msg: now unless set (half messages older than
+ * fileReservedTime are discarded unchecked). */
+static long long send_born_ms;
+
 static rmq_cmd *send_msg(int fd, const char *topic, int queue, const char *props, const char *body,
                          int sys_flag, const char *group)
 {
-    char q[16], sf[16];
+    char q[16], sf[16], born[32];
     snprintf(q, sizeof q, "%d", queue);
     snprintf(sf, sizeof sf, "%d", sys_flag);
+    snprintf(born, sizeof born, "%lld", send_born_ms ? send_born_ms : (long long)time(NULL) * 1000);
     const char *kv[] = {"producerGroup",
                         group ? group : "PG",
                         "topic",
@@ -93,7 +100,7 @@ static rmq_cmd *send_msg(int fd, const char *topic, int queue, const char *props
                         "sysFlag",
                         sf,
                         "bornTimestamp",
-                        "1700000000000",
+                        born,
                         "flag",
                         "0",
                         "properties",
@@ -505,6 +512,126 @@ static void test_transaction_resolved_by_check_back(void **state)
     close(fd);
 }
 
+/* A producer that never answers: after transactionCheckMax (5) checks the
+ * half message goes to TRANS_CHECK_MAX_TIME_TOPIC and is asked about no
+ * more; a rollback leaves its op record (tag d, body = the half offset). */
+static void test_transaction_discarded_after_max_checks(void **state)
+{
+    fixture *f = *state;
+    int fd = producer_connection(f->port, "10.0.0.7@tx");
+    long long phys, qoff;
+    rmq_cmd_free(send_half(fd, "tx-rb", &phys, &qoff));
+    rmq_cmd *r = end_tx(fd, phys, qoff, 12, "PG", false);
+    assert_int_equal(r->code, 0);
+    rmq_cmd_free(r);
+    assert_true(wait_max_offset(f->port, "RMQ_SYS_TRANS_OP_HALF_TOPIC", 0, 1));
+    rmq_cmd *frame;
+    stored_record rec;
+    assert_true(pull_one(f->port, "RMQ_SYS_TRANS_OP_HALF_TOPIC", 0, 0, &frame, &rec));
+    assert_prop(&rec, "TAGS", "d");
+    char want[32];
+    int wl = snprintf(want, sizeof want, "%lld", qoff);
+    assert_int_equal(rec.body_len, wl);
+    assert_memory_equal(rec.body, want, (size_t)wl);
+    rmq_cmd_free(frame);
+
+    rmq_cmd_free(send_half(fd, "tx-ignored", &phys, &qoff));
+    int checks = 0;
+    uint64_t deadline = rmq_test_now_ms() + 4 * WAIT_MS;
+    while (max_offset(f->port, "TRANS_CHECK_MAX_TIME_TOPIC", 0) < 1 &&
+           rmq_test_now_ms() < deadline) {
+        rmq_cmd *c = rmq_tc_recv(fd, 200);
+        if (c && c->code == 39) {
+            checks++;
+            stored_record cr;
+            assert_int_equal(stored_record_decode(c->body, c->body_len, false, &cr),
+                             STORED_RECORD_OK);
+            char n[8];
+            snprintf(n, sizeof n, "%d", checks);
+            assert_prop(&cr, "TRANSACTION_CHECK_TIMES", n);
+        }
+        rmq_cmd_free(c);
+    }
+    assert_int_equal(checks, 5);
+    assert_true(pull_one(f->port, "TRANS_CHECK_MAX_TIME_TOPIC", 0, 0, &frame, &rec));
+    assert_memory_equal(rec.body, "tx-ignored", 10);
+    assert_prop(&rec, "TRANSACTION_CHECK_TIMES", "5");
+    assert_prop(&rec, "REAL_TOPIC", "TT");
+    rmq_cmd_free(frame);
+    /* a discard writes no op record, and the message is never asked about again */
+    assert_int_equal(max_offset(f->port, "RMQ_SYS_TRANS_OP_HALF_TOPIC", 0), 1);
+    /* the half queue holds the original and its 5 re-appended copies */
+    assert_int_equal(max_offset(f->port, "RMQ_SYS_TRANS_HALF_TOPIC", 0), 2 + 5);
+    rmq_cmd *c = rmq_tc_recv(fd, 1000);
+    assert_true(c == NULL || c->code != 39);
+    rmq_cmd_free(c);
+    close(fd);
+}
+
+/* A half message born before fileReservedTime (72 h) is discarded unchecked,
+ * with the check count needDiscard had set (1). */
+static void test_transaction_older_than_file_reserved_time_is_discarded(void **state)
+{
+    fixture *f = *state;
+    int fd = producer_connection(f->port, "10.0.0.8@tx");
+    long long phys, qoff;
+    send_born_ms = (long long)time(NULL) * 1000 - 73LL * 3600 * 1000;
+    rmq_cmd_free(send_half(fd, "tx-old", &phys, &qoff));
+    send_born_ms = 0;
+    assert_true(wait_max_offset(f->port, "TRANS_CHECK_MAX_TIME_TOPIC", 0, 1));
+    rmq_cmd *frame;
+    stored_record rec;
+    assert_true(pull_one(f->port, "TRANS_CHECK_MAX_TIME_TOPIC", 0, 0, &frame, &rec));
+    assert_memory_equal(rec.body, "tx-old", 6);
+    assert_prop(&rec, "TRANSACTION_CHECK_TIMES", "1");
+    rmq_cmd_free(frame);
+    assert_int_equal(max_offset(f->port, "RMQ_SYS_TRANS_HALF_TOPIC", 0), 1); /* never re-appended */
+    rmq_cmd *c = rmq_tc_recv(fd, 500);
+    assert_true(c == NULL || c->code != 39);
+    rmq_cmd_free(c);
+    close(fd);
+}
+
+/* CHECK_IMMUNITY_TIME_IN_SECONDS: inside it the half message is not checked
+ * but re-appended each round marked with TRAN_PREPARED_QUEUE_OFFSET, and
+ * each re-append counts (needDiscard runs first): after transactionCheckMax
+ * rounds it is discarded without a single CHECK_TRANSACTION_STATE. */
+static void test_transaction_immunity_property(void **state)
+{
+    fixture *f = *state;
+    int fd = producer_connection(f->port, "10.0.0.9@tx");
+    rmq_cmd *r = send_msg(fd, "TT", 0,
+                          "TRAN_MSG\001true\002PGROUP\001PG\002UNIQ_KEY\001U1\002"
+                          "CHECK_IMMUNITY_TIME_IN_SECONDS\001600",
+                          "tx-immune", 4, "PG");
+    assert_int_equal(r->code, 0);
+    long long qoff = ext_ll(r, "queueOffset");
+    rmq_cmd_free(r);
+    int checks = 0;
+    uint64_t deadline = rmq_test_now_ms() + 4 * WAIT_MS;
+    while (max_offset(f->port, "TRANS_CHECK_MAX_TIME_TOPIC", 0) < 1 &&
+           rmq_test_now_ms() < deadline) {
+        rmq_cmd *c = rmq_tc_recv(fd, 200);
+        checks += c && c->code == 39;
+        rmq_cmd_free(c);
+    }
+    assert_int_equal(checks, 0);
+    char want[32];
+    snprintf(want, sizeof want, "%lld", qoff);
+    rmq_cmd *frame;
+    stored_record rec;
+    assert_true(pull_one(f->port, "RMQ_SYS_TRANS_HALF_TOPIC", 0, qoff + 1, &frame, &rec));
+    assert_prop(&rec, "TRAN_PREPARED_QUEUE_OFFSET", want);
+    assert_prop(&rec, "TRANSACTION_CHECK_TIMES", "1");
+    rmq_cmd_free(frame);
+    assert_true(pull_one(f->port, "TRANS_CHECK_MAX_TIME_TOPIC", 0, 0, &frame, &rec));
+    assert_memory_equal(rec.body, "tx-immune", 9);
+    assert_prop(&rec, "TRAN_PREPARED_QUEUE_OFFSET", want);
+    assert_prop(&rec, "TRANSACTION_CHECK_TIMES", "5");
+    rmq_cmd_free(frame);
+    close(fd);
+}
+
 /* ---- replies ---- */
 
 static void test_reply_is_pushed_to_the_requester_and_stored(void **state)
@@ -687,6 +814,9 @@ int main(void)
         T(test_retry_topic_send_past_max_goes_to_dlq),
         T(test_transaction_commit_and_rollback),
         T(test_transaction_resolved_by_check_back),
+        T(test_transaction_discarded_after_max_checks),
+        T(test_transaction_older_than_file_reserved_time_is_discarded),
+        T(test_transaction_immunity_property),
         T(test_reply_is_pushed_to_the_requester_and_stored),
         T(test_runtime_info_has_the_brokerstatus_figures),
         T(test_reset_offset_by_time_pushes_220_to_the_consumers),
