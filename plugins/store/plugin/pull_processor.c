@@ -9,6 +9,8 @@
 
 #include "header_numbers.h"
 #include "pull_request.h"
+#include "pull_stats.h"
+#include "store_features.h"
 
 static int answer(store_plugin *sp, pull_req *p, int32_t code, const char *remark)
 {
@@ -299,6 +301,12 @@ int pull_execute(store_plugin *sp, pull_req *p, bool first, bool may_block)
     store_ext_i64(sp, r, "nextBeginOffset", res.next_begin_offset);
     store_ext_i64(sp, r, "minOffset", res.min_offset);
     store_ext_i64(sp, r, "maxOffset", res.max_offset);
+    if (code == RC_SUCCESS) { /* incGroupGetNums + getMessageTransferedMsgCount */
+        store_features *f = features_of(sp);
+        if (f)
+            pull_stats_found(f->pull_stats, p->group, p->topic, res.msg_count,
+                             a->now_monotonic_ms());
+    }
     if (code == RC_SUCCESS && res.data && res.len)
         a->cmd_set_body(r, res.data, res.len, free_body, NULL);
     else

@@ -39,6 +39,7 @@ typedef struct store_features {
     bool store_reply;
     /* broker_admin_processors.c */
     void *admin;
+    struct pull_stats *pull_stats; /* owned by the admin state; NULL until it exists */
     _Atomic uint32_t uniq_counter; /* op-record UNIQ_KEYs */
     _Atomic uint32_t retry_turn;   /* retry queue choice */
 } store_features;

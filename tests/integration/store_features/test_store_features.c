@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <jansson.h>
 
 #include "bcm_test_daemon.h"
 #include "stored_record.h"
@@ -723,22 +724,145 @@ static void test_reply_is_pushed_to_the_requester_and_stored(void **state)
 
 /* ---- admin ---- */
 
+/* The 28 body's table as JSON (caller decrefs), NULL on failure. */
+static json_t *runtime_table(int port)
+{
+    rmq_cmd *r = bcm_call(port, 28, NULL, NULL);
+    if (!r || r->code != 0) {
+        rmq_cmd_free(r);
+        return NULL;
+    }
+    json_t *root = json_loadb((const char *)r->body, r->body_len, 0, NULL);
+    rmq_cmd_free(r);
+    json_t *t = json_incref(json_object_get(root, "table"));
+    json_decref(root);
+    return t;
+}
+
+static const char *tbl(json_t *t, const char *k)
+{
+    const char *v = json_string_value(json_object_get(t, k));
+    return v ? v : "";
+}
+
+/* A PULL of topic/queue from `off` by `group` (inline "*"); the answer. */
+static rmq_cmd *pull_as(int port, const char *group, const char *topic, long long off)
+{
+    char o[32];
+    snprintf(o, sizeof o, "%lld", off);
+    const char *kv[] = {"consumerGroup",
+                        group,
+                        "topic",
+                        topic,
+                        "queueId",
+                        "0",
+                        "queueOffset",
+                        o,
+                        "maxMsgNums",
+                        "32",
+                        "sysFlag",
+                        "4",
+                        "commitOffset",
+                        "0",
+                        "suspendTimeoutMillis",
+                        "0",
+                        "subscription",
+                        "*",
+                        "subVersion",
+                        "0",
+                        "expressionType",
+                        "TAG",
+                        NULL};
+    return bcm_call(port, 11, kv, NULL);
+}
+
 static void test_runtime_info_has_the_brokerstatus_figures(void **state)
 {
     fixture *f = *state;
     int fd = rmq_tc_connect(f->port);
-    rmq_cmd_free(send_msg(fd, "T", 0, NULL, "x", 0, NULL));
+    for (int i = 0; i < 3; i++)
+        rmq_cmd_free(send_msg(fd, "T", 0, NULL, "xyz", 0, NULL));
     close(fd);
-    rmq_cmd *r = bcm_call(f->port, 28, NULL, NULL);
-    assert_non_null(r);
+    assert_true(wait_max_offset(f->port, "T", 0, 3));
+    rmq_cmd *p = pull_as(f->port, "rg", "T", 0);
+    assert_int_equal(p->code, 0);
+    rmq_cmd_free(p);
+    json_t *t = runtime_table(f->port);
+    assert_non_null(t);
+    assert_string_equal(tbl(t, "brokerVersionDesc"), "V4_9_8");
+    assert_string_equal(tbl(t, "putMessageTimesTotal"), "3");
+    assert_string_equal(tbl(t, "msgPutTotalTodayNow"), "3");
+    assert_string_equal(tbl(t, "msgGetTotalTodayNow"), "3"); /* messages, not pulls */
+    assert_string_equal(tbl(t, "getMessageTimesTotalFound"), "1");
+    assert_true(atof(tbl(t, "putMessageAverageSize")) > 3.0);
+    assert_non_null(strchr(tbl(t, "putMessageAverageSize"), '.')); /* a Java double */
+    assert_true(atoll(tbl(t, "earliestMessageTimeStamp")) > 1700000000000LL);
+    assert_string_equal(tbl(t, "remainTransientStoreBufferNumbs"), "2147483647");
+    assert_true(strlen(tbl(t, "remainHowManyDataToFlush")) > 0);
+    assert_true(strncmp(tbl(t, "commitLogDirCapacity"), "Total : ", 8) == 0);
+    bool per_path = false;
+    const char *k;
+    json_t *v;
+    json_object_foreach(t, k, v) per_path |= strncmp(k, "commitLogDiskRatio_/", 20) == 0;
+    assert_true(per_path);
+    json_decref(t);
+    /* the 10-second rates appear once ten samples exist, and show the traffic */
+    uint64_t deadline = rmq_test_now_ms() + 4 * WAIT_MS;
+    double put10 = 0, got10 = 0;
+    long long next = 3;
+    while (rmq_test_now_ms() < deadline && (put10 <= 0 || got10 <= 0)) {
+        /* keep traffic inside the 10 s window until it has enough samples */
+        fd = rmq_tc_connect(f->port);
+        rmq_cmd_free(send_msg(fd, "T", 0, NULL, "more", 0, NULL));
+        close(fd);
+        assert_true(wait_max_offset(f->port, "T", 0, next + 1));
+        p = pull_as(f->port, "rg", "T", next++);
+        rmq_cmd_free(p);
+        t = runtime_table(f->port);
+        assert_non_null(t);
+        put10 = atof(tbl(t, "putTps"));
+        got10 = atof(tbl(t, "getTransferedTps"));
+        json_decref(t);
+        if (put10 <= 0 || got10 <= 0)
+            rmq_test_pause_ms(500);
+    }
+    assert_true(put10 > 0);
+    assert_true(got10 > 0);
+}
+
+/* GET_CONSUME_STATS (208) consumeTps: the group's pulled messages per second. */
+static void test_consume_stats_tps_follows_pulls(void **state)
+{
+    fixture *f = *state;
+    int fd = rmq_tc_connect(f->port);
+    for (int i = 0; i < 5; i++)
+        rmq_cmd_free(send_msg(fd, "T", 0, NULL, "tps", 0, NULL));
+    close(fd);
+    assert_true(wait_max_offset(f->port, "T", 0, 5));
+    const char *kv[] = {"consumerGroup", "tpsg", "topic", "T", NULL};
+    rmq_cmd *r = bcm_call(f->port, 208, kv, NULL);
     assert_int_equal(r->code, 0);
-    assert_true(bcm_body_contains(r, "\"brokerVersionDesc\":\"V4_9_8\""));
-    assert_true(bcm_body_contains(r, "\"putTps\":\""));
-    assert_true(bcm_body_contains(r, "\"getTransferedTps\":\""));
-    assert_true(bcm_body_contains(r, "\"msgPutTotalTodayNow\":\""));
-    assert_true(bcm_body_contains(r, "\"commitLogDirCapacity\":\"Total : "));
-    assert_false(bcm_body_contains(r, "\"msgPutTotalTodayNow\":\"0\""));
+    assert_true(bcm_body_contains(r, "{\"consumeTps\":0.0,"));
     rmq_cmd_free(r);
+    rmq_cmd *p = pull_as(f->port, "tpsg", "T", 0);
+    assert_int_equal(p->code, 0);
+    rmq_cmd_free(p);
+    double tps = 0;
+    uint64_t deadline = rmq_test_now_ms() + WAIT_MS;
+    while (tps <= 0 && rmq_test_now_ms() < deadline) {
+        r = bcm_call(f->port, 208, kv, NULL);
+        assert_int_equal(r->code, 0);
+        /* fastjson's map keys are objects: not JSON, read the number by hand */
+        char *body = strndup((const char *)r->body, r->body_len);
+        const char *at = body ? strstr(body, "\"consumeTps\":") : NULL;
+        tps = at ? atof(at + 13) : 0;
+        free(body);
+        rmq_cmd_free(r);
+        if (tps <= 0)
+            rmq_test_pause_ms(200);
+    }
+    assert_true(tps > 0);
+    assert_true(tps <= 5.0); /* 5 messages over at least one second */
 }
 
 static void test_reset_offset_by_time_pushes_220_to_the_consumers(void **state)
@@ -819,6 +943,7 @@ int main(void)
         T(test_transaction_immunity_property),
         T(test_reply_is_pushed_to_the_requester_and_stored),
         T(test_runtime_info_has_the_brokerstatus_figures),
+        T(test_consume_stats_tps_follows_pulls),
         T(test_reset_offset_by_time_pushes_220_to_the_consumers),
         T(test_deleted_topic_loses_its_consume_queues),
     };
