@@ -237,6 +237,7 @@ static int process_runtime_info(rmq_request *req, const rmq_cmd *cmd, void *ud)
     rmq_java_double_text((double)rs.put_message_size_total / (double)times, num, sizeof num);
     json_object_set_new(t, "putMessageAverageSize", json_string(num));
     put_num(t, "dispatchMaxBuffer", 0); /* never set in 4.9.8 */
+    put_num(t, "getMessageEntireTimeMax", (int64_t)pull_stats_lookup_max_ms(st->pulls));
     put_num(t, "getMessageTimesTotalFound", (int64_t)rs.get_message_times_total_found);
     put_num(t, "getMessageTimesTotalMiss", (int64_t)rs.get_message_times_total_miss);
     put_num(t, "bootTimestamp", (int64_t)st->boot_ms);

@@ -268,10 +268,15 @@ int pull_execute(store_plugin *sp, pull_req *p, bool first, bool may_block)
     store_get_result res;
     memset(&res, 0, sizeof res);
     int32_t max = p->max_msgs > 0 ? p->max_msgs : 1;
+    uint64_t began_ms = a->now_monotonic_ms();
     if (store_get_messages(sp->engine, p->topic, p->queue_id, p->queue_offset, max,
                            p->match_all ? NULL : pull_filter_cq,
                            (p->is_sql && p->sql) ? pull_filter_record : NULL, &fc, &res) != 0)
         return answer(sp, p, RC_SYSTEM_ERROR, "store getMessage return null"), PULL_ANSWERED;
+    uint64_t done_ms = a->now_monotonic_ms();
+    store_features *f = features_of(sp);
+    if (f && done_ms > began_ms)
+        pull_stats_lookup_ms(f->pull_stats, done_ms - began_ms);
     int32_t code = status_code(res.status, p->queue_offset);
     if (code == RC_PULL_OFFSET_MOVED) /* a master always records it (no slave role here) */
         pull_offset_moved_event(sp, p, res.next_begin_offset);
@@ -301,12 +306,8 @@ int pull_execute(store_plugin *sp, pull_req *p, bool first, bool may_block)
     store_ext_i64(sp, r, "nextBeginOffset", res.next_begin_offset);
     store_ext_i64(sp, r, "minOffset", res.min_offset);
     store_ext_i64(sp, r, "maxOffset", res.max_offset);
-    if (code == RC_SUCCESS) { /* incGroupGetNums + getMessageTransferedMsgCount */
-        store_features *f = features_of(sp);
-        if (f)
-            pull_stats_found(f->pull_stats, p->group, p->topic, res.msg_count,
-                             a->now_monotonic_ms());
-    }
+    if (code == RC_SUCCESS && f) /* incGroupGetNums + getMessageTransferedMsgCount */
+        pull_stats_found(f->pull_stats, p->group, p->topic, res.msg_count, done_ms);
     if (code == RC_SUCCESS && res.data && res.len)
         a->cmd_set_body(r, res.data, res.len, free_body, NULL);
     else

@@ -29,6 +29,7 @@ struct pull_stats {
     pthread_mutex_t mu;
     rmq_str_map by_key; /* "topic@group" → group_stat* */
     _Atomic uint64_t transferred;
+    _Atomic uint64_t lookup_max_ms;
 };
 
 pull_stats *pull_stats_new(void)
@@ -91,6 +92,22 @@ void pull_stats_found(pull_stats *ps, const char *group, const char *topic, int3
 uint64_t pull_stats_transferred(pull_stats *ps)
 {
     return ps ? atomic_load_explicit(&ps->transferred, memory_order_relaxed) : 0;
+}
+
+void pull_stats_lookup_ms(pull_stats *ps, uint64_t ms)
+{
+    if (!ps)
+        return;
+    uint64_t cur = atomic_load_explicit(&ps->lookup_max_ms, memory_order_relaxed);
+    while (ms > cur &&
+           !atomic_compare_exchange_weak_explicit(&ps->lookup_max_ms, &cur, ms,
+                                                  memory_order_relaxed, memory_order_relaxed))
+        ;
+}
+
+uint64_t pull_stats_lookup_max_ms(pull_stats *ps)
+{
+    return ps ? atomic_load_explicit(&ps->lookup_max_ms, memory_order_relaxed) : 0;
 }
 
 void pull_stats_sample(pull_stats *ps, uint64_t now_ms)

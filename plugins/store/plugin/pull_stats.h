@@ -15,6 +15,10 @@ void pull_stats_free(pull_stats *ps);
 void pull_stats_found(pull_stats *ps, const char *group, const char *topic, int32_t msgs,
                       uint64_t now_ms);
 uint64_t pull_stats_transferred(pull_stats *ps);
+/* StoreStatsService.setGetMessageEntireTimeMax: the longest store lookup of
+ * a pull so far, in ms. */
+void pull_stats_lookup_ms(pull_stats *ps, uint64_t ms);
+uint64_t pull_stats_lookup_max_ms(pull_stats *ps);
 /* StatsItem.samplingInSeconds: one snapshot of every key (every 10 s). */
 void pull_stats_sample(pull_stats *ps, uint64_t now_ms);
 /* getStatsDataInMinute(topic@group).getTps(): messages per second from the
