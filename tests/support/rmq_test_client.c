@@ -118,9 +118,29 @@ static int read_full(int fd, uint8_t *buf, size_t len, long long deadline)
     return 0;
 }
 
+/* Once a frame has begun to arrive it is read to its end: giving up in the
+ * middle would drop its first bytes and leave the stream out of step, so
+ * that every later answer on the connection is lost (a short timeout in a
+ * polling loop hit this when an answer arrived at the slice's last
+ * millisecond). */
+#define FRAME_GRACE_MS 10000
+
 rmq_cmd *rmq_tc_recv(int fd, int timeout_ms)
 {
     long long deadline = now_ms() + timeout_ms;
+    /* wait for the first byte without consuming anything */
+    for (;;) {
+        long long left = deadline - now_ms();
+        if (left < 0)
+            left = 0;
+        struct pollfd p = {fd, POLLIN, 0};
+        int pr = poll(&p, 1, (int)left);
+        if (pr > 0)
+            break;
+        if (pr < 0 || left == 0)
+            return NULL;
+    }
+    deadline = now_ms() + FRAME_GRACE_MS;
     uint8_t head[4];
     if (read_full(fd, head, 4, deadline) != 0)
         return NULL;

@@ -89,7 +89,9 @@ int rmq_tc_free_port(void);
 int rmq_tc_connect(int port);                /* 127.0.0.1:port, fd or -1 */
 int rmq_tc_send(int fd, const rmq_cmd *cmd); /* 0 or -1 */
 int rmq_tc_send_raw(int fd, const void *buf, size_t len);
-/* Next frame from fd, or NULL on timeout/EOF/garbage. */
+/* Next frame from fd, or NULL on timeout/EOF/garbage. timeout_ms bounds the
+ * wait for the frame to begin; a frame that has begun is read to its end
+ * (up to 10 s more), so a timeout never drops part of a frame. */
 rmq_cmd *rmq_tc_recv(int fd, int timeout_ms);
 /* Send req (opaque set by caller) and receive one frame. */
 rmq_cmd *rmq_tc_call(int fd, const rmq_cmd *req, int timeout_ms);

@@ -5,6 +5,8 @@
  * the last consumed message. Without a store every queue is empty. */
 #include "broker_context.h"
 
+#include <rmqhost/helpers.h>
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -119,8 +121,13 @@ static int process_consume_stats(rmq_request *req, const rmq_cmd *cmd, void *ud)
     bcm_store st;
     bcm_store_acquire(c, &st);
     text t = {0};
-    /* consumeTps comes from Java's pull statistics; rmqhost keeps none */
-    add(&t, "{\"consumeTps\":0.0,\"offsetTable\":{");
+    /* consumeTps: the store's pulled-message rate of each counted topic */
+    double tps = 0;
+    for (size_t i = 0; i < n; i++)
+        tps += bcm_store_consume_tps(&st, group, plan[i].name);
+    char tps_text[40];
+    add(&t, "{\"consumeTps\":%s,\"offsetTable\":{",
+        rmq_java_double_text(tps, tps_text, sizeof tps_text));
     bool first = true;
     for (size_t i = 0; i < n; i++) {
         char *qt = quoted(plan[i].name);

@@ -4,6 +4,7 @@
  * without a store every queue is empty, as on a broker that stores nothing. */
 #include "broker_context.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,4 +46,13 @@ bool bcm_store_in_disk(const bcm_store *s, const char *topic, int32_t queue_id, 
 {
     return s->t && s->t->check_in_disk_by_consume_offset &&
            s->t->check_in_disk_by_consume_offset(s->ud, topic, queue_id, offset);
+}
+
+double bcm_store_consume_tps(const bcm_store *s, const char *group, const char *topic)
+{
+    if (!s->t ||
+        s->t->size < offsetof(rmq_store_queues_service, consume_tps) + sizeof(s->t->consume_tps) ||
+        !s->t->consume_tps)
+        return 0;
+    return s->t->consume_tps(s->ud, group, topic);
 }

@@ -3,6 +3,8 @@
  * consumerFilter.json encoding (protocol.md §6.6). Does no file I/O. */
 #include "consumer_filter_table.h"
 
+#include "compiled_expr.h"
+
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -246,6 +248,33 @@ bool consumer_filter_table_get(consumer_filter_table *t, const char *topic, cons
     }
     pthread_mutex_unlock(&t->lock);
     return d != NULL;
+}
+
+int consumer_filter_table_get_compiled(consumer_filter_table *t, const char *topic,
+                                       const char *group, int64_t *client_version, bool *dead,
+                                       char *type, size_t type_cap,
+                                       struct rmq_filter_expr **compiled)
+{
+    int rc = 0;
+    *compiled = NULL;
+    pthread_mutex_lock(&t->lock);
+    consumer_filter_data *d = find(t, topic, group);
+    if (d) {
+        rc = 1;
+        *client_version = d->client_version;
+        *dead = consumer_filter_is_dead(d);
+        snprintf(type, type_cap, "%s", d->expression_type);
+        if (d->compiled) {
+            /* one block without pointers: a byte copy is a complete expression */
+            *compiled = malloc(d->compiled->total_size);
+            if (*compiled)
+                memcpy(*compiled, d->compiled, d->compiled->total_size);
+            else
+                rc = -1;
+        }
+    }
+    pthread_mutex_unlock(&t->lock);
+    return rc;
 }
 
 size_t consumer_filter_table_count(consumer_filter_table *t)

@@ -64,6 +64,13 @@ size_t consumer_filter_table_clean(consumer_filter_table *t, int64_t now, int64_
 
 bool consumer_filter_table_get(consumer_filter_table *t, const char *topic, const char *group,
                                consumer_filter_view *out);
+/* As get, for the store's PULL checks: version, death, type and a malloc'd
+ * copy of the compiled expression (*compiled NULL when the entry has none).
+ * 1 found, 0 absent, -1 out of memory. */
+int consumer_filter_table_get_compiled(consumer_filter_table *t, const char *topic,
+                                       const char *group, int64_t *client_version, bool *dead,
+                                       char *type, size_t type_cap,
+                                       struct rmq_filter_expr **compiled);
 size_t consumer_filter_table_count(consumer_filter_table *t);
 
 /* consumerFilter.json text (malloc'd, NULL on OOM). clear_dirty resets the

@@ -44,6 +44,21 @@ static int32_t svc_tag_hash_code(void *ud, const char *tag)
     return tag ? rmq_java_string_hash(tag, strlen(tag)) : 0;
 }
 
+static int svc_consumer_filter(void *ud, const char *topic, const char *group,
+                               rmq_consumer_filter_data *out)
+{
+    filter_plugin *fp = ud;
+    if (!topic || !group || !out)
+        return RMQ_EINVAL;
+    memset(out, 0, sizeof *out);
+    bool dead = false;
+    int rc = consumer_filter_table_get_compiled(&fp->filters, topic, group, &out->client_version,
+                                                &dead, out->expression_type,
+                                                sizeof out->expression_type, &out->compiled);
+    out->dead = dead;
+    return rc > 0 ? 0 : rc == 0 ? RMQ_ENOENT : RMQ_ENOMEM;
+}
+
 static size_t svc_for_each(void *ud, rmq_filter_server_fn fn, void *fn_ud)
 {
     filter_plugin *fp = ud;
@@ -98,6 +113,7 @@ int filter_export_services(filter_plugin *fp)
         .free_expr = svc_free_expr,
         .check = svc_check,
         .tag_hash_code = svc_tag_hash_code,
+        .consumer_filter = svc_consumer_filter,
     };
     fp->servers_svc = (rmq_filter_servers_service){
         .size = sizeof(rmq_filter_servers_service),

@@ -11,63 +11,111 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/statvfs.h>
+#include <time.h>
 
+#include <rmqhost/helpers.h>
+
+#include "pull_stats.h"
 #include "store_features.h"
 
 #define RESET_CONSUMER_CLIENT_OFFSET 220
 #define RC_CONSUMER_NOT_ONLINE 206
-#define V3_0_7_SNAPSHOT 28 /* MQVersion ordinal: reset needs at least this client */
-#define TPS_SAMPLES 601    /* one a second: 10 s, 1 min and 10 min windows */
+#define V3_0_7_SNAPSHOT 28    /* MQVersion ordinal: reset needs at least this client */
+#define TPS_SAMPLES 601       /* one a second: 10 s, 1 min and 10 min windows */
+#define GROUP_SAMPLE_TICKS 10 /* pull_stats snapshots every 10 s */
 
 typedef struct tps_sample {
     uint64_t at_ms;
-    uint64_t put, found, miss;
+    uint64_t put, found, miss, transferred;
 } tps_sample;
 
-/* The ring of counters behind putTps / getFoundTps / getMissTps. */
+/* The ring of counters behind putTps / getFoundTps / getMissTps /
+ * getTotalTps / getTransferedTps, the day figures of BrokerStats and the
+ * pull statistics. */
 typedef struct admin_state {
     store_plugin *sp;
     pthread_mutex_t mu;
     tps_sample ring[TPS_SAMPLES];
     size_t head, count;
     uint64_t boot_ms;
+    pull_stats *pulls;
+    unsigned ticks;
+    int day; /* local year * 1000 + day of year of the last tick */
+    /* BrokerStats.record() at each local midnight */
+    uint64_t put_today_morning, put_yesterday_morning;
+    uint64_t get_today_morning, get_yesterday_morning;
 } admin_state;
+
+static int local_day(uint64_t wall_ms)
+{
+    time_t t = (time_t)(wall_ms / 1000);
+    struct tm tm;
+    localtime_r(&t, &tm);
+    return tm.tm_year * 1000 + tm.tm_yday;
+}
 
 static void sample_timer(void *ud)
 {
     admin_state *st = ud;
     store_runtime_stats rs;
     store_runtime_stats_get(st->sp->engine, &rs);
+    uint64_t transferred = pull_stats_transferred(st->pulls);
+    uint64_t now = st->sp->api->now_monotonic_ms();
+    int day = local_day(st->sp->api->now_wall_ms());
     pthread_mutex_lock(&st->mu);
     st->ring[st->head] =
-        (tps_sample){st->sp->api->now_monotonic_ms(), rs.put_message_times_total,
-                     rs.get_message_times_total_found, rs.get_message_times_total_miss};
+        (tps_sample){now, rs.put_message_times_total, rs.get_message_times_total_found,
+                     rs.get_message_times_total_miss, transferred};
     st->head = (st->head + 1) % TPS_SAMPLES;
     if (st->count < TPS_SAMPLES)
         st->count++;
+    if (day != st->day) {
+        if (st->day) { /* midnight passed */
+            st->put_yesterday_morning = st->put_today_morning;
+            st->put_today_morning = rs.put_message_times_total;
+            st->get_yesterday_morning = st->get_today_morning;
+            st->get_today_morning = transferred;
+        }
+        st->day = day;
+    }
+    bool group_tick = ++st->ticks % GROUP_SAMPLE_TICKS == 0;
     pthread_mutex_unlock(&st->mu);
+    if (group_tick)
+        pull_stats_sample(st->pulls, now);
 }
 
-/* "10s 60s 600s" rates of one counter, as StoreStatsService formats them. */
+enum { TPS_PUT, TPS_FOUND, TPS_MISS, TPS_TOTAL, TPS_TRANSFERRED };
+
+static uint64_t sample_value(const tps_sample *s, int which)
+{
+    switch (which) {
+    case TPS_PUT: return s->put;
+    case TPS_FOUND: return s->found;
+    case TPS_MISS: return s->miss;
+    case TPS_TOTAL: return s->found + s->miss;
+    default: return s->transferred;
+    }
+}
+
+/* StoreStatsService's "<10 s> <60 s> <600 s>" rates of one counter: each a
+ * Java double, or empty while fewer samples than the window exist. */
 static void tps_text(admin_state *st, int which, char *out, size_t cap)
 {
-    static const int windows[] = {10, 60, 600};
+    static const size_t windows[] = {10, 60, 600};
     size_t n = 0;
     out[0] = 0;
     pthread_mutex_lock(&st->mu);
     for (int w = 0; w < 3; w++) {
-        double tps = 0;
-        if (st->count >= 2) {
+        char num[40] = "";
+        if (st->count > windows[w]) {
             size_t newest = (st->head + TPS_SAMPLES - 1) % TPS_SAMPLES;
-            size_t back = (size_t)windows[w] < st->count - 1 ? (size_t)windows[w] : st->count - 1;
-            size_t oldest = (newest + TPS_SAMPLES - back) % TPS_SAMPLES;
+            size_t oldest = (newest + TPS_SAMPLES - windows[w]) % TPS_SAMPLES;
             const tps_sample *a = &st->ring[oldest], *b = &st->ring[newest];
-            uint64_t va = which == 0 ? a->put : which == 1 ? a->found : a->miss;
-            uint64_t vb = which == 0 ? b->put : which == 1 ? b->found : b->miss;
-            if (b->at_ms > a->at_ms)
-                tps = (double)(vb - va) * 1000.0 / (double)(b->at_ms - a->at_ms);
+            double tps = (double)(sample_value(b, which) - sample_value(a, which)) /
+                         (double)(b->at_ms - a->at_ms) * 1000.0;
+            rmq_java_double_text(tps, num, sizeof num);
         }
-        n += (size_t)snprintf(out + n, cap - n, "%s%.2f", w ? " " : "", tps);
+        n += (size_t)snprintf(out + n, cap - n, "%s%s", w ? " " : "", num);
     }
     pthread_mutex_unlock(&st->mu);
 }
@@ -96,6 +144,41 @@ static void put_num(json_t *t, const char *k, int64_t v)
     json_object_set_new(t, k, json_string(num));
 }
 
+/* getEarliestMessageTime: STORETIMESTAMP of the first record of the
+ * commit log, -1 when it holds none. */
+static int64_t earliest_message_time(store_plugin *sp, const store_runtime_stats *rs)
+{
+    if (rs->commitlog_max_offset <= rs->commitlog_min_offset)
+        return -1;
+    uint8_t *buf = NULL;
+    stored_record r;
+    if (features_read_record(sp, rs->commitlog_min_offset, &buf, &r) != 0)
+        return -1;
+    free(buf);
+    return r.store_ts;
+}
+
+/* ScheduleMessageService.buildRunningStats: "scheduleMessageOffset_<level>"
+ * = "<delivered offset>,<max offset>" of each level that has been used. */
+static void schedule_offsets(store_plugin *sp, json_t *t)
+{
+    store_features *f = features_of(sp);
+    if (!f)
+        return;
+    for (int level = 1; level <= f->nlevels; level++) {
+        int64_t max = store_max_offset(sp->engine, SCHEDULE_TOPIC, level - 1);
+        pthread_mutex_lock(&f->delay_mu);
+        int64_t done = f->delay_offset[level];
+        pthread_mutex_unlock(&f->delay_mu);
+        if (max <= 0 && done <= 0)
+            continue;
+        char k[48], v[64];
+        snprintf(k, sizeof k, "scheduleMessageOffset_%d", level);
+        snprintf(v, sizeof v, "%" PRId64 ",%" PRId64, done, max);
+        json_object_set_new(t, k, json_string(v));
+    }
+}
+
 static int process_runtime_info(rmq_request *req, const rmq_cmd *cmd, void *ud)
 {
     admin_state *st = ud;
@@ -103,15 +186,17 @@ static int process_runtime_info(rmq_request *req, const rmq_cmd *cmd, void *ud)
     store_runtime_stats rs;
     store_runtime_stats_get(sp->engine, &rs);
     json_t *t = json_object();
+    uint64_t transferred = pull_stats_transferred(st->pulls);
     json_object_set_new(t, "brokerVersionDesc", json_string("V4_9_8"));
     put_num(t, "brokerVersion", 409); /* MQVersion.CURRENT_VERSION of 4.9.8 (V4_9_8) */
-    /* no day boundaries are kept: the morning figures are those at start */
-    put_num(t, "msgPutTotalYesterdayMorning", 0);
-    put_num(t, "msgPutTotalTodayMorning", 0);
+    pthread_mutex_lock(&st->mu);
+    put_num(t, "msgPutTotalYesterdayMorning", (int64_t)st->put_yesterday_morning);
+    put_num(t, "msgPutTotalTodayMorning", (int64_t)st->put_today_morning);
+    put_num(t, "msgGetTotalYesterdayMorning", (int64_t)st->get_yesterday_morning);
+    put_num(t, "msgGetTotalTodayMorning", (int64_t)st->get_today_morning);
+    pthread_mutex_unlock(&st->mu);
     put_num(t, "msgPutTotalTodayNow", (int64_t)rs.put_message_times_total);
-    put_num(t, "msgGetTotalYesterdayMorning", 0);
-    put_num(t, "msgGetTotalTodayMorning", 0);
-    put_num(t, "msgGetTotalTodayNow", (int64_t)rs.get_message_times_total_found);
+    put_num(t, "msgGetTotalTodayNow", (int64_t)transferred);
     put_num(t, "sendThreadPoolQueueSize", 0);
     put_num(t, "sendThreadPoolQueueCapacity", sp->set.send_queue);
     put_num(t, "pullThreadPoolQueueSize", 0);
@@ -123,21 +208,36 @@ static int process_runtime_info(rmq_request *req, const rmq_cmd *cmd, void *ud)
     put_num(t, "sendThreadPoolQueueHeadWaitTimeMills", 0);
     put_num(t, "pullThreadPoolQueueHeadWaitTimeMills", 0);
     put_num(t, "queryThreadPoolQueueHeadWaitTimeMills", 0);
-    put_num(t, "earliestMessageTimeStamp", -1);
+    put_num(t, "earliestMessageTimeStamp", earliest_message_time(sp, &rs));
     put_num(t, "startAcceptSendRequestTimeStamp", sp->set.start_accept_send_ts);
+    /* transientStorePoolEnable is off: Java answers Integer.MAX_VALUE */
+    put_num(t, "remainTransientStoreBufferNumbs", 2147483647);
+    char buf[1200];
+    int64_t unflushed = rs.commitlog_max_offset - rs.flushed_offset;
+    human_bytes(unflushed > 0 ? (uint64_t)unflushed : 0, buf, sizeof buf);
+    json_object_set_new(t, "remainHowManyDataToFlush", json_string(buf));
     put_num(t, "commitLogMinOffset", rs.commitlog_min_offset);
     put_num(t, "commitLogMaxOffset", rs.commitlog_max_offset);
-    char buf[128];
-    snprintf(buf, sizeof buf, "%f", rs.commitlog_disk_ratio);
-    json_object_set_new(t, "commitLogDiskRatio", json_string(buf));
-    snprintf(buf, sizeof buf, "%f", rs.consumequeue_disk_ratio);
-    json_object_set_new(t, "consumeQueueDiskRatio", json_string(buf));
-    put_num(t, "putMessageTimesTotal", (int64_t)rs.put_message_times_total);
+    char num[40];
+    rmq_java_double_text(rs.commitlog_disk_ratio, num, sizeof num);
+    json_object_set_new(t, "commitLogDiskRatio", json_string(num));
+    /* storePathCommitLog, by default <storePathRootDir>/commitlog */
+    if (sp->set.commitlog_dir[0])
+        snprintf(buf, sizeof buf, "commitLogDiskRatio_%s", sp->set.commitlog_dir);
+    else
+        snprintf(buf, sizeof buf, "commitLogDiskRatio_%s/commitlog", sp->set.root_dir);
+    json_object_set_new(t, buf, json_string(num));
+    rmq_java_double_text(rs.consumequeue_disk_ratio, num, sizeof num);
+    json_object_set_new(t, "consumeQueueDiskRatio", json_string(num));
+    schedule_offsets(sp, t);
+    /* StoreStatsService.getRuntimeInfo: a total of 0 is reported as 1 */
+    uint64_t times = rs.put_message_times_total ? rs.put_message_times_total : 1;
+    put_num(t, "putMessageTimesTotal", (int64_t)times);
     put_num(t, "putMessageSizeTotal", (int64_t)rs.put_message_size_total);
-    put_num(t, "putMessageAverageSize",
-            rs.put_message_times_total
-                ? (int64_t)(rs.put_message_size_total / rs.put_message_times_total)
-                : 0);
+    rmq_java_double_text((double)rs.put_message_size_total / (double)times, num, sizeof num);
+    json_object_set_new(t, "putMessageAverageSize", json_string(num));
+    put_num(t, "dispatchMaxBuffer", 0); /* never set in 4.9.8 */
+    put_num(t, "getMessageEntireTimeMax", (int64_t)pull_stats_lookup_max_ms(st->pulls));
     put_num(t, "getMessageTimesTotalFound", (int64_t)rs.get_message_times_total_found);
     put_num(t, "getMessageTimesTotalMiss", (int64_t)rs.get_message_times_total_miss);
     put_num(t, "bootTimestamp", (int64_t)st->boot_ms);
@@ -146,21 +246,24 @@ static int process_runtime_info(rmq_request *req, const rmq_cmd *cmd, void *ud)
              "[ %" PRIu64 " days, %" PRIu64 " hours, %" PRIu64 " minutes, %" PRIu64 " seconds ]",
              up / 86400, up / 3600 % 24, up / 60 % 60, up % 60);
     json_object_set_new(t, "runtime", json_string(buf));
-    char tps[96];
-    tps_text(st, 0, tps, sizeof tps);
-    json_object_set_new(t, "putTps", json_string(tps));
-    tps_text(st, 1, tps, sizeof tps);
-    json_object_set_new(t, "getFoundTps", json_string(tps));
-    json_object_set_new(t, "getTransferedTps", json_string(tps));
-    char total[96];
-    tps_text(st, 2, total, sizeof total);
-    json_object_set_new(t, "getMissTps", json_string(total));
-    json_object_set_new(t, "getTotalTps", json_string(tps));
+    static const struct {
+        const char *key;
+        int which;
+    } rates[] = {{"putTps", TPS_PUT},
+                 {"getFoundTps", TPS_FOUND},
+                 {"getMissTps", TPS_MISS},
+                 {"getTotalTps", TPS_TOTAL},
+                 {"getTransferedTps", TPS_TRANSFERRED}};
+    for (size_t i = 0; i < sizeof rates / sizeof rates[0]; i++) {
+        char tps[128];
+        tps_text(st, rates[i].which, tps, sizeof tps);
+        json_object_set_new(t, rates[i].key, json_string(tps));
+    }
     struct statvfs vfs;
     if (statvfs(sp->set.root_dir, &vfs) == 0) {
         char tot[32], fr[32];
         human_bytes((uint64_t)vfs.f_blocks * vfs.f_frsize, tot, sizeof tot);
-        human_bytes((uint64_t)vfs.f_bavail * vfs.f_frsize, fr, sizeof fr);
+        human_bytes((uint64_t)vfs.f_bfree * vfs.f_frsize, fr, sizeof fr); /* File.getFreeSpace */
         snprintf(buf, sizeof buf, "Total : %s, Free : %s.", tot, fr);
         json_object_set_new(t, "commitLogDirCapacity", json_string(buf));
     }
@@ -328,6 +431,11 @@ static admin_state *state_alloc(store_plugin *sp)
     if (!st)
         return NULL;
     st->sp = sp;
+    st->pulls = pull_stats_new();
+    if (!st->pulls) {
+        free(st);
+        return NULL;
+    }
     pthread_mutex_init(&st->mu, NULL);
     st->boot_ms = sp->api->now_wall_ms();
     return st;
@@ -339,6 +447,7 @@ int broker_admin_processors_register(store_plugin *sp)
     if (!st)
         return RMQ_ENOMEM;
     features_of(sp)->admin = st;
+    features_of(sp)->pull_stats = st->pulls;
     const rmq_host_api *a = sp->api;
     int rc = a->declare_executor(sp->ctx, "brokerAdmin", 1, 10000);
     if (rc == 0)
@@ -359,5 +468,6 @@ void broker_admin_state_free(void *p)
     if (!st)
         return;
     pthread_mutex_destroy(&st->mu);
+    pull_stats_free(st->pulls);
     free(st);
 }

@@ -79,6 +79,11 @@ void pull_holds_on_arrival(void *ud, const char *topic, int32_t queue_id, int64_
     (void)store_ts;
     store_plugin *sp = ud;
     pull_hold_table *t = sp->holds;
+    /* Lost-wake-up check (with pull_holds_add's re-read of the queue end
+     * after its insert): the engine stores the queue end, then releases its
+     * append mutex, then calls us; that unlock is a locked instruction on
+     * x86/glibc, so this load cannot pass the store. A port to a weakly
+     * ordered CPU needs a seq_cst fence here and after the insert. */
     if (!t || atomic_load_explicit(&t->count, memory_order_relaxed) == 0)
         return;
     size_t b = key_hash(topic, queue_id);

@@ -9,6 +9,8 @@
 
 #include "header_numbers.h"
 #include "pull_request.h"
+#include "pull_stats.h"
+#include "store_features.h"
 
 static int answer(store_plugin *sp, pull_req *p, int32_t code, const char *remark)
 {
@@ -45,6 +47,55 @@ static int compile_sql(store_plugin *sp, pull_req *p, const char *type, const ch
     if (rc != 0)
         p->sql = NULL;
     return rc == 0 ? 0 : RMQ_EINVAL;
+}
+
+/* Steps 7f/7g: the ConsumerFilterData of (topic, group) that the filter
+ * plugin built from heartbeats (Java's ConsumerFilterManager.get). 0 with
+ * p->sql set (NULL: match everything), or a code with remark. A filter
+ * plugin older than the consumer_filter entry: compile the heartbeat's
+ * expression instead (missing when it does not compile). */
+static int32_t heartbeat_filter_data(store_plugin *sp, pull_req *p, const char *type,
+                                     const char *expr, char *remark, size_t cap)
+{
+    const void *tbl;
+    void *ud;
+    rmq_service_ref ref;
+    int rc = RMQ_ENOENT;
+    rmq_consumer_filter_data fd;
+    memset(&fd, 0, sizeof fd);
+    bool has_entry = false;
+    if (sp->api->service_acquire(sp->ctx, RMQ_FILTER_EXPR_SERVICE, RMQ_FILTER_EXPR_VERSION, &tbl,
+                                 &ud, &ref) == 0) {
+        const rmq_filter_expr_service *f = tbl;
+        has_entry = f->size >= offsetof(rmq_filter_expr_service, consumer_filter) +
+                                   sizeof(f->consumer_filter) &&
+                    f->consumer_filter;
+        if (has_entry)
+            rc = f->consumer_filter(ud, p->topic, p->group, &fd);
+        sp->api->service_release(sp->ctx, ref);
+    }
+    if (!has_entry) {
+        if (compile_sql(sp, p, type, expr) == 0)
+            return 0;
+        rc = RMQ_ENOENT;
+    }
+    if (rc == RMQ_ENOMEM) {
+        snprintf(remark, cap, "java.lang.OutOfMemoryError");
+        return RC_SYSTEM_ERROR;
+    }
+    if (rc != 0) {
+        snprintf(remark, cap,
+                 "The broker's consumer filter data is not exist!Your expression may be wrong!");
+        return RC_FILTER_DATA_NOT_EXIST;
+    }
+    if (fd.client_version < p->sub_version) {
+        free(fd.compiled);
+        snprintf(remark, cap, "the consumer's consumer filter data not latest");
+        return RC_FILTER_DATA_NOT_LATEST;
+    }
+    if (has_entry)
+        p->sql = fd.compiled;
+    return 0;
 }
 
 /* Step 8: enablePropertyFilter of the filter plugin, through check(). */
@@ -113,16 +164,19 @@ static int32_t build_filter(store_plugin *sp, pull_req *p, const rmq_subscriptio
         return 0;
     }
     p->is_sql = true;
+    if (!(p->sys_flag & PULL_FLAG_SUBSCRIPTION)) {
+        int32_t code = heartbeat_filter_data(sp, p, type, expr, remark, cap);
+        if (code != 0)
+            return code;
+    }
     if (retry && !sp->set.filter_support_retry) {
         p->match_all = true; /* ExpressionForRetryMessageFilter */
+        free(p->sql);
+        p->sql = NULL;
         return 0;
     }
-    if (compile_sql(sp, p, type, expr) != 0 && !(p->sys_flag & PULL_FLAG_SUBSCRIPTION)) {
-        /* ConsumerFilterManager could not build the heartbeat's expression */
-        snprintf(remark, cap,
-                 "The broker's consumer filter data is not exist!Your expression may be wrong!");
-        return RC_FILTER_DATA_NOT_EXIST;
-    }
+    if (p->sys_flag & PULL_FLAG_SUBSCRIPTION)
+        (void)compile_sql(sp, p, type, expr); /* does not compile: no filter data, match all */
     return 0;
 }
 
@@ -214,11 +268,18 @@ int pull_execute(store_plugin *sp, pull_req *p, bool first, bool may_block)
     store_get_result res;
     memset(&res, 0, sizeof res);
     int32_t max = p->max_msgs > 0 ? p->max_msgs : 1;
+    uint64_t began_ms = a->now_monotonic_ms();
     if (store_get_messages(sp->engine, p->topic, p->queue_id, p->queue_offset, max,
                            p->match_all ? NULL : pull_filter_cq,
                            (p->is_sql && p->sql) ? pull_filter_record : NULL, &fc, &res) != 0)
         return answer(sp, p, RC_SYSTEM_ERROR, "store getMessage return null"), PULL_ANSWERED;
+    uint64_t done_ms = a->now_monotonic_ms();
+    store_features *f = features_of(sp);
+    if (f && done_ms > began_ms)
+        pull_stats_lookup_ms(f->pull_stats, done_ms - began_ms);
     int32_t code = status_code(res.status, p->queue_offset);
+    if (code == RC_PULL_OFFSET_MOVED) /* a master always records it (no slave role here) */
+        pull_offset_moved_event(sp, p, res.next_begin_offset);
 
     /* §10.8.9: stored whatever the status, on the first execution only */
     if (first && (p->sys_flag & PULL_FLAG_COMMIT_OFFSET))
@@ -245,6 +306,8 @@ int pull_execute(store_plugin *sp, pull_req *p, bool first, bool may_block)
     store_ext_i64(sp, r, "nextBeginOffset", res.next_begin_offset);
     store_ext_i64(sp, r, "minOffset", res.min_offset);
     store_ext_i64(sp, r, "maxOffset", res.max_offset);
+    if (code == RC_SUCCESS && f) /* incGroupGetNums + getMessageTransferedMsgCount */
+        pull_stats_found(f->pull_stats, p->group, p->topic, res.msg_count, done_ms);
     if (code == RC_SUCCESS && res.data && res.len)
         a->cmd_set_body(r, res.data, res.len, free_body, NULL);
     else

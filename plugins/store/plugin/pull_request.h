@@ -62,6 +62,9 @@ bool pull_req_matches(store_plugin *sp, pull_req *p, int64_t tags_code, const ch
                       size_t props_len);
 void pull_req_free(pull_req *p);
 
+/* Store the OFFSET_MOVED_EVENT message of a pull answered 21 (§10.8.7). */
+void pull_offset_moved_event(store_plugin *sp, const pull_req *p, int64_t offset_new);
+
 /* Insert into the hold table (long polling). */
 void pull_holds_add(store_plugin *sp, pull_req *p);
 

@@ -33,11 +33,13 @@ typedef struct store_features {
     int64_t tx_timeout_ms;
     int64_t tx_check_max;
     int64_t tx_check_interval_ms;
-    pthread_mutex_t tx_mu; /* one check round at a time */
+    int64_t tx_file_reserved_ms; /* fileReservedTime: older half messages are discarded */
+    pthread_mutex_t tx_mu;       /* one check round at a time */
     /* replies (reply_processor.c) */
     bool store_reply;
     /* broker_admin_processors.c */
     void *admin;
+    struct pull_stats *pull_stats; /* owned by the admin state; NULL until it exists */
     _Atomic uint32_t uniq_counter; /* op-record UNIQ_KEYs */
     _Atomic uint32_t retry_turn;   /* retry queue choice */
 } store_features;

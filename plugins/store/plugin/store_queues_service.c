@@ -4,6 +4,8 @@
  * relay). Thin wrappers over the engine; between a reload's export (the
  * engine closed) and the swap an I/O-thread caller may still reach this
  * generation, so each call holds engine_rw and finds the store gone. */
+#include "pull_stats.h"
+#include "store_features.h"
 #include "store_plugin.h"
 
 static store_engine *engine_in(store_plugin *sp)
@@ -74,6 +76,13 @@ static int q_record(void *ud, int64_t phys, void **rec, size_t *len)
     return 0;
 }
 
+static double q_consume_tps(void *ud, const char *group, const char *topic)
+{
+    store_plugin *sp = ud;
+    store_features *f = features_of(sp);
+    return f ? pull_stats_group_tps(f->pull_stats, group, topic, sp->api->now_monotonic_ms()) : 0;
+}
+
 int store_queues_service_export(store_plugin *sp)
 {
     sp->queues_svc = (rmq_store_queues_service){
@@ -83,6 +92,7 @@ int store_queues_service_export(store_plugin *sp)
         .store_time = q_time,
         .check_in_disk_by_consume_offset = q_in_disk,
         .message_by_offset = q_record,
+        .consume_tps = q_consume_tps,
     };
     return sp->api->export_service(sp->ctx, RMQ_STORE_QUEUES_SERVICE, RMQ_STORE_QUEUES_VERSION,
                                    &sp->queues_svc, sp);

@@ -17,6 +17,7 @@
 #define TX_ROLLBACK 12
 #define CHECK_TRANSACTION_STATE 39
 #define OP_SCAN_MAX 100000
+#define MAX_PROCESS_MS 60000 /* MAX_PROCESS_TIME_LIMIT of one check round */
 
 static void cluster_of(store_plugin *sp, rmq_broker_config *bc)
 {
@@ -327,58 +328,151 @@ static void send_check(store_plugin *sp, int64_t phys, int64_t queue_offset, con
     free(buf);
 }
 
-/* One half record past immunity: discard it after transactionCheckMax
- * checks, else re-append it with TRANSACTION_CHECK_TIMES + 1 and ask. */
-static void check_one(store_features *f, const stored_record *r, props_view *v)
+/* Java's getLong/getInt of a property: the number, or -1 when it is not one. */
+static int64_t prop_long(const props_view *v, const char *name, bool *present)
 {
-    store_plugin *sp = f->sp;
-    size_t cl = 0, gl = 0;
-    const char *ct = props_get(v, "TRANSACTION_CHECK_TIMES", &cl);
-    int64_t times = ct ? strtoll(ct, NULL, 10) : 0;
-    const char *pg = props_get(v, "PGROUP", &gl);
-    store_msg m;
-    store_msg_from_record(r, &m);
-    store_put_result pr;
-    if (times >= f->tx_check_max) {
-        rmq_topic_config tc;
-        meta_topic_create_in_send_back(sp, CHECK_MAX_TOPIC, 1, RMQ_PERM_READ | RMQ_PERM_WRITE, 0,
-                                       &tc);
-        m.topic = CHECK_MAX_TOPIC;
-        m.queue_id = 0;
-        m.tags_code = props_tags_code(r->props, r->props_len);
-        store_send_put(sp, &m, &pr);
-        sp->api->log(sp->ctx, RMQ_LOG_INFO,
-                     "half message at %" PRId64 " checked %" PRId64 " times: discarded to %s",
-                     r->phys_offset, times, CHECK_MAX_TOPIC);
-        return;
-    }
-    char n[24];
-    snprintf(n, sizeof n, "%" PRId64, times + 1);
-    const char *kv[] = {"TRANSACTION_CHECK_TIMES", n, NULL};
+    size_t l = 0;
+    const char *s = props_get(v, name, &l);
+    *present = s != NULL;
+    if (!s || l == 0 || l > 20)
+        return -1;
+    char buf[24];
+    memcpy(buf, s, l);
+    buf[l] = 0;
+    char *end = NULL;
+    long long x = strtoll(buf, &end, 10);
+    return *end ? -1 : x;
+}
+
+/* Re-append r to the half queue with its properties plus `kv`; the put result. */
+static int put_back(store_plugin *sp, const stored_record *r, const props_view *v,
+                    const char *const *kv, store_put_result *pr)
+{
     char *props = NULL;
     size_t plen = 0;
     if (props_rewrite(v, kv, NULL, NULL, &props, &plen) != 0)
-        return;
+        return RMQ_ENOMEM;
+    store_msg m;
+    store_msg_from_record(r, &m);
     m.topic = HALF_TOPIC;
+    m.queue_id = 0;
     m.props = props;
     m.props_len = plen;
     m.tags_code = props_tags_code(props, plen);
-    if (store_send_put(sp, &m, &pr) == 0 && pr.status == STORE_PUT_OK && pg) {
+    int rc = store_send_put(sp, &m, pr);
+    free(props);
+    return rc == 0 && pr->status == STORE_PUT_OK ? 0 : RMQ_EIO;
+}
+
+/* resolveDiscardMsg: a copy in TRANS_CHECK_MAX_TIME_TOPIC (1 queue, perm RW),
+ * never checked again; no op record is written. `kv` (may be NULL) are the
+ * properties needDiscard had already changed. */
+static void discard(store_plugin *sp, const stored_record *r, const props_view *v,
+                    const char *const *kv, const char *why)
+{
+    rmq_topic_config tc;
+    meta_topic_create_in_send_back(sp, CHECK_MAX_TOPIC, 1, RMQ_PERM_READ | RMQ_PERM_WRITE, 0, &tc);
+    char *props = NULL;
+    size_t plen = 0;
+    if (kv && props_rewrite(v, kv, NULL, NULL, &props, &plen) != 0)
+        return;
+    store_msg m;
+    store_msg_from_record(r, &m);
+    m.topic = CHECK_MAX_TOPIC;
+    m.queue_id = 0;
+    if (props) {
+        m.props = props;
+        m.props_len = plen;
+    }
+    m.tags_code = props_tags_code(m.props, m.props_len);
+    store_put_result pr;
+    if (store_send_put(sp, &m, &pr) != 0 || pr.status != STORE_PUT_OK)
+        sp->api->log(sp->ctx, RMQ_LOG_WARN, "discarding half message at %" PRId64 " failed",
+                     r->phys_offset);
+    else
+        sp->api->log(sp->ctx, RMQ_LOG_INFO, "half message at %" PRId64 " %s: discarded to %s",
+                     r->phys_offset, why, CHECK_MAX_TOPIC);
+    free(props);
+}
+
+/* Re-append with TRANSACTION_CHECK_TIMES (already the new value) and ask a
+ * producer of its PGROUP. */
+static void check_one(store_plugin *sp, const stored_record *r, props_view *v, const char *times)
+{
+    size_t gl = 0;
+    const char *pg = props_get(v, "PGROUP", &gl);
+    const char *kv[] = {"TRANSACTION_CHECK_TIMES", times, NULL};
+    store_put_result pr;
+    if (put_back(sp, r, v, kv, &pr) == 0 && pg) {
         char group[256];
         snprintf(group, sizeof group, "%.*s", (int)(gl < 255 ? gl : 255), pg);
         send_check(sp, pr.phys_offset, pr.queue_offset, group);
     }
-    free(props);
 }
 
-/* TransactionalMessageServiceImpl.check, simplified to one pass: op records
- * name the resolved half offsets; the scan stops at the first half message
- * still immune. */
+/* What the scan does with one unresolved half message. */
+enum { HALF_NEXT, HALF_STOP };
+
+/* TransactionalMessageServiceImpl.check for the half message at queue
+ * offset i, in Java's order: needDiscard / needSkip, fresh-stored stop,
+ * immunity (CHECK_IMMUNITY_TIME_IN_SECONDS re-appends it marked with
+ * TRAN_PREPARED_QUEUE_OFFSET instead of stopping the scan), then the check. */
+static int scan_one(store_features *f, int64_t i, const stored_record *r, props_view *v,
+                    const off_set *done, uint64_t start)
+{
+    store_plugin *sp = f->sp;
+    int64_t now = (int64_t)sp->api->now_wall_ms();
+    bool has_times = false;
+    int64_t times = prop_long(v, "TRANSACTION_CHECK_TIMES", &has_times);
+    if (has_times && times >= f->tx_check_max) {
+        discard(sp, r, v, NULL, "reached transactionCheckMax");
+        return HALF_NEXT;
+    }
+    /* needDiscard has set the property already: 1, or the old count + 1 */
+    char ntimes[24];
+    snprintf(ntimes, sizeof ntimes, "%" PRId64, has_times ? times + 1 : 1);
+    const char *times_kv[] = {"TRANSACTION_CHECK_TIMES", ntimes, NULL};
+    int64_t age = now - r->born_ts;
+    if (age > f->tx_file_reserved_ms) {
+        discard(sp, r, v, times_kv, "older than fileReservedTime");
+        return HALF_NEXT;
+    }
+    if (r->store_ts >= (int64_t)start)
+        return HALF_STOP; /* stored after this round began */
+    bool has_imm = false;
+    int64_t imm = prop_long(v, "CHECK_IMMUNITY_TIME_IN_SECONDS", &has_imm);
+    if (has_imm) {
+        imm = imm == -1 ? f->tx_timeout_ms : imm * 1000;
+        if (age < imm) {
+            bool has_prep = false;
+            int64_t prep = prop_long(v, "TRAN_PREPARED_QUEUE_OFFSET", &has_prep);
+            if (has_prep && prep == -1)
+                return HALF_STOP; /* Java retries it until its time budget ends */
+            if (has_prep && set_has(done, prep))
+                return HALF_NEXT; /* the original offset was resolved */
+            char pq[24];
+            snprintf(pq, sizeof pq, "%" PRId64, has_prep ? prep : i);
+            const char *kv[] = {"TRANSACTION_CHECK_TIMES", ntimes, "TRAN_PREPARED_QUEUE_OFFSET", pq,
+                                NULL};
+            store_put_result pr;
+            return put_back(sp, r, v, kv, &pr) == 0 ? HALF_NEXT : HALF_STOP;
+        }
+    } else if (age >= 0 && age < f->tx_timeout_ms) {
+        return HALF_STOP; /* new arrival: check it later */
+    }
+    check_one(sp, r, v, ntimes);
+    return HALF_NEXT;
+}
+
+/* TransactionalMessageServiceImpl.check over the one half queue: op records
+ * name the resolved half offsets (read at once, at most OP_SCAN_MAX of
+ * them); at most MAX_PROCESS_MS per round. */
 static void check_round(void *ud)
 {
     store_features *f = ud;
     store_plugin *sp = f->sp;
     pthread_mutex_lock(&f->tx_mu);
+    uint64_t start = sp->api->now_wall_ms();
     int64_t half_max = store_max_offset(sp->engine, HALF_TOPIC, 0);
     int64_t half_from = progress(sp, HALF_TOPIC);
     int64_t half_min = store_min_offset(sp->engine, HALF_TOPIC, 0);
@@ -409,10 +503,11 @@ static void check_round(void *ud)
         free(buf);
     }
     set_sort(&done);
-    uint64_t now = sp->api->now_wall_ms();
     int64_t i = half_from;
     props_view *v = malloc(sizeof *v);
     for (; v && i < half_max && !atomic_load(&sp->quiescing); i++) {
+        if (sp->api->now_wall_ms() - start > MAX_PROCESS_MS)
+            break;
         if (set_has(&done, i))
             continue;
         store_cq_entry e;
@@ -423,17 +518,10 @@ static void check_round(void *ud)
         if (features_read_record(sp, e.phys_offset, &buf, &r) != 0)
             continue;
         props_parse(r.props, r.props_len, v);
-        int64_t immunity = f->tx_timeout_ms;
-        size_t il = 0;
-        const char *it = props_get(v, "CHECK_IMMUNITY_TIME_IN_SECONDS", &il);
-        if (it)
-            immunity = strtoll(it, NULL, 10) * 1000;
-        if ((int64_t)now - r.born_ts < immunity) {
-            free(buf);
-            break;
-        }
-        check_one(f, &r, v);
+        int what = scan_one(f, i, &r, v, &done, start);
         free(buf);
+        if (what == HALF_STOP)
+            break;
     }
     free(v);
     /* op entries for offsets below the new progress are no longer needed */
@@ -471,6 +559,7 @@ int transaction_service_init(store_plugin *sp, store_features *f)
     f->tx_timeout_ms = a->setting_int(sp->ctx, "transactionTimeOut");
     f->tx_check_max = a->setting_int(sp->ctx, "transactionCheckMax");
     f->tx_check_interval_ms = a->setting_int(sp->ctx, "transactionCheckInterval");
+    f->tx_file_reserved_ms = sp->set.engine.file_reserved_hours * 3600 * 1000;
     pthread_mutex_init(&f->tx_mu, NULL);
     int rc = a->declare_executor(sp->ctx, "transaction", 2, 100000);
     if (rc == 0)

@@ -28,6 +28,75 @@
 extern "C" {
 #endif
 
+/* ---- Java's Double.toString ------------------------------------------------- */
+
+/* What Java's String.valueOf(double) (and fastjson) print: "0.0", "12.5",
+ * "1.0E-5", "1.2345678E7", "NaN", "Infinity": the fewest significant digits
+ * that read back as `d`, plain notation for 1e-3 <= |d| < 1e7, else
+ * computerized scientific notation. Writes at most cap bytes (32 is
+ * always enough); returns out. */
+static inline char *rmq_java_double_text(double d, char *out, size_t cap)
+{
+    if (d != d) {
+        snprintf(out, cap, "NaN");
+        return out;
+    }
+    if (d - d != 0) {
+        snprintf(out, cap, "%sInfinity", d < 0 ? "-" : "");
+        return out;
+    }
+    if (d == 0) {
+        snprintf(out, cap, "%s0.0", 1 / d < 0 ? "-" : "");
+        return out;
+    }
+    char e[40];
+    int prec = 1;
+    for (; prec < 17; prec++) { /* shortest digits that round-trip */
+        snprintf(e, sizeof e, "%.*e", prec - 1, d);
+        if (strtod(e, NULL) == d)
+            break;
+    }
+    snprintf(e, sizeof e, "%.*e", prec - 1, d);
+    /* e = [-]D[.DDD]e[+-]XX: split into sign, digits and exponent */
+    const char *p = e;
+    char sign[2] = {0, 0};
+    if (*p == '-')
+        sign[0] = *p++;
+    char digits[24];
+    size_t nd = 0;
+    for (; *p && *p != 'e'; p++)
+        if (*p != '.' && nd < sizeof digits - 1)
+            digits[nd++] = *p;
+    digits[nd] = 0;
+    while (nd > 1 && digits[nd - 1] == '0')
+        digits[--nd] = 0;
+    int exp = *p == 'e' ? atoi(p + 1) : 0;
+    double a = d < 0 ? -d : d;
+    if (a >= 1e-3 && a < 1e7) {
+        char buf[48];
+        size_t n = 0;
+        if (exp < 0) {
+            n += (size_t)snprintf(buf + n, sizeof buf - n, "0.");
+            for (int i = -1; i > exp; i--)
+                buf[n++] = '0';
+            n += (size_t)snprintf(buf + n, sizeof buf - n, "%s", digits);
+        } else {
+            for (int i = 0; i <= exp; i++)
+                buf[n++] = (size_t)i < nd ? digits[i] : '0';
+            buf[n++] = '.';
+            if ((size_t)exp + 1 < nd)
+                n += (size_t)snprintf(buf + n, sizeof buf - n, "%s", digits + exp + 1);
+            else
+                buf[n++] = '0';
+            buf[n] = 0;
+        }
+        snprintf(out, cap, "%s%s", sign, buf);
+    } else {
+        snprintf(out, cap, "%s%c.%sE%d", sign, digits[0], nd > 1 ? digits + 1 : "0", exp);
+    }
+    return out;
+}
+
 /* ---- number and boolean text, as Java parses it ----------------------------- */
 
 /* Long.parseLong. 0, RMQ_ENOENT (s NULL) or RMQ_EINVAL (not a long). */

@@ -67,13 +67,14 @@ rmq_cmd *st_send(int fd, int opaque, const char *topic, int queue, const char *p
 
 rmq_cmd *st_pull_request(int opaque, const st_pull_args *a)
 {
-    char q[16], off[32], max[16], flag[16], susp[32], commit[32];
+    char q[16], off[32], max[16], flag[16], susp[32], commit[32], subv[32];
     snprintf(q, sizeof q, "%d", a->queue);
     snprintf(off, sizeof off, "%lld", a->offset);
     snprintf(max, sizeof max, "%d", a->max ? a->max : 32);
     snprintf(flag, sizeof flag, "%d", a->sys_flag ? a->sys_flag : 4);
     snprintf(susp, sizeof susp, "%lld", a->suspend_ms);
     snprintf(commit, sizeof commit, "%lld", a->commit_offset);
+    snprintf(subv, sizeof subv, "%lld", a->sub_version);
     const char *kv[] = {"consumerGroup",
                         a->group ? a->group : "CG",
                         "topic",
@@ -93,7 +94,7 @@ rmq_cmd *st_pull_request(int opaque, const st_pull_args *a)
                         "subscription",
                         a->sub ? a->sub : "*",
                         "subVersion",
-                        "0",
+                        subv,
                         "expressionType",
                         a->expr_type ? a->expr_type : "TAG",
                         NULL};

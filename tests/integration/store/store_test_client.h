@@ -34,6 +34,7 @@ typedef struct st_pull_args {
     const char *expr_type; /* default "TAG" */
     long long suspend_ms;
     long long commit_offset;
+    long long sub_version; /* header subVersion, default 0 */
 } st_pull_args;
 /* PULL_MESSAGE (11) request. Caller frees. */
 rmq_cmd *st_pull_request(int opaque, const st_pull_args *a);

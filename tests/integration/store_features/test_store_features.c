@@ -12,9 +12,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <jansson.h>
 
 #include "bcm_test_daemon.h"
 #include "stored_record.h"
@@ -37,7 +39,8 @@ static int setup(void **state)
     char bcm[512];
     snprintf(bcm, sizeof bcm,
              "namesrvAddr = \"127.0.0.1:%d\"; brokerName = \"broker-f\"; brokerIP1 = "
-             "\"127.0.0.1\"; topics = \"T:4;DT:1;TT:1;DelT:2\";",
+             "\"127.0.0.1\"; topics = \"T:4;DT:1;TT:1;DelT:2;RMQ_SYS_TRANS_HALF_TOPIC:1;"
+             "RMQ_SYS_TRANS_OP_HALF_TOPIC:1\";", /* the tests pull the system queues */
              ns);
     if (ns <= 0 || rmq_td_init(&f->d, servers, NULL) != 0 ||
         bcm_configure_namesrv_and_broker(&f->d, ns, "info", bcm) != 0 ||
@@ -74,12 +77,17 @@ static rmq_cmd *call(int fd, rmq_cmd *req)
 }
 
 /* SEND_MESSAGE (10) with named header fields. */
+/* bornTimestamp of send_msg: now unless set (half messages older than
+ * fileReservedTime are discarded unchecked). */
+static long long send_born_ms;
+
 static rmq_cmd *send_msg(int fd, const char *topic, int queue, const char *props, const char *body,
                          int sys_flag, const char *group)
 {
-    char q[16], sf[16];
+    char q[16], sf[16], born[32];
     snprintf(q, sizeof q, "%d", queue);
     snprintf(sf, sizeof sf, "%d", sys_flag);
+    snprintf(born, sizeof born, "%lld", send_born_ms ? send_born_ms : (long long)time(NULL) * 1000);
     const char *kv[] = {"producerGroup",
                         group ? group : "PG",
                         "topic",
@@ -93,7 +101,7 @@ static rmq_cmd *send_msg(int fd, const char *topic, int queue, const char *props
                         "sysFlag",
                         sf,
                         "bornTimestamp",
-                        "1700000000000",
+                        born,
                         "flag",
                         "0",
                         "properties",
@@ -505,6 +513,126 @@ static void test_transaction_resolved_by_check_back(void **state)
     close(fd);
 }
 
+/* A producer that never answers: after transactionCheckMax (5) checks the
+ * half message goes to TRANS_CHECK_MAX_TIME_TOPIC and is asked about no
+ * more; a rollback leaves its op record (tag d, body = the half offset). */
+static void test_transaction_discarded_after_max_checks(void **state)
+{
+    fixture *f = *state;
+    int fd = producer_connection(f->port, "10.0.0.7@tx");
+    long long phys, qoff;
+    rmq_cmd_free(send_half(fd, "tx-rb", &phys, &qoff));
+    rmq_cmd *r = end_tx(fd, phys, qoff, 12, "PG", false);
+    assert_int_equal(r->code, 0);
+    rmq_cmd_free(r);
+    assert_true(wait_max_offset(f->port, "RMQ_SYS_TRANS_OP_HALF_TOPIC", 0, 1));
+    rmq_cmd *frame;
+    stored_record rec;
+    assert_true(pull_one(f->port, "RMQ_SYS_TRANS_OP_HALF_TOPIC", 0, 0, &frame, &rec));
+    assert_prop(&rec, "TAGS", "d");
+    char want[32];
+    int wl = snprintf(want, sizeof want, "%lld", qoff);
+    assert_int_equal(rec.body_len, wl);
+    assert_memory_equal(rec.body, want, (size_t)wl);
+    rmq_cmd_free(frame);
+
+    rmq_cmd_free(send_half(fd, "tx-ignored", &phys, &qoff));
+    int checks = 0;
+    uint64_t deadline = rmq_test_now_ms() + 4 * WAIT_MS;
+    while (max_offset(f->port, "TRANS_CHECK_MAX_TIME_TOPIC", 0) < 1 &&
+           rmq_test_now_ms() < deadline) {
+        rmq_cmd *c = rmq_tc_recv(fd, 200);
+        if (c && c->code == 39) {
+            checks++;
+            stored_record cr;
+            assert_int_equal(stored_record_decode(c->body, c->body_len, false, &cr),
+                             STORED_RECORD_OK);
+            char n[8];
+            snprintf(n, sizeof n, "%d", checks);
+            assert_prop(&cr, "TRANSACTION_CHECK_TIMES", n);
+        }
+        rmq_cmd_free(c);
+    }
+    assert_int_equal(checks, 5);
+    assert_true(pull_one(f->port, "TRANS_CHECK_MAX_TIME_TOPIC", 0, 0, &frame, &rec));
+    assert_memory_equal(rec.body, "tx-ignored", 10);
+    assert_prop(&rec, "TRANSACTION_CHECK_TIMES", "5");
+    assert_prop(&rec, "REAL_TOPIC", "TT");
+    rmq_cmd_free(frame);
+    /* a discard writes no op record, and the message is never asked about again */
+    assert_int_equal(max_offset(f->port, "RMQ_SYS_TRANS_OP_HALF_TOPIC", 0), 1);
+    /* the half queue holds the original and its 5 re-appended copies */
+    assert_int_equal(max_offset(f->port, "RMQ_SYS_TRANS_HALF_TOPIC", 0), 2 + 5);
+    rmq_cmd *c = rmq_tc_recv(fd, 1000);
+    assert_true(c == NULL || c->code != 39);
+    rmq_cmd_free(c);
+    close(fd);
+}
+
+/* A half message born before fileReservedTime (72 h) is discarded unchecked,
+ * with the check count needDiscard had set (1). */
+static void test_transaction_older_than_file_reserved_time_is_discarded(void **state)
+{
+    fixture *f = *state;
+    int fd = producer_connection(f->port, "10.0.0.8@tx");
+    long long phys, qoff;
+    send_born_ms = (long long)time(NULL) * 1000 - 73LL * 3600 * 1000;
+    rmq_cmd_free(send_half(fd, "tx-old", &phys, &qoff));
+    send_born_ms = 0;
+    assert_true(wait_max_offset(f->port, "TRANS_CHECK_MAX_TIME_TOPIC", 0, 1));
+    rmq_cmd *frame;
+    stored_record rec;
+    assert_true(pull_one(f->port, "TRANS_CHECK_MAX_TIME_TOPIC", 0, 0, &frame, &rec));
+    assert_memory_equal(rec.body, "tx-old", 6);
+    assert_prop(&rec, "TRANSACTION_CHECK_TIMES", "1");
+    rmq_cmd_free(frame);
+    assert_int_equal(max_offset(f->port, "RMQ_SYS_TRANS_HALF_TOPIC", 0), 1); /* never re-appended */
+    rmq_cmd *c = rmq_tc_recv(fd, 500);
+    assert_true(c == NULL || c->code != 39);
+    rmq_cmd_free(c);
+    close(fd);
+}
+
+/* CHECK_IMMUNITY_TIME_IN_SECONDS: inside it the half message is not checked
+ * but re-appended each round marked with TRAN_PREPARED_QUEUE_OFFSET, and
+ * each re-append counts (needDiscard runs first): after transactionCheckMax
+ * rounds it is discarded without a single CHECK_TRANSACTION_STATE. */
+static void test_transaction_immunity_property(void **state)
+{
+    fixture *f = *state;
+    int fd = producer_connection(f->port, "10.0.0.9@tx");
+    rmq_cmd *r = send_msg(fd, "TT", 0,
+                          "TRAN_MSG\001true\002PGROUP\001PG\002UNIQ_KEY\001U1\002"
+                          "CHECK_IMMUNITY_TIME_IN_SECONDS\001600",
+                          "tx-immune", 4, "PG");
+    assert_int_equal(r->code, 0);
+    long long qoff = ext_ll(r, "queueOffset");
+    rmq_cmd_free(r);
+    int checks = 0;
+    uint64_t deadline = rmq_test_now_ms() + 4 * WAIT_MS;
+    while (max_offset(f->port, "TRANS_CHECK_MAX_TIME_TOPIC", 0) < 1 &&
+           rmq_test_now_ms() < deadline) {
+        rmq_cmd *c = rmq_tc_recv(fd, 200);
+        checks += c && c->code == 39;
+        rmq_cmd_free(c);
+    }
+    assert_int_equal(checks, 0);
+    char want[32];
+    snprintf(want, sizeof want, "%lld", qoff);
+    rmq_cmd *frame;
+    stored_record rec;
+    assert_true(pull_one(f->port, "RMQ_SYS_TRANS_HALF_TOPIC", 0, qoff + 1, &frame, &rec));
+    assert_prop(&rec, "TRAN_PREPARED_QUEUE_OFFSET", want);
+    assert_prop(&rec, "TRANSACTION_CHECK_TIMES", "1");
+    rmq_cmd_free(frame);
+    assert_true(pull_one(f->port, "TRANS_CHECK_MAX_TIME_TOPIC", 0, 0, &frame, &rec));
+    assert_memory_equal(rec.body, "tx-immune", 9);
+    assert_prop(&rec, "TRAN_PREPARED_QUEUE_OFFSET", want);
+    assert_prop(&rec, "TRANSACTION_CHECK_TIMES", "5");
+    rmq_cmd_free(frame);
+    close(fd);
+}
+
 /* ---- replies ---- */
 
 static void test_reply_is_pushed_to_the_requester_and_stored(void **state)
@@ -596,22 +724,146 @@ static void test_reply_is_pushed_to_the_requester_and_stored(void **state)
 
 /* ---- admin ---- */
 
+/* The 28 body's table as JSON (caller decrefs), NULL on failure. */
+static json_t *runtime_table(int port)
+{
+    rmq_cmd *r = bcm_call(port, 28, NULL, NULL);
+    if (!r || r->code != 0) {
+        rmq_cmd_free(r);
+        return NULL;
+    }
+    json_t *root = json_loadb((const char *)r->body, r->body_len, 0, NULL);
+    rmq_cmd_free(r);
+    json_t *t = json_incref(json_object_get(root, "table"));
+    json_decref(root);
+    return t;
+}
+
+static const char *tbl(json_t *t, const char *k)
+{
+    const char *v = json_string_value(json_object_get(t, k));
+    return v ? v : "";
+}
+
+/* A PULL of topic/queue from `off` by `group` (inline "*"); the answer. */
+static rmq_cmd *pull_as(int port, const char *group, const char *topic, long long off)
+{
+    char o[32];
+    snprintf(o, sizeof o, "%lld", off);
+    const char *kv[] = {"consumerGroup",
+                        group,
+                        "topic",
+                        topic,
+                        "queueId",
+                        "0",
+                        "queueOffset",
+                        o,
+                        "maxMsgNums",
+                        "32",
+                        "sysFlag",
+                        "4",
+                        "commitOffset",
+                        "0",
+                        "suspendTimeoutMillis",
+                        "0",
+                        "subscription",
+                        "*",
+                        "subVersion",
+                        "0",
+                        "expressionType",
+                        "TAG",
+                        NULL};
+    return bcm_call(port, 11, kv, NULL);
+}
+
 static void test_runtime_info_has_the_brokerstatus_figures(void **state)
 {
     fixture *f = *state;
     int fd = rmq_tc_connect(f->port);
-    rmq_cmd_free(send_msg(fd, "T", 0, NULL, "x", 0, NULL));
+    for (int i = 0; i < 3; i++)
+        rmq_cmd_free(send_msg(fd, "T", 0, NULL, "xyz", 0, NULL));
     close(fd);
-    rmq_cmd *r = bcm_call(f->port, 28, NULL, NULL);
-    assert_non_null(r);
+    assert_true(wait_max_offset(f->port, "T", 0, 3));
+    rmq_cmd *p = pull_as(f->port, "rg", "T", 0);
+    assert_int_equal(p->code, 0);
+    rmq_cmd_free(p);
+    json_t *t = runtime_table(f->port);
+    assert_non_null(t);
+    assert_string_equal(tbl(t, "brokerVersionDesc"), "V4_9_8");
+    assert_string_equal(tbl(t, "putMessageTimesTotal"), "3");
+    assert_string_equal(tbl(t, "msgPutTotalTodayNow"), "3");
+    assert_string_equal(tbl(t, "msgGetTotalTodayNow"), "3"); /* messages, not pulls */
+    assert_string_equal(tbl(t, "getMessageTimesTotalFound"), "1");
+    assert_true(atof(tbl(t, "putMessageAverageSize")) > 3.0);
+    assert_non_null(strchr(tbl(t, "putMessageAverageSize"), '.')); /* a Java double */
+    assert_true(atoll(tbl(t, "earliestMessageTimeStamp")) > 1700000000000LL);
+    assert_string_equal(tbl(t, "remainTransientStoreBufferNumbs"), "2147483647");
+    assert_true(strlen(tbl(t, "getMessageEntireTimeMax")) > 0); /* ms: often "0" */
+    assert_true(strlen(tbl(t, "remainHowManyDataToFlush")) > 0);
+    assert_true(strncmp(tbl(t, "commitLogDirCapacity"), "Total : ", 8) == 0);
+    bool per_path = false;
+    const char *k;
+    json_t *v;
+    json_object_foreach(t, k, v) per_path |= strncmp(k, "commitLogDiskRatio_/", 20) == 0;
+    assert_true(per_path);
+    json_decref(t);
+    /* the 10-second rates appear once ten samples exist, and show the traffic */
+    uint64_t deadline = rmq_test_now_ms() + 4 * WAIT_MS;
+    double put10 = 0, got10 = 0;
+    long long next = 3;
+    while (rmq_test_now_ms() < deadline && (put10 <= 0 || got10 <= 0)) {
+        /* keep traffic inside the 10 s window until it has enough samples */
+        fd = rmq_tc_connect(f->port);
+        rmq_cmd_free(send_msg(fd, "T", 0, NULL, "more", 0, NULL));
+        close(fd);
+        assert_true(wait_max_offset(f->port, "T", 0, next + 1));
+        p = pull_as(f->port, "rg", "T", next++);
+        rmq_cmd_free(p);
+        t = runtime_table(f->port);
+        assert_non_null(t);
+        put10 = atof(tbl(t, "putTps"));
+        got10 = atof(tbl(t, "getTransferedTps"));
+        json_decref(t);
+        if (put10 <= 0 || got10 <= 0)
+            rmq_test_pause_ms(500);
+    }
+    assert_true(put10 > 0);
+    assert_true(got10 > 0);
+}
+
+/* GET_CONSUME_STATS (208) consumeTps: the group's pulled messages per second. */
+static void test_consume_stats_tps_follows_pulls(void **state)
+{
+    fixture *f = *state;
+    int fd = rmq_tc_connect(f->port);
+    for (int i = 0; i < 5; i++)
+        rmq_cmd_free(send_msg(fd, "T", 0, NULL, "tps", 0, NULL));
+    close(fd);
+    assert_true(wait_max_offset(f->port, "T", 0, 5));
+    const char *kv[] = {"consumerGroup", "tpsg", "topic", "T", NULL};
+    rmq_cmd *r = bcm_call(f->port, 208, kv, NULL);
     assert_int_equal(r->code, 0);
-    assert_true(bcm_body_contains(r, "\"brokerVersionDesc\":\"V4_9_8\""));
-    assert_true(bcm_body_contains(r, "\"putTps\":\""));
-    assert_true(bcm_body_contains(r, "\"getTransferedTps\":\""));
-    assert_true(bcm_body_contains(r, "\"msgPutTotalTodayNow\":\""));
-    assert_true(bcm_body_contains(r, "\"commitLogDirCapacity\":\"Total : "));
-    assert_false(bcm_body_contains(r, "\"msgPutTotalTodayNow\":\"0\""));
+    assert_true(bcm_body_contains(r, "{\"consumeTps\":0.0,"));
     rmq_cmd_free(r);
+    rmq_cmd *p = pull_as(f->port, "tpsg", "T", 0);
+    assert_int_equal(p->code, 0);
+    rmq_cmd_free(p);
+    double tps = 0;
+    uint64_t deadline = rmq_test_now_ms() + WAIT_MS;
+    while (tps <= 0 && rmq_test_now_ms() < deadline) {
+        r = bcm_call(f->port, 208, kv, NULL);
+        assert_int_equal(r->code, 0);
+        /* fastjson's map keys are objects: not JSON, read the number by hand */
+        char *body = strndup((const char *)r->body, r->body_len);
+        const char *at = body ? strstr(body, "\"consumeTps\":") : NULL;
+        tps = at ? atof(at + 13) : 0;
+        free(body);
+        rmq_cmd_free(r);
+        if (tps <= 0)
+            rmq_test_pause_ms(200);
+    }
+    assert_true(tps > 0);
+    assert_true(tps <= 5.0); /* 5 messages over at least one second */
 }
 
 static void test_reset_offset_by_time_pushes_220_to_the_consumers(void **state)
@@ -687,8 +939,12 @@ int main(void)
         T(test_retry_topic_send_past_max_goes_to_dlq),
         T(test_transaction_commit_and_rollback),
         T(test_transaction_resolved_by_check_back),
+        T(test_transaction_discarded_after_max_checks),
+        T(test_transaction_older_than_file_reserved_time_is_discarded),
+        T(test_transaction_immunity_property),
         T(test_reply_is_pushed_to_the_requester_and_stored),
         T(test_runtime_info_has_the_brokerstatus_figures),
+        T(test_consume_stats_tps_follows_pulls),
         T(test_reset_offset_by_time_pushes_220_to_the_consumers),
         T(test_deleted_topic_loses_its_consume_queues),
     };

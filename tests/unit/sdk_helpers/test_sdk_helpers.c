@@ -217,6 +217,25 @@ static void test_string_map(void **state)
     assert_int_equal(rmq_str_map_count(&m), 0);
 }
 
+/* String.valueOf(double) of Java 8 for these values. */
+static void test_java_double_text(void **state)
+{
+    (void)state;
+    static const struct {
+        double d;
+        const char *want;
+    } cases[] = {{0.0, "0.0"},     {1.0, "1.0"},
+                 {12.5, "12.5"},   {0.1, "0.1"},
+                 {100.0, "100.0"}, {1234567.0, "1234567.0"},
+                 {1e7, "1.0E7"},   {12345678.9, "1.23456789E7"},
+                 {0.001, "0.001"}, {0.0001, "1.0E-4"},
+                 {-2.5, "-2.5"},   {1.0 / 3, "0.3333333333333333"},
+                 {1e-5, "1.0E-5"}, {0.45230123, "0.45230123"}};
+    char buf[32];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        assert_string_equal(rmq_java_double_text(cases[i].d, buf, sizeof buf), cases[i].want);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -224,6 +243,7 @@ int main(void)
         cmocka_unit_test(test_parse_int_and_bool_follow_java),
         cmocka_unit_test(test_ext_getters_setters_and_answers),
         cmocka_unit_test(test_string_map),
+        cmocka_unit_test(test_java_double_text),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -56,6 +56,14 @@ typedef struct rmq_filter_expr rmq_filter_expr;
  * returns. All RocketMQ property values are strings, including TAGS/KEYS. */
 typedef const char *(*rmq_filter_lookup_fn)(void *lookup_ud, const char *name);
 
+/* One ConsumerFilterData (filled by consumer_filter below). */
+typedef struct rmq_consumer_filter_data {
+    int64_t client_version;   /* clientVersion: the subVersion it was built from */
+    int32_t dead;             /* 1: the group left (deadTime set), 0: alive */
+    char expression_type[32]; /* "SQL92"... */
+    rmq_filter_expr *compiled;
+} rmq_consumer_filter_data;
+
 typedef struct rmq_filter_expr_service {
     uint32_t size; /* sizeof(rmq_filter_expr_service) of the provider */
 
@@ -96,6 +104,17 @@ typedef struct rmq_filter_expr_service {
      * tag code a consume queue stores (§6.4). Invalid UTF-8 bytes count as
      * U+FFFD. */
     int32_t (*tag_hash_code)(void *svc_ud, const char *tag);
+
+    /* -- appended after version 1 shipped (check `size` before calling) -- */
+    /* ConsumerFilterManager.get(topic, group) (protocol-messages.md §10.8.2
+     * checks 7f/7g): the ConsumerFilterData the provider built from the
+     * HEART_BEAT subscriptions of `group` (non-TAG types only; entries of
+     * groups that left are kept until cleaned, as Java's). 0 with *out
+     * filled, RMQ_ENOENT when there is none, RMQ_ENOMEM. out->compiled is
+     * the caller's copy of the compiled expression (free() it), NULL when the
+     * stored expression no longer compiles (Java: match everything). */
+    int (*consumer_filter)(void *svc_ud, const char *topic, const char *group,
+                           rmq_consumer_filter_data *out);
 } rmq_filter_expr_service;
 
 /* Convenience lookup over a NULL-terminated {key, value, key, value, ..., NULL}

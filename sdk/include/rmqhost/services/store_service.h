@@ -40,6 +40,12 @@ typedef struct rmq_store_queues_service {
     /* The stored record (§10.3.1 bytes) at commit-log offset `phys_offset`:
      * *rec malloc'd (caller frees). 0 or RMQ_ENOENT. */
     int (*message_by_offset)(void *svc_ud, int64_t phys_offset, void **rec, size_t *len);
+
+    /* -- appended after version 1 shipped (check `size` before calling) -- */
+    /* BrokerStatsManager.tpsGroupGetNums(group, topic): messages per second
+     * the group pulled (FOUND) from the topic over about the last minute;
+     * GET_CONSUME_STATS sums it into consumeTps. 0 when unknown. */
+    double (*consume_tps)(void *svc_ud, const char *group, const char *topic);
 } rmq_store_queues_service;
 
 #ifdef __cplusplus
