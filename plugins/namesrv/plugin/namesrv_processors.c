@@ -307,14 +307,19 @@ static int on_register_broker(rmq_request *req, const rmq_cmd *cmd, void *ud)
     bool parsed = false, quick = false;
     char derr[256] = ""; /* why the body is undecodable */
     if (len > 0 && !plan.compressed) {
-        bool have_like = false;
+        bool have_like = false, frames = false;
         if (has_id && rr.broker_id == 0 && rr.broker_name) {
             namesrv_core_lock(&ns->core);
             have_like = route_table_broker_fingerprint(&ns->core.routes, rr.broker_name, &like);
+            frames = route_table_broker_has_frames(&ns->core.routes, rr.broker_name);
             namesrv_core_unlock(&ns->core);
         }
-        quick = have_like && body_fingerprint_quick(body, len, plan.wrapper_only, &like, &fp,
-                                                    &quick_dv, &actual);
+        /* split frames: the table looks the frame up (ROUTE_NEED_BODY when
+         * it is not one it knows) */
+        quick = have_like && (frames ? body_fingerprint_of_frame(body, len, plan.wrapper_only,
+                                                                 &like, &fp, &quick_dv, &actual)
+                                     : body_fingerprint_quick(body, len, plan.wrapper_only, &like,
+                                                              &fp, &quick_dv, &actual));
         if (!quick) {
             parsed = decode_register_body(ns, cmd, &plan, body, len, &rb, derr, sizeof(derr)) == 0;
             if (parsed)

@@ -40,6 +40,13 @@ bool body_fingerprint_quick(const uint8_t *body, size_t len, bool wrapper_only,
                             const body_fingerprint *like, body_fingerprint *fp, data_version *dv,
                             int32_t *crc_masked);
 
+/* The same without comparing what follows the DataVersion: the fingerprint
+ * of one of a broker's split frames (which share the bytes before it), for
+ * the route table to look up among the frames it knows. */
+bool body_fingerprint_of_frame(const uint8_t *body, size_t len, bool wrapper_only,
+                               const body_fingerprint *like, body_fingerprint *fp, data_version *dv,
+                               int32_t *crc_masked);
+
 /* 64-bit hash of a byte range (4 lanes of multiply-xor; not cryptographic). */
 uint64_t body_hash64(const uint8_t *p, size_t n);
 

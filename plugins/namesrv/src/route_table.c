@@ -28,6 +28,7 @@ static void broker_free(broker_data *bd)
     for (size_t i = 0; i < bd->naddr; i++)
         free(bd->addrs[i].addr);
     free(bd->addrs);
+    free(bd->frames);
     free(bd->name);
     free(bd->cluster);
     free(bd);
@@ -469,6 +470,42 @@ static void live_remove(route_table *rt, const char *addr)
 
 /* ---- registration --------------------------------------------------------- */
 
+#define SPLIT_FRAMES_MAX 4096u /* 100,000 topics in frames of 25 */
+
+static bool frame_known(const route_table *rt, const broker_data *bd, const body_fingerprint *fp)
+{
+    if (bd->frames_epoch != rt->qd_epoch || !fp->form)
+        return false;
+    for (size_t i = 0; i < bd->nframes; i++)
+        if (body_fingerprint_equal(&bd->frames[i], fp))
+            return true;
+    return false;
+}
+
+/* After a parsed master body was applied: remember it as a frame the table
+ * equals (when it does), forget every frame when QueueData changed under
+ * them. */
+static void frame_note(const route_table *rt, broker_data *bd, const body_fingerprint *fp,
+                       bool equal, bool modified)
+{
+    if (bd->frames_epoch != rt->qd_epoch || modified) {
+        bd->nframes = 0;
+        bd->frames_epoch = rt->qd_epoch;
+    }
+    if (!equal || !fp || !fp->form || !fp->filters_empty || frame_known(rt, bd, fp) ||
+        bd->nframes >= SPLIT_FRAMES_MAX)
+        return;
+    if (bd->nframes == bd->frames_cap) {
+        size_t nc = bd->frames_cap ? bd->frames_cap * 2 : 4;
+        body_fingerprint *nf = realloc(bd->frames, nc * sizeof(*nf));
+        if (!nf)
+            return; /* only a shortcut lost */
+        bd->frames = nf;
+        bd->frames_cap = nc;
+    }
+    bd->frames[bd->nframes++] = *fp;
+}
+
 int route_table_register(route_table *rt, const register_request *req, uint64_t now_ms,
                          register_result *res)
 {
@@ -479,8 +516,11 @@ int route_table_register(route_table *rt, const register_request *req, uint64_t 
     if (req->topics_unparsed) {
         /* checked before anything changes: the caller parses and retries */
         const broker_data *known = rmq_str_map_get(&rt->brokers, req->broker_name);
-        if (req->broker_id != 0 || !req->fp || !known || known->fp_epoch != rt->qd_epoch ||
-            !body_fingerprint_equal(&known->fp, req->fp))
+        bool known_body =
+            known && req->fp &&
+            ((known->fp_epoch == rt->qd_epoch && body_fingerprint_equal(&known->fp, req->fp)) ||
+             frame_known(rt, known, req->fp));
+        if (req->broker_id != 0 || !known_body)
             return ROUTE_NEED_BODY;
     }
 
@@ -534,6 +574,9 @@ int route_table_register(route_table *rt, const register_request *req, uint64_t 
         const live_info *li = rmq_str_map_get(&rt->live, req->broker_addr);
         bool changed = register_first || !li || !data_version_equal(&li->dv, dv);
         const register_body *b = req->body;
+        /* the table equals this body's topics afterwards; an existing
+         * QueueData was modified (other frames may no longer match) */
+        bool frame_equal = true, modified = false;
         for (size_t i = 0; b && i < b->ntopics; i++) {
             const rb_topic *t = &b->topics[i];
             if (!t->name)
@@ -541,15 +584,25 @@ int route_table_register(route_table *rt, const register_request *req, uint64_t 
             topic_entry *te = topic_get_or_create(rt, t->name);
             if (!te)
                 return -1;
-            if (!changed && qd_find(te, req->broker_name))
+            const queue_data *q = qd_find(te, req->broker_name);
+            if (!changed && q) {
+                if (q->perm != t->perm || q->read_queue_nums != t->read_queue_nums ||
+                    q->write_queue_nums != t->write_queue_nums ||
+                    q->topic_sys_flag != t->topic_sys_flag)
+                    frame_equal = false;
                 continue;
+            }
             int u = qd_upsert(te, req->broker_name, t->perm, t->read_queue_nums,
                               t->write_queue_nums, t->topic_sys_flag);
             if (u < 0)
                 return -1;
-            if (u > 0)
+            if (u > 0) {
+                modified |= q != NULL;
                 mark_topic(rt, te);
+            }
         }
+        if (b)
+            frame_note(rt, bd, req->fp, frame_equal, modified);
         bool keep = b && req->fp && body_fingerprint_equal(&bd->fp, req->fp) &&
                     bd->fp_epoch == rt->qd_epoch;
         if (b && changed && req->fp && req->fp->form) {
@@ -854,10 +907,25 @@ bool route_table_broker_fingerprint(const route_table *rt, const char *broker_na
                                     body_fingerprint *out)
 {
     const broker_data *bd = broker_name ? rmq_str_map_get(&rt->brokers, broker_name) : NULL;
-    if (!bd || bd->fp.form == 0 || bd->fp_epoch != rt->qd_epoch || !bd->fp.filters_empty)
+    if (!bd)
         return false;
-    *out = bd->fp;
-    return true;
+    if (bd->fp.form != 0 && bd->fp_epoch == rt->qd_epoch && bd->fp.filters_empty) {
+        *out = bd->fp;
+        return true;
+    }
+    /* split frames share the bytes before their DataVersion: any of them
+     * tells whether a frame can be fingerprinted without parsing */
+    if (bd->nframes > 0 && bd->frames_epoch == rt->qd_epoch) {
+        *out = bd->frames[0];
+        return true;
+    }
+    return false;
+}
+
+bool route_table_broker_has_frames(const route_table *rt, const char *broker_name)
+{
+    const broker_data *bd = broker_name ? rmq_str_map_get(&rt->brokers, broker_name) : NULL;
+    return bd && bd->nframes > 1 && bd->frames_epoch == rt->qd_epoch;
 }
 
 const topic_entry *route_table_topic(const route_table *rt, const char *topic)

@@ -48,6 +48,12 @@ typedef struct broker_data {
      * fp_epoch == route_table.qd_epoch (fp.form 0: unknown). */
     body_fingerprint fp;
     uint64_t fp_epoch;
+    /* Split registrations (5.x: the topics cut into frames of one
+     * DataVersion): the frames whose topics equal their QueueData, while
+     * frames_epoch == route_table.qd_epoch, so each can take the shortcut. */
+    body_fingerprint *frames;
+    size_t nframes, frames_cap;
+    uint64_t frames_epoch;
 } broker_data;
 
 typedef struct cluster_entry {
@@ -163,6 +169,9 @@ char **route_table_take_dirty(route_table *rt, size_t *n, bool *all);
  * parse (false: none usable). */
 bool route_table_broker_fingerprint(const route_table *rt, const char *broker_name,
                                     body_fingerprint *out);
+/* The broker registers in split frames the table knows: a body's
+ * fingerprint (body_fingerprint_of_frame, `like` from above) may match any. */
+bool route_table_broker_has_frames(const route_table *rt, const char *broker_name);
 
 /* Lookups for encoders and tests (NULL when absent). */
 const topic_entry *route_table_topic(const route_table *rt, const char *topic);
