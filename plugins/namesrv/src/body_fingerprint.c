@@ -159,3 +159,18 @@ bool body_fingerprint_of_frame(const uint8_t *body, size_t len, bool wrapper_onl
 {
     return quick(body, len, wrapper_only, like, true, fp, dv, crc_masked);
 }
+
+bool body_fingerprint_of_inflated(const uint8_t *raw, size_t raw_len, body_fingerprint *fp,
+                                  data_version *dv)
+{
+    memset(fp, 0, sizeof(*fp));
+    if (raw_len < 4)
+        return false;
+    size_t n = (size_t)raw[0] << 24 | (size_t)raw[1] << 16 | (size_t)raw[2] << 8 | raw[3];
+    if (n > raw_len - 4 || data_version_parse_json((const char *)raw + 4, n, dv) != 0)
+        return false;
+    fp->form = 3;
+    fp->suffix_len = raw_len - 4 - n;
+    fp->suffix_hash = body_hash64(raw + 4 + n, raw_len - 4 - n);
+    return true;
+}
