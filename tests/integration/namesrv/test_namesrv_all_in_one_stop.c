@@ -32,9 +32,9 @@ static bool cluster_lists(int ns_port, const char *broker_name)
     return found;
 }
 
-static void test_all_in_one_stops_without_waiting_on_itself(void **state)
+/* listen_host: the NameServer's listener (the broker calls 127.0.0.1) */
+static void all_in_one_stops(const char *listen_host)
 {
-    (void)state;
     rmq_test_daemon d;
     int ns_port = rmq_tc_free_port();
     assert_true(ns_port > 0);
@@ -44,9 +44,9 @@ static void test_all_in_one_stops_without_waiting_on_itself(void **state)
     char host_conf[2048];
     snprintf(host_conf, sizeof host_conf,
              "state_dir = \"%s\";\nadmin_socket = \"%s\";\nlog_level = \"info\";\n"
-             "io_threads = 2;\nservers = {\n  namesrv = { listen = \"127.0.0.1:%d\"; };\n"
+             "io_threads = 2;\nservers = {\n  namesrv = { listen = \"%s:%d\"; };\n"
              "  broker = { listen = \"127.0.0.1:0\"; };\n};\n",
-             d.state_dir, d.admin_socket, ns_port);
+             d.state_dir, d.admin_socket, listen_host, ns_port);
     char bcm[512];
     snprintf(bcm, sizeof bcm,
              "brokerClusterName = \"DefaultCluster\"; brokerName = \"broker-aio\"; "
@@ -80,10 +80,24 @@ static void test_all_in_one_stops_without_waiting_on_itself(void **state)
     rmq_td_cleanup(&d);
 }
 
+static void test_all_in_one_stops_without_waiting_on_itself(void **state)
+{
+    (void)state;
+    all_in_one_stops("127.0.0.1");
+}
+
+/* a wildcard listener serves 127.0.0.1 too */
+static void test_all_in_one_on_the_wildcard_address(void **state)
+{
+    (void)state;
+    all_in_one_stops("0.0.0.0");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_all_in_one_stops_without_waiting_on_itself),
+        cmocka_unit_test(test_all_in_one_on_the_wildcard_address),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
