@@ -7,7 +7,9 @@
 # usage: tests/bench/register_compare.sh [BUILD_DIR] [ROUNDS] [TOPICS...]
 # RMQBENCH=path overrides the rmqbench binary (e.g. to drive an older
 # daemon build with this rmqbench). The last column is the daemon's CPU time
-# (user+system, 10 ms ticks) over the ROUNDS registrations divided by ROUNDS:
+# (all threads, from schedstat) over the ROUNDS registrations divided by ROUNDS
+# (it includes the removal of the previous scenario's broker if that was
+# still running):
 # unlike the wall times it hardly moves when the machine is busy.
 # REPEAT=n runs every scenario n times, each with new broker and topic names
 # (so each round 1 is again a first registration, into a daemon that has
@@ -56,7 +58,9 @@ one() {
     { cat "$dir/err" >&2; echo "failed"; }
 }
 
-cpu_ms() { awk '{print ($14+$15)*10}' "/proc/$dpid/stat"; }
+# on-CPU time of every daemon thread (schedstat, ns): finer than the 10 ms
+# ticks of /proc/PID/stat
+cpu_ms() { cat /proc/"$dpid"/task/*/schedstat 2>/dev/null | awk '{s+=$1} END{printf "%.3f", s/1e6}'; }
 echo "| topics | form | server | first ms | re-reg median ms | re-reg max ms | mean of $rounds ms | daemon CPU ms/reg |"
 echo "|---|---|---|---|---|---|---|---|"
 n=0
