@@ -89,6 +89,9 @@ void route_table_destroy(route_table *rt)
     rmq_str_map_iter_init(&it, &rt->filters);
     while (rmq_str_map_iter_next(&it, NULL, &v))
         filter_free(v);
+    for (size_t i = 0; i < rt->ngone; i++)
+        free(rt->gone[i]);
+    free(rt->gone);
     rmq_str_map_destroy(&rt->topics);
     rmq_str_map_destroy(&rt->brokers);
     rmq_str_map_destroy(&rt->clusters);
@@ -270,6 +273,52 @@ static void remove_broker_from_topics(route_table *rt, const char *broker_name)
     }
 }
 
+/* One walk of the topics for every broker name the pass removed (an expiry
+ * of 100 brokers would otherwise walk a million topics 100 times). */
+static void flush_gone(route_table *rt)
+{
+    if (rt->ngone == 1) {
+        remove_broker_from_topics(rt, rt->gone[0]);
+    } else if (rt->ngone > 1) {
+        rmq_str_map names;
+        rmq_str_map_init(&names);
+        int err = 0;
+        for (size_t i = 0; i < rt->ngone && !err; i++)
+            rmq_str_map_put(&names, rt->gone[i], rt->gone[i], &err);
+        if (err) { /* out of memory: one walk per name */
+            for (size_t i = 0; i < rt->ngone; i++)
+                remove_broker_from_topics(rt, rt->gone[i]);
+        } else {
+            rmq_str_map_iter it;
+            void *v;
+            rmq_str_map_iter_init(&it, &rt->topics);
+            while (rmq_str_map_iter_next(&it, NULL, &v)) {
+                topic_entry *te = v;
+                bool hit = false;
+                for (size_t i = te->nqd; i-- > 0;) {
+                    if (!rmq_str_map_get(&names, te->qds[i].broker_name))
+                        continue;
+                    free(te->qds[i].broker_name);
+                    memmove(&te->qds[i], &te->qds[i + 1], (te->nqd - i - 1) * sizeof(*te->qds));
+                    te->nqd--;
+                    hit = true;
+                }
+                if (!hit)
+                    continue;
+                /* removing the iterator's current entry is safe */
+                if (te->nqd == 0)
+                    topic_remove(rt, te);
+                else
+                    mark_topic(rt, te);
+            }
+        }
+        rmq_str_map_destroy(&names);
+    }
+    for (size_t i = 0; i < rt->ngone; i++)
+        free(rt->gone[i]);
+    rt->ngone = 0;
+}
+
 /* The broker's addresses (or filter servers) changed: its topics' routes too. */
 static void mark_broker_topics(route_table *rt, const char *broker_name)
 {
@@ -395,6 +444,7 @@ static void cluster_remove_broker(route_table *rt, cluster_entry *ce, const char
     }
 }
 
+/* The BrokerData goes now; its QueueData at the pass's flush_gone. */
 static void remove_broker_data(route_table *rt, broker_data *bd, const char *only_cluster)
 {
     rmq_str_map_remove(&rt->brokers, bd->name);
@@ -409,7 +459,20 @@ static void remove_broker_data(route_table *rt, broker_data *bd, const char *onl
         while (rmq_str_map_iter_next(&it, NULL, &v))
             cluster_remove_broker(rt, v, bd->name);
     }
-    remove_broker_from_topics(rt, bd->name);
+    if (rt->ngone == rt->gone_cap) {
+        size_t nc = rt->gone_cap ? rt->gone_cap * 2 : 8;
+        char **ng = realloc(rt->gone, nc * sizeof(*ng));
+        if (ng) {
+            rt->gone = ng;
+            rt->gone_cap = nc;
+        }
+    }
+    if (rt->ngone < rt->gone_cap) {
+        rt->gone[rt->ngone++] = bd->name;
+        bd->name = NULL;
+    } else {
+        remove_broker_from_topics(rt, bd->name); /* out of memory: at once */
+    }
     broker_free(bd);
 }
 
@@ -783,6 +846,7 @@ size_t route_table_channel_destroyed(route_table *rt, uint64_t channel, const ch
         removed = n;
     }
     free(addrs);
+    flush_gone(rt);
     return removed;
 }
 
@@ -811,6 +875,7 @@ size_t route_table_scan_expired(route_table *rt, uint64_t now_ms,
         cleanup_addr(rt, victim->addr);
         removed++;
     }
+    flush_gone(rt);
     return removed;
 }
 

@@ -87,8 +87,12 @@ typedef struct route_table {
     char **dirty;         /* topics whose encoded route must be rebuilt (copies) */
     size_t ndirty;
     size_t dirty_cap;
-    bool all_dirty;             /* every topic (e.g. orderMessageEnable toggled) */
-    uint64_t qd_epoch;          /* bumped when QueueData change other than by a registration */
+    bool all_dirty;    /* every topic (e.g. orderMessageEnable toggled) */
+    uint64_t qd_epoch; /* bumped when QueueData change other than by a registration */
+    /* broker names removed by the current channel cleanup or expiry pass
+     * whose QueueData are dropped in one walk of the topics at its end */
+    char **gone;
+    size_t ngone, gone_cap;
     int64_t default_timeout_ms; /* brokerChannelExpiredTime */
 } route_table;
 
