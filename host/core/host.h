@@ -631,6 +631,9 @@ struct sockaddr_storage;
 int socket_address_parse(const char *spec, bool empty_host_is_any, struct sockaddr_storage *ss,
                          socklen_t *len);
 
+/* own_address.c: addr ("ip:port") reaches one of this process's listeners. */
+bool host_addr_served_here(rmq_host *h, const char *addr);
+
 /* state_dir.c */
 int state_dir_prepare(rmq_host *h, char *err, size_t errlen);
 int atomic_file_write(const char *path, const void *data, size_t len);

@@ -80,16 +80,27 @@ int host_init(rmq_host *h, const host_conf *conf, const char *exe_dir, char *err
     return 0;
 }
 
+/* Connections are descriptors: the soft limit goes up to the hard one, and
+ * the log says how many connections that leaves (the hard limit itself can
+ * only be raised by a privileged parent, e.g. systemd's LimitNOFILE). */
 static void raise_nofile(rmq_host *h)
 {
     struct rlimit rl;
-    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-        rlim_t old = rl.rlim_cur;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+        return;
+    rlim_t old = rl.rlim_cur;
+    if (rl.rlim_cur < rl.rlim_max) {
         rl.rlim_cur = rl.rlim_max;
-        if (setrlimit(RLIMIT_NOFILE, &rl) == 0)
-            HLOG_DEBUG(h, "open-file limit raised from %lu to %lu", (unsigned long)old,
-                       (unsigned long)rl.rlim_max);
+        if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+            rl.rlim_cur = old;
     }
+    if (rl.rlim_cur == RLIM_INFINITY)
+        return;
+    HLOG_INFO(h,
+              "open-file limit %lu (was %lu, hard limit %lu): connections are capped at "
+              "fewer than %lu",
+              (unsigned long)rl.rlim_cur, (unsigned long)old, (unsigned long)rl.rlim_max,
+              (unsigned long)rl.rlim_cur);
 }
 
 static int add_live(rmq_host *h, plugin_inst *p)

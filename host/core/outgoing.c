@@ -140,6 +140,17 @@ static int post_invoke(plugin_inst *p, rmq_channel_id ch, const char *addr, rmq_
             rmq_cmd_free(req);
             return RMQ_EINVAL;
         }
+        /* Our own server stopped reading and its plugin may be gone: the call
+         * could only wait for its timeout (e.g. UNREGISTER_BROKER of an
+         * all-in-one broker to its own NameServer). */
+        if (h->stopping && host_addr_served_here(h, addr)) {
+            HLOG_INFO(h,
+                      "plugin %s: request code %d to %s not sent: served by this process, "
+                      "which is stopping",
+                      p->conf.name, req->code, addr);
+            rmq_cmd_free(req);
+            return RMQ_ESHUTDOWN;
+        }
         l = &h->loops[addr_hash(addr) % (unsigned)h->nloops];
     } else {
         l = host_loop_of(h, ch);

@@ -43,6 +43,9 @@ static const char usage_text[] =
     "                   for -s seconds (a registration storm)\n"
     "  --probe          meanwhile look routes up on a second connection and\n"
     "                   report their latency (max = the longest wait)\n"
+    "  --probe-every-us U  the probe starts one lookup every U us (default: one\n"
+    "                   after the other; pacing keeps its own load out of the\n"
+    "                   throughput a storm run compares)\n"
     "  --distinct       each broker registers its own topic names (default:\n"
     "                   every broker the same N topics)\n"
     "  --expire-ms X    heartbeatTimeoutMillis X; after a storm, wait until the\n"
@@ -223,6 +226,7 @@ enum {
     OPT_PERIOD,
     OPT_COMPRESSED,
     OPT_PROBE,
+    OPT_PROBE_EVERY,
     OPT_BROKER_PREFIX,
     OPT_DISTINCT,
     OPT_EXPIRE_MS,
@@ -270,6 +274,7 @@ int rmq_bench_options_parse(rmq_bench_options *o, int argc, char **argv)
         {"period", required_argument, NULL, OPT_PERIOD},
         {"compressed", no_argument, NULL, OPT_COMPRESSED},
         {"probe", no_argument, NULL, OPT_PROBE},
+        {"probe-every-us", required_argument, NULL, OPT_PROBE_EVERY},
         {"broker-prefix", required_argument, NULL, OPT_BROKER_PREFIX},
         {"distinct", no_argument, NULL, OPT_DISTINCT},
         {"expire-ms", required_argument, NULL, OPT_EXPIRE_MS},
@@ -345,6 +350,10 @@ int rmq_bench_options_parse(rmq_bench_options *o, int argc, char **argv)
         case OPT_PERIOD: bad = parse_seconds(optarg, &o->period_seconds); break;
         case OPT_COMPRESSED: o->compressed = 1; break;
         case OPT_PROBE: o->probe = 1; break;
+        case OPT_PROBE_EVERY:
+            bad = parse_uint(optarg, 1, 10000000, &o->probe_every_us);
+            o->probe = 1;
+            break;
         case OPT_BROKER_PREFIX: o->broker_prefix = optarg; break;
         case OPT_DISTINCT: o->distinct_topics = 1; break;
         case OPT_EXPIRE_MS: bad = parse_uint(optarg, 1, 86400000, &o->expire_ms); break;

@@ -37,6 +37,7 @@ typedef struct rmq_bench_options {
     int probe;                /* a second connection looks routes up meanwhile */
     int distinct_topics;      /* each broker its own topic names */
     unsigned expire_ms;       /* heartbeatTimeoutMillis; storm: wait for expiry */
+    unsigned probe_every_us;  /* the probe starts a lookup at most this often (0: flat out) */
     const char *broker_prefix;
     unsigned hold;    /* hold mode (hold_mode.c): connections to open and keep */
     int hold_request; /* ... each sending one request first */

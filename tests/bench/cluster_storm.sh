@@ -5,6 +5,8 @@
 # per second quiet vs during the storm (and the baseline server's, same run),
 # the daemon's RSS growth per (topic, broker), the registrations' latency,
 # and the lookups' latency while every broker expires at once. Not a test.
+# The latency probe looks up once per millisecond: flat out, its own load on
+# the daemon's I/O thread would count against the storm's throughput.
 #
 # usage: tests/bench/cluster_storm.sh [BUILD_DIR] [BROKERS] [TOPICS] [PERIOD] [SECONDS] [EXPIRE_MS] [--shared]
 #   EXPIRE_MS: the brokers' heartbeatTimeoutMillis (default 90000); it must
@@ -67,7 +69,7 @@ quiet_base=$(lookups "127.0.0.1:$bport" 5)
 quiet=$(lookups "127.0.0.1:$nport" 5)
 rss0=$(rss)
 "$bin/rmqbench" -a "127.0.0.1:$nport" --register "$topics" --brokers "$brokers" $distinct \
-  --period "$period" -s "$secs" --expire-ms "$expire_ms" --probe --broker-prefix storm \
+  --period "$period" -s "$secs" --expire-ms "$expire_ms" --probe-every-us 1000 --broker-prefix storm \
   >"$dir/storm.out" 2>"$dir/storm.err" &
 spid=$!
 pids+=($spid)

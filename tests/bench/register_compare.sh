@@ -7,11 +7,17 @@
 # usage: tests/bench/register_compare.sh [BUILD_DIR] [ROUNDS] [TOPICS...]
 # RMQBENCH=path overrides the rmqbench binary (e.g. to drive an older
 # daemon build with this rmqbench). The last column is the daemon's CPU time
-# (user+system, 10 ms ticks) over the ROUNDS registrations divided by ROUNDS:
+# (all threads, from schedstat) over the ROUNDS registrations divided by ROUNDS
+# (it includes the removal of the previous scenario's broker if that was
+# still running):
 # unlike the wall times it hardly moves when the machine is busy.
+# REPEAT=n runs every scenario n times, each with new broker and topic names
+# (so each round 1 is again a first registration, into a daemon that has
+# served the earlier ones): the first repetition is the cold case.
 set -euo pipefail
 build=${1:-build}
 rounds=${2:-10}
+repeat=${REPEAT:-1}
 shift 2 || true
 topics=("$@")
 [[ ${#topics[@]} -gt 0 ]] || topics=(1000 10000 20000)
@@ -52,7 +58,9 @@ one() {
     { cat "$dir/err" >&2; echo "failed"; }
 }
 
-cpu_ms() { awk '{print ($14+$15)*10}' "/proc/$dpid/stat"; }
+# on-CPU time of every daemon thread (schedstat, ns): finer than the 10 ms
+# ticks of /proc/PID/stat
+cpu_ms() { cat /proc/"$dpid"/task/*/schedstat 2>/dev/null | awk '{s+=$1} END{printf "%.3f", s/1e6}'; }
 echo "| topics | form | server | first ms | re-reg median ms | re-reg max ms | mean of $rounds ms | daemon CPU ms/reg |"
 echo "|---|---|---|---|---|---|---|---|"
 n=0
@@ -60,6 +68,7 @@ for t in "${topics[@]}"; do
   for form in "" "--compressed"; do
     label=${form:+compressed}
     label=${label:-JSON}
+    for rep in $(seq 1 "$repeat"); do
     for srv in baseline rmqhostd; do
       port=$bport
       [[ $srv == rmqhostd ]] && port=$nport
@@ -69,6 +78,10 @@ for t in "${topics[@]}"; do
       cpu=-
       [[ $srv == rmqhostd ]] && cpu=$(awk -v a="$c0" -v b="$(cpu_ms)" -v r="$rounds" 'BEGIN{printf "%.2f", (b-a)/r}')
       printf '| %s | %s | %s | %s | %s | %s | %s | %s |\n' "$t" "$label" "$srv" "$first" "$med" "$max" "$mean" "$cpu"
+      # the daemon drops the broker when the connection closes: let that
+      # finish before the next scenario's first registration
+      [[ $srv == rmqhostd ]] && sleep 1
+    done
     done
   done
 done

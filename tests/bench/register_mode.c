@@ -339,8 +339,20 @@ static void *probe_main(void *arg)
         if (rmq_template_build(&tpls[ntpl], &spec, err, sizeof(err)) != 0)
             break;
     }
+    uint64_t every = (uint64_t)p->o->probe_every_us * 1000u, next = now_ns();
     for (uint64_t i = 0; ntpl > 0 && !atomic_load(&p->stop); i++) {
         const rmq_request_template *t = &tpls[i % ntpl];
+        if (every) {
+            next += every;
+            uint64_t now = now_ns();
+            if (now < next) {
+                struct timespec ts = {(time_t)((next - now) / 1000000000u),
+                                      (long)((next - now) % 1000000000u)};
+                nanosleep(&ts, NULL);
+            } else {
+                next = now; /* late (a long lookup): no burst to catch up */
+            }
+        }
         uint64_t t0 = now_ns();
         int code = call(fd, t->frame, t->frame_len, &in);
         if (code < 0) {

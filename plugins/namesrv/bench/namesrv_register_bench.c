@@ -2,6 +2,7 @@
  * + body parse + route-table update + re-encoding/publishing the changed
  * routes, for bodies of 1,000 and 10,000 topics; and RSS with 10,000 topics
  * x 4 brokers. Prints figures only; never asserts on timing. */
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -166,6 +167,11 @@ static void bench_size(int ntopics)
  * profiling under callgrind/perf). */
 int main(int argc, char **argv)
 {
+    /* rmqhostd's malloc settings (host/main/rmqhostd_main.c): freed memory
+     * stays in the heap, as in the daemon */
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);
+    mallopt(M_TRIM_THRESHOLD, 64 << 20);
+    mallopt(M_TOP_PAD, 4 << 20);
     rcu_register_thread();
     if (argc > 1) {
         bench_size(atoi(argv[1]));

@@ -275,6 +275,40 @@ static int decode_failure(namesrv_plugin *ns, rmq_request *req, const rmq_cmd *c
     return fail(ns, req, cmd, remark);
 }
 
+/* A decoded compressed body's filter list, which its fingerprint (taken
+ * before decoding) could not see. */
+static void note_filters(body_fingerprint *fp, const register_body *rb)
+{
+    fp->has_filter_list = rb->has_filter_list;
+    fp->filters_empty = rb->nfilters == 0;
+}
+
+/* The compressed form's shortcut: the inflated bytes after the DataVersion
+ * chunk equal those of the compressed body (or split frame) the table was
+ * built from. Inflating stays (the DataVersion is inside the stream); the
+ * decode and the topic walk are skipped. The table has the last word
+ * (ROUTE_NEED_BODY). */
+static bool compressed_quick(namesrv_plugin *ns, const register_request *rr, const uint8_t *raw,
+                             size_t raw_len, body_fingerprint *fp, data_version *dv)
+{
+    bool fp_ok = body_fingerprint_of_inflated(raw, raw_len, fp, dv);
+    if (!fp_ok)
+        return false;
+    body_fingerprint like;
+    bool have_like = false;
+    if (rr->broker_id == 0 && rr->broker_name) {
+        namesrv_core_lock(&ns->core);
+        have_like = route_table_broker_fingerprint(&ns->core.routes, rr->broker_name, &like);
+        namesrv_core_unlock(&ns->core);
+    }
+    if (!have_like || like.form != 3)
+        return false;
+    /* equal bytes after the DataVersion hold the same filter list */
+    fp->has_filter_list = like.has_filter_list;
+    fp->filters_empty = like.filters_empty;
+    return true;
+}
+
 /* Reading the body is the costly part of a registration: a JSON body whose
  * bytes equal, outside its DataVersion, the body the broker's QueueData were
  * built from (body_fingerprint.h) is not parsed at all. Java's order of
@@ -307,14 +341,19 @@ static int on_register_broker(rmq_request *req, const rmq_cmd *cmd, void *ud)
     bool parsed = false, quick = false;
     char derr[256] = ""; /* why the body is undecodable */
     if (len > 0 && !plan.compressed) {
-        bool have_like = false;
+        bool have_like = false, frames = false;
         if (has_id && rr.broker_id == 0 && rr.broker_name) {
             namesrv_core_lock(&ns->core);
             have_like = route_table_broker_fingerprint(&ns->core.routes, rr.broker_name, &like);
+            frames = route_table_broker_has_frames(&ns->core.routes, rr.broker_name);
             namesrv_core_unlock(&ns->core);
         }
-        quick = have_like && body_fingerprint_quick(body, len, plan.wrapper_only, &like, &fp,
-                                                    &quick_dv, &actual);
+        /* split frames: the table looks the frame up (ROUTE_NEED_BODY when
+         * it is not one it knows) */
+        quick = have_like && (frames ? body_fingerprint_of_frame(body, len, plan.wrapper_only,
+                                                                 &like, &fp, &quick_dv, &actual)
+                                     : body_fingerprint_quick(body, len, plan.wrapper_only, &like,
+                                                              &fp, &quick_dv, &actual));
         if (!quick) {
             parsed = decode_register_body(ns, cmd, &plan, body, len, &rb, derr, sizeof(derr)) == 0;
             if (parsed)
@@ -341,11 +380,22 @@ static int on_register_broker(rmq_request *req, const rmq_cmd *cmd, void *ud)
     int64_t hb = 0;
     if (rmq_ext_long(ns->api, cmd, "heartbeatTimeoutMillis", &hb) == 0 && hb > 0)
         rr.heartbeat_timeout_ms = hb;
+    uint8_t *raw = NULL; /* the compressed body inflated */
+    size_t raw_len = 0;
     if (len > 0 && plan.compressed) {
-        parsed = decode_register_body(ns, cmd, &plan, body, len, &rb, derr, sizeof(derr)) == 0;
-        if (!parsed) {
+        if (register_body_inflate(body, len, &raw, &raw_len) != 0) {
             register_body_free(&rb);
-            return decode_failure(ns, req, cmd, derr);
+            return decode_failure(ns, req, cmd, "not a zlib stream");
+        }
+        quick = compressed_quick(ns, &rr, raw, raw_len, &fp, &quick_dv);
+        if (!quick) {
+            parsed = register_body_decode_inflated(raw, raw_len, &rb, derr, sizeof(derr)) == 0;
+            if (!parsed) {
+                free(raw);
+                register_body_free(&rb);
+                return decode_failure(ns, req, cmd, derr);
+            }
+            note_filters(&fp, &rb);
         }
     } else if (len > 0 && !quick && !parsed) {
         register_body_free(&rb);
@@ -365,13 +415,18 @@ static int on_register_broker(rmq_request *req, const rmq_cmd *cmd, void *ud)
     namesrv_core_lock(&ns->core);
     int rc = route_table_register(&ns->core.routes, &rr, ns->api->now_monotonic_ms(), &res);
     if (rc == ROUTE_NEED_BODY) {
-        /* the table changed since the fingerprint was read: parse after all */
+        /* the table changed since the fingerprint was read, or the frame is
+         * not one it knows: parse after all */
         namesrv_core_unlock(&ns->core);
-        if (decode_register_body(ns, cmd, &plan, body, len, &rb, derr, sizeof(derr)) != 0) {
+        if ((raw ? register_body_decode_inflated(raw, raw_len, &rb, derr, sizeof(derr))
+                 : decode_register_body(ns, cmd, &plan, body, len, &rb, derr, sizeof(derr))) != 0) {
+            free(raw);
             register_body_free(&rb);
             tb_free(&kvbody);
             return decode_failure(ns, req, cmd, derr);
         }
+        if (raw)
+            note_filters(&fp, &rb);
         rr.body = &rb;
         rr.topics_unparsed = false;
         rr.dv = NULL;
@@ -383,6 +438,7 @@ static int on_register_broker(rmq_request *req, const rmq_cmd *cmd, void *ud)
         kv_store_encode_table(&ns->core.kv, KV_NAMESPACE_ORDER_TOPIC_CONFIG, &kvbody);
     namesrv_core_unlock(&ns->core);
     register_body_free(&rb);
+    free(raw);
     if (rc != 0) {
         tb_free(&kvbody);
         return RMQ_ENOMEM;

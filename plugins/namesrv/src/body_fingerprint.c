@@ -121,16 +121,15 @@ static size_t flat_object_end(const uint8_t *p, size_t n)
     return 0;
 }
 
-bool body_fingerprint_quick(const uint8_t *body, size_t len, bool wrapper_only,
-                            const body_fingerprint *like, body_fingerprint *fp, data_version *dv,
-                            int32_t *crc_masked)
+static bool quick(const uint8_t *body, size_t len, bool wrapper_only, const body_fingerprint *like,
+                  bool any_suffix, body_fingerprint *fp, data_version *dv, int32_t *crc_masked)
 {
     if (like->form != (wrapper_only ? 2 : 1) || len <= like->prefix_len ||
         memcmp(body, like->prefix, like->prefix_len) != 0)
         return false;
     size_t begin = like->prefix_len;
     size_t span = flat_object_end(body + begin, len - begin);
-    if (span == 0 || len - begin - span != like->suffix_len)
+    if (span == 0 || (!any_suffix && len - begin - span != like->suffix_len))
         return false;
     data_version v;
     if (data_version_parse_json((const char *)body + begin, span, &v) != 0)
@@ -139,10 +138,39 @@ bool body_fingerprint_quick(const uint8_t *body, size_t len, bool wrapper_only,
      * state, and after it the same bytes (checked below) read the same. */
     body_fingerprint f = *like;
     fill_suffix(body, len, begin + span, &f);
-    if (f.suffix_crc != like->suffix_crc || f.suffix_hash != like->suffix_hash)
+    if (!any_suffix && (f.suffix_crc != like->suffix_crc || f.suffix_hash != like->suffix_hash))
         return false;
     *crc_masked = combined_crc(body, len, begin, begin + span, f.suffix_crc);
     *fp = f;
     *dv = v;
+    return true;
+}
+
+bool body_fingerprint_quick(const uint8_t *body, size_t len, bool wrapper_only,
+                            const body_fingerprint *like, body_fingerprint *fp, data_version *dv,
+                            int32_t *crc_masked)
+{
+    return quick(body, len, wrapper_only, like, false, fp, dv, crc_masked);
+}
+
+bool body_fingerprint_of_frame(const uint8_t *body, size_t len, bool wrapper_only,
+                               const body_fingerprint *like, body_fingerprint *fp, data_version *dv,
+                               int32_t *crc_masked)
+{
+    return quick(body, len, wrapper_only, like, true, fp, dv, crc_masked);
+}
+
+bool body_fingerprint_of_inflated(const uint8_t *raw, size_t raw_len, body_fingerprint *fp,
+                                  data_version *dv)
+{
+    memset(fp, 0, sizeof(*fp));
+    if (raw_len < 4)
+        return false;
+    size_t n = (size_t)raw[0] << 24 | (size_t)raw[1] << 16 | (size_t)raw[2] << 8 | raw[3];
+    if (n > raw_len - 4 || data_version_parse_json((const char *)raw + 4, n, dv) != 0)
+        return false;
+    fp->form = 3;
+    fp->suffix_len = raw_len - 4 - n;
+    fp->suffix_hash = body_hash64(raw + 4 + n, raw_len - 4 - n);
     return true;
 }

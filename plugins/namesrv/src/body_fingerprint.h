@@ -15,7 +15,8 @@
 #define BODY_FP_PREFIX_MAX 160
 
 typedef struct body_fingerprint {
-    uint8_t form;         /* 0 = none; 1 = RegisterBrokerBody; 2 = bare wrapper */
+    uint8_t form;         /* 0 = none; 1 = RegisterBrokerBody; 2 = bare wrapper;
+                             3 = inflated compressed body */
     bool filters_empty;   /* the body's filterServerList was empty or absent */
     bool has_filter_list; /* ... and present */
     uint16_t prefix_len;  /* bytes before the DataVersion value */
@@ -39,6 +40,22 @@ void body_fingerprint_of_parsed(const uint8_t *body, size_t len, bool wrapper_on
 bool body_fingerprint_quick(const uint8_t *body, size_t len, bool wrapper_only,
                             const body_fingerprint *like, body_fingerprint *fp, data_version *dv,
                             int32_t *crc_masked);
+
+/* The same without comparing what follows the DataVersion: the fingerprint
+ * of one of a broker's split frames (which share the bytes before it), for
+ * the route table to look up among the frames it knows. */
+bool body_fingerprint_of_frame(const uint8_t *body, size_t len, bool wrapper_only,
+                               const body_fingerprint *like, body_fingerprint *fp, data_version *dv,
+                               int32_t *crc_masked);
+
+/* An inflated compressed body (4.9.8 compress(): DataVersion chunk, topic
+ * count and lines, filter servers): form 3, empty prefix, the bytes after
+ * the DataVersion chunk hashed (no CRC: the broker's CRC covers the
+ * compressed bytes). Its DataVersion in *dv. The filter flags are unknown
+ * (false) until the body is decoded, or taken from an equal stored one.
+ * False when the DataVersion chunk cannot be read. */
+bool body_fingerprint_of_inflated(const uint8_t *raw, size_t raw_len, body_fingerprint *fp,
+                                  data_version *dv);
 
 /* 64-bit hash of a byte range (4 lanes of multiply-xor; not cryptographic). */
 uint64_t body_hash64(const uint8_t *p, size_t n);

@@ -102,6 +102,7 @@ int namesrv_core_publish(namesrv_core *core)
     int rc = 0;
     route_assembler as;
     route_assembler_init(&as, &core->routes);
+    as.arena = core->cache.arena;
     if (all) {
         rc = publish_all(core, &as);
     } else {

@@ -752,6 +752,11 @@ static bool decode_topic_line(register_body *rb, const uint8_t *s, size_t n, rb_
     return true;
 }
 
+int register_body_inflate(const uint8_t *data, size_t len, uint8_t **raw, size_t *raw_len)
+{
+    return inflate_all(data, len, raw, raw_len);
+}
+
 int register_body_decode_compressed(const uint8_t *data, size_t len, int32_t request_version,
                                     register_body *out, char *err, size_t errlen)
 {
@@ -763,6 +768,14 @@ int register_body_decode_compressed(const uint8_t *data, size_t len, int32_t req
             snprintf(err, errlen, "not a zlib stream");
         return -1;
     }
+    int rc = register_body_decode_inflated(raw, raw_len, out, err, errlen);
+    free(raw);
+    return rc;
+}
+
+int register_body_decode_inflated(const uint8_t *raw, size_t raw_len, register_body *out, char *err,
+                                  size_t errlen)
+{
     int rc = -1;
     const char *why = "truncated compressed body";
     if (arena_prepare(out, raw_len * 2 + 64) != 0) {
@@ -815,6 +828,5 @@ int register_body_decode_compressed(const uint8_t *data, size_t len, int32_t req
 done:
     if (rc != 0 && err && errlen)
         snprintf(err, errlen, "%s", why);
-    free(raw);
     return rc;
 }

@@ -61,6 +61,12 @@ int register_body_parse_json(const char *data, size_t len, bool wrapper_only, re
 int register_body_decode_compressed(const uint8_t *data, size_t len, int32_t request_version,
                                     register_body *out, char *err, size_t errlen);
 
+/* The two steps of the above: the zlib stream inflated (*raw malloc'd; 0 or
+ * -1), and the inflated bytes decoded (0 or -1 with a reason). */
+int register_body_inflate(const uint8_t *data, size_t len, uint8_t **raw, size_t *raw_len);
+int register_body_decode_inflated(const uint8_t *raw, size_t raw_len, register_body *out, char *err,
+                                  size_t errlen);
+
 /* True when the bytes start like a zlib stream (CMF/FLG check). */
 bool register_body_looks_compressed(const uint8_t *data, size_t len);
 

@@ -203,8 +203,8 @@ route_entry *route_assembler_build(route_assembler *a, const topic_entry *te,
         len[d] += (sizeof(HEAD) - 1) + (nbd - 1) + mid_len[d] + a->tails.len + (nqd - 1) +
                   (sizeof(TAIL) - 1);
     char *out[2];
-    e = route_entry_new(te->name, strlen(te->name), rmq_str_hash(te->name), len[0], len[1], &out[0],
-                        &out[1]);
+    e = route_entry_new(a->arena, te->name, strlen(te->name), rmq_str_hash(te->name), len[0],
+                        len[1], &out[0], &out[1]);
     if (!e)
         goto out;
     for (int d = 0; d < 2; d++) {

@@ -25,6 +25,7 @@ typedef struct route_fragment {
 
 typedef struct route_assembler {
     const route_table *rt;
+    entry_arena *arena;     /* where entries are carved; NULL: malloc */
     route_fragment **frags; /* pointers stay put while the array grows */
     size_t n, cap;
     rmq_str_map by_name;

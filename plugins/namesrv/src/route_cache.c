@@ -20,10 +20,13 @@ int route_cache_init(route_cache *c)
 {
     memset(c, 0, sizeof(*c));
     c->tombstone = calloc(1, sizeof(route_entry));
+    c->arena = entry_arena_new();
     route_slots *s = slots_new(64);
-    if (!s || !c->tombstone) {
+    if (!s || !c->tombstone || !c->arena) {
         free(s);
         free(c->tombstone);
+        entry_arena_close(c->arena);
+        c->arena = NULL;
         return -1;
     }
     rcu_assign_pointer(c->table, s);
@@ -32,7 +35,11 @@ int route_cache_init(route_cache *c)
 
 void route_entry_put(route_entry *e)
 {
-    if (atomic_fetch_sub_explicit(&e->refs, 1, memory_order_acq_rel) == 1)
+    if (atomic_fetch_sub_explicit(&e->refs, 1, memory_order_acq_rel) != 1)
+        return;
+    if (e->block)
+        entry_block_put(e->block);
+    else
         free(e);
 }
 
@@ -67,6 +74,8 @@ void route_cache_destroy(route_cache *c)
     /* callbacks queued by earlier writers must run before the caller frees
      * the memory (or unloads the code) they refer to */
     rcu_barrier();
+    entry_arena_close(c->arena);
+    c->arena = NULL;
 }
 
 /* Writer-only probe: index of the topic's slot, or of the first free slot. */
@@ -119,12 +128,19 @@ static int rehash(route_cache *c, size_t min_live)
     return 0;
 }
 
-route_entry *route_entry_new(const char *topic, size_t topic_len, uint32_t hash, size_t native_len,
-                             size_t std_len, char **native, char **std)
+route_entry *route_entry_new(entry_arena *arena, const char *topic, size_t topic_len, uint32_t hash,
+                             size_t native_len, size_t std_len, char **native, char **std)
 {
-    route_entry *e = malloc(sizeof(*e) + topic_len + 1 + native_len + 1 + std_len + 1);
+    size_t size = sizeof(route_entry) + topic_len + 1 + native_len + 1 + std_len + 1;
+    entry_block *blk = NULL;
+    route_entry *e = entry_arena_alloc(arena, size, &blk);
+    if (!e) {
+        blk = NULL;
+        e = malloc(size);
+    }
     if (!e)
         return NULL;
+    e->block = blk;
     atomic_init(&e->refs, 1); /* the table's reference */
     e->hash = hash;
     char *p = e->data;
@@ -149,7 +165,7 @@ int route_cache_publish(route_cache *c, route_entry *e)
     route_slots *s = c->table;
     if ((s->used + 1) * 2 > s->mask + 1) {
         if (rehash(c, s->live + 1) != 0) {
-            free(e);
+            route_entry_put(e);
             return -1;
         }
         s = c->table;
@@ -172,8 +188,8 @@ int route_cache_put(route_cache *c, const char *topic, const char *native_body, 
                     const char *std_body, size_t std_len)
 {
     char *n, *st;
-    route_entry *e =
-        route_entry_new(topic, strlen(topic), rmq_str_hash(topic), native_len, std_len, &n, &st);
+    route_entry *e = route_entry_new(c->arena, topic, strlen(topic), rmq_str_hash(topic),
+                                     native_len, std_len, &n, &st);
     if (!e)
         return -1;
     memcpy(n, native_body, native_len);

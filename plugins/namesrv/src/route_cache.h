@@ -13,10 +13,13 @@
 
 #include <urcu.h>
 
+#include "route_entry_arena.h"
+
 typedef struct route_entry {
     atomic_uint refs;
     uint32_t hash;
     struct rcu_head rcu;
+    entry_block *block; /* NULL: malloc'd alone */
     const char *topic;
     const char *native_body; /* fastjson-native: bare brokerAddrs keys */
     size_t native_len;
@@ -36,6 +39,7 @@ typedef struct route_slots {
 typedef struct route_cache {
     route_slots *table;     /* RCU-published */
     route_entry *tombstone; /* marks a deleted slot; only its address matters */
+    entry_arena *arena;     /* where new entries are carved (writer side) */
 } route_cache;
 
 int route_cache_init(route_cache *c);
@@ -48,10 +52,11 @@ int route_cache_put(route_cache *c, const char *topic, const char *native_body, 
 /* The same in two steps, for callers that write the bodies in place:
  * route_entry_new allocates an unpublished entry (topic copied, bodies
  * NUL-terminated, *native and *std pointing at native_len / std_len bytes to
- * fill); route_cache_publish takes it over (freed on failure). hash must be
+ * fill), carved from `arena` when given (route_cache.arena);
+ * route_cache_publish takes it over (freed on failure). hash must be
  * rmq_str_hash(topic). */
-route_entry *route_entry_new(const char *topic, size_t topic_len, uint32_t hash, size_t native_len,
-                             size_t std_len, char **native, char **std);
+route_entry *route_entry_new(entry_arena *arena, const char *topic, size_t topic_len, uint32_t hash,
+                             size_t native_len, size_t std_len, char **native, char **std);
 int route_cache_publish(route_cache *c, route_entry *e);
 void route_cache_remove(route_cache *c, const char *topic);
 size_t route_cache_count(const route_cache *c);

@@ -28,6 +28,7 @@ static void broker_free(broker_data *bd)
     for (size_t i = 0; i < bd->naddr; i++)
         free(bd->addrs[i].addr);
     free(bd->addrs);
+    free(bd->frames);
     free(bd->name);
     free(bd->cluster);
     free(bd);
@@ -88,6 +89,9 @@ void route_table_destroy(route_table *rt)
     rmq_str_map_iter_init(&it, &rt->filters);
     while (rmq_str_map_iter_next(&it, NULL, &v))
         filter_free(v);
+    for (size_t i = 0; i < rt->ngone; i++)
+        free(rt->gone[i]);
+    free(rt->gone);
     rmq_str_map_destroy(&rt->topics);
     rmq_str_map_destroy(&rt->brokers);
     rmq_str_map_destroy(&rt->clusters);
@@ -269,6 +273,52 @@ static void remove_broker_from_topics(route_table *rt, const char *broker_name)
     }
 }
 
+/* One walk of the topics for every broker name the pass removed (an expiry
+ * of 100 brokers would otherwise walk a million topics 100 times). */
+static void flush_gone(route_table *rt)
+{
+    if (rt->ngone == 1) {
+        remove_broker_from_topics(rt, rt->gone[0]);
+    } else if (rt->ngone > 1) {
+        rmq_str_map names;
+        rmq_str_map_init(&names);
+        int err = 0;
+        for (size_t i = 0; i < rt->ngone && !err; i++)
+            rmq_str_map_put(&names, rt->gone[i], rt->gone[i], &err);
+        if (err) { /* out of memory: one walk per name */
+            for (size_t i = 0; i < rt->ngone; i++)
+                remove_broker_from_topics(rt, rt->gone[i]);
+        } else {
+            rmq_str_map_iter it;
+            void *v;
+            rmq_str_map_iter_init(&it, &rt->topics);
+            while (rmq_str_map_iter_next(&it, NULL, &v)) {
+                topic_entry *te = v;
+                bool hit = false;
+                for (size_t i = te->nqd; i-- > 0;) {
+                    if (!rmq_str_map_get(&names, te->qds[i].broker_name))
+                        continue;
+                    free(te->qds[i].broker_name);
+                    memmove(&te->qds[i], &te->qds[i + 1], (te->nqd - i - 1) * sizeof(*te->qds));
+                    te->nqd--;
+                    hit = true;
+                }
+                if (!hit)
+                    continue;
+                /* removing the iterator's current entry is safe */
+                if (te->nqd == 0)
+                    topic_remove(rt, te);
+                else
+                    mark_topic(rt, te);
+            }
+        }
+        rmq_str_map_destroy(&names);
+    }
+    for (size_t i = 0; i < rt->ngone; i++)
+        free(rt->gone[i]);
+    rt->ngone = 0;
+}
+
 /* The broker's addresses (or filter servers) changed: its topics' routes too. */
 static void mark_broker_topics(route_table *rt, const char *broker_name)
 {
@@ -394,6 +444,7 @@ static void cluster_remove_broker(route_table *rt, cluster_entry *ce, const char
     }
 }
 
+/* The BrokerData goes now; its QueueData at the pass's flush_gone. */
 static void remove_broker_data(route_table *rt, broker_data *bd, const char *only_cluster)
 {
     rmq_str_map_remove(&rt->brokers, bd->name);
@@ -408,7 +459,20 @@ static void remove_broker_data(route_table *rt, broker_data *bd, const char *onl
         while (rmq_str_map_iter_next(&it, NULL, &v))
             cluster_remove_broker(rt, v, bd->name);
     }
-    remove_broker_from_topics(rt, bd->name);
+    if (rt->ngone == rt->gone_cap) {
+        size_t nc = rt->gone_cap ? rt->gone_cap * 2 : 8;
+        char **ng = realloc(rt->gone, nc * sizeof(*ng));
+        if (ng) {
+            rt->gone = ng;
+            rt->gone_cap = nc;
+        }
+    }
+    if (rt->ngone < rt->gone_cap) {
+        rt->gone[rt->ngone++] = bd->name;
+        bd->name = NULL;
+    } else {
+        remove_broker_from_topics(rt, bd->name); /* out of memory: at once */
+    }
     broker_free(bd);
 }
 
@@ -469,6 +533,42 @@ static void live_remove(route_table *rt, const char *addr)
 
 /* ---- registration --------------------------------------------------------- */
 
+#define SPLIT_FRAMES_MAX 4096u /* 100,000 topics in frames of 25 */
+
+static bool frame_known(const route_table *rt, const broker_data *bd, const body_fingerprint *fp)
+{
+    if (bd->frames_epoch != rt->qd_epoch || !fp->form)
+        return false;
+    for (size_t i = 0; i < bd->nframes; i++)
+        if (body_fingerprint_equal(&bd->frames[i], fp))
+            return true;
+    return false;
+}
+
+/* After a parsed master body was applied: remember it as a frame the table
+ * equals (when it does), forget every frame when QueueData changed under
+ * them. */
+static void frame_note(const route_table *rt, broker_data *bd, const body_fingerprint *fp,
+                       bool equal, bool modified)
+{
+    if (bd->frames_epoch != rt->qd_epoch || modified) {
+        bd->nframes = 0;
+        bd->frames_epoch = rt->qd_epoch;
+    }
+    if (!equal || !fp || !fp->form || !fp->filters_empty || frame_known(rt, bd, fp) ||
+        bd->nframes >= SPLIT_FRAMES_MAX)
+        return;
+    if (bd->nframes == bd->frames_cap) {
+        size_t nc = bd->frames_cap ? bd->frames_cap * 2 : 4;
+        body_fingerprint *nf = realloc(bd->frames, nc * sizeof(*nf));
+        if (!nf)
+            return; /* only a shortcut lost */
+        bd->frames = nf;
+        bd->frames_cap = nc;
+    }
+    bd->frames[bd->nframes++] = *fp;
+}
+
 int route_table_register(route_table *rt, const register_request *req, uint64_t now_ms,
                          register_result *res)
 {
@@ -479,8 +579,11 @@ int route_table_register(route_table *rt, const register_request *req, uint64_t 
     if (req->topics_unparsed) {
         /* checked before anything changes: the caller parses and retries */
         const broker_data *known = rmq_str_map_get(&rt->brokers, req->broker_name);
-        if (req->broker_id != 0 || !req->fp || !known || known->fp_epoch != rt->qd_epoch ||
-            !body_fingerprint_equal(&known->fp, req->fp))
+        bool known_body =
+            known && req->fp &&
+            ((known->fp_epoch == rt->qd_epoch && body_fingerprint_equal(&known->fp, req->fp)) ||
+             frame_known(rt, known, req->fp));
+        if (req->broker_id != 0 || !known_body)
             return ROUTE_NEED_BODY;
     }
 
@@ -534,6 +637,9 @@ int route_table_register(route_table *rt, const register_request *req, uint64_t 
         const live_info *li = rmq_str_map_get(&rt->live, req->broker_addr);
         bool changed = register_first || !li || !data_version_equal(&li->dv, dv);
         const register_body *b = req->body;
+        /* the table equals this body's topics afterwards; an existing
+         * QueueData was modified (other frames may no longer match) */
+        bool frame_equal = true, modified = false;
         for (size_t i = 0; b && i < b->ntopics; i++) {
             const rb_topic *t = &b->topics[i];
             if (!t->name)
@@ -541,15 +647,25 @@ int route_table_register(route_table *rt, const register_request *req, uint64_t 
             topic_entry *te = topic_get_or_create(rt, t->name);
             if (!te)
                 return -1;
-            if (!changed && qd_find(te, req->broker_name))
+            const queue_data *q = qd_find(te, req->broker_name);
+            if (!changed && q) {
+                if (q->perm != t->perm || q->read_queue_nums != t->read_queue_nums ||
+                    q->write_queue_nums != t->write_queue_nums ||
+                    q->topic_sys_flag != t->topic_sys_flag)
+                    frame_equal = false;
                 continue;
+            }
             int u = qd_upsert(te, req->broker_name, t->perm, t->read_queue_nums,
                               t->write_queue_nums, t->topic_sys_flag);
             if (u < 0)
                 return -1;
-            if (u > 0)
+            if (u > 0) {
+                modified |= q != NULL;
                 mark_topic(rt, te);
+            }
         }
+        if (b)
+            frame_note(rt, bd, req->fp, frame_equal, modified);
         bool keep = b && req->fp && body_fingerprint_equal(&bd->fp, req->fp) &&
                     bd->fp_epoch == rt->qd_epoch;
         if (b && changed && req->fp && req->fp->form) {
@@ -730,6 +846,7 @@ size_t route_table_channel_destroyed(route_table *rt, uint64_t channel, const ch
         removed = n;
     }
     free(addrs);
+    flush_gone(rt);
     return removed;
 }
 
@@ -758,6 +875,7 @@ size_t route_table_scan_expired(route_table *rt, uint64_t now_ms,
         cleanup_addr(rt, victim->addr);
         removed++;
     }
+    flush_gone(rt);
     return removed;
 }
 
@@ -854,10 +972,25 @@ bool route_table_broker_fingerprint(const route_table *rt, const char *broker_na
                                     body_fingerprint *out)
 {
     const broker_data *bd = broker_name ? rmq_str_map_get(&rt->brokers, broker_name) : NULL;
-    if (!bd || bd->fp.form == 0 || bd->fp_epoch != rt->qd_epoch || !bd->fp.filters_empty)
+    if (!bd)
         return false;
-    *out = bd->fp;
-    return true;
+    if (bd->fp.form != 0 && bd->fp_epoch == rt->qd_epoch && bd->fp.filters_empty) {
+        *out = bd->fp;
+        return true;
+    }
+    /* split frames share the bytes before their DataVersion: any of them
+     * tells whether a frame can be fingerprinted without parsing */
+    if (bd->nframes > 0 && bd->frames_epoch == rt->qd_epoch) {
+        *out = bd->frames[0];
+        return true;
+    }
+    return false;
+}
+
+bool route_table_broker_has_frames(const route_table *rt, const char *broker_name)
+{
+    const broker_data *bd = broker_name ? rmq_str_map_get(&rt->brokers, broker_name) : NULL;
+    return bd && bd->nframes > 1 && bd->frames_epoch == rt->qd_epoch;
 }
 
 const topic_entry *route_table_topic(const route_table *rt, const char *topic)

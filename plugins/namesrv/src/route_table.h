@@ -48,6 +48,12 @@ typedef struct broker_data {
      * fp_epoch == route_table.qd_epoch (fp.form 0: unknown). */
     body_fingerprint fp;
     uint64_t fp_epoch;
+    /* Split registrations (5.x: the topics cut into frames of one
+     * DataVersion): the frames whose topics equal their QueueData, while
+     * frames_epoch == route_table.qd_epoch, so each can take the shortcut. */
+    body_fingerprint *frames;
+    size_t nframes, frames_cap;
+    uint64_t frames_epoch;
 } broker_data;
 
 typedef struct cluster_entry {
@@ -81,8 +87,12 @@ typedef struct route_table {
     char **dirty;         /* topics whose encoded route must be rebuilt (copies) */
     size_t ndirty;
     size_t dirty_cap;
-    bool all_dirty;             /* every topic (e.g. orderMessageEnable toggled) */
-    uint64_t qd_epoch;          /* bumped when QueueData change other than by a registration */
+    bool all_dirty;    /* every topic (e.g. orderMessageEnable toggled) */
+    uint64_t qd_epoch; /* bumped when QueueData change other than by a registration */
+    /* broker names removed by the current channel cleanup or expiry pass
+     * whose QueueData are dropped in one walk of the topics at its end */
+    char **gone;
+    size_t ngone, gone_cap;
     int64_t default_timeout_ms; /* brokerChannelExpiredTime */
 } route_table;
 
@@ -163,6 +173,9 @@ char **route_table_take_dirty(route_table *rt, size_t *n, bool *all);
  * parse (false: none usable). */
 bool route_table_broker_fingerprint(const route_table *rt, const char *broker_name,
                                     body_fingerprint *out);
+/* The broker registers in split frames the table knows: a body's
+ * fingerprint (body_fingerprint_of_frame, `like` from above) may match any. */
+bool route_table_broker_has_frames(const route_table *rt, const char *broker_name);
 
 /* Lookups for encoders and tests (NULL when absent). */
 const topic_entry *route_table_topic(const route_table *rt, const char *topic);

@@ -162,6 +162,58 @@ static void test_compressed_registration_loses_sys_flag(void **state)
     rmq_cmd_free(r);
 }
 
+/* REGISTER_BROKER of bz:1 in the compressed form with these topic lines. */
+static void zreg(ns_fixture *f, long long counter, const char *const *lines, size_t n)
+{
+    size_t zl;
+    uint8_t *z = rmq_tb_compressed_register_body(counter, 2, lines, n, &zl);
+    assert_non_null(z);
+    char crc[16];
+    rmq_tb_body_crc32_text(z, zl, crc);
+    const char *kv[] = {"brokerName", "bz",           "brokerAddr", "z:1",      "clusterName",
+                        "C",          "haServerAddr", "z:2",        "brokerId", "0",
+                        "compressed", "true",         "bodyCrc32",  crc,        NULL};
+    rmq_cmd *r = ns_call(f->fd, ns_request(103, kv, z, zl, -1));
+    expect_code(r, 0);
+    rmq_cmd_free(r);
+    free(z);
+}
+
+static bool route_has(ns_fixture *f, const char *topic, const char *needle)
+{
+    rmq_cmd *r = ns_route(f->fd, topic, 409, false);
+    char *body = r && r->code == 0 ? ns_body_text(r) : NULL;
+    bool found = body && strstr(body, needle) != NULL;
+    free(body);
+    rmq_cmd_free(r);
+    return found;
+}
+
+/* Compressed re-registrations of unchanged topics skip the decode: every
+ * change of a topic, and an admin deletion, must still show. */
+static void test_compressed_re_registrations_follow_changes(void **state)
+{
+    ns_fixture *f = *state;
+    const char *same[] = {"Za 8 8 6 SINGLE_TAG", "Zb 4 4 6 SINGLE_TAG"};
+    const char *wiped[] = {"Za 8 8 2 SINGLE_TAG", "Zb 4 4 6 SINGLE_TAG"};
+    zreg(f, 1, same, 2);
+    zreg(f, 2, same, 2);
+    assert_true(route_has(f, "Za", "\"perm\":6"));
+    zreg(f, 3, wiped, 2);
+    assert_true(route_has(f, "Za", "\"perm\":2"));
+    zreg(f, 4, same, 2);
+    assert_true(route_has(f, "Za", "\"perm\":6"));
+    zreg(f, 5, same, 2);
+    const char *kvd[] = {"topic", "Za", NULL};
+    rmq_cmd *r = ns_call(f->fd, ns_request(216, kvd, NULL, 0, -1));
+    expect_code(r, 0);
+    rmq_cmd_free(r);
+    assert_false(route_has(f, "Za", "bz"));
+    zreg(f, 6, same, 2); /* a changed DataVersion re-applies every topic */
+    assert_true(route_has(f, "Za", "\"perm\":6"));
+    assert_true(route_has(f, "Zb", "\"readQueueNums\":4"));
+}
+
 static void test_cluster_info_and_topic_lists(void **state)
 {
     ns_fixture *f = *state;
@@ -480,6 +532,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_register_broker_crc_and_undecodable_body, setup,
                                         ns_teardown),
         cmocka_unit_test_setup_teardown(test_compressed_registration_loses_sys_flag, setup,
+                                        ns_teardown),
+        cmocka_unit_test_setup_teardown(test_compressed_re_registrations_follow_changes, setup,
                                         ns_teardown),
         cmocka_unit_test_setup_teardown(test_cluster_info_and_topic_lists, setup, ns_teardown),
         cmocka_unit_test_setup_teardown(test_system_topic_list_after_unregister_through_one_cluster,

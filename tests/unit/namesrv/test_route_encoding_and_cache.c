@@ -272,6 +272,43 @@ static void test_order_conf_follows_setting_and_kv(void **state)
     route_entry_put(e);
 }
 
+/* Entries are carved from reused blocks: a broker's topics withdrawn and
+ * registered again take no new block, and a body a reader still holds stays
+ * valid after the cache (and its arena) is gone. */
+static void test_entry_blocks_are_reused_and_outlive_the_cache(void **state)
+{
+    (void)state;
+    namesrv_config cfg;
+    namesrv_config_defaults(&cfg);
+    namesrv_core core;
+    assert_int_equal(namesrv_core_init(&core, &cfg), 0);
+    char spec[64 * 2100];
+    size_t n = 0;
+    for (int i = 0; i < 2000; i++)
+        n += (size_t)snprintf(spec + n, sizeof(spec) - n, "%sTopicWithALongerName%d", i ? "," : "",
+                              i);
+    reg(&core.routes, "C", "b", "a:1", 0, 1, 1, spec, 1, NULL);
+    namesrv_core_publish(&core);
+    size_t blocks = entry_arena_blocks(core.cache.arena);
+    assert_true(blocks >= 2);
+    route_table_unregister(&core.routes, "C", "b", "a:1", 0);
+    namesrv_core_publish(&core);
+    assert_int_equal(route_cache_count(&core.cache), 0);
+    rcu_barrier(); /* the withdrawn entries' grace periods are over */
+    reg(&core.routes, "C", "b", "a:1", 0, 1, 2, spec, 1, NULL);
+    namesrv_core_publish(&core);
+    assert_int_equal(route_cache_count(&core.cache), 2000);
+    assert_true(entry_arena_blocks(core.cache.arena) <= blocks + 1);
+    const char *body;
+    size_t len;
+    route_entry *held = route_cache_get(&core.cache, "TopicWithALongerName7", true, &body, &len);
+    assert_non_null(held);
+    assert_non_null(held->block);
+    namesrv_core_destroy(&core);
+    assert_non_null(strstr(body, "\"brokerName\":\"b\""));
+    route_entry_put(held); /* the last reference frees the block and the arena */
+}
+
 int main(void)
 {
     rcu_register_thread();
@@ -296,6 +333,7 @@ int main(void)
                                         teardown_core),
         cmocka_unit_test_setup_teardown(test_order_conf_follows_setting_and_kv, setup_core,
                                         teardown_core),
+        cmocka_unit_test(test_entry_blocks_are_reused_and_outlive_the_cache),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     rcu_unregister_thread();

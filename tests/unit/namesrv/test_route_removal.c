@@ -118,6 +118,36 @@ static void test_expiry_removes_silent_broker_and_closes_its_channel(void **stat
     assert_non_null(route_table_broker(rt, "broker-b"));
 }
 
+/* Brokers removed by one pass lose their QueueData in one walk of the
+ * topics: shared and own topics, a survivor's share kept. */
+static void test_expiry_of_many_brokers_at_once_drops_their_queue_data(void **state)
+{
+    route_table *rt = *state;
+    reg(rt, "C1", "broker-a", "A:1", 0, 7, 1, "Own-a,Shared", 1000, NULL);
+    reg(rt, "C1", "broker-b", "B:1", 0, 8, 1, "Own-b,Shared,Kept", 1000, NULL);
+    reg(rt, "C1", "broker-c", "C:1", 0, 9, 1, "Own-c,Shared", 1000, NULL);
+    reg(rt, "C1", "broker-d", "D:1", 0, 10, 1, "Kept", 100000, NULL);
+    size_t n;
+    bool all;
+    char **dirty = route_table_take_dirty(rt, &n, &all);
+    for (size_t i = 0; i < n; i++)
+        free(dirty[i]);
+    free(dirty);
+    closed c = {0};
+    assert_int_equal(route_table_scan_expired(rt, 1000 + 120001, record_close, &c), 3);
+    assert_null(route_table_topic(rt, "Own-a"));
+    assert_null(route_table_topic(rt, "Own-b"));
+    assert_null(route_table_topic(rt, "Own-c"));
+    assert_null(route_table_topic(rt, "Shared"));
+    assert_non_null(find_qd(rt, "Kept", "broker-d"));
+    assert_null(find_qd(rt, "Kept", "broker-b"));
+    dirty = route_table_take_dirty(rt, &n, &all);
+    assert_int_equal(n, 5); /* Own-a, Own-b, Own-c, Shared, Kept */
+    for (size_t i = 0; i < n; i++)
+        free(dirty[i]);
+    free(dirty);
+}
+
 static void test_expiry_honours_the_brokers_own_timeout(void **state)
 {
     route_table *rt = *state;
@@ -241,6 +271,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_channel_close_falls_back_to_peer_address, rt_setup,
                                         rt_teardown),
         cmocka_unit_test_setup_teardown(test_expiry_removes_silent_broker_and_closes_its_channel,
+                                        rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(test_expiry_of_many_brokers_at_once_drops_their_queue_data,
                                         rt_setup, rt_teardown),
         cmocka_unit_test_setup_teardown(test_expiry_honours_the_brokers_own_timeout, rt_setup,
                                         rt_teardown),
