@@ -115,12 +115,74 @@ static inline bool plain_int(compact_scan *s, int32_t *dst)
     return true;
 }
 
+static int hex_digit(uint8_t c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    c |= 0x20;
+    return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* The escapes Java and ali-ons write into a send's properties (\u0001,
+ * \u0002) and the one-letter ones, decoded into the arena. Every property
+ * string has them, so declining here sent every send to the general path.
+ * Anything the general scanner treats specially (\u0000, non-ASCII \u,
+ * surrogates, \' and \v, bad escapes) still declines: its rules stay there. */
+static bool escaped_copy(compact_scan *s, char **out)
+{
+    const uint8_t *a = s->p + 1, *i = a, *end = s->end;
+    while (i < end && *i != '"')
+        i += *i == '\\' ? 2 : 1;
+    if (i >= end)
+        return false;
+    const uint8_t *b = i;
+    char *dst = rmq_arena_alloc_str(s->cmd, (size_t)(b - a) + 1);
+    if (!dst)
+        return false;
+    size_t n = 0;
+    for (i = a; i < b;) {
+        if (*i != '\\') {
+            dst[n++] = (char)*i++;
+            continue;
+        }
+        uint8_t e = i[1];
+        i += 2;
+        switch (e) {
+        case '"':
+        case '\\':
+        case '/': dst[n++] = (char)e; break;
+        case 'b': dst[n++] = '\b'; break;
+        case 'f': dst[n++] = '\f'; break;
+        case 'n': dst[n++] = '\n'; break;
+        case 'r': dst[n++] = '\r'; break;
+        case 't': dst[n++] = '\t'; break;
+        case 'u': {
+            if (b - i < 4 || i[0] != '0' || i[1] != '0')
+                return false;
+            int hi = hex_digit(i[2]), lo = hex_digit(i[3]);
+            if (hi < 0 || hi > 7 || lo < 0 || (hi | lo) == 0)
+                return false;
+            dst[n++] = (char)(hi << 4 | lo);
+            i += 4;
+            break;
+        }
+        default: return false;
+        }
+    }
+    dst[n] = '\0';
+    *out = dst;
+    s->p = b + 1;
+    return true;
+}
+
 /* A quoted string copied into the arena, NUL-terminated. */
 static inline bool arena_copy(compact_scan *s, char **out)
 {
     const uint8_t *a = NULL, *b = NULL;
-    if (!at(s, '"') || !plain_string(s, &a, &b))
+    if (!at(s, '"'))
         return false;
+    if (!plain_string(s, &a, &b))
+        return escaped_copy(s, out);
     size_t n = (size_t)(b - a);
     char *dst = rmq_arena_alloc_str(s->cmd, n + 1);
     if (!dst)
