@@ -1,6 +1,6 @@
 /* header_json_compact.c — the JSON header as Java/fastjson and ali-ons send it
  * (protocol.md §2.2, Appendix B): no whitespace, each known key at most once,
- * no escapes. It never rejects a header: on any surprise it restores the
+ * only the plain escapes (escaped_copy). It never rejects a header: on any surprise it restores the
  * command and the general scanner (header_json_decode.c) starts over, so
  * leniency and error reasons stay that file's alone. */
 #include <stdbool.h>
@@ -130,23 +130,32 @@ static int hex_digit(uint8_t c)
  * surrogates, \' and \v, bad escapes) still declines: its rules stay there. */
 static bool escaped_copy(compact_scan *s, char **out)
 {
-    const uint8_t *a = s->p + 1, *i = a, *end = s->end;
-    while (i < end && *i != '"')
-        i += *i == '\\' ? 2 : 1;
-    if (i >= end)
-        return false;
-    const uint8_t *b = i;
+    const uint8_t *a = s->p + 1, *end = s->end, *b = a;
+    /* the closing quote is the first one after an even run of backslashes */
+    for (;;) {
+        b = memchr(b, '"', (size_t)(end - b));
+        if (!b)
+            return false;
+        const uint8_t *k = b;
+        while (k > a && k[-1] == '\\')
+            k--;
+        if (((b - k) & 1) == 0)
+            break;
+        b++;
+    }
     char *dst = rmq_arena_alloc_str(s->cmd, (size_t)(b - a) + 1);
     if (!dst)
         return false;
     size_t n = 0;
-    for (i = a; i < b;) {
-        if (*i != '\\') {
-            dst[n++] = (char)*i++;
-            continue;
-        }
-        uint8_t e = i[1];
-        i += 2;
+    for (const uint8_t *i = a; i < b;) {
+        const uint8_t *bs = memchr(i, '\\', (size_t)(b - i));
+        size_t run = (size_t)((bs ? bs : b) - i);
+        memcpy(dst + n, i, run);
+        n += run;
+        if (!bs)
+            break;
+        uint8_t e = bs[1]; /* bs + 1 < b: backslash runs before b are even */
+        i = bs + 2;
         switch (e) {
         case '"':
         case '\\':
