@@ -252,12 +252,22 @@ static bool ext_fields(compact_scan *s, size_t header_len)
         s->p++;
         return true;
     }
+    uint64_t first_bytes[4] = {0};
     for (;;) {
         char *key = NULL, *value = NULL;
         if (!arena_copy(s, &key) || !at(s, ':'))
             return false;
         s->p++;
-        if (!ext_value(s, &value) || rmq_cmd_ext_put_owned(cmd, key, value) != 0)
+        if (!ext_value(s, &value))
+            return false;
+        /* a key whose first byte no earlier key had is new: no search (a
+         * send's single-letter keys never search) */
+        uint8_t k0 = (uint8_t)key[0];
+        uint64_t bit = 1ull << (k0 & 63);
+        bool maybe_seen = (first_bytes[k0 >> 6] & bit) != 0;
+        first_bytes[k0 >> 6] |= bit;
+        if ((maybe_seen ? rmq_cmd_ext_put_owned(cmd, key, value)
+                        : rmq_cmd_ext_append_owned(cmd, key, value)) != 0)
             return false;
         if (at(s, ',')) {
             s->p++; /* a trailing comma fails the key's quote check */
