@@ -252,12 +252,18 @@ static rmq_ext_field *find_ext(const rmq_cmd *cmd, const char *key)
 
 int rmq_cmd_ext_put_owned(rmq_cmd *cmd, char *key, char *value)
 {
-    cmd->has_ext = true;
     rmq_ext_field *f = find_ext(cmd, key);
     if (f) {
+        cmd->has_ext = true;
         f->value = value;
         return 0;
     }
+    return rmq_cmd_ext_append_owned(cmd, key, value);
+}
+
+int rmq_cmd_ext_append_owned(rmq_cmd *cmd, char *key, char *value)
+{
+    cmd->has_ext = true;
     if (cmd->ext_count == cmd->ext_cap &&
         rmq_cmd_ext_reserve(cmd, cmd->ext_cap ? cmd->ext_cap * 2 : 8) != 0)
         return -ENOMEM;

@@ -40,6 +40,8 @@ int rmq_cmd_ext_reserve(rmq_cmd *cmd, uint32_t cap);
  * a JSON null or binary empty value). A repeated key replaces the earlier
  * value in place (Java HashMap put: last wins). 0 or -ENOMEM. */
 int rmq_cmd_ext_put_owned(rmq_cmd *cmd, char *key, char *value);
+/* The same for a key known to be absent (no search). */
+int rmq_cmd_ext_append_owned(rmq_cmd *cmd, char *key, char *value);
 
 /* Language byte for a name of `len` bytes; unknown names give OTHER. */
 int32_t rmq_language_from_name(const char *name, size_t len);

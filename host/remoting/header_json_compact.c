@@ -1,6 +1,6 @@
 /* header_json_compact.c — the JSON header as Java/fastjson and ali-ons send it
  * (protocol.md §2.2, Appendix B): no whitespace, each known key at most once,
- * no escapes. It never rejects a header: on any surprise it restores the
+ * only the plain escapes (escaped_copy). It never rejects a header: on any surprise it restores the
  * command and the general scanner (header_json_decode.c) starts over, so
  * leniency and error reasons stay that file's alone. */
 #include <stdbool.h>
@@ -115,12 +115,83 @@ static inline bool plain_int(compact_scan *s, int32_t *dst)
     return true;
 }
 
+static int hex_digit(uint8_t c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    c |= 0x20;
+    return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* The escapes Java and ali-ons write into a send's properties (\u0001,
+ * \u0002) and the one-letter ones, decoded into the arena. Every property
+ * string has them, so declining here sent every send to the general path.
+ * Anything the general scanner treats specially (\u0000, non-ASCII \u,
+ * surrogates, \' and \v, bad escapes) still declines: its rules stay there. */
+static bool escaped_copy(compact_scan *s, char **out)
+{
+    const uint8_t *a = s->p + 1, *end = s->end, *b = a;
+    /* the closing quote is the first one after an even run of backslashes */
+    for (;;) {
+        b = memchr(b, '"', (size_t)(end - b));
+        if (!b)
+            return false;
+        const uint8_t *k = b;
+        while (k > a && k[-1] == '\\')
+            k--;
+        if (((b - k) & 1) == 0)
+            break;
+        b++;
+    }
+    char *dst = rmq_arena_alloc_str(s->cmd, (size_t)(b - a) + 1);
+    if (!dst)
+        return false;
+    size_t n = 0;
+    for (const uint8_t *i = a; i < b;) {
+        const uint8_t *bs = memchr(i, '\\', (size_t)(b - i));
+        size_t run = (size_t)((bs ? bs : b) - i);
+        memcpy(dst + n, i, run);
+        n += run;
+        if (!bs)
+            break;
+        uint8_t e = bs[1]; /* bs + 1 < b: backslash runs before b are even */
+        i = bs + 2;
+        switch (e) {
+        case '"':
+        case '\\':
+        case '/': dst[n++] = (char)e; break;
+        case 'b': dst[n++] = '\b'; break;
+        case 'f': dst[n++] = '\f'; break;
+        case 'n': dst[n++] = '\n'; break;
+        case 'r': dst[n++] = '\r'; break;
+        case 't': dst[n++] = '\t'; break;
+        case 'u': {
+            if (b - i < 4 || i[0] != '0' || i[1] != '0')
+                return false;
+            int hi = hex_digit(i[2]), lo = hex_digit(i[3]);
+            if (hi < 0 || hi > 7 || lo < 0 || (hi | lo) == 0)
+                return false;
+            dst[n++] = (char)(hi << 4 | lo);
+            i += 4;
+            break;
+        }
+        default: return false;
+        }
+    }
+    dst[n] = '\0';
+    *out = dst;
+    s->p = b + 1;
+    return true;
+}
+
 /* A quoted string copied into the arena, NUL-terminated. */
 static inline bool arena_copy(compact_scan *s, char **out)
 {
     const uint8_t *a = NULL, *b = NULL;
-    if (!at(s, '"') || !plain_string(s, &a, &b))
+    if (!at(s, '"'))
         return false;
+    if (!plain_string(s, &a, &b))
+        return escaped_copy(s, out);
     size_t n = (size_t)(b - a);
     char *dst = rmq_arena_alloc_str(s->cmd, n + 1);
     if (!dst)
@@ -181,12 +252,22 @@ static bool ext_fields(compact_scan *s, size_t header_len)
         s->p++;
         return true;
     }
+    uint64_t first_bytes[4] = {0};
     for (;;) {
         char *key = NULL, *value = NULL;
         if (!arena_copy(s, &key) || !at(s, ':'))
             return false;
         s->p++;
-        if (!ext_value(s, &value) || rmq_cmd_ext_put_owned(cmd, key, value) != 0)
+        if (!ext_value(s, &value))
+            return false;
+        /* a key whose first byte no earlier key had is new: no search (a
+         * send's single-letter keys never search) */
+        uint8_t k0 = (uint8_t)key[0];
+        uint64_t bit = 1ull << (k0 & 63);
+        bool maybe_seen = (first_bytes[k0 >> 6] & bit) != 0;
+        first_bytes[k0 >> 6] |= bit;
+        if ((maybe_seen ? rmq_cmd_ext_put_owned(cmd, key, value)
+                        : rmq_cmd_ext_append_owned(cmd, key, value)) != 0)
             return false;
         if (at(s, ',')) {
             s->p++; /* a trailing comma fails the key's quote check */

@@ -4,7 +4,6 @@
 
 #include <stdio.h>
 #include <string.h>
-#include <strings.h>
 
 static int parse(const char *s, int64_t lo, int64_t hi, int64_t *out)
 {
@@ -52,7 +51,9 @@ int java_parse_long(const char *s, int64_t *out)
 
 bool java_parse_bool(const char *s)
 {
-    return s && strcasecmp(s, "true") == 0;
+    /* Boolean.parseBoolean, by hand: two of these run on every send */
+    return s && (s[0] | 0x20) == 't' && (s[1] | 0x20) == 'r' && (s[2] | 0x20) == 'u' &&
+           (s[3] | 0x20) == 'e' && s[4] == 0;
 }
 
 void number_format_remark(const char *s, char *buf, size_t cap)

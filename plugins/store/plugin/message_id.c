@@ -7,10 +7,37 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Canonical dotted quad ("127.0.0.1": 1-3 digits per part, no leading zero,
+ * each <= 255) — a subset of what inet_pton takes, giving the same bytes.
+ * Every send parses its peer's address; anything else goes to inet_pton. */
+static bool dotted_quad(const char *s, uint8_t out[4])
+{
+    for (int part = 0; part < 4; part++) {
+        if (part && *s++ != '.')
+            return false;
+        if (*s < '0' || *s > '9')
+            return false;
+        unsigned v = (unsigned)(*s++ - '0');
+        if (v != 0)
+            for (int d = 1; d < 3 && *s >= '0' && *s <= '9'; d++)
+                v = v * 10 + (unsigned)(*s++ - '0');
+        if (v > 255 || (*s >= '0' && *s <= '9'))
+            return false;
+        out[part] = (uint8_t)v;
+    }
+    return *s == 0;
+}
+
 int addr_from_ip_port(const char *ip, int32_t port, store_addr *out)
 {
     memset(out, 0, sizeof *out);
     out->port = port;
+    uint8_t q[4];
+    if (dotted_quad(ip, q)) {
+        memcpy(out->ip, q, 4);
+        out->ip_len = 4;
+        return 0;
+    }
     struct in_addr a4;
     struct in6_addr a6;
     if (inet_pton(AF_INET, ip, &a4) == 1) {
@@ -50,9 +77,17 @@ int addr_parse(const char *text, store_addr *out)
         return -1;
     memcpy(ip, b, n);
     ip[n] = 0;
-    char *end;
-    long port = strtol(colon + 1, &end, 10);
-    if (*end || port < 0 || port > 65535)
+    long port = 0;
+    const char *d = colon + 1;
+    if (*d >= '0' && *d <= '9') { /* the usual decimal port, without strtol */
+        for (; *d >= '0' && *d <= '9' && port <= 65535; d++)
+            port = port * 10 + (*d - '0');
+    } else {
+        char *end;
+        port = strtol(d, &end, 10);
+        d = end;
+    }
+    if (*d || port < 0 || port > 65535)
         return -1;
     return addr_from_ip_port(ip, (int32_t)port, out);
 }

@@ -34,6 +34,14 @@ static const char *const SYSTEM_TOPICS[] = {"SCHEDULE_TOPIC_XXXX",
                                             "OFFSET_MOVED_EVENT",
                                             NULL};
 
+/* snprintf("%s") without the format machinery: this runs on every send */
+static void copy_text(char *dst, size_t cap, const char *src)
+{
+    size_t n = strnlen(src, cap - 1);
+    memcpy(dst, src, n);
+    dst[n] = 0;
+}
+
 rmq_cmd *send_response_new(store_plugin *sp, const rmq_cmd *req, int32_t code, const char *remark)
 {
     rmq_cmd *r = sp->api->cmd_new_response(req, code, remark);
@@ -173,19 +181,21 @@ static int32_t check_topic(const char *topic, char *remark, size_t cap)
         snprintf(remark, cap, "The specified topic is blank.");
         return RC_SYSTEM_ERROR;
     }
-    for (const unsigned char *p = (const unsigned char *)topic; *p; p++)
+    const unsigned char *p = (const unsigned char *)topic;
+    for (; *p; p++)
         if (!topic_char_ok(*p)) {
             snprintf(remark, cap,
                      "The specified topic contains illegal characters, allowing only "
                      "^[%%|a-zA-Z0-9_-]+$");
             return RC_SYSTEM_ERROR;
         }
-    if (strlen(topic) > 127) {
+    size_t len = (size_t)((const char *)p - topic);
+    if (len > 127) {
         snprintf(remark, cap, "The specified topic is longer than topic max length.");
         return RC_SYSTEM_ERROR;
     }
     for (const char *const *s = SYSTEM_TOPICS; *s; s++)
-        if (strcmp(topic, *s) == 0) {
+        if (topic[0] == (*s)[0] && strcmp(topic, *s) == 0) {
             snprintf(remark, cap, "Sending message to topic[%s] is forbidden.", topic);
             return RC_NO_PERMISSION;
         }
@@ -522,7 +532,7 @@ static int send_run(store_plugin *sp, send_job *j, bool may_block)
     m->has_tags_code = false;
     m->tags_code = 0;
     m->prepared_tx_offset = 0;
-    snprintf(m->topic, sizeof m->topic, "%s", h->topic);
+    copy_text(m->topic, sizeof m->topic, h->topic);
     m->queue_id = queue_id;
     m->resp_queue_id = queue_id;
     m->sys_flag = h->sys_flag;
@@ -588,7 +598,7 @@ static int send_process(rmq_request *req, const rmq_cmd *cmd, void *ud, bool inl
     job.cmd = cmd;
     job.oneway = store_cmd_is_oneway(sp, cmd);
     const char *peer = sp->api->request_peer(req);
-    snprintf(job.peer, sizeof job.peer, "%s", peer ? peer : "");
+    copy_text(job.peer, sizeof job.peer, peer ? peer : "");
     if (send_header_decode(sp, cmd, &job.h, remark, sizeof remark) != 0) {
         sp->api->request_fail(req, remark);
         return RMQ_EINVAL;

@@ -17,6 +17,11 @@
     "{\"code\":105,\"language\":\"JAVA\",\"opaque\":3,\"flag\":0,\"version\":121,"                 \
     "\"extFields\":{\"topic\":\"T\",\"queueId\":0,\"flag\":true,\"off\":-12,\"n\":null,"           \
     "\"f\":false}}"
+/* a SEND_MESSAGE_V2 as fastjson writes it: the properties escape \001, \002 */
+#define JAVA_SEND_HEADER                                                                           \
+    "{\"code\":310,\"extFields\":{\"a\":\"G\",\"b\":\"T\",\"e\":\"-1\",\"i\":"                     \
+    "\"WAIT\\u0001true\\u0002TAGS\\u0001A\\\"\\\\/\\n\\t\\u007F\\u001b\"},\"flag\":0,"             \
+    "\"language\":\"JAVA\",\"opaque\":9,\"serializeTypeCurrentRPC\":\"JSON\",\"version\":409}"
 #define CPP_HEADER                                                                                 \
     "{\"code\":34,\"extFields\":{\"AccessKey\":\"\",\"OnsChannel\":\"ALIYUN\","                    \
     "\"Signature\":\"\"},\"flag\":0,\"language\":\"CPP\",\"opaque\":0,\"remark\":\"\","            \
@@ -86,6 +91,17 @@ static void test_compact_path_takes_ali_ons_typed_ext_values_as_text(void **stat
     rmq_cmd_free(c);
 }
 
+static void test_compact_path_takes_the_escapes_of_send_properties(void **state)
+{
+    (void)state;
+    rmq_cmd *c;
+    assert_int_equal(decode_compact(JAVA_SEND_HEADER, &c), 0);
+    assert_int_equal(c->code, 310);
+    assert_string_equal(rmq_cmd_ext_get(c, "i"), "WAIT\001true\002TAGS\001A\"\\/\n\t\177\033");
+    assert_string_equal(rmq_cmd_ext_get(c, "e"), "-1");
+    rmq_cmd_free(c);
+}
+
 static void test_compact_path_takes_the_cpp_layout_with_its_trailing_newline(void **state)
 {
     (void)state;
@@ -114,11 +130,16 @@ static void test_compact_path_declines_surprises_and_leaves_the_command_as_it_wa
         "{\"code\":\"105\"}",
         "{\"language\":5}",
         "{\"remark\":null}",
-        "{\"remark\":\"a\\nb\"}",
+        "{\"remark\":\"a\\vb\"}",
+        "{\"remark\":\"a\\u00e9\"}",
+        "{\"remark\":\"a\\u0000\"}",
+        "{\"remark\":\"a\\'\"}",
         "{\"extFields\":{\"k\":\"v\",}}",
         "{\"extFields\":{\"k\":1.5}}",
         "{\"extFields\":{\"k\":[1]}}",
-        "{\"extFields\":{\"k\":\"v\\\"\"}}",
+        "{\"extFields\":{\"k\":\"v\\ud83d\\ude00\"}}",
+        "{\"extFields\":{\"k\":\"v\\u00\"}}",
+        "{\"extFields\":{\"k\":\"v\\x\"}}",
         "{\"extFields\":null}",
         "{\"extFields\":{\"a\":\"1\",\"b\":\"2\"},\"version\":1} x",
         "{'code':1}",
@@ -156,7 +177,8 @@ static bool assert_both_ways_agree(const uint8_t *hdr, size_t len)
 static void test_compact_and_general_agree_on_every_mutation_of_real_headers(void **state)
 {
     (void)state;
-    static const char *const headers[] = {JAVA_HEADER, ALI_ONS_HEADER, CPP_HEADER};
+    static const char *const headers[] = {JAVA_HEADER, ALI_ONS_HEADER, CPP_HEADER,
+                                          JAVA_SEND_HEADER};
     static const char subs[] = " \n\"'\\,:{}[]0-9.entfx\001";
     size_t taken = 0;
     for (size_t h = 0; h < sizeof headers / sizeof headers[0]; h++) {
@@ -191,6 +213,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_compact_path_takes_the_java_fastjson_layout),
         cmocka_unit_test(test_compact_path_takes_ali_ons_typed_ext_values_as_text),
+        cmocka_unit_test(test_compact_path_takes_the_escapes_of_send_properties),
         cmocka_unit_test(test_compact_path_takes_the_cpp_layout_with_its_trailing_newline),
         cmocka_unit_test(test_compact_path_declines_surprises_and_leaves_the_command_as_it_was),
         cmocka_unit_test(test_compact_and_general_agree_on_every_mutation_of_real_headers),

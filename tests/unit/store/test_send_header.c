@@ -27,6 +27,25 @@ static const char *fake_ext_get(const rmq_cmd *cmd, const char *key)
     return NULL;
 }
 
+static size_t fake_ext_count(const rmq_cmd *cmd)
+{
+    const fake_cmd *c = (const fake_cmd *)(const void *)cmd;
+    size_t n = 0;
+    for (const char *const *p = c->kv; p && p[0]; p += 2)
+        n++;
+    return n;
+}
+
+static int fake_ext_at(const rmq_cmd *cmd, size_t i, const char **key, const char **value)
+{
+    const fake_cmd *c = (const fake_cmd *)(const void *)cmd;
+    if (i >= fake_ext_count(cmd))
+        return -1;
+    *key = c->kv[2 * i];
+    *value = c->kv[2 * i + 1];
+    return 0;
+}
+
 static int32_t fake_code(const rmq_cmd *cmd)
 {
     return ((const fake_cmd *)(const void *)cmd)->code;
@@ -43,6 +62,8 @@ static int decode(int32_t code, const char *const *kv, send_header *h, char *rem
     rmq_host_api api;
     memset(&api, 0, sizeof api);
     api.cmd_ext_get = fake_ext_get;
+    api.cmd_ext_count = fake_ext_count;
+    api.cmd_ext_at = fake_ext_at;
     api.cmd_code = fake_code;
     api.cmd_version = fake_version;
     store_plugin sp;

@@ -197,6 +197,18 @@ static void offset_message_ids(void **state)
     assert_int_equal(a.port, 5);
     assert_int_equal(addr_parse("nonsense", &a), -1);
     assert_int_equal(addr_parse("1.2.3.4:99999", &a), -1);
+    /* the hand-rolled dotted quad agrees with inet_pton at its edges */
+    assert_int_equal(addr_parse("255.0.10.199:65535", &a), 0);
+    offset_msg_id(&a, 0, id);
+    assert_string_equal(id, "FF000AC70000FFFF0000000000000000");
+    assert_int_equal(addr_parse("0.0.0.0:0", &a), 0);
+    assert_int_equal(a.ip_len, 4);
+    static const char *const bad[] = {"256.1.1.1:1", "1.2.3:1",    "1.2.3.4.5:1",
+                                      "01.2.3.4:1",  "1..3.4:1",   "1.2.3.4x:1",
+                                      "1.2.3.4:-1",  "1.2.3.4:1x", "1000.1.1.1:1"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        if (addr_parse(bad[i], &a) != -1)
+            fail_msg("took %s", bad[i]);
 }
 
 int main(void)
