@@ -22,7 +22,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+# shellcheck source=../support/all_in_one_conf.sh
+. "$(dirname "$0")/../support/all_in_one_conf.sh"
 bport=$(free_port)
 "$bin/baseline_server" -l "127.0.0.1:$bport" -t 1 >"$dir/baseline.log" 2>&1 &
 pids+=($!)
@@ -33,29 +34,10 @@ start_daemon() {
   local flush=$1 inline=$2
   if [[ -n $dpid ]]; then kill "$dpid"; wait "$dpid" || true; dpid=; fi
   rm -rf "$dir/state" "$dir/conf.d"
-  mkdir -p "$dir/conf.d" "$dir/state"
   local ns
   ns=$(free_port)
-  cat >"$dir/conf.d/host.conf" <<CONF
-state_dir = "$dir/state";
-io_threads = 1;
-log_level = "warn";
-servers = { namesrv = { listen = "127.0.0.1:$ns"; }; broker = { listen = "127.0.0.1:0"; }; };
-CONF
-  cat >"$dir/conf.d/10-roles.conf" <<CONF
-plugin = { name = "namesrv"; path = "$plugins/namesrv.so"; server = "namesrv"; };
-CONF
-  cat >"$dir/conf.d/20-bcm.conf" <<CONF
-plugin = { name = "broker-client-mgr"; path = "$plugins/broker-client-mgr.so"; server = "broker";
-  settings = { namesrvAddr = "127.0.0.1:$ns"; brokerIP1 = "127.0.0.1"; }; };
-CONF
-  cat >"$dir/conf.d/30-filter.conf" <<CONF
-plugin = { name = "filter"; path = "$plugins/filter.so"; server = "broker"; };
-CONF
-  cat >"$dir/conf.d/40-store.conf" <<CONF
-plugin = { name = "store"; path = "$plugins/store.so"; server = "broker";
-  settings = { flushDiskType = "$flush"; sendMessageInline = $inline; }; };
-CONF
+  write_all_in_one_conf "$dir" "$plugins" "$ns" 1 \
+    "flushDiskType = \"$flush\"; sendMessageInline = $inline;"
   "$bin/rmqhostd" -c "$dir/conf.d" >"$dir/daemon.log" 2>&1 &
   dpid=$!
   for _ in $(seq 1 300); do [[ -f $dir/state/listen.addrs ]] && break; sleep 0.1; done

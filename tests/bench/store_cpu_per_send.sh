@@ -21,29 +21,11 @@ cleanup() {
   rm -rf "$dir"
 }
 trap cleanup EXIT
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+# shellcheck source=../support/all_in_one_conf.sh
+. "$(dirname "$0")/../support/all_in_one_conf.sh"
 ns=$(free_port)
-mkdir -p "$dir/conf.d" "$dir/state"
-cat >"$dir/conf.d/host.conf" <<CONF
-state_dir = "$dir/state";
-io_threads = ${IOT:-1};
-log_level = "warn";
-servers = { namesrv = { listen = "127.0.0.1:$ns"; }; broker = { listen = "127.0.0.1:0"; }; };
-CONF
-cat >"$dir/conf.d/10-roles.conf" <<CONF
-plugin = { name = "namesrv"; path = "$plugins/namesrv.so"; server = "namesrv"; };
-CONF
-cat >"$dir/conf.d/20-bcm.conf" <<CONF
-plugin = { name = "broker-client-mgr"; path = "$plugins/broker-client-mgr.so"; server = "broker";
-  settings = { namesrvAddr = "127.0.0.1:$ns"; brokerIP1 = "127.0.0.1"; }; };
-CONF
-cat >"$dir/conf.d/30-filter.conf" <<CONF
-plugin = { name = "filter"; path = "$plugins/filter.so"; server = "broker"; };
-CONF
-cat >"$dir/conf.d/40-store.conf" <<CONF
-plugin = { name = "store"; path = "${STORE_SO:-$plugins/store.so}"; server = "broker";
-  settings = { flushDiskType = "$flush"; $extra }; };
-CONF
+write_all_in_one_conf "$dir" "$plugins" "$ns" "${IOT:-1}" "flushDiskType = \"$flush\"; $extra" \
+  "" "" "${STORE_SO:-$plugins/store.so}"
 "$bin/rmqhostd" -c "$dir/conf.d" >"$dir/daemon.log" 2>&1 &
 dpid=$!
 for _ in $(seq 1 300); do [[ -f $dir/state/listen.addrs ]] && break; sleep 0.1; done

@@ -13,14 +13,14 @@ dir=$(mktemp -d /tmp/rmqvg-aio.XXXXXX)
 pid=
 cleanup() { [[ -n $pid ]] && kill -KILL "$pid" 2>/dev/null; rm -rf "$dir"; }
 trap cleanup EXIT
-ns=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-mkdir -p "$dir/conf.d"
-cat >"$dir/conf.d/host.conf" <<CONF
-state_dir = "$dir/state";
-io_threads = 2;
-servers = { namesrv = { listen = "127.0.0.1:$ns"; }; broker = { listen = "127.0.0.1:0"; $(
-  [[ -n $secure ]] && echo 'tls = { mode = "permissive"; test_mode = true; };') }; };
-CONF
+# shellcheck source=../../support/all_in_one_conf.sh
+. "$(dirname "$0")/../../support/all_in_one_conf.sh"
+ns=$(free_port)
+tls=
+[[ -n $secure ]] && tls='tls = { mode = "permissive"; test_mode = true; };'
+write_all_in_one_conf "$dir" "$plugins" "$ns" 2 \
+  "mappedFileSizeCommitLog = 1048576; mappedFileSizeConsumeQueue = 12000;" \
+  'topics = "VgTopic:2";' "$tls"
 if [[ -n $secure ]]; then
   mkdir -p "$dir/state"
   cat >"$dir/state/plain_acl.yml" <<YML
@@ -41,20 +41,6 @@ plugin = { name = "acl-broker"; path = "$plugins/acl.so"; server = "broker";
   settings = { role = "broker"; aclFile = "plain_acl.yml"; }; };
 CONF
 fi
-cat >"$dir/conf.d/10-namesrv.conf" <<CONF
-plugin = { name = "namesrv"; path = "$plugins/namesrv.so"; server = "namesrv"; };
-CONF
-cat >"$dir/conf.d/20-bcm.conf" <<CONF
-plugin = { name = "broker-client-mgr"; path = "$plugins/broker-client-mgr.so"; server = "broker";
-  settings = { namesrvAddr = "127.0.0.1:$ns"; brokerIP1 = "127.0.0.1"; topics = "VgTopic:2"; }; };
-CONF
-cat >"$dir/conf.d/30-filter.conf" <<CONF
-plugin = { name = "filter"; path = "$plugins/filter.so"; server = "broker"; };
-CONF
-cat >"$dir/conf.d/40-store.conf" <<CONF
-plugin = { name = "store"; path = "$plugins/store.so"; server = "broker";
-  settings = { mappedFileSizeCommitLog = 1048576; mappedFileSizeConsumeQueue = 12000; }; };
-CONF
 valgrind --leak-check=full --show-leak-kinds=definite,indirect \
   --errors-for-leak-kinds=definite,indirect --error-exitcode=99 \
   "$daemon" -c "$dir/conf.d" >"$dir/vg.log" 2>&1 &
