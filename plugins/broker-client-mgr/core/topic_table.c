@@ -1,6 +1,6 @@
-/* topic_table.c — owns the broker's topic table and its DataVersion, and
- * the topics.json format. Never registers anything: callers decide when the
- * NameServers must hear about a change. */
+/* topic_table.c — owns the broker's topic table and its DataVersion, the
+ * topics.json format and the decoded configs SEND reads. Never registers
+ * anything: callers decide when the NameServers must hear about a change. */
 #include "topic_table.h"
 
 #include "fastjson_text.h"
@@ -14,6 +14,8 @@ int bcm_topic_table_init(bcm_topic_table *t, uint64_t now_wall_ms)
     t->topics = json_object();
     t->dv.counter = 0;
     t->dv.timestamp = (int64_t)now_wall_ms;
+    str_map_init(&t->decoded);
+    t->gen = 0;
     return t->topics ? 0 : -1;
 }
 
@@ -21,6 +23,14 @@ void bcm_topic_table_free(bcm_topic_table *t)
 {
     json_decref(t->topics);
     t->topics = NULL;
+    str_map_clear(&t->decoded, free);
+}
+
+/* Called first by every function that changes t->topics: decoded entries
+ * stamped before now are stale. */
+static void topics_changing(bcm_topic_table *t)
+{
+    t->gen++;
 }
 
 json_t *bcm_topic_config_new(const char *name, int read_q, int write_q, int perm, int sys_flag,
@@ -33,6 +43,7 @@ json_t *bcm_topic_config_new(const char *name, int read_q, int write_q, int perm
 
 static void put_quiet(bcm_topic_table *t, json_t *cfg)
 {
+    topics_changing(t);
     if (cfg)
         json_object_set_new(t->topics, json_string_value(json_object_get(cfg, "topicName")), cfg);
 }
@@ -118,6 +129,7 @@ int bcm_topic_table_put(bcm_topic_table *t, json_t *cfg, uint64_t now_wall_ms)
         json_decref(cfg);
         return -1;
     }
+    topics_changing(t);
     if (json_object_set_new(t->topics, name, cfg) != 0)
         return -1;
     bcm_data_version_next(&t->dv, now_wall_ms);
@@ -136,6 +148,8 @@ bool bcm_topic_table_create_if_absent(bcm_topic_table *t, const char *name, int 
 
 bool bcm_topic_table_delete(bcm_topic_table *t, const char *name, uint64_t now_wall_ms)
 {
+    topics_changing(t);
+    free(str_map_remove(&t->decoded, name)); /* keeps the cache within the table */
     if (json_object_del(t->topics, name) != 0)
         return false;
     bcm_data_version_next(&t->dv, now_wall_ms);
@@ -154,6 +168,7 @@ bool bcm_topic_table_apply_order_conf(bcm_topic_table *t, const json_t *kv_table
     if (!json_is_object(table))
         return false;
     bool changed = false;
+    topics_changing(t);
     const char *k;
     json_t *v;
     json_object_foreach(t->topics, k, v)
@@ -167,4 +182,48 @@ bool bcm_topic_table_apply_order_conf(bcm_topic_table *t, const json_t *kv_table
     if (changed)
         bcm_data_version_next(&t->dv, now_wall_ms);
     return changed;
+}
+
+void bcm_topic_fields_from_json(const json_t *j, bcm_topic_fields *out)
+{
+    memset(out, 0, sizeof *out);
+    snprintf(out->topic_name, sizeof out->topic_name, "%s",
+             json_string_value(json_object_get(j, "topicName")));
+    out->read_queue_nums = (int32_t)json_integer_value(json_object_get(j, "readQueueNums"));
+    out->write_queue_nums = (int32_t)json_integer_value(json_object_get(j, "writeQueueNums"));
+    out->perm = (int32_t)json_integer_value(json_object_get(j, "perm"));
+    const char *ft = json_string_value(json_object_get(j, "topicFilterType"));
+    out->topic_filter_type = ft && strcmp(ft, "MULTI_TAG") == 0 ? 1 : 0;
+    out->topic_sys_flag = (int32_t)json_integer_value(json_object_get(j, "topicSysFlag"));
+    out->order = json_is_true(json_object_get(j, "order"));
+}
+
+typedef struct decoded_topic {
+    uint64_t gen;
+    bcm_topic_fields f;
+} decoded_topic;
+
+bool bcm_topic_table_get(bcm_topic_table *t, const char *name, bcm_topic_fields *out)
+{
+    decoded_topic *d = str_map_get(&t->decoded, name);
+    if (d && d->gen == t->gen) {
+        *out = d->f;
+        return true;
+    }
+    const json_t *j = json_object_get(t->topics, name);
+    if (!j) {
+        free(str_map_remove(&t->decoded, name));
+        return false;
+    }
+    bcm_topic_fields_from_json(j, out);
+    if (!d) {
+        d = malloc(sizeof *d);
+        if (!d || str_map_put(&t->decoded, name, d, NULL) != 0) {
+            free(d); /* answer without caching */
+            return true;
+        }
+    }
+    d->gen = t->gen;
+    d->f = *out;
+    return true;
 }

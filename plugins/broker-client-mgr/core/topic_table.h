@@ -1,15 +1,35 @@
 /* topic_table.h — TopicConfigManager: topic → TopicConfig plus a DataVersion
- * (protocol.md §4.2, §5.16.5); persisted as topics.json. Not thread-safe. */
+ * (protocol.md §4.2, §5.16.5); persisted as topics.json; and the decoded
+ * configs that SEND reads. Not thread-safe. */
 #ifndef BCM_TOPIC_TABLE_H
 #define BCM_TOPIC_TABLE_H
 
 #include "data_version.h"
+#include "str_map.h"
 
 #include <stdbool.h>
+#include <stdint.h>
+
+/* One TopicConfig decoded from its JSON (the fields of rmq_topic_config). */
+typedef struct bcm_topic_fields {
+    char topic_name[256];
+    int32_t read_queue_nums;
+    int32_t write_queue_nums;
+    int32_t perm;
+    int32_t topic_filter_type; /* 0 SINGLE_TAG, 1 MULTI_TAG */
+    int32_t topic_sys_flag;
+    bool order;
+} bcm_topic_fields;
 
 typedef struct bcm_topic_table {
     json_t *topics; /* name → TopicConfig JSON object (Java field names) */
     bcm_data_version dv;
+    /* name → decoded config stamped with the `gen` it was decoded at. Every
+     * function below that changes `topics` bumps gen first, so an entry with
+     * an older stamp is never answered: no change can be missed, whichever
+     * path made it. (Not the DataVersion: loading a file may set it back.) */
+    str_map decoded;
+    uint64_t gen;
 } bcm_topic_table;
 
 typedef struct bcm_system_topic_opts {
@@ -43,6 +63,11 @@ bool bcm_topic_table_create_if_absent(bcm_topic_table *t, const char *name, int 
                                       int sys_flag, uint64_t now_wall_ms);
 bool bcm_topic_table_delete(bcm_topic_table *t, const char *name, uint64_t now_wall_ms);
 bool bcm_topic_table_has(const bcm_topic_table *t, const char *name);
+/* Decode a TopicConfig JSON object. */
+void bcm_topic_fields_from_json(const json_t *j, bcm_topic_fields *out);
+/* The current config of `name` (decoded once per change of the table, then
+ * one hash lookup and a copy): false when absent. */
+bool bcm_topic_table_get(bcm_topic_table *t, const char *name, bcm_topic_fields *out);
 /* REGISTER_BROKER result: ORDER_TOPIC_CONFIG KVTable {"table":{topic:...}}
  * sets order=true for listed topics, false for the rest; bumps the version
  * when anything changed. Returns true when changed. */

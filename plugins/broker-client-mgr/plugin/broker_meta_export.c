@@ -12,18 +12,23 @@
 
 #define TBW102 "TBW102"
 
-static void topic_from_json(const json_t *j, rmq_topic_config *out)
+static void topic_from_fields(const bcm_topic_fields *f, rmq_topic_config *out)
 {
     memset(out, 0, sizeof *out);
-    snprintf(out->topic_name, sizeof out->topic_name, "%s",
-             json_string_value(json_object_get(j, "topicName")));
-    out->read_queue_nums = (int32_t)json_integer_value(json_object_get(j, "readQueueNums"));
-    out->write_queue_nums = (int32_t)json_integer_value(json_object_get(j, "writeQueueNums"));
-    out->perm = (int32_t)json_integer_value(json_object_get(j, "perm"));
-    const char *ft = json_string_value(json_object_get(j, "topicFilterType"));
-    out->topic_filter_type = ft && strcmp(ft, "MULTI_TAG") == 0 ? 1 : 0;
-    out->topic_sys_flag = (int32_t)json_integer_value(json_object_get(j, "topicSysFlag"));
-    out->order = json_is_true(json_object_get(j, "order"));
+    memcpy(out->topic_name, f->topic_name, sizeof out->topic_name);
+    out->read_queue_nums = f->read_queue_nums;
+    out->write_queue_nums = f->write_queue_nums;
+    out->perm = f->perm;
+    out->topic_filter_type = f->topic_filter_type;
+    out->topic_sys_flag = f->topic_sys_flag;
+    out->order = f->order;
+}
+
+static void topic_from_json(const json_t *j, rmq_topic_config *out)
+{
+    bcm_topic_fields f;
+    bcm_topic_fields_from_json(j, &f);
+    topic_from_fields(&f, out);
 }
 
 static void group_from_json(const json_t *j, rmq_subscription_group_config *out)
@@ -63,15 +68,16 @@ static int meta_topic_get(void *ud, const char *topic, rmq_topic_config *out)
     bcm_ctx *c = ud;
     if (!topic)
         return RMQ_EINVAL;
-    int rc = RMQ_ENOENT;
+    /* Every SEND asks: the table keeps the decoded config (see topic_table.h
+     * for why it is never stale), so this is a lookup and a copy. */
+    bcm_topic_fields f;
     pthread_mutex_lock(&c->lock);
-    const json_t *j = json_object_get(c->topics.topics, topic);
-    if (j) {
-        topic_from_json(j, out);
-        rc = 0;
-    }
+    bool found = bcm_topic_table_get(&c->topics, topic, &f);
     pthread_mutex_unlock(&c->lock);
-    return rc;
+    if (!found)
+        return RMQ_ENOENT;
+    topic_from_fields(&f, out);
+    return 0;
 }
 
 /* A topic was created: topics.json and the NameServers learn it (Java:

@@ -211,6 +211,64 @@ static void refused_sends_store_nothing(void **state)
     rmq_cmd_free(r);
 }
 
+static int admin_code(int fd, int code, const char *const *kv)
+{
+    rmq_cmd *req = rmq_tc_request(code, 900 + code, kv);
+    rmq_cmd *r = rmq_tc_call_response(fd, req, 5000);
+    rmq_cmd_free(req);
+    assert_non_null(r);
+    int got = r->code;
+    rmq_cmd_free(r);
+    return got;
+}
+
+static int send_code(int fd, int opaque, const char *topic, int queue)
+{
+    rmq_cmd *r = st_send(fd, opaque, topic, queue, NULL, "c", NULL);
+    assert_non_null(r);
+    int got = r->code;
+    rmq_cmd_free(r);
+    return got;
+}
+
+/* A send to a queue past the topic's queues is refused with the config the
+ * broker used in the remark (4.9.8 checks no topic perm on a send). */
+static void expect_config_in_refusal(int fd, int opaque, const char *topic, const char *config)
+{
+    rmq_cmd *r = st_send(fd, opaque, topic, 9, NULL, "c", NULL);
+    assert_non_null(r);
+    assert_int_equal(r->code, 1);
+    assert_non_null(r->remark);
+    if (!strstr(r->remark, config))
+        fail_msg("remark '%s' lacks '%s'", r->remark, config);
+    rmq_cmd_free(r);
+}
+
+/* The topic config a SEND checks is the current one: an update (17) with new
+ * queue numbers or perm, a delete (215) and the auto-creation that follows
+ * are each seen by the very next send. */
+static void topic_changes_seen_by_next_send(void **state)
+{
+    fixture *f = *state;
+    assert_int_equal(send_code(f->fd, 1, "TopicC", 0), 0); /* auto-created from TBW102 */
+    expect_config_in_refusal(f->fd, 2, "TopicC", "readQueueNums=4, writeQueueNums=4, perm=RW-");
+    const char *wide[] = {"topic", "TopicC", "readQueueNums", "8", "writeQueueNums", "8", "perm",
+                          "6",     NULL};
+    assert_int_equal(admin_code(f->fd, 17, wide), 0);
+    assert_int_equal(send_code(f->fd, 3, "TopicC", 6), 0);
+    expect_config_in_refusal(f->fd, 4, "TopicC", "readQueueNums=8, writeQueueNums=8, perm=RW-");
+    const char *narrow[] = {"topic", "TopicC", "readQueueNums", "8", "writeQueueNums", "2", "perm",
+                            "4",     NULL};
+    assert_int_equal(admin_code(f->fd, 17, narrow), 0);
+    expect_config_in_refusal(f->fd, 5, "TopicC", "readQueueNums=8, writeQueueNums=2, perm=R--");
+    const char *del[] = {"topic", "TopicC", NULL};
+    assert_int_equal(admin_code(f->fd, 215, del), 0);
+    /* created again from TBW102 by the next send */
+    expect_config_in_refusal(f->fd, 6, "TopicC", "readQueueNums=4, writeQueueNums=4, perm=RW-");
+    assert_int_equal(send_code(f->fd, 7, "TopicC", 6), 1);
+    assert_int_equal(send_code(f->fd, 8, "TopicC", 3), 0);
+}
+
 static rmq_cmd *send_batch(int fd, const char *topic, const void *body, size_t len)
 {
     const char *kv[] = {"a", "PG",
@@ -687,6 +745,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest all[] = {
         cmocka_unit_test_setup_teardown(send_then_pull_and_view, setup, teardown),
         cmocka_unit_test_setup_teardown(refused_sends_store_nothing, setup, teardown),
+        cmocka_unit_test_setup_teardown(topic_changes_seen_by_next_send, setup, teardown),
         cmocka_unit_test_setup_teardown(batch_send_and_malformed_batch, setup, teardown),
         cmocka_unit_test_setup_teardown(pull_codes_and_offsets, setup, teardown),
         cmocka_unit_test_setup_teardown(long_poll_woken_by_send, setup, teardown),
