@@ -1,10 +1,13 @@
-/* store_disk_probe.c — the two machine costs that bound the store's send
- * rate, measured without the store: fdatasync of a write of 4 KiB..1 MiB
- * (SYNC_FLUSH: one per group commit) and the CPU per 4 KiB page of
- * populating a fresh segment (MADV_POPULATE_WRITE; first use of the memory
- * vs pages freed just before and reused). Not a test; see docs/benchmarks.md.
+/* store_disk_probe.c — the machine costs that bound the store's send rate,
+ * measured without the store: fdatasync of a write of 4 KiB..1 MiB
+ * (SYNC_FLUSH: one per group commit), the CPU per 4 KiB page of populating a
+ * fresh segment (MADV_POPULATE_WRITE; first use of the memory vs pages freed
+ * just before and reused), and one group commit's sync when the records
+ * were copied into the mapping (msync of the range, as the store does) vs
+ * written with pwrite. Not a test; see docs/benchmarks.md.
  *   store_disk_probe [DIR]   (writes and removes a 64 MiB file in DIR, default .) */
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,6 +72,43 @@ static double populate_us(const char *path)
     return rc == 0 ? us : -1;
 }
 
+/* median ms to make `chunk` new bytes durable, group commit after group
+ * commit through a fallocated segment: copied into the shared mapping then
+ * msync(MS_SYNC) of their pages (via_mmap), or pwrite then fdatasync */
+static double group_commit_ms(const char *path, size_t chunk, const char *buf, bool via_mmap)
+{
+    enum { N = 200 };
+    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0 || posix_fallocate(fd, 0, FILE_SIZE) != 0 || chunk * N > (size_t)FILE_SIZE)
+        return -1;
+    char *m = mmap(NULL, FILE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (m == MAP_FAILED) {
+        close(fd);
+        return -1;
+    }
+    double t[N];
+    size_t off = 0;
+    int bad = 0;
+    for (int i = 0; i < N; i++) {
+        double a = now_s();
+        if (via_mmap) {
+            memcpy(m + off, buf, chunk);
+            size_t page = off / 4096 * 4096;
+            bad |= msync(m + page, off + chunk - page, MS_SYNC);
+        } else {
+            bad |= pwrite(fd, buf, chunk, (off_t)off) != (ssize_t)chunk;
+            bad |= fdatasync(fd);
+        }
+        t[i] = (now_s() - a) * 1e3;
+        off += chunk;
+    }
+    munmap(m, FILE_SIZE);
+    close(fd);
+    unlink(path);
+    qsort(t, N, sizeof t[0], cmp_double);
+    return bad ? -1 : t[N / 2];
+}
+
 int main(int argc, char **argv)
 {
     const char *dir = argc > 1 ? argv[1] : ".";
@@ -93,6 +133,10 @@ int main(int argc, char **argv)
         printf("fdatasync after %7zu B: median %.2f ms\n", chunk, fdatasync_ms(fd, chunk, buf));
     close(fd);
     unlink(path);
+    /* ~99 sends of 1 KiB: one SYNC_FLUSH group at 4 x 32 in flight */
+    for (int r = 0; r < 2; r++)
+        printf("group commit of 115000 B: mmap+msync %.2f ms, pwrite+fdatasync %.2f ms\n",
+               group_commit_ms(path, 115000, buf, true), group_commit_ms(path, 115000, buf, false));
     free(buf);
     return 0;
 }
