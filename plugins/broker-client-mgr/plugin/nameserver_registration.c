@@ -294,7 +294,12 @@ static void *unregister_one(void *ud)
     rmq_cmd *resp = NULL;
     int rc =
         a->invoke_sync_addr(c->pctx, j->addr, req, (uint32_t)c->s.unregister_timeout_ms, &resp);
-    if (rc != 0 || !resp || a->cmd_code(resp) != RMQ_RESPONSE_SUCCESS)
+    if (rc == RMQ_ESHUTDOWN)
+        /* the NameServer is in this stopping process (all-in-one): its
+         * table goes with it, so there is nothing to warn about */
+        a->log(c->pctx, RMQ_LOG_INFO, "not unregistered from name server %s: shutting down",
+               j->addr);
+    else if (rc != 0 || !resp || a->cmd_code(resp) != RMQ_RESPONSE_SUCCESS)
         a->log(c->pctx, RMQ_LOG_WARN, "unregister broker from name server %s failed: %s", j->addr,
                rc ? rmq_strerror(rc) : "error response");
     else
