@@ -23,6 +23,7 @@ typedef struct group_stat {
     uint64_t value;
     snapshot snaps[MINUTE_SNAPSHOTS]; /* oldest first */
     size_t nsnaps;
+    char key[]; /* "topic@group": rmq_str_map borrows its keys, so it lives here */
 } group_stat;
 
 struct pull_stats {
@@ -76,8 +77,11 @@ void pull_stats_found(pull_stats *ps, const char *group, const char *topic, int3
     group_stat *g = rmq_str_map_get(&ps->by_key, key);
     if (!g) {
         int err = 0;
-        g = calloc(1, sizeof *g);
-        if (g && !rmq_str_map_put(&ps->by_key, key, g, &err) && err) {
+        size_t klen = strlen(key) + 1;
+        g = calloc(1, sizeof *g + klen);
+        if (g)
+            memcpy(g->key, key, klen);
+        if (g && !rmq_str_map_put(&ps->by_key, g->key, g, &err) && err) {
             free(g);
             g = NULL;
         }
