@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int st_configure(rmq_test_daemon *d, const char *store_settings)
 {
@@ -26,6 +27,33 @@ int st_configure(rmq_test_daemon *d, const char *store_settings)
         rmq_td_add_plugin(d, "store", "store", "broker", store) != 0)
         return -1;
     return 0;
+}
+
+int st_setup(void **state)
+{
+    st_fixture *f = calloc(1, sizeof *f);
+    if (!f)
+        return -1;
+    f->port = st_start(&f->d, NULL);
+    if (f->port <= 0) {
+        rmq_td_cleanup(&f->d);
+        free(f);
+        return -1;
+    }
+    f->fd = rmq_tc_connect(f->port);
+    *state = f;
+    return f->fd >= 0 ? 0 : -1;
+}
+
+int st_teardown(void **state)
+{
+    st_fixture *f = *state;
+    if (f->fd >= 0)
+        close(f->fd);
+    int st = rmq_td_stop_reporting(&f->d);
+    rmq_td_cleanup(&f->d);
+    free(f);
+    return st == 0 ? 0 : -1;
 }
 
 int st_start(rmq_test_daemon *d, const char *store_settings)

@@ -17,6 +17,18 @@ int st_configure(rmq_test_daemon *d, const char *store_settings);
 /* st_configure + rmq_td_start; the broker port or -1. */
 int st_start(rmq_test_daemon *d, const char *store_settings);
 
+/* The cmocka fixture of tests that need one default daemon and one raw
+ * connection to its broker: st_setup starts both (state = st_fixture *),
+ * st_teardown closes the connection and fails if the daemon did not stop
+ * cleanly. */
+typedef struct st_fixture {
+    rmq_test_daemon d;
+    int port;
+    int fd;
+} st_fixture;
+int st_setup(void **state);
+int st_teardown(void **state);
+
 /* SEND_MESSAGE_V2 (310) of `body` to topic/queue with properties `props`
  * (U+0001/U+0002 text, may be NULL); extra ext pairs (NULL-terminated, may
  * be NULL) override the defaults. The answer or NULL. */

@@ -18,38 +18,7 @@
 
 #include "store_test_client.h"
 
-typedef struct fixture {
-    rmq_test_daemon d;
-    int port;
-    int fd;
-} fixture;
-
-static int setup(void **state)
-{
-    fixture *f = calloc(1, sizeof *f);
-    if (!f)
-        return -1;
-    f->port = st_start(&f->d, NULL);
-    if (f->port <= 0) {
-        rmq_td_cleanup(&f->d);
-        free(f);
-        return -1;
-    }
-    f->fd = rmq_tc_connect(f->port);
-    *state = f;
-    return f->fd >= 0 ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    fixture *f = *state;
-    if (f->fd >= 0)
-        close(f->fd);
-    int st = rmq_td_stop_reporting(&f->d);
-    rmq_td_cleanup(&f->d);
-    free(f);
-    return st == 0 ? 0 : -1;
-}
+typedef st_fixture fixture;
 
 static void expect_send_ok(const rmq_cmd *r, long long queue, long long offset)
 {
@@ -743,16 +712,17 @@ static void sql92_pull_refused_without_property_filter(void **state)
 int main(int argc, char **argv)
 {
     const struct CMUnitTest all[] = {
-        cmocka_unit_test_setup_teardown(send_then_pull_and_view, setup, teardown),
-        cmocka_unit_test_setup_teardown(refused_sends_store_nothing, setup, teardown),
-        cmocka_unit_test_setup_teardown(topic_changes_seen_by_next_send, setup, teardown),
-        cmocka_unit_test_setup_teardown(batch_send_and_malformed_batch, setup, teardown),
-        cmocka_unit_test_setup_teardown(pull_codes_and_offsets, setup, teardown),
-        cmocka_unit_test_setup_teardown(long_poll_woken_by_send, setup, teardown),
-        cmocka_unit_test_setup_teardown(tag_and_sql92_filtering, setup, teardown),
-        cmocka_unit_test_setup_teardown(query_offsets_and_stats, setup, teardown),
-        cmocka_unit_test_setup_teardown(restart_keeps_messages_and_offsets, setup, teardown),
-        cmocka_unit_test_setup_teardown(reload_then_shutdown_answers_held_pulls, setup, teardown),
+        cmocka_unit_test_setup_teardown(send_then_pull_and_view, st_setup, st_teardown),
+        cmocka_unit_test_setup_teardown(refused_sends_store_nothing, st_setup, st_teardown),
+        cmocka_unit_test_setup_teardown(topic_changes_seen_by_next_send, st_setup, st_teardown),
+        cmocka_unit_test_setup_teardown(batch_send_and_malformed_batch, st_setup, st_teardown),
+        cmocka_unit_test_setup_teardown(pull_codes_and_offsets, st_setup, st_teardown),
+        cmocka_unit_test_setup_teardown(long_poll_woken_by_send, st_setup, st_teardown),
+        cmocka_unit_test_setup_teardown(tag_and_sql92_filtering, st_setup, st_teardown),
+        cmocka_unit_test_setup_teardown(query_offsets_and_stats, st_setup, st_teardown),
+        cmocka_unit_test_setup_teardown(restart_keeps_messages_and_offsets, st_setup, st_teardown),
+        cmocka_unit_test_setup_teardown(reload_then_shutdown_answers_held_pulls, st_setup,
+                                        st_teardown),
         cmocka_unit_test(sql92_pull_refused_without_property_filter),
     };
     struct CMUnitTest sel[sizeof all / sizeof all[0]];

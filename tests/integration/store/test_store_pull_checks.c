@@ -16,38 +16,7 @@
 
 #include "store_test_client.h"
 
-typedef struct fixture {
-    rmq_test_daemon d;
-    int port;
-    int fd;
-} fixture;
-
-static int setup(void **state)
-{
-    fixture *f = calloc(1, sizeof *f);
-    if (!f)
-        return -1;
-    f->port = st_start(&f->d, NULL);
-    if (f->port <= 0) {
-        rmq_td_cleanup(&f->d);
-        free(f);
-        return -1;
-    }
-    f->fd = rmq_tc_connect(f->port);
-    *state = f;
-    return f->fd >= 0 ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    fixture *f = *state;
-    if (f->fd >= 0)
-        close(f->fd);
-    int st = rmq_td_stop_reporting(&f->d);
-    rmq_td_cleanup(&f->d);
-    free(f);
-    return st == 0 ? 0 : -1;
-}
+typedef st_fixture fixture;
 
 static void heartbeat_sql(fixture *f, const char *group, const char *topic, const char *expr,
                           long long sub_version)
@@ -204,8 +173,8 @@ static void offset_moved_pulls_store_an_event(void **state)
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(filter_data_from_heartbeats, setup, teardown),
-        cmocka_unit_test_setup_teardown(offset_moved_pulls_store_an_event, setup, teardown),
+        cmocka_unit_test_setup_teardown(filter_data_from_heartbeats, st_setup, st_teardown),
+        cmocka_unit_test_setup_teardown(offset_moved_pulls_store_an_event, st_setup, st_teardown),
     };
     (void)argc;
     (void)argv;
