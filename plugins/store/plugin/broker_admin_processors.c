@@ -79,6 +79,7 @@ static void sample_timer(void *ud)
         st->day = day;
     }
     bool group_tick = ++st->ticks % GROUP_SAMPLE_TICKS == 0;
+    put_latency_tick(&st->sp->put_lat, now);
     pthread_mutex_unlock(&st->mu);
     if (group_tick)
         pull_stats_sample(st->pulls, now);
@@ -236,6 +237,10 @@ static int process_runtime_info(rmq_request *req, const rmq_cmd *cmd, void *ud)
     put_num(t, "putMessageSizeTotal", (int64_t)rs.put_message_size_total);
     rmq_java_double_text((double)rs.put_message_size_total / (double)times, num, sizeof num);
     json_object_set_new(t, "putMessageAverageSize", json_string(num));
+    put_num(t, "putMessageEntireTimeMax",
+            (int64_t)atomic_load_explicit(&sp->put_lat.max_ms, memory_order_relaxed));
+    put_latency_text(&sp->put_lat, buf, sizeof buf);
+    json_object_set_new(t, "putMessageDistributeTime", json_string(buf));
     put_num(t, "dispatchMaxBuffer", 0); /* never set in 4.9.8 */
     put_num(t, "getMessageEntireTimeMax", (int64_t)pull_stats_lookup_max_ms(st->pulls));
     put_num(t, "getMessageTimesTotalFound", (int64_t)rs.get_message_times_total_found);

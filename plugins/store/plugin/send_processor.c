@@ -70,9 +70,21 @@ void send_store_host(store_plugin *sp, const rmq_broker_config *bc, store_addr *
         addr_from_ip_port("127.0.0.1", port, out);
 }
 
+/* Java times the puts that reach the commit log (DefaultMessageStore:
+ * after its status and message checks), failed appends included. */
+static bool put_reached_log(int rc, store_put_status st)
+{
+    return rc != 0 || st == STORE_PUT_OK || st == STORE_PUT_CREATE_MAPPED_FILE_FAILED ||
+           st == STORE_PUT_UNKNOWN_ERROR;
+}
+
 int store_send_put(store_plugin *sp, const store_msg *m, store_put_result *out)
 {
-    return store_put(sp->engine, m, out);
+    uint64_t began = put_latency_clock_ms();
+    int rc = store_put(sp->engine, m, out);
+    if (put_reached_log(rc, out->status))
+        put_latency_record(&sp->put_lat, began);
+    return rc;
 }
 
 int32_t send_put_status_code(store_plugin *sp, store_put_status st, char *remark, size_t cap)
@@ -110,21 +122,29 @@ typedef struct flush_wait {
     store_plugin *sp;
     rmq_deferred *d;
     rmq_cmd *resp;
+    uint64_t put_began_ms;
 } flush_wait;
 
 static void flush_done(void *ud, bool ok)
 {
     flush_wait *fw = ud;
+    /* Java's put future completes after the flush: the wait is part of the put */
+    put_latency_record(&fw->sp->put_lat, fw->put_began_ms);
     if (!ok)
         fw->sp->api->cmd_set_code(fw->resp, RC_FLUSH_DISK_TIMEOUT);
     fw->sp->api->deferred_reply(fw->d, fw->resp);
     free(fw);
 }
 
-/* Answer a stored send: now (ASYNC_FLUSH, WAIT=false, oneway) or after the fsync. */
+/* Answer a stored send: now (ASYNC_FLUSH, WAIT=false, oneway) or after the
+ * fsync; the put's latency is recorded then (put_began_ms). */
 static int answer_stored(store_plugin *sp, send_job *j, const store_put_result *pr,
-                         const char *msg_id, int32_t queue_id, bool wait_store)
+                         const char *msg_id, int32_t queue_id, bool wait_store,
+                         uint64_t put_began_ms)
 {
+    bool flush_wait_needed = sp->set.engine.flush_type == STORE_SYNC_FLUSH && wait_store;
+    if (!flush_wait_needed || j->oneway)
+        put_latency_record(&sp->put_lat, put_began_ms);
     if (j->oneway)
         return store_answer(sp, &j->t, NULL);
     rmq_cmd *r = send_response_new(sp, j->cmd, RC_SUCCESS, NULL);
@@ -133,13 +153,15 @@ static int answer_stored(store_plugin *sp, send_job *j, const store_put_result *
     sp->api->cmd_ext_set(r, "msgId", msg_id);
     store_ext_i64(sp, r, "queueId", queue_id);
     store_ext_i64(sp, r, "queueOffset", pr->queue_offset);
-    if (sp->set.engine.flush_type != STORE_SYNC_FLUSH || !wait_store)
+    if (!flush_wait_needed)
         return store_answer(sp, &j->t, r);
     flush_wait *fw = malloc(sizeof *fw);
     if (!fw) {
+        put_latency_record(&sp->put_lat, put_began_ms);
         sp->api->cmd_free(r);
         return RMQ_ENOMEM;
     }
+    fw->put_began_ms = put_began_ms;
     if (!j->t.d) {
         j->t.d = sp->api->defer(j->t.req);
         j->deferred = true;
@@ -285,18 +307,21 @@ static int put_single(store_plugin *sp, send_job *j, const rmq_broker_config *bc
     sm.props_len = plen;
 
     store_put_result pr;
+    uint64_t began = put_latency_clock_ms();
     int rc = store_put(sp->engine, &sm, &pr);
     if (props != stack_props && props != m->props_override)
         free(props);
     if (rc != 0)
         pr.status = STORE_PUT_UNKNOWN_ERROR;
     if (pr.status != STORE_PUT_OK) {
+        if (put_reached_log(rc, pr.status))
+            put_latency_record(&sp->put_lat, began);
         int32_t code = send_put_status_code(sp, pr.status, remark, sizeof remark);
         return answer(sp, j, code, remark);
     }
     char id[64];
     offset_msg_id(&sm.store_host, pr.phys_offset, id);
-    return answer_stored(sp, j, &pr, id, m->resp_queue_id, wait_store_ok(&m->props));
+    return answer_stored(sp, j, &pr, id, m->resp_queue_id, wait_store_ok(&m->props), began);
 }
 
 static int put_batch(store_plugin *sp, send_job *j, const rmq_broker_config *bc,
@@ -425,9 +450,12 @@ static int put_batch(store_plugin *sp, send_job *j, const rmq_broker_config *bc,
         msgs[i].props_len = pl;
     }
     store_put_result pr;
+    uint64_t began = put_latency_clock_ms();
     if (store_put_batch(sp->engine, msgs, got, phys, &pr) != 0)
         pr.status = STORE_PUT_UNKNOWN_ERROR;
     if (pr.status != STORE_PUT_OK) {
+        if (put_reached_log(0, pr.status))
+            put_latency_record(&sp->put_lat, began);
         code = send_put_status_code(sp, pr.status, remark, sizeof remark);
         rc = answer(sp, j, code, remark);
         goto out;
@@ -439,7 +467,7 @@ static int put_batch(store_plugin *sp, send_job *j, const rmq_broker_config *bc,
         il += offset_msg_id(&store_host, phys[i], ids + il);
     }
     ids[il] = 0;
-    rc = answer_stored(sp, j, &pr, ids, queue_id, wait);
+    rc = answer_stored(sp, j, &pr, ids, queue_id, wait, began);
 out:
     free(items);
     free(msgs);

@@ -14,6 +14,7 @@
 #include <rmqhost/services/broker_meta_service.h>
 #include <rmqhost/services/store_service.h>
 
+#include "put_latency.h"
 #include "store_engine.h"
 
 /* Response codes of the message path (protocol.md §3.2). */
@@ -85,6 +86,7 @@ typedef struct store_plugin {
     store_addr bc_store_host;
     uint64_t bc_at_ms; /* monotonic; 0 = never fetched */
     bool bc_valid;
+    put_latency put_lat; /* putMessageEntireTimeMax / putMessageDistributeTime (28) */
 } store_plugin;
 
 /* ---- settings (store_settings.c) ---- */

@@ -831,6 +831,64 @@ static void test_runtime_info_has_the_brokerstatus_figures(void **state)
     assert_true(got10 > 0);
 }
 
+/* putMessageDistributeTime: Java's 13 "[name]:count " buckets in order; the
+ * sum of the counts, or -1 when the text is not in that form. */
+static long long distribution_sum(const char *text)
+{
+    static const char *const names[] = {"[<=0ms]",     "[0~10ms]",    "[10~50ms]",  "[50~100ms]",
+                                        "[100~200ms]", "[200~500ms]", "[500ms~1s]", "[1~2s]",
+                                        "[2~3s]",      "[3~4s]",      "[4~5s]",     "[5~10s]",
+                                        "[10s~]"};
+    long long sum = 0;
+    const char *p = text;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        size_t l = strlen(names[i]);
+        if (strncmp(p, names[i], l) != 0 || p[l] != ':')
+            return -1;
+        char *end;
+        sum += strtoll(p + l + 1, &end, 10);
+        if (end == p + l + 1 || *end != ' ')
+            return -1;
+        p = end + 1;
+    }
+    return *p ? -1 : sum;
+}
+
+/* StoreStatsService's put latency: every put lands in one bucket. The
+ * distribution restarts a minute after the store opened (Java's printTps),
+ * long after this test's few sends. */
+static void test_runtime_info_put_latency_distribution(void **state)
+{
+    fixture *f = *state;
+    json_t *t = runtime_table(f->port);
+    assert_non_null(t);
+    const char *text = tbl(t, "putMessageDistributeTime");
+    long long before = distribution_sum(text);
+    if (before < 0)
+        fail_msg("putMessageDistributeTime = \"%s\"", text);
+    assert_true(strlen(tbl(t, "putMessageEntireTimeMax")) > 0);
+    json_decref(t);
+    enum { N = 25 };
+    int fd = rmq_tc_connect(f->port);
+    for (int i = 0; i < N; i++) {
+        rmq_cmd *r = send_msg(fd, "T", i % 4, NULL, "latency", 0, NULL);
+        assert_non_null(r);
+        assert_int_equal(r->code, 0);
+        rmq_cmd_free(r);
+    }
+    close(fd);
+    t = runtime_table(f->port);
+    assert_non_null(t);
+    text = tbl(t, "putMessageDistributeTime");
+    long long after = distribution_sum(text);
+    if (after != before + N)
+        fail_msg("putMessageDistributeTime = \"%s\" (sum before %lld)", text, before);
+    char *end;
+    long long max = strtoll(tbl(t, "putMessageEntireTimeMax"), &end, 10);
+    assert_true(*end == 0 && max >= 0);
+    json_decref(t);
+}
+
 /* GET_CONSUME_STATS (208) consumeTps: the group's pulled messages per second. */
 static void test_consume_stats_tps_follows_pulls(void **state)
 {
@@ -944,6 +1002,7 @@ int main(void)
         T(test_transaction_immunity_property),
         T(test_reply_is_pushed_to_the_requester_and_stored),
         T(test_runtime_info_has_the_brokerstatus_figures),
+        T(test_runtime_info_put_latency_distribution),
         T(test_consume_stats_tps_follows_pulls),
         T(test_reset_offset_by_time_pushes_220_to_the_consumers),
         T(test_deleted_topic_loses_its_consume_queues),
