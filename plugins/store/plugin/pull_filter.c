@@ -19,6 +19,19 @@ void pull_req_free(pull_req *p)
     free(p);
 }
 
+void pull_filter_reset(pull_req *p)
+{
+    if (p->codes && p->codes != p->codes_inline)
+        free(p->codes);
+    free(p->sql);
+    p->codes = p->codes_inline;
+    p->ncodes = 0;
+    p->sql = NULL;
+    p->match_all = false;
+    p->is_sql = false;
+    p->filter_ready = false;
+}
+
 /* Parse "TagA || TagB" into hash codes (protocol.md §6.4). 0 or RMQ_ENOMEM. */
 int pull_filter_parse_tags(pull_req *p, const char *sub)
 {

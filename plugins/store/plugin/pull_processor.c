@@ -246,7 +246,11 @@ int pull_execute(store_plugin *sp, pull_req *p, bool first, bool may_block)
                  p->queue_id, p->topic, tc.read_queue_nums, p->peer);
         return answer(sp, p, RC_SYSTEM_ERROR, remark), PULL_ANSWERED;
     }
-    /* 7, 8 */
+    /* 7, 8: a woken pull runs them again (PullMessageProcessor.executeRequestWhenWakeup
+     * re-processes the request): the subscription and filter data of this
+     * moment decide, not those of its first execution */
+    if (!first && p->filter_ready)
+        pull_filter_reset(p);
     if (!p->filter_ready) {
         rmq_consumer_sub_info *info = malloc(sizeof *info);
         if (!info)

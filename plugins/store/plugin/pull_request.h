@@ -30,7 +30,7 @@ typedef struct pull_req {
     int64_t commit_offset;
     int64_t suspend_ms;
     int64_t sub_version;
-    /* filter, built at the first execution */
+    /* filter, built by checks 7–8 at each execution */
     bool filter_ready;
     bool match_all; /* "*", class filter, retry topic... */
     bool is_sql;    /* SQL92 (sql NULL: match everything, as Java without filter data) */
@@ -48,6 +48,8 @@ typedef struct pull_filter_ctx {
 } pull_filter_ctx;
 bool pull_filter_cq(void *ud, int64_t tags_code);
 bool pull_filter_record(void *ud, const uint8_t *rec, size_t len);
+/* Drop p's filter (codes, compiled SQL) so that checks 7–8 build it anew. */
+void pull_filter_reset(pull_req *p);
 /* TAG expression → p->codes / p->match_all. 0 or RMQ_ENOMEM. */
 int pull_filter_parse_tags(pull_req *p, const char *sub);
 

@@ -2,8 +2,9 @@
  * checks 7f/7g of protocol-messages.md §10.8.2 (without the subscription
  * bit an SQL92 pull is filtered by the ConsumerFilterData built from
  * HEART_BEAT, answers 27 when that data is missing and 28 when its client
- * version is older than the pull's subVersion) and the OFFSET_MOVED_EVENT
- * message every PULL_OFFSET_MOVED answer stores (§10.8.7). */
+ * version is older than the pull's subVersion), the OFFSET_MOVED_EVENT
+ * message every PULL_OFFSET_MOVED answer stores (§10.8.7), and a woken held
+ * pull filtered by the subscription of its wake-up (§10.8.8). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,20 +19,34 @@
 
 typedef st_fixture fixture;
 
-static void heartbeat_sql(fixture *f, const char *group, const char *topic, const char *expr,
-                          long long sub_version)
+/* HEART_BEAT (34, opaque 900) of a consumer of `group` subscribing `topic`
+ * with `type` ("SQL92" or "TAG"; a TAG expression is one tag whose Java
+ * hash is `tag_code`). */
+static rmq_cmd *heartbeat_request(const char *group, const char *topic, const char *type,
+                                  const char *expr, long long tag_code, long long sub_version)
 {
-    char body[1024];
+    char body[1024], codes[32] = "", tags[160] = "";
+    if (strcmp(type, "TAG") == 0) {
+        snprintf(codes, sizeof codes, "%lld", tag_code);
+        snprintf(tags, sizeof tags, "\"%s\"", expr);
+    }
     snprintf(body, sizeof body,
              "{\"clientID\":\"127.0.0.1@fd\",\"consumerDataSet\":[{\"consumeFromWhere\":"
              "\"CONSUME_FROM_LAST_OFFSET\",\"consumeType\":\"CONSUME_PASSIVELY\",\"groupName\":"
              "\"%s\",\"messageModel\":\"CLUSTERING\",\"subscriptionDataSet\":[{"
-             "\"classFilterMode\":false,\"codeSet\":[],\"expressionType\":\"SQL92\",\"subString\":"
-             "\"%s\",\"subVersion\":%lld,\"tagsSet\":[],\"topic\":\"%s\"}],\"unitMode\":false}],"
+             "\"classFilterMode\":false,\"codeSet\":[%s],\"expressionType\":\"%s\",\"subString\":"
+             "\"%s\",\"subVersion\":%lld,\"tagsSet\":[%s],\"topic\":\"%s\"}],\"unitMode\":false}],"
              "\"producerDataSet\":[]}",
-             group, expr, sub_version, topic);
+             group, codes, type, expr, sub_version, tags, topic);
     rmq_cmd *req = rmq_tc_request(34, 900, NULL);
     rmq_cmd_set_body(req, body, strlen(body), NULL, NULL);
+    return req;
+}
+
+static void heartbeat_sql(fixture *f, const char *group, const char *topic, const char *expr,
+                          long long sub_version)
+{
+    rmq_cmd *req = heartbeat_request(group, topic, "SQL92", expr, 0, sub_version);
     rmq_cmd *r = rmq_tc_call_response(f->fd, req, 5000);
     rmq_cmd_free(req);
     assert_non_null(r);
@@ -170,11 +185,87 @@ static void offset_moved_pulls_store_an_event(void **state)
     rmq_cmd_free(r);
 }
 
+/* Java hash codes of the tags */
+#define TAG_A_CODE 2598919LL
+#define TAG_B_CODE 2598920LL
+
+/* A held PULL that wakes re-runs checks 7-8 (executeRequestWhenWakeup
+ * processes the request again): the subscription of that moment filters.
+ * The message matching only the new expression does not wake it (the hold
+ * matches with the filter of the first execution, as Java's
+ * PullRequestHoldService does); the 5 s sweep or the hold's end does, and
+ * the re-execution finds the message. */
+static void woken_pull_uses_the_subscription_of_that_moment(void **state)
+{
+    fixture *f = *state;
+    rmq_cmd *r = st_send(f->fd, 1, "TopicW", 0, "TAGS\001TagA", "first", NULL);
+    assert_non_null(r);
+    assert_int_equal(r->code, 0);
+    rmq_cmd_free(r);
+    rmq_cmd *hb = heartbeat_request("CGW", "TopicW", "TAG", "TagA", TAG_A_CODE, 1);
+    r = rmq_tc_call_response(f->fd, hb, 5000);
+    rmq_cmd_free(hb);
+    assert_non_null(r);
+    assert_int_equal(r->code, 0);
+    rmq_cmd_free(r);
+    /* sysFlag 2 (suspend, no subscription bit): the group's TAG subscription */
+    st_pull_args pa = {.group = "CGW", .topic = "TopicW", .sys_flag = 2, .sub_version = 1};
+    r = pull_until(f, &pa, 0);
+    assert_int_equal(r->code, 0);
+    rmq_cmd_free(r);
+
+    /* on one connection: the pull (processed and held when read) then the
+     * heartbeat changing the expression to TagB */
+    int fd2 = rmq_tc_connect(f->port);
+    assert_true(fd2 >= 0);
+    pa.offset = 1;
+    pa.suspend_ms = 3000;
+    rmq_cmd *pull = st_pull_request(700, &pa);
+    hb = heartbeat_request("CGW", "TopicW", "TAG", "TagB", TAG_B_CODE, 2);
+    assert_int_equal(rmq_tc_send(fd2, pull), 0);
+    assert_int_equal(rmq_tc_send(fd2, hb), 0);
+    rmq_cmd_free(pull);
+    rmq_cmd_free(hb);
+    rmq_cmd *answer = NULL;
+    bool hb_done = false;
+    while (!hb_done || !answer) {
+        rmq_cmd *c = rmq_tc_recv(fd2, 20000);
+        assert_non_null(c);
+        if (c->opaque == 900) {
+            assert_int_equal(c->code, 0);
+            assert_null(answer); /* the pull was held when the heartbeat came */
+            hb_done = true;
+            rmq_cmd_free(c);
+            /* only the new expression matches this message */
+            r = st_send(f->fd, 2, "TopicW", 0, "TAGS\001TagB", "second", NULL);
+            assert_non_null(r);
+            assert_int_equal(r->code, 0);
+            rmq_cmd_free(r);
+        } else if (c->opaque == 700) {
+            answer = c;
+        } else {
+            rmq_cmd_free(c); /* NOTIFY_CONSUMER_IDS_CHANGED */
+        }
+    }
+    if (answer->code != 0)
+        fail_msg("woken pull answered %d %s", answer->code, answer->remark ? answer->remark : "");
+    stored_record rec[2];
+    assert_int_equal(st_records(answer, rec, 2), 1);
+    assert_int_equal(rec[0].queue_offset, 1);
+    char *tag = st_prop(&rec[0], "TAGS");
+    assert_string_equal(tag, "TagB");
+    free(tag);
+    rmq_cmd_free(answer);
+    close(fd2);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(filter_data_from_heartbeats, st_setup, st_teardown),
         cmocka_unit_test_setup_teardown(offset_moved_pulls_store_an_event, st_setup, st_teardown),
+        cmocka_unit_test_setup_teardown(woken_pull_uses_the_subscription_of_that_moment, st_setup,
+                                        st_teardown),
     };
     (void)argc;
     (void)argv;
