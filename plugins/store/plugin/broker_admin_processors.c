@@ -16,6 +16,7 @@
 #include <rmqhost/helpers.h>
 
 #include "pull_stats.h"
+#include "state_blob.h"
 #include "store_features.h"
 
 #define RESET_CONSUMER_CLIENT_OFFSET 220
@@ -44,7 +45,20 @@ typedef struct admin_state {
     /* BrokerStats.record() at each local midnight */
     uint64_t put_today_morning, put_yesterday_morning;
     uint64_t get_today_morning, get_yesterday_morning;
+    /* what the engines of earlier generations (hot reloads) and of this one
+     * before a refused reload counted: a reopened engine counts from 0 */
+    uint64_t base_put_times, base_put_bytes, base_found, base_miss;
 } admin_state;
+
+/* The engine's runtime figures with the counters carried over reloads. */
+static void runtime_stats(admin_state *st, store_runtime_stats *rs)
+{
+    store_runtime_stats_get(st->sp->engine, rs);
+    rs->put_message_times_total += st->base_put_times;
+    rs->put_message_size_total += st->base_put_bytes;
+    rs->get_message_times_total_found += st->base_found;
+    rs->get_message_times_total_miss += st->base_miss;
+}
 
 static int local_day(uint64_t wall_ms)
 {
@@ -58,7 +72,7 @@ static void sample_timer(void *ud)
 {
     admin_state *st = ud;
     store_runtime_stats rs;
-    store_runtime_stats_get(st->sp->engine, &rs);
+    runtime_stats(st, &rs);
     uint64_t transferred = pull_stats_transferred(st->pulls);
     uint64_t now = st->sp->api->now_monotonic_ms();
     int day = local_day(st->sp->api->now_wall_ms());
@@ -185,7 +199,7 @@ static int process_runtime_info(rmq_request *req, const rmq_cmd *cmd, void *ud)
     admin_state *st = ud;
     store_plugin *sp = st->sp;
     store_runtime_stats rs;
-    store_runtime_stats_get(sp->engine, &rs);
+    runtime_stats(st, &rs);
     json_t *t = json_object();
     uint64_t transferred = pull_stats_transferred(st->pulls);
     json_object_set_new(t, "brokerVersionDesc", json_string("V4_9_8"));
@@ -475,4 +489,78 @@ void broker_admin_state_free(void *p)
     pthread_mutex_destroy(&st->mu);
     pull_stats_free(st->pulls);
     free(st);
+}
+
+/* ---- hot reload: the figures of 28 and 208 go on in the new generation ---- */
+
+int broker_admin_export(store_plugin *sp, blob_writer *w)
+{
+    store_features *f = features_of(sp);
+    admin_state *st = f ? f->admin : NULL;
+    if (!st)
+        return RMQ_ENOENT;
+    store_runtime_stats rs;
+    runtime_stats(st, &rs);
+    /* the engine closes next; reopened (a refused reload) it counts from 0 */
+    st->base_put_times = rs.put_message_times_total;
+    st->base_put_bytes = rs.put_message_size_total;
+    st->base_found = rs.get_message_times_total_found;
+    st->base_miss = rs.get_message_times_total_miss;
+    blob_put_u64(w, st->base_put_times);
+    blob_put_u64(w, st->base_put_bytes);
+    blob_put_u64(w, st->base_found);
+    blob_put_u64(w, st->base_miss);
+    pthread_mutex_lock(&st->mu);
+    blob_put_u64(w, st->boot_ms);
+    blob_put_u64(w, (uint64_t)(int64_t)st->day);
+    blob_put_u64(w, st->ticks);
+    blob_put_u64(w, st->put_today_morning);
+    blob_put_u64(w, st->put_yesterday_morning);
+    blob_put_u64(w, st->get_today_morning);
+    blob_put_u64(w, st->get_yesterday_morning);
+    blob_put_u64(w, st->count);
+    for (size_t i = 0; i < st->count; i++) /* oldest first */
+        blob_put(w, &st->ring[(st->head + TPS_SAMPLES - st->count + i) % TPS_SAMPLES],
+                 sizeof(tps_sample));
+    pthread_mutex_unlock(&st->mu);
+    for (size_t i = 0; i < PUT_LATENCY_BUCKETS; i++)
+        blob_put_u64(w, atomic_load(&sp->put_lat.bucket[i]));
+    blob_put_u64(w, atomic_load(&sp->put_lat.max_ms));
+    blob_put_u64(w, sp->put_lat.window_start_ms);
+    pull_stats_export(st->pulls, w);
+    return w->failed ? RMQ_ENOMEM : 0;
+}
+
+int broker_admin_import(store_plugin *sp, blob_reader *r)
+{
+    store_features *f = features_of(sp);
+    admin_state *st = f ? f->admin : NULL;
+    if (!st)
+        return RMQ_ENOENT;
+    /* not live yet: nothing else touches the state */
+    st->base_put_times = blob_get_u64(r);
+    st->base_put_bytes = blob_get_u64(r);
+    st->base_found = blob_get_u64(r);
+    st->base_miss = blob_get_u64(r);
+    st->boot_ms = blob_get_u64(r);
+    st->day = (int)(int64_t)blob_get_u64(r);
+    st->ticks = (unsigned)blob_get_u64(r);
+    st->put_today_morning = blob_get_u64(r);
+    st->put_yesterday_morning = blob_get_u64(r);
+    st->get_today_morning = blob_get_u64(r);
+    st->get_yesterday_morning = blob_get_u64(r);
+    uint64_t count = blob_get_u64(r);
+    if (count > TPS_SAMPLES)
+        r->ok = false;
+    for (uint64_t i = 0; r->ok && i < count; i++)
+        blob_get(r, &st->ring[i], sizeof(tps_sample));
+    st->count = r->ok ? (size_t)count : 0;
+    st->head = st->count % TPS_SAMPLES;
+    for (size_t i = 0; i < PUT_LATENCY_BUCKETS; i++)
+        atomic_store(&sp->put_lat.bucket[i], blob_get_u64(r));
+    atomic_store(&sp->put_lat.max_ms, blob_get_u64(r));
+    sp->put_lat.window_start_ms = blob_get_u64(r);
+    if (!r->ok || !pull_stats_import(st->pulls, r))
+        return RMQ_EINVAL;
+    return 0;
 }

@@ -12,6 +12,8 @@
 
 #include <rmqhost/helpers.h>
 
+#include "state_blob.h"
+
 #define MINUTE_SNAPSHOTS 7
 
 typedef struct snapshot {
@@ -150,4 +152,61 @@ double pull_stats_group_tps(pull_stats *ps, const char *group, const char *topic
     }
     pthread_mutex_unlock(&ps->mu);
     return tps;
+}
+
+void pull_stats_export(pull_stats *ps, blob_writer *w)
+{
+    blob_put_u64(w, pull_stats_transferred(ps));
+    blob_put_u64(w, pull_stats_lookup_max_ms(ps));
+    pthread_mutex_lock(&ps->mu);
+    blob_put_u64(w, rmq_str_map_count(&ps->by_key));
+    rmq_str_map_iter it;
+    const char *k;
+    void *v;
+    rmq_str_map_iter_init(&it, &ps->by_key);
+    while (rmq_str_map_iter_next(&it, &k, &v)) {
+        const group_stat *g = v;
+        size_t klen = strlen(g->key);
+        blob_put_u64(w, klen);
+        blob_put(w, g->key, klen);
+        blob_put_u64(w, g->value);
+        blob_put_u64(w, g->nsnaps);
+        blob_put(w, g->snaps, g->nsnaps * sizeof g->snaps[0]);
+    }
+    pthread_mutex_unlock(&ps->mu);
+}
+
+bool pull_stats_import(pull_stats *ps, blob_reader *r)
+{
+    atomic_store(&ps->transferred, blob_get_u64(r));
+    atomic_store(&ps->lookup_max_ms, blob_get_u64(r));
+    uint64_t n = blob_get_u64(r);
+    bool ok = r->ok;
+    pthread_mutex_lock(&ps->mu);
+    for (uint64_t i = 0; ok && i < n; i++) {
+        uint64_t klen = blob_get_u64(r);
+        if (!r->ok || klen >= r->left) {
+            ok = false;
+            break;
+        }
+        group_stat *g = calloc(1, sizeof *g + klen + 1);
+        if (!g) {
+            ok = false;
+            break;
+        }
+        blob_get(r, g->key, klen);
+        g->key[klen] = 0;
+        g->value = blob_get_u64(r);
+        g->nsnaps = blob_get_u64(r);
+        int err = 0;
+        if (g->nsnaps < 1 || g->nsnaps > MINUTE_SNAPSHOTS ||
+            !blob_get(r, g->snaps, g->nsnaps * sizeof g->snaps[0]) ||
+            rmq_str_map_get(&ps->by_key, g->key) ||
+            (!rmq_str_map_put(&ps->by_key, g->key, g, &err) && err)) {
+            free(g);
+            ok = false;
+        }
+    }
+    pthread_mutex_unlock(&ps->mu);
+    return ok && r->ok;
 }

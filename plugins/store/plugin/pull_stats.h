@@ -5,6 +5,7 @@
 #ifndef STORE_PULL_STATS_H
 #define STORE_PULL_STATS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 typedef struct pull_stats pull_stats;
@@ -25,5 +26,13 @@ void pull_stats_sample(pull_stats *ps, uint64_t now_ms);
  * oldest snapshot of the last minute (monotonic ms) to now; 0 during the
  * key's first second. */
 double pull_stats_group_tps(pull_stats *ps, const char *group, const char *topic, uint64_t now_ms);
+
+/* Hot reload (store_reload.c): every counter and snapshot into w; into an
+ * empty ps from r (false when r is malformed or memory ran out). The
+ * snapshots' monotonic times stay valid: both generations run in one process. */
+struct blob_writer;
+struct blob_reader;
+void pull_stats_export(pull_stats *ps, struct blob_writer *w);
+bool pull_stats_import(pull_stats *ps, struct blob_reader *r);
 
 #endif

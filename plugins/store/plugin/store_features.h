@@ -80,6 +80,14 @@ int reply_processor_register(store_plugin *sp);
 /* ---- broker_admin_processors.c ---- */
 int broker_admin_processors_register(store_plugin *sp);
 void broker_admin_state_free(void *admin);
+/* Hot reload (store_reload.c): the runtime-info and pull statistics, written
+ * by the serving generation before its engine closes, read by the new one
+ * before it goes live. 0, RMQ_ENOMEM, RMQ_ENOENT (no admin state) or
+ * RMQ_EINVAL (malformed). */
+struct blob_writer;
+struct blob_reader;
+int broker_admin_export(store_plugin *sp, struct blob_writer *w);
+int broker_admin_import(store_plugin *sp, struct blob_reader *r);
 
 /* ---- helpers shared by these files (schedule_service.c) ---- */
 /* The stored properties string of `base` with (name, value) pairs set

@@ -138,7 +138,8 @@ int queue_admin_processors_register(store_plugin *sp);
 int store_queues_service_export(store_plugin *sp);
 
 /* ---- hot reload (store_reload.c) ---- */
-#define STORE_STATE_VERSION 1u
+/* 2: the runtime statistics section (store_reload.c); 1 is still read */
+#define STORE_STATE_VERSION 2u
 /* Open the engine with sp->set (the arrival callback names sp). */
 int store_engine_open(store_plugin *sp, char *err, size_t errlen);
 int store_export_state(rmq_plugin_ctx *ctx, void **blob, size_t *len);

@@ -1,11 +1,14 @@
 /* store_reload.c — hot reload of the store (`rmqhostctl reload store`): the
  * new generation's init defers opening the engine while this process's older
  * generation holds the store's lock; the old generation's export flushes and
- * closes the engine and hands over the delay levels' progress; the new one's
- * import opens the engine (its arrival callback names the new generation). */
+ * closes the engine and hands over the delay levels' progress and the runtime
+ * statistics (28, 208); the new one's import opens the engine (its arrival
+ * callback names the new generation). */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "state_blob.h"
 #include "store_features.h"
 #include "store_plugin.h"
 
@@ -32,9 +35,11 @@ int store_engine_open(store_plugin *sp, char *err, size_t errlen)
 }
 
 /* The blob: "RMQSTORE", the number of delay levels and each level's offset
- * in config/delayOffset.json terms, then the old generation's sp and its
- * reopen function (for a refused import). Host byte order and pointers: the
- * blob never leaves the process, and the old .so stays loaded until the
+ * in config/delayOffset.json terms, (version 2) the length of the statistics
+ * section and that section (broker_admin_export: the figures of 28 and 208),
+ * then the old generation's sp and its reopen function (for a refused
+ * import); every version ends with that tail. Host byte order and pointers:
+ * the blob never leaves the process, and the old .so stays loaded until the
  * swap or the refusal is done. */
 #define BLOB_MAGIC "RMQSTORE"
 
@@ -89,23 +94,39 @@ int store_export_state(rmq_plugin_ctx *ctx, void **blob, size_t *len)
         f->nlevels = 0;
         pthread_mutex_unlock(&f->delay_mu);
     }
-    size_t n = 8 + 4 + (size_t)(nlevels + 1) * 8 + sizeof(blob_tail);
-    uint8_t *b = malloc(n);
-    if (!b)
+    /* the statistics read the engine's counters: before it closes */
+    blob_writer stats = {0};
+    if (broker_admin_export(sp, &stats) != 0) {
+        sp->api->log(ctx, RMQ_LOG_WARN,
+                     "runtime statistics not handed over: they restart in the new generation");
+        stats.len = 0;
+    }
+    blob_writer w = {0};
+    blob_put(&w, BLOB_MAGIC, 8);
+    blob_put(&w, &nlevels, 4);
+    blob_put(&w, offs, (size_t)(nlevels + 1) * 8);
+    blob_put_u64(&w, stats.len);
+    blob_put(&w, stats.buf, stats.len);
+    free(stats.buf);
+    blob_tail tail = {reopen_after_refusal, sp};
+    blob_put(&w, &tail, sizeof tail);
+    if (w.failed) {
+        free(w.buf);
+        if (f && sp->handed_nlevels > 0) { /* this generation serves on */
+            pthread_mutex_lock(&f->delay_mu);
+            f->nlevels = sp->handed_nlevels;
+            pthread_mutex_unlock(&f->delay_mu);
+        }
+        atomic_store(&sp->quiescing, false);
         return RMQ_ENOMEM;
+    }
     pthread_rwlock_wrlock(&sp->engine_rw);
     store_engine *e = sp->engine;
     sp->engine = NULL;
     pthread_rwlock_unlock(&sp->engine_rw);
     store_close(e); /* flush, checkpoint, abort removed, lock released */
-
-    memcpy(b, BLOB_MAGIC, 8);
-    memcpy(b + 8, &nlevels, 4);
-    memcpy(b + 12, offs, (size_t)(nlevels + 1) * 8);
-    blob_tail tail = {reopen_after_refusal, sp};
-    memcpy(b + n - sizeof tail, &tail, sizeof tail);
-    *blob = b;
-    *len = n;
+    *blob = w.buf;
+    *len = w.len;
     sp->api->log(ctx, RMQ_LOG_INFO, "store closed for the reload (%d delay levels handed over)",
                  nlevels);
     return 0;
@@ -116,17 +137,33 @@ int store_import_state(rmq_plugin_ctx *ctx, uint32_t version, const void *blob, 
     store_plugin *sp = rmq_ctx_userdata(ctx);
     if (!sp)
         return RMQ_EINVAL;
-    if (version != STORE_STATE_VERSION)
-        return RMQ_EINVAL;
     const uint8_t *b = blob;
-    int32_t nlevels = -1;
-    if (len >= 12 && memcmp(b, BLOB_MAGIC, 8) == 0)
-        memcpy(&nlevels, b + 8, 4);
-    if (nlevels < 0 || nlevels > MAX_DELAY_LEVELS ||
-        len != 12 + (size_t)(nlevels + 1) * 8 + sizeof(blob_tail))
-        return RMQ_EINVAL;
     blob_tail tail;
+    if (len < 12 + sizeof tail || memcmp(b, BLOB_MAGIC, 8) != 0)
+        return RMQ_EINVAL;
     memcpy(&tail, b + len - sizeof tail, sizeof tail);
+    int32_t nlevels = -1;
+    memcpy(&nlevels, b + 8, 4);
+    size_t levels_end =
+        nlevels >= 0 && nlevels <= MAX_DELAY_LEVELS ? 12 + (size_t)(nlevels + 1) * 8 : SIZE_MAX;
+    uint64_t stats_len = 0;
+    bool ok = false;
+    if (version == 1) {
+        ok = levels_end != SIZE_MAX && len == levels_end + sizeof tail;
+    } else if (version == STORE_STATE_VERSION && levels_end != SIZE_MAX &&
+               len >= levels_end + 8 + sizeof tail) {
+        memcpy(&stats_len, b + levels_end, 8);
+        ok = stats_len == len - levels_end - 8 - sizeof tail;
+    }
+    if (!ok) {
+        /* an unknown (newer) format: the serving generation takes the store
+         * back and serves on */
+        sp->api->log(ctx, RMQ_LOG_ERROR,
+                     "store reload refused: state version %u (this plugin reads 1 and %u)", version,
+                     STORE_STATE_VERSION);
+        tail.reopen(tail.old_sp);
+        return RMQ_EINVAL;
+    }
     if (!sp->engine) {
         char err[512] = "";
         int rc = store_engine_open(sp, err, sizeof err);
@@ -152,6 +189,13 @@ int store_import_state(rmq_plugin_ctx *ctx, uint32_t version, const void *blob, 
             f->delay_offset[l] = offs[l];
         f->delay_dirty = true;
         pthread_mutex_unlock(&f->delay_mu);
+    }
+    if (stats_len) {
+        blob_reader r = {b + levels_end + 8, (size_t)stats_len, true};
+        if (broker_admin_import(sp, &r) != 0)
+            sp->api->log(ctx, RMQ_LOG_WARN,
+                         "runtime statistics of the previous generation "
+                         "could not be read: they restart here");
     }
     sp->api->log(ctx, RMQ_LOG_INFO, "store reopened by the new generation at %s", sp->set.root_dir);
     return 0;

@@ -2,8 +2,9 @@
  * (SYNC_FLUSH store: sends waiting for the flush and sends answered at once)
  * and consumers long-poll: every reload succeeds, every send and every pull
  * is answered, every acknowledged message is pulled exactly once with its
- * body at its queue offset, and nothing else is in the queues. Real daemon
- * on ephemeral ports; always stopped. */
+ * body at its queue offset, and nothing else is in the queues; the runtime
+ * statistics (28, 208) carry over. Real daemon on ephemeral ports; always
+ * stopped. */
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -389,6 +390,105 @@ static void delayed_message_delivered_once_across_reloads(void **state)
     close(fd);
 }
 
+/* GET_BROKER_RUNTIME_INFO (28): the value of `key` in the table (malloc'd;
+ * "" when absent). The values are plain numbers and texts without quotes. */
+static char *runtime_value(int port, const char *key)
+{
+    rmq_cmd *r = bcm_call(port, 28, NULL, NULL);
+    char *out = NULL;
+    if (r && r->code == 0 && r->body_len) {
+        char *body = strndup((const char *)r->body, r->body_len);
+        char needle[128];
+        snprintf(needle, sizeof needle, "\"%s\":\"", key);
+        const char *at = body ? strstr(body, needle) : NULL;
+        if (at) {
+            at += strlen(needle);
+            const char *end = strchr(at, '"');
+            out = end ? strndup(at, (size_t)(end - at)) : NULL;
+        }
+        free(body);
+    }
+    rmq_cmd_free(r);
+    return out ? out : strdup("");
+}
+
+/* consumeTps of GET_CONSUME_STATS (208) for group/topic; -1 on failure. */
+static double consume_tps(int port, const char *group, const char *topic)
+{
+    const char *kv[] = {"consumerGroup", group, "topic", topic, NULL};
+    rmq_cmd *r = bcm_call(port, 208, kv, NULL);
+    double tps = -1;
+    if (r && r->code == 0) {
+        char *body = strndup((const char *)r->body, r->body_len);
+        const char *at = body ? strstr(body, "\"consumeTps\":") : NULL;
+        tps = at ? atof(at + 13) : -1;
+        free(body);
+    }
+    rmq_cmd_free(r);
+    return tps;
+}
+
+/* The statistics behind 28 and 208 go on in the new generation: the same
+ * totals, boot time and put-latency distribution before and after a reload
+ * with no traffic between, and the group's pulled-message rate. */
+static void runtime_statistics_survive_a_reload(void **state)
+{
+    fixture *f = *state;
+    int port = f->r->port;
+    int fd = rmq_tc_connect(port);
+    assert_true(fd >= 0);
+    for (int i = 0; i < 5; i++) {
+        rmq_cmd *a = st_send(fd, i + 1, "TopicStatsR", 0, "WAIT\001true", "stat", NULL);
+        assert_non_null(a);
+        assert_int_equal(a->code, 0);
+        rmq_cmd_free(a);
+    }
+    st_pull_args pa = {.group = "CGStatsR", .topic = "TopicStatsR", .max = 32};
+    rmq_cmd *p = st_pull(fd, 10, &pa);
+    assert_non_null(p);
+    assert_int_equal(p->code, 0);
+    rmq_cmd_free(p);
+    static const char *const keys[] = {
+        "putMessageTimesTotal",     "putMessageSizeTotal",     "getMessageTimesTotalFound",
+        "msgPutTotalTodayNow",      "msgGetTotalTodayNow",     "bootTimestamp",
+        "putMessageDistributeTime", "putMessageEntireTimeMax", "getMessageEntireTimeMax"};
+    enum { NKEYS = sizeof keys / sizeof keys[0] };
+    char *before[NKEYS];
+    for (size_t i = 0; i < NKEYS; i++)
+        before[i] = runtime_value(port, keys[i]);
+    assert_string_equal(before[0], "5");
+    assert_string_equal(before[4], "5");
+
+    int status = -1;
+    char *out = rmq_td_ctl_capture(&f->d, &status, "reload", "store", NULL);
+    free(out);
+    assert_int_equal(status, 0);
+
+    for (size_t i = 0; i < NKEYS; i++) {
+        char *now = runtime_value(port, keys[i]);
+        if (strcmp(now, before[i]) != 0)
+            fail_msg("%s: %s before the reload, %s after", keys[i], before[i], now);
+        free(now);
+        free(before[i]);
+    }
+    /* the group's counter and snapshots came along: its rate is not 0 */
+    double tps = 0;
+    uint64_t deadline = rmq_test_now_ms() + 10000;
+    while ((tps = consume_tps(port, "CGStatsR", "TopicStatsR")) <= 0 &&
+           rmq_test_now_ms() < deadline)
+        rmq_test_pause_ms(200);
+    assert_true(tps > 0);
+    /* and the new generation counts on from there */
+    rmq_cmd *a = st_send(fd, 20, "TopicStatsR", 0, "WAIT\001true", "stat", NULL);
+    assert_non_null(a);
+    assert_int_equal(a->code, 0);
+    rmq_cmd_free(a);
+    char *total = runtime_value(port, "putMessageTimesTotal");
+    assert_string_equal(total, "6");
+    free(total);
+    close(fd);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest all[] = {
@@ -396,6 +496,7 @@ int main(int argc, char **argv)
                                         teardown),
         cmocka_unit_test_setup_teardown(delayed_message_delivered_once_across_reloads, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(runtime_statistics_survive_a_reload, setup, teardown),
     };
     struct CMUnitTest sel[sizeof all / sizeof all[0]];
     size_t n = 0;
