@@ -2,7 +2,8 @@
  * keyed by topic@queueId, woken by the engine's arrival callback the moment
  * a matching message is readable, expired by a 100 ms timer at their hold
  * time (with Java's 5 s max-offset sweep), answered at once by quiesce.
- * A woken request runs again without suspension and without committing. */
+ * A woken request runs again without suspension and without committing,
+ * its subscription and filter taken anew (executeRequestWhenWakeup). */
 #include <stdlib.h>
 #include <string.h>
 
