@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "coarse_clock.h"
 #include "header_numbers.h"
 #include "pull_request.h"
 #include "pull_stats.h"
@@ -272,12 +273,12 @@ int pull_execute(store_plugin *sp, pull_req *p, bool first, bool may_block)
     store_get_result res;
     memset(&res, 0, sizeof res);
     int32_t max = p->max_msgs > 0 ? p->max_msgs : 1;
-    uint64_t began_ms = a->now_monotonic_ms();
+    uint64_t began_ms = coarse_now_ms(); /* ms as Java's clock; a cheap read per pull */
     if (store_get_messages(sp->engine, p->topic, p->queue_id, p->queue_offset, max,
                            p->match_all ? NULL : pull_filter_cq,
                            (p->is_sql && p->sql) ? pull_filter_record : NULL, &fc, &res) != 0)
         return answer(sp, p, RC_SYSTEM_ERROR, "store getMessage return null"), PULL_ANSWERED;
-    uint64_t done_ms = a->now_monotonic_ms();
+    uint64_t done_ms = coarse_now_ms();
     store_features *f = features_of(sp);
     if (f && done_ms > began_ms)
         pull_stats_lookup_ms(f->pull_stats, done_ms - began_ms);

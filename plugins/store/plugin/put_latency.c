@@ -5,13 +5,6 @@
 
 #include <inttypes.h>
 #include <stdio.h>
-#include <time.h>
-
-#ifdef CLOCK_MONOTONIC_COARSE
-#define PUT_CLOCK CLOCK_MONOTONIC_COARSE
-#else
-#define PUT_CLOCK CLOCK_MONOTONIC
-#endif
 
 #define DISTRIBUTION_WINDOW_MS 60000 /* printTPSInterval */
 
@@ -20,13 +13,6 @@ static const char *const BUCKET_NAMES[PUT_LATENCY_BUCKETS] = {
     "[1~2s]",  "[2~3s]",   "[3~4s]",    "[4~5s]",     "[5~10s]",     "[10s~]"};
 /* upper bounds (exclusive) of buckets 1..11; bucket 0 is <= 0 */
 static const uint64_t BOUNDS_MS[] = {10, 50, 100, 200, 500, 1000, 2000, 3000, 4000, 5000, 10000};
-
-uint64_t put_latency_clock_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(PUT_CLOCK, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
 
 static size_t bucket_of(uint64_t ms)
 {
@@ -40,7 +26,7 @@ static size_t bucket_of(uint64_t ms)
 
 void put_latency_record(put_latency *pl, uint64_t began_ms)
 {
-    uint64_t now = put_latency_clock_ms();
+    uint64_t now = coarse_now_ms();
     uint64_t ms = now > began_ms ? now - began_ms : 0;
     atomic_fetch_add_explicit(&pl->bucket[bucket_of(ms)], 1, memory_order_relaxed);
     uint64_t max = atomic_load_explicit(&pl->max_ms, memory_order_relaxed);

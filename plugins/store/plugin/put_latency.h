@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "coarse_clock.h"
+
 #define PUT_LATENCY_BUCKETS 13
 
 typedef struct put_latency {
@@ -16,11 +18,7 @@ typedef struct put_latency {
     uint64_t window_start_ms; /* sampler thread only: start of the current minute */
 } put_latency;
 
-/* The clock of put_latency_record: the coarse monotonic clock (kernel tick
- * resolution) in ms. The send path reads it twice per put, and a precise
- * clock read costs ~100 ns on a VM, a few % of a send. */
-uint64_t put_latency_clock_ms(void);
-/* One put that began at `began_ms` (put_latency_clock_ms) has completed. */
+/* One put that began at `began_ms` (coarse_now_ms) has completed. */
 void put_latency_record(put_latency *pl, uint64_t began_ms);
 /* Java's "[<=0ms]:N [0~10ms]:N ... [10s~]:N " (trailing space included). */
 void put_latency_text(put_latency *pl, char *out, size_t cap);
