@@ -226,6 +226,7 @@ static void qd_remove_at(route_table *rt, topic_entry *te, size_t i)
     broker_topics_drop(&rt->broker_topics, te, &te->qds[i]);
     memmove(&te->qds[i], &te->qds[i + 1], (te->nqd - i - 1) * sizeof(*te->qds));
     te->nqd--;
+    rt->qd_removed++;
 }
 
 static bool qd_remove(route_table *rt, topic_entry *te, const char *broker_name)
@@ -278,6 +279,7 @@ static void remove_broker_from_topics(route_table *rt, const char *broker_name)
                 continue;
             memmove(&te->qds[i], &te->qds[i + 1], (te->nqd - i - 1) * sizeof(*te->qds));
             te->nqd--;
+            rt->qd_removed++;
             break;
         }
         if (te->nqd == 0)

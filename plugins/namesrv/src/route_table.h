@@ -95,6 +95,7 @@ typedef struct route_table {
     size_t dirty_cap;
     bool all_dirty;             /* every topic (e.g. orderMessageEnable toggled) */
     uint64_t qd_epoch;          /* bumped when QueueData change other than by a registration */
+    uint64_t qd_removed;        /* QueueData removed so far: what removals freed, roughly */
     int64_t default_timeout_ms; /* brokerChannelExpiredTime */
 } route_table;
 
