@@ -97,3 +97,7 @@ awk -v a="$rss0" -v b="$peak" -v n="$pairs" \
 cat "$dir/storm.out"
 [[ -s $dir/storm.err ]] && cat "$dir/storm.err"
 echo "RSS after expiry: $(awk '/VmRSS/{print $2" kB"}' "/proc/$dpid/status")"
+# the brokers' connections close when rmqbench exits; the next expiry scans
+# (every second here) return the freed heap to the OS (heapTrimAfterRemovalMb)
+sleep 3
+echo "RSS 3 s later: $(awk '/VmRSS/{print $2" kB"}' "/proc/$dpid/status")"
