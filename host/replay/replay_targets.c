@@ -6,16 +6,16 @@
 
 #include <errno.h>
 #include <netdb.h>
-#include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <rmqhost/testkit.h>
+
+#include "frame_reader.h"
 
 typedef struct frame_stash {
     rmq_cmd *cmd;
@@ -24,8 +24,7 @@ typedef struct frame_stash {
 
 typedef struct addr_channel {
     int fd;
-    uint8_t *buf;
-    size_t len, cap;
+    rmq_frame_reader rd;
     frame_stash *stash;
 } addr_channel;
 
@@ -36,13 +35,6 @@ struct replay_target {
     addr_channel ch[REPLAY_MAX_CHANNELS + 1];
     int kit_ch[REPLAY_MAX_CHANNELS + 1];
 };
-
-static uint64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
 
 replay_target *replay_target_addr(const char *addr, char *err, size_t errlen)
 {
@@ -62,8 +54,10 @@ replay_target *replay_target_addr(const char *addr, char *err, size_t errlen)
     else
         snprintf(t->host, sizeof(t->host), "%.*s", (int)hl, addr);
     snprintf(t->port, sizeof(t->port), "%s", colon + 1);
-    for (int i = 0; i <= REPLAY_MAX_CHANNELS; i++)
+    for (int i = 0; i <= REPLAY_MAX_CHANNELS; i++) {
         t->ch[i].fd = -1;
+        rmq_frame_reader_init(&t->ch[i].rd, RMQ_DEFAULT_MAX_FRAME_BYTES);
+    }
     return t;
 }
 
@@ -141,51 +135,6 @@ int replay_send(replay_target *t, int ch, const uint8_t *frame, size_t len)
     return 0;
 }
 
-/* Next frame on an address channel, NULL at the deadline or on EOF. */
-static rmq_cmd *addr_read(addr_channel *c, uint64_t deadline)
-{
-    for (;;) {
-        size_t total = 0;
-        const char *reason;
-        rmq_frame_status st =
-            rmq_frame_check(c->buf, c->len, RMQ_DEFAULT_MAX_FRAME_BYTES, &total, &reason);
-        if (st == RMQ_FRAME_INVALID)
-            return NULL;
-        if (st == RMQ_FRAME_READY) {
-            char err[128];
-            rmq_cmd *cmd = rmq_cmd_decode(c->buf, total, err, sizeof(err));
-            memmove(c->buf, c->buf + total, c->len - total);
-            c->len -= total;
-            if (cmd)
-                return cmd;
-            continue;
-        }
-        uint64_t now = now_ms();
-        if (now >= deadline)
-            return NULL;
-        struct pollfd pfd = {.fd = c->fd, .events = POLLIN};
-        int pr = poll(&pfd, 1, (int)(deadline - now));
-        if (pr < 0 && errno == EINTR)
-            continue;
-        if (pr <= 0)
-            return NULL;
-        if (c->cap - c->len < 65536) {
-            size_t ncap = c->cap ? c->cap * 2 : 131072;
-            uint8_t *nb = realloc(c->buf, ncap);
-            if (!nb)
-                return NULL;
-            c->buf = nb;
-            c->cap = ncap;
-        }
-        ssize_t r = recv(c->fd, c->buf + c->len, c->cap - c->len, 0);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return NULL;
-        c->len += (size_t)r;
-    }
-}
-
 rmq_cmd *replay_answer(replay_target *t, int ch, int32_t opaque, int timeout_ms)
 {
     if (ch < 1 || ch > REPLAY_MAX_CHANNELS)
@@ -204,9 +153,9 @@ rmq_cmd *replay_answer(replay_target *t, int ch, int32_t opaque, int timeout_ms)
             return cmd;
         }
     }
-    uint64_t deadline = now_ms() + (uint64_t)timeout_ms;
+    uint64_t deadline = rmq_frame_reader_now_ms() + (uint64_t)timeout_ms;
     for (;;) {
-        rmq_cmd *cmd = addr_read(c, deadline);
+        rmq_cmd *cmd = rmq_frame_reader_next(&c->rd, c->fd, deadline);
         if (!cmd)
             return NULL;
         if ((cmd->flag & RMQ_FLAG_RESPONSE) && cmd->opaque == opaque)
@@ -251,7 +200,7 @@ void replay_target_close(replay_target *t)
             free(c->stash);
             c->stash = n;
         }
-        free(c->buf);
+        rmq_frame_reader_free(&c->rd);
     }
     free(t);
 }

@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -65,6 +64,7 @@ int rmq_tk_open_channel(rmq_testkit *kit)
     kit->channels = nc;
     tk_channel *c = &nc[kit->nchannels++];
     memset(c, 0, sizeof(*c));
+    rmq_frame_reader_init(&c->rd, (size_t)kit->host.conf.max_frame_bytes);
     c->fd = fd;
     c->local_port = ntohs(local.sin_port);
     int handle = (int)kit->nchannels;
@@ -107,7 +107,7 @@ static void drop_stash(tk_channel *c)
         free(c->stash);
         c->stash = n;
     }
-    byte_buf_free(&c->rbuf);
+    rmq_frame_reader_free(&c->rd);
 }
 
 int rmq_tk_close_channel(rmq_testkit *kit, int ch)
@@ -189,55 +189,15 @@ int rmq_tk_send(rmq_testkit *kit, int ch, rmq_cmd *req, int32_t *opaque)
     return rc;
 }
 
-/* Next decoded frame from the socket, or NULL when none arrives by the
- * (real) deadline or the connection breaks. */
-static rmq_cmd *read_frame(rmq_testkit *kit, tk_channel *c, uint64_t deadline)
-{
-    for (;;) {
-        size_t total = 0;
-        const char *reason = NULL;
-        rmq_frame_status st = rmq_frame_check(
-            c->rbuf.data, c->rbuf.len, (size_t)kit->host.conf.max_frame_bytes, &total, &reason);
-        if (st == RMQ_FRAME_INVALID)
-            return NULL;
-        if (st == RMQ_FRAME_READY) {
-            char err[128];
-            rmq_cmd *cmd = rmq_cmd_decode(c->rbuf.data, total, err, sizeof(err));
-            memmove(c->rbuf.data, c->rbuf.data + total, c->rbuf.len - total);
-            c->rbuf.len -= total;
-            if (cmd)
-                return cmd;
-            continue;
-        }
-        uint64_t now = host_now_ms();
-        if (now >= deadline)
-            return NULL;
-        struct pollfd pfd = {.fd = c->fd, .events = POLLIN};
-        int pr = poll(&pfd, 1, (int)(deadline - now));
-        if (pr < 0 && errno == EINTR)
-            continue;
-        if (pr <= 0)
-            return NULL;
-        if (byte_buf_reserve(&c->rbuf, 65536) != 0)
-            return NULL;
-        ssize_t r = recv(c->fd, c->rbuf.data + c->rbuf.len, c->rbuf.cap - c->rbuf.len, 0);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return NULL;
-        c->rbuf.len += (size_t)r;
-    }
-}
-
 bool rmq_tk_channel_closed_by_host(rmq_testkit *kit, int ch, int timeout_ms)
 {
     tk_channel *c = channel_of(kit, ch);
     if (!c)
         return false;
-    uint64_t deadline = host_now_ms() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0);
+    uint64_t deadline = rmq_frame_reader_now_ms() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0);
     for (;;) {
         /* answers still in flight are kept for rmq_tk_wait_answer */
-        rmq_cmd *cmd = read_frame(kit, c, deadline);
+        rmq_cmd *cmd = rmq_frame_reader_next(&c->rd, c->fd, deadline);
         if (cmd) {
             tk_frame *f = malloc(sizeof(*f));
             if (!f) {
@@ -249,7 +209,7 @@ bool rmq_tk_channel_closed_by_host(rmq_testkit *kit, int ch, int timeout_ms)
             c->stash = f;
             continue;
         }
-        if (host_now_ms() >= deadline)
+        if (rmq_frame_reader_now_ms() >= deadline)
             break;
         char b;
         ssize_t r = recv(c->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
@@ -275,9 +235,9 @@ rmq_cmd *rmq_tk_wait_answer(rmq_testkit *kit, int ch, int32_t opaque, int timeou
             return cmd;
         }
     }
-    uint64_t deadline = host_now_ms() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0);
+    uint64_t deadline = rmq_frame_reader_now_ms() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0);
     for (;;) {
-        rmq_cmd *cmd = read_frame(kit, c, deadline);
+        rmq_cmd *cmd = rmq_frame_reader_next(&c->rd, c->fd, deadline);
         if (!cmd)
             return NULL;
         if (cmd->opaque == opaque && (cmd->flag & RMQ_FLAG_RESPONSE))

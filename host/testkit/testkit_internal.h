@@ -6,6 +6,7 @@
 
 #include <pthread.h>
 
+#include "frame_reader.h"
 #include "host.h"
 #include "plugin_reload.h"
 #include "rmqhost/testkit.h"
@@ -42,7 +43,7 @@ typedef struct tk_channel {
     int fd; /* -1 once closed */
     int local_port;
     rmq_channel_id id;
-    byte_buf rbuf;
+    rmq_frame_reader rd;
     tk_frame *stash; /* answers read while waiting for another opaque */
 } tk_channel;
 

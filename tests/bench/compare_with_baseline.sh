@@ -8,6 +8,7 @@ set -euo pipefail
 build=${1:-build}
 runs=${2:-5}
 secs=${3:-4}
+build=$(cd "$build" && pwd) # plugin paths in conf.d must be absolute
 bin=$build/bin
 plugins=$build/plugins
 here=$(cd "$(dirname "$0")" && pwd)
@@ -16,32 +17,22 @@ pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$dir"; }
 trap cleanup EXIT
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+# shellcheck source=../support/namesrv_daemon.sh
+source "$here/../support/namesrv_daemon.sh"
 bport=$(free_port)
 "$bin/baseline_server" -l "127.0.0.1:$bport" -t 1 >"$dir/baseline.log" 2>&1 &
 pids+=($!)
 
-# io_threads 1: on a 2-core machine shared with the load generator a second
-# loop only competes with the client (docs/benchmarks.md).
-mkdir -p "$dir/conf.d"
-cat >"$dir/conf.d/host.conf" <<CONF
-state_dir = "$dir/state";
-io_threads = 1;
-log_level = "warn";
-servers = { namesrv = { listen = "127.0.0.1:0"; }; main = { listen = "127.0.0.1:0"; }; };
-CONF
-cat >"$dir/conf.d/10-namesrv.conf" <<CONF
-plugin = { name = "namesrv"; path = "$plugins/namesrv.so"; server = "namesrv"; };
-CONF
+# the NameServer plus a canned route (hosttest) on a second server
+write_namesrv_conf "$dir" "$plugins" "" 'main = { listen = "127.0.0.1:0"; };'
 cat >"$dir/conf.d/20-hosttest.conf" <<CONF
 plugin = { name = "hosttest"; path = "$plugins/hosttest.so"; server = "main"; };
 CONF
-"$bin/rmqhostd" -c "$dir/conf.d" >"$dir/daemon.log" 2>&1 &
-dpid=$!
+start_daemon "$bin" "$dir"
+dpid=$daemon_pid
 pids+=($dpid)
-for _ in $(seq 1 100); do [[ -f $dir/state/listen.addrs ]] && break; sleep 0.1; done
-nport=$(awk '$1=="namesrv"{n=split($2,a,":"); print a[n]}' "$dir/state/listen.addrs")
-mport=$(awk '$1=="main"{n=split($2,a,":"); print a[n]}' "$dir/state/listen.addrs")
+nport=$(listen_port "$dir" namesrv)
+mport=$(listen_port "$dir" main)
 python3 "$here/hold_broker_registration.py" -a "127.0.0.1:$nport" --topic TopicTest \
   >"$dir/hold.log" 2>&1 &
 pids+=($!)

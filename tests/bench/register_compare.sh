@@ -25,31 +25,23 @@ build=$(cd "$build" && pwd)
 bin=$build/bin
 plugins=$build/plugins
 bench=${RMQBENCH:-$bin/rmqbench}
+here=$(cd "$(dirname "$0")" && pwd)
 dir=$(mktemp -d /tmp/rmqregister.XXXXXX)
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$dir"; }
 trap cleanup EXIT
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+# shellcheck source=../support/namesrv_daemon.sh
+source "$here/../support/namesrv_daemon.sh"
 bport=$(free_port)
 "$bin/baseline_server" -l "127.0.0.1:$bport" -t 1 >"$dir/baseline.log" 2>&1 &
 pids+=($!)
 
-mkdir -p "$dir/conf.d"
-cat >"$dir/conf.d/host.conf" <<CONF
-state_dir = "$dir/state";
-io_threads = 1;
-log_level = "warn";
-servers = { namesrv = { listen = "127.0.0.1:0"; }; };
-CONF
-cat >"$dir/conf.d/10-namesrv.conf" <<CONF
-plugin = { name = "namesrv"; path = "$plugins/namesrv.so"; server = "namesrv"; };
-CONF
-"$bin/rmqhostd" -c "$dir/conf.d" >"$dir/daemon.log" 2>&1 &
-dpid=$!
+write_namesrv_conf "$dir" "$plugins"
+start_daemon "$bin" "$dir"
+dpid=$daemon_pid
 pids+=($dpid)
-for _ in $(seq 1 100); do [[ -f $dir/state/listen.addrs ]] && break; sleep 0.1; done
-nport=$(awk '$1=="namesrv"{n=split($2,a,":"); print a[n]}' "$dir/state/listen.addrs")
+nport=$(listen_port "$dir" namesrv)
 
 # one TARGET ARGS... -> "first median_rereg max_rereg mean probe_max_us"
 one() {

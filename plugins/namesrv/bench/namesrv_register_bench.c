@@ -1,7 +1,8 @@
 /* namesrv_register_bench.c — REGISTER_BROKER cost without the network: CRC32
  * + body parse + route-table update + re-encoding/publishing the changed
- * routes, for bodies of 1,000 and 10,000 topics; and RSS with 10,000 topics
- * x 4 brokers. Prints figures only; never asserts on timing. */
+ * routes, for bodies of 1,000 and 10,000 topics; RSS and heap in use with
+ * 10,000 topics x 4 brokers; the cost of removing one broker among many.
+ * Prints figures only; never asserts on timing. */
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,8 +33,15 @@ static long rss_kb(void)
     return kb;
 }
 
+/* Bytes malloc hands out (RSS hides what malloc keeps for reuse). */
+static size_t heap_in_use(void)
+{
+    struct mallinfo2 mi = mallinfo2();
+    return mi.uordblks + mi.hblkhd;
+}
+
 /* A 4.9.8 broker's body: Java key order, one TopicConfig per topic. */
-static char *make_body(int ntopics, long long counter, size_t *len)
+static char *make_body_named(int ntopics, long long counter, const char *prefix, size_t *len)
 {
     size_t cap = (size_t)ntopics * 200 + 256;
     char *b = malloc(cap);
@@ -43,15 +51,19 @@ static char *make_body(int ntopics, long long counter, size_t *len)
                                 "\"topicConfigTable\":{",
                                 counter);
     for (int i = 0; i < ntopics; i++)
-        n += (size_t)snprintf(
-            b + n, cap - n,
-            "%s\"BenchTopic_%06d\":{\"order\":false,\"perm\":6,\"readQueueNums\":8,"
-            "\"topicFilterType\":\"SINGLE_TAG\",\"topicName\":\"BenchTopic_%06d\","
-            "\"topicSysFlag\":0,\"writeQueueNums\":8}",
-            i ? "," : "", i, i);
+        n += (size_t)snprintf(b + n, cap - n,
+                              "%s\"%s_%06d\":{\"order\":false,\"perm\":6,\"readQueueNums\":8,"
+                              "\"topicFilterType\":\"SINGLE_TAG\",\"topicName\":\"%s_%06d\","
+                              "\"topicSysFlag\":0,\"writeQueueNums\":8}",
+                              i ? "," : "", prefix, i, prefix, i);
     n += (size_t)snprintf(b + n, cap - n, "}}}");
     *len = n;
     return b;
+}
+
+static char *make_body(int ntopics, long long counter, size_t *len)
+{
+    return make_body_named(ntopics, counter, "BenchTopic", len);
 }
 
 typedef struct phase_ms {
@@ -163,6 +175,49 @@ static void bench_size(int ntopics)
     free(body_b);
 }
 
+/* UNREGISTER_BROKER of one master among `nbrokers`, each with `ntopics`
+ * topics of its own: what one broker's removal costs while the table holds
+ * nbrokers x ntopics topics (table update + withdrawing its routes). */
+static void bench_removal(int nbrokers, int ntopics)
+{
+    enum { RUNS = 7 };
+    namesrv_core core;
+    namesrv_config cfg;
+    namesrv_config_defaults(&cfg);
+    namesrv_core_init(&core, &cfg);
+    char name[32], addr[32];
+    size_t heap_before = heap_in_use();
+    for (int i = 0; i < nbrokers; i++) {
+        size_t len;
+        snprintf(name, sizeof(name), "broker-%03d", i);
+        snprintf(addr, sizeof(addr), "10.0.%d.%d:10911", i / 250, i % 250);
+        char *body = make_body_named(ntopics, 1, name, &len);
+        register_once(&core, body, len, name, addr, (uint64_t)i + 1);
+        free(body);
+    }
+    printf("heap in use: %d brokers x %d topics of their own add %.0f bytes per (topic, broker)\n",
+           nbrokers, ntopics, (double)(heap_in_use() - heap_before) / ((double)nbrokers * ntopics));
+    double table[RUNS], total[RUNS];
+    for (int r = 0; r < RUNS; r++) {
+        snprintf(name, sizeof(name), "broker-%03d", r);
+        snprintf(addr, sizeof(addr), "10.0.%d.%d:10911", r / 250, r % 250);
+        double t0 = now_ms();
+        namesrv_core_lock(&core);
+        route_table_unregister(&core.routes, "BenchCluster", name, addr, 0);
+        double t1 = now_ms();
+        namesrv_core_publish(&core);
+        namesrv_core_unlock(&core);
+        total[r] = now_ms() - t0;
+        table[r] = t1 - t0;
+    }
+    qsort(table, RUNS, sizeof(double), cmp_double);
+    qsort(total, RUNS, sizeof(double), cmp_double);
+    printf("UNREGISTER_BROKER of 1 of %d brokers x %d topics each: table %.3f ms, with routes "
+           "withdrawn %.3f ms   (median of %d)\n",
+           nbrokers, ntopics, table[RUNS / 2], total[RUNS / 2], RUNS);
+    namesrv_core_destroy(&core);
+}
+
 /* No argument: both sizes and RSS. One argument N: only N topics (for
  * profiling under callgrind/perf). */
 int main(int argc, char **argv)
@@ -187,6 +242,7 @@ int main(int argc, char **argv)
     namesrv_config_defaults(&cfg);
     namesrv_core_init(&core, &cfg);
     long before = rss_kb();
+    size_t heap_before = heap_in_use();
     size_t len;
     char *body = make_body(10000, 1, &len);
     const char *names[] = {"broker-a", "broker-b", "broker-c", "broker-d"};
@@ -195,10 +251,14 @@ int main(int argc, char **argv)
         register_once(&core, body, len, names[i], addrs[i], (uint64_t)i + 1);
     free(body);
     long after = rss_kb();
+    size_t heap_after = heap_in_use();
     printf(
         "RSS: process at start %ld kB; 10,000 topics x 4 brokers add %ld kB (%zu routes cached)\n",
         rss0, after - before, route_cache_count(&core.cache));
+    printf("heap in use: 10,000 topics x 4 brokers add %zu kB, %.0f bytes per (topic, broker)\n",
+           (heap_after - heap_before) / 1024, (double)(heap_after - heap_before) / 40000.0);
     namesrv_core_destroy(&core);
+    bench_removal(100, 1000);
     rcu_unregister_thread();
     return 0;
 }

@@ -1,9 +1,11 @@
 /* namesrv_housekeeping.c — Java's BrokerHousekeepingService and the
  * not-active-broker scan: channel CLOSE/IDLE/EXCEPTION remove the brokers of
- * that channel at once; the periodic scan expires silent brokers. Never
- * closes a channel while holding the writer lock. */
+ * that channel at once; the periodic scan expires silent brokers and, after
+ * removals that freed much, returns free heap to the OS. Never closes a
+ * channel or trims the heap while holding the writer lock. */
 #include <stdlib.h>
 
+#include "heap_return.h"
 #include "namesrv_plugin.h"
 
 static void on_channel_event(rmq_channel_event ev, rmq_channel_id ch, const char *peer, void *ud)
@@ -51,6 +53,12 @@ static void on_scan_timer(void *ud)
                                         collect_channel, &closing);
     if (n > 0 && namesrv_core_publish(&ns->core) != 0)
         ns->api->log(ns->ctx, RMQ_LOG_ERROR, "out of memory re-encoding routes");
+    /* removals by this scan, UNREGISTER_BROKER and closed channels since the
+     * last return */
+    uint64_t removed = ns->core.routes.qd_removed - ns->trim_mark;
+    bool trim = ns->trim_after_removed > 0 && removed >= ns->trim_after_removed;
+    if (trim)
+        ns->trim_mark = ns->core.routes.qd_removed;
     namesrv_core_unlock(&ns->core);
     /* the CLOSE events these trigger later find nothing left to clean */
     for (size_t i = 0; i < closing.n; i++)
@@ -58,6 +66,12 @@ static void on_scan_timer(void *ud)
     free(closing.ids);
     if (n > 0)
         ns->api->log(ns->ctx, RMQ_LOG_WARN, "expired %zu broker(s) not heard from in time", n);
+    long before, after;
+    if (trim && heap_return_to_os(&before, &after))
+        ns->api->log(ns->ctx, RMQ_LOG_INFO,
+                     "returned free heap to the OS after %llu (topic, broker) removals: "
+                     "RSS %ld kB -> %ld kB",
+                     (unsigned long long)removed, before, after);
 }
 
 int namesrv_start_housekeeping(namesrv_plugin *ns)

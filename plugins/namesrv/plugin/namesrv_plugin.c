@@ -38,6 +38,10 @@ static const rmq_setting_decl SETTINGS[] = {
     {"writeExecutorThreads", RMQ_SETTING_INT, "2", "threads of the namesrv-write executor", 1, 64},
     {"writeExecutorQueueCapacity", RMQ_SETTING_INT, "10000", "queue of the namesrv-write executor",
      1, 1000000},
+    {"heapTrimAfterRemovalMb", RMQ_SETTING_INT, "64",
+     "after removals that freed about this many MiB (800 B per topic and broker), the next expiry "
+     "scan returns free heap to the OS; 0 = never",
+     0, 1048576},
     {NULL, RMQ_SETTING_STRING, NULL, NULL, 0, 0},
 };
 
@@ -108,6 +112,8 @@ static int namesrv_init(rmq_plugin_ctx *ctx, const rmq_host_api *api)
     }
     ns->ctx = ctx;
     ns->api = api;
+    ns->trim_after_removed = (uint64_t)api->setting_int(ctx, "heapTrimAfterRemovalMb") *
+                             (1024u * 1024u) / NAMESRV_BYTES_PER_QUEUE_DATA;
     if (namesrv_core_init(&ns->core, &cfg) != 0) {
         namesrv_config_free(&cfg);
         free(ns);

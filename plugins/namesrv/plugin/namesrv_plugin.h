@@ -8,12 +8,20 @@
 #include "namesrv_core.h"
 
 #define NAMESRV_EXECUTOR "namesrv-write"
+/* What one (topic, broker) costs with its share of the route cache
+ * (namesrv_register_bench, tests/bench/cluster_storm.sh): the estimate of
+ * what removals freed. */
+#define NAMESRV_BYTES_PER_QUEUE_DATA 800u
 
 typedef struct namesrv_plugin {
     rmq_plugin_ctx *ctx;
     const rmq_host_api *api;
     namesrv_core core;
     rmq_timer_id scan_timer;
+    /* heap return (namesrv_housekeeping.c): after this many QueueData were
+     * removed since the last return (0: never), under the core lock */
+    uint64_t trim_after_removed;
+    uint64_t trim_mark; /* core.routes.qd_removed at the last return */
 } namesrv_plugin;
 
 /* namesrv_processors.c */

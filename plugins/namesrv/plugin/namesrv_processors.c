@@ -687,7 +687,7 @@ static int on_register_topic(rmq_request *req, const rmq_cmd *cmd, void *ud)
     }
     for (size_t i = 0; i < n; i++) {
         json_t *q = json_array_get(qarr, i);
-        qds[i].broker_name = (char *)(uintptr_t)json_string_value(json_object_get(q, "brokerName"));
+        qds[i].broker_name = json_string_value(json_object_get(q, "brokerName"));
         qds[i].perm = (int32_t)json_integer_value(json_object_get(q, "perm"));
         qds[i].read_queue_nums = (int32_t)json_integer_value(json_object_get(q, "readQueueNums"));
         qds[i].write_queue_nums = (int32_t)json_integer_value(json_object_get(q, "writeQueueNums"));

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "broker_topic_index.h"
+
 /* ---- small helpers -------------------------------------------------------- */
 
 static char *dupstr(const char *s)
@@ -14,10 +16,9 @@ static char *dupstr(const char *s)
     return s ? strdup(s) : NULL;
 }
 
+/* The QueueData's broker names belong to the broker-topic index. */
 static void topic_free(topic_entry *te)
 {
-    for (size_t i = 0; i < te->nqd; i++)
-        free(te->qds[i].broker_name);
     free(te->qds);
     free(te->name);
     free(te);
@@ -67,6 +68,7 @@ void route_table_init(route_table *rt, int64_t default_timeout_ms)
     rmq_str_map_init(&rt->clusters);
     rmq_str_map_init(&rt->live);
     rmq_str_map_init(&rt->filters);
+    rmq_str_map_init(&rt->broker_topics);
     rt->default_timeout_ms = default_timeout_ms;
 }
 
@@ -89,9 +91,7 @@ void route_table_destroy(route_table *rt)
     rmq_str_map_iter_init(&it, &rt->filters);
     while (rmq_str_map_iter_next(&it, NULL, &v))
         filter_free(v);
-    for (size_t i = 0; i < rt->ngone; i++)
-        free(rt->gone[i]);
-    free(rt->gone);
+    broker_topics_clear(&rt->broker_topics);
     rmq_str_map_destroy(&rt->topics);
     rmq_str_map_destroy(&rt->brokers);
     rmq_str_map_destroy(&rt->clusters);
@@ -185,8 +185,8 @@ static queue_data *qd_find(topic_entry *te, const char *broker_name)
 }
 
 /* Returns 1 if something changed, 0 if identical, -1 on OOM. */
-static int qd_upsert(topic_entry *te, const char *broker_name, int32_t perm, int32_t rq, int32_t wq,
-                     int32_t sysflag)
+static int qd_upsert(route_table *rt, topic_entry *te, const char *broker_name, int32_t perm,
+                     int32_t rq, int32_t wq, int32_t sysflag)
 {
     queue_data *q = qd_find(te, broker_name);
     if (q) {
@@ -200,34 +200,41 @@ static int qd_upsert(topic_entry *te, const char *broker_name, int32_t perm, int
         return 1;
     }
     if (te->nqd == te->qd_cap) {
-        size_t nc = te->qd_cap ? te->qd_cap * 2 : 2;
+        /* from 1: most topics live on one broker name */
+        size_t nc = te->qd_cap ? te->qd_cap * 2 : 1;
         queue_data *nq = realloc(te->qds, nc * sizeof(*nq));
         if (!nq)
             return -1;
         te->qds = nq;
         te->qd_cap = nc;
     }
-    char *bn = strdup(broker_name);
+    uint32_t slot;
+    const char *bn = broker_topics_add(&rt->broker_topics, broker_name, te, &slot);
     if (!bn)
         return -1;
     size_t pos = te->nqd;
     while (pos > 0 && strcmp(te->qds[pos - 1].broker_name, broker_name) > 0)
         pos--;
     memmove(&te->qds[pos + 1], &te->qds[pos], (te->nqd - pos) * sizeof(*te->qds));
-    te->qds[pos] = (queue_data){bn, perm, rq, wq, sysflag};
+    te->qds[pos] = (queue_data){bn, perm, rq, wq, sysflag, slot};
     te->nqd++;
     return 1;
 }
 
-static bool qd_remove(topic_entry *te, const char *broker_name)
+static void qd_remove_at(route_table *rt, topic_entry *te, size_t i)
+{
+    broker_topics_drop(&rt->broker_topics, te, &te->qds[i]);
+    memmove(&te->qds[i], &te->qds[i + 1], (te->nqd - i - 1) * sizeof(*te->qds));
+    te->nqd--;
+    rt->qd_removed++;
+}
+
+static bool qd_remove(route_table *rt, topic_entry *te, const char *broker_name)
 {
     queue_data *q = qd_find(te, broker_name);
     if (!q)
         return false;
-    size_t i = (size_t)(q - te->qds);
-    free(q->broker_name);
-    memmove(&te->qds[i], &te->qds[i + 1], (te->nqd - i - 1) * sizeof(*te->qds));
-    te->nqd--;
+    qd_remove_at(rt, te, (size_t)(q - te->qds));
     return true;
 }
 
@@ -252,84 +259,43 @@ static topic_entry *topic_get_or_create(route_table *rt, const char *name)
 static void topic_remove(route_table *rt, topic_entry *te)
 {
     rmq_str_map_remove(&rt->topics, te->name);
-    push_dirty_name(rt, te->name);
+    if (!te->dirty) /* else its name is listed already */
+        push_dirty_name(rt, te->name);
+    while (te->nqd > 0)
+        qd_remove_at(rt, te, te->nqd - 1);
     topic_free(te);
 }
 
-/* Drops one broker name's QueueData from every topic; empty topics go. */
+/* Drops one broker name's QueueData from its topics; empty topics go. */
 static void remove_broker_from_topics(route_table *rt, const char *broker_name)
 {
-    rmq_str_map_iter it;
-    void *v;
-    rmq_str_map_iter_init(&it, &rt->topics);
-    while (rmq_str_map_iter_next(&it, NULL, &v)) {
-        topic_entry *te = v;
-        if (!qd_remove(te, broker_name))
-            continue;
+    broker_topics *bt = broker_topics_take(&rt->broker_topics, broker_name);
+    if (!bt)
+        return;
+    for (uint32_t k = 0; k < bt->n; k++) {
+        topic_entry *te = bt->topics[k];
+        for (size_t i = 0; i < te->nqd; i++) {
+            if (te->qds[i].broker_name != bt->name)
+                continue;
+            memmove(&te->qds[i], &te->qds[i + 1], (te->nqd - i - 1) * sizeof(*te->qds));
+            te->nqd--;
+            rt->qd_removed++;
+            break;
+        }
         if (te->nqd == 0)
             topic_remove(rt, te);
         else
             mark_topic(rt, te);
     }
-}
-
-/* One walk of the topics for every broker name the pass removed (an expiry
- * of 100 brokers would otherwise walk a million topics 100 times). */
-static void flush_gone(route_table *rt)
-{
-    if (rt->ngone == 1) {
-        remove_broker_from_topics(rt, rt->gone[0]);
-    } else if (rt->ngone > 1) {
-        rmq_str_map names;
-        rmq_str_map_init(&names);
-        int err = 0;
-        for (size_t i = 0; i < rt->ngone && !err; i++)
-            rmq_str_map_put(&names, rt->gone[i], rt->gone[i], &err);
-        if (err) { /* out of memory: one walk per name */
-            for (size_t i = 0; i < rt->ngone; i++)
-                remove_broker_from_topics(rt, rt->gone[i]);
-        } else {
-            rmq_str_map_iter it;
-            void *v;
-            rmq_str_map_iter_init(&it, &rt->topics);
-            while (rmq_str_map_iter_next(&it, NULL, &v)) {
-                topic_entry *te = v;
-                bool hit = false;
-                for (size_t i = te->nqd; i-- > 0;) {
-                    if (!rmq_str_map_get(&names, te->qds[i].broker_name))
-                        continue;
-                    free(te->qds[i].broker_name);
-                    memmove(&te->qds[i], &te->qds[i + 1], (te->nqd - i - 1) * sizeof(*te->qds));
-                    te->nqd--;
-                    hit = true;
-                }
-                if (!hit)
-                    continue;
-                /* removing the iterator's current entry is safe */
-                if (te->nqd == 0)
-                    topic_remove(rt, te);
-                else
-                    mark_topic(rt, te);
-            }
-        }
-        rmq_str_map_destroy(&names);
-    }
-    for (size_t i = 0; i < rt->ngone; i++)
-        free(rt->gone[i]);
-    rt->ngone = 0;
+    broker_topics_free(bt);
 }
 
 /* The broker's addresses (or filter servers) changed: its topics' routes too. */
 static void mark_broker_topics(route_table *rt, const char *broker_name)
 {
-    rmq_str_map_iter it;
-    void *v;
-    rmq_str_map_iter_init(&it, &rt->topics);
-    while (rmq_str_map_iter_next(&it, NULL, &v)) {
-        topic_entry *te = v;
-        if (!te->dirty && qd_find(te, broker_name))
-            mark_topic(rt, te);
-    }
+    const broker_topics *bt = broker_topics_get(&rt->broker_topics, broker_name);
+    for (uint32_t k = 0; bt && k < bt->n; k++)
+        mark_topic(rt, bt->topics[k]);
 }
 
 /* ---- broker data / clusters ----------------------------------------------- */
@@ -444,7 +410,7 @@ static void cluster_remove_broker(route_table *rt, cluster_entry *ce, const char
     }
 }
 
-/* The BrokerData goes now; its QueueData at the pass's flush_gone. */
+/* The BrokerData goes, and with it its name's QueueData. */
 static void remove_broker_data(route_table *rt, broker_data *bd, const char *only_cluster)
 {
     rmq_str_map_remove(&rt->brokers, bd->name);
@@ -459,20 +425,7 @@ static void remove_broker_data(route_table *rt, broker_data *bd, const char *onl
         while (rmq_str_map_iter_next(&it, NULL, &v))
             cluster_remove_broker(rt, v, bd->name);
     }
-    if (rt->ngone == rt->gone_cap) {
-        size_t nc = rt->gone_cap ? rt->gone_cap * 2 : 8;
-        char **ng = realloc(rt->gone, nc * sizeof(*ng));
-        if (ng) {
-            rt->gone = ng;
-            rt->gone_cap = nc;
-        }
-    }
-    if (rt->ngone < rt->gone_cap) {
-        rt->gone[rt->ngone++] = bd->name;
-        bd->name = NULL;
-    } else {
-        remove_broker_from_topics(rt, bd->name); /* out of memory: at once */
-    }
+    remove_broker_from_topics(rt, bd->name);
     broker_free(bd);
 }
 
@@ -655,7 +608,7 @@ int route_table_register(route_table *rt, const register_request *req, uint64_t 
                     frame_equal = false;
                 continue;
             }
-            int u = qd_upsert(te, req->broker_name, t->perm, t->read_queue_nums,
+            int u = qd_upsert(rt, te, req->broker_name, t->perm, t->read_queue_nums,
                               t->write_queue_nums, t->topic_sys_flag);
             if (u < 0)
                 return -1;
@@ -846,7 +799,6 @@ size_t route_table_channel_destroyed(route_table *rt, uint64_t channel, const ch
         removed = n;
     }
     free(addrs);
-    flush_gone(rt);
     return removed;
 }
 
@@ -875,7 +827,6 @@ size_t route_table_scan_expired(route_table *rt, uint64_t now_ms,
         cleanup_addr(rt, victim->addr);
         removed++;
     }
-    flush_gone(rt);
     return removed;
 }
 
@@ -905,11 +856,9 @@ int route_table_set_write_perm(route_table *rt, const char *broker_name, bool wi
     if (!broker_name)
         return 0;
     int count = 0;
-    rmq_str_map_iter it;
-    void *v;
-    rmq_str_map_iter_init(&it, &rt->topics);
-    while (rmq_str_map_iter_next(&it, NULL, &v)) {
-        topic_entry *te = v;
+    const broker_topics *bt = broker_topics_get(&rt->broker_topics, broker_name);
+    for (uint32_t k = 0; bt && k < bt->n; k++) {
+        topic_entry *te = bt->topics[k];
         queue_data *q = qd_find(te, broker_name);
         if (!q)
             continue;
@@ -939,7 +888,7 @@ void route_table_delete_topic(route_table *rt, const char *topic, const char *cl
         return;
     bool touched = false;
     for (size_t i = 0; i < ce->n; i++)
-        touched |= qd_remove(te, ce->brokers[i]);
+        touched |= qd_remove(rt, te, ce->brokers[i]);
     if (te->nqd == 0)
         topic_remove(rt, te);
     else if (touched)
@@ -958,7 +907,7 @@ bool route_table_register_topic(route_table *rt, const char *topic, const queue_
         return false;
     rt->qd_epoch++;
     for (size_t i = 0; i < n; i++) {
-        int u = qd_upsert(te, qds[i].broker_name, qds[i].perm, qds[i].read_queue_nums,
+        int u = qd_upsert(rt, te, qds[i].broker_name, qds[i].perm, qds[i].read_queue_nums,
                           qds[i].write_queue_nums, qds[i].topic_sys_flag);
         if (u > 0)
             mark_topic(rt, te);
@@ -1058,7 +1007,7 @@ int route_table_restore_queue(route_table *rt, const char *topic, const queue_da
         return -1;
     rt->all_dirty = true;
     rt->qd_epoch++;
-    return qd_upsert(te, qd->broker_name, qd->perm, qd->read_queue_nums, qd->write_queue_nums,
+    return qd_upsert(rt, te, qd->broker_name, qd->perm, qd->read_queue_nums, qd->write_queue_nums,
                      qd->topic_sys_flag) < 0
                ? -1
                : 0;

@@ -18,11 +18,14 @@
 #define PERM_INHERIT 1
 
 typedef struct queue_data {
-    char *broker_name;
+    /* in the table: the broker_topic_index entry's copy, shared by every
+     * QueueData of the name */
+    const char *broker_name;
     int32_t perm;
     int32_t read_queue_nums;
     int32_t write_queue_nums;
     int32_t topic_sys_flag;
+    uint32_t slot; /* in the table: this topic's place in its broker's index */
 } queue_data;
 
 typedef struct topic_entry {
@@ -84,15 +87,15 @@ typedef struct route_table {
     rmq_str_map clusters; /* clusterName -> cluster_entry */
     rmq_str_map live;     /* brokerAddr -> live_info */
     rmq_str_map filters;  /* brokerAddr -> filter_entry */
-    char **dirty;         /* topics whose encoded route must be rebuilt (copies) */
+    /* brokerName -> broker_topics (broker_topic_index.h): the topics holding
+     * a QueueData of the name, for every name with one (BrokerData or not) */
+    rmq_str_map broker_topics;
+    char **dirty; /* topics whose encoded route must be rebuilt (copies) */
     size_t ndirty;
     size_t dirty_cap;
-    bool all_dirty;    /* every topic (e.g. orderMessageEnable toggled) */
-    uint64_t qd_epoch; /* bumped when QueueData change other than by a registration */
-    /* broker names removed by the current channel cleanup or expiry pass
-     * whose QueueData are dropped in one walk of the topics at its end */
-    char **gone;
-    size_t ngone, gone_cap;
+    bool all_dirty;             /* every topic (e.g. orderMessageEnable toggled) */
+    uint64_t qd_epoch;          /* bumped when QueueData change other than by a registration */
+    uint64_t qd_removed;        /* QueueData removed so far: what removals freed, roughly */
     int64_t default_timeout_ms; /* brokerChannelExpiredTime */
 } route_table;
 

@@ -137,11 +137,13 @@ int namesrv_core_import(namesrv_core *core, const char *blob, size_t len, uint64
             const char *bn = json_string_value(json_object_get(q, "brokerName"));
             if (!bn)
                 continue;
-            queue_data qd = {(char *)(uintptr_t)bn,
-                             (int32_t)json_integer_value(json_object_get(q, "perm")),
-                             (int32_t)json_integer_value(json_object_get(q, "readQueueNums")),
-                             (int32_t)json_integer_value(json_object_get(q, "writeQueueNums")),
-                             (int32_t)json_integer_value(json_object_get(q, "topicSysFlag"))};
+            queue_data qd = {
+                .broker_name = bn,
+                .perm = (int32_t)json_integer_value(json_object_get(q, "perm")),
+                .read_queue_nums = (int32_t)json_integer_value(json_object_get(q, "readQueueNums")),
+                .write_queue_nums =
+                    (int32_t)json_integer_value(json_object_get(q, "writeQueueNums")),
+                .topic_sys_flag = (int32_t)json_integer_value(json_object_get(q, "topicSysFlag"))};
             rc |= route_table_restore_queue(rt, k, &qd);
         }
     }

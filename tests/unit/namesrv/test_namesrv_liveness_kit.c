@@ -6,7 +6,8 @@
  * removes a fresher registration (protocol.md §4.7). The scan runs on the
  * kit's virtual clock: expiry is checked to the scan, without waiting for
  * it. (Was tests/integration/namesrv/test_namesrv_liveness.c, a daemon per
- * case and seconds of real waiting.) */
+ * case and seconds of real waiting.) Also: after removals past
+ * heapTrimAfterRemovalMb the next scan returns free heap to the OS. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -164,6 +165,96 @@ static void test_stale_connection_close_keeps_fresher_registration(void **state)
     assert_true(route_becomes(kit, client, "MovedTopic", 17));
 }
 
+/* A kit whose heap return comes after 1 MiB of removals: 1310 QueueData. */
+static int setup_trim(void **state)
+{
+    rmq_testkit *kit = rmq_tk_new();
+    if (!kit || rmq_tk_add_plugin(kit, "namesrv", RMQ_TEST_PLUGIN_DIR "/namesrv.so",
+                                  (const char *[]){"scanNotActiveBrokerInterval", "100",
+                                                   "brokerChannelExpiredTime", "1000",
+                                                   "heapTrimAfterRemovalMb", "1", NULL}) != 0)
+        return -1;
+    char err[512];
+    if (rmq_tk_start(kit, err, sizeof(err)) != 0) {
+        fprintf(stderr, "kit: %s\n", err);
+        rmq_tk_free(kit);
+        return -1;
+    }
+    *state = kit;
+    return 0;
+}
+
+/* "<prefix>0,...,<prefix><n-1>" */
+static char *topic_names(const char *prefix, int n)
+{
+    size_t cap = (size_t)n * (strlen(prefix) + 8) + 1, len = 0;
+    char *s = malloc(cap);
+    assert_non_null(s);
+    s[0] = '\0';
+    for (int i = 0; i < n; i++)
+        len += (size_t)snprintf(s + len, cap - len, "%s%s%d", i ? "," : "", prefix, i);
+    return s;
+}
+
+static int32_t register_many(rmq_testkit *kit, int ch, const char *name, const char *addr,
+                             const char *prefix, int n)
+{
+    char *topics = topic_names(prefix, n);
+    int32_t code = register_broker(kit, ch, name, addr, topics);
+    free(topics);
+    return code;
+}
+
+#define TRIM_LOG "returned free heap to the OS after "
+
+static void test_expiry_of_many_topics_returns_heap_at_that_scan(void **state)
+{
+    rmq_testkit *kit = *state;
+    int client = rmq_tk_open_channel(kit);
+    int broker = rmq_tk_open_channel(kit);
+    assert_int_equal(register_many(kit, broker, "big", "127.0.0.1:7010", "Big", 1400), 0);
+    assert_int_equal(route_code(kit, client, "Big1399"), 0);
+    assert_int_equal(rmq_tk_advance(kit, 1000), 0);
+    assert_false(rmq_tk_log_contains(kit, TRIM_LOG));
+    assert_int_equal(rmq_tk_advance(kit, 100), 0); /* the expiring scan */
+    assert_int_equal(route_code(kit, client, "Big0"), 17);
+    assert_true(rmq_tk_log_contains(kit, TRIM_LOG "1400 (topic, broker) removals"));
+}
+
+/* Removals below the threshold wait; closed channels count too, and the
+ * return happens at the next scan, not on the event thread. */
+static void test_removals_add_up_to_the_threshold(void **state)
+{
+    rmq_testkit *kit = *state;
+    int client = rmq_tk_open_channel(kit);
+    int first = rmq_tk_open_channel(kit);
+    int second = rmq_tk_open_channel(kit);
+    assert_int_equal(register_many(kit, first, "first", "127.0.0.1:7011", "First", 1000), 0);
+    assert_int_equal(register_many(kit, second, "second", "127.0.0.1:7012", "Second", 400), 0);
+    assert_int_equal(rmq_tk_close_channel(kit, first), 0);
+    assert_true(route_becomes(kit, client, "First0", 17));
+    assert_int_equal(rmq_tk_advance(kit, 200), 0);
+    assert_false(rmq_tk_log_contains(kit, TRIM_LOG));
+    assert_int_equal(rmq_tk_close_channel(kit, second), 0);
+    assert_true(route_becomes(kit, client, "Second0", 17));
+    assert_false(rmq_tk_log_contains(kit, TRIM_LOG));
+    assert_int_equal(rmq_tk_advance(kit, 100), 0);
+    assert_true(rmq_tk_log_contains(kit, TRIM_LOG "1400 (topic, broker) removals"));
+}
+
+/* The default threshold (64 MiB) is far from 1400 QueueData. */
+static void test_default_threshold_keeps_the_heap_after_small_removals(void **state)
+{
+    rmq_testkit *kit = *state;
+    int client = rmq_tk_open_channel(kit);
+    int broker = rmq_tk_open_channel(kit);
+    assert_int_equal(register_many(kit, broker, "big", "127.0.0.1:7013", "Big", 1400), 0);
+    assert_int_equal(rmq_tk_advance(kit, 1100), 0);
+    assert_int_equal(route_code(kit, client, "Big0"), 17);
+    assert_int_equal(rmq_tk_advance(kit, 200), 0);
+    assert_false(rmq_tk_log_contains(kit, TRIM_LOG));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -173,6 +264,12 @@ int main(void)
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_registering_broker_does_not_expire, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stale_connection_close_keeps_fresher_registration,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_expiry_of_many_topics_returns_heap_at_that_scan,
+                                        setup_trim, teardown),
+        cmocka_unit_test_setup_teardown(test_removals_add_up_to_the_threshold, setup_trim,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_default_threshold_keeps_the_heap_after_small_removals,
                                         setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

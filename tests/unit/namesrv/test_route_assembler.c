@@ -75,14 +75,15 @@ static void test_assembled_routes_skip_brokers_without_broker_data(void **state)
     route_table_init(&rt, 120000);
     reg(&rt, "C", "a", "a:1", 0, 1, 1, "T", 1, NULL);
     reg(&rt, "C", "b", "b:1", 0, 2, 1, "T", 1, NULL);
-    queue_data q = {"b", 6, 1, 1, 0};
+    queue_data q = {.broker_name = "b", .perm = 6, .read_queue_nums = 1, .write_queue_nums = 1};
     assert_true(route_table_register_topic(&rt, "Tb", &q, 1));
     /* "b" loses its BrokerData; its QueueData on T stay listed, Tb has no route */
     route_table_unregister(&rt, "C", "b", "b:1", 0);
-    queue_data qa = {"a", 6, 1, 1, 0};
+    queue_data qa = {.broker_name = "a", .perm = 6, .read_queue_nums = 1, .write_queue_nums = 1};
     assert_true(route_table_register_topic(&rt, "Tb", &qa, 1));
     /* a QueueData whose broker name never had BrokerData (restored state) */
-    queue_data ghost = {"ghost", 6, 2, 2, 0};
+    queue_data ghost = {
+        .broker_name = "ghost", .perm = 6, .read_queue_nums = 2, .write_queue_nums = 2};
     assert_int_equal(route_table_restore_queue(&rt, "T", &ghost), 0);
     assert_int_equal(route_table_restore_queue(&rt, "Ghost", &ghost), 0);
     const char *topics[] = {"T", "Tb", "Ghost", "T"};

@@ -55,7 +55,7 @@ static void test_route_absent_without_broker_data_or_topic(void **state)
 {
     route_table *rt = *state;
     reg(rt, "C", "b", "a:1", 0, 1, 1, "T", 1, NULL);
-    queue_data q = {"b", 6, 1, 1, 0};
+    queue_data q = {.broker_name = "b", .perm = 6, .read_queue_nums = 1, .write_queue_nums = 1};
     assert_true(route_table_register_topic(rt, "T2", &q, 1));
     route_table_unregister(rt, "C", "b", "a:1", 0); /* drops BrokerData and queues */
     assert_null(route_text(rt, "T", NULL, false));

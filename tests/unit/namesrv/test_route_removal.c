@@ -148,6 +148,177 @@ static void test_expiry_of_many_brokers_at_once_drops_their_queue_data(void **st
     free(dirty);
 }
 
+/* "T<from>,...,T<to-1>" for reg(). */
+static char *topic_list(int from, int to)
+{
+    size_t cap = (size_t)(to - from) * 8 + 1, n = 0;
+    char *s = malloc(cap);
+    assert_non_null(s);
+    s[0] = '\0';
+    for (int i = from; i < to; i++)
+        n += (size_t)snprintf(s + n, cap - n, "%sT%d", i > from ? "," : "", i);
+    return s;
+}
+
+static void drain_dirty(route_table *rt)
+{
+    size_t n;
+    bool all;
+    char **d = route_table_take_dirty(rt, &n, &all);
+    for (size_t i = 0; i < n; i++)
+        free(d[i]);
+    free(d);
+}
+
+static bool dirty_has(char **d, size_t n, const char *topic)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(d[i], topic) == 0)
+            return true;
+    return false;
+}
+
+/* How the three ways a broker goes must leave the table: a owns T0-T39, b
+ * T20-T59 (T20-T39 shared), c T100-T104. Removing a leaves b's and c's
+ * QueueData untouched, drops T0-T19 and only a's share of T20-T39. */
+static void register_abc(route_table *rt)
+{
+    char *a = topic_list(0, 40), *b = topic_list(20, 60), *c = topic_list(100, 105);
+    reg(rt, "C1", "broker-a", "A:1", 0, 7, 1, a, 1000, NULL);
+    reg(rt, "C1", "broker-b", "B:1", 0, 8, 1, b, 1000, NULL);
+    reg(rt, "C1", "broker-c", "C:1", 0, 9, 1, c, 100000, NULL);
+    free(a);
+    free(b);
+    free(c);
+}
+
+static void assert_only_a_gone(route_table *rt)
+{
+    char t[16];
+    for (int i = 0; i < 105; i++) {
+        snprintf(t, sizeof(t), "T%d", i);
+        assert_null(find_qd(rt, t, "broker-a"));
+        if (i < 20 || (i >= 60 && i < 100)) {
+            assert_null(route_table_topic(rt, t));
+            continue;
+        }
+        const char *owner = i < 100 ? "broker-b" : "broker-c";
+        const queue_data *q = find_qd(rt, t, owner);
+        assert_non_null(q);
+        assert_int_equal(q->perm, 6);
+        assert_int_equal(q->read_queue_nums, 4);
+        assert_int_equal(route_table_topic(rt, t)->nqd, 1);
+    }
+    /* the survivors' own sets are whole: counted by their index */
+    assert_int_equal(route_table_set_write_perm(rt, "broker-a", false), 0);
+    assert_int_equal(route_table_set_write_perm(rt, "broker-b", false), 40);
+    assert_int_equal(route_table_set_write_perm(rt, "broker-c", false), 5);
+    assert_non_null(route_table_broker(rt, "broker-b"));
+    assert_non_null(route_table_broker(rt, "broker-c"));
+}
+
+/* The removed topics (T0-T19) and the shared ones (T20-T39) are re-encoded;
+ * nothing of b's or c's own. */
+static void assert_dirty_exactly_a(route_table *rt)
+{
+    size_t n;
+    bool all;
+    char **d = route_table_take_dirty(rt, &n, &all);
+    assert_false(all);
+    assert_int_equal(n, 40);
+    char t[16];
+    for (int i = 0; i < 40; i++) {
+        snprintf(t, sizeof(t), "T%d", i);
+        assert_true(dirty_has(d, n, t));
+    }
+    for (size_t i = 0; i < n; i++)
+        free(d[i]);
+    free(d);
+}
+
+static void test_unregister_removes_exactly_the_brokers_own_queue_data(void **state)
+{
+    route_table *rt = *state;
+    register_abc(rt);
+    drain_dirty(rt);
+    route_table_unregister(rt, "C1", "broker-a", "A:1", 0);
+    assert_null(route_table_broker(rt, "broker-a"));
+    assert_dirty_exactly_a(rt);
+    assert_only_a_gone(rt);
+}
+
+static void test_channel_close_removes_exactly_the_brokers_own_queue_data(void **state)
+{
+    route_table *rt = *state;
+    register_abc(rt);
+    drain_dirty(rt);
+    assert_int_equal(route_table_channel_destroyed(rt, 7, "A:1"), 1);
+    assert_dirty_exactly_a(rt);
+    assert_only_a_gone(rt);
+}
+
+static void test_expiry_removes_exactly_the_brokers_own_queue_data(void **state)
+{
+    route_table *rt = *state;
+    register_abc(rt);
+    assert_true(route_table_heartbeat(rt, "B:1", 100000)); /* b heard from later */
+    drain_dirty(rt);
+    assert_int_equal(route_table_scan_expired(rt, 1000 + 120001, NULL, NULL), 1);
+    assert_dirty_exactly_a(rt);
+    assert_only_a_gone(rt);
+}
+
+/* Topic deletions in between move entries inside the brokers' indexes; a
+ * later removal still finds exactly the broker's remaining topics. */
+static void test_removal_after_topic_deletions_and_re_registration(void **state)
+{
+    route_table *rt = *state;
+    register_abc(rt);
+    route_table_delete_topic(rt, "T0", NULL);   /* a's own */
+    route_table_delete_topic(rt, "T25", "C1");  /* shared: both shares */
+    route_table_delete_topic(rt, "T101", NULL); /* c's own */
+    queue_data qa = {
+        .broker_name = "broker-a", .perm = 6, .read_queue_nums = 4, .write_queue_nums = 4};
+    assert_true(route_table_register_topic(rt, "T45", &qa, 1)); /* a joins b's topic */
+    assert_true(route_table_register_topic(rt, "T0", &qa, 1));  /* and gets T0 back */
+    assert_int_equal(route_table_set_write_perm(rt, "broker-a", false), 40);
+    assert_int_equal(route_table_set_write_perm(rt, "broker-b", false), 39);
+    route_table_unregister(rt, "C1", "broker-a", "A:1", 0);
+    assert_null(route_table_topic(rt, "T0"));
+    assert_null(route_table_topic(rt, "T25"));
+    assert_null(find_qd(rt, "T45", "broker-a"));
+    assert_non_null(find_qd(rt, "T45", "broker-b"));
+    assert_null(route_table_topic(rt, "T101"));
+    assert_int_equal(route_table_set_write_perm(rt, "broker-a", false), 0);
+    assert_int_equal(route_table_set_write_perm(rt, "broker-b", false), 39);
+    assert_int_equal(route_table_set_write_perm(rt, "broker-c", false), 4);
+    route_table_unregister(rt, "C1", "broker-b", "B:1", 0);
+    route_table_unregister(rt, "C1", "broker-c", "C:1", 0);
+    assert_int_equal(rt->topics.count, 0);
+    assert_int_equal(rt->broker_topics.count, 0);
+}
+
+/* A broker losing one of its addresses: its own topics' routes change,
+ * nobody else's. */
+static void test_address_loss_marks_only_the_brokers_topics(void **state)
+{
+    route_table *rt = *state;
+    register_abc(rt);
+    reg(rt, "C1", "broker-c", "C:2", 1, 10, 1, NULL, 100000, NULL);
+    drain_dirty(rt);
+    assert_int_equal(route_table_channel_destroyed(rt, 10, "C:2"), 1);
+    size_t n;
+    bool all;
+    char **d = route_table_take_dirty(rt, &n, &all);
+    assert_int_equal(n, 5);
+    for (size_t i = 0; i < n; i++) {
+        assert_true(strncmp(d[i], "T10", 3) == 0 && strlen(d[i]) == 4); /* T100-T104 */
+        free(d[i]);
+    }
+    free(d);
+    assert_non_null(find_qd(rt, "T100", "broker-c"));
+}
+
 static void test_expiry_honours_the_brokers_own_timeout(void **state)
 {
     route_table *rt = *state;
@@ -221,7 +392,9 @@ static void test_register_topic_requires_known_brokers(void **state)
 {
     route_table *rt = *state;
     reg(rt, "C1", "broker-a", "A:1", 0, 7, 1, "T1", 100, NULL);
-    queue_data q[2] = {{"broker-a", 6, 2, 2, 0}, {"ghost", 6, 2, 2, 0}};
+    queue_data q[2] = {
+        {.broker_name = "broker-a", .perm = 6, .read_queue_nums = 2, .write_queue_nums = 2},
+        {.broker_name = "ghost", .perm = 6, .read_queue_nums = 2, .write_queue_nums = 2}};
     assert_false(route_table_register_topic(rt, "NEW", q, 2));
     assert_null(route_table_topic(rt, "NEW"));
     assert_true(route_table_register_topic(rt, "NEW", q, 1));
@@ -274,6 +447,16 @@ int main(void)
                                         rt_setup, rt_teardown),
         cmocka_unit_test_setup_teardown(test_expiry_of_many_brokers_at_once_drops_their_queue_data,
                                         rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(test_unregister_removes_exactly_the_brokers_own_queue_data,
+                                        rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(
+            test_channel_close_removes_exactly_the_brokers_own_queue_data, rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(test_expiry_removes_exactly_the_brokers_own_queue_data,
+                                        rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(test_removal_after_topic_deletions_and_re_registration,
+                                        rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(test_address_loss_marks_only_the_brokers_topics, rt_setup,
+                                        rt_teardown),
         cmocka_unit_test_setup_teardown(test_expiry_honours_the_brokers_own_timeout, rt_setup,
                                         rt_teardown),
         cmocka_unit_test_setup_teardown(test_query_data_version_refreshes_only_when_unchanged,
