@@ -1,11 +1,13 @@
 /* store_commitlog.c — commit-log segments: rolling to the next segment at a
  * file end (blank record, §10.15.2), taking the pre-created spare segment,
- * and resolving an offset to mapped bytes for readers. */
+ * resolving an offset to mapped bytes for readers, and the pwrite of the
+ * write-through mode. */
 #include "store_internal.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 mfile *cl_take_spare(store_engine *e, int64_t start)
 {
@@ -53,4 +55,28 @@ const uint8_t *cl_ptr(store_engine *e, int64_t off, int64_t len)
     if (!f || off + len > f->start + f->size)
         return NULL;
     return f->map + (off - f->start);
+}
+
+int cl_pwrite(store_engine *e, mfile *f, int64_t off, const void *src, size_t len)
+{
+    int inj = atomic_load(&e->inject_write_errno);
+    if (inj)
+        return -inj;
+    int rc = mfile_keep_fd(f);
+    if (rc != 0)
+        return rc;
+    int fd = atomic_load(&f->fd);
+    const uint8_t *p = src;
+    off_t at = (off_t)(off - f->start);
+    while (len > 0) {
+        ssize_t n = pwrite(fd, p, len, at);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return n < 0 ? -errno : -EIO;
+        p += n;
+        at += n;
+        len -= (size_t)n;
+    }
+    return 0;
 }

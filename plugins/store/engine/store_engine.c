@@ -153,6 +153,7 @@ static void free_engine(store_engine *e)
     pthread_cond_destroy(&e->flush_cv);
     pthread_mutex_destroy(&e->hk_mu);
     pthread_cond_destroy(&e->hk_cv);
+    free(e->stage);
     free(e);
 }
 
@@ -186,6 +187,9 @@ int store_open(const store_config *cfg, store_engine **out, char *err, size_t er
     else
         snprintf(e->cl_dir, sizeof e->cl_dir, "%s/commitlog", e->root);
     e->cfg.commitlog_dir = e->cl_dir;
+    e->write_through =
+        cfg->commitlog_write == STORE_CL_WRITE_PWRITE ||
+        (cfg->commitlog_write == STORE_CL_WRITE_AUTO && cfg->flush_type == STORE_SYNC_FLUSH);
     snprintf(e->cq_dir, sizeof e->cq_dir, "%s/consumequeue", e->root);
     snprintf(e->index_dir, sizeof e->index_dir, "%s/index", e->root);
     e->lock_fd = -1;
@@ -375,17 +379,27 @@ static store_put_status prepare_locked(store_engine *e, const store_msg *m0, siz
         if (!seg || e->write_pos + total + 8 > seg->start + seg->size) {
             if (seg) { /* blank record over the rest of this segment */
                 int64_t left = seg->start + seg->size - e->write_pos;
-                uint8_t *p = seg->map + (e->write_pos - seg->start);
-                stored_put_be32(p, (uint32_t)left);
-                stored_put_be32(p + 4, STORED_RECORD_BLANK_MAGIC);
-                e->write_pos = seg->start + seg->size;
-                atomic_store_explicit(&e->committed, e->write_pos, memory_order_release);
+                uint8_t blank[8];
+                stored_put_be32(blank, (uint32_t)left);
+                stored_put_be32(blank + 4, STORED_RECORD_BLANK_MAGIC);
+                int wrc = 0;
+                if (!e->write_through)
+                    memcpy(seg->map + (e->write_pos - seg->start), blank, sizeof blank);
+                else
+                    wrc = cl_pwrite(e, seg, e->write_pos, blank, sizeof blank);
+                if (wrc != 0) {
+                    set_not_writeable(e, "commit-log write failed", wrc);
+                    st = STORE_PUT_SERVICE_NOT_AVAILABLE;
+                } else {
+                    e->write_pos = seg->start + seg->size;
+                    atomic_store_explicit(&e->committed, e->write_pos, memory_order_release);
+                }
             } else if (e->cl.n > 0) {
                 mfile *last = e->cl.v[e->cl.n - 1];
                 if (e->write_pos < last->start + last->size)
                     e->write_pos = last->start + last->size;
             }
-            if (!mfile_list_find(&e->cl, e->write_pos)) {
+            if (st == STORE_PUT_OK && !mfile_list_find(&e->cl, e->write_pos)) {
                 int rc = cl_roll(e, err, sizeof err);
                 if (rc != 0) {
                     store_log(e, 0, "%s", err);
@@ -420,6 +434,23 @@ static store_put_status prepare_locked(store_engine *e, const store_msg *m0, siz
         if (st != STORE_PUT_OK)
             return st;
     }
+}
+
+/* The write-through staging buffer holds one put's records (a batch of at
+ * most one segment). append_mu held. */
+static bool stage_reserve(store_engine *e, size_t need)
+{
+    if (need <= e->stage_cap)
+        return true;
+    size_t cap = e->stage_cap ? e->stage_cap : 65536;
+    while (cap < need)
+        cap *= 2;
+    uint8_t *p = realloc(e->stage, cap);
+    if (!p)
+        return false;
+    e->stage = p;
+    e->stage_cap = cap;
+    return true;
 }
 
 static int append(store_engine *e, const store_msg *msgs, size_t n, int64_t *phys_out,
@@ -472,8 +503,15 @@ static int append(store_engine *e, const store_msg *msgs, size_t n, int64_t *phy
     }
     int64_t now = store_now_ms();
     mfile *seg = mfile_list_find(&e->cl, e->write_pos);
-    int64_t pos = e->write_pos;
+    int64_t pos = e->write_pos, out_start = pos;
+    if (e->write_through && !stage_reserve(e, (size_t)total)) {
+        pthread_rwlock_unlock(&e->maps);
+        pthread_mutex_unlock(&e->append_mu);
+        out->status = STORE_PUT_UNKNOWN_ERROR;
+        goto done;
+    }
     int64_t qbase = q ? atomic_load_explicit(&q->max_offset, memory_order_relaxed) : 0;
+    uint8_t *dst = e->write_through ? e->stage : seg->map + (pos - seg->start);
     for (size_t i = 0; i < n; i++) {
         const store_msg *m = &msgs[i];
         stored_record r = {
@@ -499,20 +537,37 @@ static int append(store_engine *e, const store_msg *msgs, size_t n, int64_t *phy
             .props = m->props,
             .props_len = (uint16_t)m->props_len,
         };
-        uint8_t *dst = seg->map + (pos - seg->start);
         stored_record_encode(&r, true, dst, sizes[i]);
-        if (q)
-            cq_put_entry(e, q, r.queue_offset, pos, (int32_t)sizes[i], m->tags_code, false);
-        if (e->cfg.message_index_enable &&
-            (m->sys_flag & STORED_SYSFLAG_TX_MASK) != STORED_SYSFLAG_TX_ROLLBACK)
-            index_put_record(e, (const uint8_t *)m->topic, r.topic_len, m->props, m->props_len,
-                             m->sys_flag, pos, now);
-        if (phys_out)
-            phys_out[i] = pos;
-        atomic_store_explicit(&e->last_rec_offset, pos, memory_order_relaxed);
-        atomic_store_explicit(&e->last_rec_size, (int64_t)sizes[i], memory_order_relaxed);
+        dst += sizes[i];
         pos += (int64_t)sizes[i];
     }
+    if (e->write_through) {
+        /* before any queue entry or index key names these records */
+        int rc = cl_pwrite(e, seg, out_start, e->stage, (size_t)total);
+        if (rc != 0) {
+            pthread_rwlock_unlock(&e->maps);
+            pthread_mutex_unlock(&e->append_mu);
+            store_log(e, 0, "commit-log write at %lld: %s", (long long)out_start, strerror(-rc));
+            set_not_writeable(e, "commit-log write failed", rc);
+            out->status = STORE_PUT_SERVICE_NOT_AVAILABLE;
+            goto done;
+        }
+    }
+    pos = out_start;
+    for (size_t i = 0; i < n; i++) {
+        const store_msg *m = &msgs[i];
+        if (q)
+            cq_put_entry(e, q, qbase + (int64_t)i, pos, (int32_t)sizes[i], m->tags_code, false);
+        if (e->cfg.message_index_enable &&
+            (m->sys_flag & STORED_SYSFLAG_TX_MASK) != STORED_SYSFLAG_TX_ROLLBACK)
+            index_put_record(e, (const uint8_t *)m->topic, (uint8_t)strlen(m->topic), m->props,
+                             m->props_len, m->sys_flag, pos, now);
+        if (phys_out)
+            phys_out[i] = pos;
+        pos += (int64_t)sizes[i];
+    }
+    atomic_store_explicit(&e->last_rec_offset, pos - (int64_t)sizes[n - 1], memory_order_relaxed);
+    atomic_store_explicit(&e->last_rec_size, (int64_t)sizes[n - 1], memory_order_relaxed);
     /* the log end first: a reader that sees the new queue end (acquire)
      * then reads `committed` finds the records below it */
     e->write_pos = pos;

@@ -31,7 +31,8 @@ typedef struct mfile {
     int64_t start; /* byte offset of the file in its space (its name) */
     int64_t size;
     uint8_t *map;
-    char *path; /* malloc'd */
+    char *path;     /* malloc'd */
+    _Atomic int fd; /* -1; a commit-log segment written with pwrite keeps one */
 } mfile;
 
 /* The ordered segments of one byte space. */
@@ -46,6 +47,8 @@ typedef struct mfile_list {
 int mfile_open(const char *path, int64_t start, int64_t size, bool create, bool prealloc,
                mfile **out, char *err, size_t errlen);
 void mfile_close(mfile *f, bool remove_file);
+/* Open and keep a descriptor for f (pwrite / fdatasync); 0 or -errno. */
+int mfile_keep_fd(mfile *f);
 /* Small random accesses (queue and index files): without this, the first
  * touch of a sparse file reads ahead (and zero-fills) megabytes per file. */
 void mfile_advise_random(mfile *f);
@@ -116,6 +119,11 @@ struct store_engine {
     mfile *spare;                  /* pre-created next segment (housekeeper) */
     pthread_mutex_t spare_mu;
     _Atomic int64_t last_rec_offset, last_rec_size; /* for the clean-stop state file */
+    /* SYNC_FLUSH: records are encoded here and pwritten, not copied into the
+     * mapping (see cl_write_through in store_engine.h); under append_mu */
+    bool write_through;
+    uint8_t *stage;
+    size_t stage_cap;
 
     cq_table cqs;
     /* queues whose next entries' pages the housekeeper should fault in,
@@ -158,7 +166,8 @@ struct store_engine {
     _Atomic bool closing;
     _Atomic bool writeable;
     _Atomic bool disk_full;
-    _Atomic int inject_errno; /* test hook: next segment creation fails */
+    _Atomic int inject_errno;       /* test hook: next segment creation fails */
+    _Atomic int inject_write_errno; /* test hook: commit-log pwrites fail */
     _Atomic bool manual_delete;
 
     int64_t mem_limit_bytes; /* "in disk" threshold */
@@ -177,6 +186,9 @@ int32_t store_java_hash(const char *s, size_t len);
 int cl_roll(store_engine *e, char *err, size_t errlen);
 mfile *cl_take_spare(store_engine *e, int64_t start);
 const uint8_t *cl_ptr(store_engine *e, int64_t off, int64_t len);
+/* Write len bytes at absolute offset off of segment f with pwrite (write-
+ * through mode); 0 or -errno (a short write is -EIO). append_mu held. */
+int cl_pwrite(store_engine *e, mfile *f, int64_t off, const void *src, size_t len);
 
 /* consume queues */
 uint32_t cq_hash(const char *topic, int32_t qid);
