@@ -148,9 +148,12 @@ static void free_engine(store_engine *e)
     pthread_mutex_destroy(&e->append_mu);
     pthread_rwlock_destroy(&e->maps);
     pthread_mutex_destroy(&e->spare_mu);
+    pthread_mutex_destroy(&e->stage_mu);
     pthread_mutex_destroy(&e->cq_hot_mu);
     pthread_mutex_destroy(&e->flush_mu);
     pthread_cond_destroy(&e->flush_cv);
+    pthread_mutex_destroy(&e->done_mu);
+    pthread_cond_destroy(&e->done_cv);
     pthread_mutex_destroy(&e->hk_mu);
     pthread_cond_destroy(&e->hk_cv);
     free(e->stage);
@@ -209,9 +212,12 @@ int store_open(const store_config *cfg, store_engine **out, char *err, size_t er
     pthread_rwlock_init(&e->maps, &ra);
     pthread_rwlockattr_destroy(&ra);
     pthread_mutex_init(&e->spare_mu, NULL);
+    pthread_mutex_init(&e->stage_mu, NULL);
     pthread_mutex_init(&e->cq_hot_mu, NULL);
     pthread_mutex_init(&e->flush_mu, NULL);
     pthread_cond_init(&e->flush_cv, NULL);
+    pthread_mutex_init(&e->done_mu, NULL);
+    pthread_cond_init(&e->done_cv, NULL);
     pthread_mutex_init(&e->hk_mu, NULL);
     pthread_cond_init(&e->hk_cv, NULL);
     atomic_store(&e->writeable, true);
@@ -269,6 +275,7 @@ int store_open(const store_config *cfg, store_engine **out, char *err, size_t er
     }
     e->start_ms = store_now_ms();
     atomic_store(&e->flushed, e->write_pos);
+    atomic_store(&e->file_written, e->write_pos);
     e->drop_pos = e->write_pos; /* what recovery read stays cached */
     if (e->recovery_wrote)
         flush_all_now(e); /* what recovery rebuilt is durable before we say so */
@@ -383,13 +390,17 @@ static store_put_status prepare_locked(store_engine *e, const store_msg *m0, siz
                 stored_put_be32(blank, (uint32_t)left);
                 stored_put_be32(blank + 4, STORED_RECORD_BLANK_MAGIC);
                 int wrc = 0;
-                if (!e->write_through)
+                if (!e->write_through) {
                     memcpy(seg->map + (e->write_pos - seg->start), blank, sizeof blank);
-                else
-                    wrc = cl_pwrite(e, seg, e->write_pos, blank, sizeof blank);
+                } else {
+                    uint8_t *b = cl_stage_begin(e, seg, e->write_pos, sizeof blank, &wrc);
+                    if (b) {
+                        memcpy(b, blank, sizeof blank);
+                        wrc = cl_stage_end(e, sizeof blank, true);
+                    }
+                }
                 if (wrc != 0) {
-                    set_not_writeable(e, "commit-log write failed", wrc);
-                    st = STORE_PUT_SERVICE_NOT_AVAILABLE;
+                    st = wrc == -ENOMEM ? STORE_PUT_UNKNOWN_ERROR : STORE_PUT_SERVICE_NOT_AVAILABLE;
                 } else {
                     e->write_pos = seg->start + seg->size;
                     atomic_store_explicit(&e->committed, e->write_pos, memory_order_release);
@@ -434,23 +445,6 @@ static store_put_status prepare_locked(store_engine *e, const store_msg *m0, siz
         if (st != STORE_PUT_OK)
             return st;
     }
-}
-
-/* The write-through staging buffer holds one put's records (a batch of at
- * most one segment). append_mu held. */
-static bool stage_reserve(store_engine *e, size_t need)
-{
-    if (need <= e->stage_cap)
-        return true;
-    size_t cap = e->stage_cap ? e->stage_cap : 65536;
-    while (cap < need)
-        cap *= 2;
-    uint8_t *p = realloc(e->stage, cap);
-    if (!p)
-        return false;
-    e->stage = p;
-    e->stage_cap = cap;
-    return true;
 }
 
 static int append(store_engine *e, const store_msg *msgs, size_t n, int64_t *phys_out,
@@ -504,14 +498,15 @@ static int append(store_engine *e, const store_msg *msgs, size_t n, int64_t *phy
     int64_t now = store_now_ms();
     mfile *seg = mfile_list_find(&e->cl, e->write_pos);
     int64_t pos = e->write_pos, out_start = pos;
-    if (e->write_through && !stage_reserve(e, (size_t)total)) {
+    uint8_t *dst = seg->map + (pos - seg->start);
+    int wrc = 0;
+    if (e->write_through && !(dst = cl_stage_begin(e, seg, pos, (size_t)total, &wrc))) {
         pthread_rwlock_unlock(&e->maps);
         pthread_mutex_unlock(&e->append_mu);
-        out->status = STORE_PUT_UNKNOWN_ERROR;
+        out->status = wrc == -ENOMEM ? STORE_PUT_UNKNOWN_ERROR : STORE_PUT_SERVICE_NOT_AVAILABLE;
         goto done;
     }
     int64_t qbase = q ? atomic_load_explicit(&q->max_offset, memory_order_relaxed) : 0;
-    uint8_t *dst = e->write_through ? e->stage : seg->map + (pos - seg->start);
     for (size_t i = 0; i < n; i++) {
         const store_msg *m = &msgs[i];
         stored_record r = {
@@ -541,17 +536,15 @@ static int append(store_engine *e, const store_msg *msgs, size_t n, int64_t *phy
         dst += sizes[i];
         pos += (int64_t)sizes[i];
     }
-    if (e->write_through) {
-        /* before any queue entry or index key names these records */
-        int rc = cl_pwrite(e, seg, out_start, e->stage, (size_t)total);
-        if (rc != 0) {
-            pthread_rwlock_unlock(&e->maps);
-            pthread_mutex_unlock(&e->append_mu);
-            store_log(e, 0, "commit-log write at %lld: %s", (long long)out_start, strerror(-rc));
-            set_not_writeable(e, "commit-log write failed", rc);
-            out->status = STORE_PUT_SERVICE_NOT_AVAILABLE;
-            goto done;
-        }
+    /* before any queue entry or index key names these records; a put whose
+     * answer waits for the flush leaves them for the flusher's one write */
+    if (e->write_through &&
+        cl_stage_end(e, (size_t)total,
+                     !(msgs[0].defer_write && e->cfg.flush_type == STORE_SYNC_FLUSH)) != 0) {
+        pthread_rwlock_unlock(&e->maps);
+        pthread_mutex_unlock(&e->append_mu);
+        out->status = STORE_PUT_SERVICE_NOT_AVAILABLE;
+        goto done;
     }
     pos = out_start;
     for (size_t i = 0; i < n; i++) {

@@ -124,6 +124,13 @@ typedef struct store_msg {
     const char *props; /* the properties string exactly as stored */
     size_t props_len;
     int64_t tags_code; /* consume-queue tagsCode: tag hash, or delivery time (schedule topic) */
+    /* SYNC_FLUSH, write-through mode: the caller answers only once
+     * store_wait_flush covers this put, so its bytes may wait in the engine's
+     * buffer for the flusher's single write of the group (readers see the
+     * record meanwhile). Otherwise the record is in the file (page cache:
+     * it survives a crash of the process) when store_put returns. Of a
+     * batch, the first message's flag counts. */
+    bool defer_write;
 } store_msg;
 
 /* PutMessageStatus. */

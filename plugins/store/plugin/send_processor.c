@@ -283,6 +283,8 @@ static int put_single(store_plugin *sp, send_job *j, const rmq_broker_config *bc
     }
     sm.props = props;
     sm.props_len = plen;
+    /* the answer waits for the flush (SYNC_FLUSH): the flusher writes it */
+    sm.defer_write = !j->oneway && wait_store_ok(&m->props);
 
     store_put_result pr;
     int rc = store_put(sp->engine, &sm, &pr);
@@ -424,6 +426,7 @@ static int put_batch(store_plugin *sp, send_job *j, const rmq_broker_config *bc,
         msgs[i].props = p;
         msgs[i].props_len = pl;
     }
+    msgs[0].defer_write = !j->oneway && wait;
     store_put_result pr;
     if (store_put_batch(sp->engine, msgs, got, phys, &pr) != 0)
         pr.status = STORE_PUT_UNKNOWN_ERROR;

@@ -3,7 +3,8 @@
  * same readable store across segment rolls and flush types, a store written
  * one way reopens and grows the other way, and a failed pwrite refuses the
  * put without publishing any part of it (queue end, log end and index stay
- * where they were) until the store recovers. */
+ * where they were) until the store recovers; SYNC_FLUSH puts left staged for
+ * the flusher (readable at once, written by the group's flush). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -217,6 +218,69 @@ static void test_failed_write_publishes_nothing(void **state)
     free(root);
 }
 
+/* SYNC_FLUSH puts whose caller waits for the flush stay staged until the
+ * flusher writes the group: readers see them at once, the flush covers
+ * them, and a write that fails at flush time fails the flush (not the
+ * acknowledged put), keeps the records and writes them once the disk is back */
+static void test_deferred_writes(void **state)
+{
+    (void)state;
+    char *root = st_tmpdir();
+    store_engine *e = open_mode(root, STORE_CL_WRITE_PWRITE, STORE_SYNC_FLUSH);
+    for (int i = 0; i < 40; i++) {
+        st_msg s;
+        char uniq[32];
+        snprintf(uniq, sizeof uniq, "U%06d", i);
+        st_make(&s, "W", 0, "t", NULL, uniq, body_len_of(i), i);
+        s.m.defer_write = true;
+        store_put_result r;
+        assert_int_equal(store_put(e, &s.m, &r), 0);
+        assert_int_equal(r.status, STORE_PUT_OK);
+    }
+    check_all(e, 40); /* a reader writes what is staged before reading it */
+    wait_durable(e);
+
+    store_test_inject_write_error(e, EIO);
+    st_msg s;
+    st_make(&s, "W", 0, "t", NULL, "U000040", body_len_of(40), 40);
+    s.m.defer_write = true;
+    store_put_result r;
+    assert_int_equal(store_put(e, &s.m, &r), 0);
+    assert_int_equal(r.status, STORE_PUT_OK); /* staged: its answer waits for the flush */
+    flush_wait w = {PTHREAD_MUTEX_INITIALIZER, 0, 0};
+    assert_int_equal(store_wait_flush(e, r.end_offset, on_flushed, &w), 0);
+    for (int i = 0; i < 5000 && !w.done; i++) {
+        struct timespec ts = {0, 2000000};
+        nanosleep(&ts, NULL);
+        pthread_mutex_lock(&w.mu);
+        pthread_mutex_unlock(&w.mu);
+    }
+    assert_int_equal(w.done, 1);
+    assert_int_equal(w.ok, 0); /* the send would be answered FLUSH_DISK_TIMEOUT */
+    store_runtime_stats rs;
+    store_runtime_stats_get(e, &rs);
+    assert_false(rs.writeable);
+    assert_true(rs.flushed_offset < r.end_offset);
+    st_make(&s, "W", 0, "t", NULL, NULL, 10, 41);
+    assert_int_equal(store_put(e, &s.m, &r), 0);
+    assert_int_equal(r.status, STORE_PUT_SERVICE_NOT_AVAILABLE);
+
+    store_test_inject_write_error(e, 0);
+    store_test_recheck_disk(e);
+    store_runtime_stats_get(e, &rs);
+    assert_true(rs.writeable);
+    wait_durable(e); /* the kept record is written and synced now */
+    check_all(e, 41);
+    put_range(e, 41, 9);
+    check_all(e, 50);
+    store_close(e);
+    e = open_mode(root, STORE_CL_WRITE_MMAP, STORE_ASYNC_FLUSH);
+    check_all(e, 50);
+    store_close(e);
+    st_rmrf(root);
+    free(root);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -224,6 +288,7 @@ int main(void)
         cmocka_unit_test(test_mmap_then_pwrite_async),
         cmocka_unit_test(test_auto_is_pwrite_under_sync),
         cmocka_unit_test(test_failed_write_publishes_nothing),
+        cmocka_unit_test(test_deferred_writes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
