@@ -39,7 +39,7 @@ if command -v perf >/dev/null; then
   have_perf=1
   perf stat --per-thread -e task-clock -p "$dpid" -o "$dir/threads.txt" -- sleep "$secs" &
   p1=$!
-  perf stat -e task-clock,syscalls:sys_enter_msync -p "$dpid" -o "$dir/total.txt" -- sleep "$secs" &
+  perf stat -e task-clock,syscalls:sys_enter_msync,syscalls:sys_enter_fdatasync -p "$dpid" -o "$dir/total.txt" -- sleep "$secs" &
   p2=$!
 fi
 "$bin/rmqbench" -a "127.0.0.1:$port" --mode send -c 4 -d 32 -s "$secs" -w 0 --json \
@@ -63,8 +63,9 @@ if have_perf:
         if m:
             th.append(float(m.group(2).replace(",", "")))
     th.sort(reverse=True)
-    ms = num("syscalls:sys_enter_msync")
-    line += " | daemon CPU us/send %.2f (busiest threads %s) sends/msync %.1f" % (
+    # a sync is an msync (commitLogWrite mmap) or an fdatasync (pwrite)
+    ms = num("syscalls:sys_enter_msync") + num("syscalls:sys_enter_fdatasync")
+    line += " | daemon CPU us/send %.2f (busiest threads %s) sends/sync %.1f" % (
         num("task-clock") * 1000 / n, ", ".join("%.2f" % (x * 1000 / n) for x in th[:3]),
         n / ms if ms == ms and ms > 0 else float("nan"))
 print(line)

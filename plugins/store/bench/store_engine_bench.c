@@ -27,6 +27,7 @@ static size_t g_body = 1024;
 static int g_queues = 8;
 static int g_many = 5000;
 static char *g_payload;
+static int g_write = STORE_CL_WRITE_AUTO;
 
 static double now_s(void)
 {
@@ -77,6 +78,7 @@ static store_engine *open_store(store_flush_type ft)
     store_config_defaults(&c);
     c.root_dir = g_dir;
     c.flush_type = ft;
+    c.commitlog_write = g_write;
     store_engine *e = NULL;
     char err[256];
     if (store_open(&c, &e, err, sizeof err) != 0) {
@@ -304,7 +306,8 @@ int main(int argc, char **argv)
 {
     int opt;
     bool keep = false;
-    while ((opt = getopt(argc, argv, "d:n:s:q:Q:k")) != -1) {
+    long sync_only = 0;
+    while ((opt = getopt(argc, argv, "d:n:s:q:Q:kS:W:")) != -1) {
         switch (opt) {
         case 'd': g_dir = optarg; break;
         case 'n': g_n = atol(optarg); break;
@@ -312,15 +315,28 @@ int main(int argc, char **argv)
         case 'q': g_queues = atoi(optarg); break;
         case 'Q': g_many = atoi(optarg); break;
         case 'k': keep = true; break;
+        case 'S': sync_only = atol(optarg); break;
+        case 'W':
+            g_write = strcmp(optarg, "pwrite") == 0 ? STORE_CL_WRITE_PWRITE
+                      : strcmp(optarg, "mmap") == 0 ? STORE_CL_WRITE_MMAP
+                                                     : STORE_CL_WRITE_AUTO;
+            break;
         default:
             fprintf(stderr,
-                    "usage: %s [-d DIR] [-n MESSAGES] [-s BODY] [-q QUEUES] [-Q MANY] [-k]\n",
+                    "usage: %s [-d DIR] [-n MESSAGES] [-s BODY] [-q QUEUES] [-Q MANY] [-k] "
+                    "[-S WINDOW (SYNC group commit only)] [-W auto|pwrite|mmap]\n",
                     argv[0]);
             return 2;
         }
     }
     g_payload = malloc(g_body);
     memset(g_payload, 'x', g_body);
+    if (sync_only > 0) {
+        bench_sync(sync_only);
+        wipe();
+        free(g_payload);
+        return 0;
+    }
     bench_async(1);
     bench_async(4);
     bench_reads();

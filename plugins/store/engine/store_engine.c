@@ -148,11 +148,15 @@ static void free_engine(store_engine *e)
     pthread_mutex_destroy(&e->append_mu);
     pthread_rwlock_destroy(&e->maps);
     pthread_mutex_destroy(&e->spare_mu);
+    pthread_mutex_destroy(&e->stage_mu);
     pthread_mutex_destroy(&e->cq_hot_mu);
     pthread_mutex_destroy(&e->flush_mu);
     pthread_cond_destroy(&e->flush_cv);
+    pthread_mutex_destroy(&e->done_mu);
+    pthread_cond_destroy(&e->done_cv);
     pthread_mutex_destroy(&e->hk_mu);
     pthread_cond_destroy(&e->hk_cv);
+    free(e->stage);
     free(e);
 }
 
@@ -186,6 +190,9 @@ int store_open(const store_config *cfg, store_engine **out, char *err, size_t er
     else
         snprintf(e->cl_dir, sizeof e->cl_dir, "%s/commitlog", e->root);
     e->cfg.commitlog_dir = e->cl_dir;
+    e->write_through =
+        cfg->commitlog_write == STORE_CL_WRITE_PWRITE ||
+        (cfg->commitlog_write == STORE_CL_WRITE_AUTO && cfg->flush_type == STORE_SYNC_FLUSH);
     snprintf(e->cq_dir, sizeof e->cq_dir, "%s/consumequeue", e->root);
     snprintf(e->index_dir, sizeof e->index_dir, "%s/index", e->root);
     e->lock_fd = -1;
@@ -205,9 +212,12 @@ int store_open(const store_config *cfg, store_engine **out, char *err, size_t er
     pthread_rwlock_init(&e->maps, &ra);
     pthread_rwlockattr_destroy(&ra);
     pthread_mutex_init(&e->spare_mu, NULL);
+    pthread_mutex_init(&e->stage_mu, NULL);
     pthread_mutex_init(&e->cq_hot_mu, NULL);
     pthread_mutex_init(&e->flush_mu, NULL);
     pthread_cond_init(&e->flush_cv, NULL);
+    pthread_mutex_init(&e->done_mu, NULL);
+    pthread_cond_init(&e->done_cv, NULL);
     pthread_mutex_init(&e->hk_mu, NULL);
     pthread_cond_init(&e->hk_cv, NULL);
     atomic_store(&e->writeable, true);
@@ -265,6 +275,7 @@ int store_open(const store_config *cfg, store_engine **out, char *err, size_t er
     }
     e->start_ms = store_now_ms();
     atomic_store(&e->flushed, e->write_pos);
+    atomic_store(&e->file_written, e->write_pos);
     e->drop_pos = e->write_pos; /* what recovery read stays cached */
     if (e->recovery_wrote)
         flush_all_now(e); /* what recovery rebuilt is durable before we say so */
@@ -375,17 +386,31 @@ static store_put_status prepare_locked(store_engine *e, const store_msg *m0, siz
         if (!seg || e->write_pos + total + 8 > seg->start + seg->size) {
             if (seg) { /* blank record over the rest of this segment */
                 int64_t left = seg->start + seg->size - e->write_pos;
-                uint8_t *p = seg->map + (e->write_pos - seg->start);
-                stored_put_be32(p, (uint32_t)left);
-                stored_put_be32(p + 4, STORED_RECORD_BLANK_MAGIC);
-                e->write_pos = seg->start + seg->size;
-                atomic_store_explicit(&e->committed, e->write_pos, memory_order_release);
+                uint8_t blank[8];
+                stored_put_be32(blank, (uint32_t)left);
+                stored_put_be32(blank + 4, STORED_RECORD_BLANK_MAGIC);
+                int wrc = 0;
+                if (!e->write_through) {
+                    memcpy(seg->map + (e->write_pos - seg->start), blank, sizeof blank);
+                } else {
+                    uint8_t *b = cl_stage_begin(e, seg, e->write_pos, sizeof blank, &wrc);
+                    if (b) {
+                        memcpy(b, blank, sizeof blank);
+                        wrc = cl_stage_end(e, sizeof blank, true);
+                    }
+                }
+                if (wrc != 0) {
+                    st = wrc == -ENOMEM ? STORE_PUT_UNKNOWN_ERROR : STORE_PUT_SERVICE_NOT_AVAILABLE;
+                } else {
+                    e->write_pos = seg->start + seg->size;
+                    atomic_store_explicit(&e->committed, e->write_pos, memory_order_release);
+                }
             } else if (e->cl.n > 0) {
                 mfile *last = e->cl.v[e->cl.n - 1];
                 if (e->write_pos < last->start + last->size)
                     e->write_pos = last->start + last->size;
             }
-            if (!mfile_list_find(&e->cl, e->write_pos)) {
+            if (st == STORE_PUT_OK && !mfile_list_find(&e->cl, e->write_pos)) {
                 int rc = cl_roll(e, err, sizeof err);
                 if (rc != 0) {
                     store_log(e, 0, "%s", err);
@@ -472,7 +497,15 @@ static int append(store_engine *e, const store_msg *msgs, size_t n, int64_t *phy
     }
     int64_t now = store_now_ms();
     mfile *seg = mfile_list_find(&e->cl, e->write_pos);
-    int64_t pos = e->write_pos;
+    int64_t pos = e->write_pos, out_start = pos;
+    uint8_t *dst = seg->map + (pos - seg->start);
+    int wrc = 0;
+    if (e->write_through && !(dst = cl_stage_begin(e, seg, pos, (size_t)total, &wrc))) {
+        pthread_rwlock_unlock(&e->maps);
+        pthread_mutex_unlock(&e->append_mu);
+        out->status = wrc == -ENOMEM ? STORE_PUT_UNKNOWN_ERROR : STORE_PUT_SERVICE_NOT_AVAILABLE;
+        goto done;
+    }
     int64_t qbase = q ? atomic_load_explicit(&q->max_offset, memory_order_relaxed) : 0;
     for (size_t i = 0; i < n; i++) {
         const store_msg *m = &msgs[i];
@@ -499,20 +532,35 @@ static int append(store_engine *e, const store_msg *msgs, size_t n, int64_t *phy
             .props = m->props,
             .props_len = (uint16_t)m->props_len,
         };
-        uint8_t *dst = seg->map + (pos - seg->start);
         stored_record_encode(&r, true, dst, sizes[i]);
-        if (q)
-            cq_put_entry(e, q, r.queue_offset, pos, (int32_t)sizes[i], m->tags_code, false);
-        if (e->cfg.message_index_enable &&
-            (m->sys_flag & STORED_SYSFLAG_TX_MASK) != STORED_SYSFLAG_TX_ROLLBACK)
-            index_put_record(e, (const uint8_t *)m->topic, r.topic_len, m->props, m->props_len,
-                             m->sys_flag, pos, now);
-        if (phys_out)
-            phys_out[i] = pos;
-        atomic_store_explicit(&e->last_rec_offset, pos, memory_order_relaxed);
-        atomic_store_explicit(&e->last_rec_size, (int64_t)sizes[i], memory_order_relaxed);
+        dst += sizes[i];
         pos += (int64_t)sizes[i];
     }
+    /* before any queue entry or index key names these records; a put whose
+     * answer waits for the flush leaves them for the flusher's one write */
+    if (e->write_through &&
+        cl_stage_end(e, (size_t)total,
+                     !(msgs[0].defer_write && e->cfg.flush_type == STORE_SYNC_FLUSH)) != 0) {
+        pthread_rwlock_unlock(&e->maps);
+        pthread_mutex_unlock(&e->append_mu);
+        out->status = STORE_PUT_SERVICE_NOT_AVAILABLE;
+        goto done;
+    }
+    pos = out_start;
+    for (size_t i = 0; i < n; i++) {
+        const store_msg *m = &msgs[i];
+        if (q)
+            cq_put_entry(e, q, qbase + (int64_t)i, pos, (int32_t)sizes[i], m->tags_code, false);
+        if (e->cfg.message_index_enable &&
+            (m->sys_flag & STORED_SYSFLAG_TX_MASK) != STORED_SYSFLAG_TX_ROLLBACK)
+            index_put_record(e, (const uint8_t *)m->topic, (uint8_t)strlen(m->topic), m->props,
+                             m->props_len, m->sys_flag, pos, now);
+        if (phys_out)
+            phys_out[i] = pos;
+        pos += (int64_t)sizes[i];
+    }
+    atomic_store_explicit(&e->last_rec_offset, pos - (int64_t)sizes[n - 1], memory_order_relaxed);
+    atomic_store_explicit(&e->last_rec_size, (int64_t)sizes[n - 1], memory_order_relaxed);
     /* the log end first: a reader that sees the new queue end (acquire)
      * then reads `committed` finds the records below it */
     e->write_pos = pos;

@@ -18,6 +18,7 @@
 typedef struct store_engine store_engine;
 
 typedef enum store_flush_type { STORE_ASYNC_FLUSH = 0, STORE_SYNC_FLUSH = 1 } store_flush_type;
+enum { STORE_CL_WRITE_AUTO = 0, STORE_CL_WRITE_MMAP = 1, STORE_CL_WRITE_PWRITE = 2 };
 
 /* MessageStoreConfig names in comments. Strings are copied by store_open. */
 typedef struct store_config {
@@ -66,6 +67,13 @@ typedef struct store_config {
                                        than this far behind the flushed end are dropped from
                                        the page cache (written back first), so new segments
                                        reuse those pages; 0 keeps everything (Java) */
+    int32_t commitlog_write;        /* commitLogWrite: how records reach the commit log.
+                                       STORE_CL_WRITE_AUTO (default): pwrite under SYNC_FLUSH,
+                                       mmap under ASYNC_FLUSH. MMAP: encoded into the shared
+                                       mapping (cheapest per append; a sync then costs page
+                                       write-protection and re-faults). PWRITE: encoded into a
+                                       buffer and pwritten (a sync is one fdatasync of clean
+                                       page-cache pages; about half the msync's time) */
     const char *lock_owner; /* who opens the store (the plugin instance's name), written into
                                `lock` next to the pid; read during store_open only; may be NULL */
 } store_config;
@@ -116,6 +124,13 @@ typedef struct store_msg {
     const char *props; /* the properties string exactly as stored */
     size_t props_len;
     int64_t tags_code; /* consume-queue tagsCode: tag hash, or delivery time (schedule topic) */
+    /* SYNC_FLUSH, write-through mode: the caller answers only once
+     * store_wait_flush covers this put, so its bytes may wait in the engine's
+     * buffer for the flusher's single write of the group (readers see the
+     * record meanwhile). Otherwise the record is in the file (page cache:
+     * it survives a crash of the process) when store_put returns. Of a
+     * batch, the first message's flag counts. */
+    bool defer_write;
 } store_msg;
 
 /* PutMessageStatus. */
@@ -273,6 +288,10 @@ void store_clean_expired(store_engine *e, bool force);
  * becomes not writeable at the next file creation and recovers by itself
  * (housekeeper re-check) once cleared. */
 void store_test_inject_file_error(store_engine *e, int err);
+/* TEST ONLY: make commit-log pwrites (write-through mode) fail with `err`
+ * (0 clears): the put is refused, nothing of it is published, the store is
+ * not writeable until the housekeeper's re-check after clearing. */
+void store_test_inject_write_error(store_engine *e, int err);
 /* TEST ONLY: run the periodic disk / writeability re-check now. */
 void store_test_recheck_disk(store_engine *e);
 

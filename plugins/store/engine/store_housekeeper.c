@@ -16,6 +16,9 @@
 #include <sys/statvfs.h>
 #include <time.h>
 
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22
+#endif
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23
 #endif
@@ -25,6 +28,15 @@
 #define DROP_MAX (64 * 1048576LL)     /* and at most this per 10 ms tick */
 #define STATE_WRITE_MS 100            /* the state file's written offset */
 #define LOGICS_FLUSH_MS 1000          /* log + queues + index durable, checkpoint, state */
+
+/* Pages of a segment written with pwrite are only read through the mapping:
+ * faulting them in for reading puts them in the page cache without making
+ * the mapping writable (a writable, dirtied mapping would have to be
+ * write-protected again at every sync). */
+static int populate_advice(const store_engine *e)
+{
+    return e->write_through ? MADV_POPULATE_READ : MADV_POPULATE_WRITE;
+}
 
 static void make_spare(store_engine *e)
 {
@@ -62,7 +74,7 @@ static void make_spare(store_engine *e)
     }
     /* the first pages are written right after the roll */
     int64_t w = PREFAULT_STEP < f->size ? PREFAULT_STEP : f->size;
-    madvise(f->map, (size_t)w, MADV_POPULATE_WRITE);
+    madvise(f->map, (size_t)w, populate_advice(e));
     pthread_mutex_lock(&e->spare_mu);
     e->spare = f;
     pthread_mutex_unlock(&e->spare_mu);
@@ -83,7 +95,7 @@ static void prefault(store_engine *e)
             to = f->start + f->size;
         from = from / 4096 * 4096;
         if (from < to) {
-            madvise(f->map + (from - f->start), (size_t)(to - from), MADV_POPULATE_WRITE);
+            madvise(f->map + (from - f->start), (size_t)(to - from), populate_advice(e));
             e->prefault_pos = to;
         }
     }
@@ -165,7 +177,7 @@ void disk_check(store_engine *e)
     bool was_full = atomic_exchange(&e->disk_full, false);
     if (atomic_load(&e->writeable))
         return;
-    if (atomic_load(&e->inject_errno))
+    if (atomic_load(&e->inject_errno) || atomic_load(&e->inject_write_errno))
         return;
     /* a failed file creation or write: accept puts again once a probe file
      * can be created and have blocks reserved in the commit-log directory */
@@ -266,4 +278,9 @@ void store_test_inject_file_error(store_engine *e, int err)
 void store_test_recheck_disk(store_engine *e)
 {
     disk_check(e);
+}
+
+void store_test_inject_write_error(store_engine *e, int err)
+{
+    atomic_store(&e->inject_write_errno, err);
 }

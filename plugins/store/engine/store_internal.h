@@ -31,7 +31,8 @@ typedef struct mfile {
     int64_t start; /* byte offset of the file in its space (its name) */
     int64_t size;
     uint8_t *map;
-    char *path; /* malloc'd */
+    char *path;     /* malloc'd */
+    _Atomic int fd; /* -1; a commit-log segment written with pwrite keeps one */
 } mfile;
 
 /* The ordered segments of one byte space. */
@@ -46,6 +47,8 @@ typedef struct mfile_list {
 int mfile_open(const char *path, int64_t start, int64_t size, bool create, bool prealloc,
                mfile **out, char *err, size_t errlen);
 void mfile_close(mfile *f, bool remove_file);
+/* Open and keep a descriptor for f (pwrite / fdatasync); 0 or -errno. */
+int mfile_keep_fd(mfile *f);
 /* Small random accesses (queue and index files): without this, the first
  * touch of a sparse file reads ahead (and zero-fills) megabytes per file. */
 void mfile_advise_random(mfile *f);
@@ -92,6 +95,7 @@ typedef struct flush_waiter {
     int64_t deadline_ms;
     void (*done)(void *ud, bool ok);
     void *ud;
+    bool ok; /* decided when taken off the list */
     struct flush_waiter *next;
 } flush_waiter;
 
@@ -116,6 +120,20 @@ struct store_engine {
     mfile *spare;                  /* pre-created next segment (housekeeper) */
     pthread_mutex_t spare_mu;
     _Atomic int64_t last_rec_offset, last_rec_size; /* for the clean-stop state file */
+    /* Write-through mode (store_config.commitlog_write): records are encoded
+     * into `stage` and written to the segment file with pwrite, never through
+     * the mapping. [stage_start, stage_start + stage_len) of stage_seg is
+     * encoded but not yet in the file: a put whose caller waits for the flush
+     * leaves its bytes there for the flusher (one pwrite per group commit);
+     * a reader that needs them writes them first (cl_ptr). Lock order:
+     * append_mu, maps, stage_mu. */
+    bool write_through;
+    pthread_mutex_t stage_mu;
+    uint8_t *stage;
+    size_t stage_cap, stage_len;
+    int64_t stage_start;
+    mfile *stage_seg;
+    _Atomic int64_t file_written; /* log bytes below this are in the file */
 
     cq_table cqs;
     /* queues whose next entries' pages the housekeeper should fault in,
@@ -140,6 +158,13 @@ struct store_engine {
     pthread_mutex_t flush_mu;
     pthread_cond_t flush_cv;
     flush_waiter *waiters;
+    /* SYNC_FLUSH: waiters a sync covered are answered by the completer
+     * thread, so the flusher starts the next sync at once */
+    pthread_t completer;
+    bool completer_started, completer_stop;
+    pthread_mutex_t done_mu;
+    pthread_cond_t done_cv;
+    flush_waiter *done_head, *done_tail;
     _Atomic int64_t flushed;
     _Atomic int64_t flushed_ts;            /* store time of the last flushed record */
     int64_t durable_safe, durable_safe_ts; /* queues + index durable below this */
@@ -158,7 +183,8 @@ struct store_engine {
     _Atomic bool closing;
     _Atomic bool writeable;
     _Atomic bool disk_full;
-    _Atomic int inject_errno; /* test hook: next segment creation fails */
+    _Atomic int inject_errno;       /* test hook: next segment creation fails */
+    _Atomic int inject_write_errno; /* test hook: commit-log pwrites fail */
     _Atomic bool manual_delete;
 
     int64_t mem_limit_bytes; /* "in disk" threshold */
@@ -177,6 +203,21 @@ int32_t store_java_hash(const char *s, size_t len);
 int cl_roll(store_engine *e, char *err, size_t errlen);
 mfile *cl_take_spare(store_engine *e, int64_t start);
 const uint8_t *cl_ptr(store_engine *e, int64_t off, int64_t len);
+/* Write-through mode. cl_stage_begin: room for len bytes at absolute
+ * offset pos of seg (the log end) to encode into; takes stage_mu and keeps it
+ * until cl_stage_end, which writes everything staged to the file when
+ * write_now (else it waits for the flusher or a reader). NULL and *rc on a
+ * failed allocation or write (stage_mu released). On a failed write,
+ * cl_stage_end forgets the put's own len bytes (the put is refused) and
+ * keeps what earlier deferred puts staged for a later attempt.
+ * cl_stage_drain: write what is staged (any thread; `maps` held). 0 or
+ * -errno (the store is then not writeable). */
+uint8_t *cl_stage_begin(store_engine *e, mfile *seg, int64_t pos, size_t len, int *rc);
+int cl_stage_end(store_engine *e, size_t len, bool write_now);
+int cl_stage_drain(store_engine *e);
+/* The end of the log bytes that are in the file (page cache): what a crash
+ * of the process leaves. */
+int64_t cl_file_end(store_engine *e);
 
 /* consume queues */
 uint32_t cq_hash(const char *topic, int32_t qid);
@@ -211,7 +252,9 @@ int64_t index_full_end_ts(store_engine *e);
 /* recovery, flushing, housekeeping */
 int store_recover(store_engine *e, bool clean, char *err, size_t errlen);
 void state_write(store_engine *e, bool clean);
-int64_t flush_commitlog(store_engine *e);
+/* Write what is staged and sync the log; the synced end. *failed (may be
+ * NULL): a write or sync failed. */
+int64_t flush_commitlog(store_engine *e, bool *failed);
 void checkpoint_write(store_engine *e, int64_t physic_ts, int64_t logics_ts, int64_t index_ts);
 int flusher_start(store_engine *e);
 void flusher_stop(store_engine *e);

@@ -1,7 +1,8 @@
 /* store_mapped_file.c — segment files of the store: create (zero-filled at
  * full size, optionally with blocks reserved so a later write cannot hit
  * ENOSPC through the mapping), map MAP_SHARED, load a directory of
- * 20-digit-named segments in order, drop segments. */
+ * 20-digit-named segments in order, drop segments. A commit-log segment
+ * written with pwrite (SYNC_FLUSH) also keeps a descriptor. */
 #include "store_internal.h"
 
 #include <dirent.h>
@@ -92,6 +93,7 @@ int mfile_open(const char *path, int64_t start, int64_t size, bool create, bool 
     f->start = start;
     f->size = size;
     f->map = map;
+    atomic_init(&f->fd, -1);
     /* the mapping keeps the file; no descriptor per segment (thousands of
      * queue files would exhaust the process's limit) */
     close(fd);
@@ -111,10 +113,24 @@ void mfile_advise_random(mfile *f)
     madvise(f->map, (size_t)f->size, MADV_RANDOM);
 }
 
+int mfile_keep_fd(mfile *f)
+{
+    if (atomic_load(&f->fd) >= 0)
+        return 0;
+    int fd = open(f->path, O_RDWR | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    atomic_store(&f->fd, fd);
+    return 0;
+}
+
 void mfile_close(mfile *f, bool remove_file)
 {
     if (!f)
         return;
+    int fd = atomic_load(&f->fd);
+    if (fd >= 0)
+        close(fd);
     munmap(f->map, (size_t)f->size);
     if (remove_file)
         unlink(f->path);

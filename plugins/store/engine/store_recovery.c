@@ -53,7 +53,7 @@ static int64_t cq_covered(store_engine *e)
 
 void state_write(store_engine *e, bool clean)
 {
-    int64_t written = atomic_load_explicit(&e->committed, memory_order_acquire);
+    int64_t written = cl_file_end(e); /* not what is only staged in memory */
     uint8_t b[STATE_SIZE] = {0};
     memcpy(b, "RMQHST02", 8);
     stored_put_be32(b + 8, clean ? 1 : 0);

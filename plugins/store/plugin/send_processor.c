@@ -305,6 +305,8 @@ static int put_single(store_plugin *sp, send_job *j, const rmq_broker_config *bc
     }
     sm.props = props;
     sm.props_len = plen;
+    /* the answer waits for the flush (SYNC_FLUSH): the flusher writes it */
+    sm.defer_write = !j->oneway && wait_store_ok(&m->props);
 
     store_put_result pr;
     uint64_t began = coarse_now_ms();
@@ -449,6 +451,7 @@ static int put_batch(store_plugin *sp, send_job *j, const rmq_broker_config *bc,
         msgs[i].props = p;
         msgs[i].props_len = pl;
     }
+    msgs[0].defer_write = !j->oneway && wait;
     store_put_result pr;
     uint64_t began = coarse_now_ms();
     if (store_put_batch(sp->engine, msgs, got, phys, &pr) != 0)

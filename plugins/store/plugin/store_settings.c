@@ -81,6 +81,10 @@ const rmq_setting_decl STORE_SETTINGS[] = {
      "commit-log bytes kept in the page cache behind the flushed end (older: dropped, "
      "their pages reused by new segments; 0: keep all, as Java)",
      0, INT64_MAX},
+    {"commitLogWrite", RMQ_SETTING_STRING, "auto",
+     "how records reach the commit log: pwrite (a sync is one fdatasync), mmap (copied into "
+     "the mapping), auto (pwrite under SYNC_FLUSH, mmap under ASYNC_FLUSH)",
+     0, 0},
     {NULL, RMQ_SETTING_STRING, NULL, NULL, 0, 0},
 };
 
@@ -136,6 +140,17 @@ int store_settings_read(store_plugin *sp)
     e->max_transfer_count_in_disk = (int32_t)a->setting_int(c, "maxTransferCountOnMessageInDisk");
     e->max_msgs_num_batch = (int32_t)a->setting_int(c, "maxMsgsNumBatch");
     e->page_cache_keep_bytes = a->setting_int(c, "commitLogPageCacheKeep");
+    const char *cw = a->setting_string(c, "commitLogWrite");
+    if (!cw || strcmp(cw, "auto") == 0)
+        e->commitlog_write = STORE_CL_WRITE_AUTO;
+    else if (strcmp(cw, "mmap") == 0)
+        e->commitlog_write = STORE_CL_WRITE_MMAP;
+    else if (strcmp(cw, "pwrite") == 0)
+        e->commitlog_write = STORE_CL_WRITE_PWRITE;
+    else {
+        a->log(c, RMQ_LOG_ERROR, "commitLogWrite must be auto, pwrite or mmap, not \"%s\"", cw);
+        return RMQ_EINVAL;
+    }
 
     snprintf(s->region_id, sizeof s->region_id, "%s", a->setting_string(c, "regionId"));
     s->trace_on = a->setting_bool(c, "traceOn");

@@ -2,7 +2,8 @@
  * deletion running at once on small segments: every record a reader gets
  * decodes with a valid CRC and carries the queue offset it was asked for,
  * queue offsets of each writer's queue are dense, nothing crashes (run under
- * ASan/UBSan in the test build). */
+ * ASan/UBSan in the test build). Again with SYNC_FLUSH write-through puts
+ * left staged, so readers write them out first. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -21,6 +22,7 @@ typedef struct ctx {
     atomic_int writers_left;
     atomic_int errors;
     int id;
+    bool defer; /* write-through puts left staged for the flusher or a reader */
 } ctx;
 
 typedef struct targ {
@@ -36,6 +38,7 @@ static void *writer(void *p)
         char key[32];
         snprintf(key, sizeof key, "w%d-%d", t->id, i);
         st_make(&s, "C", t->id, "T", key, NULL, 200 + (size_t)(i % 300), i);
+        s.m.defer_write = t->c->defer;
         store_put_result r;
         if (store_put(t->c->e, &s.m, &r) != 0 || r.status != STORE_PUT_OK || r.queue_offset != i)
             atomic_fetch_add(&t->c->errors, 1);
@@ -103,16 +106,19 @@ static void *janitor(void *p)
     return NULL;
 }
 
-static void test_everything_at_once(void **state)
+static void everything_at_once(bool write_through)
 {
-    (void)state;
     char *root = st_tmpdir();
     store_config cfg;
     st_small_config(&cfg, root);
     cfg.file_reserved_hours = 0;
     cfg.cq_file_size = 4000;
     cfg.max_index_num = 2000; /* several index files */
-    ctx c = {.writers_left = WRITERS};
+    if (write_through) {
+        cfg.flush_type = STORE_SYNC_FLUSH;
+        cfg.commitlog_write = STORE_CL_WRITE_PWRITE;
+    }
+    ctx c = {.writers_left = WRITERS, .defer = write_through};
     char err[256];
     assert_int_equal(store_open(&cfg, &c.e, err, sizeof err), 0);
     pthread_t th[WRITERS + 3];
@@ -137,10 +143,24 @@ static void test_everything_at_once(void **state)
     free(root);
 }
 
+static void test_everything_at_once(void **state)
+{
+    (void)state;
+    everything_at_once(false);
+}
+
+/* readers take records the writers left staged (they write them first) */
+static void test_everything_at_once_write_through(void **state)
+{
+    (void)state;
+    everything_at_once(true);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_everything_at_once),
+        cmocka_unit_test(test_everything_at_once_write_through),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
