@@ -319,7 +319,7 @@ int main(int argc, char **argv)
         case 'W':
             g_write = strcmp(optarg, "pwrite") == 0 ? STORE_CL_WRITE_PWRITE
                       : strcmp(optarg, "mmap") == 0 ? STORE_CL_WRITE_MMAP
-                                                     : STORE_CL_WRITE_AUTO;
+                                                    : STORE_CL_WRITE_AUTO;
             break;
         default:
             fprintf(stderr,
