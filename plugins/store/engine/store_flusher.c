@@ -9,6 +9,7 @@
 #include "store_internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -17,10 +18,14 @@
 
 /* Make the commit log over [from, to) durable: fdatasync of a segment
  * written with pwrite (its dirty pages are the range: nothing else writes
- * it), msync of the range of one written through the mapping. */
+ * it), msync of the range of one written through the mapping. The
+ * fdatasyncs run on duplicated descriptors after `maps` is released: held
+ * across a sync, a writer waiting for `maps` (a new queue, a roll) would
+ * hold every appender behind it for the sync's duration. */
 static int flush_cl_range(store_engine *e, int64_t from, int64_t to)
 {
     int rc = 0;
+    int fds[4], nfd = 0;
     pthread_rwlock_rdlock(&e->maps);
     int64_t pos = from;
     while (pos < to) {
@@ -36,12 +41,20 @@ static int flush_cl_range(store_engine *e, int64_t from, int64_t to)
         int64_t end = to < f->start + f->size ? to : f->start + f->size;
         int64_t a = (pos - f->start) / 4096 * 4096;
         int fd = atomic_load(&f->fd);
-        if (fd >= 0 ? fdatasync(fd) != 0
-                    : msync(f->map + a, (size_t)(end - f->start - a), MS_SYNC) != 0)
+        int dfd = fd >= 0 && nfd < 4 ? fcntl(fd, F_DUPFD_CLOEXEC, 0) : -1;
+        if (dfd >= 0)
+            fds[nfd++] = dfd;
+        else if (fd >= 0 ? fdatasync(fd) != 0
+                         : msync(f->map + a, (size_t)(end - f->start - a), MS_SYNC) != 0)
             rc = -errno;
         pos = end;
     }
     pthread_rwlock_unlock(&e->maps);
+    for (int i = 0; i < nfd; i++) {
+        if (fdatasync(fds[i]) != 0 && rc == 0)
+            rc = -errno;
+        close(fds[i]);
+    }
     return rc;
 }
 

@@ -4,7 +4,8 @@
 # pull of what was sent, SIGTERM: no definite or indirect leak, no memory
 # error, exit 0. Small commit-log segments keep valgrind fast. With
 # "secure", the broker server also speaks TLS (permissive, test-mode
-# certificate) and the acl plugin guards it: the calls go over TLS, signed.
+# certificate) and the acl plugin guards it: the calls go over TLS, signed;
+# the store then runs SYNC_FLUSH (staged writes, the completer thread).
 # usage: all_in_one_valgrind.sh RMQHOSTD PLUGIN_DIR [secure]
 set -euo pipefail
 daemon=$1 plugins=$2 secure=${3:-}
@@ -17,9 +18,13 @@ trap cleanup EXIT
 . "$(dirname "$0")/../../support/all_in_one_conf.sh"
 ns=$(free_port)
 tls=
-[[ -n $secure ]] && tls='tls = { mode = "permissive"; test_mode = true; };'
+flush=ASYNC_FLUSH
+if [[ -n $secure ]]; then
+  tls='tls = { mode = "permissive"; test_mode = true; };'
+  flush=SYNC_FLUSH # the group-commit path too: staged writes, completer thread
+fi
 write_all_in_one_conf "$dir" "$plugins" "$ns" 2 \
-  "mappedFileSizeCommitLog = 1048576; mappedFileSizeConsumeQueue = 12000;" \
+  "mappedFileSizeCommitLog = 1048576; mappedFileSizeConsumeQueue = 12000; flushDiskType = \"$flush\";" \
   'topics = "VgTopic:2";' "$tls"
 if [[ -n $secure ]]; then
   mkdir -p "$dir/state"
