@@ -1,12 +1,21 @@
 /* executor.c — bounded thread pools that plugins bind blocking processors
  * and timers to. A full queue is refused at once (the caller answers
- * [OVERLOAD]); nothing waits for room. */
+ * [OVERLOAD]); nothing waits for room. Each queued task keeps its submit
+ * time so the queue's head wait can be reported (ABI 1.6). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <urcu.h>
 
 #include "host.h"
+
+/* The clock plugins read (the test kit's virtual one under the kit), so a
+ * head wait compares with the plugin's own now_monotonic_ms. Read outside
+ * the lock: a submit pays one clock read, not a longer critical section. */
+static uint64_t executor_now_ms(executor *ex)
+{
+    return ex->host && ex->host->api.now_monotonic_ms ? ex->host->api.now_monotonic_ms() : 0;
+}
 
 static void *worker_main(void *arg)
 {
@@ -63,6 +72,7 @@ int executor_start(executor *ex, rmq_host *h, const char *name, int threads, int
 
 int executor_submit(executor *ex, task_fn fn, void *arg)
 {
+    uint64_t now = executor_now_ms(ex);
     pthread_mutex_lock(&ex->mu);
     if (ex->stopping) {
         pthread_mutex_unlock(&ex->mu);
@@ -73,7 +83,7 @@ int executor_submit(executor *ex, task_fn fn, void *arg)
         atomic_fetch_add(&ex->rejected, 1);
         return RMQ_EBUSY;
     }
-    ex->ring[(ex->head + ex->count) % ex->cap] = (exec_task){fn, arg};
+    ex->ring[(ex->head + ex->count) % ex->cap] = (exec_task){fn, arg, now};
     ex->count++;
     pthread_cond_signal(&ex->cv);
     pthread_mutex_unlock(&ex->mu);
@@ -86,6 +96,22 @@ size_t executor_depth(executor *ex)
     size_t n = ex->count;
     pthread_mutex_unlock(&ex->mu);
     return n;
+}
+
+void executor_queue_info(executor *ex, size_t *length, size_t *capacity, uint64_t *head_wait_ms)
+{
+    uint64_t now = executor_now_ms(ex);
+    pthread_mutex_lock(&ex->mu);
+    size_t n = ex->count;
+    uint64_t queued = n ? ex->ring[ex->head].queued_ms : now;
+    pthread_mutex_unlock(&ex->mu);
+    if (length)
+        *length = n;
+    if (capacity)
+        *capacity = ex->cap;
+    /* a submit after our clock read may carry a later time: never negative */
+    if (head_wait_ms)
+        *head_wait_ms = now > queued ? now - queued : 0;
 }
 
 void executor_stop(executor *ex)

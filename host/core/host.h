@@ -43,6 +43,7 @@ typedef void (*task_fn)(void *arg);
 typedef struct exec_task {
     task_fn fn;
     void *arg;
+    uint64_t queued_ms; /* api.now_monotonic_ms at submit: head wait (ABI 1.6) */
 } exec_task;
 
 struct executor {
@@ -67,6 +68,8 @@ int executor_start(executor *ex, rmq_host *h, const char *name, int threads, int
 /* 0 or RMQ_EBUSY when the queue is full, RMQ_ESHUTDOWN when stopping. */
 int executor_submit(executor *ex, task_fn fn, void *arg);
 size_t executor_depth(executor *ex);
+/* Any thread: queue length, capacity and the head's wait in ms (0 = empty). */
+void executor_queue_info(executor *ex, size_t *length, size_t *capacity, uint64_t *head_wait_ms);
 /* Runs what is queued, then joins the threads. */
 void executor_stop(executor *ex);
 

@@ -189,6 +189,18 @@ static int api_set_executor_queue_timeout(rmq_plugin_ctx *ctx, const char *name,
     return 0;
 }
 
+/* Any thread: the executor list is fixed once init has returned, and during
+ * init only the plugin's own thread changes it. */
+static int api_executor_queue_info(rmq_plugin_ctx *ctx, const char *name, size_t *length,
+                                   size_t *capacity, uint64_t *head_wait_ms)
+{
+    executor *ex = name ? find_executor(P(ctx), name) : NULL;
+    if (!ex)
+        return RMQ_ENOENT;
+    executor_queue_info(ex, length, capacity, head_wait_ms);
+    return 0;
+}
+
 static int resolve_executor(plugin_inst *p, const char *name, executor **out)
 {
     *out = NULL;
@@ -827,4 +839,6 @@ void host_api_fill(rmq_host_api *a)
     a->register_processor_flags = api_register_processor_flags;
     /* 1.5 */
     a->cmd_peer = api_cmd_peer;
+    /* 1.6 */
+    a->executor_queue_info = api_executor_queue_info;
 }

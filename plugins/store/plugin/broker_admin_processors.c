@@ -6,6 +6,7 @@
  * (cleanUnusedTopic). Run on the store's admin-side executor. */
 #include <inttypes.h>
 #include <jansson.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -194,6 +195,26 @@ static void schedule_offsets(store_plugin *sp, json_t *t)
     }
 }
 
+/* BrokerController's thread-pool queue figures for one of the store's
+ * executors, as the host holds it (SDK 1.6): waiting requests and how long
+ * the oldest has waited. A code processed inline (sendMessageInline /
+ * pullMessageInline, the default) leaves its executor empty: 0, right, as
+ * nothing queues. A host older than 1.6 cannot tell: 0. */
+static void queue_figures(store_plugin *sp, const char *executor, int64_t *length, int64_t *wait)
+{
+    const rmq_host_api *a = sp->api;
+    size_t n = 0;
+    uint64_t head_wait = 0;
+    if (a->abi_minor >= 6 &&
+        a->size >= offsetof(rmq_host_api, executor_queue_info) + sizeof(a->executor_queue_info) &&
+        a->executor_queue_info(sp->ctx, executor, &n, NULL, &head_wait) != 0) {
+        n = 0;
+        head_wait = 0;
+    }
+    *length = (int64_t)n;
+    *wait = (int64_t)head_wait;
+}
+
 static int process_runtime_info(rmq_request *req, const rmq_cmd *cmd, void *ud)
 {
     admin_state *st = ud;
@@ -212,17 +233,21 @@ static int process_runtime_info(rmq_request *req, const rmq_cmd *cmd, void *ud)
     pthread_mutex_unlock(&st->mu);
     put_num(t, "msgPutTotalTodayNow", (int64_t)rs.put_message_times_total);
     put_num(t, "msgGetTotalTodayNow", (int64_t)transferred);
-    put_num(t, "sendThreadPoolQueueSize", 0);
+    int64_t send_len, send_wait, pull_len, pull_wait, query_len, query_wait;
+    queue_figures(sp, "send", &send_len, &send_wait);
+    queue_figures(sp, "pull", &pull_len, &pull_wait);
+    queue_figures(sp, "query", &query_len, &query_wait);
+    put_num(t, "sendThreadPoolQueueSize", send_len);
     put_num(t, "sendThreadPoolQueueCapacity", sp->set.send_queue);
-    put_num(t, "pullThreadPoolQueueSize", 0);
+    put_num(t, "pullThreadPoolQueueSize", pull_len);
     put_num(t, "pullThreadPoolQueueCapacity", sp->set.pull_queue);
-    put_num(t, "queryThreadPoolQueueSize", 0);
+    put_num(t, "queryThreadPoolQueueSize", query_len);
     put_num(t, "queryThreadPoolQueueCapacity", sp->set.query_queue);
     put_num(t, "dispatchBehindBytes", rs.dispatch_behind_bytes);
     put_num(t, "pageCacheLockTimeMills", 0);
-    put_num(t, "sendThreadPoolQueueHeadWaitTimeMills", 0);
-    put_num(t, "pullThreadPoolQueueHeadWaitTimeMills", 0);
-    put_num(t, "queryThreadPoolQueueHeadWaitTimeMills", 0);
+    put_num(t, "sendThreadPoolQueueHeadWaitTimeMills", send_wait);
+    put_num(t, "pullThreadPoolQueueHeadWaitTimeMills", pull_wait);
+    put_num(t, "queryThreadPoolQueueHeadWaitTimeMills", query_wait);
     put_num(t, "earliestMessageTimeStamp", earliest_message_time(sp, &rs));
     put_num(t, "startAcceptSendRequestTimeStamp", sp->set.start_accept_send_ts);
     /* transientStorePoolEnable is off: Java answers Integer.MAX_VALUE */

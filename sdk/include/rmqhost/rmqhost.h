@@ -45,7 +45,7 @@ extern "C" {
  * entries are appended to rmq_host_api; a plugin may test api->abi_minor (or
  * api->size) before calling an entry newer than the one it was built for. */
 #define RMQ_ABI_MAJOR 1
-#define RMQ_ABI_MINOR 5
+#define RMQ_ABI_MINOR 6
 
 #if defined(__GNUC__)
 #define RMQ_EXPORT __attribute__((visibility("default")))
@@ -396,7 +396,19 @@ typedef struct rmq_host_api {
      * responses to outgoing calls. */
     const char *(*cmd_peer)(const rmq_cmd *cmd);
 
-    void *reserved[28]; /* grows here; never reordered */
+    /* -- ABI 1.6 -- */
+    /* Any thread, cheap (a lock held for a few loads, no allocation). The
+     * queue of the calling plugin's executor `name` as it is now: *length
+     * requests and timer ticks waiting for a worker (those running are not
+     * counted), *capacity as declared, and *head_wait_ms how long the oldest
+     * waiting one has waited, by now_monotonic_ms (0 when none waits); the
+     * figures behind Java's `…ThreadPoolQueueSize` / `…Capacity` /
+     * `…QueueHeadWaitTimeMills`. Any out pointer may be NULL. RMQ_ENOENT for
+     * a name the plugin did not declare. */
+    int (*executor_queue_info)(rmq_plugin_ctx *ctx, const char *name, size_t *length,
+                               size_t *capacity, uint64_t *head_wait_ms);
+
+    void *reserved[27]; /* grows here; never reordered */
 } rmq_host_api;
 
 /* Flags of register_processor_flags (ABI 1.4). */

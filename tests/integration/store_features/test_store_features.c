@@ -28,7 +28,7 @@ typedef struct fixture {
     int port;
 } fixture;
 
-static int setup(void **state)
+static int setup_store(void **state, const char *store_extra)
 {
     fixture *f = calloc(1, sizeof *f);
     *state = f;
@@ -36,6 +36,12 @@ static int setup(void **state)
         return -1;
     int ns = rmq_tc_free_port();
     const char *servers[] = {"namesrv", "broker", NULL};
+    char store_conf[512];
+    snprintf(store_conf, sizeof store_conf,
+             "mappedFileSizeCommitLog = 1048576; messageDelayLevel = \"1s 2s 1s\";"
+             " transactionTimeOut = 300; transactionCheckInterval = 300;"
+             " transactionCheckMax = 5; %s",
+             store_extra);
     char bcm[512];
     snprintf(bcm, sizeof bcm,
              "namesrvAddr = \"127.0.0.1:%d\"; brokerName = \"broker-f\"; brokerIP1 = "
@@ -44,14 +50,25 @@ static int setup(void **state)
              ns);
     if (ns <= 0 || rmq_td_init(&f->d, servers, NULL) != 0 ||
         bcm_configure_namesrv_and_broker(&f->d, ns, "info", bcm) != 0 ||
-        rmq_td_add_plugin(&f->d, "store", "store", "broker",
-                          "mappedFileSizeCommitLog = 1048576; messageDelayLevel = \"1s 2s 1s\";"
-                          " transactionTimeOut = 300; transactionCheckInterval = 300;"
-                          " transactionCheckMax = 5;") != 0 ||
+        rmq_td_add_plugin(&f->d, "store", "store", "broker", store_conf) != 0 ||
         rmq_td_start(&f->d, NULL) != 0)
         return -1;
     f->port = rmq_td_port(&f->d, "broker");
     return f->port > 0 ? 0 : -1;
+}
+
+static int setup(void **state)
+{
+    return setup_store(state, "");
+}
+
+/* Sends and pulls on the store's executors (Java's threading), with queue
+ * capacities 28 must echo. */
+static int setup_executors(void **state)
+{
+    return setup_store(state, "sendMessageInline = false; pullMessageInline = false;"
+                              " sendThreadPoolQueueCapacity = 77; pullThreadPoolQueueCapacity = 88;"
+                              " queryThreadPoolQueueCapacity = 99;");
 }
 
 static int teardown(void **state)
@@ -889,6 +906,54 @@ static void test_runtime_info_put_latency_distribution(void **state)
     json_decref(t);
 }
 
+/* A 28 figure that must be a whole number >= 0; its value. */
+static long long table_count(json_t *t, const char *k)
+{
+    const char *v = json_string_value(json_object_get(t, k));
+    if (!v || !*v)
+        fail_msg("28 lacks %s", k);
+    char *end;
+    long long n = strtoll(v, &end, 10);
+    if (*end || n < 0)
+        fail_msg("28 %s = \"%s\"", k, v);
+    return n;
+}
+
+/* With sendMessageInline / pullMessageInline = false the send, pull and
+ * query codes queue on the store's executors, whose figures 28 reports under
+ * Java's names (read from the host, SDK 1.6). How much waits at a given
+ * moment is timing; what is certain is the format, the capacities, and an
+ * empty queue (0, 0) once every request has been answered. */
+static void test_runtime_info_reports_the_executor_queues(void **state)
+{
+    fixture *f = *state;
+    int fd = rmq_tc_connect(f->port);
+    for (int i = 0; i < 5; i++) {
+        rmq_cmd *r = send_msg(fd, "T", 0, NULL, "queued", 0, NULL);
+        assert_non_null(r);
+        assert_int_equal(r->code, 0);
+        rmq_cmd_free(r);
+    }
+    close(fd);
+    rmq_cmd *p = pull_as(f->port, "rg", "T", 0);
+    assert_int_equal(p->code, 0);
+    rmq_cmd_free(p);
+    json_t *t = runtime_table(f->port);
+    assert_non_null(t);
+    static const char *const pools[] = {"send", "pull", "query"};
+    static const long long capacity[] = {77, 88, 99};
+    for (size_t i = 0; i < 3; i++) {
+        char k[64];
+        snprintf(k, sizeof k, "%sThreadPoolQueueCapacity", pools[i]);
+        assert_int_equal(table_count(t, k), capacity[i]);
+        snprintf(k, sizeof k, "%sThreadPoolQueueSize", pools[i]);
+        assert_int_equal(table_count(t, k), 0);
+        snprintf(k, sizeof k, "%sThreadPoolQueueHeadWaitTimeMills", pools[i]);
+        assert_int_equal(table_count(t, k), 0);
+    }
+    json_decref(t);
+}
+
 /* GET_CONSUME_STATS (208) consumeTps: the group's pulled messages per second. */
 static void test_consume_stats_tps_follows_pulls(void **state)
 {
@@ -1003,6 +1068,8 @@ int main(void)
         T(test_reply_is_pushed_to_the_requester_and_stored),
         T(test_runtime_info_has_the_brokerstatus_figures),
         T(test_runtime_info_put_latency_distribution),
+        cmocka_unit_test_setup_teardown(test_runtime_info_reports_the_executor_queues,
+                                        setup_executors, teardown),
         T(test_consume_stats_tps_follows_pulls),
         T(test_reset_offset_by_time_pushes_220_to_the_consumers),
         T(test_deleted_topic_loses_its_consume_queues),

@@ -236,6 +236,24 @@ static const rmq_setting_decl settings[] = {
     {.name = NULL},
 };
 
+static int on_queue_info(rmq_request *req, const rmq_cmd *cmd, void *ud)
+{
+    fixture_state *s = ud;
+    size_t length = 99, capacity = 99;
+    uint64_t wait = 99;
+    int rc = s->api->executor_queue_info(s->ctx, s->api->cmd_ext_get(cmd, "name"), &length,
+                                         &capacity, &wait);
+    rmq_cmd *r = answer(s, cmd, "rc", rc);
+    char num[32];
+    snprintf(num, sizeof(num), "%zu", length);
+    s->api->cmd_ext_set(r, "length", num);
+    snprintf(num, sizeof(num), "%zu", capacity);
+    s->api->cmd_ext_set(r, "capacity", num);
+    snprintf(num, sizeof(num), "%llu", (unsigned long long)wait);
+    s->api->cmd_ext_set(r, "wait", num);
+    return s->api->reply(req, r);
+}
+
 static int fixture_init(rmq_plugin_ctx *ctx, const rmq_host_api *api)
 {
     fixture_state *s = calloc(1, sizeof(*s));
@@ -260,6 +278,7 @@ static int fixture_init(rmq_plugin_ctx *ctx, const rmq_host_api *api)
     rc = rc ? rc : api->register_processor(ctx, KF_CODE_IDLES, on_idles, s, NULL);
     rc = rc ? rc : api->register_processor(ctx, KF_CODE_TICKS, on_ticks, s, NULL);
     rc = rc ? rc : api->register_processor(ctx, KF_CODE_EXEC_TICKS, on_exec_ticks, s, NULL);
+    rc = rc ? rc : api->register_processor(ctx, KF_CODE_QUEUE_INFO, on_queue_info, s, NULL);
     rc = rc ? rc : api->set_reject_hook(ctx, reject, s);
     rc = rc ? rc : api->add_rpc_hook(ctx, before, NULL, s);
     rc = rc ? rc : api->add_channel_listener(ctx, on_channel, s);

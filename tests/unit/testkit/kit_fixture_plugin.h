@@ -20,6 +20,8 @@
 #define KF_CODE_IDLES 11      /* ext idles = IDLE events seen */
 #define KF_CODE_TICKS 12      /* ext ticks = ticks so far, body = their times */
 #define KF_CODE_EXEC_TICKS 13 /* ext ticks / at: executor timer (every 250 ms) count, last time */
+#define KF_CODE_QUEUE_INFO                                                                         \
+    14 /* inline: ext rc, length, capacity, wait = executor_queue_info of ext "name" */
 
 /* The service the fixture consumes ("kf.math" version 1). */
 typedef struct kf_math {

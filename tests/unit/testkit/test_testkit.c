@@ -147,6 +147,67 @@ static void test_a_full_executor_answers_system_busy(void **state)
     rmq_tk_free(kit);
 }
 
+static void assert_queue(rmq_testkit *kit, int ch, long long length, long long wait)
+{
+    rmq_cmd *q = call(kit, ch, KF_CODE_QUEUE_INFO, (const char *[]){"name", "work", NULL});
+    assert_int_equal(ext_num(q, "rc"), 0);
+    assert_int_equal(ext_num(q, "length"), length);
+    assert_int_equal(ext_num(q, "capacity"), 1);
+    assert_int_equal(ext_num(q, "wait"), wait);
+    rmq_tk_cmd_free(q);
+}
+
+/* ABI 1.6 executor_queue_info, on the kit's virtual clock: the queued
+ * request's wait grows exactly by the time advanced while the executor's
+ * only thread is held by the first request. */
+static void test_executor_queue_info_shows_length_and_head_wait(void **state)
+{
+    (void)state;
+    rmq_testkit *kit = start_kit(NULL);
+    assert_true(rmq_tk_api(kit)->abi_minor >= 6);
+    int ch = rmq_tk_open_channel(kit);
+    rmq_cmd *q = call(kit, ch, KF_CODE_QUEUE_INFO, (const char *[]){"name", "nosuch", NULL});
+    assert_int_equal(ext_num(q, "rc"), RMQ_ENOENT);
+    rmq_tk_cmd_free(q);
+    assert_queue(kit, ch, 0, 0);
+    char gate[512], running[600];
+    snprintf(gate, sizeof(gate), "%s/gate", rmq_tk_state_dir(kit));
+    snprintf(running, sizeof(running), "%s.running", gate);
+    const char *ext[] = {"gate", gate, NULL};
+    int32_t first, second;
+    assert_int_equal(rmq_tk_send(kit, ch, rmq_tk_request(KF_CODE_EXEC, 0, false, ext), &first), 0);
+    for (int i = 0; i < 5000 && access(running, F_OK) != 0; i++)
+        usleep(1000);
+    assert_int_equal(access(running, F_OK), 0);
+    assert_queue(kit, ch, 0, 0); /* the running one is not queued */
+    assert_int_equal(rmq_tk_send(kit, ch, rmq_tk_request(KF_CODE_EXEC, 0, false, ext), &second), 0);
+    /* the second is queued once the IO thread has dispatched it */
+    long long length = 0;
+    for (int i = 0; i < 5000 && length == 0; i++) {
+        q = call(kit, ch, KF_CODE_QUEUE_INFO, (const char *[]){"name", "work", NULL});
+        length = ext_num(q, "length");
+        rmq_tk_cmd_free(q);
+        if (!length)
+            usleep(1000);
+    }
+    assert_queue(kit, ch, 1, 0);
+    assert_int_equal(rmq_tk_advance(kit, 40), 0); /* before the "work" timer's 250 ms */
+    assert_queue(kit, ch, 1, 40);
+    assert_int_equal(rmq_tk_advance(kit, 25), 0);
+    assert_queue(kit, ch, 1, 65);
+    FILE *fp = fopen(gate, "w");
+    assert_non_null(fp);
+    fclose(fp);
+    rmq_cmd *a = rmq_tk_wait_answer(kit, ch, first, WAIT_MS);
+    rmq_cmd *b = rmq_tk_wait_answer(kit, ch, second, WAIT_MS);
+    assert_int_equal(rmq_tk_code(a), 0);
+    assert_int_equal(rmq_tk_code(b), 0);
+    rmq_tk_cmd_free(a);
+    rmq_tk_cmd_free(b);
+    assert_queue(kit, ch, 0, 0);
+    rmq_tk_free(kit);
+}
+
 static void test_virtual_time_fires_timers_exactly(void **state)
 {
     (void)state;
@@ -368,6 +429,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_settings_are_validated_as_the_daemon_does),
         cmocka_unit_test(test_dispatch_rules_match_the_daemon),
         cmocka_unit_test(test_a_full_executor_answers_system_busy),
+        cmocka_unit_test(test_executor_queue_info_shows_length_and_head_wait),
         cmocka_unit_test(test_virtual_time_fires_timers_exactly),
         cmocka_unit_test(test_a_deferred_request_is_answered_at_the_next_tick),
         cmocka_unit_test(test_outgoing_calls_are_answered_failed_or_timed_out_by_the_test),
