@@ -1,6 +1,7 @@
 /* store_housekeeper.c — the background thread that keeps sends off the
  * disk's slow paths: it pre-creates (fallocate) the next commit-log segment
- * and pre-faults the pages just ahead of the write position; every 100 ms it
+ * and pre-faults the pages just ahead of the write position (when records
+ * are copied into the mapping); every 100 ms it
  * records the written offset in the state file and every second makes
  * queues and index durable (checkpoint, durable offset); it re-checks disk
  * usage and writeability (a full or failing disk makes the store refuse puts
@@ -16,9 +17,6 @@
 #include <sys/statvfs.h>
 #include <time.h>
 
-#ifndef MADV_POPULATE_READ
-#define MADV_POPULATE_READ 22
-#endif
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23
 #endif
@@ -28,15 +26,6 @@
 #define DROP_MAX (64 * 1048576LL)     /* and at most this per 10 ms tick */
 #define STATE_WRITE_MS 100            /* the state file's written offset */
 #define LOGICS_FLUSH_MS 1000          /* log + queues + index durable, checkpoint, state */
-
-/* Pages of a segment written with pwrite are only read through the mapping:
- * faulting them in for reading puts them in the page cache without making
- * the mapping writable (a writable, dirtied mapping would have to be
- * write-protected again at every sync). */
-static int populate_advice(const store_engine *e)
-{
-    return e->write_through ? MADV_POPULATE_READ : MADV_POPULATE_WRITE;
-}
 
 static void make_spare(store_engine *e)
 {
@@ -74,15 +63,24 @@ static void make_spare(store_engine *e)
     }
     /* the first pages are written right after the roll */
     int64_t w = PREFAULT_STEP < f->size ? PREFAULT_STEP : f->size;
-    madvise(f->map, (size_t)w, populate_advice(e));
+    if (!e->write_through)
+        madvise(f->map, (size_t)w, MADV_POPULATE_WRITE);
     pthread_mutex_lock(&e->spare_mu);
     e->spare = f;
     pthread_mutex_unlock(&e->spare_mu);
     pthread_rwlock_unlock(&e->maps);
 }
 
+/* Not in write-through mode: there the flusher's pwrite fills page-cache
+ * pages that the mapping never writes, and faulting them in through the
+ * mapping held the process's mmap lock for the whole 8 MiB step (~20 ms on
+ * fresh VM memory): any mmap/munmap (malloc) queued behind it and every
+ * page fault behind that, which made SYNC_FLUSH's p99 9.7-11.4 ms against
+ * 2.1-3.5 ms without it, at the same or a better rate (docs/design.md). */
 static void prefault(store_engine *e)
 {
+    if (e->write_through)
+        return;
     int64_t pos = atomic_load(&e->committed);
     pthread_rwlock_rdlock(&e->maps);
     mfile *f = mfile_list_find(&e->cl, pos);
@@ -95,7 +93,7 @@ static void prefault(store_engine *e)
             to = f->start + f->size;
         from = from / 4096 * 4096;
         if (from < to) {
-            madvise(f->map + (from - f->start), (size_t)(to - from), populate_advice(e));
+            madvise(f->map + (from - f->start), (size_t)(to - from), MADV_POPULATE_WRITE);
             e->prefault_pos = to;
         }
     }
