@@ -6,11 +6,14 @@
  * are written after the lock is released. */
 #include "broker_context.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define TBW102 "TBW102"
+#define TOPIC_WRITE_WAIT_S 10
 
 static void topic_from_fields(const bcm_topic_fields *f, rmq_topic_config *out)
 {
@@ -72,8 +75,21 @@ static int meta_broker_config(void *ud, rmq_broker_config *out)
  * one count test when nothing is pending. */
 static void wait_topic_written(bcm_ctx *c, const char *topic)
 {
-    while (bcm_unwritten_topics_has(&c->unwritten, topic))
-        pthread_cond_wait(&c->topics_written, &c->lock);
+    if (!bcm_unwritten_topics_has(&c->unwritten, topic))
+        return;
+    /* Bounded: every creator writes right after creating, but a disk that
+     * hangs (or a creator's thread that calls back in here before its
+     * write) must cost a late answer, not a stuck thread. */
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += TOPIC_WRITE_WAIT_S;
+    int rc = 0;
+    while (rc != ETIMEDOUT && bcm_unwritten_topics_has(&c->unwritten, topic))
+        rc = pthread_cond_timedwait(&c->topics_written, &c->lock, &until);
+    if (rc == ETIMEDOUT && bcm_unwritten_topics_has(&c->unwritten, topic))
+        c->api->log(c->pctx, RMQ_LOG_WARN,
+                    "topic %s: topics.json not written after %d s; answering its send anyway",
+                    topic, TOPIC_WRITE_WAIT_S);
 }
 
 static int meta_topic_get(void *ud, const char *topic, rmq_topic_config *out)
