@@ -38,6 +38,9 @@ int rmq_td_init(rmq_test_daemon *d, const char *const *servers, const char *extr
     snprintf(d->dir, sizeof(d->dir), "/tmp/rmqtest.XXXXXX");
     if (!mkdtemp(d->dir))
         return -1;
+    /* a kept directory is only useful when the run says which one it is */
+    if (getenv("RMQ_TEST_KEEP"))
+        fprintf(stderr, "rmq_td: daemon directory %s (kept: RMQ_TEST_KEEP)\n", d->dir);
     snprintf(d->conf_dir, sizeof(d->conf_dir), "%s/conf.d", d->dir);
     snprintf(d->state_dir, sizeof(d->state_dir), "%s/state", d->dir);
     snprintf(d->admin_socket, sizeof(d->admin_socket), "%s/state/admin.sock", d->dir);

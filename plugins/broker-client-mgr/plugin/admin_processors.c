@@ -136,7 +136,11 @@ static int process_create_topic(rmq_request *req, const rmq_cmd *cmd, void *ud)
         ext_int(c, cmd, "perm", 6), ext_int(c, cmd, "topicSysFlag", 0),
         order && strcasecmp(order, "true") == 0, ft && *ft ? ft : "SINGLE_TAG");
     pthread_mutex_lock(&c->lock);
+    bool is_new = !bcm_topic_table_has(&c->topics, topic);
     int rc = bcm_topic_table_put(&c->topics, cfg, a->now_wall_ms());
+    /* a sender must not be answered for it before topics.json holds it */
+    if (rc == 0 && is_new)
+        (void)bcm_unwritten_topics_add(&c->unwritten, topic);
     pthread_mutex_unlock(&c->lock);
     if (rc != 0)
         return RMQ_ENOMEM;

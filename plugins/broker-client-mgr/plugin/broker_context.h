@@ -17,6 +17,7 @@
 #include "producer_table.h"
 #include "subscription_groups.h"
 #include "topic_table.h"
+#include "unwritten_topics.h"
 
 /* Request codes (protocol.md §4.3, §5). */
 enum {
@@ -122,6 +123,11 @@ typedef struct bcm_ctx {
     bcm_lock_table locks;
     uint64_t offsets_changes; /* bumped per commit; flush when it moved */
     uint64_t offsets_flushed;
+
+    /* topics created but not yet in topics.json: their senders wait on
+     * topics_written (with the tables lock) until the write is done */
+    bcm_unwritten_topics unwritten;
+    pthread_cond_t topics_written;
 
     pthread_mutex_t persist_lock; /* one writer per file at a time */
 

@@ -6,11 +6,14 @@
  * are written after the lock is released. */
 #include "broker_context.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define TBW102 "TBW102"
+#define TOPIC_WRITE_WAIT_S 10
 
 static void topic_from_fields(const bcm_topic_fields *f, rmq_topic_config *out)
 {
@@ -63,6 +66,32 @@ static int meta_broker_config(void *ud, rmq_broker_config *out)
     return 0;
 }
 
+/* With the tables lock held: a topic another thread has just created is not
+ * answered before its topics.json write is done. Otherwise a second sender
+ * would store and acknowledge a message while the creator is still in
+ * fsync, and a kill -9 then would keep the message and lose its topic (the
+ * next PULL answers TOPIC_NOT_EXIST). Java persists inside its creation
+ * but reads the table without that lock, so it has this window too. Costs
+ * one count test when nothing is pending. */
+static void wait_topic_written(bcm_ctx *c, const char *topic)
+{
+    if (!bcm_unwritten_topics_has(&c->unwritten, topic))
+        return;
+    /* Bounded: every creator writes right after creating, but a disk that
+     * hangs (or a creator's thread that calls back in here before its
+     * write) must cost a late answer, not a stuck thread. */
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += TOPIC_WRITE_WAIT_S;
+    int rc = 0;
+    while (rc != ETIMEDOUT && bcm_unwritten_topics_has(&c->unwritten, topic))
+        rc = pthread_cond_timedwait(&c->topics_written, &c->lock, &until);
+    if (rc == ETIMEDOUT && bcm_unwritten_topics_has(&c->unwritten, topic))
+        c->api->log(c->pctx, RMQ_LOG_WARN,
+                    "topic %s: topics.json not written after %d s; answering its send anyway",
+                    topic, TOPIC_WRITE_WAIT_S);
+}
+
 static int meta_topic_get(void *ud, const char *topic, rmq_topic_config *out)
 {
     bcm_ctx *c = ud;
@@ -72,6 +101,7 @@ static int meta_topic_get(void *ud, const char *topic, rmq_topic_config *out)
      * for why it is never stale), so this is a lookup and a copy. */
     bcm_topic_fields f;
     pthread_mutex_lock(&c->lock);
+    wait_topic_written(c, topic);
     bool found = bcm_topic_table_get(&c->topics, topic, &f);
     pthread_mutex_unlock(&c->lock);
     if (!found)
@@ -81,7 +111,9 @@ static int meta_topic_get(void *ud, const char *topic, rmq_topic_config *out)
 }
 
 /* A topic was created: topics.json and the NameServers learn it (Java:
- * persist, then registerBrokerAll). */
+ * persist, then registerBrokerAll). The write is done before the creator's
+ * send is stored and answered, and releases the other senders waiting in
+ * wait_topic_written. */
 static void topic_created(bcm_ctx *c, const char *topic)
 {
     c->api->log(c->pctx, RMQ_LOG_INFO, "topic %s created for a send", topic);
@@ -99,6 +131,7 @@ static int meta_topic_create_in_send(void *ud, const char *topic, const char *de
     bool created = false;
     int rc = RMQ_ENOENT;
     pthread_mutex_lock(&c->lock);
+    wait_topic_written(c, topic);
     const json_t *j = json_object_get(c->topics.topics, topic);
     if (j) {
         topic_from_json(j, out);
@@ -122,6 +155,8 @@ static int meta_topic_create_in_send(void *ud, const char *topic, const char *de
                 if (cfg) {
                     topic_from_json(cfg, out);
                     if (bcm_topic_table_put(&c->topics, cfg, c->api->now_wall_ms()) == 0) {
+                        /* on OOM the others may answer before the write */
+                        (void)bcm_unwritten_topics_add(&c->unwritten, topic);
                         created = true;
                         rc = 0;
                     } else {
@@ -147,8 +182,11 @@ static int meta_topic_create_in_send_back(void *ud, const char *topic, int32_t q
     if (!topic || !*topic)
         return RMQ_EINVAL;
     pthread_mutex_lock(&c->lock);
+    wait_topic_written(c, topic);
     bool created = bcm_topic_table_create_if_absent(&c->topics, topic, queue_nums, perm,
                                                     topic_sys_flag, c->api->now_wall_ms());
+    if (created)
+        (void)bcm_unwritten_topics_add(&c->unwritten, topic);
     const json_t *j = json_object_get(c->topics.topics, topic);
     if (j)
         topic_from_json(j, out);

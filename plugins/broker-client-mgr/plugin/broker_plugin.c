@@ -104,6 +104,7 @@ static void free_ctx(bcm_ctx *c)
     bcm_consumer_table_free(&c->consumers);
     bcm_subscription_groups_free(&c->groups);
     bcm_topic_table_free(&c->topics);
+    bcm_unwritten_topics_free(&c->unwritten);
     bcm_offset_table_free(&c->offsets);
     bcm_lock_table_free(&c->locks);
     free(c->holds);
@@ -112,6 +113,7 @@ static void free_ctx(bcm_ctx *c)
     pthread_mutex_destroy(&c->reg_lock);
     pthread_mutex_destroy(&c->hold_lock);
     pthread_cond_destroy(&c->reg_idle);
+    pthread_cond_destroy(&c->topics_written);
     free(c);
 }
 
@@ -156,6 +158,8 @@ static int bcm_init(rmq_plugin_ctx *pctx, const rmq_host_api *api)
     pthread_mutex_init(&c->reg_lock, NULL);
     pthread_mutex_init(&c->hold_lock, NULL);
     pthread_cond_init(&c->reg_idle, NULL);
+    pthread_cond_init(&c->topics_written, NULL);
+    bcm_unwritten_topics_init(&c->unwritten);
     bcm_producer_table_init(&c->producers);
     bcm_consumer_table_init(&c->consumers);
     bcm_offset_table_init(&c->offsets);

@@ -29,6 +29,9 @@ static int heartbeat_consumer(bcm_ctx *c, const bcm_consumer_data *cd, const bcm
         int queues = json_is_integer(rq) ? (int)json_integer_value(rq) : 1;
         topic_created = bcm_topic_table_create_if_absent(&c->topics, retry, queues, 6,
                                                          cd->unit_mode ? 2 : 0, now);
+        /* its senders wait for the persist below (see wait_topic_written) */
+        if (topic_created)
+            (void)bcm_unwritten_topics_add(&c->unwritten, retry);
     }
     int r = bcm_consumer_register(
         &c->consumers, cd->group, info, cd->consume_type ? cd->consume_type : "CONSUME_PASSIVELY",

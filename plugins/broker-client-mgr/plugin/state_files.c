@@ -107,8 +107,16 @@ void bcm_persist_topics(bcm_ctx *c)
     pthread_mutex_lock(&c->persist_lock);
     pthread_mutex_lock(&c->lock);
     char *text = bcm_topic_table_encode(&c->topics);
+    uint64_t written = bcm_unwritten_topics_snapshot(&c->unwritten);
     pthread_mutex_unlock(&c->lock);
     write_text(c, "topics.json", text);
+    /* The senders of the topics this text holds may be answered now. A
+     * failed write (logged) releases them too: waiting cannot fix a disk,
+     * and Java answers the send when its persist fails. */
+    pthread_mutex_lock(&c->lock);
+    bcm_unwritten_topics_written(&c->unwritten, written);
+    pthread_cond_broadcast(&c->topics_written);
+    pthread_mutex_unlock(&c->lock);
     pthread_mutex_unlock(&c->persist_lock);
 }
 
