@@ -3,8 +3,8 @@
  * store): every message reaches a '*' group exactly once with body, tags,
  * keys and user properties intact; a TAG group gets only its tag, an SQL92
  * group only the matching messages (ali_ons_produce_consume.js checks each
- * delivery and prints RESULT). One daemon, one node process, both always
- * stopped. */
+ * delivery and prints RESULT). Again with SYNC_FLUSH (the staged group
+ * write). One daemon, one node process per run, both always stopped. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -27,7 +27,7 @@ typedef struct fixture {
     rmq_node_proc node;
 } fixture;
 
-static int setup(void **state)
+static int setup_with(void **state, const char *store_settings)
 {
     fixture *f = calloc(1, sizeof *f);
     *state = f;
@@ -43,11 +43,23 @@ static int setup(void **state)
     if (f->ns_port <= 0 || rmq_td_init(&f->d, servers, NULL) != 0 ||
         bcm_configure_namesrv_and_broker(&f->d, f->ns_port, "info", bcm) != 0 ||
         rmq_td_add_plugin(&f->d, "filter", "filter", "broker", NULL) != 0 ||
-        rmq_td_add_plugin(&f->d, "store", "store", "broker",
-                          "mappedFileSizeCommitLog = 1048576;") != 0 ||
+        rmq_td_add_plugin(&f->d, "store", "store", "broker", store_settings) != 0 ||
         rmq_td_start(&f->d, NULL) != 0)
         return -1;
     return 0;
+}
+
+static int setup(void **state)
+{
+    return setup_with(state, "mappedFileSizeCommitLog = 1048576;");
+}
+
+/* SYNC_FLUSH: each send's records wait staged for the flusher's group write
+ * and are answered after the fdatasync; the consumers' pulls read records
+ * still staged (the store writes them out first) */
+static int setup_sync_flush(void **state)
+{
+    return setup_with(state, "mappedFileSizeCommitLog = 1048576; flushDiskType = \"SYNC_FLUSH\";");
 }
 
 static int teardown(void **state)
@@ -78,10 +90,19 @@ static void produce_and_consume_exactly_once(void **state)
     assert_int_equal(status, 0);
 }
 
+static void produce_and_consume_exactly_once_sync_flush(void **state)
+{
+    fixture *f = *state;
+    assert_true(rmq_td_log_contains(&f->d, ": SYNC_FLUSH, sends"));
+    produce_and_consume_exactly_once(state);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(produce_and_consume_exactly_once, setup, teardown),
+        cmocka_unit_test_setup_teardown(produce_and_consume_exactly_once_sync_flush,
+                                        setup_sync_flush, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
