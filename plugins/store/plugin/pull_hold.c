@@ -4,6 +4,7 @@
  * time (with Java's 5 s max-offset sweep), answered at once by quiesce.
  * A woken request runs again without suspension and without committing,
  * its subscription and filter taken anew (executeRequestWhenWakeup). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,10 +41,10 @@ static void reexecute_list(store_plugin *sp, pull_req *list)
     }
 }
 
-/* Unlink p if it is still held. */
-static bool take(pull_hold_table *t, pull_req *p)
+/* Unlink p from bucket b if it is still held there (compares the pointer
+ * only: p may have been freed by another thread). */
+static bool take(pull_hold_table *t, size_t b, pull_req *p)
 {
-    size_t b = key_hash(p->topic, p->queue_id);
     for (pull_req **pp = &t->bucket[b]; *pp; pp = &(*pp)->next)
         if (*pp == p) {
             *pp = p->next;
@@ -57,17 +58,24 @@ static bool take(pull_hold_table *t, pull_req *p)
 void pull_holds_add(store_plugin *sp, pull_req *p)
 {
     pull_hold_table *t = sp->holds;
-    size_t b = key_hash(p->topic, p->queue_id);
+    /* Once p is in the table, an arrival on another IO thread may take,
+     * answer and free it at any moment: what is needed after the insert is
+     * copied first (reading p->topic there was a use after free). */
+    char topic[256];
+    snprintf(topic, sizeof topic, "%s", p->topic);
+    int32_t queue_id = p->queue_id;
+    int64_t queue_offset = p->queue_offset;
+    size_t b = key_hash(topic, queue_id);
     pthread_mutex_lock(&t->mu);
     p->next = t->bucket[b];
     t->bucket[b] = p;
     atomic_fetch_add(&t->count, 1);
     pthread_mutex_unlock(&t->mu);
     /* a message stored between the lookup and now would have found no hold */
-    if (store_max_offset(sp->engine, p->topic, p->queue_id) > p->queue_offset ||
+    if (store_max_offset(sp->engine, topic, queue_id) > queue_offset ||
         atomic_load(&sp->quiescing)) {
         pthread_mutex_lock(&t->mu);
-        bool mine = take(t, p);
+        bool mine = take(t, b, p);
         pthread_mutex_unlock(&t->mu);
         if (mine)
             reexecute_list(sp, p);
