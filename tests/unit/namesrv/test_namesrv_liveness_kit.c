@@ -25,12 +25,11 @@
 
 #define WAIT_MS 5000
 
-static int setup(void **state)
+/* a kit with the namesrv plugin and these settings (NULL-terminated pairs) */
+static int start_kit(void **state, const char **settings)
 {
     rmq_testkit *kit = rmq_tk_new();
-    if (!kit || rmq_tk_add_plugin(kit, "namesrv", RMQ_TEST_PLUGIN_DIR "/namesrv.so",
-                                  (const char *[]){"scanNotActiveBrokerInterval", "100",
-                                                   "brokerChannelExpiredTime", "1000", NULL}) != 0)
+    if (!kit || rmq_tk_add_plugin(kit, "namesrv", RMQ_TEST_PLUGIN_DIR "/namesrv.so", settings) != 0)
         return -1;
     char err[512];
     if (rmq_tk_start(kit, err, sizeof(err)) != 0) {
@@ -40,6 +39,12 @@ static int setup(void **state)
     }
     *state = kit;
     return 0;
+}
+
+static int setup(void **state)
+{
+    return start_kit(state, (const char *[]){"scanNotActiveBrokerInterval", "100",
+                                             "brokerChannelExpiredTime", "1000", NULL});
 }
 
 static int teardown(void **state)
@@ -168,20 +173,9 @@ static void test_stale_connection_close_keeps_fresher_registration(void **state)
 /* A kit whose heap return comes after 1 MiB of removals: 1310 QueueData. */
 static int setup_trim(void **state)
 {
-    rmq_testkit *kit = rmq_tk_new();
-    if (!kit || rmq_tk_add_plugin(kit, "namesrv", RMQ_TEST_PLUGIN_DIR "/namesrv.so",
-                                  (const char *[]){"scanNotActiveBrokerInterval", "100",
-                                                   "brokerChannelExpiredTime", "1000",
-                                                   "heapTrimAfterRemovalMb", "1", NULL}) != 0)
-        return -1;
-    char err[512];
-    if (rmq_tk_start(kit, err, sizeof(err)) != 0) {
-        fprintf(stderr, "kit: %s\n", err);
-        rmq_tk_free(kit);
-        return -1;
-    }
-    *state = kit;
-    return 0;
+    return start_kit(state, (const char *[]){"scanNotActiveBrokerInterval", "100",
+                                             "brokerChannelExpiredTime", "1000",
+                                             "heapTrimAfterRemovalMb", "1", NULL});
 }
 
 /* "<prefix>0,...,<prefix><n-1>" */

@@ -110,22 +110,28 @@ static void on_flushed(void *ud, bool ok)
     pthread_mutex_unlock(&w->mu);
 }
 
+/* poll (up to 10 s) until the flush callback ran */
+static void wait_called(flush_wait *w)
+{
+    for (int i = 0; i < 5000; i++) {
+        pthread_mutex_lock(&w->mu);
+        int d = w->done;
+        pthread_mutex_unlock(&w->mu);
+        if (d)
+            break;
+        struct timespec ts = {0, 2000000};
+        nanosleep(&ts, NULL);
+    }
+    assert_int_equal(w->done, 1);
+}
+
 static void wait_durable(store_engine *e)
 {
     store_runtime_stats rs;
     store_runtime_stats_get(e, &rs);
     flush_wait w = {PTHREAD_MUTEX_INITIALIZER, 0, 0};
     assert_int_equal(store_wait_flush(e, rs.commitlog_max_offset, on_flushed, &w), 0);
-    for (int i = 0; i < 5000; i++) {
-        pthread_mutex_lock(&w.mu);
-        int d = w.done;
-        pthread_mutex_unlock(&w.mu);
-        if (d)
-            break;
-        struct timespec ts = {0, 2000000};
-        nanosleep(&ts, NULL);
-    }
-    assert_int_equal(w.done, 1);
+    wait_called(&w);
     assert_int_equal(w.ok, 1);
     store_runtime_stats_get(e, &rs);
     assert_true(rs.flushed_offset >= rs.commitlog_max_offset);
@@ -249,13 +255,7 @@ static void test_deferred_writes(void **state)
     assert_int_equal(r.status, STORE_PUT_OK); /* staged: its answer waits for the flush */
     flush_wait w = {PTHREAD_MUTEX_INITIALIZER, 0, 0};
     assert_int_equal(store_wait_flush(e, r.end_offset, on_flushed, &w), 0);
-    for (int i = 0; i < 5000 && !w.done; i++) {
-        struct timespec ts = {0, 2000000};
-        nanosleep(&ts, NULL);
-        pthread_mutex_lock(&w.mu);
-        pthread_mutex_unlock(&w.mu);
-    }
-    assert_int_equal(w.done, 1);
+    wait_called(&w);
     assert_int_equal(w.ok, 0); /* the send would be answered FLUSH_DISK_TIMEOUT */
     store_runtime_stats rs;
     store_runtime_stats_get(e, &rs);
