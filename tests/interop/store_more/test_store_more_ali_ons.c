@@ -2,9 +2,10 @@
  * (ali-ons) through the all-in-one daemon: large and compressed bodies and
  * the maxMessageSize refusal, a consumer restart resuming from committed
  * offsets, a daemon restart keeping messages and offsets, BROADCASTING next
- * to CLUSTERING, per-key queue order. Each test runs its own daemon on
- * ephemeral ports and one node script (the ali_ons_*.js beside this file
- * check every delivery and print RESULT); both are always stopped. */
+ * to CLUSTERING, per-key queue order, transactional half messages. Each test
+ * runs its own daemon on ephemeral ports and one node script (the
+ * ali_ons_*.js beside this file check every delivery and print RESULT);
+ * both are always stopped. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -132,6 +133,12 @@ static void sharding_key_keeps_queue_order(void **state)
     run_script(*state, ST_DIR "/ali_ons_sharding_order.js", args);
 }
 
+static void transactional_half_messages(void **state)
+{
+    const char *args[] = {TOPIC, NULL};
+    run_script(*state, ST_DIR "/ali_ons_transaction_half.js", args);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest all[] = {
@@ -141,6 +148,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(daemon_restart_keeps_messages_and_offsets, setup, teardown),
         cmocka_unit_test_setup_teardown(broadcasting_delivers_to_every_consumer, setup, teardown),
         cmocka_unit_test_setup_teardown(sharding_key_keeps_queue_order, setup, teardown),
+        cmocka_unit_test_setup_teardown(transactional_half_messages, setup, teardown),
     };
     /* argv[1]: ':'-separated globs of test names to run (all by default) */
     struct CMUnitTest chosen[sizeof all / sizeof all[0]];
