@@ -6,8 +6,13 @@
 // phase "after": a new group cg_fresh reading from the first offset gets
 //   exactly the N messages with their bodies, and cg_resume exactly the
 //   N-K it had not consumed.
+// phase "after_crash" (the daemon was killed with SIGKILL instead): cg_fresh
+//   gets exactly the N messages with their bodies (the recovery rebuilds
+//   the queues from the commit log, nothing lost or doubled); cg_resume is
+//   not checked, its offsets may not have been written yet (as in Java,
+//   which writes them every 5 s).
 // Bodies depend on the index only; every 8th is 6 KiB (stored deflated).
-// argv: nameSrvPort topic before|after N K
+// argv: nameSrvPort topic before|after|after_crash N K
 // stdout: "READY", "<group> <idx>", "RESULT ..."
 'use strict';
 const { Consumer, Producer, Message, options, hardTimeout, until, pause, drained, run,
@@ -61,19 +66,21 @@ run(async problems => {
     return;
   }
 
+  const crashed = phase === 'after_crash';
   const fresh = new Map();
   const resumed = new Map();
   const f = consumer('cg_fresh', { consumeFromWhere: 'CONSUME_FROM_FIRST_OFFSET' }, fresh);
-  const r = consumer('cg_resume', {}, resumed);
   await f.ready();
-  await r.ready();
+  const r = crashed ? null : consumer('cg_resume', {}, resumed);
+  if (r) await r.ready();
   console.log('READY');
-  const complete = () => range(0, N).every(i => fresh.has(i)) && range(K, N).every(i => resumed.has(i));
+  const complete = () => range(0, N).every(i => fresh.has(i)) &&
+    (crashed || range(K, N).every(i => resumed.has(i)));
   if (!(await until(complete, 60000)))
     problems.push(`after the restart cg_fresh got ${fresh.size} of ${N}, cg_resume ${resumed.size} of ${N - K}`);
   await pause(1500); // a duplicate would come with the next pulls
   exactlyOnce(problems, 'cg_fresh', fresh, range(0, N));
-  exactlyOnce(problems, 'cg_resume', resumed, range(K, N));
+  if (r) exactlyOnce(problems, 'cg_resume', resumed, range(K, N));
   await f.close();
-  await r.close();
+  if (r) await r.close();
 });

@@ -1,17 +1,18 @@
 /* test_store_more_ali_ons.c — more of the store proven with a real client
  * (ali-ons) through the all-in-one daemon: large and compressed bodies and
  * the maxMessageSize refusal, a consumer restart resuming from committed
- * offsets, a daemon restart keeping messages and offsets, BROADCASTING next
- * to CLUSTERING, per-key queue order, transactional half messages. Each test
- * runs its own daemon on ephemeral ports and one node script (the
- * ali_ons_*.js beside this file check every delivery and print RESULT);
- * both are always stopped. */
+ * offsets, a daemon restart keeping messages and offsets (and a crash its
+ * acknowledged messages), BROADCASTING next to CLUSTERING, per-key queue
+ * order, transactional half messages. Each test runs its own daemon on
+ * ephemeral ports and one node script (the ali_ons_*.js beside this file
+ * check every delivery and print RESULT); both are always stopped. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,6 +122,21 @@ static void daemon_restart_keeps_messages_and_offsets(void **state)
     run_script(f, ST_DIR "/ali_ons_daemon_restart.js", after);
 }
 
+/* SIGKILL instead of SIGTERM: what was acknowledged is in the files (the
+ * page cache outlives the process); the restart's recovery must rebuild the
+ * consume queues from the commit log with nothing lost or doubled */
+static void daemon_crash_keeps_acknowledged_messages(void **state)
+{
+    fixture *f = *state;
+    const char *before[] = {TOPIC, "before", "40", "16", NULL};
+    run_script(f, ST_DIR "/ali_ons_daemon_restart.js", before);
+    assert_int_equal(kill(f->d.pid, SIGKILL), 0);
+    assert_int_equal(rmq_td_stop(&f->d), 128 + SIGKILL);
+    assert_int_equal(configure_and_start(f), 0);
+    const char *after[] = {TOPIC, "after_crash", "40", "16", NULL};
+    run_script(f, ST_DIR "/ali_ons_daemon_restart.js", after);
+}
+
 static void broadcasting_delivers_to_every_consumer(void **state)
 {
     const char *args[] = {TOPIC, "30", NULL};
@@ -146,6 +162,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(consumer_restart_resumes_from_committed_offsets, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(daemon_restart_keeps_messages_and_offsets, setup, teardown),
+        cmocka_unit_test_setup_teardown(daemon_crash_keeps_acknowledged_messages, setup, teardown),
         cmocka_unit_test_setup_teardown(broadcasting_delivers_to_every_consumer, setup, teardown),
         cmocka_unit_test_setup_teardown(sharding_key_keeps_queue_order, setup, teardown),
         cmocka_unit_test_setup_teardown(transactional_half_messages, setup, teardown),
