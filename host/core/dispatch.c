@@ -87,14 +87,27 @@ void request_send_response(rmq_request *req, rmq_cmd *resp)
     loop_post(req->loop, t);
 }
 
-static int run_before_hooks(rmq_request *req, const char **remark)
+/* A refusing hook leaves its remark either behind *remark (the 1.0 hook: a
+ * string of its own that outlives the call) or in `buf` (the 1.7 hook: the
+ * caller's storage, on this thread's stack, so refusals in flight on other
+ * threads never share it); *remark then points into buf. */
+static int run_before_hooks(rmq_request *req, const char **remark, rmq_remark_buf *buf)
 {
     int code = 0;
     rcu_read_lock();
     server_bindings *b = rcu_dereference(req->srv->bindings);
-    for (size_t i = 0; b && i < b->nhooks && code == 0; i++)
-        if (b->hooks[i].before)
-            code = b->hooks[i].before(req->channel, req->cmd, remark, b->hooks[i].ud);
+    for (size_t i = 0; b && i < b->nhooks && code == 0; i++) {
+        const hook_entry *hk = &b->hooks[i];
+        if (hk->before) {
+            code = hk->before(req->channel, req->cmd, remark, hk->ud);
+        } else if (hk->before_remark) {
+            buf->data[0] = '\0';
+            code = hk->before_remark(req->channel, req->cmd, buf, hk->ud);
+            buf->data[buf->cap - 1] = '\0'; /* a hook that wrote cap bytes unterminated */
+            if (code > 0)
+                *remark = buf->data[0] ? buf->data : NULL;
+        }
+    }
     rcu_read_unlock();
     return code;
 }
@@ -141,8 +154,11 @@ static void run_request(void *arg)
     if (refused_for_queue_wait(req))
         return;
     const char *remark = NULL;
+    char remark_text[RMQ_REMARK_BUF_MIN_CAP];
+    rmq_remark_buf remark_buf = {
+        .size = sizeof(remark_buf), .data = remark_text, .cap = sizeof(remark_text)};
     atomic_store(&req->holds, 1); /* the processor's; defer() adds the handle's */
-    int refuse = run_before_hooks(req, &remark);
+    int refuse = run_before_hooks(req, &remark, &remark_buf);
     int rc;
     if (refuse > 0) {
         rmq_cmd *resp = rmq_cmd_new_response(req->cmd, refuse, remark);

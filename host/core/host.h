@@ -94,7 +94,8 @@ typedef struct listener_entry {
 } listener_entry;
 
 typedef struct hook_entry {
-    rmq_rpc_before_fn before;
+    rmq_rpc_before_fn before;               /* at most one of the two befores */
+    rmq_rpc_before_remark_fn before_remark; /* ABI 1.7: remark into a host buffer */
     rmq_rpc_after_fn after;
     void *ud;
     plugin_inst *plugin;
@@ -196,6 +197,19 @@ typedef struct sync_waiter {
 } sync_waiter;
 
 typedef enum { CALL_ONEWAY, CALL_ASYNC, CALL_SYNC } call_kind;
+
+/* Where a plugin's outgoing calls go: outgoing.c's sockets in the daemon,
+ * the test kit's capture in a kit. The host API's invoke_* entries
+ * (host_api.c) check their arguments once and call through it. `addr` NULL
+ * = to channel ch. Each function owns `req` from the call on. */
+typedef struct outgoing_transport {
+    int (*oneway)(plugin_inst *p, rmq_channel_id ch, const char *addr, rmq_cmd *req,
+                  uint32_t timeout_ms);
+    int (*async)(plugin_inst *p, rmq_channel_id ch, const char *addr, rmq_cmd *req,
+                 uint32_t timeout_ms, rmq_response_fn cb, void *ud);
+    int (*sync)(plugin_inst *p, rmq_channel_id ch, const char *addr, rmq_cmd *req,
+                uint32_t timeout_ms, rmq_cmd **resp);
+} outgoing_transport;
 
 typedef struct pending_call {
     int32_t opaque;
@@ -560,6 +574,8 @@ struct rmq_host {
      * to dlopen pc->path as usual. */
     void (*timer_takeover)(rmq_host *h, plugin_inst *p, bool activate);
     const rmq_plugin_descriptor *(*linked_descriptor)(rmq_host *h, const plugin_conf *pc);
+    /* outgoing: the kit's capture of outgoing calls; NULL = outgoing.c's. */
+    const outgoing_transport *outgoing;
 };
 
 /* server_reconfigure.c — reload-config's part for servers and host settings */

@@ -289,21 +289,35 @@ static int api_add_channel_listener(rmq_plugin_ctx *ctx, rmq_channel_event_fn fn
     return 0;
 }
 
-static int api_add_rpc_hook(rmq_plugin_ctx *ctx, rmq_rpc_before_fn before, rmq_rpc_after_fn after,
-                            void *ud)
+static int add_hook(plugin_inst *p, const char *what, hook_entry e)
 {
-    plugin_inst *p = P(ctx);
-    int rc = need_init(p, "add_rpc_hook");
+    int rc = need_init(p, what);
     if (rc)
         return rc;
-    if (!before && !after)
+    if (!e.before && !e.before_remark && !e.after)
         return RMQ_EINVAL;
     hook_entry *nh = realloc(p->hooks, (p->nhooks + 1) * sizeof(*nh));
     if (!nh)
         return RMQ_ENOMEM;
     p->hooks = nh;
-    nh[p->nhooks++] = (hook_entry){before, after, ud, p};
+    e.plugin = p;
+    nh[p->nhooks++] = e;
     return 0;
+}
+
+static int api_add_rpc_hook(rmq_plugin_ctx *ctx, rmq_rpc_before_fn before, rmq_rpc_after_fn after,
+                            void *ud)
+{
+    return add_hook(P(ctx), "add_rpc_hook",
+                    (hook_entry){.before = before, .after = after, .ud = ud});
+}
+
+/* ABI 1.7: the before hook writes its remark into the host's buffer. */
+static int api_add_rpc_hook_remark(rmq_plugin_ctx *ctx, rmq_rpc_before_remark_fn before,
+                                   rmq_rpc_after_fn after, void *ud)
+{
+    return add_hook(P(ctx), "add_rpc_hook_remark",
+                    (hook_entry){.before_remark = before, .after = after, .ud = ud});
 }
 
 static int api_add_timer(rmq_plugin_ctx *ctx, uint64_t first_ms, uint64_t period_ms,
@@ -692,37 +706,46 @@ static int api_channel_close(rmq_plugin_ctx *ctx, rmq_channel_id ch)
 }
 
 /* ---- outgoing ---- */
+static const outgoing_transport SOCKETS = {outgoing_oneway, outgoing_async, outgoing_sync};
+
+static const outgoing_transport *transport(plugin_inst *p)
+{
+    return p->host->outgoing ? p->host->outgoing : &SOCKETS;
+}
+
 static int api_invoke_oneway(rmq_plugin_ctx *ctx, rmq_channel_id ch, rmq_cmd *req, uint32_t t)
 {
-    return outgoing_oneway(P(ctx), ch, NULL, req, t);
+    return transport(P(ctx))->oneway(P(ctx), ch, NULL, req, t);
 }
 static int api_invoke_oneway_addr(rmq_plugin_ctx *ctx, const char *a, rmq_cmd *req, uint32_t t)
 {
-    return a ? outgoing_oneway(P(ctx), 0, a, req, t) : (rmq_cmd_free(req), RMQ_EINVAL);
+    return a ? transport(P(ctx))->oneway(P(ctx), 0, a, req, t) : (rmq_cmd_free(req), RMQ_EINVAL);
 }
 static int api_invoke_async(rmq_plugin_ctx *ctx, rmq_channel_id ch, rmq_cmd *req, uint32_t t,
                             rmq_response_fn cb, void *ud)
 {
-    return outgoing_async(P(ctx), ch, NULL, req, t, cb, ud);
+    return transport(P(ctx))->async(P(ctx), ch, NULL, req, t, cb, ud);
 }
 static int api_invoke_async_addr(rmq_plugin_ctx *ctx, const char *a, rmq_cmd *req, uint32_t t,
                                  rmq_response_fn cb, void *ud)
 {
-    return a ? outgoing_async(P(ctx), 0, a, req, t, cb, ud) : (rmq_cmd_free(req), RMQ_EINVAL);
+    return a ? transport(P(ctx))->async(P(ctx), 0, a, req, t, cb, ud)
+             : (rmq_cmd_free(req), RMQ_EINVAL);
 }
 static int api_invoke_sync(rmq_plugin_ctx *ctx, rmq_channel_id ch, rmq_cmd *req, uint32_t t,
                            rmq_cmd **resp)
 {
-    return outgoing_sync(P(ctx), ch, NULL, req, t, resp);
+    return transport(P(ctx))->sync(P(ctx), ch, NULL, req, t, resp);
 }
 static int api_invoke_sync_addr(rmq_plugin_ctx *ctx, const char *a, rmq_cmd *req, uint32_t t,
                                 rmq_cmd **resp)
 {
     if (!a) {
+        *resp = NULL;
         rmq_cmd_free(req);
         return RMQ_EINVAL;
     }
-    return outgoing_sync(P(ctx), 0, a, req, t, resp);
+    return transport(P(ctx))->sync(P(ctx), 0, a, req, t, resp);
 }
 
 /* ---- files ---- */
@@ -841,4 +864,6 @@ void host_api_fill(rmq_host_api *a)
     a->cmd_peer = api_cmd_peer;
     /* 1.6 */
     a->executor_queue_info = api_executor_queue_info;
+    /* 1.7 */
+    a->add_rpc_hook_remark = api_add_rpc_hook_remark;
 }

@@ -249,7 +249,7 @@ int rmq_tk_start(rmq_testkit *kit, char *err, size_t errlen)
     }
     kit->host.linked_descriptor = linked_descriptor;
     tk_clock_install(kit);
-    tk_outgoing_install(&kit->host.api);
+    tk_outgoing_install(&kit->host);
     if (host_start(&kit->host, err, errlen) != 0) {
         host_shutdown(&kit->host);
         host_destroy(&kit->host);

@@ -120,7 +120,7 @@ int tk_cancel_timer(rmq_plugin_ctx *ctx, rmq_timer_id id);
 void tk_clock_release(rmq_testkit *kit);
 
 /* testkit_outgoing.c */
-void tk_outgoing_install(rmq_host_api *api);
+void tk_outgoing_install(rmq_host *h);
 void tk_calls_expire(rmq_testkit *kit, uint64_t now);
 void tk_calls_fail_pending(rmq_testkit *kit);
 void tk_calls_free(rmq_testkit *kit);

@@ -1,9 +1,12 @@
 /* acl_plugin.c — owns the plugin's life (settings, init/fini) and the RPC
  * before-hook that admits or refuses every request of the guarded server. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <urcu.h>
+
+#include <rmqhost/helpers.h>
 
 #include "acl_check.h"
 #include "acl_perm.h"
@@ -27,17 +30,14 @@ static const rmq_setting_decl ACL_SETTINGS[] = {
     {NULL, 0, NULL, NULL, 0, 0},
 };
 
-/* The SDK wants the refusal remark to outlive the hook call; the host copies
- * it right after the hook returns on the same thread, so one buffer per
- * thread is race-free without allocating per refusal. */
-static _Thread_local char t_remark[sizeof(((acl_verdict *)0)->remark)];
-
 static bool audited_code(const acl_plugin *p, int32_t code)
 {
     return p->namesrv ? !acl_namesrv_code_is_read(code) : acl_broker_code_needs_admin(code);
 }
 
-static int before_hook(rmq_channel_id ch, const rmq_cmd *cmd, const char **remark, void *ud)
+/* The refusal remark goes into the host's buffer for this call (SDK 1.7), so
+ * refusals in flight on several IO threads never share storage. */
+static int before_hook(rmq_channel_id ch, const rmq_cmd *cmd, rmq_remark_buf *remark, void *ud)
 {
     (void)ch;
     acl_plugin *p = ud;
@@ -46,8 +46,7 @@ static int before_hook(rmq_channel_id ch, const rmq_cmd *cmd, const char **remar
     size_t n = a->cmd_ext_count(cmd);
     acl_field *fields = n <= MAX_STACK_FIELDS ? stack_fields : malloc(n * sizeof(*fields));
     if (!fields) {
-        snprintf(t_remark, sizeof(t_remark), "out of memory");
-        *remark = t_remark;
+        rmq_remark_set(remark, "out of memory");
         return RMQ_RESPONSE_SYSTEM_ERROR;
     }
     size_t k = 0;
@@ -68,8 +67,7 @@ static int before_hook(rmq_channel_id ch, const rmq_cmd *cmd, const char **remar
     rcu_read_unlock();
     int rc = 0;
     if (v.outcome != ACL_ALLOWED) {
-        memcpy(t_remark, v.remark, sizeof(t_remark));
-        *remark = t_remark;
+        rmq_remark_set(remark, v.remark);
         acl_stats_refused(p, ip, v.outcome == ACL_REFUSED_AUTH, v.remark, r.code, v.access_key);
         rc = RMQ_RESPONSE_SYSTEM_ERROR;
     } else {
@@ -119,8 +117,12 @@ static void plugin_free(acl_plugin *p)
 
 static int acl_init(rmq_plugin_ctx *ctx, const rmq_host_api *api)
 {
-    if (api->abi_minor < 5 || !api->cmd_peer) {
-        api->log(ctx, RMQ_LOG_ERROR, "this host lacks cmd_peer (SDK ABI 1.5): cannot guard");
+    if (api->abi_minor < 7 ||
+        api->size <
+            offsetof(rmq_host_api, add_rpc_hook_remark) + sizeof(api->add_rpc_hook_remark) ||
+        !api->add_rpc_hook_remark || !api->cmd_peer) {
+        api->log(ctx, RMQ_LOG_ERROR,
+                 "this host lacks cmd_peer or add_rpc_hook_remark (SDK ABI 1.7): cannot guard");
         return RMQ_EINVAL;
     }
     acl_plugin *p = calloc(1, sizeof(*p));
@@ -155,7 +157,7 @@ static int acl_init(rmq_plugin_ctx *ctx, const rmq_host_api *api)
         return RMQ_EINVAL;
     }
     api->set_userdata(ctx, p);
-    int rc = api->add_rpc_hook(ctx, before_hook, NULL, p);
+    int rc = api->add_rpc_hook_remark(ctx, before_hook, NULL, p);
     if (rc == 0)
         rc = acl_watch_start(p, (uint64_t)api->setting_int(ctx, "watchIntervalMs"));
     if (rc == 0)

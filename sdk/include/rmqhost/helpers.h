@@ -1,8 +1,9 @@
 /* helpers.h — header-only conveniences every plugin otherwise writes for
  * itself: ext-field getters with Java's number rules, the oneway rule,
- * answering with code/remark/body in one call, typed ext setters and a small
- * string-keyed hash map. Everything goes through the rmq_host_api table a
- * plugin already has, so using them changes nothing in the ABI.
+ * answering with code/remark/body in one call, typed ext setters, a before
+ * hook's refusal remark (ABI 1.7) and a small string-keyed hash map.
+ * Everything goes through the rmq_host_api table a plugin already has, so
+ * using them changes nothing in the ABI.
  *
  * Java parse rules (what a Java server does with a header field):
  *   - Long.parseLong / Integer.parseInt: an optional '+' or '-', then one or
@@ -234,6 +235,29 @@ static inline int rmq_answer(const rmq_host_api *api, rmq_request *req, const rm
 static inline int rmq_answer_ok(const rmq_host_api *api, rmq_request *req, const rmq_cmd *cmd)
 {
     return rmq_answer(api, req, cmd, RMQ_RESPONSE_SUCCESS, NULL, NULL, 0);
+}
+
+/* A before hook's refusal remark (ABI 1.7 rmq_rpc_before_remark_fn): format
+ * it into the host's buffer, cut to its capacity. Returns the length the
+ * full text would have had (as snprintf), or RMQ_EINVAL for a NULL buffer. */
+static inline int rmq_remark_printf(rmq_remark_buf *b, const char *fmt, ...) RMQ_PRINTF(2, 3);
+static inline int rmq_remark_printf(rmq_remark_buf *b, const char *fmt, ...)
+{
+    if (!b || !b->data || b->cap == 0)
+        return RMQ_EINVAL;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(b->data, b->cap, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        b->data[0] = '\0';
+    return n;
+}
+
+/* Same for a finished text (may be NULL: no remark). */
+static inline int rmq_remark_set(rmq_remark_buf *b, const char *text)
+{
+    return rmq_remark_printf(b, "%s", text ? text : "");
 }
 
 /* ---- string map ------------------------------------------------------------------- */

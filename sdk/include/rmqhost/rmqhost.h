@@ -45,7 +45,7 @@ extern "C" {
  * entries are appended to rmq_host_api; a plugin may test api->abi_minor (or
  * api->size) before calling an entry newer than the one it was built for. */
 #define RMQ_ABI_MAJOR 1
-#define RMQ_ABI_MINOR 6
+#define RMQ_ABI_MINOR 7
 
 #if defined(__GNUC__)
 #define RMQ_EXPORT __attribute__((visibility("default")))
@@ -167,12 +167,37 @@ typedef void (*rmq_channel_event_fn)(rmq_channel_event ev, rmq_channel_id ch, co
 
 /* RPC hooks: before runs before the processor (on the processor's thread);
  * returning a response code > 0 refuses the request with that code and the
- * remark stored in *remark (a string that must outlive the call, e.g. static).
+ * remark stored in *remark (a string that must outlive the call, e.g. static;
+ * a remark built per request wants rmq_rpc_before_remark_fn, ABI 1.7).
  * after sees the response (NULL when none is sent) before it is encoded. */
 typedef int (*rmq_rpc_before_fn)(rmq_channel_id ch, const rmq_cmd *req, const char **remark,
                                  void *ud);
 typedef void (*rmq_rpc_after_fn)(rmq_channel_id ch, const rmq_cmd *req, const rmq_cmd *resp,
                                  void *ud);
+
+/* ABI 1.7: host-owned storage for a before hook's refusal remark. The host
+ * gives each call of a hook its own buffer (on the stack of the thread that
+ * runs the hook), so concurrent refusals on several threads never share one
+ * and the plugin keeps no buffer of its own. Check `size` before reading a
+ * member added after `cap`. */
+typedef struct rmq_remark_buf {
+    uint32_t size; /* sizeof(rmq_remark_buf) of the host */
+    uint32_t reserved0;
+    char *data; /* host-owned, `cap` bytes, "" on entry */
+    size_t cap; /* at least RMQ_REMARK_BUF_MIN_CAP */
+} rmq_remark_buf;
+
+/* Every host of ABI >= 1.7 provides at least this many bytes (NUL included);
+ * a longer remark is cut to cap - 1 bytes. */
+#define RMQ_REMARK_BUF_MIN_CAP 1024u
+
+/* ABI 1.7 before hook (add_rpc_hook_remark): as rmq_rpc_before_fn, but a
+ * refusal (return > 0) writes its remark into `remark->data` (a
+ * NUL-terminated string of at most remark->cap bytes; rmq_remark_set in
+ * <rmqhost/helpers.h> does it). Leaving it "" refuses with no remark. The
+ * host copies the text into the response after the hook returns. */
+typedef int (*rmq_rpc_before_remark_fn)(rmq_channel_id ch, const rmq_cmd *req,
+                                        rmq_remark_buf *remark, void *ud);
 
 /* Timer tick: on TIMER, or EXEC when bound to an executor. */
 typedef void (*rmq_timer_fn)(void *ud);
@@ -408,7 +433,16 @@ typedef struct rmq_host_api {
     int (*executor_queue_info)(rmq_plugin_ctx *ctx, const char *name, size_t *length,
                                size_t *capacity, uint64_t *head_wait_ms);
 
-    void *reserved[27]; /* grows here; never reordered */
+    /* -- ABI 1.7 -- */
+    /* INIT. add_rpc_hook whose before hook writes its refusal remark into a
+     * buffer the host provides for that call (rmq_remark_buf) instead of
+     * returning a pointer that must outlive the call: no static or
+     * per-thread buffer in the plugin. Hooks of both kinds run in the order
+     * they were added; `before` and `after` may each be NULL, not both. */
+    int (*add_rpc_hook_remark)(rmq_plugin_ctx *ctx, rmq_rpc_before_remark_fn before,
+                               rmq_rpc_after_fn after, void *ud);
+
+    void *reserved[26]; /* grows here; never reordered */
 } rmq_host_api;
 
 /* Flags of register_processor_flags (ABI 1.4). */

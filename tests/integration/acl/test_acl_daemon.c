@@ -4,7 +4,8 @@
  * the white list; the NameServer refusing unsigned state changes yet
  * admitting a white-listed broker; broker-client-mgr registering with
  * credentials; file edits applied without restart; codes 50-54 round-trip;
- * per-peer stats; secrets masked in rmqhostctl config. */
+ * per-peer stats; secrets masked in rmqhostctl config; refusals handled at
+ * once on both IO threads each keeping their own remark (SDK 1.7 hook). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,6 +17,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <pthread.h>
 
 #include "acl_signature.h"
 #include "bcm_test_daemon.h"
@@ -190,6 +192,104 @@ static void broker_refusals_as_java(void **state)
     assert_non_null(strstr(out, "peer 127.0.0.1: 3 failed authentications, 2 refused permissions"));
     free(out);
     assert_true(rmq_td_log_contains(&e->d, "refused code 310 from 127.0.0.1"));
+}
+
+/* One client connection of refusals_in_flight: pipelines REFUSERS_PER
+ * requests, each refused with a remark naming something only it carries
+ * (its own unknown accessKey, or its own topic the account may not use),
+ * then matches every answer to its request by opaque. No cmocka here (not
+ * thread-safe): the first mismatch is kept for the main thread. */
+#define REFUSER_CLIENTS 6
+#define REFUSER_REQUESTS 40
+
+typedef struct refuser {
+    int port, idx;
+    char failure[600];
+} refuser;
+
+static void refusal_for(const refuser *r, int i, char *ak, size_t aklen, char *topic,
+                        size_t topiclen, char *remark, size_t remarklen)
+{
+    if (i % 2 == 0) {
+        snprintf(ak, aklen, "nobody%d_%d", r->idx, i);
+        snprintf(topic, topiclen, "topicB");
+        snprintf(remark, remarklen,
+                 EXC "No acl config for %s, " FRAME "validate(PlainPermissionManager.java:668)",
+                 ak);
+    } else {
+        snprintf(ak, aklen, "RocketMQ");
+        snprintf(topic, topiclen, "topicD%d_%d", r->idx, i);
+        snprintf(remark, remarklen,
+                 EXC "No default permission for topic:%s, " FRAME
+                     "checkPerm(PlainPermissionManager.java:606)",
+                 topic);
+    }
+}
+
+static void *refuse_many(void *arg)
+{
+    refuser *r = arg;
+    int fd = rmq_tc_connect(r->port);
+    if (fd < 0) {
+        snprintf(r->failure, sizeof(r->failure), "client %d cannot connect", r->idx);
+        return NULL;
+    }
+    char ak[64], topic[64], remark[400];
+    for (int i = 0; i < REFUSER_REQUESTS; i++) {
+        refusal_for(r, i, ak, sizeof(ak), topic, sizeof(topic), remark, sizeof(remark));
+        const char *kv[] = {"a", "pg", "b", topic, "c", "TBW102", "AccessKey", ak, NULL};
+        rmq_cmd *req = rmq_tc_request(310, 1000 + i, kv);
+        acl_field all[4] = {{"a", "pg"}, {"b", topic}, {"c", "TBW102"}, {"AccessKey", ak}};
+        char sig[ACL_SIGNATURE_LEN + 1];
+        rmq_cmd_set_body(req, "x", 1, NULL, NULL);
+        acl_sign(i % 2 ? "12345678" : "whatever1", all, 4, "x", 1, sig);
+        rmq_cmd_ext_set(req, "Signature", sig);
+        int rc = rmq_tc_send(fd, req);
+        rmq_cmd_free(req);
+        if (rc != 0) {
+            snprintf(r->failure, sizeof(r->failure), "client %d cannot send %d", r->idx, i);
+            close(fd);
+            return NULL;
+        }
+    }
+    for (int n = 0; n < REFUSER_REQUESTS && !r->failure[0]; n++) {
+        rmq_cmd *resp = rmq_tc_recv(fd, TIMEOUT_MS);
+        if (!resp) {
+            snprintf(r->failure, sizeof(r->failure), "client %d: answer %d missing", r->idx, n);
+            break;
+        }
+        int i = resp->opaque - 1000;
+        if (i < 0 || i >= REFUSER_REQUESTS) {
+            snprintf(r->failure, sizeof(r->failure), "client %d: opaque %d", r->idx, resp->opaque);
+        } else {
+            refusal_for(r, i, ak, sizeof(ak), topic, sizeof(topic), remark, sizeof(remark));
+            if (resp->code != 1 || !resp->remark || strcmp(resp->remark, remark) != 0)
+                snprintf(r->failure, sizeof(r->failure),
+                         "client %d request %d: code %d remark '%s', want '%s'", r->idx, i,
+                         resp->code, resp->remark ? resp->remark : "(none)", remark);
+        }
+        rmq_cmd_free(resp);
+    }
+    close(fd);
+    return NULL;
+}
+
+/* The daemon runs io_threads = 2: the clients' connections are spread over
+ * both loops, whose hooks refuse at the same time into buffers of their own. */
+static void refusals_in_flight(void **state)
+{
+    env *e = *state;
+    refuser r[REFUSER_CLIENTS];
+    pthread_t t[REFUSER_CLIENTS];
+    for (int i = 0; i < REFUSER_CLIENTS; i++) {
+        r[i] = (refuser){.port = e->broker, .idx = i};
+        assert_int_equal(pthread_create(&t[i], NULL, refuse_many, &r[i]), 0);
+    }
+    for (int i = 0; i < REFUSER_CLIENTS; i++)
+        assert_int_equal(pthread_join(t[i], NULL), 0);
+    for (int i = 0; i < REFUSER_CLIENTS; i++)
+        if (r[i].failure[0])
+            fail_msg("%s", r[i].failure);
 }
 
 static void secrets_not_shown(void **state)
@@ -381,11 +481,9 @@ static void editing_broker_file_applies(void **state)
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(broker_refusals_as_java),
-        cmocka_unit_test(secrets_not_shown),
-        cmocka_unit_test(namesrv_policy),
-        cmocka_unit_test(admin_codes_round_trip),
-        cmocka_unit_test(editing_broker_file_applies),
+        cmocka_unit_test(broker_refusals_as_java), cmocka_unit_test(refusals_in_flight),
+        cmocka_unit_test(secrets_not_shown),       cmocka_unit_test(namesrv_policy),
+        cmocka_unit_test(admin_codes_round_trip),  cmocka_unit_test(editing_broker_file_applies),
     };
     if (argc > 1)
         cmocka_set_test_filter(argv[1]);

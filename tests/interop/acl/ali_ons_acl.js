@@ -5,6 +5,9 @@
 //   consumer READY, COMMITTED q=offset,..., CLOSED (a push consumer, offsets)
 //   produce  SENT <msgId> or SEND_ERROR <message>
 //   consume  RECEIVED <body> (first message) then CLOSED
+//   ghosts   8 clients at once, accessKey `${accessKey}${i}` (accounts that do
+//            not exist), 5 route lookups each in parallel: one line
+//            GHOST <i> <message> per lookup (GHOST <i> ok if admitted)
 'use strict';
 const { Consumer, Producer, Message } = require('ali-ons');
 const MQClientAPI = require('ali-ons/lib/mq_client_api');
@@ -71,6 +74,23 @@ async function consume() {
   console.log('CLOSED');
 }
 
-({ route, consumer, produce, consume })[mode]()
+// Refusals in flight together on the daemon's IO threads, each naming its
+// own client's key: a remark crossing between them would show.
+async function ghosts() {
+  const apis = [...Array(8).keys()].map(i =>
+    new MQClientAPI(Object.assign({}, common, { accessKey: `${accessKey}${i}` })));
+  await Promise.all(apis.map(a => a.ready()));
+  const lookups = [];
+  apis.forEach((api, i) => {
+    for (let k = 0; k < 5; k++) {
+      lookups.push(api.getTopicRouteInfoFromNameServer(topic, 5000)
+        .then(() => `GHOST ${i} ok`, err => `GHOST ${i} ${err.message}`));
+    }
+  });
+  for (const line of await Promise.all(lookups)) console.log(line);
+  await Promise.all(apis.map(a => a.close()));
+}
+
+({ route, consumer, produce, consume, ghosts })[mode]()
   .then(() => process.exit(0))
   .catch(err => { console.error('ali_ons_acl failed:', err); process.exit(2); });

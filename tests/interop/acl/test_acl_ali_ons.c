@@ -2,7 +2,9 @@
  * daemon whose NameServer (acl-namesrv, no anonymous reads) and broker role
  * (acl-broker + broker-client-mgr) are guarded: routes, heartbeats, consumer
  * list and offsets pass with nothing refused; a wrong secret gets Java's
- * refusal; produce/consume once a store plugin exists (skipped otherwise). */
+ * refusal; eight unknown keys refused at once each get their own remark
+ * (the SDK 1.7 hook's host buffer, on both IO threads); produce/consume once
+ * a store plugin exists (skipped otherwise). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -164,6 +166,35 @@ static void wrong_secret_refused(void **state)
     assert_non_null(strstr(out, "Check signature failed for accessKey=interopuser"));
 }
 
+static void concurrent_refusals_keep_their_remark(void **state)
+{
+    fixture *f = *state;
+    char out[16384];
+    assert_int_equal(run_node(f, "ghosts", "ghostuser", "ghostsecret", out, sizeof out), 0);
+    for (int i = 0; i < 8; i++) {
+        char head[32], want[160];
+        snprintf(head, sizeof head, "GHOST %d ", i);
+        snprintf(want, sizeof want,
+                 "org.apache.rocketmq.acl.common.AclException: No acl config for ghostuser%d, "
+                 "org.apache.rocketmq.acl.plain.PlainPermissionManager.validate("
+                 "PlainPermissionManager.java:668)",
+                 i);
+        int lines = 0;
+        for (const char *p = strstr(out, head); p; p = strstr(p + 1, head)) {
+            if (p != out && p[-1] != '\n')
+                continue;
+            const char *eol = strchr(p, '\n');
+            size_t n = eol ? (size_t)(eol - p) : strlen(p);
+            char line[400];
+            snprintf(line, sizeof line, "%.*s", (int)n, p);
+            if (!strstr(line, want))
+                fail_msg("client %d got '%s', want the remark '%s'", i, line, want);
+            lines++;
+        }
+        assert_int_equal(lines, 5);
+    }
+}
+
 static void produce_and_consume(void **state)
 {
     fixture *f = *state;
@@ -184,6 +215,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(signed_consumer_passes),
         cmocka_unit_test(wrong_secret_refused),
+        cmocka_unit_test(concurrent_refusals_keep_their_remark),
         cmocka_unit_test(produce_and_consume),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -236,6 +236,24 @@ static void test_java_double_text(void **state)
         assert_string_equal(rmq_java_double_text(cases[i].d, buf, sizeof buf), cases[i].want);
 }
 
+/* A before hook's remark (ABI 1.7): formatted into the host's buffer and
+ * cut to its capacity with the NUL kept; a NULL text is no remark. */
+static void test_remark_buffer_writers(void **state)
+{
+    (void)state;
+    char text[8];
+    rmq_remark_buf b = {.size = sizeof(b), .data = text, .cap = sizeof(text)};
+    assert_int_equal(rmq_remark_printf(&b, "code=%d", 17), 7);
+    assert_string_equal(text, "code=17");
+    assert_int_equal(rmq_remark_set(&b, "No acl config for someone"), 25);
+    assert_string_equal(text, "No acl ");
+    assert_int_equal(rmq_remark_set(&b, NULL), 0);
+    assert_string_equal(text, "");
+    assert_int_equal(rmq_remark_set(NULL, "x"), RMQ_EINVAL);
+    rmq_remark_buf none = {.size = sizeof(none), .data = NULL, .cap = 0};
+    assert_int_equal(rmq_remark_printf(&none, "%s", "x"), RMQ_EINVAL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -244,6 +262,7 @@ int main(void)
         cmocka_unit_test(test_ext_getters_setters_and_answers),
         cmocka_unit_test(test_string_map),
         cmocka_unit_test(test_java_double_text),
+        cmocka_unit_test(test_remark_buffer_writers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
