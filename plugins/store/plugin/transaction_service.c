@@ -122,10 +122,10 @@ static int process_end_transaction(rmq_request *req, const rmq_cmd *cmd, void *u
     }
     props_parse(r.props, r.props_len, v);
     int rc;
-    size_t gl = 0, tl = 0, ql = 0;
+    size_t gl = 0;
     const char *pg = props_get(v, "PGROUP", &gl);
-    const char *rt = props_get(v, "REAL_TOPIC", &tl);
-    const char *rq = props_get(v, "REAL_QID", &ql);
+    char topic[256];
+    store_msg m;
     if (!pg) {
         rc = store_reply_code(sp, req, cmd, RC_SYSTEM_ERROR, "java.lang.NullPointerException");
     } else if (gl != strlen(group) || memcmp(pg, group, gl) != 0) {
@@ -138,22 +138,12 @@ static int process_end_transaction(rmq_request *req, const rmq_cmd *cmd, void *u
     } else if (cor == TX_ROLLBACK) {
         put_op(sp, r.queue_id, r.queue_offset);
         rc = store_reply_code(sp, req, cmd, RC_SUCCESS, NULL);
-    } else if (!rt || !rq || tl > 255) {
+    } else if (!store_msg_to_real_queue(&r, v, topic, &m)) {
         rc = store_reply_code(sp, req, cmd, RC_SYSTEM_ERROR, "java.lang.NullPointerException");
     } else {
         /* endMessageTransaction: the half record in its real queue, COMMIT bits */
-        char topic[256], qid[16];
-        snprintf(topic, sizeof topic, "%.*s", (int)tl, rt);
-        snprintf(qid, sizeof qid, "%.*s", (int)(ql < 15 ? ql : 15), rq);
-        store_msg m;
-        store_msg_from_record(&r, &m);
-        m.topic = topic;
-        m.queue_id = atoi(qid);
         m.sys_flag = (m.sys_flag & ~STORED_SYSFLAG_TX_MASK) | STORED_SYSFLAG_TX_COMMIT;
         m.prepared_tx_offset = r.phys_offset;
-        size_t tgl = 0;
-        const char *tags = props_get(v, "TAGS", &tgl);
-        m.tags_code = tags ? (int64_t)java_string_hash(tags, tgl) : 0;
         store_put_result pr;
         if (store_send_put(sp, &m, &pr) != 0)
             pr.status = STORE_PUT_UNKNOWN_ERROR;
