@@ -1,6 +1,7 @@
 /* store_commitlog.c — commit-log segments: rolling to the next segment at a
  * file end (blank record, §10.15.2), taking the pre-created spare segment,
- * resolving an offset to mapped bytes for readers, and the staging buffer
+ * resolving an offset to mapped bytes for readers and to the segment a walk
+ * over a range is at, and the staging buffer
  * of the write-through mode (records written with pwrite, a group commit's
  * worth at once). */
 #include "store_internal.h"
@@ -62,6 +63,18 @@ const uint8_t *cl_ptr(store_engine *e, int64_t off, int64_t len)
     if (!f || off + len > f->start + f->size)
         return NULL;
     return f->map + (off - f->start);
+}
+
+mfile *cl_segment_in(store_engine *e, int64_t *pos, int64_t to)
+{
+    mfile *f = mfile_list_find(&e->cl, *pos);
+    if (f)
+        return f;
+    mfile *first = e->cl.n ? e->cl.v[0] : NULL;
+    if (!first || *pos >= first->start)
+        return NULL;
+    *pos = first->start; /* deleted by retention meanwhile */
+    return first->start < to ? first : NULL;
 }
 
 /* pwrite all of [src, src + len) at absolute offset off of segment f */

@@ -29,15 +29,9 @@ static int flush_cl_range(store_engine *e, int64_t from, int64_t to)
     pthread_rwlock_rdlock(&e->maps);
     int64_t pos = from;
     while (pos < to) {
-        mfile *f = mfile_list_find(&e->cl, pos);
-        if (!f) {
-            mfile *first = e->cl.n ? e->cl.v[0] : NULL;
-            if (first && pos < first->start) {
-                pos = first->start; /* deleted by retention meanwhile */
-                continue;
-            }
+        mfile *f = cl_segment_in(e, &pos, to);
+        if (!f)
             break;
-        }
         int64_t end = to < f->start + f->size ? to : f->start + f->size;
         int64_t a = (pos - f->start) / 4096 * 4096;
         int fd = atomic_load(&f->fd);

@@ -123,15 +123,9 @@ static void drop_behind(store_engine *e)
     pthread_rwlock_rdlock(&e->maps);
     int64_t pos = e->drop_pos;
     while (pos < limit) {
-        mfile *f = mfile_list_find(&e->cl, pos);
-        if (!f) {
-            mfile *first = e->cl.n ? e->cl.v[0] : NULL;
-            if (first && pos < first->start) {
-                pos = first->start; /* deleted by retention meanwhile */
-                continue;
-            }
+        mfile *f = cl_segment_in(e, &pos, limit);
+        if (!f)
             break;
-        }
         int64_t end = limit < f->start + f->size ? limit : f->start + f->size;
         int64_t a = (pos - f->start) / 4096 * 4096;
         size_t len = (size_t)(end - f->start - a);

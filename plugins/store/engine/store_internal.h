@@ -203,6 +203,10 @@ int32_t store_java_hash(const char *s, size_t len);
 int cl_roll(store_engine *e, char *err, size_t errlen);
 mfile *cl_take_spare(store_engine *e, int64_t start);
 const uint8_t *cl_ptr(store_engine *e, int64_t off, int64_t len);
+/* The segment holding *pos of a walk over [*pos, to), maps held: when
+ * retention deleted the segments before it, *pos moves up to the first
+ * one left. NULL past the last segment or when that move reaches `to`. */
+mfile *cl_segment_in(store_engine *e, int64_t *pos, int64_t to);
 /* Write-through mode. cl_stage_begin: room for len bytes at absolute
  * offset pos of seg (the log end) to encode into; takes stage_mu and keeps it
  * until cl_stage_end, which writes everything staged to the file when

@@ -329,15 +329,6 @@ static int process_runtime_info(rmq_request *req, const rmq_cmd *cmd, void *ud)
 
 /* ---- INVOKE_BROKER_TO_RESET_OFFSET ---------------------------------------- */
 
-static int reply_code(store_plugin *sp, rmq_request *req, const rmq_cmd *cmd, int32_t code,
-                      const char *remark)
-{
-    if (store_cmd_is_oneway(sp, cmd))
-        return RMQ_OK;
-    rmq_cmd *r = sp->api->cmd_new_response(cmd, code, remark);
-    return r ? sp->api->reply(req, r) : RMQ_ENOMEM;
-}
-
 static int process_reset_offset(rmq_request *req, const rmq_cmd *cmd, void *ud)
 {
     admin_state *st = ud;
@@ -359,7 +350,7 @@ static int process_reset_offset(rmq_request *req, const rmq_cmd *cmd, void *ud)
     if (meta_topic_get(sp, topic, &tc) != 0) {
         snprintf(remark, sizeof remark,
                  "[reset-offset] reset offset failed, no topic in this broker. topic=%s", topic);
-        return reply_code(sp, req, cmd, RC_SYSTEM_ERROR, remark);
+        return store_reply_code(sp, req, cmd, RC_SYSTEM_ERROR, remark);
     }
     rmq_broker_config bc;
     if (meta_broker_config(sp, &bc) != 0)
@@ -387,7 +378,7 @@ static int process_reset_offset(rmq_request *req, const rmq_cmd *cmd, void *ud)
         free(body);
         free(qt);
         free(qb);
-        return reply_code(sp, req, cmd, RC_SYSTEM_ERROR, "broker.meta is not available");
+        return store_reply_code(sp, req, cmd, RC_SYSTEM_ERROR, "broker.meta is not available");
     }
     const rmq_broker_meta_service *m = tbl;
     for (int32_t q = 0; q < tc.write_queue_nums; q++) {
@@ -398,7 +389,7 @@ static int process_reset_offset(rmq_request *req, const rmq_cmd *cmd, void *ud)
             free(qt);
             free(qb);
             snprintf(remark, sizeof remark, "THe consumer group <%s> not exist", group);
-            return reply_code(sp, req, cmd, RC_SYSTEM_ERROR, remark);
+            return store_reply_code(sp, req, cmd, RC_SYSTEM_ERROR, remark);
         }
         int64_t at = ts == -1 ? store_max_offset(sp->engine, topic, q)
                               : store_offset_by_time(sp->engine, topic, q, ts);
@@ -421,14 +412,14 @@ static int process_reset_offset(rmq_request *req, const rmq_cmd *cmd, void *ud)
                  "Consumer not online, so can not reset offset, Group: %s Topic: %s Timestamp: "
                  "%" PRId64,
                  group, topic, ts);
-        return reply_code(sp, req, cmd, RC_CONSUMER_NOT_ONLINE, remark);
+        return store_reply_code(sp, req, cmd, RC_CONSUMER_NOT_ONLINE, remark);
     }
     for (size_t i = 0; i < nch && i < 64; i++) {
         if (chans[i].version < V3_0_7_SNAPSHOT) {
             free(body);
             snprintf(remark, sizeof remark, "the client does not support this feature. version=%d",
                      chans[i].version);
-            return reply_code(sp, req, cmd, RC_SYSTEM_ERROR, remark);
+            return store_reply_code(sp, req, cmd, RC_SYSTEM_ERROR, remark);
         }
         rmq_cmd *push = a->cmd_new_request(RESET_CONSUMER_CLIENT_OFFSET);
         if (!push)

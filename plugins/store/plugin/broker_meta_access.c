@@ -2,6 +2,7 @@
  * service (acquire, call, release: one operation per reference, so the
  * provider can be reloaded). Every function answers RMQ_ENOENT when the
  * service is absent. */
+#include <stddef.h>
 #include <string.h>
 
 #include "coarse_clock.h"
@@ -83,6 +84,25 @@ int meta_offset_commit(store_plugin *sp, const char *group, const char *topic, i
                        int64_t offset)
 {
     WITH_META(m->offset_commit(ud, group, topic, queue_id, offset));
+}
+
+int meta_offset_query(store_plugin *sp, const char *group, const char *topic, int32_t queue_id,
+                      int64_t *out)
+{
+    WITH_META((*out = m->offset_query(ud, group, topic, queue_id), 0));
+}
+
+int meta_producer_channel(store_plugin *sp, const char *group, uint64_t *out)
+{
+    WITH_META((*out = m->producer_channel(ud, group), 0));
+}
+
+int meta_producer_channel_by_client(store_plugin *sp, const char *client_id, uint64_t *out)
+{
+    WITH_META(m->size > offsetof(rmq_broker_meta_service, producer_channel_by_client) &&
+                      m->producer_channel_by_client
+                  ? (*out = m->producer_channel_by_client(ud, client_id), 0)
+                  : RMQ_ENOENT);
 }
 
 const char *perm_string(int32_t perm, char buf[4])

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "header_numbers.h"
 #include "message_id.h"
 #include "store_features.h"
 
@@ -25,23 +26,7 @@ static int reply(store_plugin *sp, rmq_request *req, const rmq_cmd *cmd, int32_t
     sp->api->log(sp->ctx, RMQ_LOG_DEBUG, "CONSUMER_SEND_MSG_BACK offset %s group %s: %d %s",
                  sp->api->cmd_ext_get(cmd, "offset"), sp->api->cmd_ext_get(cmd, "group"), code,
                  remark ? remark : "");
-    if (store_cmd_is_oneway(sp, cmd))
-        return RMQ_OK;
-    rmq_cmd *r = sp->api->cmd_new_response(cmd, code, remark);
-    return r ? sp->api->reply(req, r) : RMQ_ENOMEM;
-}
-
-static bool ext_i64(store_plugin *sp, const rmq_cmd *cmd, const char *k, int64_t *out)
-{
-    const char *v = sp->api->cmd_ext_get(cmd, k);
-    if (!v || !*v)
-        return false;
-    char *end = NULL;
-    long long x = strtoll(v, &end, 10);
-    if (*end)
-        return false;
-    *out = x;
-    return true;
+    return store_reply_code(sp, req, cmd, code, remark);
 }
 
 /* The DLQ topic of `group` (1 queue, RW-): 0 or a SYSTEM_ERROR remark. */
@@ -64,8 +49,8 @@ static int process_send_back(rmq_request *req, const rmq_cmd *cmd, void *ud)
     char remark[600];
     const char *group = a->cmd_ext_get(cmd, "group");
     int64_t offset = 0, delay_level = 0, max_rt = 0;
-    if (!group || !ext_i64(sp, cmd, "offset", &offset) ||
-        !ext_i64(sp, cmd, "delayLevel", &delay_level)) {
+    if (!group || !strtoll_parse_long(a->cmd_ext_get(cmd, "offset"), &offset) ||
+        !strtoll_parse_long(a->cmd_ext_get(cmd, "delayLevel"), &delay_level)) {
         a->request_fail(req, "org.apache.rocketmq.remoting.exception.RemotingCommandException: "
                              "the custom field <offset/group/delayLevel> is null");
         return RMQ_EINVAL;
@@ -133,7 +118,8 @@ static int process_send_back(rmq_request *req, const rmq_cmd *cmd, void *ud)
         offset_msg_id(&tmp.store_host, r.phys_offset, orig_id);
     }
     int32_t max_times = g.retry_max_times;
-    if (a->cmd_version(cmd) >= V3_4_9 && ext_i64(sp, cmd, "maxReconsumeTimes", &max_rt))
+    if (a->cmd_version(cmd) >= V3_4_9 &&
+        strtoll_parse_long(a->cmd_ext_get(cmd, "maxReconsumeTimes"), &max_rt))
         max_times = (int32_t)max_rt;
     bool dlq = r.reconsume_times >= max_times || delay_level < 0;
     int32_t level = 0;

@@ -1,8 +1,10 @@
 /* header_numbers.c — strict decimal parsing with Java's accept set (optional
- * sign, ASCII digits, range) and the exception text of a failure. */
+ * sign, ASCII digits, range) and the exception text of a failure; also the
+ * laxer strtoll reading codes 36 and 37 apply. */
 #include "header_numbers.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int parse(const char *s, int64_t lo, int64_t hi, int64_t *out)
@@ -49,6 +51,18 @@ int java_parse_long(const char *s, int64_t *out)
     return parse(s, INT64_MIN, INT64_MAX, out);
 }
 
+bool strtoll_parse_long(const char *s, int64_t *out)
+{
+    if (!s || !*s)
+        return false;
+    char *end = NULL;
+    long long x = strtoll(s, &end, 10);
+    if (*end)
+        return false;
+    *out = x;
+    return true;
+}
+
 bool java_parse_bool(const char *s)
 {
     /* Boolean.parseBoolean, by hand: two of these run on every send */
@@ -67,4 +81,31 @@ void number_format_remark(const char *s, char *buf, size_t cap)
                  "java.lang.NumberFormatException: For input string: \"%.200s\", "
                  "java.lang.NumberFormatException.forInputString(NumberFormatException.java:65)",
                  s);
+}
+
+static int required(const char *s, int64_t lo, int64_t hi, int64_t *out, char *remark, size_t cap)
+{
+    if (!s) {
+        snprintf(remark, cap, "java.lang.NullPointerException");
+        return -1;
+    }
+    if (parse(s, lo, hi, out) != 0) {
+        number_format_remark(s, remark, cap);
+        return -1;
+    }
+    return 0;
+}
+
+int header_required_int(const char *s, int32_t *out, char *remark, size_t cap)
+{
+    int64_t v;
+    if (required(s, INT32_MIN, INT32_MAX, &v, remark, cap) != 0)
+        return -1;
+    *out = (int32_t)v;
+    return 0;
+}
+
+int header_required_long(const char *s, int64_t *out, char *remark, size_t cap)
+{
+    return required(s, INT64_MIN, INT64_MAX, out, remark, cap);
 }

@@ -321,37 +321,6 @@ int pull_execute(store_plugin *sp, pull_req *p, bool first, bool may_block)
     return PULL_ANSWERED;
 }
 
-/* FastCodesHeader: a present number must parse; a missing one is null. */
-static int num32(const rmq_cmd *cmd, const rmq_host_api *a, const char *k, int32_t *out,
-                 char *remark, size_t cap)
-{
-    const char *v = a->cmd_ext_get(cmd, k);
-    if (!v) {
-        snprintf(remark, cap, "java.lang.NullPointerException");
-        return -1;
-    }
-    if (java_parse_int(v, out) != 0) {
-        number_format_remark(v, remark, cap);
-        return -1;
-    }
-    return 0;
-}
-
-static int num64(const rmq_cmd *cmd, const rmq_host_api *a, const char *k, int64_t *out,
-                 char *remark, size_t cap)
-{
-    const char *v = a->cmd_ext_get(cmd, k);
-    if (!v) {
-        snprintf(remark, cap, "java.lang.NullPointerException");
-        return -1;
-    }
-    if (java_parse_long(v, out) != 0) {
-        number_format_remark(v, remark, cap);
-        return -1;
-    }
-    return 0;
-}
-
 static int pull_decode(store_plugin *sp, const rmq_cmd *cmd, pull_req *p, char *remark, size_t cap)
 {
     const rmq_host_api *a = sp->api;
@@ -359,13 +328,14 @@ static int pull_decode(store_plugin *sp, const rmq_cmd *cmd, pull_req *p, char *
     p->topic = a->cmd_ext_get(cmd, "topic");
     p->subscription = a->cmd_ext_get(cmd, "subscription");
     p->expression_type = a->cmd_ext_get(cmd, "expressionType");
-    if (num32(cmd, a, "queueId", &p->queue_id, remark, cap) ||
-        num64(cmd, a, "queueOffset", &p->queue_offset, remark, cap) ||
-        num32(cmd, a, "maxMsgNums", &p->max_msgs, remark, cap) ||
-        num32(cmd, a, "sysFlag", &p->sys_flag, remark, cap) ||
-        num64(cmd, a, "commitOffset", &p->commit_offset, remark, cap) ||
-        num64(cmd, a, "suspendTimeoutMillis", &p->suspend_ms, remark, cap) ||
-        num64(cmd, a, "subVersion", &p->sub_version, remark, cap))
+    if (header_required_int(a->cmd_ext_get(cmd, "queueId"), &p->queue_id, remark, cap) ||
+        header_required_long(a->cmd_ext_get(cmd, "queueOffset"), &p->queue_offset, remark, cap) ||
+        header_required_int(a->cmd_ext_get(cmd, "maxMsgNums"), &p->max_msgs, remark, cap) ||
+        header_required_int(a->cmd_ext_get(cmd, "sysFlag"), &p->sys_flag, remark, cap) ||
+        header_required_long(a->cmd_ext_get(cmd, "commitOffset"), &p->commit_offset, remark, cap) ||
+        header_required_long(a->cmd_ext_get(cmd, "suspendTimeoutMillis"), &p->suspend_ms, remark,
+                             cap) ||
+        header_required_long(a->cmd_ext_get(cmd, "subVersion"), &p->sub_version, remark, cap))
         return -1;
     return 0;
 }

@@ -79,6 +79,22 @@ static int finish(store_plugin *sp, rmq_request *req, const rmq_cmd *cmd, rmq_cm
     return sp->api->reply(req, r);
 }
 
+/* SUCCESS with the JSON in `b` as body (ownership passes); ENOMEM when
+ * building it ran out of memory. */
+static int body_answer(store_plugin *sp, rmq_request *req, const rmq_cmd *cmd, text_buf *b)
+{
+    if (b->oom) {
+        free(b->p);
+        return RMQ_ENOMEM;
+    }
+    rmq_cmd *r = sp->api->cmd_new_response(cmd, RC_SUCCESS, NULL);
+    if (r)
+        sp->api->cmd_set_body(r, b->p, b->len, free_body, NULL);
+    else
+        free(b->p);
+    return finish(sp, req, cmd, r);
+}
+
 /* topic + queueId of the reflection-decoded header; NPE when missing. */
 static int topic_queue(store_plugin *sp, rmq_request *req, const rmq_cmd *cmd, const char **topic,
                        int32_t *q)
@@ -117,35 +133,31 @@ static int search_offset(rmq_request *req, const rmq_cmd *cmd, void *ud)
     return offset_answer(sp, req, cmd, "offset", store_offset_by_time(sp->engine, topic, q, ts));
 }
 
-static int max_offset(rmq_request *req, const rmq_cmd *cmd, void *ud)
+/* GET_MAX_OFFSET, GET_MIN_OFFSET and GET_EARLIEST_MSG_STORETIME: one engine
+ * reading of the header's queue, answered under `key`. */
+static int queue_reading(store_plugin *sp, rmq_request *req, const rmq_cmd *cmd, const char *key,
+                         int64_t (*read)(store_engine *, const char *, int32_t))
 {
-    store_plugin *sp = ud;
     const char *topic;
     int32_t q;
     if (topic_queue(sp, req, cmd, &topic, &q) != 0)
         return RMQ_EINVAL;
-    return offset_answer(sp, req, cmd, "offset", store_max_offset(sp->engine, topic, q));
+    return offset_answer(sp, req, cmd, key, read(sp->engine, topic, q));
+}
+
+static int max_offset(rmq_request *req, const rmq_cmd *cmd, void *ud)
+{
+    return queue_reading(ud, req, cmd, "offset", store_max_offset);
 }
 
 static int min_offset(rmq_request *req, const rmq_cmd *cmd, void *ud)
 {
-    store_plugin *sp = ud;
-    const char *topic;
-    int32_t q;
-    if (topic_queue(sp, req, cmd, &topic, &q) != 0)
-        return RMQ_EINVAL;
-    return offset_answer(sp, req, cmd, "offset", store_min_offset(sp->engine, topic, q));
+    return queue_reading(ud, req, cmd, "offset", store_min_offset);
 }
 
 static int earliest_time(rmq_request *req, const rmq_cmd *cmd, void *ud)
 {
-    store_plugin *sp = ud;
-    const char *topic;
-    int32_t q;
-    if (topic_queue(sp, req, cmd, &topic, &q) != 0)
-        return RMQ_EINVAL;
-    return offset_answer(sp, req, cmd, "timestamp",
-                         store_earliest_msg_store_time(sp->engine, topic, q));
+    return queue_reading(ud, req, cmd, "timestamp", store_earliest_msg_store_time);
 }
 
 static int topic_stats(rmq_request *req, const rmq_cmd *cmd, void *ud)
@@ -182,16 +194,7 @@ static int topic_stats(rmq_request *req, const rmq_cmd *cmd, void *ud)
                   ts, mx, mn);
     }
     tb_printf(&b, "}}");
-    if (b.oom) {
-        free(b.p);
-        return RMQ_ENOMEM;
-    }
-    rmq_cmd *r = a->cmd_new_response(cmd, RC_SUCCESS, NULL);
-    if (r)
-        a->cmd_set_body(r, b.p, b.len, free_body, NULL);
-    else
-        free(b.p);
-    return finish(sp, req, cmd, r);
+    return body_answer(sp, req, cmd, &b);
 }
 
 static int query_consume_queue(rmq_request *req, const rmq_cmd *cmd, void *ud)
@@ -253,16 +256,7 @@ static int query_consume_queue(rmq_request *req, const rmq_cmd *cmd, void *ud)
                   i ? "," : "", e[i].phys_offset, e[i].size, e[i].tags_code);
     tb_printf(&b, "]}");
     free(e);
-    if (b.oom) {
-        free(b.p);
-        return RMQ_ENOMEM;
-    }
-    rmq_cmd *r = a->cmd_new_response(cmd, RC_SUCCESS, NULL);
-    if (r)
-        a->cmd_set_body(r, b.p, b.len, free_body, NULL);
-    else
-        free(b.p);
-    return finish(sp, req, cmd, r);
+    return body_answer(sp, req, cmd, &b);
 }
 
 int queue_admin_processors_register(store_plugin *sp)

@@ -14,23 +14,6 @@
 #define PUSH_REPLY_MESSAGE_TO_CLIENT 326
 #define PUSH_TIMEOUT_MS 10000
 
-static uint64_t channel_of_client(store_plugin *sp, const char *client_id)
-{
-    const void *tbl;
-    void *ud;
-    rmq_service_ref ref;
-    if (sp->api->service_acquire(sp->ctx, RMQ_BROKER_META_SERVICE, RMQ_BROKER_META_VERSION, &tbl,
-                                 &ud, &ref) != 0)
-        return 0;
-    const rmq_broker_meta_service *m = tbl;
-    uint64_t ch = m->size > offsetof(rmq_broker_meta_service, producer_channel_by_client) &&
-                          m->producer_channel_by_client
-                      ? m->producer_channel_by_client(ud, client_id)
-                      : 0;
-    sp->api->service_release(sp->ctx, ref);
-    return ch;
-}
-
 static void set_str(store_plugin *sp, rmq_cmd *c, const char *k, const char *v)
 {
     if (v)
@@ -136,7 +119,8 @@ static int process_reply(rmq_request *req, const rmq_cmd *cmd, void *ud)
     if (!cid) {
         snprintf(remark, sizeof remark, "reply message properties[REPLY_TO_CLIENT] is null");
     } else {
-        uint64_t ch = channel_of_client(sp, client);
+        uint64_t ch = 0;
+        meta_producer_channel_by_client(sp, client, &ch);
         if (!ch) {
             snprintf(remark, sizeof remark, "push reply message fail, channel of <%s> not found.",
                      client);

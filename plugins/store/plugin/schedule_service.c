@@ -91,6 +91,26 @@ void store_msg_from_record(const stored_record *r, store_msg *m)
     m->props_len = r->props_len;
 }
 
+bool store_msg_to_real_queue(const stored_record *r, const props_view *v, char topic[256],
+                             store_msg *m)
+{
+    size_t tl = 0, ql = 0;
+    const char *t = props_get(v, "REAL_TOPIC", &tl);
+    const char *q = props_get(v, "REAL_QID", &ql);
+    if (!t || !q || tl > 255)
+        return false;
+    char qid[16];
+    snprintf(topic, 256, "%.*s", (int)tl, t);
+    snprintf(qid, sizeof qid, "%.*s", (int)(ql < 15 ? ql : 15), q);
+    store_msg_from_record(r, m);
+    m->topic = topic;
+    m->queue_id = atoi(qid);
+    size_t tgl = 0;
+    const char *tags = props_get(v, "TAGS", &tgl);
+    m->tags_code = tags ? (int64_t)java_string_hash(tags, tgl) : 0;
+    return true;
+}
+
 int64_t props_tags_code(const char *props, size_t len)
 {
     props_view *v = malloc(sizeof *v);
@@ -283,23 +303,12 @@ static bool deliver_one(store_plugin *sp, const store_cq_entry *e)
         return false;
     }
     props_parse(r.props, r.props_len, v);
-    size_t tl = 0, ql = 0;
-    const char *t = props_get(v, "REAL_TOPIC", &tl);
-    const char *q = props_get(v, "REAL_QID", &ql);
     bool ok = true;
-    if (t && q && tl < 256) {
-        char topic[256], qid[16];
-        snprintf(topic, sizeof topic, "%.*s", (int)tl, t);
-        snprintf(qid, sizeof qid, "%.*s", (int)(ql < 15 ? ql : 15), q);
-        store_msg m;
-        store_msg_from_record(&r, &m);
-        /* the stored string keeps DELAY, REAL_TOPIC and REAL_QID, as
-         * Java's messageTimeup serialises before it clears DELAY */
-        m.topic = topic;
-        m.queue_id = atoi(qid);
-        size_t tgl = 0;
-        const char *tags = props_get(v, "TAGS", &tgl);
-        m.tags_code = tags ? (int64_t)java_string_hash(tags, tgl) : 0;
+    char topic[256];
+    store_msg m;
+    /* the stored string keeps DELAY, REAL_TOPIC and REAL_QID, as
+     * Java's messageTimeup serialises before it clears DELAY */
+    if (store_msg_to_real_queue(&r, v, topic, &m)) {
         store_put_result pr;
         if (store_send_put(sp, &m, &pr) != 0 || pr.status != STORE_PUT_OK) {
             ok = pr.status != STORE_PUT_SERVICE_NOT_AVAILABLE &&

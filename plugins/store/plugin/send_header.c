@@ -59,16 +59,17 @@ static void ext_values(const rmq_host_api *a, const rmq_cmd *cmd, bool v1, const
  * one is ignored; FastCodesHeader (V2) throws the NumberFormatException. */
 static int need_int(const char *v, int32_t *out, bool v1, char *remark, size_t cap)
 {
-    if (!v || (v1 && java_parse_int(v, out) != 0)) {
-        /* FastCodesHeader only logs a missing field; unboxing the null throws later */
-        snprintf(remark, cap, "java.lang.NullPointerException");
-        return -1;
-    }
-    if (java_parse_int(v, out) != 0) {
-        number_format_remark(v, remark, cap);
-        return -1;
-    }
-    return 0;
+    if (v1 && v && java_parse_int(v, out) != 0)
+        v = NULL; /* the reflection decode left it null */
+    /* FastCodesHeader only logs a missing field; unboxing the null throws later */
+    return header_required_int(v, out, remark, cap);
+}
+
+static int need_long(const char *v, int64_t *out, bool v1, char *remark, size_t cap)
+{
+    if (v1 && v && java_parse_long(v, out) != 0)
+        v = NULL;
+    return header_required_long(v, out, remark, cap);
 }
 
 static int opt_int(const char *v, int32_t *out, bool *has, bool v1, char *remark, size_t cap)
@@ -102,15 +103,8 @@ int send_header_decode(store_plugin *sp, const rmq_cmd *cmd, send_header *h, cha
         need_int(v[F_QID], &h->queue_id, v1, remark, cap) ||
         need_int(v[F_SYSFLAG], &h->sys_flag, v1, remark, cap))
         return -1;
-    if (!v[F_BORN] || (v1 && java_parse_long(v[F_BORN], &h->born_ts) != 0)) {
-        snprintf(remark, cap, "java.lang.NullPointerException");
-        return -1;
-    }
-    if (java_parse_long(v[F_BORN], &h->born_ts) != 0) {
-        number_format_remark(v[F_BORN], remark, cap);
-        return -1;
-    }
-    if (need_int(v[F_FLAG], &h->flag, v1, remark, cap) ||
+    if (need_long(v[F_BORN], &h->born_ts, v1, remark, cap) ||
+        need_int(v[F_FLAG], &h->flag, v1, remark, cap) ||
         opt_int(v[F_RECON], &h->reconsume_times, NULL, v1, remark, cap) ||
         opt_int(v[F_MAXRECON], &h->max_reconsume_times, &h->has_max_reconsume_times, v1, remark,
                 cap))

@@ -99,6 +99,12 @@ int props_rewrite(const props_view *base, const char *const *set_kv, const char 
 int features_read_record(store_plugin *sp, int64_t phys, uint8_t **rec_buf, stored_record *out);
 /* A store_msg copying a stored record's fields (addresses, body, flag...). */
 void store_msg_from_record(const stored_record *r, store_msg *m);
+/* *m = record r (its properties parsed into v) back in the queue its
+ * REAL_TOPIC / REAL_QID name (the name copied into `topic`, which m points
+ * at), tags code from TAGS. false when either property is missing or the
+ * topic is over 255 bytes. */
+bool store_msg_to_real_queue(const stored_record *r, const props_view *v, char topic[256],
+                             store_msg *m);
 /* Tag hash of the TAGS property of a props string. */
 int64_t props_tags_code(const char *props, size_t len);
 /* A new client-style message id (UNIQ_KEY), 32 hex characters. */

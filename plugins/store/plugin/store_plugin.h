@@ -102,6 +102,10 @@ typedef struct reply_target {
 /* Send resp (ownership passes) to t; NULL resp = no answer (oneway). */
 int store_answer(store_plugin *sp, reply_target *t, rmq_cmd *resp);
 bool store_cmd_is_oneway(store_plugin *sp, const rmq_cmd *cmd);
+/* A response of `code` and `remark` (may be NULL) to req now, none when cmd
+ * is oneway. RMQ_ENOMEM when the response cannot be made. */
+int store_reply_code(store_plugin *sp, rmq_request *req, const rmq_cmd *cmd, int32_t code,
+                     const char *remark);
 /* ext_set of a number. */
 void store_ext_i64(store_plugin *sp, rmq_cmd *c, const char *key, int64_t v);
 
@@ -121,6 +125,14 @@ int meta_consumer_subscription(store_plugin *sp, const char *group, const char *
                                rmq_consumer_sub_info *out);
 int meta_offset_commit(store_plugin *sp, const char *group, const char *topic, int32_t queue_id,
                        int64_t offset);
+/* The committed offset (-1: none) into *out. */
+int meta_offset_query(store_plugin *sp, const char *group, const char *topic, int32_t queue_id,
+                      int64_t *out);
+/* A channel of a producer of `group` / of the producer client `client_id`
+ * (0: none) into *out; the latter RMQ_ENOENT also when the provider is too
+ * old to have it. */
+int meta_producer_channel(store_plugin *sp, const char *group, uint64_t *out);
+int meta_producer_channel_by_client(store_plugin *sp, const char *client_id, uint64_t *out);
 /* "RW-" etc. (PermName.perm2String) into buf[4]. */
 const char *perm_string(int32_t perm, char buf[4]);
 

@@ -17,26 +17,27 @@ static store_engine *engine_in(store_plugin *sp)
     return e;
 }
 
-static int64_t q_max(void *ud, const char *topic, int32_t q)
+/* One end of a queue (store_max_offset / store_min_offset); 0 without a store. */
+static int64_t q_end(void *ud, const char *topic, int32_t q,
+                     int64_t (*end)(store_engine *, const char *, int32_t))
 {
     store_plugin *sp = ud;
     store_engine *e = engine_in(sp);
     if (!e)
         return 0;
-    int64_t v = store_max_offset(e, topic, q);
+    int64_t v = end(e, topic, q);
     pthread_rwlock_unlock(&sp->engine_rw);
     return v;
 }
 
+static int64_t q_max(void *ud, const char *topic, int32_t q)
+{
+    return q_end(ud, topic, q, store_max_offset);
+}
+
 static int64_t q_min(void *ud, const char *topic, int32_t q)
 {
-    store_plugin *sp = ud;
-    store_engine *e = engine_in(sp);
-    if (!e)
-        return 0;
-    int64_t v = store_min_offset(e, topic, q);
-    pthread_rwlock_unlock(&sp->engine_rw);
-    return v;
+    return q_end(ud, topic, q, store_min_offset);
 }
 
 static int64_t q_time(void *ud, const char *topic, int32_t q, int64_t off)

@@ -19,6 +19,15 @@ bool store_cmd_is_oneway(store_plugin *sp, const rmq_cmd *cmd)
     return (sp->api->cmd_flag(cmd) & RMQ_CMD_FLAG_ONEWAY) != 0;
 }
 
+int store_reply_code(store_plugin *sp, rmq_request *req, const rmq_cmd *cmd, int32_t code,
+                     const char *remark)
+{
+    if (store_cmd_is_oneway(sp, cmd))
+        return RMQ_OK;
+    rmq_cmd *r = sp->api->cmd_new_response(cmd, code, remark);
+    return r ? sp->api->reply(req, r) : RMQ_ENOMEM;
+}
+
 /* Decimal text without printf: three of these per send answer. */
 void store_ext_i64(store_plugin *sp, rmq_cmd *c, const char *key, int64_t v)
 {

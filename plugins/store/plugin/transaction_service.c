@@ -10,6 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "header_numbers.h"
 #include "message_id.h"
 #include "store_features.h"
 
@@ -87,28 +88,6 @@ static int put_op(store_plugin *sp, int32_t queue_id, int64_t half_queue_offset)
     return 0;
 }
 
-static int reply(store_plugin *sp, rmq_request *req, const rmq_cmd *cmd, int32_t code,
-                 const char *remark)
-{
-    if (store_cmd_is_oneway(sp, cmd))
-        return RMQ_OK;
-    rmq_cmd *r = sp->api->cmd_new_response(cmd, code, remark);
-    return r ? sp->api->reply(req, r) : RMQ_ENOMEM;
-}
-
-static bool ext_i64(store_plugin *sp, const rmq_cmd *cmd, const char *k, int64_t *out)
-{
-    const char *v = sp->api->cmd_ext_get(cmd, k);
-    if (!v || !*v)
-        return false;
-    char *end = NULL;
-    long long x = strtoll(v, &end, 10);
-    if (*end)
-        return false;
-    *out = x;
-    return true;
-}
-
 /* EndTransactionProcessor.processRequest */
 static int process_end_transaction(rmq_request *req, const rmq_cmd *cmd, void *ud)
 {
@@ -117,8 +96,9 @@ static int process_end_transaction(rmq_request *req, const rmq_cmd *cmd, void *u
     const char *group = a->cmd_ext_get(cmd, "producerGroup");
     int64_t tsto = 0, clo = 0, cor = 0;
     if (!group || !a->cmd_ext_get(cmd, "msgId") ||
-        !ext_i64(sp, cmd, "tranStateTableOffset", &tsto) ||
-        !ext_i64(sp, cmd, "commitLogOffset", &clo) || !ext_i64(sp, cmd, "commitOrRollback", &cor)) {
+        !strtoll_parse_long(a->cmd_ext_get(cmd, "tranStateTableOffset"), &tsto) ||
+        !strtoll_parse_long(a->cmd_ext_get(cmd, "commitLogOffset"), &clo) ||
+        !strtoll_parse_long(a->cmd_ext_get(cmd, "commitOrRollback"), &cor)) {
         a->request_fail(req, "org.apache.rocketmq.remoting.exception.RemotingCommandException: "
                              "the custom field <EndTransactionRequestHeader> is null");
         return RMQ_EINVAL;
@@ -133,7 +113,8 @@ static int process_end_transaction(rmq_request *req, const rmq_cmd *cmd, void *u
     uint8_t *buf = NULL;
     stored_record r;
     if (features_read_record(sp, clo, &buf, &r) != 0)
-        return reply(sp, req, cmd, RC_SYSTEM_ERROR, "Find prepared transaction message failed");
+        return store_reply_code(sp, req, cmd, RC_SYSTEM_ERROR,
+                                "Find prepared transaction message failed");
     props_view *v = malloc(sizeof *v);
     if (!v) {
         free(buf);
@@ -141,37 +122,28 @@ static int process_end_transaction(rmq_request *req, const rmq_cmd *cmd, void *u
     }
     props_parse(r.props, r.props_len, v);
     int rc;
-    size_t gl = 0, tl = 0, ql = 0;
+    size_t gl = 0;
     const char *pg = props_get(v, "PGROUP", &gl);
-    const char *rt = props_get(v, "REAL_TOPIC", &tl);
-    const char *rq = props_get(v, "REAL_QID", &ql);
+    char topic[256];
+    store_msg m;
     if (!pg) {
-        rc = reply(sp, req, cmd, RC_SYSTEM_ERROR, "java.lang.NullPointerException");
+        rc = store_reply_code(sp, req, cmd, RC_SYSTEM_ERROR, "java.lang.NullPointerException");
     } else if (gl != strlen(group) || memcmp(pg, group, gl) != 0) {
-        rc = reply(sp, req, cmd, RC_SYSTEM_ERROR, "The producer group wrong");
+        rc = store_reply_code(sp, req, cmd, RC_SYSTEM_ERROR, "The producer group wrong");
     } else if (r.queue_offset != tsto) {
-        rc = reply(sp, req, cmd, RC_SYSTEM_ERROR, "The transaction state table offset wrong");
+        rc = store_reply_code(sp, req, cmd, RC_SYSTEM_ERROR,
+                              "The transaction state table offset wrong");
     } else if (r.phys_offset != clo) {
-        rc = reply(sp, req, cmd, RC_SYSTEM_ERROR, "The commit log offset wrong");
+        rc = store_reply_code(sp, req, cmd, RC_SYSTEM_ERROR, "The commit log offset wrong");
     } else if (cor == TX_ROLLBACK) {
         put_op(sp, r.queue_id, r.queue_offset);
-        rc = reply(sp, req, cmd, RC_SUCCESS, NULL);
-    } else if (!rt || !rq || tl > 255) {
-        rc = reply(sp, req, cmd, RC_SYSTEM_ERROR, "java.lang.NullPointerException");
+        rc = store_reply_code(sp, req, cmd, RC_SUCCESS, NULL);
+    } else if (!store_msg_to_real_queue(&r, v, topic, &m)) {
+        rc = store_reply_code(sp, req, cmd, RC_SYSTEM_ERROR, "java.lang.NullPointerException");
     } else {
         /* endMessageTransaction: the half record in its real queue, COMMIT bits */
-        char topic[256], qid[16];
-        snprintf(topic, sizeof topic, "%.*s", (int)tl, rt);
-        snprintf(qid, sizeof qid, "%.*s", (int)(ql < 15 ? ql : 15), rq);
-        store_msg m;
-        store_msg_from_record(&r, &m);
-        m.topic = topic;
-        m.queue_id = atoi(qid);
         m.sys_flag = (m.sys_flag & ~STORED_SYSFLAG_TX_MASK) | STORED_SYSFLAG_TX_COMMIT;
         m.prepared_tx_offset = r.phys_offset;
-        size_t tgl = 0;
-        const char *tags = props_get(v, "TAGS", &tgl);
-        m.tags_code = tags ? (int64_t)java_string_hash(tags, tgl) : 0;
         store_put_result pr;
         if (store_send_put(sp, &m, &pr) != 0)
             pr.status = STORE_PUT_UNKNOWN_ERROR;
@@ -179,10 +151,10 @@ static int process_end_transaction(rmq_request *req, const rmq_cmd *cmd, void *u
         switch (pr.status) {
         case STORE_PUT_OK:
             put_op(sp, r.queue_id, r.queue_offset);
-            rc = reply(sp, req, cmd, RC_SUCCESS, NULL);
+            rc = store_reply_code(sp, req, cmd, RC_SUCCESS, NULL);
             break;
         case STORE_PUT_CREATE_MAPPED_FILE_FAILED:
-            rc = reply(sp, req, cmd, RC_SYSTEM_ERROR, "Create mapped file failed.");
+            rc = store_reply_code(sp, req, cmd, RC_SYSTEM_ERROR, "Create mapped file failed.");
             break;
         case STORE_PUT_MESSAGE_ILLEGAL:
         case STORE_PUT_PROPERTIES_SIZE_EXCEEDED:
@@ -190,12 +162,13 @@ static int process_end_transaction(rmq_request *req, const rmq_cmd *cmd, void *u
                      "The message is illegal, maybe msg body or properties length not matched. "
                      "msg body length limit %" PRId64 "B, msg properties length limit 32KB.",
                      sp->set.engine.max_message_size);
-            rc = reply(sp, req, cmd, RC_MESSAGE_ILLEGAL, remark);
+            rc = store_reply_code(sp, req, cmd, RC_MESSAGE_ILLEGAL, remark);
             break;
         case STORE_PUT_SERVICE_NOT_AVAILABLE:
-            rc = reply(sp, req, cmd, RC_SERVICE_NOT_AVAILABLE, "Service not available now.");
+            rc = store_reply_code(sp, req, cmd, RC_SERVICE_NOT_AVAILABLE,
+                                  "Service not available now.");
             break;
-        default: rc = reply(sp, req, cmd, RC_SYSTEM_ERROR, "UNKNOWN_ERROR"); break;
+        default: rc = store_reply_code(sp, req, cmd, RC_SYSTEM_ERROR, "UNKNOWN_ERROR"); break;
         }
     }
     free(v);
@@ -243,35 +216,17 @@ static void set_sort(off_set *s)
 
 static int64_t progress(store_plugin *sp, const char *topic)
 {
-    const void *tbl;
-    void *ud;
-    rmq_service_ref ref;
-    if (sp->api->service_acquire(sp->ctx, RMQ_BROKER_META_SERVICE, RMQ_BROKER_META_VERSION, &tbl,
-                                 &ud, &ref) != 0)
-        return 0;
-    int64_t off = ((const rmq_broker_meta_service *)tbl)->offset_query(ud, TRANS_GROUP, topic, 0);
-    sp->api->service_release(sp->ctx, ref);
+    int64_t off = 0;
+    meta_offset_query(sp, TRANS_GROUP, topic, 0, &off);
     return off < 0 ? 0 : off;
-}
-
-static uint64_t producer_channel(store_plugin *sp, const char *group)
-{
-    const void *tbl;
-    void *ud;
-    rmq_service_ref ref;
-    if (sp->api->service_acquire(sp->ctx, RMQ_BROKER_META_SERVICE, RMQ_BROKER_META_VERSION, &tbl,
-                                 &ud, &ref) != 0)
-        return 0;
-    uint64_t ch = ((const rmq_broker_meta_service *)tbl)->producer_channel(ud, group);
-    sp->api->service_release(sp->ctx, ref);
-    return ch;
 }
 
 /* CHECK_TRANSACTION_STATE for the re-appended half record at `phys`: its
  * bytes with topic and queue id set back to REAL_TOPIC / REAL_QID. */
 static void send_check(store_plugin *sp, int64_t phys, int64_t queue_offset, const char *group)
 {
-    uint64_t ch = producer_channel(sp, group);
+    uint64_t ch = 0;
+    meta_producer_channel(sp, group, &ch);
     if (!ch)
         return; /* no producer of the group online: the next round asks again */
     uint8_t *buf = NULL;
@@ -540,16 +495,8 @@ static void check_round(void *ud)
         free(buf);
     }
     free(done.v);
-    const void *tbl;
-    void *mud;
-    rmq_service_ref ref;
-    if (sp->api->service_acquire(sp->ctx, RMQ_BROKER_META_SERVICE, RMQ_BROKER_META_VERSION, &tbl,
-                                 &mud, &ref) == 0) {
-        const rmq_broker_meta_service *m = tbl;
-        m->offset_commit(mud, TRANS_GROUP, HALF_TOPIC, 0, i);
-        m->offset_commit(mud, TRANS_GROUP, OP_HALF_TOPIC, 0, op_keep);
-        sp->api->service_release(sp->ctx, ref);
-    }
+    meta_offset_commit(sp, TRANS_GROUP, HALF_TOPIC, 0, i);
+    meta_offset_commit(sp, TRANS_GROUP, OP_HALF_TOPIC, 0, op_keep);
     pthread_mutex_unlock(&f->tx_mu);
 }
 

@@ -34,6 +34,18 @@ static void expect_send_ok(const rmq_cmd *r, long long queue, long long offset)
     assert_int_equal(st_ext_ll(r, "queueOffset"), offset);
 }
 
+/* A PULL answered without messages: its code, remark and nextBeginOffset. */
+static void expect_pull_miss(int fd, int opaque, const st_pull_args *pa, int code,
+                             const char *remark, long long next_begin)
+{
+    rmq_cmd *r = st_pull(fd, opaque, pa);
+    assert_non_null(r);
+    assert_int_equal(r->code, code);
+    assert_string_equal(r->remark, remark);
+    assert_int_equal(st_ext_ll(r, "nextBeginOffset"), next_begin);
+    rmq_cmd_free(r);
+}
+
 static void send_then_pull_and_view(void **state)
 {
     fixture *f = *state;
@@ -332,24 +344,12 @@ static void pull_codes_and_offsets(void **state)
     /* offset == max: 19 OFFSET_OVERFLOW_ONE; > max: 21 with 0 (min is 0, 4.9.8's
      * rule; max when min > 0); empty queue at 3: 21 → 0 */
     pa.offset = 1;
-    r = st_pull(f->fd, 2, &pa);
-    assert_int_equal(r->code, 19);
-    assert_string_equal(r->remark, "OFFSET_OVERFLOW_ONE");
-    assert_int_equal(st_ext_ll(r, "nextBeginOffset"), 1);
-    rmq_cmd_free(r);
+    expect_pull_miss(f->fd, 2, &pa, 19, "OFFSET_OVERFLOW_ONE", 1);
     pa.offset = 7;
-    r = st_pull(f->fd, 3, &pa);
-    assert_int_equal(r->code, 21);
-    assert_string_equal(r->remark, "OFFSET_OVERFLOW_BADLY");
-    assert_int_equal(st_ext_ll(r, "nextBeginOffset"), 0);
-    rmq_cmd_free(r);
+    expect_pull_miss(f->fd, 3, &pa, 21, "OFFSET_OVERFLOW_BADLY", 0);
     pa.queue = 3;
     pa.offset = 3;
-    r = st_pull(f->fd, 4, &pa);
-    assert_int_equal(r->code, 21);
-    assert_string_equal(r->remark, "NO_MESSAGE_IN_QUEUE");
-    assert_int_equal(st_ext_ll(r, "nextBeginOffset"), 0);
-    rmq_cmd_free(r);
+    expect_pull_miss(f->fd, 4, &pa, 21, "NO_MESSAGE_IN_QUEUE", 0);
     pa.offset = 0;
     r = st_pull(f->fd, 5, &pa);
     assert_int_equal(r->code, 19);
@@ -480,11 +480,7 @@ static void tag_and_sql92_filtering(void **state)
     assert_int_equal(st_ext_ll(r, "nextBeginOffset"), 4); /* filtered entries are skipped */
     rmq_cmd_free(r);
     pa.sub = "TagZ";
-    r = st_pull(f->fd, 11, &pa);
-    assert_int_equal(r->code, 20);
-    assert_string_equal(r->remark, "NO_MATCHED_MESSAGE");
-    assert_int_equal(st_ext_ll(r, "nextBeginOffset"), 4);
-    rmq_cmd_free(r);
+    expect_pull_miss(f->fd, 11, &pa, 20, "NO_MATCHED_MESSAGE", 4);
     pa.expr_type = "SQL92";
     pa.sub = "a > 5";
     r = st_pull(f->fd, 12, &pa);

@@ -18,8 +18,7 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "bcm_test_daemon.h"
-#include "stored_record.h"
+#include "store_test_client.h"
 
 #define WAIT_MS 15000
 
@@ -93,6 +92,42 @@ static rmq_cmd *call(int fd, rmq_cmd *req)
     return r;
 }
 
+/* The header SEND_MESSAGE (10) and SEND_REPLY_MESSAGE (324) share; a NULL
+ * field takes the default given here, maxReconsumeTimes is sent only when set. */
+typedef struct send_fields {
+    const char *group, *topic, *queue, *sys_flag, *born, *props, *reconsume, *max_reconsume;
+} send_fields;
+
+static rmq_cmd *send_request(int code, const send_fields *s)
+{
+    const char *kv[] = {"producerGroup",
+                        s->group ? s->group : "PG",
+                        "topic",
+                        s->topic,
+                        "defaultTopic",
+                        "TBW102",
+                        "defaultTopicQueueNums",
+                        "4",
+                        "queueId",
+                        s->queue ? s->queue : "0",
+                        "sysFlag",
+                        s->sys_flag ? s->sys_flag : "0",
+                        "bornTimestamp",
+                        s->born ? s->born : "1700000000000",
+                        "flag",
+                        "0",
+                        "properties",
+                        s->props ? s->props : "",
+                        "reconsumeTimes",
+                        s->reconsume ? s->reconsume : "0",
+                        "unitMode",
+                        "false",
+                        s->max_reconsume ? "maxReconsumeTimes" : NULL,
+                        s->max_reconsume,
+                        NULL};
+    return rmq_tc_request(code, next_opaque++, kv);
+}
+
 /* SEND_MESSAGE (10) with named header fields. */
 /* bornTimestamp of send_msg: now unless set (half messages older than
  * fileReservedTime are discarded unchecked). */
@@ -105,72 +140,38 @@ static rmq_cmd *send_msg(int fd, const char *topic, int queue, const char *props
     snprintf(q, sizeof q, "%d", queue);
     snprintf(sf, sizeof sf, "%d", sys_flag);
     snprintf(born, sizeof born, "%lld", send_born_ms ? send_born_ms : (long long)time(NULL) * 1000);
-    const char *kv[] = {"producerGroup",
-                        group ? group : "PG",
-                        "topic",
-                        topic,
-                        "defaultTopic",
-                        "TBW102",
-                        "defaultTopicQueueNums",
-                        "4",
-                        "queueId",
-                        q,
-                        "sysFlag",
-                        sf,
-                        "bornTimestamp",
-                        born,
-                        "flag",
-                        "0",
-                        "properties",
-                        props ? props : "",
-                        "reconsumeTimes",
-                        "0",
-                        "unitMode",
-                        "false",
-                        NULL};
-    rmq_cmd *req = rmq_tc_request(10, next_opaque++, kv);
+    rmq_cmd *req = send_request(10, &(send_fields){.group = group,
+                                                   .topic = topic,
+                                                   .queue = q,
+                                                   .sys_flag = sf,
+                                                   .born = born,
+                                                   .props = props});
     rmq_cmd_set_body(req, body, strlen(body), NULL, NULL);
     return call(fd, req);
-}
-
-static long long ext_ll(const rmq_cmd *c, const char *k)
-{
-    const char *v = c ? rmq_cmd_ext_get(c, k) : NULL;
-    return v ? atoll(v) : -1;
-}
-
-static long long max_offset(int port, const char *topic, int queue)
-{
-    char q[16];
-    snprintf(q, sizeof q, "%d", queue);
-    const char *kv[] = {"topic", topic, "queueId", q, NULL};
-    rmq_cmd *r = bcm_call(port, 30, kv, NULL);
-    long long v = r && r->code == 0 ? ext_ll(r, "offset") : -1;
-    rmq_cmd_free(r);
-    return v;
 }
 
 static bool wait_max_offset(int port, const char *topic, int queue, long long want)
 {
     uint64_t deadline = rmq_test_now_ms() + WAIT_MS;
     while (rmq_test_now_ms() < deadline) {
-        if (max_offset(port, topic, queue) >= want)
+        if (st_max_offset(port, topic, queue) >= want)
             return true;
         rmq_test_pause_ms(50);
     }
     return false;
 }
 
-/* The record at queue offset `off` (PULL without suspension); caller frees
- * *frame, the record points into it. */
-static bool pull_one(int port, const char *topic, int queue, long long off, rmq_cmd **frame,
-                     stored_record *r)
+/* A PULL of up to `max` messages of topic/queue from `off` by `group`
+ * (inline "*", no suspension) on a fresh connection; the answer. */
+static rmq_cmd *pull_as(int port, const char *group, const char *topic, int queue, long long off,
+                        int max)
 {
-    char q[16], o[32];
+    char q[16], o[32], m[16];
     snprintf(q, sizeof q, "%d", queue);
     snprintf(o, sizeof o, "%lld", off);
+    snprintf(m, sizeof m, "%d", max);
     const char *kv[] = {"consumerGroup",
-                        "probe_group",
+                        group,
                         "topic",
                         topic,
                         "queueId",
@@ -178,7 +179,7 @@ static bool pull_one(int port, const char *topic, int queue, long long off, rmq_
                         "queueOffset",
                         o,
                         "maxMsgNums",
-                        "1",
+                        m,
                         "sysFlag",
                         "4",
                         "commitOffset",
@@ -192,7 +193,15 @@ static bool pull_one(int port, const char *topic, int queue, long long off, rmq_
                         "expressionType",
                         "TAG",
                         NULL};
-    rmq_cmd *c = bcm_call(port, 11, kv, NULL);
+    return bcm_call(port, 11, kv, NULL);
+}
+
+/* The record at queue offset `off` (PULL without suspension); caller frees
+ * *frame, the record points into it. */
+static bool pull_one(int port, const char *topic, int queue, long long off, rmq_cmd **frame,
+                     stored_record *r)
+{
+    rmq_cmd *c = pull_as(port, "probe_group", topic, queue, off, 1);
     *frame = c;
     if (!c || c->code != 0 || !c->body_len) {
         print_message("pull %s/%d@%lld: code %d remark %s\n", topic, queue, off, c ? c->code : -1,
@@ -202,18 +211,9 @@ static bool pull_one(int port, const char *topic, int queue, long long off, rmq_
     return stored_record_decode(c->body, c->body_len, true, r) == STORED_RECORD_OK;
 }
 
-static char *prop(const stored_record *r, const char *name)
-{
-    const char *v = NULL;
-    size_t l = 0;
-    if (!stored_props_get(r->props, r->props_len, name, &v, &l))
-        return NULL;
-    return strndup(v, l);
-}
-
 static void assert_prop(const stored_record *r, const char *name, const char *want)
 {
-    char *v = prop(r, name);
+    char *v = st_prop(r, name);
     if (!v || strcmp(v, want) != 0)
         fail_msg("property %s = %s, want %s", name, v ? v : "(absent)", want);
     free(v);
@@ -234,11 +234,11 @@ static void test_delayed_message_is_invisible_until_its_level_elapses(void **sta
     rmq_cmd *r = send_msg(fd, "DT", 0, "DELAY\0012\002TAGS\001tagD", "later", 0, NULL);
     assert_non_null(r);
     assert_int_equal(r->code, 0);
-    assert_int_equal(ext_ll(r, "queueId"), 0);
+    assert_int_equal(st_ext_ll(r, "queueId"), 0);
     rmq_cmd_free(r);
     /* stored in the schedule topic's queue of level 2, not in DT yet */
-    assert_int_equal(max_offset(f->port, "DT", 0), 0);
-    assert_true(max_offset(f->port, "SCHEDULE_TOPIC_XXXX", 1) >= 1);
+    assert_int_equal(st_max_offset(f->port, "DT", 0), 0);
+    assert_true(st_max_offset(f->port, "SCHEDULE_TOPIC_XXXX", 1) >= 1);
     assert_true(wait_max_offset(f->port, "DT", 0, 1));
     rmq_cmd *frame;
     stored_record rec;
@@ -325,7 +325,7 @@ static void test_send_back_retries_after_the_level_then_dead_letters(void **stat
     assert_prop(&rec, "TAGS", "tagR");
     assert_prop(&rec, "KEYS", "k1");
     assert_prop(&rec, "DELAY", "3");
-    char *origin = prop(&rec, "ORIGIN_MESSAGE_ID");
+    char *origin = st_prop(&rec, "ORIGIN_MESSAGE_ID");
     assert_non_null(origin);
     assert_int_equal(id_offset(origin), phys);
     free(origin);
@@ -335,7 +335,7 @@ static void test_send_back_retries_after_the_level_then_dead_letters(void **stat
     r = send_back(fd, retry_phys, "g1", 0, "1");
     assert_int_equal(r->code, 0);
     rmq_cmd_free(r);
-    assert_int_equal(max_offset(f->port, "%DLQ%g1", 0), 1);
+    assert_int_equal(st_max_offset(f->port, "%DLQ%g1", 0), 1);
     assert_true(pull_one(f->port, "%DLQ%g1", 0, 0, &frame, &rec));
     assert_int_equal(rec.reconsume_times, 2);
     assert_prop(&rec, "RETRY_TOPIC", "T");
@@ -344,7 +344,7 @@ static void test_send_back_retries_after_the_level_then_dead_letters(void **stat
     r = send_back(fd, phys, "g2", -1, "16");
     assert_int_equal(r->code, 0);
     rmq_cmd_free(r);
-    assert_int_equal(max_offset(f->port, "%DLQ%g2", 0), 1);
+    assert_int_equal(st_max_offset(f->port, "%DLQ%g2", 0), 1);
     /* an offset with no message */
     r = send_back(fd, 987654321, "g1", 0, "16");
     assert_int_equal(r->code, 1);
@@ -358,40 +358,19 @@ static void test_retry_topic_send_past_max_goes_to_dlq(void **state)
 {
     fixture *f = *state;
     int fd = rmq_tc_connect(f->port);
-    const char *kv[] = {"producerGroup",
-                        "CLIENT_INNER_PRODUCER",
-                        "topic",
-                        "%RETRY%g3",
-                        "defaultTopic",
-                        "TBW102",
-                        "defaultTopicQueueNums",
-                        "4",
-                        "queueId",
-                        "0",
-                        "sysFlag",
-                        "0",
-                        "bornTimestamp",
-                        "1700000000000",
-                        "flag",
-                        "0",
-                        "properties",
-                        "RETRY_TOPIC\001T",
-                        "reconsumeTimes",
-                        "3",
-                        "unitMode",
-                        "false",
-                        "maxReconsumeTimes",
-                        "3",
-                        NULL};
-    rmq_cmd *req = rmq_tc_request(10, next_opaque++, kv);
+    rmq_cmd *req = send_request(10, &(send_fields){.group = "CLIENT_INNER_PRODUCER",
+                                                   .topic = "%RETRY%g3",
+                                                   .props = "RETRY_TOPIC\001T",
+                                                   .reconsume = "3",
+                                                   .max_reconsume = "3"});
     req->version = 409;
     rmq_cmd_set_body(req, "fb", 2, NULL, NULL);
     rmq_cmd *r = call(fd, req);
     assert_non_null(r);
     assert_int_equal(r->code, 0);
     rmq_cmd_free(r);
-    assert_int_equal(max_offset(f->port, "%DLQ%g3", 0), 1);
-    assert_int_equal(max_offset(f->port, "%RETRY%g3", 0), 0);
+    assert_int_equal(st_max_offset(f->port, "%DLQ%g3", 0), 1);
+    assert_int_equal(st_max_offset(f->port, "%RETRY%g3", 0), 0);
     close(fd);
 }
 
@@ -421,7 +400,7 @@ static rmq_cmd *send_half(int fd, const char *body, long long *phys, long long *
     assert_non_null(r);
     assert_int_equal(r->code, 0);
     *phys = id_offset(rmq_cmd_ext_get(r, "msgId"));
-    *qoff = ext_ll(r, "queueOffset");
+    *qoff = st_ext_ll(r, "queueOffset");
     return r;
 }
 
@@ -461,7 +440,7 @@ static void test_transaction_commit_and_rollback(void **state)
     int fd = producer_connection(f->port, "10.0.0.5@tx");
     long long phys, qoff;
     rmq_cmd_free(send_half(fd, "tx-commit", &phys, &qoff));
-    assert_int_equal(max_offset(f->port, "TT", 0), 0); /* half: invisible */
+    assert_int_equal(st_max_offset(f->port, "TT", 0), 0); /* half: invisible */
     rmq_cmd *r = end_tx(fd, phys, qoff, 8, "OTHER", false);
     assert_int_equal(r->code, 1);
     assert_string_equal(r->remark, "The producer group wrong");
@@ -472,7 +451,7 @@ static void test_transaction_commit_and_rollback(void **state)
     r = end_tx(fd, phys, qoff, 8, "PG", false);
     assert_int_equal(r->code, 0);
     rmq_cmd_free(r);
-    assert_int_equal(max_offset(f->port, "TT", 0), 1);
+    assert_int_equal(st_max_offset(f->port, "TT", 0), 1);
     rmq_cmd *frame;
     stored_record rec;
     assert_true(pull_one(f->port, "TT", 0, 0, &frame, &rec));
@@ -489,7 +468,7 @@ static void test_transaction_commit_and_rollback(void **state)
     r = end_tx(fd, 999999999, 0, 8, "PG", false);
     assert_string_equal(r->remark, "Find prepared transaction message failed");
     rmq_cmd_free(r);
-    assert_int_equal(max_offset(f->port, "TT", 0), 1);
+    assert_int_equal(st_max_offset(f->port, "TT", 0), 1);
     close(fd);
 }
 
@@ -519,11 +498,11 @@ static void test_transaction_resolved_by_check_back(void **state)
     assert_memory_equal(rec.body, "tx-check", 8);
     assert_string_equal(rmq_cmd_ext_get(check, "msgId"), "U1");
     assert_string_equal(rmq_cmd_ext_get(check, "transactionId"), "U1");
-    long long cphys = ext_ll(check, "commitLogOffset");
-    long long cq = ext_ll(check, "tranStateTableOffset");
+    long long cphys = st_ext_ll(check, "commitLogOffset");
+    long long cq = st_ext_ll(check, "tranStateTableOffset");
     assert_true(cphys > phys);
     rmq_cmd_free(check);
-    long long before = max_offset(f->port, "TT", 0);
+    long long before = st_max_offset(f->port, "TT", 0);
     end_tx(fd, cphys, cq, 8, "PG", true);
     assert_true(wait_max_offset(f->port, "TT", 0, before + 1));
     /* resolved: no further check for it arrives */
@@ -556,7 +535,7 @@ static void test_transaction_discarded_after_max_checks(void **state)
     rmq_cmd_free(send_half(fd, "tx-ignored", &phys, &qoff));
     int checks = 0;
     uint64_t deadline = rmq_test_now_ms() + 4 * WAIT_MS;
-    while (max_offset(f->port, "TRANS_CHECK_MAX_TIME_TOPIC", 0) < 1 &&
+    while (st_max_offset(f->port, "TRANS_CHECK_MAX_TIME_TOPIC", 0) < 1 &&
            rmq_test_now_ms() < deadline) {
         rmq_cmd *c = rmq_tc_recv(fd, 200);
         if (c && c->code == 39) {
@@ -577,9 +556,9 @@ static void test_transaction_discarded_after_max_checks(void **state)
     assert_prop(&rec, "REAL_TOPIC", "TT");
     rmq_cmd_free(frame);
     /* a discard writes no op record, and the message is never asked about again */
-    assert_int_equal(max_offset(f->port, "RMQ_SYS_TRANS_OP_HALF_TOPIC", 0), 1);
+    assert_int_equal(st_max_offset(f->port, "RMQ_SYS_TRANS_OP_HALF_TOPIC", 0), 1);
     /* the half queue holds the original and its 5 re-appended copies */
-    assert_int_equal(max_offset(f->port, "RMQ_SYS_TRANS_HALF_TOPIC", 0), 2 + 5);
+    assert_int_equal(st_max_offset(f->port, "RMQ_SYS_TRANS_HALF_TOPIC", 0), 2 + 5);
     rmq_cmd *c = rmq_tc_recv(fd, 1000);
     assert_true(c == NULL || c->code != 39);
     rmq_cmd_free(c);
@@ -603,7 +582,8 @@ static void test_transaction_older_than_file_reserved_time_is_discarded(void **s
     assert_memory_equal(rec.body, "tx-old", 6);
     assert_prop(&rec, "TRANSACTION_CHECK_TIMES", "1");
     rmq_cmd_free(frame);
-    assert_int_equal(max_offset(f->port, "RMQ_SYS_TRANS_HALF_TOPIC", 0), 1); /* never re-appended */
+    assert_int_equal(st_max_offset(f->port, "RMQ_SYS_TRANS_HALF_TOPIC", 0),
+                     1); /* never re-appended */
     rmq_cmd *c = rmq_tc_recv(fd, 500);
     assert_true(c == NULL || c->code != 39);
     rmq_cmd_free(c);
@@ -623,11 +603,11 @@ static void test_transaction_immunity_property(void **state)
                           "CHECK_IMMUNITY_TIME_IN_SECONDS\001600",
                           "tx-immune", 4, "PG");
     assert_int_equal(r->code, 0);
-    long long qoff = ext_ll(r, "queueOffset");
+    long long qoff = st_ext_ll(r, "queueOffset");
     rmq_cmd_free(r);
     int checks = 0;
     uint64_t deadline = rmq_test_now_ms() + 4 * WAIT_MS;
-    while (max_offset(f->port, "TRANS_CHECK_MAX_TIME_TOPIC", 0) < 1 &&
+    while (st_max_offset(f->port, "TRANS_CHECK_MAX_TIME_TOPIC", 0) < 1 &&
            rmq_test_now_ms() < deadline) {
         rmq_cmd *c = rmq_tc_recv(fd, 200);
         checks += c && c->code == 39;
@@ -657,30 +637,10 @@ static void test_reply_is_pushed_to_the_requester_and_stored(void **state)
     fixture *f = *state;
     int requester = producer_connection(f->port, "10.0.0.7@req");
     int fd = rmq_tc_connect(f->port);
-    const char *kv[] = {"producerGroup",
-                        "RG",
-                        "topic",
-                        "DefaultCluster_REPLY_TOPIC",
-                        "defaultTopic",
-                        "TBW102",
-                        "defaultTopicQueueNums",
-                        "4",
-                        "queueId",
-                        "0",
-                        "sysFlag",
-                        "0",
-                        "bornTimestamp",
-                        "1700000000000",
-                        "flag",
-                        "0",
-                        "properties",
-                        "REPLY_TO_CLIENT\00110.0.0.7@req\002CORRELATION_ID\001c1",
-                        "reconsumeTimes",
-                        "0",
-                        "unitMode",
-                        "false",
-                        NULL};
-    rmq_cmd *req = rmq_tc_request(324, next_opaque++, kv);
+    rmq_cmd *req = send_request(
+        324, &(send_fields){.group = "RG",
+                            .topic = "DefaultCluster_REPLY_TOPIC",
+                            .props = "REPLY_TO_CLIENT\00110.0.0.7@req\002CORRELATION_ID\001c1"});
     rmq_cmd_set_body(req, "the-reply", 9, NULL, NULL);
     assert_int_equal(rmq_tc_send(fd, req), 0);
     int opaque = req->opaque;
@@ -706,30 +666,8 @@ static void test_reply_is_pushed_to_the_requester_and_stored(void **state)
     assert_non_null(rmq_cmd_ext_get(r, "MSG_REGION"));
     rmq_cmd_free(r);
     /* without REPLY_TO_CLIENT */
-    const char *kv2[] = {"producerGroup",
-                         "RG",
-                         "topic",
-                         "DefaultCluster_REPLY_TOPIC",
-                         "defaultTopic",
-                         "TBW102",
-                         "defaultTopicQueueNums",
-                         "4",
-                         "queueId",
-                         "0",
-                         "sysFlag",
-                         "0",
-                         "bornTimestamp",
-                         "1",
-                         "flag",
-                         "0",
-                         "properties",
-                         "",
-                         "reconsumeTimes",
-                         "0",
-                         "unitMode",
-                         "false",
-                         NULL};
-    req = rmq_tc_request(324, next_opaque++, kv2);
+    req = send_request(
+        324, &(send_fields){.group = "RG", .topic = "DefaultCluster_REPLY_TOPIC", .born = "1"});
     rmq_cmd_set_body(req, "x", 1, NULL, NULL);
     r = call(fd, req);
     assert_int_equal(r->code, 1);
@@ -762,37 +700,6 @@ static const char *tbl(json_t *t, const char *k)
     return v ? v : "";
 }
 
-/* A PULL of topic/queue from `off` by `group` (inline "*"); the answer. */
-static rmq_cmd *pull_as(int port, const char *group, const char *topic, long long off)
-{
-    char o[32];
-    snprintf(o, sizeof o, "%lld", off);
-    const char *kv[] = {"consumerGroup",
-                        group,
-                        "topic",
-                        topic,
-                        "queueId",
-                        "0",
-                        "queueOffset",
-                        o,
-                        "maxMsgNums",
-                        "32",
-                        "sysFlag",
-                        "4",
-                        "commitOffset",
-                        "0",
-                        "suspendTimeoutMillis",
-                        "0",
-                        "subscription",
-                        "*",
-                        "subVersion",
-                        "0",
-                        "expressionType",
-                        "TAG",
-                        NULL};
-    return bcm_call(port, 11, kv, NULL);
-}
-
 static void test_runtime_info_has_the_brokerstatus_figures(void **state)
 {
     fixture *f = *state;
@@ -801,7 +708,7 @@ static void test_runtime_info_has_the_brokerstatus_figures(void **state)
         rmq_cmd_free(send_msg(fd, "T", 0, NULL, "xyz", 0, NULL));
     close(fd);
     assert_true(wait_max_offset(f->port, "T", 0, 3));
-    rmq_cmd *p = pull_as(f->port, "rg", "T", 0);
+    rmq_cmd *p = pull_as(f->port, "rg", "T", 0, 0, 32);
     assert_int_equal(p->code, 0);
     rmq_cmd_free(p);
     json_t *t = runtime_table(f->port);
@@ -834,7 +741,7 @@ static void test_runtime_info_has_the_brokerstatus_figures(void **state)
         rmq_cmd_free(send_msg(fd, "T", 0, NULL, "more", 0, NULL));
         close(fd);
         assert_true(wait_max_offset(f->port, "T", 0, next + 1));
-        p = pull_as(f->port, "rg", "T", next++);
+        p = pull_as(f->port, "rg", "T", 0, next++, 32);
         rmq_cmd_free(p);
         t = runtime_table(f->port);
         assert_non_null(t);
@@ -935,7 +842,7 @@ static void test_runtime_info_reports_the_executor_queues(void **state)
         rmq_cmd_free(r);
     }
     close(fd);
-    rmq_cmd *p = pull_as(f->port, "rg", "T", 0);
+    rmq_cmd *p = pull_as(f->port, "rg", "T", 0, 0, 32);
     assert_int_equal(p->code, 0);
     rmq_cmd_free(p);
     json_t *t = runtime_table(f->port);
@@ -968,7 +875,7 @@ static void test_consume_stats_tps_follows_pulls(void **state)
     assert_int_equal(r->code, 0);
     assert_true(bcm_body_contains(r, "{\"consumeTps\":0.0,"));
     rmq_cmd_free(r);
-    rmq_cmd *p = pull_as(f->port, "tpsg", "T", 0);
+    rmq_cmd *p = pull_as(f->port, "tpsg", "T", 0, 0, 32);
     assert_int_equal(p->code, 0);
     rmq_cmd_free(p);
     double tps = 0;
@@ -1041,15 +948,15 @@ static void test_deleted_topic_loses_its_consume_queues(void **state)
     int fd = rmq_tc_connect(f->port);
     rmq_cmd_free(send_msg(fd, "DelT", 1, NULL, "gone", 0, NULL));
     close(fd);
-    assert_int_equal(max_offset(f->port, "DelT", 1), 1);
+    assert_int_equal(st_max_offset(f->port, "DelT", 1), 1);
     const char *kv[] = {"topic", "DelT", NULL};
     rmq_cmd *r = bcm_call(f->port, 215, kv, NULL);
     assert_int_equal(r->code, 0);
     rmq_cmd_free(r);
     uint64_t deadline = rmq_test_now_ms() + WAIT_MS;
-    while (max_offset(f->port, "DelT", 1) != 0 && rmq_test_now_ms() < deadline)
+    while (st_max_offset(f->port, "DelT", 1) != 0 && rmq_test_now_ms() < deadline)
         rmq_test_pause_ms(50);
-    assert_int_equal(max_offset(f->port, "DelT", 1), 0);
+    assert_int_equal(st_max_offset(f->port, "DelT", 1), 0);
     assert_true(rmq_td_log_contains(&f->d, "topic DelT deleted: consume queues removed"));
 }
 

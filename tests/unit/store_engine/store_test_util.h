@@ -1,14 +1,19 @@
 /* store_test_util.h — helpers shared by the store engine tests: a fresh
- * temporary store directory, a small-file configuration, a message builder
- * and a recursive directory removal. Header-only (each test is one file). */
+ * temporary store directory, a small-file configuration, opening a store, a
+ * message builder, the completion count of store_wait_flush, recorded frame
+ * bodies and a recursive directory removal. Header-only (each test is one
+ * file); include it after cmocka.h (the helpers assert). */
 #ifndef STORE_TEST_UTIL_H
 #define STORE_TEST_UTIL_H
 
 #include <dirent.h>
 #include <ftw.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "store_engine.h"
@@ -47,6 +52,87 @@ static inline void st_small_config(store_config *c, const char *root)
     c->max_hash_slot_num = 1000;
     c->max_index_num = 4000;
     c->flush_interval_ms = 50;
+}
+
+/* store_open of c, failing the test with the engine's reason. */
+static inline store_engine *st_open(store_config *c)
+{
+    store_engine *e = NULL;
+    char err[256];
+    if (store_open(c, &e, err, sizeof err) != 0)
+        fail_msg("store_open: %s", err);
+    return e;
+}
+
+static inline int64_t st_mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The done(ud, ok) calls of store_wait_flush counted: pass st_on_flushed
+ * with a st_flush_count (ST_FLUSH_COUNT_INIT) as ud. The callback may run
+ * on the flusher thread, hence the lock. */
+typedef struct st_flush_count {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int done, ok;
+} st_flush_count;
+#define ST_FLUSH_COUNT_INIT                                                                        \
+    {                                                                                              \
+        PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0                                  \
+    }
+
+static inline void st_on_flushed(void *ud, bool ok)
+{
+    st_flush_count *w = ud;
+    pthread_mutex_lock(&w->mu);
+    w->done++;
+    w->ok += ok;
+    pthread_cond_broadcast(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+}
+
+/* Wait until `n` calls came (at most 30 s); the calls counted. Reading
+ * w->ok afterwards is safe once all the awaited calls came. */
+static inline int st_flush_wait(st_flush_count *w, int n)
+{
+    int64_t deadline = st_mono_ms() + 30000;
+    pthread_mutex_lock(&w->mu);
+    while (w->done < n && st_mono_ms() < deadline) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 10000000;
+        if (ts.tv_nsec >= 1000000000) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000;
+        }
+        pthread_cond_timedwait(&w->cv, &w->mu, &ts);
+    }
+    int done = w->done;
+    pthread_mutex_unlock(&w->mu);
+    return done;
+}
+
+/* The body of a recorded response frame of tests/vectors: length prefix,
+ * header-length field, header, then the body. Caller frees. */
+static inline uint8_t *st_vector_body(const char *name, size_t *len)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", RMQ_VECTORS_DIR, name);
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    static uint8_t buf[65536];
+    size_t n = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    assert_true(n > 8);
+    size_t hl = stored_be32(buf + 4) & 0xFFFFFF;
+    assert_true(8 + hl <= n);
+    *len = n - 8 - hl;
+    uint8_t *body = malloc(*len);
+    memcpy(body, buf + 8 + hl, *len);
+    return body;
 }
 
 typedef struct st_msg {
@@ -99,7 +185,6 @@ static inline void st_make(st_msg *s, const char *topic, int32_t qid, const char
     s->m.tags_code = tag ? st_java_hash(tag) : 0;
 }
 
-#include <time.h>
 static inline int64_t store_now_ms_for_tests(void)
 {
     struct timespec ts;

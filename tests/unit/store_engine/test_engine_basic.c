@@ -18,12 +18,7 @@ static store_engine *open_small(const char *root)
 {
     store_config c;
     st_small_config(&c, root);
-    store_engine *e = NULL;
-    char err[256];
-    int rc = store_open(&c, &e, err, sizeof err);
-    if (rc != 0)
-        fail_msg("store_open: %s", err);
-    return e;
+    return st_open(&c);
 }
 
 static void put_n(store_engine *e, const char *topic, int32_t qid, int n, size_t body, int seed0)

@@ -16,41 +16,9 @@
 
 #include "store_test_util.h"
 
-static store_engine *open_cfg(store_config *c)
-{
-    store_engine *e = NULL;
-    char err[256];
-    if (store_open(c, &e, err, sizeof err) != 0)
-        fail_msg("store_open: %s", err);
-    return e;
-}
-
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-typedef struct waiter {
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    int done, ok;
-} waiter;
-
-static void on_flushed(void *ud, bool ok)
-{
-    waiter *w = ud;
-    pthread_mutex_lock(&w->mu);
-    w->done++;
-    w->ok += ok;
-    pthread_cond_broadcast(&w->cv);
-    pthread_mutex_unlock(&w->mu);
-}
-
 typedef struct producer {
     store_engine *e;
-    waiter *w;
+    st_flush_count *w;
     int id, n;
 } producer;
 
@@ -63,27 +31,10 @@ static void *produce(void *arg)
         store_put_result r;
         if (store_put(p->e, &s.m, &r) != 0 || r.status != STORE_PUT_OK)
             abort();
-        if (store_wait_flush(p->e, r.end_offset, on_flushed, p->w) != 0)
+        if (store_wait_flush(p->e, r.end_offset, st_on_flushed, p->w) != 0)
             abort();
     }
     return NULL;
-}
-
-static void wait_done(waiter *w, int n)
-{
-    int64_t deadline = mono_ms() + 30000;
-    pthread_mutex_lock(&w->mu);
-    while (w->done < n && mono_ms() < deadline) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += 10000000;
-        if (ts.tv_nsec >= 1000000000) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000;
-        }
-        pthread_cond_timedwait(&w->cv, &w->mu, &ts);
-    }
-    pthread_mutex_unlock(&w->mu);
 }
 
 static void test_sync_group_commit(void **state)
@@ -94,8 +45,8 @@ static void test_sync_group_commit(void **state)
     st_small_config(&c, root);
     c.flush_type = STORE_SYNC_FLUSH;
     c.sync_flush_timeout_ms = 2000; /* long enough under sanitizers */
-    store_engine *e = open_cfg(&c);
-    waiter w = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0};
+    store_engine *e = st_open(&c);
+    st_flush_count w = ST_FLUSH_COUNT_INIT;
     pthread_t th[4];
     producer p[4];
     for (int i = 0; i < 4; i++) {
@@ -104,21 +55,19 @@ static void test_sync_group_commit(void **state)
     }
     for (int i = 0; i < 4; i++)
         pthread_join(th[i], NULL);
-    wait_done(&w, 1000);
-    assert_int_equal(w.done, 1000);
+    assert_int_equal(st_flush_wait(&w, 1000), 1000);
     assert_int_equal(w.ok, 1000);
     store_runtime_stats rs;
     store_runtime_stats_get(e, &rs);
     assert_true(rs.flushed_offset >= rs.commitlog_max_offset);
     /* an end never reached: done(false) after the timeout */
-    waiter w2 = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0};
-    assert_int_equal(store_wait_flush(e, rs.commitlog_max_offset + 1000000, on_flushed, &w2), 0);
-    wait_done(&w2, 1);
-    assert_int_equal(w2.done, 1);
+    st_flush_count w2 = ST_FLUSH_COUNT_INIT;
+    assert_int_equal(store_wait_flush(e, rs.commitlog_max_offset + 1000000, st_on_flushed, &w2), 0);
+    assert_int_equal(st_flush_wait(&w2, 1), 1);
     assert_int_equal(w2.ok, 0);
     /* already durable: done at once on this thread */
-    waiter w3 = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0};
-    assert_int_equal(store_wait_flush(e, 1, on_flushed, &w3), 0);
+    st_flush_count w3 = ST_FLUSH_COUNT_INIT;
+    assert_int_equal(store_wait_flush(e, 1, st_on_flushed, &w3), 0);
     assert_int_equal(w3.ok, 1);
     store_close(e);
     st_rmrf(root);
@@ -131,7 +80,7 @@ static void test_index_query(void **state)
     char *root = st_tmpdir();
     store_config c;
     st_small_config(&c, root);
-    store_engine *e = open_cfg(&c);
+    store_engine *e = st_open(&c);
     int64_t first_ts = 0;
     for (int i = 0; i < 100; i++) {
         st_msg s;
@@ -184,7 +133,7 @@ static void test_index_query(void **state)
     assert_int_equal(q.count, 0);
     store_close(e);
     /* and after reopening */
-    e = open_cfg(&c);
+    e = st_open(&c);
     assert_int_equal(store_query_by_key(e, "QA", "order-3", 64, 0, now + 1000, &q), 0);
     assert_int_equal(q.count, 10);
     free(q.data);
@@ -210,7 +159,7 @@ static void test_times_listing_delete(void **state)
     store_config c;
     st_small_config(&c, root);
     c.access_message_in_memory_max_ratio = 0; /* everything behind the end is "in disk" */
-    store_engine *e = open_cfg(&c);
+    store_engine *e = st_open(&c);
     assert_int_equal(store_offset_by_time(e, "W", 0, 12345), 0);
     assert_int_equal(store_earliest_msg_store_time(e, "W", 0), -1);
     int64_t ts[30];
@@ -269,7 +218,7 @@ static void test_retention(void **state)
     st_small_config(&c, root);
     c.file_reserved_hours = 0;
     c.cq_file_size = 2000; /* 100 entries per file */
-    store_engine *e = open_cfg(&c);
+    store_engine *e = st_open(&c);
     for (int i = 0; i < 400; i++) {
         st_msg s;
         st_make(&s, "X", 0, NULL, "k", NULL, 600, i);
@@ -309,7 +258,7 @@ static void test_retention(void **state)
     assert_int_not_equal(access(p, F_OK), 0);
     store_close(e);
     /* the minimums survive a reopen (correctMinOffset at start) */
-    e = open_cfg(&c);
+    e = st_open(&c);
     store_runtime_stats_get(e, &rs);
     assert_int_equal(rs.commitlog_max_offset, max);
     assert_int_equal(store_min_offset(e, "X", 0), min);
@@ -328,7 +277,7 @@ static void test_periodic_retention_at_delete_hour(void **state)
     c.clean_interval_ms = 20;
     /* every hour is a deleteWhen hour */
     c.delete_when = "00;01;02;03;04;05;06;07;08;09;10;11;12;13;14;15;16;17;18;19;20;21;22;23";
-    store_engine *e = open_cfg(&c);
+    store_engine *e = st_open(&c);
     for (int i = 0; i < 300; i++) {
         st_msg s;
         st_make(&s, "P", 0, NULL, NULL, NULL, 600, i);
@@ -336,14 +285,14 @@ static void test_periodic_retention_at_delete_hour(void **state)
         assert_int_equal(store_put(e, &s.m, &r), 0);
     }
     store_runtime_stats rs;
-    int64_t deadline = mono_ms() + 20000;
+    int64_t deadline = st_mono_ms() + 20000;
     do {
         store_runtime_stats_get(e, &rs);
         if (rs.commitlog_min_offset > 0)
             break;
         struct timespec ts = {0, 10000000};
         nanosleep(&ts, NULL);
-    } while (mono_ms() < deadline);
+    } while (st_mono_ms() < deadline);
     assert_true(rs.commitlog_min_offset > 0);
     assert_true(store_min_offset(e, "P", 0) > 0);
     store_close(e);
@@ -357,7 +306,7 @@ static void test_disk_fault(void **state)
     char *root = st_tmpdir();
     store_config c;
     st_small_config(&c, root);
-    store_engine *e = open_cfg(&c);
+    store_engine *e = st_open(&c);
     st_msg s;
     st_make(&s, "F", 0, NULL, NULL, NULL, 1000, 0);
     store_put_result r;
@@ -393,7 +342,7 @@ static void test_disk_fault(void **state)
     store_close(e);
     /* disk usage above the warning ratio: refused until it falls */
     c.disk_warning_ratio = 0;
-    e = open_cfg(&c);
+    e = st_open(&c);
     store_test_recheck_disk(e);
     assert_int_equal(store_put(e, &s.m, &r), 0);
     assert_int_equal(r.status, STORE_PUT_SERVICE_NOT_AVAILABLE);

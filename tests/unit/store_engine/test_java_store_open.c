@@ -17,22 +17,6 @@
 
 #include "store_test_util.h"
 
-static uint8_t *vector_body(const char *name, size_t *len)
-{
-    char path[1024];
-    snprintf(path, sizeof path, "%s/%s", RMQ_VECTORS_DIR, name);
-    FILE *f = fopen(path, "rb");
-    assert_non_null(f);
-    static uint8_t buf[65536];
-    size_t n = fread(buf, 1, sizeof buf, f);
-    fclose(f);
-    size_t hl = stored_be32(buf + 4) & 0xFFFFFF;
-    *len = n - 8 - hl;
-    uint8_t *body = malloc(*len);
-    memcpy(body, buf + 8 + hl, *len);
-    return body;
-}
-
 static void write_file(const char *path, const void *data, size_t len, size_t size)
 {
     int fd = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0644);
@@ -46,8 +30,8 @@ static void test_open_a_java_written_store(void **state)
 {
     (void)state;
     size_t vl, pl;
-    uint8_t *view = vector_body("33-view-message-by-id.resp.bin", &vl);
-    uint8_t *pull = vector_body("11-pull-message.found-4.resp.bin", &pl);
+    uint8_t *view = st_vector_body("33-view-message-by-id.resp.bin", &vl);
+    uint8_t *pull = st_vector_body("11-pull-message.found-4.resp.bin", &pl);
     assert_int_equal(vl, 226);
     uint8_t log[2048];
     memcpy(log, view, vl);

@@ -22,13 +22,6 @@
 #define SEG (1024 * 1024)
 #define N_MSGS 12000 /* ~12 MiB of 1 KiB messages: 12 segments */
 
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static store_engine *open_keep(const char *root, int64_t keep, store_flush_type ft)
 {
     store_config c;
@@ -37,11 +30,7 @@ static store_engine *open_keep(const char *root, int64_t keep, store_flush_type 
     c.page_cache_keep_bytes = keep;
     c.flush_type = ft;
     c.flush_interval_ms = 10;
-    store_engine *e = NULL;
-    char err[256];
-    if (store_open(&c, &e, err, sizeof err) != 0)
-        fail_msg("store_open: %s", err);
-    return e;
+    return st_open(&c);
 }
 
 static void put_all(store_engine *e)
@@ -106,9 +95,9 @@ static void test_flushed_log_leaves_page_cache(void **state)
     store_engine *e = open_keep(root, 2 * SEG, STORE_ASYNC_FLUSH);
     put_all(e);
     /* the housekeeper drops behind the flushed end: poll with a deadline */
-    int64_t deadline = mono_ms() + 20000;
+    int64_t deadline = st_mono_ms() + 20000;
     long res;
-    while ((res = resident_pages(root)) > 0 && mono_ms() < deadline) {
+    while ((res = resident_pages(root)) > 0 && st_mono_ms() < deadline) {
         struct timespec ts = {0, 20 * 1000000};
         nanosleep(&ts, NULL);
     }
@@ -139,28 +128,12 @@ static void test_keep_zero_drops_nothing(void **state)
     free(root);
 }
 
-typedef struct burst {
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    int done, ok;
-} burst;
-
-static void on_flushed(void *ud, bool ok)
-{
-    burst *b = ud;
-    pthread_mutex_lock(&b->mu);
-    b->done++;
-    b->ok += ok;
-    pthread_cond_signal(&b->cv);
-    pthread_mutex_unlock(&b->mu);
-}
-
 static void test_sync_burst_completes(void **state)
 {
     (void)state;
     char *root = st_tmpdir();
     store_engine *e = open_keep(root, 2 * SEG, STORE_SYNC_FLUSH);
-    burst b = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0};
+    st_flush_count b = ST_FLUSH_COUNT_INIT;
     st_msg m;
     for (int round = 0; round < 20; round++) {
         for (int i = 0; i < 64; i++) {
@@ -168,13 +141,10 @@ static void test_sync_burst_completes(void **state)
             store_put_result r;
             assert_int_equal(store_put(e, &m.m, &r), 0);
             assert_int_equal(r.status, STORE_PUT_OK);
-            assert_int_equal(store_wait_flush(e, r.end_offset, on_flushed, &b), 0);
+            assert_int_equal(store_wait_flush(e, r.end_offset, st_on_flushed, &b), 0);
         }
     }
-    pthread_mutex_lock(&b.mu);
-    while (b.done < 20 * 64)
-        pthread_cond_wait(&b.cv, &b.mu);
-    pthread_mutex_unlock(&b.mu);
+    assert_int_equal(st_flush_wait(&b, 20 * 64), 20 * 64);
     assert_int_equal(b.ok, 20 * 64);
     store_close(e);
     st_rmrf(root);
@@ -203,9 +173,9 @@ static void test_queue_pages_faulted_ahead(void **state)
     close(fd);
     assert_true(map != MAP_FAILED);
     unsigned char vec[(120000 + 4095) / 4096];
-    int64_t deadline = mono_ms() + 20000;
+    int64_t deadline = st_mono_ms() + 20000;
     bool all = false;
-    while (!all && mono_ms() < deadline) {
+    while (!all && st_mono_ms() < deadline) {
         assert_int_equal(mincore(map, 120000, vec), 0);
         all = true;
         for (int p = 1; p <= 4; p++)

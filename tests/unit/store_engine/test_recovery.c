@@ -41,35 +41,11 @@ static void cfg_for(store_config *c, const char *root, logbuf *lb)
     c->log_ud = lb;
 }
 
-static store_engine *open_cfg(store_config *c)
-{
-    store_engine *e = NULL;
-    char err[256];
-    if (store_open(c, &e, err, sizeof err) != 0)
-        fail_msg("store_open: %s", err);
-    return e;
-}
-
 static void make_msg(st_msg *s, int i)
 {
     char uniq[32];
     snprintf(uniq, sizeof uniq, "K%07d", i);
     st_make(s, "K", i % 4, "tag", NULL, uniq, 100 + (size_t)(i * 37) % 900, i);
-}
-
-typedef struct sync_wait {
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    int state; /* 0 pending, 1 ok, 2 failed */
-} sync_wait;
-
-static void flushed(void *ud, bool ok)
-{
-    sync_wait *w = ud;
-    pthread_mutex_lock(&w->mu);
-    w->state = ok ? 1 : 2;
-    pthread_cond_signal(&w->cv);
-    pthread_mutex_unlock(&w->mu);
 }
 
 static void child_writer(const char *root, int fd)
@@ -88,14 +64,10 @@ static void child_writer(const char *root, int fd)
         store_put_result r;
         if (store_put(e, &s.m, &r) != 0 || r.status != STORE_PUT_OK)
             _exit(4);
-        sync_wait w = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0};
-        if (store_wait_flush(e, r.end_offset, flushed, &w) != 0)
+        st_flush_count w = ST_FLUSH_COUNT_INIT;
+        if (store_wait_flush(e, r.end_offset, st_on_flushed, &w) != 0)
             _exit(5);
-        pthread_mutex_lock(&w.mu);
-        while (w.state == 0)
-            pthread_cond_wait(&w.cv, &w.mu);
-        pthread_mutex_unlock(&w.mu);
-        if (w.state != 1)
+        if (st_flush_wait(&w, 1) != 1 || w.ok != 1)
             _exit(6);
         if (write(fd, &i, sizeof i) != sizeof i)
             _exit(7);
@@ -176,7 +148,7 @@ static void test_kill9_during_sync_writes(void **state)
         store_config c;
         logbuf lb = {{0}};
         cfg_for(&c, root, &lb);
-        store_engine *e = open_cfg(&c);
+        store_engine *e = st_open(&c);
         assert_non_null(strstr(lb.text, "after a crash"));
         if (getenv("STORE_TEST_VERBOSE"))
             fprintf(stderr, "round %d: last ack %d\n%s", round, last, lb.text);
@@ -257,7 +229,7 @@ static void test_torn_tail_is_cut(void **state)
     store_config c;
     logbuf lb = {{0}};
     cfg_for(&c, root, &lb);
-    store_engine *e = open_cfg(&c);
+    store_engine *e = st_open(&c);
     int64_t end = fill(e, 203);
     int64_t max1 = store_max_offset(e, "K", 3);
     store_close(e);
@@ -299,7 +271,7 @@ static void test_torn_tail_is_cut(void **state)
     close(fd);
     touch(root, "abort");
     forget_boot(root);
-    e = open_cfg(&c);
+    e = st_open(&c);
     if (getenv("STORE_TEST_VERBOSE"))
         fprintf(stderr, "%s", lb.text);
     assert_non_null(strstr(lb.text, "after a crash, state durable offset"));
@@ -328,12 +300,12 @@ static void test_lost_queues_are_rebuilt_and_clean_start_skips_scan(void **state
     store_config c;
     logbuf lb = {{0}};
     cfg_for(&c, root, &lb);
-    store_engine *e = open_cfg(&c);
+    store_engine *e = st_open(&c);
     fill(e, 400);
     store_close(e);
     /* a clean stop: reopened from the state file, no record re-read */
     lb.text[0] = 0;
-    e = open_cfg(&c);
+    e = st_open(&c);
     assert_non_null(strstr(lb.text, "clean-stop state"));
     assert_non_null(strstr(lb.text, " 0 records scanned"));
     store_close(e);
@@ -342,7 +314,7 @@ static void test_lost_queues_are_rebuilt_and_clean_start_skips_scan(void **state
     snprintf(p, sizeof p, "%s/consumequeue", root);
     st_rmrf(p);
     lb.text[0] = 0;
-    e = open_cfg(&c);
+    e = st_open(&c);
     assert_null(strstr(lb.text, "clean-stop state"));
     for (int q = 0; q < 4; q++)
         assert_int_equal(store_max_offset(e, "K", q), 100);
@@ -354,7 +326,7 @@ static void test_lost_queues_are_rebuilt_and_clean_start_skips_scan(void **state
     assert_int_equal(unlink(p), 0);
     touch(root, "abort");
     lb.text[0] = 0;
-    e = open_cfg(&c);
+    e = st_open(&c);
     assert_non_null(strstr(lb.text, "abnormal (checkpoint)"));
     for (int i = 0; i < 400; i++)
         check_record(e, i);
@@ -363,7 +335,7 @@ static void test_lost_queues_are_rebuilt_and_clean_start_skips_scan(void **state
     /* no state file, clean: Java's normal rule (last three segments) */
     assert_int_equal(unlink(p), 0);
     lb.text[0] = 0;
-    e = open_cfg(&c);
+    e = st_open(&c);
     assert_non_null(strstr(lb.text, "normal (third-to-last segment)"));
     check_queues_consistent(e);
     fill(e, 4); /* K%0000000.. again: queue offsets continue */

@@ -11,35 +11,15 @@
 
 #include <cmocka.h>
 
-#include "stored_record.h"
+#include "store_test_util.h"
 
 #include <zlib.h>
-
-/* The body of a recorded response frame: length prefix, header-length
- * field, header, then the body. */
-static uint8_t *vector_body(const char *name, size_t *len)
-{
-    char path[1024];
-    snprintf(path, sizeof path, "%s/%s", RMQ_VECTORS_DIR, name);
-    FILE *f = fopen(path, "rb");
-    assert_non_null(f);
-    static uint8_t buf[65536];
-    size_t n = fread(buf, 1, sizeof buf, f);
-    fclose(f);
-    assert_true(n > 8);
-    size_t hl = stored_be32(buf + 4) & 0xFFFFFF;
-    assert_true(8 + hl <= n);
-    *len = n - 8 - hl;
-    uint8_t *body = malloc(*len);
-    memcpy(body, buf + 8 + hl, *len);
-    return body;
-}
 
 static void test_view_record_decodes_field_by_field(void **state)
 {
     (void)state;
     size_t len;
-    uint8_t *b = vector_body("33-view-message-by-id.resp.bin", &len);
+    uint8_t *b = st_vector_body("33-view-message-by-id.resp.bin", &len);
     assert_int_equal(len, 226);
     stored_record r;
     assert_int_equal(stored_record_decode(b, len, true, &r), STORED_RECORD_OK);
@@ -69,7 +49,7 @@ static void test_pull_records_reencode_byte_identical(void **state)
 {
     (void)state;
     size_t len;
-    uint8_t *b = vector_body("11-pull-message.found-4.resp.bin", &len);
+    uint8_t *b = st_vector_body("11-pull-message.found-4.resp.bin", &len);
     size_t pos = 0;
     int count = 0;
     int64_t phys[] = {0xe2, 0x1b8, 0x28e, 0x364};
@@ -98,7 +78,7 @@ static void test_truncations_and_corruptions_are_rejected(void **state)
 {
     (void)state;
     size_t len;
-    uint8_t *b = vector_body("33-view-message-by-id.resp.bin", &len);
+    uint8_t *b = st_vector_body("33-view-message-by-id.resp.bin", &len);
     stored_record r;
     for (size_t n = 0; n < len; n++)
         assert_int_not_equal(stored_record_decode(b, n, false, &r), STORED_RECORD_OK);

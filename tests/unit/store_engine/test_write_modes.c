@@ -23,11 +23,7 @@ static store_engine *open_mode(const char *root, int write_mode, store_flush_typ
     c.commitlog_write = write_mode;
     c.flush_type = ft;
     c.sync_flush_timeout_ms = 5000;
-    store_engine *e = NULL;
-    char err[256];
-    if (store_open(&c, &e, err, sizeof err) != 0)
-        fail_msg("store_open: %s", err);
-    return e;
+    return st_open(&c);
 }
 
 static size_t body_len_of(int i)
@@ -96,42 +92,13 @@ static void check_all(store_engine *e, int n)
     }
 }
 
-typedef struct flush_wait {
-    pthread_mutex_t mu;
-    int done, ok;
-} flush_wait;
-
-static void on_flushed(void *ud, bool ok)
-{
-    flush_wait *w = ud;
-    pthread_mutex_lock(&w->mu);
-    w->done++;
-    w->ok += ok;
-    pthread_mutex_unlock(&w->mu);
-}
-
-/* poll (up to 10 s) until the flush callback ran */
-static void wait_called(flush_wait *w)
-{
-    for (int i = 0; i < 5000; i++) {
-        pthread_mutex_lock(&w->mu);
-        int d = w->done;
-        pthread_mutex_unlock(&w->mu);
-        if (d)
-            break;
-        struct timespec ts = {0, 2000000};
-        nanosleep(&ts, NULL);
-    }
-    assert_int_equal(w->done, 1);
-}
-
 static void wait_durable(store_engine *e)
 {
     store_runtime_stats rs;
     store_runtime_stats_get(e, &rs);
-    flush_wait w = {PTHREAD_MUTEX_INITIALIZER, 0, 0};
-    assert_int_equal(store_wait_flush(e, rs.commitlog_max_offset, on_flushed, &w), 0);
-    wait_called(&w);
+    st_flush_count w = ST_FLUSH_COUNT_INIT;
+    assert_int_equal(store_wait_flush(e, rs.commitlog_max_offset, st_on_flushed, &w), 0);
+    assert_int_equal(st_flush_wait(&w, 1), 1);
     assert_int_equal(w.ok, 1);
     store_runtime_stats_get(e, &rs);
     assert_true(rs.flushed_offset >= rs.commitlog_max_offset);
@@ -253,9 +220,9 @@ static void test_deferred_writes(void **state)
     store_put_result r;
     assert_int_equal(store_put(e, &s.m, &r), 0);
     assert_int_equal(r.status, STORE_PUT_OK); /* staged: its answer waits for the flush */
-    flush_wait w = {PTHREAD_MUTEX_INITIALIZER, 0, 0};
-    assert_int_equal(store_wait_flush(e, r.end_offset, on_flushed, &w), 0);
-    wait_called(&w);
+    st_flush_count w = ST_FLUSH_COUNT_INIT;
+    assert_int_equal(store_wait_flush(e, r.end_offset, st_on_flushed, &w), 0);
+    assert_int_equal(st_flush_wait(&w, 1), 1);
     assert_int_equal(w.ok, 0); /* the send would be answered FLUSH_DISK_TIMEOUT */
     store_runtime_stats rs;
     store_runtime_stats_get(e, &rs);
