@@ -442,22 +442,35 @@ static int send_held_pull(int broker_port, int opaque)
     return rc == 0 ? fd : -1;
 }
 
-static void test_held_pull_is_answered_at_once_when_the_daemon_stops(void **state)
+/* A daemon pair holding a PULL (opaque) for up to 30 s: its connection. */
+static int start_with_held_pull(fixture *f, int opaque)
 {
-    fixture *f = *state;
     int ns_port, broker_port;
     start_both(f, &ns_port, &broker_port, "pullSuspendMaxMillis = 30000;\n");
-    int fd = send_held_pull(broker_port, 77);
+    int fd = send_held_pull(broker_port, opaque);
     assert_true(fd >= 0);
     /* Held: nothing comes back for a while. */
     assert_null(rmq_tc_recv(fd, 300));
-    uint64_t t0 = rmq_test_now_ms();
-    kill(f->d.pid, SIGTERM);
+    return fd;
+}
+
+/* The held PULL is answered PULL_NOT_FOUND (19) on fd. */
+static void expect_pull_not_found(int fd, int opaque)
+{
     rmq_cmd *r = rmq_tc_recv(fd, 10000);
     assert_non_null(r);
-    assert_int_equal(r->opaque, 77);
-    assert_int_equal(r->code, 19); /* PULL_NOT_FOUND */
+    assert_int_equal(r->opaque, opaque);
+    assert_int_equal(r->code, 19);
     rmq_cmd_free(r);
+}
+
+static void test_held_pull_is_answered_at_once_when_the_daemon_stops(void **state)
+{
+    fixture *f = *state;
+    int fd = start_with_held_pull(f, 77);
+    uint64_t t0 = rmq_test_now_ms();
+    kill(f->d.pid, SIGTERM);
+    expect_pull_not_found(fd, 77);
     assert_int_equal(rmq_td_stop(&f->d), 0);
     /* Not held to its 25 s timeout (a bound, not a timing measurement). */
     assert_true(rmq_test_now_ms() - t0 < 20000);
@@ -467,22 +480,14 @@ static void test_held_pull_is_answered_at_once_when_the_daemon_stops(void **stat
 static void test_held_pull_is_answered_when_the_plugin_reloads(void **state)
 {
     fixture *f = *state;
-    int ns_port, broker_port;
-    start_both(f, &ns_port, &broker_port, "pullSuspendMaxMillis = 30000;\n");
-    int fd = send_held_pull(broker_port, 78);
-    assert_true(fd >= 0);
-    assert_null(rmq_tc_recv(fd, 300));
+    int fd = start_with_held_pull(f, 78);
     char out[4096];
     const char *args[] = {"reload", "broker-client-mgr", NULL};
     assert_int_equal(rmq_td_ctl(&f->d, out, sizeof(out), args), 0);
-    rmq_cmd *r = rmq_tc_recv(fd, 10000);
-    assert_non_null(r);
-    assert_int_equal(r->opaque, 78);
-    assert_int_equal(r->code, 19);
-    rmq_cmd_free(r);
+    expect_pull_not_found(fd, 78);
     /* The client pulls again and the new generation holds it as before. */
     close(fd);
-    fd = send_held_pull(broker_port, 79);
+    fd = send_held_pull(rmq_td_port(&f->d, "broker"), 79);
     assert_null(rmq_tc_recv(fd, 300));
     close(fd);
 }
@@ -531,13 +536,8 @@ static void *run_reload(void *arg)
 static void test_reload_during_a_pending_topics_write_loses_nothing(void **state)
 {
     fixture *f = *state;
-    int ns = rmq_tc_free_port();
-    assert_true(ns > 0);
-    const char *servers[] = {"namesrv", "broker", NULL};
-    assert_int_equal(rmq_td_init(&f->d, servers, NULL), 0);
-    char settings[128], dir[400], fifo[460];
-    snprintf(settings, sizeof settings, "namesrvAddr = \"127.0.0.1:%d\";", ns);
-    assert_int_equal(bcm_configure_namesrv_and_broker(&f->d, ns, "debug", settings), 0);
+    char dir[400], fifo[460];
+    assert_int_equal(bcm_configure_pair(&f->d, "debug", ""), 0);
     snprintf(dir, sizeof dir, "%s/broker-client-mgr", f->d.state_dir);
     snprintf(fifo, sizeof fifo, "%s/topics.json.tmp", dir);
     assert_int_equal(mkdir(dir, 0755), 0);
