@@ -210,6 +210,15 @@ static void on_listener_handle_closed(uv_handle_t *hd)
         swap_finish(j->l0, j);
 }
 
+/* One of the old listener's handles on loop 0: the swap finishes when the
+ * last of them has closed. */
+static void close_listener_handle(swap_job *j, uv_handle_t *hd)
+{
+    hd->data = j;
+    j->pending_closes++;
+    uv_close(hd, on_listener_handle_closed);
+}
+
 static void swap_on_loop0(io_loop *l0, void *arg)
 {
     swap_job *j = arg;
@@ -217,16 +226,12 @@ static void swap_on_loop0(io_loop *l0, void *arg)
     j->l0 = l0;
     if (s->polling) {
         uv_poll_stop(&s->poll);
-        s->poll.data = j;
-        j->pending_closes++;
-        uv_close((uv_handle_t *)&s->poll, on_listener_handle_closed);
+        close_listener_handle(j, (uv_handle_t *)&s->poll);
         s->polling = false;
     }
     if (s->backoff_inited) {
         uv_timer_stop(&s->accept_backoff);
-        s->accept_backoff.data = j;
-        j->pending_closes++;
-        uv_close((uv_handle_t *)&s->accept_backoff, on_listener_handle_closed);
+        close_listener_handle(j, (uv_handle_t *)&s->accept_backoff);
         s->backoff_inited = false;
     }
     if (j->pending_closes == 0)

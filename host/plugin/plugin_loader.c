@@ -170,39 +170,28 @@ int plugin_resolve_settings(plugin_inst *p, char *err, size_t errlen)
     return 0;
 }
 
+/* Free one registration array and leave it empty (count 0). */
+#define DROP_ARRAY(arr, count) (free(arr), (arr) = NULL, (count) = 0)
+
 static void free_registrations(plugin_inst *p)
 {
     for (size_t i = 0; i < p->nexecutors; i++) {
         executor_stop(p->executors[i]);
         free(p->executors[i]);
     }
-    free(p->executors);
-    p->executors = NULL;
-    p->nexecutors = 0;
-    free(p->procs);
-    p->procs = NULL;
-    p->nprocs = 0;
-    free(p->listeners);
-    p->listeners = NULL;
-    p->nlisteners = 0;
-    free(p->hooks);
-    p->hooks = NULL;
-    p->nhooks = 0;
+    DROP_ARRAY(p->executors, p->nexecutors);
+    DROP_ARRAY(p->procs, p->nprocs);
+    DROP_ARRAY(p->listeners, p->nlisteners);
+    DROP_ARRAY(p->hooks, p->nhooks);
     for (timer_rec *t = p->timers; t;) {
         timer_rec *n = t->next;
         free(t);
         t = n;
     }
     p->timers = NULL;
-    free(p->services);
-    p->services = NULL;
-    p->nservices = 0;
-    free(p->admin_cmds);
-    p->admin_cmds = NULL;
-    p->nadmin = 0;
-    free(p->subs);
-    p->subs = NULL;
-    p->nsubs = 0;
+    DROP_ARRAY(p->services, p->nservices);
+    DROP_ARRAY(p->admin_cmds, p->nadmin);
+    DROP_ARRAY(p->subs, p->nsubs);
     memset(&p->deflt, 0, sizeof(p->deflt));
     memset(&p->reject, 0, sizeof(p->reject));
 }

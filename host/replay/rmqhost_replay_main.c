@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "frame_file.h"
 #include "replay_diff.h"
 #include "replay_targets.h"
 
@@ -120,28 +121,10 @@ static char **list_all(const char *dir, size_t *n)
     return out;
 }
 
-static unsigned char *read_file(const char *path, size_t *len)
-{
-    FILE *fp = fopen(path, "rb");
-    if (!fp)
-        return NULL;
-    fseek(fp, 0, SEEK_END);
-    long n = ftell(fp);
-    fseek(fp, 0, SEEK_SET);
-    unsigned char *buf = n > 0 ? malloc((size_t)n) : NULL;
-    if (buf && fread(buf, 1, (size_t)n, fp) != (size_t)n) {
-        free(buf);
-        buf = NULL;
-    }
-    fclose(fp);
-    *len = buf ? (size_t)n : 0;
-    return buf;
-}
-
 static rmq_cmd *decode_file(const char *path, char *why, size_t whylen)
 {
     size_t len;
-    unsigned char *buf = read_file(path, &len);
+    unsigned char *buf = rmq_frame_file_read(path, &len);
     if (!buf) {
         snprintf(why, whylen, "cannot read %s", path);
         return NULL;
@@ -175,7 +158,7 @@ static int run_step(replay_target *t, const run_opts *o, const char *step)
     else
         snprintf(path, sizeof(path), "%s/%s", o->vectors, file);
     size_t len;
-    unsigned char *frame = read_file(path, &len);
+    unsigned char *frame = rmq_frame_file_read(path, &len);
     if (!frame) {
         printf("ERROR %s: cannot read %s\n", step, path);
         return 2;

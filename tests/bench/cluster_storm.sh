@@ -24,20 +24,10 @@ secs=${5:-40}
 expire_ms=${6:-90000}
 distinct=--distinct
 [[ ${7:-} == --shared ]] && distinct=
-build=$(cd "$build" && pwd)
-bin=$build/bin
-plugins=$build/plugins
 here=$(cd "$(dirname "$0")" && pwd)
-dir=$(mktemp -d /tmp/rmqstorm.XXXXXX)
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$dir"; }
-trap cleanup EXIT
-
-# shellcheck source=../support/namesrv_daemon.sh
-source "$here/../support/namesrv_daemon.sh"
-bport=$(free_port)
-"$bin/baseline_server" -l "127.0.0.1:$bport" -t 1 >"$dir/baseline.log" 2>&1 &
-pids+=($!)
+# shellcheck source=bench_session.sh
+source "$here/bench_session.sh"
+bench_session "$build" rmqstorm
 # expiry scans every second so that the run sees the brokers go
 write_namesrv_conf "$dir" "$plugins" "scanNotActiveBrokerInterval = 1000;"
 start_daemon "$bin" "$dir"

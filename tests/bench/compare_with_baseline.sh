@@ -8,20 +8,10 @@ set -euo pipefail
 build=${1:-build}
 runs=${2:-5}
 secs=${3:-4}
-build=$(cd "$build" && pwd) # plugin paths in conf.d must be absolute
-bin=$build/bin
-plugins=$build/plugins
 here=$(cd "$(dirname "$0")" && pwd)
-dir=$(mktemp -d /tmp/rmqcompare.XXXXXX)
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$dir"; }
-trap cleanup EXIT
-
-# shellcheck source=../support/namesrv_daemon.sh
-source "$here/../support/namesrv_daemon.sh"
-bport=$(free_port)
-"$bin/baseline_server" -l "127.0.0.1:$bport" -t 1 >"$dir/baseline.log" 2>&1 &
-pids+=($!)
+# shellcheck source=bench_session.sh
+source "$here/bench_session.sh"
+bench_session "$build" rmqcompare
 
 # the NameServer plus a canned route (hosttest) on a second server
 write_namesrv_conf "$dir" "$plugins" "" 'main = { listen = "127.0.0.1:0"; };'

@@ -21,21 +21,11 @@ repeat=${REPEAT:-1}
 shift 2 || true
 topics=("$@")
 [[ ${#topics[@]} -gt 0 ]] || topics=(1000 10000 20000)
-build=$(cd "$build" && pwd)
-bin=$build/bin
-plugins=$build/plugins
-bench=${RMQBENCH:-$bin/rmqbench}
 here=$(cd "$(dirname "$0")" && pwd)
-dir=$(mktemp -d /tmp/rmqregister.XXXXXX)
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$dir"; }
-trap cleanup EXIT
-
-# shellcheck source=../support/namesrv_daemon.sh
-source "$here/../support/namesrv_daemon.sh"
-bport=$(free_port)
-"$bin/baseline_server" -l "127.0.0.1:$bport" -t 1 >"$dir/baseline.log" 2>&1 &
-pids+=($!)
+# shellcheck source=bench_session.sh
+source "$here/bench_session.sh"
+bench_session "$build" rmqregister
+bench=${RMQBENCH:-$bin/rmqbench}
 
 write_namesrv_conf "$dir" "$plugins"
 start_daemon "$bin" "$dir"

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "frame_file.h"
 #include "rmq_test_support.h"
 
 static long long now_ms(void)
@@ -231,19 +232,5 @@ unsigned char *rmq_tc_load_vector(const char *name, size_t *len)
 {
     char path[1024];
     snprintf(path, sizeof(path), "%s/%s", RMQ_TEST_VECTORS_DIR, name);
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    unsigned char *buf = n > 0 ? malloc((size_t)n) : NULL;
-    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        free(buf);
-        buf = NULL;
-    }
-    fclose(f);
-    if (buf)
-        *len = (size_t)n;
-    return buf;
+    return rmq_frame_file_read(path, len);
 }

@@ -261,16 +261,33 @@ int rmq_td_ctl(const rmq_test_daemon *d, char *out, size_t out_len, const char *
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+/* The NULL-terminated inline arguments after `first` into args[16]. */
+static void ctl_args(const char **args, const char *first, va_list ap)
+{
+    int n = 0;
+    for (const char *a = first; a && n < 15; a = va_arg(ap, const char *))
+        args[n++] = a;
+    args[n] = NULL;
+}
+
+const char *rmq_td_ctl_output(rmq_test_daemon *d, int *status, const char *first, ...)
+{
+    const char *args[16];
+    va_list ap;
+    va_start(ap, first);
+    ctl_args(args, first, ap);
+    va_end(ap);
+    *status = rmq_td_ctl(d, d->ctl_out, sizeof d->ctl_out, args);
+    return d->ctl_out;
+}
+
 char *rmq_td_ctl_capture(const rmq_test_daemon *d, int *status, const char *first, ...)
 {
     const char *args[16];
-    int n = 0;
     va_list ap;
     va_start(ap, first);
-    for (const char *a = first; a && n < 15; a = va_arg(ap, const char *))
-        args[n++] = a;
+    ctl_args(args, first, ap);
     va_end(ap);
-    args[n] = NULL;
     const size_t cap = 1 << 16;
     char *out = calloc(1, cap);
     if (!out)

@@ -23,6 +23,9 @@ typedef struct rmq_test_daemon {
     char state_dir[300]; /* dir/state */
     char admin_socket[300];
     char log_path[300]; /* daemon stderr goes here */
+    /* the last rmq_td_ctl_output: owned here so a failed assertion on it
+     * leaks nothing (a cmocka failure jumps past any free) */
+    char ctl_out[1 << 16];
 } rmq_test_daemon;
 
 /* Create a temp root with conf.d/ and state/. Writes host.conf declaring the
@@ -64,8 +67,14 @@ bool rmq_td_log_contains(const rmq_test_daemon *d, const char *needle);
 int rmq_td_ctl(const rmq_test_daemon *d, char *out, size_t out_len, const char *const *args);
 
 /* rmqhostctl with its arguments listed inline (NULL-terminated, at most 15):
- * returns its stdout (up to 64 KiB, malloc'd, caller frees; NULL when out of
- * memory) and stores the exit status (or -1) in *status. */
+ * returns its stdout (up to 64 KiB) in d->ctl_out, valid until the next call
+ * on d, and stores the exit status (or -1) in *status. Nothing to free, so
+ * an assertion that fails on the text leaks nothing. */
+const char *rmq_td_ctl_output(rmq_test_daemon *d, int *status, const char *first, ...)
+    __attribute__((sentinel));
+/* The same into a malloc'd copy the caller frees (NULL when out of memory);
+ * kept for the interop tests. Prefer rmq_td_ctl_output: this copy leaks
+ * when an assertion fails before the free. */
 char *rmq_td_ctl_capture(const rmq_test_daemon *d, int *status, const char *first, ...)
     __attribute__((sentinel));
 

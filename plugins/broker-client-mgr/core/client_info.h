@@ -23,6 +23,12 @@ typedef struct bcm_client {
  * clients. 0, or -1 on OOM with the array unchanged. */
 int bcm_client_append(bcm_client **arr, size_t *n, size_t *cap, const bcm_client *info);
 
+/* Whether the entry's last heartbeat is more than timeout_ms old (Java's
+ * scanNotActiveChannel). If so its channel is appended to *expired for the
+ * caller to close (left out on OOM: the entry goes all the same). */
+bool bcm_client_expired(const bcm_client *c, uint64_t now_ms, uint64_t timeout_ms,
+                        uint64_t **expired, size_t *nexpired);
+
 /* One SubscriptionData. `json` is the normalised Java rendering
  * (classFilterMode, codeSet, expressionType, subString, subVersion, tagsSet,
  * topic); the scalar fields point into it. */

@@ -262,12 +262,7 @@ size_t bcm_consumer_expire(bcm_consumer_table *t, uint64_t now_ms, uint64_t time
         bcm_consumer_group *g = e->value;
         for (size_t i = 0; i < g->nclients;) {
             bcm_client *c = &g->clients[i];
-            if (now_ms > c->last_update_ms && now_ms - c->last_update_ms > timeout_ms) {
-                uint64_t *v = realloc(*expired, (*nexpired + 1) * sizeof *v);
-                if (v) {
-                    *expired = v;
-                    v[(*nexpired)++] = c->channel;
-                }
+            if (bcm_client_expired(c, now_ms, timeout_ms, expired, nexpired)) {
                 remove_channel(g, c->channel);
                 removed++;
             } else {

@@ -1,10 +1,12 @@
 /* fastjson_text.c — owns the text rewrite that lets jansson read files and
- * bodies written by Java's fastjson. Never interprets values; only keys in
- * object position are touched, never the inside of strings. */
+ * bodies written by Java's fastjson, and the parse of such a document into
+ * its top-level object. Never interprets values; only keys in object
+ * position are touched, never the inside of strings. */
 #include "fastjson_text.h"
 
 #include <ctype.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -73,4 +75,22 @@ char *fastjson_quote_bare_keys(const char *text, size_t len)
     }
     out[o] = '\0';
     return out;
+}
+
+json_t *fastjson_load_object(const char *text, size_t len, char *err, size_t errlen)
+{
+    char *q = fastjson_quote_bare_keys(text, len);
+    if (!q) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    json_error_t je;
+    json_t *root = json_loads(q, 0, &je);
+    free(q);
+    if (!json_is_object(root)) {
+        snprintf(err, errlen, "line %d: %s", je.line, je.text);
+        json_decref(root);
+        return NULL;
+    }
+    return root;
 }

@@ -261,19 +261,9 @@ char *bcm_offset_table_encode(const bcm_offset_table *t, bool pretty)
 int bcm_offset_table_load(bcm_offset_table *t, const char *text, size_t len, char *err,
                           size_t errlen)
 {
-    char *q = fastjson_quote_bare_keys(text, len);
-    if (!q) {
-        snprintf(err, errlen, "out of memory");
+    json_t *root = fastjson_load_object(text, len, err, errlen);
+    if (!root)
         return -1;
-    }
-    json_error_t je;
-    json_t *root = json_loads(q, 0, &je);
-    free(q);
-    if (!json_is_object(root)) {
-        snprintf(err, errlen, "line %d: %s", je.line, je.text);
-        json_decref(root);
-        return -1;
-    }
     const char *k, *qk;
     json_t *v, *ov;
     json_object_foreach(json_object_get(root, "offsetTable"), k, v)

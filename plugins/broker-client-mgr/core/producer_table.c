@@ -124,13 +124,7 @@ size_t bcm_producer_expire(bcm_producer_table *t, uint64_t now_ms, uint64_t time
     while ((e = str_map_iter_next(&t->groups, &it))) {
         bcm_producer_group *g = e->value;
         for (size_t i = 0; i < g->n;) {
-            if (now_ms > g->clients[i].last_update_ms &&
-                now_ms - g->clients[i].last_update_ms > timeout_ms) {
-                uint64_t *v = realloc(*expired, (*nexpired + 1) * sizeof *v);
-                if (v) {
-                    *expired = v;
-                    v[(*nexpired)++] = g->clients[i].channel;
-                }
+            if (bcm_client_expired(&g->clients[i], now_ms, timeout_ms, expired, nexpired)) {
                 remove_from_group(g, g->clients[i].channel, t);
                 removed++;
             } else {

@@ -102,19 +102,9 @@ bool bcm_subscription_groups_delete(bcm_subscription_groups *s, const char *name
 int bcm_subscription_groups_load(bcm_subscription_groups *s, const char *text, size_t len,
                                  char *err, size_t errlen)
 {
-    char *q = fastjson_quote_bare_keys(text, len);
-    if (!q) {
-        snprintf(err, errlen, "out of memory");
+    json_t *root = fastjson_load_object(text, len, err, errlen);
+    if (!root)
         return -1;
-    }
-    json_error_t je;
-    json_t *root = json_loads(q, 0, &je);
-    free(q);
-    if (!json_is_object(root)) {
-        snprintf(err, errlen, "line %d: %s", je.line, je.text);
-        json_decref(root);
-        return -1;
-    }
     const char *k;
     json_t *v;
     json_object_foreach(json_object_get(root, "subscriptionGroupTable"), k, v)

@@ -53,3 +53,19 @@ bool bcm_unwritten_topics_has(const bcm_unwritten_topics *u, const char *name)
 {
     return u->names.count > 0 && str_map_get(&u->names, name) != NULL;
 }
+
+json_t *bcm_unwritten_topics_names(const bcm_unwritten_topics *u)
+{
+    json_t *names = json_array();
+    if (!names || u->names.count == 0)
+        return names;
+    str_map_iter it;
+    str_map_iter_init(&u->names, &it);
+    for (str_map_entry *e; (e = str_map_iter_next(&u->names, &it)) != NULL;) {
+        if (json_array_append_new(names, json_string(e->key)) != 0) {
+            json_decref(names);
+            return NULL;
+        }
+    }
+    return names;
+}

@@ -8,6 +8,7 @@
 
 #include "str_map.h"
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -28,5 +29,8 @@ uint64_t bcm_unwritten_topics_snapshot(const bcm_unwritten_topics *u);
 void bcm_unwritten_topics_written(bcm_unwritten_topics *u, uint64_t snapshot);
 /* One count test when nothing is pending (every SEND asks). */
 bool bcm_unwritten_topics_has(const bcm_unwritten_topics *u, const char *name);
+/* The pending names as a JSON array (a hot reload hands them to the next
+ * generation); NULL when out of memory. */
+json_t *bcm_unwritten_topics_names(const bcm_unwritten_topics *u);
 
 #endif

@@ -1,7 +1,8 @@
 /* state_transfer.c — owns export_state/import_state for hot reload: client
- * tables (connections keep their ids across a reload), offsets, topics and
- * subscription groups, as one JSON blob of format BCM_STATE_VERSION. Runs
- * on INIT only; never touches files. */
+ * tables (connections keep their ids across a reload), offsets, topics,
+ * subscription groups and the topics whose topics.json write is pending, as
+ * one JSON blob of format BCM_STATE_VERSION. Runs on the control thread;
+ * touches a file only to write the pending topics it received. */
 #include "broker_context.h"
 
 #include "heartbeat_data.h"
@@ -41,6 +42,7 @@ int bcm_export_state(rmq_plugin_ctx *pctx, void **blob, size_t *len)
     char *topics = bcm_topic_table_encode(&c->topics);
     char *groups = bcm_subscription_groups_encode(&c->groups);
     char *offsets = bcm_offset_table_encode(&c->offsets, false);
+    json_t *unwritten = bcm_unwritten_topics_names(&c->unwritten);
     str_map_iter it;
     str_map_entry *e;
     str_map_iter_init(&c->producers.groups, &it);
@@ -72,6 +74,8 @@ int bcm_export_state(rmq_plugin_ctx *pctx, void **blob, size_t *len)
     json_object_set_new(root, "offsets", json_string(offsets ? offsets : "{}"));
     json_object_set_new(root, "producers", producers);
     json_object_set_new(root, "consumers", consumers);
+    /* Absent from a blob of an older generation: nothing pending then. */
+    json_object_set_new(root, "unwrittenTopics", unwritten ? unwritten : json_array());
     free(topics);
     free(groups);
     free(offsets);
@@ -112,8 +116,15 @@ int bcm_import_state(rmq_plugin_ctx *pctx, uint32_t version, const void *blob, s
         (g && bcm_subscription_groups_load(&c->groups, g, strlen(g), err, sizeof err) != 0) ||
         (o && bcm_offset_table_load(&c->offsets, o, strlen(o), err, sizeof err) != 0))
         rc = RMQ_EINVAL;
-    size_t i;
+    size_t i, carried = 0;
     json_t *v;
+    json_array_foreach(json_object_get(root, "unwrittenTopics"), i, v)
+    {
+        const char *name = json_string_value(v);
+        if (name && bcm_topic_table_has(&c->topics, name) &&
+            bcm_unwritten_topics_add(&c->unwritten, name) == 0)
+            carried++;
+    }
     json_array_foreach(json_object_get(root, "producers"), i, v)
     {
         bcm_client cl = client_from(v);
@@ -155,7 +166,17 @@ int bcm_import_state(rmq_plugin_ctx *pctx, uint32_t version, const void *blob, s
     }
     pthread_mutex_unlock(&c->lock);
     json_decref(root);
-    if (rc != 0)
+    if (rc != 0) {
         c->api->log(c->pctx, RMQ_LOG_ERROR, "import_state failed: %s", err);
-    return rc;
+        return rc;
+    }
+    /* The old generation's write of these topics did not finish before the
+     * export: this generation writes them before it serves (the reload swaps
+     * after import), so no sender of theirs is answered ahead of the file. */
+    if (carried > 0) {
+        c->api->log(c->pctx, RMQ_LOG_INFO,
+                    "%zu topic(s) handed over before their topics.json write; writing it", carried);
+        bcm_persist_topics(c);
+    }
+    return 0;
 }

@@ -30,14 +30,13 @@ static const char *const SERVERS[] = {"main", "aux", NULL};
 static json_t *ctl_json(rmq_test_daemon *d, const char *cmd)
 {
     int code;
-    char *out = rmq_td_ctl_capture(d, &code, cmd, "--json", NULL);
+    const char *out = rmq_td_ctl_output(d, &code, cmd, "--json", NULL);
     assert_int_equal(code, 0);
     json_error_t err;
     json_t *j = json_loads(out, 0, &err);
     if (!j)
         fprintf(stderr, "not JSON: %s\n", out);
     assert_non_null(j);
-    free(out);
     return j;
 }
 
@@ -132,11 +131,10 @@ static void test_admin_socket_is_0600_and_list_starts_at_generation_1(void **sta
     assert_int_equal(generation_of(d, "echo", s, sizeof(s)), 1);
     assert_string_equal(s, "live");
     int code;
-    char *out = rmq_td_ctl_capture(d, &code, "list", NULL);
+    const char *out = rmq_td_ctl_output(d, &code, "list", NULL);
     assert_int_equal(code, 0);
     assert_non_null(strstr(out, "echo"));
     assert_non_null(strstr(out, "GEN"));
-    free(out);
 }
 
 static void test_stale_socket_is_replaced_on_start(void **state)
@@ -233,22 +231,18 @@ static void test_ctl_exit_codes_usage_unreachable_refused(void **state)
 {
     rmq_test_daemon *d = *state;
     int code;
-    char *out = rmq_td_ctl_capture(d, &code, "reload", NULL); /* missing NAME */
+    const char *out = rmq_td_ctl_output(d, &code, "reload", NULL); /* missing NAME */
     assert_int_equal(code, 2);
-    free(out);
-    out = rmq_td_ctl_capture(d, &code, "reload", "no-such-plugin", NULL);
+    out = rmq_td_ctl_output(d, &code, "reload", "no-such-plugin", NULL);
     assert_int_equal(code, 1);
     assert_non_null(strstr(out, "no-such-plugin"));
-    free(out);
-    out = rmq_td_ctl_capture(d, &code, "no-such-command", NULL);
+    out = rmq_td_ctl_output(d, &code, "no-such-command", NULL);
     assert_int_equal(code, 2);
-    free(out);
     /* unreachable daemon: a socket path nobody listens on */
     rmq_test_daemon other = *d;
     snprintf(other.admin_socket, sizeof(other.admin_socket), "%s/nobody.sock", d->dir);
-    out = rmq_td_ctl_capture(&other, &code, "list", NULL);
+    out = rmq_td_ctl_output(&other, &code, "list", NULL);
     assert_int_equal(code, 2);
-    free(out);
 }
 
 static void test_ctl_finds_socket_from_conf_dir(void **state)
@@ -265,17 +259,14 @@ static void test_plugin_command_is_served_through_ctl(void **state)
 {
     rmq_test_daemon *d = *state;
     int code;
-    char *out = rmq_td_ctl_capture(d, &code, "help", NULL);
+    const char *out = rmq_td_ctl_output(d, &code, "help", NULL);
     assert_int_equal(code, 0);
     assert_non_null(strstr(out, "echo-stats"));
-    free(out);
-    out = rmq_td_ctl_capture(d, &code, "echo-stats", NULL);
+    out = rmq_td_ctl_output(d, &code, "echo-stats", NULL);
     assert_int_equal(code, 0);
     assert_true(strlen(out) > 0);
-    free(out);
-    out = rmq_td_ctl_capture(d, &code, "echo-stats", "surplus-arg", NULL);
+    out = rmq_td_ctl_output(d, &code, "echo-stats", "surplus-arg", NULL);
     assert_int_equal(code, 2);
-    free(out);
 }
 
 /* ---- conf.d edits ---- */
@@ -290,10 +281,9 @@ static void test_reload_config_starts_reloads_and_stops_plugins(void **state)
     /* a new file: echo2 on aux, which must start listening */
     echo_conf(d, "60-echo2.conf", "echo2", "aux", true, "bonjour");
     int code;
-    char *out = rmq_td_ctl_capture(d, &code, "reload-config", NULL);
+    const char *out = rmq_td_ctl_output(d, &code, "reload-config", NULL);
     assert_int_equal(code, 0);
     assert_non_null(strstr(out, "echo2"));
-    free(out);
     assert_int_equal(generation_of(d, "echo2", NULL, 0), 1);
     int aux_port = rmq_td_port(d, "aux");
     assert_true(aux_port > 0);
@@ -304,9 +294,8 @@ static void test_reload_config_starts_reloads_and_stops_plugins(void **state)
 
     /* changed settings: the running echo is reloaded with them */
     echo_conf(d, "50-echo.conf", "echo", "main", true, "salut");
-    out = rmq_td_ctl_capture(d, &code, "reload-config", NULL);
+    out = rmq_td_ctl_output(d, &code, "reload-config", NULL);
     assert_int_equal(code, 0);
-    free(out);
     int gen = generation_of(d, "echo", NULL, 0);
     assert_true(gen >= 2);
     g = echo_greeting(main_port);
@@ -315,16 +304,14 @@ static void test_reload_config_starts_reloads_and_stops_plugins(void **state)
     free(g);
 
     /* nothing changed: nothing reloaded */
-    out = rmq_td_ctl_capture(d, &code, "reload-config", NULL);
+    out = rmq_td_ctl_output(d, &code, "reload-config", NULL);
     assert_int_equal(code, 0);
-    free(out);
     assert_int_equal(generation_of(d, "echo", NULL, 0), gen);
 
     /* disabled in its file: stopped */
     echo_conf(d, "60-echo2.conf", "echo2", "aux", false, "bonjour");
-    out = rmq_td_ctl_capture(d, &code, "reload-config", NULL);
+    out = rmq_td_ctl_output(d, &code, "reload-config", NULL);
     assert_int_equal(code, 0);
-    free(out);
     char s[32];
     assert_int_equal(generation_of(d, "echo2", s, sizeof(s)), 0);
     assert_string_equal(s, "disabled");
@@ -333,9 +320,8 @@ static void test_reload_config_starts_reloads_and_stops_plugins(void **state)
     char path[512];
     snprintf(path, sizeof(path), "%s/60-echo2.conf", d->conf_dir);
     unlink(path);
-    out = rmq_td_ctl_capture(d, &code, "reload-config", NULL);
+    out = rmq_td_ctl_output(d, &code, "reload-config", NULL);
     assert_int_equal(code, 0);
-    free(out);
     assert_int_equal(generation_of(d, "echo2", NULL, 0), -1);
 }
 
@@ -406,11 +392,10 @@ static void test_reload_config_adds_moves_and_removes_servers(void **state)
              main_port, p1);
     write_host_conf(d, servers, NULL);
     echo_conf(d, "70-echo3.conf", "echo3", "extra", true, "hola");
-    char *out = rmq_td_ctl_capture(d, &code, "reload-config", NULL);
+    const char *out = rmq_td_ctl_output(d, &code, "reload-config", NULL);
     if (code != 0)
         fail_msg("reload-config: %s", out);
     assert_non_null(strstr(out, "server extra declared"));
-    free(out);
     assert_int_equal(rmq_td_port(d, "extra"), p1);
     int extra = rmq_tc_connect(p1);
     assert_true(extra >= 0);
@@ -425,11 +410,10 @@ static void test_reload_config_adds_moves_and_removes_servers(void **state)
              "  extra = { listen = \"127.0.0.1:%d\"; };\n",
              main_port, p2);
     write_host_conf(d, servers, NULL);
-    out = rmq_td_ctl_capture(d, &code, "reload-config", NULL);
+    out = rmq_td_ctl_output(d, &code, "reload-config", NULL);
     if (code != 0)
         fail_msg("reload-config: %s", out);
     assert_non_null(strstr(out, "server extra moved"));
-    free(out);
     assert_int_equal(rmq_td_port(d, "extra"), p2);
     assert_true(refused(p1));
     int extra2 = rmq_tc_connect(p2);
@@ -452,11 +436,10 @@ static void test_reload_config_adds_moves_and_removes_servers(void **state)
              main_port, ntohs(a.sin_port));
     write_host_conf(d, servers, NULL);
     echo_conf(d, "50-echo.conf", "echo", "main", true, "not-applied");
-    out = rmq_td_ctl_capture(d, &code, "reload-config", NULL);
+    out = rmq_td_ctl_output(d, &code, "reload-config", NULL);
     assert_int_equal(code, 1);
     assert_non_null(strstr(out, "nothing changed"));
     assert_non_null(strstr(out, "extra"));
-    free(out);
     close(taken);
     assert_int_equal(rmq_td_port(d, "extra"), p2);
     expect_greeting_on(extra, "hola");
@@ -481,14 +464,13 @@ static void test_reload_config_adds_moves_and_removes_servers(void **state)
              "io_threads = 1;\nmetrics_listen = \"127.0.0.1:0\";\nservers = {\n%s};\n%s\n",
              d->state_dir, d->admin_socket, servers, state_text);
     assert_int_equal(rmq_td_write_conf(d, "host.conf", text), 0);
-    out = rmq_td_ctl_capture(d, &code, "reload-config", NULL);
+    out = rmq_td_ctl_output(d, &code, "reload-config", NULL);
     if (code != 0)
         fail_msg("reload-config: %s", out);
     assert_non_null(strstr(out, "server extra removed"));
     assert_non_null(strstr(out, "io_threads changed"));
     assert_non_null(strstr(out, "log_level info"));
     assert_non_null(strstr(out, "write_high_water 8388608"));
-    free(out);
     assert_int_equal(rmq_td_port(d, "extra"), -1);
     assert_true(refused(p2));
     assert_int_equal(generation_of(d, "echo3", NULL, 0), -1);
@@ -512,11 +494,10 @@ static void test_reload_config_reapplies_start_up_overrides(void **state)
     assert_int_equal(rmq_td_start(&d, args), 0);
     assert_int_equal(rmq_td_port(&d, "main"), port);
     int code;
-    char *out = rmq_td_ctl_capture(&d, &code, "reload-config", NULL);
+    const char *out = rmq_td_ctl_output(&d, &code, "reload-config", NULL);
     if (code != 0)
         fail_msg("reload-config: %s", out);
     assert_null(strstr(out, "moved"));
-    free(out);
     assert_int_equal(rmq_td_port(&d, "main"), port);
     char *g = echo_greeting(port);
     assert_non_null(g);
@@ -536,10 +517,9 @@ static void test_reload_config_syntax_error_names_file_line_and_changes_nothing(
                           "plugin = {\n  name = \"broken\";\n  path = oops no quotes;\n};\n"),
         0);
     int code;
-    char *out = rmq_td_ctl_capture(d, &code, "reload-config", NULL);
+    const char *out = rmq_td_ctl_output(d, &code, "reload-config", NULL);
     assert_int_equal(code, 1);
     assert_non_null(strstr(out, "70-broken.conf:3"));
-    free(out);
     assert_int_equal(generation_of(d, "echo", NULL, 0), before);
     char *g = echo_greeting(rmq_td_port(d, "main"));
     assert_non_null(g);
@@ -555,9 +535,8 @@ static void test_enable_and_disable_follow_conf_d(void **state)
     rmq_test_daemon *d = *state;
     echo_conf(d, "65-echo3.conf", "echo3", "aux", false, "hola");
     int code;
-    char *out = rmq_td_ctl_capture(d, &code, "enable", "echo3", NULL);
+    rmq_td_ctl_output(d, &code, "enable", "echo3", NULL);
     assert_int_equal(code, 0);
-    free(out);
     char s[32];
     assert_int_equal(generation_of(d, "echo3", s, sizeof(s)), 1);
     assert_string_equal(s, "live");
@@ -565,20 +544,16 @@ static void test_enable_and_disable_follow_conf_d(void **state)
     assert_non_null(g);
     assert_string_equal(g, "hola");
     free(g);
-    out = rmq_td_ctl_capture(d, &code, "enable", "echo3", NULL); /* already running */
+    rmq_td_ctl_output(d, &code, "enable", "echo3", NULL); /* already running */
     assert_int_equal(code, 1);
-    free(out);
-    out = rmq_td_ctl_capture(d, &code, "disable", "echo3", NULL);
+    rmq_td_ctl_output(d, &code, "disable", "echo3", NULL);
     assert_int_equal(code, 0);
-    free(out);
     assert_int_equal(generation_of(d, "echo3", s, sizeof(s)), 0);
     assert_string_equal(s, "disabled");
-    out = rmq_td_ctl_capture(d, &code, "disable", "echo3", NULL);
+    rmq_td_ctl_output(d, &code, "disable", "echo3", NULL);
     assert_int_equal(code, 1);
-    free(out);
-    out = rmq_td_ctl_capture(d, &code, "enable", "nobody-declared-me", NULL);
+    rmq_td_ctl_output(d, &code, "enable", "nobody-declared-me", NULL);
     assert_int_equal(code, 1);
-    free(out);
     char path[512];
     snprintf(path, sizeof(path), "%s/65-echo3.conf", d->conf_dir);
     unlink(path);
@@ -610,9 +585,8 @@ static void test_health_is_0_when_everything_is_up(void **state)
 {
     rmq_test_daemon *d = *state;
     int code;
-    char *out = rmq_td_ctl_capture(d, &code, "health", NULL);
+    rmq_td_ctl_output(d, &code, "health", NULL);
     assert_int_equal(code, 0);
-    free(out);
 }
 
 static void test_stats_count_requests_per_code(void **state)

@@ -35,16 +35,43 @@ int bcm_start_namesrv_and_broker(rmq_test_daemon *d, int ns_port, const char *lo
     return rmq_td_start(d, NULL);
 }
 
-int bcm_start_pair(rmq_test_daemon *d, const char *log_level, const char *settings)
+int bcm_configure_pair(rmq_test_daemon *d, const char *log_level, const char *settings)
 {
     int ns = rmq_tc_free_port();
     const char *servers[] = {"namesrv", "broker", NULL};
     char all[1024];
     snprintf(all, sizeof all, "namesrvAddr = \"127.0.0.1:%d\"; %s", ns, settings);
     if (ns <= 0 || rmq_td_init(d, servers, NULL) != 0 ||
-        bcm_start_namesrv_and_broker(d, ns, log_level, all) != 0)
+        bcm_configure_namesrv_and_broker(d, ns, log_level, all) != 0)
+        return -1;
+    return 0;
+}
+
+int bcm_start_pair(rmq_test_daemon *d, const char *log_level, const char *settings)
+{
+    if (bcm_configure_pair(d, log_level, settings) != 0 || rmq_td_start(d, NULL) != 0)
         return -1;
     return rmq_td_port(d, "broker");
+}
+
+int bcm_pair_setup(void **state, const char *settings)
+{
+    bcm_pair *f = calloc(1, sizeof *f);
+    *state = f;
+    if (!f)
+        return -1;
+    f->port = bcm_start_pair(&f->d, "info", settings);
+    return f->port > 0 ? 0 : -1;
+}
+
+int bcm_pair_teardown(void **state)
+{
+    bcm_pair *f = *state;
+    if (f) {
+        rmq_td_cleanup(&f->d);
+        free(f);
+    }
+    return 0;
 }
 
 rmq_cmd *bcm_call(int port, int code, const char *const *kv, const char *body)

@@ -28,6 +28,21 @@ int bcm_configure_namesrv_and_broker(rmq_test_daemon *d, int ns_port, const char
  * namesrvAddr naming that NameServer followed by `settings`. The broker's
  * port, or -1. */
 int bcm_start_pair(rmq_test_daemon *d, const char *log_level, const char *settings);
+/* The same without starting (the test prepares the state dir first): 0 or
+ * -1. */
+int bcm_configure_pair(rmq_test_daemon *d, const char *log_level, const char *settings);
+
+/* A cmocka fixture: one daemon started by bcm_start_pair and its broker's
+ * port. */
+typedef struct bcm_pair {
+    rmq_test_daemon d;
+    int port;
+} bcm_pair;
+/* Allocate a bcm_pair into *state and start it with `settings` (log level
+ * info): 0, or -1 (bcm_pair_teardown still cleans up). */
+int bcm_pair_setup(void **state, const char *settings);
+/* Stop the daemon, remove its files, free the fixture. Returns 0. */
+int bcm_pair_teardown(void **state);
 
 /* One request on a fresh connection (opaque 1); body may be NULL. The
  * answer (caller frees) or NULL. */

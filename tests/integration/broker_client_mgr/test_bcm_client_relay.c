@@ -22,32 +22,16 @@
 #define GROUP "RelayGroup"
 #define RELAY_TIMEOUT_MS 500 /* callClientTimeoutMillis of the daemon */
 
-typedef struct fixture {
-    rmq_test_daemon d;
-    int port;
-} fixture;
+typedef bcm_pair fixture;
 
 static int setup(void **state)
 {
-    fixture *f = calloc(1, sizeof *f);
-    if (!f)
-        return -1;
-    *state = f;
     char settings[256];
     snprintf(
         settings, sizeof settings,
         "brokerName = \"broker-relay\"; topics = \"RelayTopic:2\"; callClientTimeoutMillis = %d;",
         RELAY_TIMEOUT_MS);
-    f->port = bcm_start_pair(&f->d, "info", settings);
-    return f->port > 0 ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    fixture *f = *state;
-    rmq_td_cleanup(&f->d);
-    free(f);
-    return 0;
+    return bcm_pair_setup(state, settings);
 }
 
 /* A consumer connection whose HEART_BEAT carried `version` (the version the
@@ -112,6 +96,32 @@ static void assert_body(const rmq_cmd *c, const char *want)
     assert_memory_equal(c->body, want, c->body_len);
 }
 
+/* The client answers the request the broker pushed (freed here) with code
+ * 0, `remark` and `body`. */
+static void client_answers(int client, rmq_cmd *pushed, const char *remark, const char *body)
+{
+    rmq_cmd *answer = rmq_cmd_new_response(pushed, 0, remark);
+    rmq_cmd_set_body(answer, body, strlen(body), NULL, NULL);
+    assert_int_equal(rmq_tc_send(client, answer), 0);
+    rmq_cmd_free(answer);
+    rmq_cmd_free(pushed);
+}
+
+/* The admin connection gets the client's answer relayed: code 0 as a
+ * response to `opaque`, with `remark` (NULL: none) and `body`. */
+static void admin_gets_relayed(int admin, int opaque, const char *remark, const char *body)
+{
+    rmq_cmd *got = rmq_tc_recv(admin, 5000);
+    assert_non_null(got);
+    assert_int_equal(got->code, 0);
+    assert_int_equal(got->flag, 1);
+    assert_int_equal(got->opaque, opaque);
+    if (remark)
+        assert_string_equal(got->remark, remark);
+    assert_body(got, body);
+    rmq_cmd_free(got);
+}
+
 static void test_running_info_is_relayed_to_client_and_its_answer_returned(void **state)
 {
     fixture *f = *state;
@@ -128,19 +138,8 @@ static void test_running_info_is_relayed_to_client_and_its_answer_returned(void 
     assert_string_equal(rmq_cmd_ext_get(pushed, "jstackEnable"), "false");
     const char *info = "{\"properties\":{\"consumeType\":\"CONSUME_PASSIVELY\"},"
                        "\"subscriptionSet\":[],\"mqTable\":{},\"statusTable\":{}}";
-    rmq_cmd *answer = rmq_cmd_new_response(pushed, 0, NULL);
-    rmq_cmd_set_body(answer, info, strlen(info), NULL, NULL);
-    assert_int_equal(rmq_tc_send(client, answer), 0);
-    rmq_cmd_free(answer);
-    rmq_cmd_free(pushed);
-
-    rmq_cmd *got = rmq_tc_recv(admin, 5000);
-    assert_non_null(got);
-    assert_int_equal(got->code, 0);
-    assert_int_equal(got->flag, 1);
-    assert_int_equal(got->opaque, 4242);
-    assert_body(got, info);
-    rmq_cmd_free(got);
+    client_answers(client, pushed, NULL, info);
+    admin_gets_relayed(admin, 4242, NULL, info);
     close(admin);
     close(client);
 }
@@ -160,19 +159,8 @@ static void test_consume_message_directly_is_relayed_with_broker_name(void **sta
     assert_body(pushed, "message-bytes");
     const char *result = "{\"autoCommit\":true,\"consumeResult\":\"CR_SUCCESS\",\"order\":false,"
                          "\"remark\":\"\",\"spentTimeMills\":3}";
-    rmq_cmd *answer = rmq_cmd_new_response(pushed, 0, "consumed");
-    rmq_cmd_set_body(answer, result, strlen(result), NULL, NULL);
-    assert_int_equal(rmq_tc_send(client, answer), 0);
-    rmq_cmd_free(answer);
-    rmq_cmd_free(pushed);
-
-    rmq_cmd *got = rmq_tc_recv(admin, 5000);
-    assert_non_null(got);
-    assert_int_equal(got->code, 0);
-    assert_int_equal(got->opaque, 99);
-    assert_string_equal(got->remark, "consumed");
-    assert_body(got, result);
-    rmq_cmd_free(got);
+    client_answers(client, pushed, "consumed", result);
+    admin_gets_relayed(admin, 99, "consumed", result);
     close(admin);
     close(client);
 }
@@ -254,14 +242,18 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(
-            test_running_info_is_relayed_to_client_and_its_answer_returned, setup, teardown),
+            test_running_info_is_relayed_to_client_and_its_answer_returned, setup,
+            bcm_pair_teardown),
         cmocka_unit_test_setup_teardown(test_consume_message_directly_is_relayed_with_broker_name,
-                                        setup, teardown),
+                                        setup, bcm_pair_teardown),
         cmocka_unit_test_setup_teardown(
-            test_silent_client_gives_consume_msg_timeout_with_java_remark, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_unknown_client_id_is_not_online, setup, teardown),
+            test_silent_client_gives_consume_msg_timeout_with_java_remark, setup,
+            bcm_pair_teardown),
+        cmocka_unit_test_setup_teardown(test_unknown_client_id_is_not_online, setup,
+                                        bcm_pair_teardown),
         cmocka_unit_test_setup_teardown(
-            test_client_below_v3_1_8_snapshot_is_refused_with_version_name, setup, teardown),
+            test_client_below_v3_1_8_snapshot_is_refused_with_version_name, setup,
+            bcm_pair_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -333,13 +333,21 @@ static void test_delete_topic_publishes_topic_deleted(void **state)
     rmq_cmd_free(r);
 }
 
+/* QUERY_CONSUMER_OFFSET (14) of group ng on topic/queue, answered
+ * want_code; the answer (caller frees). */
+static rmq_cmd *query_offset(fixture *f, const char *topic, const char *queue, int want_code)
+{
+    const char *kv[] = {"consumerGroup", "ng", "topic", topic, "queueId", queue, NULL};
+    rmq_cmd *r = bcm_call(f->port, 14, kv, NULL);
+    assert_non_null(r);
+    assert_int_equal(r->code, want_code);
+    return r;
+}
+
 /* Without a store every queue is empty: 4.9.8 starts a new group at 0. */
 static void test_query_offset_without_store_is_zero(void **state)
 {
-    fixture *f = *state;
-    const char *kv[] = {"consumerGroup", "ng", "topic", "OldTopic", "queueId", "0", NULL};
-    rmq_cmd *r = bcm_call(f->port, 14, kv, NULL);
-    assert_int_equal(r->code, 0);
+    rmq_cmd *r = query_offset(*state, "OldTopic", "0", 0);
     assert_ext(r, "offset", "0");
     rmq_cmd_free(r);
 }
@@ -348,21 +356,14 @@ static void test_query_offset_without_store_is_zero(void **state)
 static void test_query_offset_follows_the_store(void **state)
 {
     fixture *f = *state;
-    const char *kv1[] = {"consumerGroup", "ng", "topic", "ProofTopic", "queueId", "0", NULL};
-    rmq_cmd *r = bcm_call(f->port, 14, kv1, NULL);
-    assert_int_equal(r->code, 0);
+    rmq_cmd *r = query_offset(f, "ProofTopic", "0", 0);
     assert_ext(r, "offset", "0");
     rmq_cmd_free(r);
-    const char *kv2[] = {"consumerGroup", "ng", "topic", "OldTopic", "queueId", "0", NULL};
-    r = bcm_call(f->port, 14, kv2, NULL);
-    assert_int_equal(r->code, 22);
+    r = query_offset(f, "OldTopic", "0", 22);
     assert_string_equal(r->remark,
                         "Not found, V3_0_6_SNAPSHOT maybe this group consumer boot first");
     rmq_cmd_free(r);
-    const char *kv3[] = {"consumerGroup", "ng", "topic", "DiskTopic", "queueId", "1", NULL};
-    r = bcm_call(f->port, 14, kv3, NULL);
-    assert_int_equal(r->code, 22);
-    rmq_cmd_free(r);
+    rmq_cmd_free(query_offset(f, "DiskTopic", "1", 22));
 }
 
 static void commit(fixture *f, const char *group, const char *topic, const char *q, const char *off)

@@ -18,10 +18,7 @@
 
 #include "bcm_test_daemon.h"
 
-typedef struct fixture {
-    rmq_test_daemon d;
-    int port;
-} fixture;
+typedef bcm_pair fixture;
 
 static rmq_cmd *load_cmd(const char *name)
 {
@@ -146,22 +143,8 @@ static void replay_step(int fd, const char *request, const char *response)
 
 static int setup(void **state)
 {
-    fixture *f = calloc(1, sizeof *f);
-    if (!f)
-        return -1;
-    *state = f;
     /* the recording broker: broker-a with ProofTopic */
-    f->port =
-        bcm_start_pair(&f->d, "info", "brokerName = \"broker-a\"; topics = \"ProofTopic:4\";");
-    return f->port > 0 ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    fixture *f = *state;
-    rmq_td_cleanup(&f->d);
-    free(f);
-    return 0;
+    return bcm_pair_setup(state, "brokerName = \"broker-a\"; topics = \"ProofTopic:4\";");
 }
 
 static int64_t stored_offset(int port, const char *group, const char *topic, const char *queue)
@@ -262,15 +245,17 @@ static void test_consume_stats_without_a_store_is_an_empty_table(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_consumer_session_answers_match_java, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_consumer_session_answers_match_java, setup,
+                                        bcm_pair_teardown),
         cmocka_unit_test_setup_teardown(
             test_update_offset_oneway_stores_silently_and_request_answers_empty_header, setup,
-            teardown),
-        cmocka_unit_test_setup_teardown(test_producer_session_answers_match_java, setup, teardown),
+            bcm_pair_teardown),
+        cmocka_unit_test_setup_teardown(test_producer_session_answers_match_java, setup,
+                                        bcm_pair_teardown),
         cmocka_unit_test_setup_teardown(test_binary_header_heartbeat_answers_in_binary_as_java,
-                                        setup, teardown),
+                                        setup, bcm_pair_teardown),
         cmocka_unit_test_setup_teardown(test_consume_stats_without_a_store_is_an_empty_table, setup,
-                                        teardown),
+                                        bcm_pair_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

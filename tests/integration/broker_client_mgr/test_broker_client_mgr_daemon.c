@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <poll.h>
 #include <netinet/in.h>
@@ -16,7 +17,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -439,22 +442,35 @@ static int send_held_pull(int broker_port, int opaque)
     return rc == 0 ? fd : -1;
 }
 
-static void test_held_pull_is_answered_at_once_when_the_daemon_stops(void **state)
+/* A daemon pair holding a PULL (opaque) for up to 30 s: its connection. */
+static int start_with_held_pull(fixture *f, int opaque)
 {
-    fixture *f = *state;
     int ns_port, broker_port;
     start_both(f, &ns_port, &broker_port, "pullSuspendMaxMillis = 30000;\n");
-    int fd = send_held_pull(broker_port, 77);
+    int fd = send_held_pull(broker_port, opaque);
     assert_true(fd >= 0);
     /* Held: nothing comes back for a while. */
     assert_null(rmq_tc_recv(fd, 300));
-    uint64_t t0 = rmq_test_now_ms();
-    kill(f->d.pid, SIGTERM);
+    return fd;
+}
+
+/* The held PULL is answered PULL_NOT_FOUND (19) on fd. */
+static void expect_pull_not_found(int fd, int opaque)
+{
     rmq_cmd *r = rmq_tc_recv(fd, 10000);
     assert_non_null(r);
-    assert_int_equal(r->opaque, 77);
-    assert_int_equal(r->code, 19); /* PULL_NOT_FOUND */
+    assert_int_equal(r->opaque, opaque);
+    assert_int_equal(r->code, 19);
     rmq_cmd_free(r);
+}
+
+static void test_held_pull_is_answered_at_once_when_the_daemon_stops(void **state)
+{
+    fixture *f = *state;
+    int fd = start_with_held_pull(f, 77);
+    uint64_t t0 = rmq_test_now_ms();
+    kill(f->d.pid, SIGTERM);
+    expect_pull_not_found(fd, 77);
     assert_int_equal(rmq_td_stop(&f->d), 0);
     /* Not held to its 25 s timeout (a bound, not a timing measurement). */
     assert_true(rmq_test_now_ms() - t0 < 20000);
@@ -464,24 +480,134 @@ static void test_held_pull_is_answered_at_once_when_the_daemon_stops(void **stat
 static void test_held_pull_is_answered_when_the_plugin_reloads(void **state)
 {
     fixture *f = *state;
-    int ns_port, broker_port;
-    start_both(f, &ns_port, &broker_port, "pullSuspendMaxMillis = 30000;\n");
-    int fd = send_held_pull(broker_port, 78);
-    assert_true(fd >= 0);
-    assert_null(rmq_tc_recv(fd, 300));
+    int fd = start_with_held_pull(f, 78);
     char out[4096];
     const char *args[] = {"reload", "broker-client-mgr", NULL};
     assert_int_equal(rmq_td_ctl(&f->d, out, sizeof(out), args), 0);
-    rmq_cmd *r = rmq_tc_recv(fd, 10000);
-    assert_non_null(r);
-    assert_int_equal(r->opaque, 78);
-    assert_int_equal(r->code, 19);
-    rmq_cmd_free(r);
+    expect_pull_not_found(fd, 78);
     /* The client pulls again and the new generation holds it as before. */
     close(fd);
-    fd = send_held_pull(broker_port, 79);
+    fd = send_held_pull(rmq_td_port(&f->d, "broker"), 79);
     assert_null(rmq_tc_recv(fd, 300));
     close(fd);
+}
+
+/* How often `needle` is in the daemon log. */
+static int log_count(const rmq_test_daemon *d, const char *needle)
+{
+    FILE *fp = fopen(d->log_path, "r");
+    if (!fp)
+        return -1;
+    int n = 0;
+    char line[2048];
+    while (fgets(line, sizeof line, fp))
+        n += strstr(line, needle) != NULL;
+    fclose(fp);
+    return n;
+}
+
+static bool topic_listed(int port, const char *topic)
+{
+    rmq_cmd *r = bcm_call(port, 21, NULL, NULL); /* GET_ALL_TOPIC_CONFIG */
+    bool found = r && r->code == 0 && bcm_body_contains(r, topic);
+    rmq_cmd_free(r);
+    return found;
+}
+
+typedef struct reload_call {
+    rmq_test_daemon *d;
+    int status;
+    const char *out;
+} reload_call;
+
+static void *run_reload(void *arg)
+{
+    reload_call *r = arg;
+    r->out = rmq_td_ctl_output(r->d, &r->status, "reload", "broker-client-mgr", NULL);
+    return NULL;
+}
+
+/* A reload while a created topic's topics.json write is pending (the FIFO
+ * at topics.json.tmp holds its creator in the write, as store_crash's
+ * regression test does): the topic must neither reach a generation that
+ * answers its senders before the write nor be lost. The reload goes on once
+ * the write is done, the new generation serves the topic, and its next
+ * write keeps it in topics.json across a restart. */
+static void test_reload_during_a_pending_topics_write_loses_nothing(void **state)
+{
+    fixture *f = *state;
+    char dir[400], fifo[460];
+    assert_int_equal(bcm_configure_pair(&f->d, "debug", ""), 0);
+    snprintf(dir, sizeof dir, "%s/broker-client-mgr", f->d.state_dir);
+    snprintf(fifo, sizeof fifo, "%s/topics.json.tmp", dir);
+    assert_int_equal(mkdir(dir, 0755), 0);
+    assert_int_equal(mkfifo(fifo, 0644), 0);
+    assert_int_equal(rmq_td_start(&f->d, NULL), 0);
+    int port = rmq_td_port(&f->d, "broker");
+    assert_true(port > 0);
+    int inits = log_count(&f->d, ", files in ");
+    assert_int_equal(inits, 1);
+
+    int fd = rmq_tc_connect(port);
+    assert_true(fd >= 0);
+    const char *kv[] = {"topic", "HeldTopic", "readQueueNums", "4", "writeQueueNums", "4", NULL};
+    rmq_cmd *req = rmq_tc_request(17, 501, kv); /* UPDATE_AND_CREATE_TOPIC */
+    assert_int_equal(rmq_tc_send(fd, req), 0);
+    rmq_cmd_free(req);
+    /* in the table: its creator goes on into the write and blocks there */
+    uint64_t deadline = rmq_test_now_ms() + WAIT_MS;
+    while (!topic_listed(port, "HeldTopic") && rmq_test_now_ms() < deadline)
+        rmq_test_pause_ms(5);
+    assert_true(topic_listed(port, "HeldTopic"));
+
+    reload_call rc = {.d = &f->d, .status = -1};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, run_reload, &rc), 0);
+    /* the new generation has run init (the host then holds and drains) */
+    deadline = rmq_test_now_ms() + WAIT_MS;
+    while (log_count(&f->d, ", files in ") < 2 && rmq_test_now_ms() < deadline)
+        rmq_test_pause_ms(5);
+    assert_int_equal(log_count(&f->d, ", files in "), 2);
+    assert_null(rmq_tc_recv(fd, 200)); /* still in its write */
+
+    /* Let the write through: the reader gets the old generation's text. The
+     * FIFO cannot be fsynced, so that write fails (logged) and the tmp name
+     * is removed: the new generation's writes go to a real file. */
+    int rd = open(fifo, O_RDONLY);
+    assert_true(rd >= 0);
+    char text[8192];
+    size_t got = 0;
+    for (ssize_t r; got < sizeof text - 1 && (r = read(rd, text + got, sizeof text - 1 - got)) > 0;)
+        got += (size_t)r;
+    text[got] = 0;
+    close(rd);
+    assert_non_null(strstr(text, "\"HeldTopic\""));
+
+    assert_int_equal(pthread_join(th, NULL), 0);
+    assert_non_null(rc.out);
+    if (rc.status != 0)
+        fprintf(stderr, "reload: %s\n", rc.out);
+    assert_int_equal(rc.status, 0);
+    assert_non_null(strstr(rc.out, "reloaded"));
+    rmq_cmd *resp = rmq_tc_recv(fd, WAIT_MS);
+    assert_non_null(resp);
+    assert_int_equal(resp->opaque, 501);
+    assert_int_equal(resp->code, 0);
+    rmq_cmd_free(resp);
+    close(fd);
+
+    /* the new generation serves it, and its own write holds it */
+    assert_true(topic_listed(port, "HeldTopic"));
+    const char *kv2[] = {"topic", "AfterTopic", "readQueueNums", "4", "writeQueueNums", "4", NULL};
+    resp = bcm_call(port, 17, kv2, NULL);
+    assert_non_null(resp);
+    assert_int_equal(resp->code, 0);
+    rmq_cmd_free(resp);
+    assert_int_equal(rmq_td_stop(&f->d), 0);
+    assert_int_equal(rmq_td_start(&f->d, NULL), 0);
+    port = rmq_td_port(&f->d, "broker");
+    assert_true(topic_listed(port, "HeldTopic"));
+    assert_true(topic_listed(port, "AfterTopic"));
 }
 
 /* Java's broker fast failure: HEART_BEATs that waited in their queue longer
@@ -573,6 +699,8 @@ int main(void)
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_held_pull_is_answered_when_the_plugin_reloads, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_reload_during_a_pending_topics_write_loses_nothing,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(test_heartbeats_waiting_too_long_get_timeout_clean_queue,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_fast_failure_can_be_switched_off, setup, teardown),

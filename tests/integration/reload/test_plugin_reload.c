@@ -25,11 +25,10 @@ static const char *const SERVERS[] = {"main", "namesrv", NULL};
 static int generation_of(rmq_test_daemon *d, const char *name)
 {
     int code;
-    char *out = rmq_td_ctl_capture(d, &code, "list", "--json", NULL);
+    const char *out = rmq_td_ctl_output(d, &code, "list", "--json", NULL);
     assert_int_equal(code, 0);
     json_t *j = json_loads(out, 0, NULL);
     assert_non_null(j);
-    free(out);
     int gen = -1;
     size_t i;
     json_t *p;
@@ -137,13 +136,12 @@ static void test_refused_reloads_keep_the_old_generation_serving(void **state)
         snprintf(src, sizeof(src), "%s/%s", RMQ_RELOAD_FIXTURES, cases[i].fixture);
         copy_file(src, victim);
         int code;
-        char *out = rmq_td_ctl_capture(&d, &code, "reload", "victim", NULL);
+        const char *out = rmq_td_ctl_output(&d, &code, "reload", "victim", NULL);
         if (!strstr(out, cases[i].reason))
             fprintf(stderr, "%s: %s\n", cases[i].fixture, out);
         assert_int_equal(code, 1);
         assert_non_null(strstr(out, cases[i].reason));
         assert_non_null(strstr(out, "generation 1 keeps serving"));
-        free(out);
         assert_true(echo_works(port));
         assert_int_equal(generation_of(&d, "victim"), 1);
     }
@@ -151,9 +149,8 @@ static void test_refused_reloads_keep_the_old_generation_serving(void **state)
      * between (the daemon stops cleanly, which waits for them) */
     copy_file(echo_so, victim);
     int code;
-    char *out = rmq_td_ctl_capture(&d, &code, "reload", "victim", NULL);
+    rmq_td_ctl_output(&d, &code, "reload", "victim", NULL);
     assert_int_equal(code, 0);
-    free(out);
     assert_int_equal(generation_of(&d, "victim"), 2);
     assert_true(echo_works(port));
     assert_int_equal(rmq_td_stop(&d), 0);
@@ -173,10 +170,9 @@ static void test_reload_without_state_transfer_warns_state_is_reset(void **state
     assert_int_equal(rmq_td_write_conf(&d, "50-stateless.conf", conf), 0);
     assert_int_equal(rmq_td_start(&d, NULL), 0);
     int code;
-    char *out = rmq_td_ctl_capture(&d, &code, "reload", "stateless", NULL);
+    const char *out = rmq_td_ctl_output(&d, &code, "reload", "stateless", NULL);
     assert_int_equal(code, 0);
     assert_non_null(strstr(out, "its state is reset"));
-    free(out);
     assert_int_equal(generation_of(&d, "stateless"), 2);
     int fd = rmq_tc_connect(rmq_td_port(&d, "main"));
     assert_true(call_kv_ok(fd, 9101, 5, NULL, NULL));
@@ -319,7 +315,7 @@ static void test_twenty_reloads_of_namesrv_under_load_lose_nothing(void **state)
     int reloads_ok = 0, checks_ok = 0;
     for (int r = 0; r < RELOADS; r++) {
         int code;
-        char *out = rmq_td_ctl_capture(&d, &code, "reload", "namesrv", NULL);
+        const char *out = rmq_td_ctl_output(&d, &code, "reload", "namesrv", NULL);
         if (code != 0)
             fprintf(stderr, "reload %d: %s\n", r + 1, out);
         reloads_ok += code == 0;
@@ -329,7 +325,6 @@ static void test_twenty_reloads_of_namesrv_under_load_lose_nothing(void **state)
             if (us > max_held_us)
                 max_held_us = us;
         }
-        free(out);
         /* routes and KV intact right after each reload */
         checks_ok += route_has_all_brokers(fd, opaque++) && kv_intact(fd, opaque++);
     }

@@ -640,10 +640,9 @@ static void reload_then_shutdown_answers_held_pulls(void **state)
     /* a reload hands the store over to the new generation (the load test is
      * tests/integration/store_reload) */
     int status = -1;
-    char *out = rmq_td_ctl_capture(&f->d, &status, "reload", "store", NULL);
+    const char *out = rmq_td_ctl_output(&f->d, &status, "reload", "store", NULL);
     assert_non_null(out);
     assert_non_null(strstr(out, "store reloaded: generation 1 -> 2"));
-    free(out);
     assert_int_equal(status, 0);
     r = st_send(f->fd, 2, "TopicH", 0, NULL, "still", NULL);
     expect_send_ok(r, 0, 1);

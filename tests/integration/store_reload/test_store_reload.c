@@ -273,12 +273,11 @@ static void reloads_under_load_lose_and_duplicate_nothing(void **state)
         /* traffic between reloads: some sends land in each generation */
         assert_true(wait_sends(r, atomic_load(&r->sent_ok) + 30, 60000));
         int status = -1;
-        char *out = rmq_td_ctl_capture(&f->d, &status, "reload", "store", NULL);
+        const char *out = rmq_td_ctl_output(&f->d, &status, "reload", "store", NULL);
         assert_non_null(out);
         fprintf(stderr, "%s", out);
         snprintf(expect, sizeof expect, "store reloaded: generation %d -> %d", i + 1, i + 2);
         assert_non_null(strstr(out, expect));
-        free(out);
         assert_int_equal(status, 0);
     }
     assert_true(wait_sends(r, atomic_load(&r->sent_ok) + 30, 60000));
@@ -345,8 +344,7 @@ static void delayed_message_delivered_once_across_reloads(void **state)
     rmq_cmd_free(a);
     for (int i = 0; i < 2; i++) {
         int status = -1;
-        char *out = rmq_td_ctl_capture(&f->d, &status, "reload", "store", NULL);
-        free(out);
+        rmq_td_ctl_output(&f->d, &status, "reload", "store", NULL);
         assert_int_equal(status, 0);
     }
     /* long-poll the real topic until it arrives */
@@ -377,8 +375,7 @@ static void delayed_message_delivered_once_across_reloads(void **state)
     /* a further reload does not deliver it again: after a full schedule
      * round of the newest generation the queue still holds one message */
     int status = -1;
-    char *out = rmq_td_ctl_capture(&f->d, &status, "reload", "store", NULL);
-    free(out);
+    rmq_td_ctl_output(&f->d, &status, "reload", "store", NULL);
     assert_int_equal(status, 0);
     st_pull_args pa = {
         .topic = "TopicDelayR", .queue = 0, .offset = 1, .sys_flag = 4 | 2, .suspend_ms = 3000};
@@ -460,8 +457,7 @@ static void runtime_statistics_survive_a_reload(void **state)
     assert_string_equal(before[4], "5");
 
     int status = -1;
-    char *out = rmq_td_ctl_capture(&f->d, &status, "reload", "store", NULL);
-    free(out);
+    rmq_td_ctl_output(&f->d, &status, "reload", "store", NULL);
     assert_int_equal(status, 0);
 
     for (size_t i = 0; i < NKEYS; i++) {

@@ -251,10 +251,9 @@ static void test_rotation_keeps_sessions(void **state)
     /* reload-config re-reads the files */
     swap_cert(f, "server2");
     int status = -1;
-    char *out = rmq_td_ctl_capture(&f->d, &status, "reload-config", NULL);
+    const char *out = rmq_td_ctl_output(&f->d, &status, "reload-config", NULL);
     assert_int_equal(status, 0);
     assert_non_null(strstr(out, "servers.namesrv.tls: permissive, certificates re-read"));
-    free(out);
     tls_tc *fresh = tls_tc_connect(f->port, NULL, NULL, why, sizeof(why));
     assert_non_null(fresh);
     assert_string_equal(tls_tc_peer_cn(fresh), "server-2");
@@ -295,10 +294,9 @@ static void test_reload_with_bad_key_changes_nothing(void **state)
     snprintf(to, sizeof(to), "%s/live.key", f->certs);
     assert_int_equal(copy_file(from, to), 0); /* key no longer matches the certificate */
     int status = -1;
-    char *out = rmq_td_ctl_capture(&f->d, &status, "reload-config", NULL);
+    const char *out = rmq_td_ctl_output(&f->d, &status, "reload-config", NULL);
     assert_int_not_equal(status, 0);
     assert_non_null(strstr(out, "does not match cert_file"));
-    free(out);
     tls_tc *t = tls_tc_connect(f->port, NULL, NULL, why, sizeof(why));
     assert_non_null(t);
     assert_string_equal(tls_tc_peer_cn(t), "server-1");
@@ -404,10 +402,9 @@ static void test_java_properties_and_overrides(void **state)
     close(fd);
     /* reload-config re-reads the files but keeps what -o said */
     int status = -1;
-    char *out = rmq_td_ctl_capture(&f->d, &status, "reload-config", NULL);
+    const char *out = rmq_td_ctl_output(&f->d, &status, "reload-config", NULL);
     assert_int_equal(status, 0);
     assert_non_null(strstr(out, "servers.namesrv.tls: enforcing, certificates re-read"));
-    free(out);
     fd = rmq_tc_connect(f->port);
     req = tls_route_request(3);
     assert_int_equal(rmq_tc_send(fd, req), 0);

@@ -90,6 +90,46 @@ static void one_write_releases_every_topic_it_holds(void **state)
     bcm_unwritten_topics_free(&u);
 }
 
+/* A hot reload hands the pending names to the next generation's set: they
+ * are listed exactly (the written ones not), and in the new set they wait
+ * for a write of the new generation, whose change numbers start afresh. */
+static void pending_names_hand_over_to_a_new_set(void **state)
+{
+    (void)state;
+    bcm_unwritten_topics old, next;
+    bcm_unwritten_topics_init(&old);
+    json_t *none = bcm_unwritten_topics_names(&old);
+    assert_non_null(none);
+    assert_int_equal(json_array_size(none), 0);
+    json_decref(none);
+    assert_int_equal(bcm_unwritten_topics_add(&old, "Done"), 0);
+    bcm_unwritten_topics_written(&old, bcm_unwritten_topics_snapshot(&old));
+    assert_int_equal(bcm_unwritten_topics_add(&old, "A"), 0);
+    assert_int_equal(bcm_unwritten_topics_add(&old, "B"), 0);
+    json_t *names = bcm_unwritten_topics_names(&old);
+    bcm_unwritten_topics_free(&old);
+    assert_non_null(names);
+    assert_int_equal(json_array_size(names), 2);
+    bcm_unwritten_topics_init(&next);
+    uint64_t before = bcm_unwritten_topics_snapshot(&next);
+    size_t i;
+    json_t *v;
+    json_array_foreach(names, i, v)
+    {
+        assert_string_not_equal(json_string_value(v), "Done");
+        assert_int_equal(bcm_unwritten_topics_add(&next, json_string_value(v)), 0);
+    }
+    json_decref(names);
+    /* a write encoded before the hand-over releases none of them */
+    bcm_unwritten_topics_written(&next, before);
+    assert_true(bcm_unwritten_topics_has(&next, "A"));
+    assert_true(bcm_unwritten_topics_has(&next, "B"));
+    bcm_unwritten_topics_written(&next, bcm_unwritten_topics_snapshot(&next));
+    assert_false(bcm_unwritten_topics_has(&next, "A"));
+    assert_false(bcm_unwritten_topics_has(&next, "B"));
+    bcm_unwritten_topics_free(&next);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -97,6 +137,7 @@ int main(void)
         cmocka_unit_test(older_snapshot_write_keeps_newer_topic_pending),
         cmocka_unit_test(recreated_topic_waits_for_the_later_write),
         cmocka_unit_test(one_write_releases_every_topic_it_holds),
+        cmocka_unit_test(pending_names_hand_over_to_a_new_set),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
