@@ -234,15 +234,14 @@ static void java_time_text(int64_t ms, char *buf, size_t cap)
     snprintf(buf, cap, "%s,%03d", base, (int)(ms % 1000));
 }
 
-static uint32_t next_random(void)
+/* one step of a shared Weyl sequence, mixed (the finaliser of MurmurHash3):
+ * any IO thread may take the next value without a lock */
+static uint32_t next_random(store_plugin *sp)
 {
-    static _Thread_local uint32_t x;
-    if (!x)
-        x = (uint32_t)(uintptr_t)&x ^ (uint32_t)time(NULL) ^ 0x9E3779B9u;
-    x ^= x << 13;
-    x ^= x >> 17;
-    x ^= x << 5;
-    return x;
+    uint32_t z = atomic_fetch_add_explicit(&sp->send_random, 0x9E3779B9u, memory_order_relaxed);
+    z = (z ^ (z >> 16)) * 0x85EBCA6Bu;
+    z = (z ^ (z >> 13)) * 0xC2B2AE35u;
+    return z ^ (z >> 16);
 }
 
 static bool is_retry_topic(const char *t)
@@ -550,7 +549,7 @@ static int send_run(store_plugin *sp, send_job *j, bool may_block)
     if (queue_id < 0) {
         if (tc.write_queue_nums <= 0)
             return answer(sp, j, RC_SYSTEM_ERROR, "java.lang.ArithmeticException: / by zero");
-        queue_id = (int32_t)((next_random() % 99999999u) % (uint32_t)tc.write_queue_nums);
+        queue_id = (int32_t)((next_random(sp) % 99999999u) % (uint32_t)tc.write_queue_nums);
     }
     if (h->batch)
         return put_batch(sp, j, &bc, &store_host, &tc, queue_id);

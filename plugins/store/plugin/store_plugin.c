@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "store_features.h"
 #include "store_plugin.h"
@@ -31,6 +32,7 @@ static int store_init(rmq_plugin_ctx *ctx, const rmq_host_api *api)
         return RMQ_ENOMEM;
     sp->ctx = ctx;
     sp->api = api;
+    atomic_init(&sp->send_random, (uint32_t)time(NULL) ^ (uint32_t)(uintptr_t)sp);
     pthread_mutex_init(&sp->bc_mu, NULL);
     pthread_rwlock_init(&sp->engine_rw, NULL);
     int rc = store_settings_read(sp);

@@ -87,6 +87,8 @@ typedef struct store_plugin {
     uint64_t bc_at_ms; /* monotonic; 0 = never fetched */
     bool bc_valid;
     put_latency put_lat; /* putMessageEntireTimeMax / putMessageDistributeTime (28) */
+    /* queue choice of a send with queueId < 0 (Java: a shared Random) */
+    atomic_uint_least32_t send_random;
 } store_plugin;
 
 /* ---- settings (store_settings.c) ---- */
