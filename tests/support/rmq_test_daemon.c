@@ -281,21 +281,6 @@ const char *rmq_td_ctl_output(rmq_test_daemon *d, int *status, const char *first
     return d->ctl_out;
 }
 
-char *rmq_td_ctl_capture(const rmq_test_daemon *d, int *status, const char *first, ...)
-{
-    const char *args[16];
-    va_list ap;
-    va_start(ap, first);
-    ctl_args(args, first, ap);
-    va_end(ap);
-    const size_t cap = 1 << 16;
-    char *out = calloc(1, cap);
-    if (!out)
-        return NULL;
-    *status = rmq_td_ctl(d, out, cap, args);
-    return out;
-}
-
 /* The log's last `lines` lines: where a failed stop says why. */
 static void print_log_tail(const rmq_test_daemon *d, int lines)
 {

@@ -72,11 +72,6 @@ int rmq_td_ctl(const rmq_test_daemon *d, char *out, size_t out_len, const char *
  * an assertion that fails on the text leaks nothing. */
 const char *rmq_td_ctl_output(rmq_test_daemon *d, int *status, const char *first, ...)
     __attribute__((sentinel));
-/* The same into a malloc'd copy the caller frees (NULL when out of memory);
- * kept for the interop tests. Prefer rmq_td_ctl_output: this copy leaks
- * when an assertion fails before the free. */
-char *rmq_td_ctl_capture(const rmq_test_daemon *d, int *status, const char *first, ...)
-    __attribute__((sentinel));
 
 /* rmq_td_stop, and when the exit status is not 0 print it with the last 60
  * lines of the daemon log to stderr (a clean stop is what teardowns check:
