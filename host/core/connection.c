@@ -291,7 +291,9 @@ void conn_process_frames(connection *c)
         }
         char err[160];
         err[0] = 0;
-        rmq_cmd *cmd = rmq_cmd_decode(c->rbuf.data + off, total, err, sizeof(err));
+        /* the body stays in rbuf: a request that outlives this pass copies
+         * it (executor, held) or keeps the buffer (deferred) */
+        rmq_cmd *cmd = rmq_cmd_decode_in_place(c->rbuf.data + off, total, err, sizeof(err));
         off += total;
         if (!cmd) {
             HLOG_WARN(h, "closing connection %s on server %s: undecodable header: %s", c->peer,
@@ -300,6 +302,14 @@ void conn_process_frames(connection *c)
             return;
         }
         dispatch_command(c, cmd);
+    }
+    if (c->rbuf_pin) {
+        if (conn_rbuf_unpin(c, off) != 0) {
+            HLOG_WARN(h, "closing connection %s: out of memory for its read buffer", c->peer);
+            conn_close(c, RMQ_CHANNEL_EXCEPTION);
+            return;
+        }
+        off = 0; /* the processed bytes went with the kept buffer */
     }
     if (c->closing)
         return;
