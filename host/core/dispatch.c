@@ -256,13 +256,16 @@ void dispatch_command(connection *c, rmq_cmd *cmd)
     atomic_fetch_add(&entry.plugin->inflight, 1);
     rcu_read_unlock();
 
-    rmq_request *req = calloc(1, sizeof(*req));
+    /* malloc, not calloc: glibc's calloc skips the thread cache, and how
+     * long its search takes depends on the heap's history */
+    rmq_request *req = malloc(sizeof(*req));
     if (!req) {
         atomic_fetch_sub(&entry.plugin->inflight, 1);
         answer_now(c, cmd, RMQ_RESPONSE_SYSTEM_ERROR, "out of memory");
         rmq_cmd_free(cmd);
         return;
     }
+    *req = (rmq_request){0};
     req->host = h;
     req->loop = l;
     req->channel = c->id;
