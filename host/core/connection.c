@@ -287,7 +287,7 @@ void conn_process_frames(connection *c)
             HLOG_WARN(h, "closing connection %s on server %s: %s", c->peer,
                       c->srv ? c->srv->name : "(client)", reason ? reason : "bad frame");
             conn_close(c, RMQ_CHANNEL_EXCEPTION);
-            return;
+            break; /* a request deferred before still needs its buffer kept */
         }
         char err[160];
         err[0] = 0;
@@ -299,7 +299,7 @@ void conn_process_frames(connection *c)
             HLOG_WARN(h, "closing connection %s on server %s: undecodable header: %s", c->peer,
                       c->srv ? c->srv->name : "(client)", err[0] ? err : "decode error");
             conn_close(c, RMQ_CHANNEL_EXCEPTION);
-            return;
+            break;
         }
         dispatch_command(c, cmd);
     }

@@ -365,6 +365,41 @@ static void test_held_request_bodies_survive_later_reads(void **state)
     close(fd);
 }
 
+/* A request deferred in the same read as a frame that closes the
+ * connection keeps its body: the plugin reads it when it answers later. */
+static void test_held_request_bodies_survive_their_connection_closing(void **state)
+{
+    fixture *f = *state;
+    int fd = rmq_tc_connect(f->port);
+    assert_true(fd >= 0);
+    rmq_cmd *held = body_req(7014, 1, 4000, 23);
+    uint8_t buf[4096 + 512];
+    size_t n = rmq_cmd_encode(held, buf, sizeof(buf));
+    assert_true(n > 0);
+    static const uint8_t garbage[8] = {0xFF, 0xFF, 0xFF, 0xF0, 0, 0, 0, 0}; /* length < 0 */
+    memcpy(buf + n, garbage, sizeof(garbage));
+    assert_int_equal(rmq_tc_send_raw(fd, buf, n + sizeof(garbage)), 0);
+    assert_true(rmq_tc_wait_closed(fd, RECV_MS));
+    close(fd);
+    rmq_cmd_free(held);
+    /* released from another connection: the body is read after the close */
+    int fd2 = rmq_tc_connect(f->port);
+    assert_true(fd2 >= 0);
+    rmq_cmd *rel = rmq_tc_request(7016, 2, NULL);
+    rmq_cmd *resp = rmq_tc_call(fd2, rel, RECV_MS);
+    assert_non_null(resp);
+    assert_int_equal(resp->code, 0);
+    rmq_cmd_free(resp);
+    rmq_cmd_free(rel);
+    rmq_cmd *echo = body_req(7001, 3, 100, 5);
+    resp = rmq_tc_call(fd2, echo, RECV_MS);
+    assert_non_null(resp);
+    assert_same_body(resp, echo);
+    rmq_cmd_free(resp);
+    rmq_cmd_free(echo);
+    close(fd2);
+}
+
 /* Frames of at least 128 KiB are read into a buffer of their own and the
  * command borrows the body: small frames before and after one in the same
  * write, a large body arriving in pieces, and a client leaving halfway are
@@ -1247,6 +1282,7 @@ int main(int argc, char **argv)
         T(test_frame_split_byte_by_byte_is_reassembled),
         T(test_pipelined_large_frames_mixed_with_small_ones_are_answered),
         T(test_held_request_bodies_survive_later_reads),
+        T(test_held_request_bodies_survive_their_connection_closing),
         T(test_oversized_frame_closes_only_that_connection),
         T(test_header_longer_than_frame_closes_only_that_connection),
         T(test_unknown_serialize_type_closes_only_that_connection),
