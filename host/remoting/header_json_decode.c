@@ -226,6 +226,25 @@ static int arena_string(json_scan *s, char **out)
     return 0;
 }
 
+/* A quoted string to look at, not keep: unescaped content stays in the frame
+ * (*text points at it, the normal case); an escaped one is decoded into buf
+ * (at most cap bytes, not terminated; cap 0 only skips it). *len is the full
+ * decoded length, so an over-long text simply matches nothing. */
+static int quoted_view(json_scan *s, char *buf, size_t cap, const char **text, size_t *len)
+{
+    const uint8_t *a = NULL, *b = NULL;
+    bool escaped = false;
+    if (string_extent(s, &a, &b, &escaped) != 0)
+        return -1;
+    if (!escaped) {
+        *text = (const char *)a;
+        *len = (size_t)(b - a);
+        return 0;
+    }
+    *text = buf;
+    return unescape(s, a, b, buf, cap, len);
+}
+
 /* Past a run of at least one digit at i, or NULL when there is none. */
 static const uint8_t *digit_run(const uint8_t *i, const uint8_t *end)
 {
@@ -343,27 +362,13 @@ static int arena_key(json_scan *s, char **out)
 }
 
 /* A key to look at, not keep (top-level keys, keys skipped with their
- * values): quoted (either quote) or bare. An unescaped key (the normal
- * case) is left in the frame and *key points at it; only an escaped one is
- * decoded into buf (at most cap bytes, not terminated; cap 0 just skips
- * it). *len is the full decoded length, so an over-long key matches
- * nothing. */
+ * values): quoted (either quote, quoted_view) or bare (left in the frame). */
 static int object_key(json_scan *s, char *buf, size_t cap, const char **key, size_t *len)
 {
     int c = peek(s);
     if (c == '"' || c == '\'') {
-        const uint8_t *a = NULL, *b = NULL;
-        bool escaped = false;
-        if (string_extent(s, &a, &b, &escaped) != 0)
+        if (quoted_view(s, buf, cap, key, len) != 0)
             return -1;
-        if (!escaped) {
-            *key = (const char *)a;
-            *len = (size_t)(b - a);
-        } else {
-            if (unescape(s, a, b, buf, cap, len) != 0)
-                return -1;
-            *key = buf;
-        }
     } else {
         const uint8_t *a = NULL;
         if (bare_key(s, &a, len) != 0)
@@ -515,19 +520,13 @@ static int language_field(json_scan *s)
     if (literal(s, "null"))
         return 0;
     if (c == '"' || c == '\'') {
-        const uint8_t *a = NULL, *b = NULL;
-        bool escaped = false;
-        if (string_extent(s, &a, &b, &escaped) != 0)
+        char buf[16];
+        const char *name = NULL;
+        size_t n = 0;
+        if (quoted_view(s, buf, sizeof buf, &name, &n) != 0)
             return -1;
-        if (!escaped) {
-            s->cmd->language = rmq_language_from_name((const char *)a, (size_t)(b - a));
-            return 0;
-        }
-        char name[16];
-        size_t n;
-        if (unescape(s, a, b, name, sizeof name, &n) != 0)
-            return -1;
-        s->cmd->language = n <= sizeof name ? rmq_language_from_name(name, n) : RMQ_LANG_OTHER;
+        /* no language name is longer; an escaped one may not fit buf */
+        s->cmd->language = n <= sizeof buf ? rmq_language_from_name(name, n) : RMQ_LANG_OTHER;
         return 0;
     }
     int32_t ordinal;
