@@ -68,6 +68,8 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
     if (c->rbuf.cap == 0 && c->loop->spare_rbuf.cap > 0) {
         c->rbuf = c->loop->spare_rbuf; /* borrowed until its bytes are processed */
         memset(&c->loop->spare_rbuf, 0, sizeof(c->loop->spare_rbuf));
+    } else if (c->rbuf.cap == 0) {
+        conn_rbuf_take_returned(c);
     }
     if (byte_buf_reserve(&c->rbuf, READ_CHUNK) != 0) {
         buf->base = NULL;

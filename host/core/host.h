@@ -287,6 +287,11 @@ void large_frame_drop(connection *c);
 typedef struct rbuf_pin rbuf_pin;
 bool conn_keep_body(connection *c, rmq_cmd *cmd);
 int conn_rbuf_unpin(connection *c, size_t consumed);
+/* Loop thread, for an empty rbuf: take a buffer handed back (true) so a
+ * deferred send per read does not cost a fresh 64 KiB each time. */
+bool conn_rbuf_take_returned(connection *c);
+/* io_loop_join: free what is parked. */
+void loop_free_returned_rbuf(io_loop *l);
 
 /* ---- connections ---------------------------------------------------------- */
 struct connection {
@@ -342,6 +347,9 @@ struct io_loop {
     /* One receive buffer lent to whichever connection reads next: idle
      * connections hold none (connection.c) */
     byte_buf spare_rbuf;
+    /* a read buffer a deferred request kept, handed back from any thread
+     * when it let go (read_buffer_pin.c) */
+    _Atomic(uint8_t *) returned_rbuf;
     pending_call *pending[PENDING_BUCKETS];
     size_t npending;
     bool stopping;
