@@ -68,6 +68,8 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
     if (c->rbuf.cap == 0 && c->loop->spare_rbuf.cap > 0) {
         c->rbuf = c->loop->spare_rbuf; /* borrowed until its bytes are processed */
         memset(&c->loop->spare_rbuf, 0, sizeof(c->loop->spare_rbuf));
+    } else if (c->rbuf.cap == 0) {
+        conn_rbuf_take_returned(c);
     }
     if (byte_buf_reserve(&c->rbuf, READ_CHUNK) != 0) {
         buf->base = NULL;
@@ -287,19 +289,29 @@ void conn_process_frames(connection *c)
             HLOG_WARN(h, "closing connection %s on server %s: %s", c->peer,
                       c->srv ? c->srv->name : "(client)", reason ? reason : "bad frame");
             conn_close(c, RMQ_CHANNEL_EXCEPTION);
-            return;
+            break; /* a request deferred before still needs its buffer kept */
         }
         char err[160];
         err[0] = 0;
-        rmq_cmd *cmd = rmq_cmd_decode(c->rbuf.data + off, total, err, sizeof(err));
+        /* the body stays in rbuf: a request that outlives this pass copies
+         * it (executor, held) or keeps the buffer (deferred) */
+        rmq_cmd *cmd = rmq_cmd_decode_in_place(c->rbuf.data + off, total, err, sizeof(err));
         off += total;
         if (!cmd) {
             HLOG_WARN(h, "closing connection %s on server %s: undecodable header: %s", c->peer,
                       c->srv ? c->srv->name : "(client)", err[0] ? err : "decode error");
             conn_close(c, RMQ_CHANNEL_EXCEPTION);
-            return;
+            break;
         }
         dispatch_command(c, cmd);
+    }
+    if (c->rbuf_pin) {
+        if (conn_rbuf_unpin(c, off) != 0) {
+            HLOG_WARN(h, "closing connection %s: out of memory for its read buffer", c->peer);
+            conn_close(c, RMQ_CHANNEL_EXCEPTION);
+            return;
+        }
+        off = 0; /* the processed bytes went with the kept buffer */
     }
     if (c->closing)
         return;

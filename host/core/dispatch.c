@@ -147,6 +147,35 @@ static bool refused_for_queue_wait(rmq_request *req)
     return true;
 }
 
+/* A request deferred inline may still have its body in the connection's
+ * read buffer, which moves once this pass ends: the request keeps that
+ * buffer, so the body the processor saw stays where it is (loop thread;
+ * the processor's hold keeps the command alive meanwhile). */
+static void keep_deferred_body(rmq_request *req)
+{
+    if (!req->cmd->body_in_frame)
+        return;
+    connection *c = loop_find_conn(req->loop, req->channel);
+    if (c ? conn_keep_body(c, req->cmd) : rmq_cmd_own_body(req->cmd) == 0)
+        return;
+    HLOG_ERROR(req->host, "out of memory keeping the body of deferred code %d from %s; dropped",
+               req->cmd->code, req->peer);
+    rmq_cmd_set_body(req->cmd, NULL, 0, NULL, NULL);
+}
+
+/* Before a request outlives the read pass (executor queue, reload hold) its
+ * body leaves the read buffer; false (answered, finished) when it cannot. */
+static bool own_body_or_refuse(connection *c, rmq_request *req)
+{
+    if (rmq_cmd_own_body(req->cmd) == 0)
+        return true;
+    atomic_fetch_add(&req->srv->errors, 1);
+    request_stats_error(&req->srv->stats, req->cmd->code);
+    answer_now(c, req->cmd, RMQ_RESPONSE_SYSTEM_ERROR, "out of memory");
+    request_finish(req);
+    return false;
+}
+
 static void run_request(void *arg)
 {
     rmq_request *req = arg;
@@ -169,6 +198,7 @@ static void run_request(void *arg)
         rc = req->entry.fn(req, req->cmd, req->entry.ud);
     }
     if (req->deferred) {
+        keep_deferred_body(req);
         request_release(req); /* deferred_reply finishes it, maybe already has */
         return;
     }
@@ -242,13 +272,16 @@ void dispatch_command(connection *c, rmq_cmd *cmd)
     atomic_fetch_add(&entry.plugin->inflight, 1);
     rcu_read_unlock();
 
-    rmq_request *req = calloc(1, sizeof(*req));
+    /* malloc, not calloc: glibc's calloc skips the thread cache, and how
+     * long its search takes depends on the heap's history */
+    rmq_request *req = malloc(sizeof(*req));
     if (!req) {
         atomic_fetch_sub(&entry.plugin->inflight, 1);
         answer_now(c, cmd, RMQ_RESPONSE_SYSTEM_ERROR, "out of memory");
         rmq_cmd_free(cmd);
         return;
     }
+    *req = (rmq_request){0};
     req->host = h;
     req->loop = l;
     req->channel = c->id;
@@ -264,12 +297,15 @@ void dispatch_command(connection *c, rmq_cmd *cmd)
     atomic_fetch_add(&h->inflight_requests, 1);
     /* inflight was raised before `held` is read: a reload that sets held and
      * then sees inflight 0 knows this request will queue, not run. */
-    if (atomic_load(&entry.plugin->held)) {
-        dispatch_resume_held(req);
+    bool held = atomic_load(&entry.plugin->held);
+    if (!held && !entry.ex) {
+        run_request(req); /* the body may stay in rbuf: it does not move meanwhile */
         return;
     }
-    if (!entry.ex) {
-        run_request(req);
+    if (!own_body_or_refuse(c, req))
+        return;
+    if (held) {
+        dispatch_resume_held(req);
         return;
     }
     if (entry.ex->max_wait_ms)

@@ -292,6 +292,21 @@ void large_frame_read(connection *c, size_t nread);
 void large_frame_maybe_start(connection *c);
 void large_frame_drop(connection *c);
 
+/* Requests decoded from rbuf point into it (rmq_cmd_decode_in_place) while
+ * they are handled inline (read_buffer_pin.c). A request deferred then keeps
+ * the buffer: conn_keep_body pins it for the command (loop thread; false
+ * when it could neither pin nor copy), and conn_rbuf_unpin, at the end of
+ * the processing pass, moves the unprocessed bytes past `consumed` into a
+ * fresh rbuf. RMQ_ENOMEM when that fresh buffer cannot be had. */
+typedef struct rbuf_pin rbuf_pin;
+bool conn_keep_body(connection *c, rmq_cmd *cmd);
+int conn_rbuf_unpin(connection *c, size_t consumed);
+/* Loop thread, for an empty rbuf: take a buffer handed back (true) so a
+ * deferred send per read does not cost a fresh 64 KiB each time. */
+bool conn_rbuf_take_returned(connection *c);
+/* io_loop_join: free what is parked. */
+void loop_free_returned_rbuf(io_loop *l);
+
 /* ---- connections ---------------------------------------------------------- */
 struct connection {
     io_loop *loop;
@@ -302,9 +317,10 @@ struct connection {
     char peer[64];
     char addr_key[128]; /* client connections: the address we dialled */
     byte_buf rbuf;
-    byte_buf out;      /* accumulating */
-    byte_buf inflight; /* being written by wreq */
-    large_frame large; /* a large frame bypassing rbuf */
+    byte_buf out;       /* accumulating */
+    byte_buf inflight;  /* being written by wreq */
+    large_frame large;  /* a large frame bypassing rbuf */
+    rbuf_pin *rbuf_pin; /* rbuf's bytes are kept by deferred requests */
     uv_write_t wreq;
     bool writing;
     bool read_paused; /* back-pressure */
@@ -345,6 +361,9 @@ struct io_loop {
     /* One receive buffer lent to whichever connection reads next: idle
      * connections hold none (connection.c) */
     byte_buf spare_rbuf;
+    /* a read buffer a deferred request kept, handed back from any thread
+     * when it let go (read_buffer_pin.c) */
+    _Atomic(uint8_t *) returned_rbuf;
     pending_call *pending[PENDING_BUCKETS];
     size_t npending;
     bool stopping;

@@ -244,6 +244,7 @@ void io_loop_join(io_loop *l)
     pthread_mutex_destroy(&l->mu);
     free(l->slots);
     byte_buf_free(&l->spare_rbuf);
+    loop_free_returned_rbuf(l);
     free(l->free_slots);
 }
 

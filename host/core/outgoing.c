@@ -79,9 +79,15 @@ void outgoing_complete(io_loop *l, rmq_cmd *resp)
         rmq_cmd_free(resp);
     } else if (pc->kind == CALL_SYNC && pc->waiter) {
         sync_waiter *w = pc->waiter;
+        /* the caller's thread reads it after rbuf has moved on */
+        int err = rmq_cmd_own_body(resp) == 0 ? 0 : RMQ_ENOMEM;
+        if (err) {
+            rmq_cmd_free(resp);
+            resp = NULL;
+        }
         pthread_mutex_lock(&w->mu);
         w->done = true;
-        w->err = 0;
+        w->err = err;
         w->resp = resp;
         pthread_cond_signal(&w->cv);
         pthread_mutex_unlock(&w->mu);

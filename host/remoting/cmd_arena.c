@@ -1,6 +1,7 @@
 /* cmd_arena.c — allocation of rmq_cmd with its string arena, and the setters
  * (remark, ext fields, body). Owns every byte a command points at except a
- * borrowed body. Must not know about wire formats. */
+ * borrowed or in-frame body (and says how those become owned). Must not
+ * know about wire formats. */
 #include <errno.h>
 #include <stdalign.h>
 #include <stdlib.h>
@@ -89,6 +90,7 @@ static void release_body(rmq_cmd *cmd)
     cmd->body_len = 0;
     cmd->body_free = NULL;
     cmd->body_free_ud = NULL;
+    cmd->body_in_frame = false;
 }
 
 void rmq_cmd_free(rmq_cmd *cmd)
@@ -337,4 +339,29 @@ int rmq_cmd_set_body(rmq_cmd *cmd, const void *data, size_t len, rmq_body_free_f
     cmd->body = copy;
     cmd->body_len = (uint32_t)len;
     return 0;
+}
+
+int rmq_cmd_own_body(rmq_cmd *cmd)
+{
+    if (!cmd->body_in_frame)
+        return 0;
+    uint8_t *copy = (uint8_t *)rmq_arena_alloc_str(cmd, cmd->body_len);
+    if (!copy)
+        return -ENOMEM;
+    memcpy(copy, cmd->body, cmd->body_len);
+    cmd->body = copy;
+    cmd->body_in_frame = false;
+    return 0;
+}
+
+bool rmq_cmd_body_keep(rmq_cmd *cmd, rmq_body_free_fn free_fn, void *free_ud)
+{
+    if (!cmd->body_in_frame)
+        return false;
+    /* only the release fields change: another thread may be reading the
+     * body of a deferred request right now, and the bytes stay put */
+    cmd->body_free = free_fn;
+    cmd->body_free_ud = free_ud;
+    cmd->body_in_frame = false;
+    return true;
 }

@@ -5,6 +5,7 @@
 #define RMQHOST_REMOTING_CMD_INTERNAL_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -112,6 +113,42 @@ static inline void rmq_out_be32(rmq_out *o, uint32_t v)
 static inline uint32_t rmq_be32(const uint8_t *p)
 {
     return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
+}
+
+/* Nonzero when some byte of w equals b (exact for "any"; which byte is left
+ * to the caller, so the word trick is endian-neutral). */
+static inline uint64_t rmq_word_has_byte(uint64_t w, uint8_t b)
+{
+    uint64_t x = w ^ (0x0101010101010101ull * b);
+    return (x - 0x0101010101010101ull) & ~x & 0x8080808080808080ull;
+}
+
+/* The JSON decoders' common int: a bare integer of at most 10 digits that
+ * fits int32, at [p, end). Returns the byte after its digits (what may
+ * follow is each caller's rule) or NULL, leaving *dst alone, for anything
+ * else. */
+static inline const uint8_t *rmq_json_plain_int(const uint8_t *p, const uint8_t *end, int32_t *dst)
+{
+    const uint8_t *i = p;
+    bool neg = i < end && *i == '-';
+    if (neg)
+        i++;
+    const uint8_t *digits = i;
+    int64_t v = 0;
+    while (i < end && (uint8_t)(*i - '0') <= 9) {
+        if (i - digits == 10)
+            return NULL;
+        v = v * 10 + (*i - '0');
+        i++;
+    }
+    if (i == digits)
+        return NULL;
+    if (neg)
+        v = -v;
+    if (v > INT32_MAX || v < INT32_MIN)
+        return NULL;
+    *dst = (int32_t)v;
+    return i;
 }
 
 static inline uint16_t rmq_be16(const uint8_t *p)

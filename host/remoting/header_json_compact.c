@@ -41,11 +41,6 @@ static inline bool take_literal(compact_scan *s, const char *lit, size_t n)
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define COMPACT_WORD_SCAN 1
-static inline uint64_t word_has_byte(uint64_t w, uint8_t b)
-{
-    uint64_t x = w ^ (0x0101010101010101ull * b);
-    return (x - 0x0101010101010101ull) & ~x & 0x8080808080808080ull;
-}
 #endif
 
 /* s->p is at a '"'. [*a, *b) becomes the content and s->p moves past the
@@ -60,7 +55,7 @@ static inline bool plain_string(compact_scan *s, const uint8_t **a, const uint8_
     while (end - i >= 8) {
         uint64_t w;
         memcpy(&w, i, sizeof w);
-        uint64_t hit = word_has_byte(w, '"') | word_has_byte(w, '\\');
+        uint64_t hit = rmq_word_has_byte(w, '"') | rmq_word_has_byte(w, '\\');
         if (hit) {
             /* the lowest flagged byte is always a true match */
             i += (unsigned)__builtin_ctzll(hit) / 8;
@@ -87,31 +82,14 @@ static inline bool at(const compact_scan *s, uint8_t c)
     return s->p < s->end && *s->p == c;
 }
 
-/* A bare integer of at most 10 digits that fits int32 — exactly what the
- * general scanner's own fast int accepts; what follows it is checked by the
- * caller (',' or '}' only, so "1.5" or "1e3" go back to the general path). */
+/* What follows the int is checked by the caller (',' or '}' only, so "1.5"
+ * or "1e3" go back to the general path). */
 static inline bool plain_int(compact_scan *s, int32_t *dst)
 {
-    const uint8_t *i = s->p, *end = s->end;
-    bool neg = i < end && *i == '-';
-    if (neg)
-        i++;
-    const uint8_t *digits = i;
-    int64_t v = 0;
-    while (i < end && (uint8_t)(*i - '0') <= 9) {
-        if (i - digits == 10)
-            return false;
-        v = v * 10 + (*i - '0');
-        i++;
-    }
-    if (i == digits)
+    const uint8_t *after = rmq_json_plain_int(s->p, s->end, dst);
+    if (!after)
         return false;
-    if (neg)
-        v = -v;
-    if (v > INT32_MAX || v < INT32_MIN)
-        return false;
-    *dst = (int32_t)v;
-    s->p = i;
+    s->p = after;
     return true;
 }
 

@@ -48,14 +48,6 @@ static bool is_ident(uint8_t c)
            c == '$' || c >= 0x80;
 }
 
-/* Nonzero when some byte of w equals b (exact for "any"; which byte is left
- * to the byte loop, so the word trick is endian-neutral). */
-static inline uint64_t word_has_byte(uint64_t w, uint8_t b)
-{
-    uint64_t x = w ^ (0x0101010101010101ull * b);
-    return (x - 0x0101010101010101ull) & ~x & 0x8080808080808080ull;
-}
-
 /* Finds the closing quote of the string starting at s->p (a quote). On
  * success [*a, *b) is the raw content, *escaped says whether it holds a
  * backslash, and s->p is past the closing quote. One pass finds both the
@@ -69,7 +61,7 @@ static int string_extent(json_scan *s, const uint8_t **a, const uint8_t **b, boo
     while (end - i >= 8) {
         uint64_t w;
         memcpy(&w, i, sizeof w);
-        uint64_t hit = word_has_byte(w, q) | word_has_byte(w, '\\');
+        uint64_t hit = rmq_word_has_byte(w, q) | rmq_word_has_byte(w, '\\');
         if (hit) {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
             /* the lowest flagged byte is always a true match */
@@ -234,31 +226,50 @@ static int arena_string(json_scan *s, char **out)
     return 0;
 }
 
+/* A quoted string to look at, not keep: unescaped content stays in the frame
+ * (*text points at it, the normal case); an escaped one is decoded into buf
+ * (at most cap bytes, not terminated; cap 0 only skips it). *len is the full
+ * decoded length, so an over-long text simply matches nothing. */
+static int quoted_view(json_scan *s, char *buf, size_t cap, const char **text, size_t *len)
+{
+    const uint8_t *a = NULL, *b = NULL;
+    bool escaped = false;
+    if (string_extent(s, &a, &b, &escaped) != 0)
+        return -1;
+    if (!escaped) {
+        *text = (const char *)a;
+        *len = (size_t)(b - a);
+        return 0;
+    }
+    *text = buf;
+    return unescape(s, a, b, buf, cap, len);
+}
+
+/* Past a run of at least one digit at i, or NULL when there is none. */
+static const uint8_t *digit_run(const uint8_t *i, const uint8_t *end)
+{
+    const uint8_t *start = i;
+    while (i < end && *i >= '0' && *i <= '9')
+        i++;
+    return i == start ? NULL : i;
+}
+
+/* Length of the JSON number at p (-, digits, fraction, exponent); 0 when
+ * there is none. */
 static size_t scan_number(const uint8_t *p, const uint8_t *end)
 {
     const uint8_t *i = p;
     if (i < end && *i == '-')
         i++;
-    const uint8_t *digits = i;
-    while (i < end && *i >= '0' && *i <= '9')
-        i++;
-    if (i == digits)
+    if (!(i = digit_run(i, end)))
         return 0;
-    if (i < end && *i == '.') {
-        const uint8_t *frac = ++i;
-        while (i < end && *i >= '0' && *i <= '9')
-            i++;
-        if (i == frac)
-            return 0;
-    }
+    if (i < end && *i == '.' && !(i = digit_run(i + 1, end)))
+        return 0;
     if (i < end && (*i == 'e' || *i == 'E')) {
         i++;
         if (i < end && (*i == '+' || *i == '-'))
             i++;
-        const uint8_t *exp = i;
-        while (i < end && *i >= '0' && *i <= '9')
-            i++;
-        if (i == exp)
+        if (!(i = digit_run(i, end)))
             return 0;
     }
     return (size_t)(i - p);
@@ -310,33 +321,19 @@ static int scalar_text(json_scan *s, char **out, const char *what)
     return fail(s, what);
 }
 
-/* A key: quoted (either quote) or a bare identifier (fastjson leniency).
- * Copied into buf (cap bytes, NUL-terminated when it fits); *len is the full
- * length so an over-long key simply matches nothing. */
-static int key_into(json_scan *s, char *buf, size_t cap, size_t *len)
+/* A bare (unquoted) key: an identifier, as fastjson allows. */
+static int bare_key(json_scan *s, const uint8_t **a, size_t *len)
 {
-    int c = peek(s);
-    if (c == '"' || c == '\'') {
-        const uint8_t *a = NULL, *b = NULL;
-        bool escaped = false;
-        if (string_extent(s, &a, &b, &escaped) != 0)
-            return -1;
-        if (!escaped) {
-            *len = (size_t)(b - a);
-            memcpy(buf, a, *len < cap - 1 ? *len : cap - 1);
-        } else if (unescape(s, a, b, buf, cap - 1, len) != 0) {
-            return -1;
-        }
-    } else {
-        const uint8_t *a = s->p;
-        while (s->p < s->end && is_ident(*s->p))
-            s->p++;
-        *len = (size_t)(s->p - a);
-        if (*len == 0)
-            return fail(s, "expected an object key");
-        memcpy(buf, a, *len < cap - 1 ? *len : cap - 1);
-    }
-    buf[*len < cap - 1 ? *len : cap - 1] = '\0';
+    *a = s->p;
+    while (s->p < s->end && is_ident(*s->p))
+        s->p++;
+    *len = (size_t)(s->p - *a);
+    return *len ? 0 : fail(s, "expected an object key");
+}
+
+/* After a key: the ':' and the blanks around it. */
+static int key_colon(json_scan *s)
+{
     skip_ws(s);
     if (peek(s) != ':')
         return fail(s, "expected ':' after key");
@@ -353,21 +350,32 @@ static int arena_key(json_scan *s, char **out)
         if (arena_string(s, out) != 0)
             return -1;
     } else {
-        const uint8_t *a = s->p;
-        while (s->p < s->end && is_ident(*s->p))
-            s->p++;
-        if (s->p == a)
-            return fail(s, "expected an object key");
-        *out = rmq_cmd_strndup(s->cmd, (const char *)a, (size_t)(s->p - a));
+        const uint8_t *a = NULL;
+        size_t n = 0;
+        if (bare_key(s, &a, &n) != 0)
+            return -1;
+        *out = rmq_cmd_strndup(s->cmd, (const char *)a, n);
         if (!*out)
             return fail(s, "out of memory");
     }
-    skip_ws(s);
-    if (peek(s) != ':')
-        return fail(s, "expected ':' after key");
-    s->p++;
-    skip_ws(s);
-    return 0;
+    return key_colon(s);
+}
+
+/* A key to look at, not keep (top-level keys, keys skipped with their
+ * values): quoted (either quote, quoted_view) or bare (left in the frame). */
+static int object_key(json_scan *s, char *buf, size_t cap, const char **key, size_t *len)
+{
+    int c = peek(s);
+    if (c == '"' || c == '\'') {
+        if (quoted_view(s, buf, cap, key, len) != 0)
+            return -1;
+    } else {
+        const uint8_t *a = NULL;
+        if (bare_key(s, &a, len) != 0)
+            return -1;
+        *key = (const char *)a;
+    }
+    return key_colon(s);
 }
 
 static int skip_scalar(json_scan *s)
@@ -382,6 +390,13 @@ static int skip_scalar(json_scan *s)
     while (s->p < s->end && (is_ident(*s->p) || *s->p == '-' || *s->p == '+' || *s->p == '.'))
         s->p++;
     return s->p == a ? fail(s, "expected a value") : 0;
+}
+
+static int skip_key(json_scan *s)
+{
+    const char *key;
+    size_t len;
+    return object_key(s, NULL, 0, &key, &len);
 }
 
 /* Skips any value of an unknown key. Iterative with a bit stack
@@ -409,9 +424,7 @@ static int skip_value(json_scan *s)
                 depth--;
                 closed = true;
             } else if (kinds & 1) {
-                char k[1];
-                size_t kl;
-                if (key_into(s, k, sizeof k, &kl) != 0)
+                if (skip_key(s) != 0)
                     return -1;
                 continue;
             } else {
@@ -429,12 +442,8 @@ static int skip_value(json_scan *s)
             if (c == ',') {
                 s->p++;
                 skip_ws(s);
-                if (kinds & 1) {
-                    char k[1];
-                    size_t kl;
-                    if (key_into(s, k, sizeof k, &kl) != 0)
-                        return -1;
-                }
+                if ((kinds & 1) && skip_key(s) != 0)
+                    return -1;
                 break;
             }
             if ((c == '}' && (kinds & 1)) || (c == ']' && !(kinds & 1))) {
@@ -448,32 +457,16 @@ static int skip_value(json_scan *s)
     }
 }
 
-/* The common case of an int field: a bare integer of at most 10 digits that
- * fits int32 and is not followed by a fraction or exponent. Returns false
- * (moving nothing) for anything else, which the general path then decides,
- * error offsets included. */
+/* The common case of an int field (rmq_json_plain_int) not followed by a
+ * fraction or exponent. Returns false (moving nothing) for anything else,
+ * which the general path then decides, error offsets included. */
 static inline bool plain_int(json_scan *s, int32_t *dst)
 {
-    const uint8_t *i = s->p, *end = s->end;
-    bool neg = i < end && *i == '-';
-    if (neg)
-        i++;
-    const uint8_t *digits = i;
-    int64_t v = 0;
-    while (i < end && (uint8_t)(*i - '0') <= 9 && i - digits < 11) {
-        v = v * 10 + (*i - '0');
-        i++;
-    }
-    size_t nd = (size_t)(i - digits);
-    if (nd == 0 || nd > 10)
+    int32_t v;
+    const uint8_t *i = rmq_json_plain_int(s->p, s->end, &v);
+    if (!i || (i < s->end && (*i == '.' || *i == 'e' || *i == 'E')))
         return false;
-    if (i < end && (*i == '.' || *i == 'e' || *i == 'E'))
-        return false;
-    if (neg)
-        v = -v;
-    if (v > INT32_MAX || v < INT32_MIN)
-        return false;
-    *dst = (int32_t)v;
+    *dst = v;
     s->p = i;
     return true;
 }
@@ -527,19 +520,13 @@ static int language_field(json_scan *s)
     if (literal(s, "null"))
         return 0;
     if (c == '"' || c == '\'') {
-        const uint8_t *a = NULL, *b = NULL;
-        bool escaped = false;
-        if (string_extent(s, &a, &b, &escaped) != 0)
+        char buf[16];
+        const char *name = NULL;
+        size_t n = 0;
+        if (quoted_view(s, buf, sizeof buf, &name, &n) != 0)
             return -1;
-        if (!escaped) {
-            s->cmd->language = rmq_language_from_name((const char *)a, (size_t)(b - a));
-            return 0;
-        }
-        char name[16];
-        size_t n;
-        if (unescape(s, a, b, name, sizeof name, &n) != 0)
-            return -1;
-        s->cmd->language = n <= sizeof name ? rmq_language_from_name(name, n) : RMQ_LANG_OTHER;
+        /* no language name is longer; an escaped one may not fit buf */
+        s->cmd->language = n <= sizeof buf ? rmq_language_from_name(name, n) : RMQ_LANG_OTHER;
         return 0;
     }
     int32_t ordinal;
@@ -600,42 +587,6 @@ static int ext_object(json_scan *s, size_t header_len)
         }
         return fail(s, "expected ',' or '}' in extFields");
     }
-}
-
-/* A top-level key. An unescaped key (the normal case) is left in the frame
- * and *key points at it; only an escaped one is decoded into buf (cap bytes).
- * *len is the full decoded length. */
-static int header_key(json_scan *s, char *buf, size_t cap, const char **key, size_t *len)
-{
-    int c = peek(s);
-    if (c == '"' || c == '\'') {
-        const uint8_t *a = NULL, *b = NULL;
-        bool escaped = false;
-        if (string_extent(s, &a, &b, &escaped) != 0)
-            return -1;
-        if (!escaped) {
-            *key = (const char *)a;
-            *len = (size_t)(b - a);
-        } else {
-            if (unescape(s, a, b, buf, cap, len) != 0)
-                return -1;
-            *key = buf;
-        }
-    } else {
-        const uint8_t *a = s->p;
-        while (s->p < s->end && is_ident(*s->p))
-            s->p++;
-        *len = (size_t)(s->p - a);
-        if (*len == 0)
-            return fail(s, "expected an object key");
-        *key = (const char *)a;
-    }
-    skip_ws(s);
-    if (peek(s) != ':')
-        return fail(s, "expected ':' after key");
-    s->p++;
-    skip_ws(s);
-    return 0;
 }
 
 /* n is a constant at every call, so memcmp becomes one or two loads. */
@@ -708,7 +659,7 @@ int rmq_header_json_decode_general(rmq_cmd *cmd, const uint8_t *hdr, size_t len,
             char buf[32];
             const char *key = buf;
             size_t klen = 0;
-            if (header_key(&s, buf, sizeof buf - 1, &key, &klen) != 0)
+            if (object_key(&s, buf, sizeof buf - 1, &key, &klen) != 0)
                 return -1;
             if (header_member(&s, key, klen < sizeof buf ? klen : 0, len) != 0)
                 return -1;

@@ -53,6 +53,9 @@ typedef struct rmq_cmd {
     uint32_t body_len;
     rmq_body_free_fn body_free; /* called once when the command is freed */
     void *body_free_ud;
+    /* body points into the buffer the frame was decoded from
+     * (rmq_cmd_decode_in_place): valid only while that buffer is untouched */
+    bool body_in_frame;
 
     /* arena: owned string storage, chained blocks */
     struct rmq_arena_block *arena;
@@ -94,6 +97,20 @@ rmq_cmd *rmq_cmd_decode(const uint8_t *frame, size_t frame_total, char *errbuf, 
 rmq_cmd *rmq_cmd_decode_borrowed(const uint8_t *frame, size_t frame_total,
                                  rmq_body_free_fn body_free, void *body_ud, bool *body_taken,
                                  char *errbuf, size_t errlen);
+/* Same, but the body stays in `frame` and nobody is told when the command is
+ * freed (body_in_frame): for a request handled while the caller's read buffer
+ * stays as it is. Before the command outlives that, the caller either copies
+ * the body (rmq_cmd_own_body) or keeps the buffer alive for it
+ * (rmq_cmd_body_keep). */
+rmq_cmd *rmq_cmd_decode_in_place(const uint8_t *frame, size_t frame_total, char *errbuf,
+                                 size_t errlen);
+/* An in-frame body copied into the command's arena (no-op otherwise). 0 or
+ * -ENOMEM (the body is then still in the frame). */
+int rmq_cmd_own_body(rmq_cmd *cmd);
+/* An in-frame body left where it is, now released with free_fn(ud, body)
+ * when the command is freed: the caller handed the buffer's lifetime over.
+ * No-op for a body that is not in-frame (returns false). */
+bool rmq_cmd_body_keep(rmq_cmd *cmd, rmq_body_free_fn free_fn, void *free_ud);
 /* Decode details: missing JSON keys keep Java's defaults (version 0, not the
  * host's); a repeated key (top level or ext) keeps the last value; a JSON
  * null ext value is kept as key with NULL value. Binary: empty remark and

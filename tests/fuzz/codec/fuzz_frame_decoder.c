@@ -1,6 +1,7 @@
 /* fuzz_frame_decoder.c — libFuzzer harness for the remoting codec: frames
  * the input as a byte stream and as bare JSON/binary headers, decodes, and
- * checks that encode/decode reaches a fixed point in both serializations.
+ * checks that encode/decode reaches a fixed point in both serializations and
+ * that the in-place decode the daemon uses agrees with the copying one.
  * Aborts on any broken property; never trusts a length it did not check. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,6 +112,20 @@ static void decode_frame(const uint8_t *f, size_t n)
             die("decode failed without a reason", f, n);
         return;
     }
+    /* the daemon decodes in place: the same command, its body still in f
+     * until it is owned */
+    rmq_cmd *p = rmq_cmd_decode_in_place(f, n, NULL, 0);
+    if (!p)
+        die("in-place decode refuses a frame decode accepts", f, n);
+    if (p->body_len && (p->body < f || p->body_len > n || p->body + p->body_len != f + n))
+        die("in-place body is not the end of the frame", f, n);
+    same_scalars(c, p, c->serialize_type, f, n);
+    if (rmq_cmd_own_body(p) != 0)
+        abort();
+    if (p->body_in_frame || (p->body_len && p->body >= f && p->body < f + n))
+        die("owned body still points into the frame", f, n);
+    same_scalars(c, p, c->serialize_type, f, n);
+    rmq_cmd_free(p);
     round_trip(c);
     rmq_cmd_free(c);
 }

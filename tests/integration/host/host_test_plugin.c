@@ -1,6 +1,7 @@
 /* host_test_plugin.c — a plugin that exercises the host for the integration
  * tests: inline and executor processors, a failing processor, a reject
- * hook, outgoing sync calls, big answers and a log of channel events.
+ * hook, outgoing sync calls, big answers, a log of channel events and
+ * requests held (deferred, or gated on an executor) until released.
  * Test-only; speaks codes 7001-7008 that no RocketMQ role uses. */
 #include <pthread.h>
 #include <stdio.h>
@@ -22,8 +23,20 @@ enum {
     CODE_CANNED = 7009,     /* inline: a canned route-sized body, zero-copy (benchmarks) */
     CODE_HOOK_COUNT = 7010, /* ext answersSeen = answers the after hook saw */
     CODE_MAIN_ONLY = 7011,  /* echo, registered RMQ_PROC_NOT_ON_VIP */
-    CODE_FALLBACK = 7012    /* remark "fallback", registered RMQ_PROC_FALLBACK */
+    CODE_FALLBACK = 7012,   /* remark "fallback", registered RMQ_PROC_FALLBACK */
+    CODE_HOLD_BODY = 7014,  /* inline: defer(); CODE_RELEASE echoes the body later */
+    CODE_GATED_ECHO = 7015, /* executor "gated": echo once CODE_RELEASE opened the gate */
+    CODE_RELEASE = 7016     /* inline: answer the held requests, open the gate */
 };
+
+/* A request held by CODE_HOLD_BODY, with the body pointer taken before
+ * defer(): rmqhost.h keeps the cmd (body included) valid until deferred_reply. */
+typedef struct held_body {
+    rmq_deferred *d;
+    const void *body;
+    size_t len;
+    struct held_body *next;
+} held_body;
 
 /* What a GET_ROUTEINFO_BY_TOPIC answer of one two-replica broker looks like. */
 static const char CANNED_ROUTE[] =
@@ -39,6 +52,9 @@ typedef struct test_plugin {
     char *events; /* "EVENT peer\n" lines */
     size_t events_len, events_cap;
     unsigned long answers_seen;
+    held_body *held; /* under mu */
+    bool gate_open;  /* under mu */
+    pthread_cond_t gate_cv;
 } test_plugin;
 
 static void sleep_ms(long ms)
@@ -179,6 +195,71 @@ static int on_canned(rmq_request *req, const rmq_cmd *cmd, void *ud)
     return tp->api->reply(req, resp);
 }
 
+static int on_hold_body(rmq_request *req, const rmq_cmd *cmd, void *ud)
+{
+    test_plugin *tp = ud;
+    held_body *h = calloc(1, sizeof(*h));
+    if (!h)
+        return RMQ_ENOMEM;
+    h->body = tp->api->cmd_body(cmd, &h->len);
+    h->d = tp->api->defer(req);
+    if (!h->d) {
+        free(h);
+        return RMQ_ESHUTDOWN;
+    }
+    pthread_mutex_lock(&tp->mu);
+    h->next = tp->held;
+    tp->held = h;
+    pthread_mutex_unlock(&tp->mu);
+    return RMQ_DEFERRED;
+}
+
+static int on_gated_echo(rmq_request *req, const rmq_cmd *cmd, void *ud)
+{
+    test_plugin *tp = ud;
+    pthread_mutex_lock(&tp->mu);
+    while (!tp->gate_open)
+        pthread_cond_wait(&tp->gate_cv, &tp->mu);
+    pthread_mutex_unlock(&tp->mu);
+    return on_echo(req, cmd, ud);
+}
+
+/* Echo every held body (from the pointer saved before defer) and let the
+ * gated executor run; also what quiesce does, so nothing waits at shutdown. */
+static void release_all(test_plugin *tp)
+{
+    const rmq_host_api *api = tp->api;
+    pthread_mutex_lock(&tp->mu);
+    held_body *h = tp->held;
+    tp->held = NULL;
+    tp->gate_open = true;
+    pthread_cond_broadcast(&tp->gate_cv);
+    pthread_mutex_unlock(&tp->mu);
+    while (h) {
+        held_body *next = h->next;
+        rmq_cmd *resp =
+            api->cmd_new_response(api->deferred_cmd(h->d), RMQ_RESPONSE_SUCCESS, "released");
+        if (resp && h->len)
+            api->cmd_set_body(resp, h->body, h->len, NULL, NULL);
+        api->deferred_reply(h->d, resp);
+        free(h);
+        h = next;
+    }
+}
+
+static int on_release(rmq_request *req, const rmq_cmd *cmd, void *ud)
+{
+    release_all(ud);
+    return reply_code(ud, req, cmd, RMQ_RESPONSE_SUCCESS, NULL);
+}
+
+static void test_quiesce(rmq_plugin_ctx *ctx)
+{
+    test_plugin *tp = rmq_ctx_userdata(ctx);
+    if (tp)
+        release_all(tp);
+}
+
 /* RPC hooks: the before hook refuses any request carrying ext deny=1 (as an
  * ACL would); the after hook counts answers it saw. */
 static int before_hook(rmq_channel_id ch, const rmq_cmd *req, const char **remark, void *ud)
@@ -256,11 +337,13 @@ static int test_init(rmq_plugin_ctx *ctx, const rmq_host_api *api)
     tp->api = api;
     tp->ctx = ctx;
     pthread_mutex_init(&tp->mu, NULL);
+    pthread_cond_init(&tp->gate_cv, NULL);
     api->set_userdata(ctx, tp);
     int rc = 0;
     rc |= api->declare_executor(ctx, "slow", 1, 1);
     rc |= api->declare_executor(ctx, "calls", 2, 16);
     rc |= api->declare_executor(ctx, "drain", 4, 1000);
+    rc |= api->declare_executor(ctx, "gated", 1, 16);
     rc |= api->register_processor(ctx, CODE_ECHO, on_echo, tp, NULL);
     rc |= api->register_processor(ctx, CODE_SLOW, on_slow, tp, "slow");
     rc |= api->register_processor(ctx, CODE_FAIL, on_fail, tp, NULL);
@@ -271,6 +354,9 @@ static int test_init(rmq_plugin_ctx *ctx, const rmq_host_api *api)
     rc |= api->register_processor(ctx, CODE_DRAIN, on_slow, tp, "drain");
     rc |= api->register_processor(ctx, CODE_CANNED, on_canned, tp, NULL);
     rc |= api->register_processor(ctx, CODE_HOOK_COUNT, on_hook_count, tp, NULL);
+    rc |= api->register_processor(ctx, CODE_HOLD_BODY, on_hold_body, tp, NULL);
+    rc |= api->register_processor(ctx, CODE_GATED_ECHO, on_gated_echo, tp, "gated");
+    rc |= api->register_processor(ctx, CODE_RELEASE, on_release, tp, NULL);
     rc |=
         api->register_processor_flags(ctx, CODE_MAIN_ONLY, on_echo, tp, NULL, RMQ_PROC_NOT_ON_VIP);
     rc |=
@@ -282,6 +368,7 @@ static int test_init(rmq_plugin_ctx *ctx, const rmq_host_api *api)
     rc |= api->add_rpc_hook(ctx, before_hook, after_hook, tp);
     rc |= api->add_channel_listener(ctx, on_channel, tp);
     if (rc) {
+        pthread_cond_destroy(&tp->gate_cv);
         pthread_mutex_destroy(&tp->mu);
         free(tp);
         return RMQ_EINVAL;
@@ -294,10 +381,11 @@ static void test_fini(rmq_plugin_ctx *ctx)
     test_plugin *tp = rmq_ctx_userdata(ctx);
     if (!tp)
         return;
+    pthread_cond_destroy(&tp->gate_cv);
     pthread_mutex_destroy(&tp->mu);
     free(tp->events);
     free(tp);
 }
 
 RMQ_PLUGIN(.name = "hosttest", .version = "1.0.0", .description = "host integration test plugin",
-           .init = test_init, .fini = test_fini);
+           .init = test_init, .fini = test_fini, .quiesce = test_quiesce);

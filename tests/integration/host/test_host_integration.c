@@ -269,6 +269,137 @@ static void test_pipelined_requests_in_one_write_are_all_answered(void **state)
     close(fd);
 }
 
+static rmq_cmd *body_req(int code, int opaque, size_t len, unsigned seed)
+{
+    rmq_cmd *req = rmq_tc_request(code, opaque, NULL);
+    uint8_t *body = malloc(len);
+    assert_non_null(body);
+    for (size_t i = 0; i < len; i++)
+        body[i] = (uint8_t)(i * seed + (i >> 7) + seed);
+    assert_int_equal(rmq_cmd_set_body(req, body, len, NULL, NULL), 0);
+    free(body);
+    return req;
+}
+
+static void assert_same_body(const rmq_cmd *got, const rmq_cmd *sent)
+{
+    assert_int_equal(got->code, 0);
+    assert_int_equal(got->body_len, sent->body_len);
+    assert_memory_equal(got->body, sent->body, sent->body_len);
+}
+
+/* Request bodies are handled where they were read (the connection's read
+ * buffer). A request that outlives its read — deferred by an inline
+ * processor that kept the body pointer from before defer(), or queued on an
+ * executor — still sees its own bytes after much more data went through
+ * that connection (the buffer is reused, moved and regrown meanwhile). */
+static void test_held_request_bodies_survive_later_reads(void **state)
+{
+    fixture *f = *state;
+    int fd = rmq_tc_connect(f->port);
+    assert_true(fd >= 0);
+    rmq_cmd *held = body_req(7014, 1, 3000, 7);   /* deferred inline */
+    rmq_cmd *gated = body_req(7015, 2, 5000, 11); /* waits on its executor */
+    rmq_cmd *c = body_req(7001, 3, 20000, 13);
+    rmq_cmd *d = body_req(7001, 4, 30000, 17);
+    size_t cap = 3000 + 5000 + 20000 + 30000 + 4 * 512;
+    uint8_t *buf = malloc(cap);
+    assert_non_null(buf);
+    size_t n = 0;
+    n += rmq_cmd_encode(held, buf + n, cap - n);
+    n += rmq_cmd_encode(gated, buf + n, cap - n);
+    n += rmq_cmd_encode(c, buf + n, cap - n);
+    size_t d_at = n;
+    n += rmq_cmd_encode(d, buf + n, cap - n);
+    /* one write ending inside d: the rest of the read buffer moves on */
+    size_t first = d_at + (n - d_at) / 2;
+    assert_int_equal(rmq_tc_send_raw(fd, buf, first), 0);
+    rmq_cmd *resp = rmq_tc_recv(fd, RECV_MS);
+    assert_non_null(resp);
+    assert_int_equal(resp->opaque, 3);
+    assert_same_body(resp, c);
+    rmq_cmd_free(resp);
+    assert_int_equal(rmq_tc_send_raw(fd, buf + first, n - first), 0);
+    resp = rmq_tc_recv(fd, RECV_MS);
+    assert_non_null(resp);
+    assert_int_equal(resp->opaque, 4);
+    assert_same_body(resp, d);
+    rmq_cmd_free(resp);
+    free(buf);
+    /* more reads through the same connection, some pipelined */
+    for (int i = 0; i < 40; i++) {
+        rmq_cmd *e = body_req(7001, 100 + i, 1000 + (size_t)i * 997, 19 + (unsigned)i);
+        assert_int_equal(rmq_tc_send(fd, e), 0);
+        if (i % 4 == 3) {
+            for (int k = 3; k >= 0; k--) {
+                resp = rmq_tc_recv(fd, RECV_MS);
+                assert_non_null(resp);
+                assert_int_equal(resp->opaque, 100 + i - k);
+                assert_int_equal(resp->body_len, 1000 + (size_t)(i - k) * 997);
+                rmq_cmd_free(resp);
+            }
+        }
+        rmq_cmd_free(e);
+    }
+    rmq_cmd *rel = rmq_tc_request(7016, 9, NULL);
+    assert_int_equal(rmq_tc_send(fd, rel), 0);
+    rmq_cmd_free(rel);
+    bool seen[3] = {false, false, false};
+    for (int i = 0; i < 3; i++) {
+        resp = rmq_tc_recv(fd, RECV_MS);
+        assert_non_null(resp);
+        if (resp->opaque == 1)
+            assert_same_body(resp, held);
+        else if (resp->opaque == 2)
+            assert_same_body(resp, gated);
+        else
+            assert_int_equal(resp->opaque, 9);
+        seen[resp->opaque == 1 ? 0 : resp->opaque == 2 ? 1 : 2] = true;
+        rmq_cmd_free(resp);
+    }
+    assert_true(seen[0] && seen[1] && seen[2]);
+    rmq_cmd_free(held);
+    rmq_cmd_free(gated);
+    rmq_cmd_free(c);
+    rmq_cmd_free(d);
+    close(fd);
+}
+
+/* A request deferred in the same read as a frame that closes the
+ * connection keeps its body: the plugin reads it when it answers later. */
+static void test_held_request_bodies_survive_their_connection_closing(void **state)
+{
+    fixture *f = *state;
+    int fd = rmq_tc_connect(f->port);
+    assert_true(fd >= 0);
+    rmq_cmd *held = body_req(7014, 1, 4000, 23);
+    uint8_t buf[4096 + 512];
+    size_t n = rmq_cmd_encode(held, buf, sizeof(buf));
+    assert_true(n > 0);
+    static const uint8_t garbage[8] = {0xFF, 0xFF, 0xFF, 0xF0, 0, 0, 0, 0}; /* length < 0 */
+    memcpy(buf + n, garbage, sizeof(garbage));
+    assert_int_equal(rmq_tc_send_raw(fd, buf, n + sizeof(garbage)), 0);
+    assert_true(rmq_tc_wait_closed(fd, RECV_MS));
+    close(fd);
+    rmq_cmd_free(held);
+    /* released from another connection: the body is read after the close */
+    int fd2 = rmq_tc_connect(f->port);
+    assert_true(fd2 >= 0);
+    rmq_cmd *rel = rmq_tc_request(7016, 2, NULL);
+    rmq_cmd *resp = rmq_tc_call(fd2, rel, RECV_MS);
+    assert_non_null(resp);
+    assert_int_equal(resp->code, 0);
+    rmq_cmd_free(resp);
+    rmq_cmd_free(rel);
+    rmq_cmd *echo = body_req(7001, 3, 100, 5);
+    resp = rmq_tc_call(fd2, echo, RECV_MS);
+    assert_non_null(resp);
+    assert_same_body(resp, echo);
+    rmq_cmd_free(resp);
+    rmq_cmd_free(echo);
+    close(fd2);
+}
+
 /* Frames of at least 128 KiB are read into a buffer of their own and the
  * command borrows the body: small frames before and after one in the same
  * write, a large body arriving in pieces, and a client leaving halfway are
@@ -1150,6 +1281,8 @@ int main(int argc, char **argv)
         T(test_pipelined_requests_in_one_write_are_all_answered),
         T(test_frame_split_byte_by_byte_is_reassembled),
         T(test_pipelined_large_frames_mixed_with_small_ones_are_answered),
+        T(test_held_request_bodies_survive_later_reads),
+        T(test_held_request_bodies_survive_their_connection_closing),
         T(test_oversized_frame_closes_only_that_connection),
         T(test_header_longer_than_frame_closes_only_that_connection),
         T(test_unknown_serialize_type_closes_only_that_connection),

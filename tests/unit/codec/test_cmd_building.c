@@ -170,6 +170,60 @@ static void test_decoded_command_owns_copies_of_the_frame(void **state)
     rmq_cmd_free(c);
 }
 
+static int kept_releases;
+static void count_release(void *ud, const void *data)
+{
+    kept_releases++;
+    free(ud);
+    (void)data;
+}
+
+/* In place: header strings are the command's, the body stays in the frame
+ * until it is copied (own_body) or the frame is handed over (body_keep). */
+static void test_in_place_decode_leaves_the_body_in_the_frame(void **state)
+{
+    (void)state;
+    const char *hdr = "{\"code\":11,\"extFields\":{\"topic\":\"T\"},\"remark\":\"r\"}";
+    size_t len;
+    uint8_t *f = codec_make_frame(0, hdr, strlen(hdr), "BODY", 4, &len);
+    rmq_cmd *c = rmq_cmd_decode_in_place(f, len, NULL, 0);
+    assert_non_null(c);
+    assert_true(c->body_in_frame);
+    assert_ptr_equal(c->body, f + len - 4);
+    assert_int_equal(c->body_len, 4);
+    assert_int_equal(rmq_cmd_own_body(c), 0);
+    assert_false(c->body_in_frame);
+    assert_int_equal(rmq_cmd_own_body(c), 0); /* once is enough */
+    memset(f, 0xAA, len);
+    assert_string_equal(rmq_cmd_ext_get(c, "topic"), "T");
+    assert_string_equal(c->remark, "r");
+    assert_memory_equal(c->body, "BODY", 4);
+    assert_false(rmq_cmd_body_keep(c, count_release, NULL)); /* not in-frame any more */
+    rmq_cmd_free(c);
+
+    /* kept: the frame now lives as long as the command */
+    free(f);
+    f = codec_make_frame(0, hdr, strlen(hdr), "KEPT", 4, &len);
+    c = rmq_cmd_decode_in_place(f, len, NULL, 0);
+    assert_non_null(c);
+    kept_releases = 0;
+    assert_true(rmq_cmd_body_keep(c, count_release, f));
+    assert_false(c->body_in_frame);
+    assert_ptr_equal(c->body, f + len - 4);
+    assert_memory_equal(c->body, "KEPT", 4);
+    rmq_cmd_free(c);
+    assert_int_equal(kept_releases, 1);
+
+    /* no body: nothing in the frame */
+    f = codec_make_frame(0, hdr, strlen(hdr), NULL, 0, &len);
+    c = rmq_cmd_decode_in_place(f, len, NULL, 0);
+    assert_non_null(c);
+    assert_false(c->body_in_frame);
+    assert_null(c->body);
+    rmq_cmd_free(c);
+    free(f);
+}
+
 static void test_language_names_cover_the_table_and_unknowns(void **state)
 {
     (void)state;
@@ -191,6 +245,7 @@ int main(void)
         cmocka_unit_test(test_borrowed_body_is_released_once_on_replace_and_free),
         cmocka_unit_test(test_empty_body_means_no_body),
         cmocka_unit_test(test_decoded_command_owns_copies_of_the_frame),
+        cmocka_unit_test(test_in_place_decode_leaves_the_body_in_the_frame),
         cmocka_unit_test(test_language_names_cover_the_table_and_unknowns),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
