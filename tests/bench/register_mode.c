@@ -304,6 +304,7 @@ typedef struct probe {
     const char *fixed_topic; /* NULL: topics of broker 0 */
     pthread_t thread;
     atomic_bool stop;
+    atomic_bool ready; /* first lookup answered, or the probe gave up */
     atomic_int last_code;
     rmq_latency_histogram hist;
     uint64_t errors;
@@ -316,6 +317,7 @@ static void *probe_main(void *arg)
     int fd = dial(p->o);
     if (fd < 0) {
         p->failed = 1;
+        atomic_store(&p->ready, true);
         return NULL;
     }
     unsigned ntopics = p->o->register_topics;
@@ -365,7 +367,9 @@ static void *probe_main(void *arg)
         atomic_store(&p->last_code, code);
         if (code != 0)
             p->errors++;
+        atomic_store(&p->ready, true);
     }
+    atomic_store(&p->ready, true);
     for (unsigned i = 0; i < ntpl; i++)
         rmq_template_free(&tpls[i]);
     free(tpls);
@@ -594,6 +598,13 @@ int rmq_bench_register_run(const rmq_bench_options *o, FILE *out)
                 free(pr);
                 pr = NULL;
                 rc = 1;
+            }
+            /* the run starts once the probe is looking routes up: on a loaded
+             * machine the thread could otherwise be scheduled only after a
+             * short run ended, and report no lookup at all */
+            while (pr && !atomic_load(&pr->ready)) {
+                struct timespec ts = {0, 1000000L};
+                nanosleep(&ts, NULL);
             }
         }
     }

@@ -232,7 +232,10 @@ static void test_heartbeats_notify_group_and_register_retry_topic(void **state)
 
 /* Half-open socket: the client's connection stays open but sends nothing
  * after its heartbeat; the broker's scan removes it after
- * channelExpiredTimeout and closes the connection (protocol.md §5.13). */
+ * channelExpiredTimeout and closes the connection (protocol.md §5.13).
+ * The consumer is not looked for in between: on a loaded machine the 300 ms
+ * expiry can pass before any look, so the daemon's own expiry line is what
+ * shows the consumer was registered and then expired. */
 static void test_half_open_client_silent_past_channel_expired_timeout_is_removed(void **state)
 {
     fixture *f = *state;
@@ -245,10 +248,11 @@ static void test_half_open_client_silent_past_channel_expired_timeout_is_removed
         c, 34, NULL, bcm_consumer_heartbeat(hb, sizeof hb, "quiet", "ExpGroup", "ItTopic", false));
     assert_int_equal(r->code, 0);
     rmq_cmd_free(r);
-    assert_true(wait_consumer_list(broker_port, "ExpGroup", "{\"consumerIdList\":[\"quiet\"]}"));
     /* the test never closes c: only the broker's expiry can end it */
     assert_true(rmq_tc_wait_closed(c, WAIT_MS));
     close(c);
+    /* logged before the close, so present once the close is seen */
+    assert_true(rmq_td_log_contains(&f->d, "expired (no heartbeat for 300 ms), closing"));
     char got[256];
     consumer_list(broker_port, "ExpGroup", got, sizeof got);
     assert_string_equal(got, "");

@@ -152,7 +152,12 @@ static int setup(void **state)
              "topics = \"" KEEP_TOPIC ":4\";\n"
              /* held pulls and relays to silent clients end quickly, so a
               * late answer means a lost one */
-             "pullSuspendMaxMillis = 200; callClientTimeoutMillis = 500;\n",
+             "pullSuspendMaxMillis = 200; callClientTimeoutMillis = 500;\n"
+             /* a fuzzed heartbeat registers the connection as a client; under
+              * ASan on a loaded machine the run outlasts the default 120 s
+              * expiry, which would close the fuzz connections mid-run (the
+              * expiry has its own test in broker_client_mgr_integration) */
+             "channelExpiredTimeout = 86400000;\n",
              ns);
     if (ns <= 0 || rmq_td_init(&f->d, servers, NULL) != 0 ||
         rmq_td_add_plugin(&f->d, "filter", "filter", "broker", NULL) != 0 ||
