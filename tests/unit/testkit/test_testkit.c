@@ -113,6 +113,22 @@ static void test_dispatch_rules_match_the_daemon(void **state)
     rmq_tk_free(kit);
 }
 
+/* Creating the gate file lets the fixture's gated EXEC requests finish:
+ * both must then be answered SUCCESS. */
+static void open_gate_and_expect_success(rmq_testkit *kit, int ch, const char *gate, int32_t first,
+                                         int32_t second)
+{
+    FILE *fp = fopen(gate, "w");
+    assert_non_null(fp);
+    fclose(fp);
+    rmq_cmd *a = rmq_tk_wait_answer(kit, ch, first, WAIT_MS);
+    rmq_cmd *b = rmq_tk_wait_answer(kit, ch, second, WAIT_MS);
+    assert_int_equal(rmq_tk_code(a), 0);
+    assert_int_equal(rmq_tk_code(b), 0);
+    rmq_tk_cmd_free(a);
+    rmq_tk_cmd_free(b);
+}
+
 static void test_a_full_executor_answers_system_busy(void **state)
 {
     (void)state;
@@ -135,15 +151,7 @@ static void test_a_full_executor_answers_system_busy(void **state)
     assert_string_equal(rmq_tk_remark(busy),
                         "[OVERLOAD]system busy, start flow control for a while");
     rmq_tk_cmd_free(busy);
-    FILE *fp = fopen(gate, "w");
-    assert_non_null(fp);
-    fclose(fp);
-    rmq_cmd *a = rmq_tk_wait_answer(kit, ch, first, WAIT_MS);
-    rmq_cmd *b = rmq_tk_wait_answer(kit, ch, second, WAIT_MS);
-    assert_int_equal(rmq_tk_code(a), 0);
-    assert_int_equal(rmq_tk_code(b), 0);
-    rmq_tk_cmd_free(a);
-    rmq_tk_cmd_free(b);
+    open_gate_and_expect_success(kit, ch, gate, first, second);
     rmq_tk_free(kit);
 }
 
@@ -195,15 +203,7 @@ static void test_executor_queue_info_shows_length_and_head_wait(void **state)
     assert_queue(kit, ch, 1, 40);
     assert_int_equal(rmq_tk_advance(kit, 25), 0);
     assert_queue(kit, ch, 1, 65);
-    FILE *fp = fopen(gate, "w");
-    assert_non_null(fp);
-    fclose(fp);
-    rmq_cmd *a = rmq_tk_wait_answer(kit, ch, first, WAIT_MS);
-    rmq_cmd *b = rmq_tk_wait_answer(kit, ch, second, WAIT_MS);
-    assert_int_equal(rmq_tk_code(a), 0);
-    assert_int_equal(rmq_tk_code(b), 0);
-    rmq_tk_cmd_free(a);
-    rmq_tk_cmd_free(b);
+    open_gate_and_expect_success(kit, ch, gate, first, second);
     assert_queue(kit, ch, 0, 0);
     rmq_tk_free(kit);
 }
