@@ -342,9 +342,7 @@ static void *probe_main(void *arg)
             break;
     }
     uint64_t every = (uint64_t)p->o->probe_every_us * 1000u, next = now_ns();
-    /* at least one lookup even when the rounds ended before the dial: a
-     * loaded machine may schedule this thread only after them */
-    for (uint64_t i = 0; ntpl > 0 && (i == 0 || !atomic_load(&p->stop)); i++) {
+    for (uint64_t i = 0; ntpl > 0 && !atomic_load(&p->stop); i++) {
         const rmq_request_template *t = &tpls[i % ntpl];
         if (every) {
             next += every;
