@@ -15,14 +15,18 @@ FUZZ_FLAGS ?=
 CMAKE      ?= cmake
 CTEST      ?= ctest
 
-# Debian packages. npm is handled apart: nodesource's nodejs ships npm and
-# conflicts with Debian's npm package, so npm is installed only when the
-# command is missing.
+# Debian packages. Some tools are handled apart, by command: nodesource's
+# nodejs ships npm and conflicts with Debian's npm package, and a machine may
+# already have a JDK, Maven or Go that did not come from Debian; each is
+# installed (as the package after the '=') only when its command is missing.
 BUILD_DEBS := libuv1-dev libconfig-dev libjansson-dev libcmocka-dev zlib1g-dev liburcu-dev \
               libyaml-dev libssl-dev libdeflate-dev pkg-config cmake make gcc
 # clang catches a different set of warnings than gcc; the test target builds
 # the whole tree with it too.
 TEST_DEBS  := $(BUILD_DEBS) nodejs clang clang-format valgrind python3 openssl
+# The interop tests drive the Java clients, mqadmin and a Java broker (fetched
+# from Maven Central by tests/interop/java/fetch_java_peers.sh).
+TEST_CMDS  := npm=npm java=default-jdk-headless javac=default-jdk-headless mvn=maven
 FUZZ_DEBS  := $(BUILD_DEBS) clang libclang-rt-14-dev
 
 # LIBDIR is pinned to lib: the install layout contract is PREFIX/lib/... and
@@ -47,8 +51,8 @@ help:
 	@echo "make fuzz     libFuzzer targets, FUZZ_SECONDS=$(FUZZ_SECONDS) each"
 	@echo "make format / check-format / clean"
 
-# ensure_debs(packages, also-npm): install what is missing as root, otherwise
-# print the exact command and stop with status 2.
+# ensure_debs(packages, command=package pairs): install what is missing as
+# root, otherwise print the exact command and stop with status 2.
 define ensure_debs
 	@set -e; \
 	if ! command -v dpkg-query >/dev/null 2>&1; then \
@@ -60,7 +64,10 @@ define ensure_debs
 	  st=$$(dpkg-query -W -f='$${Status}' "$$p" 2>/dev/null || true); \
 	  case "$$st" in *"ok installed"*) ;; *) missing="$$missing $$p" ;; esac; \
 	done; \
-	if [ "$(2)" = npm ] && ! command -v npm >/dev/null 2>&1; then missing="$$missing npm"; fi; \
+	for cp in $(2); do \
+	  command -v "$${cp%%=*}" >/dev/null 2>&1 || case " $$missing " in \
+	    *" $${cp#*=} "*) ;; *) missing="$$missing $${cp#*=}" ;; esac; \
+	done; \
 	if [ -z "$$missing" ]; then exit 0; fi; \
 	if [ "$$(id -u)" = 0 ]; then \
 	  echo "deps: installing$$missing"; \
@@ -77,7 +84,7 @@ deps:
 	$(call ensure_debs,$(BUILD_DEBS),)
 
 deps-test:
-	$(call ensure_debs,$(TEST_DEBS),npm)
+	$(call ensure_debs,$(TEST_DEBS),$(TEST_CMDS))
 
 deps-fuzz:
 	$(call ensure_debs,$(FUZZ_DEBS),)
