@@ -83,10 +83,9 @@ int store_get_messages(store_engine *e, const char *topic, int32_t queue_id, int
         out->next_begin_offset = offset;
     } else if (offset > max) {
         out->status = STORE_GET_OFFSET_OVERFLOW_BADLY;
-        /* 4.x's DefaultMessageStore.getMessage: a queue that still starts at
-         * 0 sends the consumer back to 0 (a group whose stored offset is past
-         * a re-created queue reads it again); 5.x always answers max. */
-        out->next_begin_offset = min == 0 ? 0 : max;
+        /* 4.9.8's DefaultMessageStore.getMessage: always the max (older 4.x
+         * sent a queue that starts at 0 back to 0; 4.9.8 has no such branch) */
+        out->next_begin_offset = max;
     } else if (!cq_has_file_for(q, offset)) {
         int64_t fs = q->files.file_size / STORE_CQ_UNIT;
         out->status = STORE_GET_OFFSET_FOUND_NULL;

@@ -341,12 +341,12 @@ static void pull_codes_and_offsets(void **state)
     rmq_cmd *r = st_send(f->fd, 1, "TopicP", 0, NULL, "p", NULL);
     expect_send_ok(r, 0, 0);
     rmq_cmd_free(r);
-    /* offset == max: 19 OFFSET_OVERFLOW_ONE; > max: 21 with 0 (min is 0, 4.9.8's
-     * rule; max when min > 0); empty queue at 3: 21 → 0 */
+    /* offset == max: 19 OFFSET_OVERFLOW_ONE; > max: 21 with the max (4.9.8
+     * has no min == 0 branch); empty queue at 3: 21 → 0 */
     pa.offset = 1;
     expect_pull_miss(f->fd, 2, &pa, 19, "OFFSET_OVERFLOW_ONE", 1);
     pa.offset = 7;
-    expect_pull_miss(f->fd, 3, &pa, 21, "OFFSET_OVERFLOW_BADLY", 0);
+    expect_pull_miss(f->fd, 3, &pa, 21, "OFFSET_OVERFLOW_BADLY", 1);
     pa.queue = 3;
     pa.offset = 3;
     expect_pull_miss(f->fd, 4, &pa, 21, "NO_MESSAGE_IN_QUEUE", 0);

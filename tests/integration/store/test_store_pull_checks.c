@@ -156,7 +156,7 @@ static void offset_moved_pulls_store_an_event(void **state)
     st_pull_args pa = {.group = "CGOM", .topic = "TopicOM", .queue = 0, .offset = 10};
     rmq_cmd *r = st_pull(f->fd, 10, &pa);
     assert_int_equal(r->code, 21);
-    assert_int_equal(st_ext_ll(r, "nextBeginOffset"), 0); /* Java: min when min is 0 */
+    assert_int_equal(st_ext_ll(r, "nextBeginOffset"), 2); /* the max (4.9.8), though min is 0 */
     rmq_cmd_free(r);
     pa.queue = 1;
     pa.offset = 3;
@@ -178,7 +178,7 @@ static void offset_moved_pulls_store_an_event(void **state)
     assert_int_equal(st_records(r, rec, 4), 2);
     expect_event(&rec[0], f->port,
                  "{\"consumerGroup\":\"CGOM\",\"messageQueue\":{\"brokerName\":\"broker-t\","
-                 "\"queueId\":0,\"topic\":\"TopicOM\"},\"offsetNew\":0,\"offsetRequest\":10}");
+                 "\"queueId\":0,\"topic\":\"TopicOM\"},\"offsetNew\":2,\"offsetRequest\":10}");
     expect_event(&rec[1], f->port,
                  "{\"consumerGroup\":\"CGOM\",\"messageQueue\":{\"brokerName\":\"broker-t\","
                  "\"queueId\":1,\"topic\":\"TopicOM\"},\"offsetNew\":0,\"offsetRequest\":3}");
