@@ -97,9 +97,8 @@ static bool topic_valid(const char *topic, char *remark, size_t len)
         if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
               ch == '%' || ch == '|' || ch == '_' || ch == '-')) {
             snprintf(remark, len,
-                     "The specified topic[%s] contains illegal characters, allowing only "
-                     "^[%%|a-zA-Z0-9_-]+$",
-                     topic);
+                     "The specified topic contains illegal characters, allowing only "
+                     "^[%%|a-zA-Z0-9_-]+$");
             return false;
         }
     }
@@ -108,6 +107,31 @@ static bool topic_valid(const char *topic, char *remark, size_t len)
         return false;
     }
     return true;
+}
+
+/* TopicValidator.isSystemTopic (4.9.8): its static set, the topics the
+ * broker's TopicConfigManager adds (cluster name, broker name,
+ * <cluster>_REPLY_TOPIC) and the rmq_sys_ prefix. */
+static bool system_topic(const bcm_ctx *c, const char *topic)
+{
+    static const char *const fixed[] = {"TBW102",
+                                        "SCHEDULE_TOPIC_XXXX",
+                                        "BenchmarkTest",
+                                        "RMQ_SYS_TRANS_HALF_TOPIC",
+                                        "RMQ_SYS_TRACE_TOPIC",
+                                        "RMQ_SYS_TRANS_OP_HALF_TOPIC",
+                                        "TRANS_CHECK_MAX_TIME_TOPIC",
+                                        "SELF_TEST_TOPIC",
+                                        "OFFSET_MOVED_EVENT",
+                                        NULL};
+    for (const char *const *f = fixed; *f; f++)
+        if (strcmp(topic, *f) == 0)
+            return true;
+    if (strncmp(topic, "rmq_sys_", 8) == 0 || strcmp(topic, c->s.cluster_name) == 0 ||
+        strcmp(topic, c->s.broker_name) == 0)
+        return true;
+    size_t cl = strlen(c->s.cluster_name);
+    return strncmp(topic, c->s.cluster_name, cl) == 0 && strcmp(topic + cl, "_REPLY_TOPIC") == 0;
 }
 
 static int ext_int(bcm_ctx *c, const rmq_cmd *cmd, const char *key, int dflt)
@@ -122,13 +146,12 @@ static int process_create_topic(rmq_request *req, const rmq_cmd *cmd, void *ud)
     const rmq_host_api *a = c->api;
     const char *topic = a->cmd_ext_get(cmd, "topic");
     char remark[600];
-    if (topic && strcmp(topic, c->s.cluster_name) == 0) {
-        snprintf(remark, sizeof remark, "the topic[%s] is conflict with system reserved words.",
-                 topic);
-        return bcm_reply(c, req, cmd, RMQ_RESPONSE_SYSTEM_ERROR, remark);
-    }
     if (!topic_valid(topic, remark, sizeof remark))
         return bcm_reply(c, req, cmd, RMQ_RESPONSE_SYSTEM_ERROR, remark);
+    if (system_topic(c, topic)) {
+        snprintf(remark, sizeof remark, "The topic[%s] is conflict with system topic.", topic);
+        return bcm_reply(c, req, cmd, RMQ_RESPONSE_SYSTEM_ERROR, remark);
+    }
     const char *order = a->cmd_ext_get(cmd, "order");
     const char *ft = a->cmd_ext_get(cmd, "topicFilterType");
     json_t *cfg = bcm_topic_config_new(
@@ -146,7 +169,8 @@ static int process_create_topic(rmq_request *req, const rmq_cmd *cmd, void *ud)
         return RMQ_ENOMEM;
     bcm_persist_topics(c);
     bcm_registration_request_now(c);
-    return bcm_reply(c, req, cmd, RMQ_RESPONSE_SUCCESS, NULL);
+    /* Java sets only the code: createResponseCommand's placeholder remark stays */
+    return bcm_reply(c, req, cmd, RMQ_RESPONSE_SUCCESS, "not set any response code");
 }
 
 static int process_delete_topic(rmq_request *req, const rmq_cmd *cmd, void *ud)

@@ -439,7 +439,8 @@ static int process_reset_offset(rmq_request *req, const rmq_cmd *cmd, void *ud)
         free(body);
         return RMQ_OK;
     }
-    rmq_cmd *r = a->cmd_new_response(cmd, RC_SUCCESS, NULL);
+    /* Broker2Client.resetOffset never clears the placeholder remark */
+    rmq_cmd *r = a->cmd_new_response(cmd, RC_SUCCESS, JAVA_UNSET_REMARK);
     if (r)
         a->cmd_set_body(r, body, n, NULL, NULL);
     free(body);

@@ -49,12 +49,12 @@ static int process_send_back(rmq_request *req, const rmq_cmd *cmd, void *ud)
     char remark[600];
     const char *group = a->cmd_ext_get(cmd, "group");
     int64_t offset = 0, delay_level = 0, max_rt = 0;
-    if (!group || !strtoll_parse_long(a->cmd_ext_get(cmd, "offset"), &offset) ||
-        !strtoll_parse_long(a->cmd_ext_get(cmd, "delayLevel"), &delay_level)) {
-        a->request_fail(req, "org.apache.rocketmq.remoting.exception.RemotingCommandException: "
-                             "the custom field <offset/group/delayLevel> is null");
-        return RMQ_EINVAL;
-    }
+    /* the reflection decode leaves a missing or unparsable number null (it
+     * only logs): the NullPointerException comes where Java unboxes it */
+    bool has_offset = strtoll_parse_long(a->cmd_ext_get(cmd, "offset"), &offset);
+    bool has_delay = strtoll_parse_long(a->cmd_ext_get(cmd, "delayLevel"), &delay_level);
+    if (!group) /* the group table's ConcurrentHashMap throws on null */
+        return reply(sp, req, cmd, RC_SYSTEM_ERROR, "java.lang.NullPointerException");
     const char *um = a->cmd_ext_get(cmd, "unitMode");
     bool unit_mode = um && strcasecmp(um, "true") == 0;
     /* 1 */
@@ -93,13 +93,19 @@ static int process_send_back(rmq_request *req, const rmq_cmd *cmd, void *ud)
         return reply(sp, req, cmd, RC_NO_PERMISSION, remark);
     }
     /* 6 */
+    if (!has_offset)
+        return reply(sp, req, cmd, RC_SYSTEM_ERROR, "java.lang.NullPointerException");
     uint8_t *buf = NULL;
     stored_record r;
     if (features_read_record(sp, offset, &buf, &r) != 0) {
         snprintf(remark, sizeof remark, "look message by offset failed, %lld", (long long)offset);
         return reply(sp, req, cmd, RC_SYSTEM_ERROR, remark);
     }
-    /* 7: the copy */
+    /* 7: the copy (delayLevel is unboxed first) */
+    if (!has_delay) {
+        free(buf);
+        return reply(sp, req, cmd, RC_SYSTEM_ERROR, "java.lang.NullPointerException");
+    }
     props_view *v = malloc(sizeof *v);
     if (!v) {
         free(buf);

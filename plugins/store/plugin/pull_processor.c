@@ -20,6 +20,14 @@ static int answer(store_plugin *sp, pull_req *p, int32_t code, const char *remar
     return store_answer(sp, &p->t, sp->api->cmd_new_response(p->cmd, code, remark));
 }
 
+#define NPE "java.lang.NullPointerException"
+
+/* Java unboxes a header number here: false when the request lacked one */
+static bool has(const pull_req *p, unsigned bits)
+{
+    return (p->present & bits) == bits;
+}
+
 static bool is_tag_type(const char *t)
 {
     return !t || !*t || strcmp(t, "TAG") == 0;
@@ -132,6 +140,10 @@ static int32_t build_filter(store_plugin *sp, pull_req *p, const rmq_subscriptio
             snprintf(remark, cap, "parse the consumer's subscription failed");
             return RC_SUBSCRIPTION_PARSE_FAILED;
         }
+        if (!is_tag_type(type) && !has(p, PULL_HAS_SUB_VERSION)) {
+            snprintf(remark, cap, NPE); /* ConsumerFilterManager.build(..., subVersion) */
+            return RC_SYSTEM_ERROR;
+        }
     } else {
         if (meta_consumer_subscription(sp, p->group, p->topic, info) != 0) {
             snprintf(remark, cap, "the consumer's group info not exist" FAQ_SUFFIX);
@@ -145,6 +157,10 @@ static int32_t build_filter(store_plugin *sp, pull_req *p, const rmq_subscriptio
         if (!info->has_subscription) {
             snprintf(remark, cap, "the consumer's subscription not exist" FAQ_SUFFIX);
             return RC_SUBSCRIPTION_NOT_EXIST;
+        }
+        if (!has(p, PULL_HAS_SUB_VERSION)) {
+            snprintf(remark, cap, NPE);
+            return RC_SYSTEM_ERROR;
         }
         if (info->sub_version < p->sub_version) {
             snprintf(remark, cap, "the consumer's subscription not latest");
@@ -213,34 +229,44 @@ int pull_execute(store_plugin *sp, pull_req *p, bool first, bool may_block)
                  bc.broker_ip1);
         return answer(sp, p, RC_NO_PERMISSION, remark), PULL_ANSWERED;
     }
-    /* 2, 3 */
+    /* 2, 3: a null group throws in the group table's ConcurrentHashMap */
+    if (!p->group)
+        return answer(sp, p, RC_SYSTEM_ERROR, NPE), PULL_ANSWERED;
     rmq_subscription_group_config g;
-    int grc = meta_group_get(sp, p->group ? p->group : "", false, &g);
+    int grc = meta_group_get(sp, p->group, false, &g);
     if (grc != 0 && bc.auto_create_subscription_group) {
         if (!may_block)
             return PULL_NEEDS_SLOW;
-        grc = meta_group_get(sp, p->group ? p->group : "", true, &g);
+        grc = meta_group_get(sp, p->group, true, &g);
     }
     if (grc != 0) {
         snprintf(remark, sizeof remark, "subscription group [%s] does not exist, " FAQ_SUFFIX,
-                 p->group ? p->group : "null");
+                 p->group);
         return answer(sp, p, RC_SUBSCRIPTION_GROUP_NOT_EXIST, remark), PULL_ANSWERED;
     }
     if (!g.consume_enable) {
         snprintf(remark, sizeof remark, "subscription group no permission, %s", p->group);
         return answer(sp, p, RC_NO_PERMISSION, remark), PULL_ANSWERED;
     }
-    /* 4, 5, 6 */
+    /* sysFlag is unboxed next, then suspendTimeoutMillis when the flag asks */
+    if (!has(p, PULL_HAS_SYS_FLAG) ||
+        ((p->sys_flag & PULL_FLAG_SUSPEND) && !has(p, PULL_HAS_SUSPEND)))
+        return answer(sp, p, RC_SYSTEM_ERROR, NPE), PULL_ANSWERED;
+    /* 4, 5, 6 (a null topic throws in the topic table) */
+    if (!p->topic)
+        return answer(sp, p, RC_SYSTEM_ERROR, NPE), PULL_ANSWERED;
     rmq_topic_config tc;
-    if (!p->topic || meta_topic_get(sp, p->topic, &tc) != 0) {
+    if (meta_topic_get(sp, p->topic, &tc) != 0) {
         snprintf(remark, sizeof remark, "topic[%s] not exist, apply first please! " FAQ_SUFFIX,
-                 p->topic ? p->topic : "null");
+                 p->topic);
         return answer(sp, p, RC_TOPIC_NOT_EXIST, remark), PULL_ANSWERED;
     }
     if (!(tc.perm & RMQ_PERM_READ)) {
         snprintf(remark, sizeof remark, "the topic[%s] pulling message is forbidden", p->topic);
         return answer(sp, p, RC_NO_PERMISSION, remark), PULL_ANSWERED;
     }
+    if (!has(p, PULL_HAS_QUEUE_ID))
+        return answer(sp, p, RC_SYSTEM_ERROR, NPE), PULL_ANSWERED;
     if (p->queue_id < 0 || p->queue_id >= tc.read_queue_nums) {
         snprintf(remark, sizeof remark,
                  "queueId[%d] is illegal, topic:[%s] topicConfig.readQueueNums:[%d] consumer:[/%s]",
@@ -268,7 +294,9 @@ int pull_execute(store_plugin *sp, pull_req *p, bool first, bool may_block)
         }
         p->filter_ready = true;
     }
-    /* 9 */
+    /* 9: getMessage takes queueOffset and maxMsgNums unboxed */
+    if (!has(p, PULL_HAS_QUEUE_OFFSET | PULL_HAS_MAX_MSGS))
+        return answer(sp, p, RC_SYSTEM_ERROR, NPE), PULL_ANSWERED;
     pull_filter_ctx fc = {sp, p};
     store_get_result res;
     memset(&res, 0, sizeof res);
@@ -286,7 +314,13 @@ int pull_execute(store_plugin *sp, pull_req *p, bool first, bool may_block)
     if (code == RC_PULL_OFFSET_MOVED) /* a master always records it (no slave role here) */
         pull_offset_moved_event(sp, p, res.next_begin_offset);
 
-    /* §10.8.9: stored whatever the status, on the first execution only */
+    /* §10.8.9: stored whatever the status, on the first execution only;
+     * Java unboxes commitOffset there and throws when it is missing (it
+     * would also have held the pull: here the exception answers it) */
+    if (first && (p->sys_flag & PULL_FLAG_COMMIT_OFFSET) && !has(p, PULL_HAS_COMMIT_OFFSET)) {
+        free(res.data);
+        return answer(sp, p, RC_SYSTEM_ERROR, NPE), PULL_ANSWERED;
+    }
     if (first && (p->sys_flag & PULL_FLAG_COMMIT_OFFSET))
         meta_offset_commit(sp, p->group, p->topic, p->queue_id, p->commit_offset);
 
@@ -328,15 +362,35 @@ static int pull_decode(store_plugin *sp, const rmq_cmd *cmd, pull_req *p, char *
     p->topic = a->cmd_ext_get(cmd, "topic");
     p->subscription = a->cmd_ext_get(cmd, "subscription");
     p->expression_type = a->cmd_ext_get(cmd, "expressionType");
-    if (header_required_int(a->cmd_ext_get(cmd, "queueId"), &p->queue_id, remark, cap) ||
-        header_required_long(a->cmd_ext_get(cmd, "queueOffset"), &p->queue_offset, remark, cap) ||
-        header_required_int(a->cmd_ext_get(cmd, "maxMsgNums"), &p->max_msgs, remark, cap) ||
-        header_required_int(a->cmd_ext_get(cmd, "sysFlag"), &p->sys_flag, remark, cap) ||
-        header_required_long(a->cmd_ext_get(cmd, "commitOffset"), &p->commit_offset, remark, cap) ||
-        header_required_long(a->cmd_ext_get(cmd, "suspendTimeoutMillis"), &p->suspend_ms, remark,
-                             cap) ||
-        header_required_long(a->cmd_ext_get(cmd, "subVersion"), &p->sub_version, remark, cap))
-        return -1;
+    /* FastCodesHeader: a malformed number throws at decode, a missing one
+     * is only logged (it is null until the processor unboxes it) */
+    struct {
+        const char *key;
+        unsigned bit;
+        bool is_int;
+        void *out;
+    } nums[] = {
+        {"queueId", PULL_HAS_QUEUE_ID, true, &p->queue_id},
+        {"queueOffset", PULL_HAS_QUEUE_OFFSET, false, &p->queue_offset},
+        {"maxMsgNums", PULL_HAS_MAX_MSGS, true, &p->max_msgs},
+        {"sysFlag", PULL_HAS_SYS_FLAG, true, &p->sys_flag},
+        {"commitOffset", PULL_HAS_COMMIT_OFFSET, false, &p->commit_offset},
+        {"suspendTimeoutMillis", PULL_HAS_SUSPEND, false, &p->suspend_ms},
+        {"subVersion", PULL_HAS_SUB_VERSION, false, &p->sub_version},
+    };
+    p->present = 0;
+    for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++) {
+        const char *v = a->cmd_ext_get(cmd, nums[i].key);
+        if (!v)
+            continue;
+        int rc = nums[i].is_int ? java_parse_int(v, nums[i].out)
+                                : java_parse_long(v, nums[i].out);
+        if (rc != 0) {
+            number_format_remark(v, remark, cap);
+            return -1;
+        }
+        p->present |= nums[i].bit;
+    }
     return 0;
 }
 

@@ -13,6 +13,16 @@
 #define PULL_FLAG_SUSPEND 0x2
 #define PULL_FLAG_SUBSCRIPTION 0x4
 
+/* Header numbers Java decodes as null when absent: each is required only
+ * where PullMessageProcessor unboxes it (a NullPointerException there). */
+#define PULL_HAS_QUEUE_ID 0x01u
+#define PULL_HAS_QUEUE_OFFSET 0x02u
+#define PULL_HAS_MAX_MSGS 0x04u
+#define PULL_HAS_SYS_FLAG 0x08u
+#define PULL_HAS_COMMIT_OFFSET 0x10u
+#define PULL_HAS_SUSPEND 0x20u
+#define PULL_HAS_SUB_VERSION 0x40u
+
 typedef struct pull_req {
     struct pull_req *next; /* hold-table chain */
     reply_target t;
@@ -30,6 +40,7 @@ typedef struct pull_req {
     int64_t commit_offset;
     int64_t suspend_ms;
     int64_t sub_version;
+    unsigned present; /* PULL_HAS_* of the numbers the request carried */
     /* filter, built by checks 7–8 at each execution */
     bool filter_ready;
     bool match_all; /* "*", class filter, retry topic... */

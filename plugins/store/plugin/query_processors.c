@@ -66,8 +66,11 @@ static int query_message(rmq_request *req, const rmq_cmd *cmd, void *ud)
     free(qr.data);
     if (!r)
         return RMQ_ENOMEM;
-    store_ext_i64(sp, r, "indexLastUpdateTimestamp", qr.index_last_update_timestamp);
-    store_ext_i64(sp, r, "indexLastUpdatePhyoffset", qr.index_last_update_phyoffset);
+    /* DefaultMessageStore.queryMessage copies the index's figures only from
+     * a lookup that found offsets: no match leaves both 0 */
+    bool matched = qr.count > 0;
+    store_ext_i64(sp, r, "indexLastUpdateTimestamp", matched ? qr.index_last_update_timestamp : 0);
+    store_ext_i64(sp, r, "indexLastUpdatePhyoffset", matched ? qr.index_last_update_phyoffset : 0);
     if (store_cmd_is_oneway(sp, cmd)) {
         a->cmd_free(r);
         return RMQ_OK;

@@ -81,18 +81,24 @@ static int finish(store_plugin *sp, rmq_request *req, const rmq_cmd *cmd, rmq_cm
 
 /* SUCCESS with the JSON in `b` as body (ownership passes); ENOMEM when
  * building it ran out of memory. */
-static int body_answer(store_plugin *sp, rmq_request *req, const rmq_cmd *cmd, text_buf *b)
+static int body_answer_remark(store_plugin *sp, rmq_request *req, const rmq_cmd *cmd,
+                              text_buf *b, const char *remark)
 {
     if (b->oom) {
         free(b->p);
         return RMQ_ENOMEM;
     }
-    rmq_cmd *r = sp->api->cmd_new_response(cmd, RC_SUCCESS, NULL);
+    rmq_cmd *r = sp->api->cmd_new_response(cmd, RC_SUCCESS, remark);
     if (r)
         sp->api->cmd_set_body(r, b->p, b->len, free_body, NULL);
     else
         free(b->p);
     return finish(sp, req, cmd, r);
+}
+
+static int body_answer(store_plugin *sp, rmq_request *req, const rmq_cmd *cmd, text_buf *b)
+{
+    return body_answer_remark(sp, req, cmd, b, NULL);
 }
 
 /* topic + queueId of the reflection-decoded header; NPE when missing. */
@@ -256,7 +262,7 @@ static int query_consume_queue(rmq_request *req, const rmq_cmd *cmd, void *ud)
                   i ? "," : "", e[i].phys_offset, e[i].size, e[i].tags_code);
     tb_printf(&b, "]}");
     free(e);
-    return body_answer(sp, req, cmd, &b);
+    return body_answer_remark(sp, req, cmd, &b, JAVA_UNSET_REMARK);
 }
 
 int queue_admin_processors_register(store_plugin *sp)

@@ -32,13 +32,17 @@ static rmq_cmd *push_request(store_plugin *sp, const send_header *h, const char 
     set_str(sp, r, "producerGroup", h->producer_group);
     set_str(sp, r, "topic", h->topic);
     set_str(sp, r, "defaultTopic", h->default_topic);
-    store_ext_i64(sp, r, "defaultTopicQueueNums", h->default_topic_queue_nums);
+    /* a number the sender left out stays out (Java's header holds null) */
+    if (h->present & SEND_HAS_DEFQ)
+        store_ext_i64(sp, r, "defaultTopicQueueNums", h->default_topic_queue_nums);
     store_ext_i64(sp, r, "queueId", h->queue_id);
-    store_ext_i64(sp, r, "sysFlag", h->sys_flag);
+    if (h->present & SEND_HAS_SYS_FLAG)
+        store_ext_i64(sp, r, "sysFlag", h->sys_flag);
     store_ext_i64(sp, r, "bornTimestamp", h->born_ts);
     store_ext_i64(sp, r, "flag", h->flag);
     set_str(sp, r, "properties", props);
-    store_ext_i64(sp, r, "reconsumeTimes", h->reconsume_times);
+    if (h->present & SEND_HAS_RECONSUME)
+        store_ext_i64(sp, r, "reconsumeTimes", h->reconsume_times);
     sp->api->cmd_ext_set(r, "unitMode", h->unit_mode ? "true" : "false");
     sp->api->cmd_ext_set(r, "bornHost", born);
     sp->api->cmd_ext_set(r, "storeHost", store_host);
@@ -65,38 +69,29 @@ static int process_reply(rmq_request *req, const rmq_cmd *cmd, void *ud)
         bc.broker_permission = RMQ_PERM_READ | RMQ_PERM_WRITE;
     }
     bool oneway = store_cmd_is_oneway(sp, cmd);
-    /* msgCheck (§10.5.1 steps 2-6) */
+    /* msgCheck (§10.5.1 steps 2-6), shared with the send path */
     rmq_topic_config tc;
     int32_t code = 0;
-    if (!h.topic || !*h.topic) {
-        code = RC_SYSTEM_ERROR;
-        snprintf(remark, sizeof remark, "The specified topic is blank.");
-    } else if (meta_topic_get(sp, h.topic, &tc) != 0 &&
-               meta_topic_create_in_send(sp, h.topic, h.default_topic ? h.default_topic : "",
-                                         h.default_topic_queue_nums, 0, &tc) != 0) {
-        code = RC_TOPIC_NOT_EXIST;
-        snprintf(remark, sizeof remark, "topic[%s] not exist, apply first please!" FAQ_SUFFIX,
-                 h.topic);
-    } else if (!(bc.broker_permission & RMQ_PERM_WRITE)) {
-        code = RC_NO_PERMISSION;
-        snprintf(remark, sizeof remark, "the broker[%s] sending message is forbidden",
-                 bc.broker_ip1);
-    } else if (h.queue_id >= (tc.write_queue_nums > tc.read_queue_nums ? tc.write_queue_nums
-                                                                       : tc.read_queue_nums)) {
-        code = RC_SYSTEM_ERROR;
-        snprintf(remark, sizeof remark, "request queueId[%d] is illegal", h.queue_id);
+    const char *peer = a->request_peer(req);
+    code = send_msg_check(sp, &h, &bc, peer ? peer : "", true, &tc, remark, sizeof remark);
+    if (code == 0 && h.queue_id < 0 && tc.write_queue_nums <= 0) {
+        code = SEND_CHECK_EXCEPTION; /* the random queue's modulo throws */
+        snprintf(remark, sizeof remark, "java.lang.ArithmeticException: / by zero");
     }
+    /* the message takes flag and bornTimestamp unboxed */
+    if (code == 0 && !send_header_need(&h, SEND_HAS_FLAG | SEND_HAS_BORN_TS, remark, sizeof remark))
+        code = SEND_CHECK_EXCEPTION;
     if (code) {
         if (oneway)
             return RMQ_OK;
-        return a->reply(req, a->cmd_new_response(cmd, code, remark));
+        if (code == SEND_CHECK_EXCEPTION) /* thrown: the dispatcher's answer, no ext fields */
+            return a->reply(req, a->cmd_new_response(cmd, RC_SYSTEM_ERROR, remark));
+        return a->reply(req, send_response_new(sp, cmd, code, remark));
     }
     int32_t queue_id = h.queue_id;
     if (queue_id < 0) /* Java: random % writeQueueNums */
-        queue_id = tc.write_queue_nums > 0
-                       ? (int32_t)(atomic_fetch_add(&features_of(sp)->retry_turn, 1) %
-                                   (uint32_t)tc.write_queue_nums)
-                       : 0;
+        queue_id = (int32_t)(atomic_fetch_add(&features_of(sp)->retry_turn, 1) %
+                             (uint32_t)tc.write_queue_nums);
     size_t blen = 0;
     const void *body = a->cmd_body(cmd, &blen);
     props_view *v = malloc(sizeof *v);
@@ -155,7 +150,7 @@ static int process_reply(rmq_request *req, const rmq_cmd *cmd, void *ud)
         m.topic = h.topic;
         m.queue_id = queue_id;
         m.flag = h.flag;
-        m.sys_flag = h.sys_flag;
+        m.sys_flag = 0; /* Java's reply message never takes the header's sysFlag */
         m.born_ts = h.born_ts;
         const char *peer = a->request_peer(req);
         if (!peer || addr_parse(peer, &m.born_host) != 0)

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "header_numbers.h"
 #include "message_id.h"
 #include "store_features.h"
 
@@ -210,23 +211,20 @@ int features_special_send(store_plugin *sp, const send_header *h, send_message *
     int tx = m->sys_flag & STORED_SYSFLAG_TX_MASK;
     if (!d || (tx != 0 && tx != STORED_SYSFLAG_TX_COMMIT))
         return 0;
-    char text[32];
-    snprintf(text, sizeof text, "%.*s", (int)(dl < 31 ? dl : 31), d);
-    char *end = NULL;
-    errno = 0;
-    long v = strtol(text, &end, 10);
-    if (!*text || *end || errno || v > INT32_MAX || v < INT32_MIN) {
-        /* Integer.parseInt throws inside the store */
-        snprintf(remark, cap, "java.lang.NumberFormatException: For input string: \"%.*s\"",
-                 (int)dl, d);
-        return RC_SYSTEM_ERROR;
+    char text[256];
+    snprintf(text, sizeof text, "%.*s", (int)(dl < 255 ? dl : 255), d);
+    int32_t v = 0;
+    if (dl > 255 || java_parse_int(text, &v) != 0) {
+        /* Integer.parseInt throws inside the store: an exception answer */
+        number_format_remark(text, remark, cap);
+        return SEND_CHECK_EXCEPTION;
     }
     if (v <= 0)
         return 0;
     rmq_broker_config bc;
     if (meta_broker_config(sp, &bc) != 0)
         snprintf(bc.cluster_name, sizeof bc.cluster_name, "DefaultCluster");
-    return schedule_route(sp, m, (int32_t)v, bc.cluster_name);
+    return schedule_route(sp, m, v, bc.cluster_name);
 }
 
 /* ---- delayOffset.json ------------------------------------------------------ */

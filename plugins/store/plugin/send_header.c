@@ -54,35 +54,49 @@ static void ext_values(const rmq_host_api *a, const rmq_cmd *cmd, bool v1, const
     }
 }
 
-/* Reflection-decoded headers (10, 324) leave an unparsable number null (only
- * logged), so a required one ends in a NullPointerException and an optional
- * one is ignored; FastCodesHeader (V2) throws the NumberFormatException. */
-static int need_int(const char *v, int32_t *out, bool v1, char *remark, size_t cap)
+/* A number of the header: absent, or unparsable in a reflection-decoded
+ * header (10, 324: Java only logs the failure and leaves the field null),
+ * leaves *out 0 and clears `bit` in h->present, so the first use answers the
+ * NullPointerException where Java unboxes the null (send_header_need);
+ * FastCodesHeader (V2) throws the NumberFormatException at decode. */
+static int num_int(const char *v, int32_t *out, send_header *h, unsigned bit, bool v1,
+                   char *remark, size_t cap)
 {
-    if (v1 && v && java_parse_int(v, out) != 0)
-        v = NULL; /* the reflection decode left it null */
-    /* FastCodesHeader only logs a missing field; unboxing the null throws later */
-    return header_required_int(v, out, remark, cap);
-}
-
-static int need_long(const char *v, int64_t *out, bool v1, char *remark, size_t cap)
-{
-    if (v1 && v && java_parse_long(v, out) != 0)
-        v = NULL;
-    return header_required_long(v, out, remark, cap);
-}
-
-static int opt_int(const char *v, int32_t *out, bool *has, bool v1, char *remark, size_t cap)
-{
-    if (!v || (v1 && java_parse_int(v, out) != 0))
+    *out = 0;
+    if (!v || (v1 && java_parse_int(v, out) != 0)) {
+        *out = 0;
         return 0;
+    }
     if (java_parse_int(v, out) != 0) {
         number_format_remark(v, remark, cap);
         return -1;
     }
-    if (has)
-        *has = true;
+    h->present |= bit;
     return 0;
+}
+
+static int num_long(const char *v, int64_t *out, send_header *h, unsigned bit, bool v1,
+                    char *remark, size_t cap)
+{
+    *out = 0;
+    if (!v || (v1 && java_parse_long(v, out) != 0)) {
+        *out = 0;
+        return 0;
+    }
+    if (java_parse_long(v, out) != 0) {
+        number_format_remark(v, remark, cap);
+        return -1;
+    }
+    h->present |= bit;
+    return 0;
+}
+
+bool send_header_need(const send_header *h, unsigned bits, char *remark, size_t cap)
+{
+    if ((h->present & bits) == bits)
+        return true;
+    snprintf(remark, cap, "java.lang.NullPointerException");
+    return false;
 }
 
 int send_header_decode(store_plugin *sp, const rmq_cmd *cmd, send_header *h, char *remark,
@@ -99,16 +113,18 @@ int send_header_decode(store_plugin *sp, const rmq_cmd *cmd, send_header *h, cha
     h->topic = v[F_TOPIC];
     h->default_topic = v[F_DEFTOPIC];
     h->properties = v[F_PROPS];
-    if (need_int(v[F_DEFQ], &h->default_topic_queue_nums, v1, remark, cap) ||
-        need_int(v[F_QID], &h->queue_id, v1, remark, cap) ||
-        need_int(v[F_SYSFLAG], &h->sys_flag, v1, remark, cap))
-        return -1;
-    if (need_long(v[F_BORN], &h->born_ts, v1, remark, cap) ||
-        need_int(v[F_FLAG], &h->flag, v1, remark, cap) ||
-        opt_int(v[F_RECON], &h->reconsume_times, NULL, v1, remark, cap) ||
-        opt_int(v[F_MAXRECON], &h->max_reconsume_times, &h->has_max_reconsume_times, v1, remark,
+    /* Java requires none of them at decode (FastCodesHeader and the
+     * reflection decode only log a missing @CFNotNull field) */
+    if (num_int(v[F_DEFQ], &h->default_topic_queue_nums, h, SEND_HAS_DEFQ, v1, remark, cap) ||
+        num_int(v[F_QID], &h->queue_id, h, SEND_HAS_QUEUE_ID, v1, remark, cap) ||
+        num_int(v[F_SYSFLAG], &h->sys_flag, h, SEND_HAS_SYS_FLAG, v1, remark, cap) ||
+        num_long(v[F_BORN], &h->born_ts, h, SEND_HAS_BORN_TS, v1, remark, cap) ||
+        num_int(v[F_FLAG], &h->flag, h, SEND_HAS_FLAG, v1, remark, cap) ||
+        num_int(v[F_RECON], &h->reconsume_times, h, SEND_HAS_RECONSUME, v1, remark, cap) ||
+        num_int(v[F_MAXRECON], &h->max_reconsume_times, h, SEND_HAS_MAX_RECONSUME, v1, remark,
                 cap))
         return -1;
+    h->has_max_reconsume_times = (h->present & SEND_HAS_MAX_RECONSUME) != 0;
     h->unit_mode = java_parse_bool(v[F_UNIT]);
     h->batch = java_parse_bool(v[F_BATCH]);
     return 0;

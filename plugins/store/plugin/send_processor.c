@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "batch_body.h"
+#include "header_numbers.h"
 #include "message_id.h"
 #include "send_put.h"
 
@@ -57,6 +58,15 @@ static int answer(store_plugin *sp, send_job *j, int32_t code, const char *remar
     if (j->oneway)
         return store_answer(sp, &j->t, NULL);
     return store_answer(sp, &j->t, send_response_new(sp, j->cmd, code, remark));
+}
+
+/* An answer Java builds from an exception thrown out of the processor: the
+ * dispatcher's own SYSTEM_ERROR, without the send answer's ext fields. */
+static int answer_exception(store_plugin *sp, send_job *j, const char *remark)
+{
+    if (j->oneway)
+        return store_answer(sp, &j->t, NULL);
+    return store_answer(sp, &j->t, sp->api->cmd_new_response(j->cmd, RC_SYSTEM_ERROR, remark));
 }
 
 void send_store_host(store_plugin *sp, const rmq_broker_config *bc, store_addr *out)
@@ -261,6 +271,66 @@ static int32_t retry_group_check(store_plugin *sp, const char *topic, char *rema
     return 0;
 }
 
+int32_t send_msg_check(store_plugin *sp, const send_header *h, const rmq_broker_config *bc,
+                       const char *peer, bool may_block, rmq_topic_config *tc, char *remark,
+                       size_t cap)
+{
+    int32_t code;
+    bool have_tc = h->topic && meta_topic_get(sp, h->topic, tc) == 0;
+    /* step 2 */
+    if (!(bc->broker_permission & RMQ_PERM_WRITE) && have_tc && tc->order) {
+        snprintf(remark, cap, "the broker[%s] sending message is forbidden", bc->broker_ip1);
+        return RC_NO_PERMISSION;
+    }
+    /* steps 3, 4 */
+    if ((code = check_topic(h->topic, remark, cap)) != 0)
+        return code;
+    /* step 5 */
+    if (!have_tc) {
+        if (!may_block)
+            return SEND_CHECK_NEEDS_SLOW;
+        /* createTopicInSendMessageMethod unboxes defaultTopicQueueNums and
+         * looks the default topic up in a ConcurrentHashMap (null throws) */
+        if (!send_header_need(h, SEND_HAS_DEFQ, remark, cap))
+            return SEND_CHECK_EXCEPTION;
+        if (!h->default_topic) {
+            snprintf(remark, cap, "java.lang.NullPointerException");
+            return SEND_CHECK_EXCEPTION;
+        }
+        int32_t sysflag = 0;
+        if (h->unit_mode)
+            sysflag = is_retry_topic(h->topic) ? 2 : 1;
+        have_tc = meta_topic_create_in_send(sp, h->topic, h->default_topic,
+                                            h->default_topic_queue_nums, sysflag, tc) == 0;
+        if (!have_tc && is_retry_topic(h->topic))
+            have_tc = meta_topic_create_in_send_back(
+                          sp, h->topic, 1, RMQ_PERM_READ | RMQ_PERM_WRITE, sysflag, tc) == 0;
+        if (!have_tc) {
+            snprintf(remark, cap, "topic[%s] not exist, apply first please!" FAQ_SUFFIX,
+                     h->topic);
+            return RC_TOPIC_NOT_EXIST;
+        }
+    }
+    /* step 6 */
+    if (!send_header_need(h, SEND_HAS_QUEUE_ID, remark, cap))
+        return SEND_CHECK_EXCEPTION;
+    int32_t qmax =
+        tc->write_queue_nums > tc->read_queue_nums ? tc->write_queue_nums : tc->read_queue_nums;
+    if (h->queue_id >= qmax) {
+        char perm[4];
+        snprintf(remark, cap,
+                 "request queueId[%d] is illegal, TopicConfig [topicName=%s, readQueueNums=%d, "
+                 "writeQueueNums=%d, perm=%s, topicFilterType=%s, topicSysFlag=%d, order=%s] "
+                 "Producer: %s",
+                 h->queue_id, tc->topic_name, tc->read_queue_nums, tc->write_queue_nums,
+                 perm_string(tc->perm, perm),
+                 tc->topic_filter_type == 1 ? "MULTI_TAG" : "SINGLE_TAG", tc->topic_sys_flag,
+                 tc->order ? "true" : "false", peer);
+        return RC_SYSTEM_ERROR;
+    }
+    return 0;
+}
+
 static int put_single(store_plugin *sp, send_job *j, const rmq_broker_config *bc,
                       const store_addr *store_host, const rmq_topic_config *tc, send_message *m)
 {
@@ -332,22 +402,32 @@ static int put_batch(store_plugin *sp, send_job *j, const rmq_broker_config *bc,
     char remark[512];
     size_t len = 0;
     const uint8_t *body = sp->api->cmd_body(j->cmd, &len);
+    /* asyncSendBatchMessage unboxes sysFlag, flag and bornTimestamp */
+    if (!send_header_need(h, SEND_HAS_SYS_FLAG | SEND_HAS_FLAG | SEND_HAS_BORN_TS, remark,
+                          sizeof remark))
+        return answer_exception(sp, j, remark);
     props_view *bp = malloc(sizeof *bp);
     if (!bp)
         return answer(sp, j, RC_SYSTEM_ERROR, "java.lang.OutOfMemoryError");
     props_parse(h->properties, h->properties ? strlen(h->properties) : 0, bp);
     /* CommitLog.asyncPutMessages: size, transaction bits, DELAY, then the encoder */
     int32_t code = 0;
+    bool illegal = (int64_t)len > sp->set.engine.max_message_size || (h->sys_flag & 0xC) != 0;
     size_t dl;
     const char *delay = props_get(bp, "DELAY", &dl);
-    int32_t delay_level = 0;
-    if (delay) {
-        char tmp[16];
-        snprintf(tmp, sizeof tmp, "%.*s", (int)(dl < 15 ? dl : 15), delay);
-        delay_level = atoi(tmp);
+    if (!illegal && delay) {
+        char tmp[64];
+        int32_t level = 0;
+        snprintf(tmp, sizeof tmp, "%.*s", (int)(dl < 63 ? dl : 63), delay);
+        if (dl > 63 || java_parse_int(tmp, &level) != 0) {
+            /* getDelayTimeLevel's Integer.parseInt throws */
+            number_format_remark(tmp, remark, sizeof remark);
+            free(bp);
+            return answer_exception(sp, j, remark);
+        }
+        illegal = level > 0;
     }
-    if ((int64_t)len > sp->set.engine.max_message_size || (h->sys_flag & 0xC) != 0 ||
-        delay_level > 0) {
+    if (illegal) {
         free(bp);
         code = send_put_status_code(sp, STORE_PUT_MESSAGE_ILLEGAL, remark, sizeof remark);
         return answer(sp, j, code, remark);
@@ -368,7 +448,7 @@ static int put_batch(store_plugin *sp, send_job *j, const rmq_broker_config *bc,
             code = send_put_status_code(sp, STORE_PUT_MESSAGE_ILLEGAL, remark, sizeof remark);
             return answer(sp, j, code, remark);
         }
-        return answer(sp, j, RC_SYSTEM_ERROR, batch_status_remark(st));
+        return answer_exception(sp, j, batch_status_remark(st)); /* the decoder threw */
     }
     /* batch-level properties: CLUSTER, then the header's (a Java batch header carries WAIT) */
     char batch_props[4096];
@@ -480,6 +560,14 @@ out:
     return rc;
 }
 
+/* A hook's refusal: a code with remark, an exception, or UNKNOWN_ERROR. */
+static int hook_refusal(store_plugin *sp, send_job *j, int32_t code, const char *remark)
+{
+    if (code == SEND_CHECK_EXCEPTION)
+        return answer_exception(sp, j, remark);
+    return answer(sp, j, code > 0 ? code : RC_SYSTEM_ERROR, code > 0 ? remark : "UNKNOWN_ERROR");
+}
+
 /* The whole send after header decode. may_block: on EXEC or the slow worker. */
 static int send_run(store_plugin *sp, send_job *j, bool may_block)
 {
@@ -503,52 +591,17 @@ static int send_run(store_plugin *sp, send_job *j, bool may_block)
         bc.broker_permission = RMQ_PERM_READ | RMQ_PERM_WRITE;
     }
     rmq_topic_config tc;
-    bool have_tc = h->topic && meta_topic_get(sp, h->topic, &tc) == 0;
-    /* step 2 */
-    if (!(bc.broker_permission & RMQ_PERM_WRITE) && have_tc && tc.order) {
-        snprintf(remark, sizeof remark, "the broker[%s] sending message is forbidden",
-                 bc.broker_ip1);
-        return answer(sp, j, RC_NO_PERMISSION, remark);
-    }
-    /* steps 3, 4 */
-    if ((code = check_topic(h->topic, remark, sizeof remark)) != 0)
+    code = send_msg_check(sp, h, &bc, j->peer, may_block, &tc, remark, sizeof remark);
+    if (code == SEND_CHECK_NEEDS_SLOW)
+        return SEND_NEEDS_SLOW;
+    if (code == SEND_CHECK_EXCEPTION)
+        return answer_exception(sp, j, remark);
+    if (code != 0)
         return answer(sp, j, code, remark);
-    /* step 5 */
-    if (!have_tc) {
-        if (!may_block)
-            return SEND_NEEDS_SLOW;
-        int32_t sysflag = 0;
-        if (h->unit_mode)
-            sysflag = is_retry_topic(h->topic) ? 2 : 1;
-        have_tc = meta_topic_create_in_send(sp, h->topic, h->default_topic ? h->default_topic : "",
-                                            h->default_topic_queue_nums, sysflag, &tc) == 0;
-        if (!have_tc && is_retry_topic(h->topic))
-            have_tc = meta_topic_create_in_send_back(
-                          sp, h->topic, 1, RMQ_PERM_READ | RMQ_PERM_WRITE, sysflag, &tc) == 0;
-        if (!have_tc) {
-            snprintf(remark, sizeof remark, "topic[%s] not exist, apply first please!" FAQ_SUFFIX,
-                     h->topic);
-            return answer(sp, j, RC_TOPIC_NOT_EXIST, remark);
-        }
-    }
-    /* step 6 */
-    int32_t qmax =
-        tc.write_queue_nums > tc.read_queue_nums ? tc.write_queue_nums : tc.read_queue_nums;
-    if (h->queue_id >= qmax) {
-        char perm[4];
-        snprintf(remark, sizeof remark,
-                 "request queueId[%d] is illegal, TopicConfig [topicName=%s, readQueueNums=%d, "
-                 "writeQueueNums=%d, perm=%s, topicFilterType=%s, topicSysFlag=%d, order=%s] "
-                 "Producer: %s",
-                 h->queue_id, tc.topic_name, tc.read_queue_nums, tc.write_queue_nums,
-                 perm_string(tc.perm, perm), tc.topic_filter_type == 1 ? "MULTI_TAG" : "SINGLE_TAG",
-                 tc.topic_sys_flag, tc.order ? "true" : "false", j->peer);
-        return answer(sp, j, RC_SYSTEM_ERROR, remark);
-    }
     int32_t queue_id = h->queue_id;
     if (queue_id < 0) {
-        if (tc.write_queue_nums <= 0)
-            return answer(sp, j, RC_SYSTEM_ERROR, "java.lang.ArithmeticException: / by zero");
+        if (tc.write_queue_nums <= 0) /* randomQueueId's modulo throws */
+            return answer_exception(sp, j, "java.lang.ArithmeticException: / by zero");
         queue_id = (int32_t)((next_random(sp) % 99999999u) % (uint32_t)tc.write_queue_nums);
     }
     if (h->batch)
@@ -577,12 +630,17 @@ static int send_run(store_plugin *sp, send_job *j, bool may_block)
                    ? sp->hooks->retry_send(sp, h, m, remark, sizeof remark)
                    : retry_group_check(sp, m->topic, remark, sizeof remark);
         if (code != 0) {
-            rc = answer(sp, j, code > 0 ? code : RC_SYSTEM_ERROR,
-                        code > 0 ? remark : "UNKNOWN_ERROR");
+            rc = hook_refusal(sp, j, code, remark);
             goto done;
         }
         if (strcmp(m->topic, h->topic) != 0 && meta_topic_get(sp, m->topic, &tc) != 0)
             memset(&tc, 0, sizeof tc);
+    }
+    /* handleRetryAndDLQ ends unboxing sysFlag; then flag and bornTimestamp */
+    if (!send_header_need(h, SEND_HAS_SYS_FLAG | SEND_HAS_FLAG | SEND_HAS_BORN_TS, remark,
+                          sizeof remark)) {
+        rc = answer_exception(sp, j, remark);
+        goto done;
     }
     /* step 9 */
     bool tran = props_value_is(&m->props, "TRAN_MSG", "true");
@@ -599,8 +657,7 @@ static int send_run(store_plugin *sp, send_job *j, bool may_block)
             return SEND_NEEDS_SLOW;
         code = sp->hooks->special_send(sp, h, m, remark, sizeof remark);
         if (code != 0) {
-            rc = answer(sp, j, code > 0 ? code : RC_SYSTEM_ERROR,
-                        code > 0 ? remark : "UNKNOWN_ERROR");
+            rc = hook_refusal(sp, j, code, remark);
             goto done;
         }
     }

@@ -26,12 +26,26 @@ typedef struct send_header {
     bool batch;
     bool has_max_reconsume_times;
     int32_t max_reconsume_times;
-    int32_t version; /* request version (maxReconsumeTimes applies from 121) */
+    int32_t version;  /* request version (maxReconsumeTimes applies from 121) */
+    unsigned present; /* SEND_HAS_* of the numbers the request carried */
 } send_header;
 
-/* 0, or -1 with the SYSTEM_ERROR remark of a failed decode in remark. */
+/* Numbers of the header that may be missing (Java decodes them as null) */
+#define SEND_HAS_DEFQ 0x01u
+#define SEND_HAS_QUEUE_ID 0x02u
+#define SEND_HAS_SYS_FLAG 0x04u
+#define SEND_HAS_BORN_TS 0x08u
+#define SEND_HAS_FLAG 0x10u
+#define SEND_HAS_RECONSUME 0x20u
+#define SEND_HAS_MAX_RECONSUME 0x40u
+
+/* 0, or -1 with the SYSTEM_ERROR remark of a failed decode in remark (a
+ * malformed number of a V2 header); missing numbers are not an error here. */
 int send_header_decode(store_plugin *sp, const rmq_cmd *cmd, send_header *h, char *remark,
                        size_t cap);
+/* Where Java unboxes a header number: true when every one of `bits` was
+ * sent, else false with the NullPointerException remark. */
+bool send_header_need(const send_header *h, unsigned bits, char *remark, size_t cap);
 
 /* One single message on its way to the store; hooks may rewrite it. */
 typedef struct send_message {
@@ -52,7 +66,9 @@ typedef struct send_message {
 } send_message;
 
 /* Hooks into the send path. Each returns 0 to go on, a response code > 0
- * with remark set to refuse the send, or < 0 (SYSTEM_ERROR). Called on a
+ * with remark set to refuse the send, SEND_CHECK_EXCEPTION with the remark of
+ * the exception Java throws there (answered without ext fields), or another
+ * value < 0 (SYSTEM_ERROR UNKNOWN_ERROR). Called on a
  * thread that may block (EXEC or the slow worker). */
 struct send_hooks {
     /* §10.5.1 step 8 and §10.5.6: a single message to %RETRY%<group>. */
@@ -63,6 +79,17 @@ struct send_hooks {
     int (*special_send)(store_plugin *sp, const send_header *h, send_message *m, char *remark,
                         size_t cap);
 };
+
+/* msgCheck (§10.5.1 steps 2–6, shared by sends and replies): 0 with *tc
+ * the topic (auto-created when absent), a response code > 0 with remark,
+ * SEND_CHECK_EXCEPTION (remark: the exception Java throws, answered without
+ * the send answer's ext fields) or SEND_CHECK_NEEDS_SLOW (creating the topic
+ * may block and may_block is false). peer: the producer's address. */
+#define SEND_CHECK_EXCEPTION (-2)
+#define SEND_CHECK_NEEDS_SLOW (-3)
+int32_t send_msg_check(store_plugin *sp, const send_header *h, const rmq_broker_config *bc,
+                       const char *peer, bool may_block, rmq_topic_config *tc, char *remark,
+                       size_t cap);
 
 /* STOREHOST of this broker (brokerIP1:listenPort from broker.meta; the
  * server's bound address when broker.meta is absent). */

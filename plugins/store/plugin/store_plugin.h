@@ -36,6 +36,11 @@
 #define RC_FILTER_DATA_NOT_EXIST 27
 #define RC_FILTER_DATA_NOT_LATEST 28
 
+/* The remark RemotingCommand.createResponseCommand gives a Java answer
+ * until its processor sets one: processors that only set SUCCESS afterwards
+ * (UPDATE_AND_CREATE_TOPIC, INVOKE_BROKER_TO_RESET_OFFSET,
+ * QUERY_CONSUME_QUEUE, an END_TRANSACTION rollback) send it along. */
+#define JAVA_UNSET_REMARK "not set any response code"
 #define FAQ_SUFFIX "\nSee http://rocketmq.apache.org/docs/faq/ for further details."
 
 typedef struct pull_hold_table pull_hold_table;

@@ -137,7 +137,9 @@ static int process_end_transaction(rmq_request *req, const rmq_cmd *cmd, void *u
         rc = store_reply_code(sp, req, cmd, RC_SYSTEM_ERROR, "The commit log offset wrong");
     } else if (cor == TX_ROLLBACK) {
         put_op(sp, r.queue_id, r.queue_offset);
-        rc = store_reply_code(sp, req, cmd, RC_SUCCESS, NULL);
+        /* Java answers with checkPrepareMessage's command, whose remark is
+         * still createResponseCommand's placeholder */
+        rc = store_reply_code(sp, req, cmd, RC_SUCCESS, JAVA_UNSET_REMARK);
     } else if (!store_msg_to_real_queue(&r, v, topic, &m)) {
         rc = store_reply_code(sp, req, cmd, RC_SYSTEM_ERROR, "java.lang.NullPointerException");
     } else {

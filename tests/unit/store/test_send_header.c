@@ -114,8 +114,14 @@ static void v2_bad_numbers_fail(void **state)
     const char *overflow[] = {"b", "T", "d", "4", "e", "2147483648", "f",
                               "0", "g", "1", "h", "0", NULL};
     assert_int_equal(decode(310, overflow, &h, r, sizeof r), -1);
-    const char *missing[] = {"b", "T", "d", "4", "f", "0", "g", "1", "h", "0", NULL};
-    assert_int_equal(decode(310, missing, &h, r, sizeof r), -1);
+    /* a missing number decodes (Java only logs it); its first use throws */
+    const char *missing[] = {"b", "T", "f", "0", "g", "1", "h", "0", NULL};
+    assert_int_equal(decode(310, missing, &h, r, sizeof r), 0);
+    assert_false(h.present & SEND_HAS_QUEUE_ID);
+    assert_false(h.present & SEND_HAS_DEFQ);
+    assert_true(send_header_need(&h, SEND_HAS_SYS_FLAG | SEND_HAS_BORN_TS | SEND_HAS_FLAG, r,
+                                 sizeof r));
+    assert_false(send_header_need(&h, SEND_HAS_QUEUE_ID, r, sizeof r));
     assert_string_equal(r, "java.lang.NullPointerException");
 }
 
@@ -153,7 +159,10 @@ static void v1_names_and_reflection_rules(void **state)
     const char *bad_required[] = {"topic",   "T", "defaultTopicQueueNums", "4", "queueId", "x",
                                   "sysFlag", "0", "bornTimestamp",         "5", "flag",    "0",
                                   NULL};
-    assert_int_equal(decode(10, bad_required, &h, r, sizeof r), -1);
+    /* the reflection decode leaves the unparsable queueId null */
+    assert_int_equal(decode(10, bad_required, &h, r, sizeof r), 0);
+    assert_true(h.present & SEND_HAS_DEFQ);
+    assert_false(send_header_need(&h, SEND_HAS_QUEUE_ID, r, sizeof r));
     assert_string_equal(r, "java.lang.NullPointerException");
 }
 

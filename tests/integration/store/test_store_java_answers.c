@@ -1,0 +1,414 @@
+/* test_store_java_answers.c — raw frames against a real rmqhostd, checked
+ * against what Java 4.9.8 answers (issue 21 §3): header numbers Java does
+ * not require at decode (the NullPointerException comes where it unboxes
+ * them), PULL past the max, the placeholder remark `not set any response
+ * code` of answers that only set SUCCESS, the topic-name remarks, answers
+ * made from an exception (no MSG_REGION/TRACE_ON), QUERY_MESSAGE without a
+ * match and CONSUMER_SEND_MSG_BACK with a malformed offset. Each answer's
+ * code, remark and ext fields are compared exactly. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "store_test_client.h"
+
+typedef st_fixture fixture;
+
+#define NPE "java.lang.NullPointerException"
+#define UNSET "not set any response code"
+
+static int next_opaque = 1000;
+
+/* Request `code` with exactly the ext fields kv (NULL-terminated pairs). */
+static rmq_cmd *call_kv(int fd, int code, const char *const *kv, const void *body, size_t blen)
+{
+    rmq_cmd *req = rmq_tc_request(code, next_opaque++, kv);
+    assert_non_null(req);
+    if (body)
+        rmq_cmd_set_body(req, body, blen, NULL, NULL);
+    rmq_cmd *r = rmq_tc_call_response(fd, req, 5000);
+    rmq_cmd_free(req);
+    assert_non_null(r);
+    return r;
+}
+
+/* An answer Java builds from an exception: SYSTEM_ERROR, the remark, and
+ * none of the send answer's ext fields. Frees r. */
+static void expect_exception(rmq_cmd *r, const char *remark)
+{
+    assert_int_equal(r->code, 1);
+    assert_non_null(r->remark);
+    assert_string_equal(r->remark, remark);
+    assert_null(rmq_cmd_ext_get(r, "MSG_REGION"));
+    assert_null(rmq_cmd_ext_get(r, "TRACE_ON"));
+    rmq_cmd_free(r);
+}
+
+static void expect_remark(rmq_cmd *r, int code, const char *remark)
+{
+    assert_int_equal(r->code, code);
+    if (!remark) {
+        assert_null(r->remark);
+    } else {
+        assert_non_null(r->remark);
+        assert_string_equal(r->remark, remark);
+    }
+}
+
+/* A V2 send (310/320) to `topic` queue `q` with the header fields a..m
+ * except those named in `drop` (a string of letters), plus extra pairs. */
+static rmq_cmd *send_v2(int fd, int code, const char *topic, const char *q, const char *props,
+                        const char *drop, const void *body, size_t blen)
+{
+    const char *all[][2] = {{"a", "PG"},
+                            {"b", topic},
+                            {"c", "TBW102"},
+                            {"d", "4"},
+                            {"e", q},
+                            {"f", "0"},
+                            {"g", "1700000000000"},
+                            {"h", "0"},
+                            {"i", props ? props : ""},
+                            {"j", "0"},
+                            {"k", "false"},
+                            {"m", code == 320 ? "true" : "false"}};
+    const char *kv[2 * 12 + 1];
+    size_t n = 0;
+    for (size_t i = 0; i < 12; i++) {
+        if (drop && strchr(drop, all[i][0][0]))
+            continue;
+        kv[n++] = all[i][0];
+        kv[n++] = all[i][1];
+    }
+    kv[n] = NULL;
+    return call_kv(fd, code, kv, body, blen);
+}
+
+/* SEND_MESSAGE (10), field names spelled out, without defaultTopicQueueNums. */
+static rmq_cmd *send_v1_without_defq(int fd, const char *topic)
+{
+    const char *kv[] = {"producerGroup", "PG",    "topic", topic,       "defaultTopic",
+                        "TBW102",        "queueId", "0",   "sysFlag",   "0",
+                        "bornTimestamp", "1700000000000", "flag", "0",  "properties",
+                        "",              NULL};
+    return call_kv(fd, 10, kv, "v1", 2);
+}
+
+static void expect_stored(rmq_cmd *r)
+{
+    assert_int_equal(r->code, 0);
+    assert_non_null(rmq_cmd_ext_get(r, "msgId"));
+    assert_string_equal(rmq_cmd_ext_get(r, "MSG_REGION"), "DefaultRegion");
+    rmq_cmd_free(r);
+}
+
+/* Sends without `d`: stored when the topic exists (Java reads it only to
+ * create a topic); an absent topic throws where it is created. Other
+ * numbers are unboxed later than the checks that come before them. */
+static void send_numbers_are_required_where_java_unboxes_them(void **state)
+{
+    fixture *f = *state;
+    expect_stored(send_v2(f->fd, 310, "TopicD", "0", NULL, NULL, "x", 1));
+    expect_stored(send_v2(f->fd, 310, "TopicD", "0", NULL, "d", "x", 1));
+    expect_stored(send_v1_without_defq(f->fd, "TopicD"));
+    expect_exception(send_v2(f->fd, 310, "TopicDNew", "0", NULL, "d", "x", 1), NPE);
+    expect_exception(send_v1_without_defq(f->fd, "TopicDNew1"), NPE);
+    /* queueId, sysFlag, flag, bornTimestamp */
+    expect_exception(send_v2(f->fd, 310, "TopicD", "0", NULL, "e", "x", 1), NPE);
+    expect_exception(send_v2(f->fd, 310, "TopicD", "0", NULL, "f", "x", 1), NPE);
+    expect_exception(send_v2(f->fd, 310, "TopicD", "0", NULL, "h", "x", 1), NPE);
+    expect_exception(send_v2(f->fd, 310, "TopicD", "0", NULL, "g", "x", 1), NPE);
+    /* the topic check comes first: a send answer, with its ext fields */
+    rmq_cmd *r = send_v2(f->fd, 310, "SCHEDULE_TOPIC_XXXX", "0", NULL, "e", "x", 1);
+    expect_remark(r, 16, "Sending message to topic[SCHEDULE_TOPIC_XXXX] is forbidden.");
+    assert_string_equal(rmq_cmd_ext_get(r, "MSG_REGION"), "DefaultRegion");
+    rmq_cmd_free(r);
+    /* a reply (325) without d to a known topic gets to its push */
+    r = send_v2(f->fd, 325, "TopicD", "0", "REPLY_TO_CLIENT\001nobody", "d", "x", 1);
+    expect_remark(r, 1, "push reply message fail, channel of <nobody> not found.");
+    assert_string_equal(rmq_cmd_ext_get(r, "MSG_REGION"), "DefaultRegion");
+    rmq_cmd_free(r);
+}
+
+/* Pulls: subVersion is read only by a SQL92 or heartbeat subscription. */
+static void pull_numbers_are_required_where_java_unboxes_them(void **state)
+{
+    fixture *f = *state;
+    expect_stored(send_v2(f->fd, 310, "TopicPV", "0", NULL, NULL, "x", 1));
+    const char *kv[] = {"consumerGroup", "CGPV", "topic",  "TopicPV", "queueId",
+                        "0",             "queueOffset", "0", "maxMsgNums", "32",
+                        "sysFlag",       "4",    "commitOffset", "0", "suspendTimeoutMillis",
+                        "0",             "subscription", "*", "expressionType", "TAG",
+                        NULL};
+    rmq_cmd *r = call_kv(f->fd, 11, kv, NULL, 0);
+    expect_remark(r, 0, "FOUND");
+    assert_string_equal(rmq_cmd_ext_get(r, "nextBeginOffset"), "1");
+    rmq_cmd_free(r);
+    /* without consumerGroup / topic / queueId / queueOffset: thrown */
+    static const char *const drops[] = {"consumerGroup", "topic", "queueId", "queueOffset",
+                                        "maxMsgNums", "sysFlag"};
+    for (size_t d = 0; d < sizeof drops / sizeof drops[0]; d++) {
+        const char *k2[21];
+        size_t n = 0;
+        for (size_t i = 0; kv[i]; i += 2)
+            if (strcmp(kv[i], drops[d]) != 0) {
+                k2[n++] = kv[i];
+                k2[n++] = kv[i + 1];
+            }
+        k2[n] = NULL;
+        expect_exception(call_kv(f->fd, 11, k2, NULL, 0), NPE);
+    }
+}
+
+static rmq_cmd *pull_at(int fd, long long offset, int sys_flag, long long suspend)
+{
+    st_pull_args pa = {.group = "CGMAX",
+                       .topic = "TopicMax",
+                       .offset = offset,
+                       .sys_flag = sys_flag,
+                       .suspend_ms = suspend,
+                       .commit_offset = 3};
+    rmq_cmd *r = st_pull(fd, next_opaque++, &pa);
+    assert_non_null(r);
+    return r;
+}
+
+/* 4.9.8: nextBeginOffset of OFFSET_OVERFLOW_BADLY is the max, min 0 or not */
+static void pull_past_the_max_moves_to_the_max(void **state)
+{
+    fixture *f = *state;
+    for (int i = 0; i < 7; i++)
+        expect_stored(send_v2(f->fd, 310, "TopicMax", "0", NULL, NULL, "m", 1));
+    for (int i = 0; i < 500 && st_max_offset(f->port, "TopicMax", 0) < 7; i++)
+        usleep(10000);
+    const int flags[] = {4, 4 | 2, 4 | 1};
+    for (size_t i = 0; i < 3; i++) {
+        rmq_cmd *r = pull_at(f->fd, 9, flags[i], flags[i] & 2 ? 3000 : 0);
+        expect_remark(r, 21, "OFFSET_OVERFLOW_BADLY");
+        assert_string_equal(rmq_cmd_ext_get(r, "nextBeginOffset"), "7");
+        assert_string_equal(rmq_cmd_ext_get(r, "minOffset"), "0");
+        assert_string_equal(rmq_cmd_ext_get(r, "maxOffset"), "7");
+        rmq_cmd_free(r);
+    }
+}
+
+static void create_topic(int fd, const char *topic, const char *write_queues, int code,
+                         const char *remark)
+{
+    const char *kv[] = {"topic",
+                        topic,
+                        "defaultTopic",
+                        "TBW102",
+                        "readQueueNums",
+                        "4",
+                        "writeQueueNums",
+                        write_queues,
+                        "perm",
+                        "6",
+                        "topicFilterType",
+                        "SINGLE_TAG",
+                        "topicSysFlag",
+                        "0",
+                        "order",
+                        "false",
+                        NULL};
+    rmq_cmd *r = call_kv(fd, 17, kv, NULL, 0);
+    expect_remark(r, code, remark);
+    rmq_cmd_free(r);
+}
+
+/* TopicValidator's texts; SUCCESS keeps createResponseCommand's remark */
+static void create_topic_answers(void **state)
+{
+    fixture *f = *state;
+    create_topic(f->fd, "TopicNew", "4", 0, UNSET);
+    create_topic(f->fd, "Bad Topic", "4", 1,
+                 "The specified topic contains illegal characters, allowing only "
+                 "^[%|a-zA-Z0-9_-]+$");
+    create_topic(f->fd, "TestCluster", "4", 1,
+                 "The topic[TestCluster] is conflict with system topic.");
+    create_topic(f->fd, "broker-t", "4", 1, "The topic[broker-t] is conflict with system topic.");
+    create_topic(f->fd, "rmq_sys_x", "4", 1, "The topic[rmq_sys_x] is conflict with system topic.");
+    create_topic(f->fd, "TBW102", "4", 1, "The topic[TBW102] is conflict with system topic.");
+    create_topic(f->fd, "TestCluster_REPLY_TOPIC", "4", 1,
+                 "The topic[TestCluster_REPLY_TOPIC] is conflict with system topic.");
+}
+
+static void put_be32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)(v >> 24);
+    p[1] = (uint8_t)(v >> 16);
+    p[2] = (uint8_t)(v >> 8);
+    p[3] = (uint8_t)v;
+}
+
+/* Exceptions out of the send path are the dispatcher's answers: no ext fields */
+static void exception_answers_carry_no_ext_fields(void **state)
+{
+    fixture *f = *state;
+    expect_stored(send_v2(f->fd, 310, "TopicEx", "0", NULL, NULL, "x", 1));
+    expect_exception(send_v2(f->fd, 310, "TopicEx", "0", "DELAY\001x", NULL, "x", 1),
+                     "java.lang.NumberFormatException: For input string: \"x\", "
+                     "java.lang.NumberFormatException.forInputString(NumberFormatException.java:"
+                     "65)");
+    /* a batch: garbage, truncated, a bad DELAY */
+    expect_exception(send_v2(f->fd, 320, "TopicEx", "0", NULL, NULL, "garbage!", 8),
+                     "java.nio.BufferUnderflowException, "
+                     "java.nio.Buffer.nextGetIndex(Buffer.java:506)");
+    uint8_t rec[40] = {0};
+    put_be32(rec, 60); /* totalSize claims more than the body holds */
+    put_be32(rec + 4, 0);
+    put_be32(rec + 16, 30); /* bodyLen */
+    rmq_cmd *r = send_v2(f->fd, 320, "TopicEx", "0", NULL, NULL, rec, sizeof rec);
+    assert_int_equal(r->code, 1);
+    assert_non_null(r->remark);
+    assert_true(strncmp(r->remark, "java.", 5) == 0);
+    assert_null(rmq_cmd_ext_get(r, "MSG_REGION"));
+    assert_null(rmq_cmd_ext_get(r, "TRACE_ON"));
+    rmq_cmd_free(r);
+    expect_exception(send_v2(f->fd, 320, "TopicEx", "0", "DELAY\001y", NULL, rec, sizeof rec),
+                     "java.lang.NumberFormatException: For input string: \"y\", "
+                     "java.lang.NumberFormatException.forInputString(NumberFormatException.java:"
+                     "65)");
+    /* a topic without write queues: randomQueueId divides by zero */
+    create_topic(f->fd, "TopicW0", "0", 0, UNSET);
+    expect_exception(send_v2(f->fd, 310, "TopicW0", "-1", NULL, NULL, "x", 1),
+                     "java.lang.ArithmeticException: / by zero");
+    assert_int_equal(st_max_offset(f->port, "TopicEx", 0), 1);
+}
+
+static rmq_cmd *query(int fd, const char *topic, const char *key, const char *begin,
+                      const char *end)
+{
+    const char *kv[] = {"topic",          topic, "key",          key, "maxNum", "32",
+                        "beginTimestamp", begin, "endTimestamp", end, NULL};
+    return call_kv(fd, 12, kv, NULL, 0);
+}
+
+/* indexLastUpdate* come from a lookup that found offsets only */
+static void query_without_a_match_has_no_index_time(void **state)
+{
+    fixture *f = *state;
+    expect_stored(send_v2(f->fd, 310, "TopicQ", "0", "KEYS\001K1", NULL, "q", 1));
+    expect_stored(send_v2(f->fd, 310, "TopicQ2", "0", "KEYS\001K2", NULL, "q", 1));
+    rmq_cmd *r = NULL;
+    for (int i = 0; i < 500; i++) { /* the index is built behind the append */
+        rmq_cmd_free(r);
+        r = query(f->fd, "TopicQ", "K1", "0", "9999999999999");
+        if (r->code == 0)
+            break;
+        usleep(10000);
+    }
+    assert_int_equal(r->code, 0);
+    assert_true(st_ext_ll(r, "indexLastUpdateTimestamp") > 0);
+    rmq_cmd_free(r);
+    const char *misses[][4] = {{"TopicQ", "nokey", "0", "9999999999999"},
+                               {"TopicQ", "K1", "9999999999000", "9999999999999"},
+                               {"TopicQ", "K2", "0", "9999999999999"}};
+    for (size_t i = 0; i < 3; i++) {
+        r = query(f->fd, misses[i][0], misses[i][1], misses[i][2], misses[i][3]);
+        expect_remark(r, 22, "can not find message, maybe time range not correct");
+        assert_string_equal(rmq_cmd_ext_get(r, "indexLastUpdateTimestamp"), "0");
+        assert_string_equal(rmq_cmd_ext_get(r, "indexLastUpdatePhyoffset"), "0");
+        rmq_cmd_free(r);
+    }
+}
+
+/* offset = x: the reflection decode leaves it null; lookMessageByOffset throws */
+static void send_back_with_a_malformed_offset(void **state)
+{
+    fixture *f = *state;
+    const char *kv[] = {"offset", "x", "group", "CGSB", "delayLevel", "0", NULL};
+    rmq_cmd *r = call_kv(f->fd, 36, kv, NULL, 0);
+    expect_remark(r, 1, NPE);
+    rmq_cmd_free(r);
+    const char *kv2[] = {"offset", "0", "delayLevel", "0", NULL};
+    r = call_kv(f->fd, 36, kv2, NULL, 0);
+    expect_remark(r, 1, NPE);
+    rmq_cmd_free(r);
+}
+
+static long long id_offset(const char *id)
+{
+    return id && strlen(id) >= 16 ? strtoll(id + strlen(id) - 16, NULL, 16) : -1;
+}
+
+static rmq_cmd *end_tx(int fd, long long phys, long long qoff, const char *what)
+{
+    char p[32], q[32];
+    snprintf(p, sizeof p, "%lld", phys);
+    snprintf(q, sizeof q, "%lld", qoff);
+    const char *kv[] = {"producerGroup",
+                        "PG",
+                        "tranStateTableOffset",
+                        q,
+                        "commitLogOffset",
+                        p,
+                        "commitOrRollback",
+                        what,
+                        "fromTransactionCheck",
+                        "false",
+                        "msgId",
+                        "U1",
+                        NULL};
+    return call_kv(fd, 37, kv, NULL, 0);
+}
+
+/* Answers whose processors set only SUCCESS keep the placeholder remark:
+ * END_TRANSACTION rollback (a commit's answer clears it), QUERY_CONSUME_QUEUE */
+static void success_answers_with_the_placeholder_remark(void **state)
+{
+    fixture *f = *state;
+    for (int i = 0; i < 2; i++) {
+        rmq_cmd *r = send_v2(f->fd, 310, "TopicTx", "0",
+                             "TRAN_MSG\001true\002PGROUP\001PG\002UNIQ_KEY\001U1", NULL, "t", 1);
+        assert_int_equal(r->code, 0);
+        long long phys = id_offset(rmq_cmd_ext_get(r, "msgId"));
+        long long qoff = st_ext_ll(r, "queueOffset");
+        rmq_cmd_free(r);
+        r = end_tx(f->fd, phys, qoff, i == 0 ? "12" : "8");
+        expect_remark(r, 0, i == 0 ? UNSET : NULL);
+        rmq_cmd_free(r);
+    }
+    for (int i = 0; i < 500 && st_max_offset(f->port, "TopicTx", 0) < 1; i++)
+        usleep(10000);
+    const char *kv[] = {"topic", "TopicTx", "queueId", "0", "index", "0", "count", "1", NULL};
+    rmq_cmd *r = call_kv(f->fd, 321, kv, NULL, 0);
+    expect_remark(r, 0, UNSET);
+    assert_true(r->body_len > 0);
+    rmq_cmd_free(r);
+}
+
+int main(int argc, char **argv)
+{
+    const struct CMUnitTest all[] = {
+        cmocka_unit_test_setup_teardown(send_numbers_are_required_where_java_unboxes_them,
+                                        st_setup, st_teardown),
+        cmocka_unit_test_setup_teardown(pull_numbers_are_required_where_java_unboxes_them,
+                                        st_setup, st_teardown),
+        cmocka_unit_test_setup_teardown(pull_past_the_max_moves_to_the_max, st_setup,
+                                        st_teardown),
+        cmocka_unit_test_setup_teardown(create_topic_answers, st_setup, st_teardown),
+        cmocka_unit_test_setup_teardown(exception_answers_carry_no_ext_fields, st_setup,
+                                        st_teardown),
+        cmocka_unit_test_setup_teardown(query_without_a_match_has_no_index_time, st_setup,
+                                        st_teardown),
+        cmocka_unit_test_setup_teardown(send_back_with_a_malformed_offset, st_setup,
+                                        st_teardown),
+        cmocka_unit_test_setup_teardown(success_answers_with_the_placeholder_remark, st_setup,
+                                        st_teardown),
+    };
+    struct CMUnitTest sel[sizeof all / sizeof all[0]];
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        if (rmq_test_name_selected(argc > 1 ? argv[1] : NULL, all[i].name))
+            sel[n++] = all[i];
+    return _cmocka_run_group_tests("store_java_answers", sel, n, NULL, NULL);
+}
