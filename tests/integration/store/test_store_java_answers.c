@@ -386,6 +386,40 @@ static void success_answers_with_the_placeholder_remark(void **state)
     rmq_cmd_free(r);
 }
 
+/* INVOKE_BROKER_TO_RESET_OFFSET (222): Broker2Client.resetOffset sets SUCCESS
+ * on createResponseCommand's command and never clears its remark */
+static void reset_offset_success_keeps_the_placeholder_remark(void **state)
+{
+    fixture *f = *state;
+    create_topic(f->fd, "TopicRO", "4", 0, UNSET);
+    for (int q = 0; q < 4; q++) {
+        char qs[8];
+        snprintf(qs, sizeof qs, "%d", q);
+        const char *kv[] = {"consumerGroup", "CGRO",       "topic", "TopicRO", "queueId", qs,
+                            "commitOffset",  "0",          NULL};
+        rmq_cmd *r = call_kv(f->fd, 15, kv, NULL, 0);
+        assert_int_equal(r->code, 0);
+        rmq_cmd_free(r);
+    }
+    const char *hb =
+        "{\"clientID\":\"127.0.0.1@ro\",\"consumerDataSet\":[{\"consumeFromWhere\":"
+        "\"CONSUME_FROM_LAST_OFFSET\",\"consumeType\":\"CONSUME_PASSIVELY\",\"groupName\":"
+        "\"CGRO\",\"messageModel\":\"CLUSTERING\",\"subscriptionDataSet\":[{"
+        "\"classFilterMode\":false,\"codeSet\":[],\"expressionType\":\"TAG\",\"subString\":"
+        "\"*\",\"subVersion\":1,\"tagsSet\":[],\"topic\":\"TopicRO\"}],\"unitMode\":false}],"
+        "\"producerDataSet\":[]}";
+    rmq_cmd *r = call_kv(f->fd, 34, NULL, hb, strlen(hb));
+    assert_int_equal(r->code, 0);
+    rmq_cmd_free(r);
+    const char *kv[] = {"topic", "TopicRO", "group", "CGRO", "timestamp", "-1", "isForce", "true",
+                        NULL};
+    /* the broker pushes RESET_CONSUMER_CLIENT_OFFSET to this connection first */
+    r = call_kv(f->fd, 222, kv, NULL, 0);
+    expect_remark(r, 0, UNSET);
+    assert_true(r->body_len > 0);
+    rmq_cmd_free(r);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest all[] = {
@@ -404,6 +438,8 @@ int main(int argc, char **argv)
                                         st_teardown),
         cmocka_unit_test_setup_teardown(success_answers_with_the_placeholder_remark, st_setup,
                                         st_teardown),
+        cmocka_unit_test_setup_teardown(reset_offset_success_keeps_the_placeholder_remark,
+                                        st_setup, st_teardown),
     };
     struct CMUnitTest sel[sizeof all / sizeof all[0]];
     size_t n = 0;
