@@ -141,7 +141,9 @@ install: deps
 	$(CMAKE) --build $(BUILD_DIR) -j$(JOBS)
 	$(CMAKE) --install $(BUILD_DIR)
 
-# Every executable named fuzz_* is a libFuzzer target. Its seed corpus, if
+# The libFuzzer targets are the fuzz_* executables that link libFuzzer
+# (tests/fuzz/targets/list_fuzz_targets.sh; the fuzz_*_corpus_replay
+# programs of every build are not targets). A target's seed corpus, if
 # any, is a directory next to its source (tests/fuzz/<area>/): corpus/<target>,
 # <target>_corpus, <target>.corpus, or corpus/ beside <target>.c. Seeds are
 # read only; new inputs go to $(FUZZ_DIR)/corpus/<target> so the source tree
@@ -152,9 +154,8 @@ fuzz: deps-fuzz
 	$(CMAKE) --build $(FUZZ_DIR) -j$(JOBS)
 	@set -e; root=$$(pwd); fdir=$(FUZZ_DIR); \
 	case "$$fdir" in /*) ;; *) fdir="$$root/$$fdir" ;; esac; \
-	targets=$$(find "$$fdir" -type f -name 'fuzz_*' -perm -u+x -not -path '*/CMakeFiles/*' \
-	           -not -path '*/corpus/*' -not -path '*/artifacts/*' | sort); \
-	if [ -z "$$targets" ]; then echo "fuzz: no fuzz_* targets were built"; exit 1; fi; \
+	targets=$$(sh tests/fuzz/targets/list_fuzz_targets.sh "$$fdir"); \
+	if [ -z "$$targets" ]; then echo "fuzz: no libFuzzer targets were built"; exit 1; fi; \
 	failed=""; \
 	for t in $$targets; do \
 	  name=$$(basename "$$t"); \
