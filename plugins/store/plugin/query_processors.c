@@ -33,19 +33,30 @@ static int query_message(rmq_request *req, const rmq_cmd *cmd, void *ud)
 {
     store_plugin *sp = ud;
     const rmq_host_api *a = sp->api;
+    /* the index key is topic + "#" + key: Java's string concatenation
+     * spells a missing one "null" */
     const char *topic = a->cmd_ext_get(cmd, "topic");
     const char *key = a->cmd_ext_get(cmd, "key");
-    int64_t max_num, begin, end;
-    if (req_long(sp, req, cmd, "maxNum", &max_num) ||
-        req_long(sp, req, cmd, "beginTimestamp", &begin) ||
+    if (!topic)
+        topic = "null";
+    if (!key)
+        key = "null";
+    int64_t max_num = 0, begin, end;
+    int32_t max32 = 0;
+    /* _UNIQUE_KEY_QUERY replaces maxNum before it is unboxed */
+    if (java_parse_bool(a->cmd_ext_get(cmd, "_UNIQUE_KEY_QUERY"))) {
+        max_num = sp->set.default_query_max_num;
+    } else {
+        const char *mv = a->cmd_ext_get(cmd, "maxNum");
+        if (!mv || java_parse_int(mv, &max32) != 0) {
+            a->request_fail(req, "java.lang.NullPointerException");
+            return RMQ_EINVAL;
+        }
+        max_num = max32;
+    }
+    if (req_long(sp, req, cmd, "beginTimestamp", &begin) ||
         req_long(sp, req, cmd, "endTimestamp", &end))
         return RMQ_EINVAL;
-    if (!topic || !key) {
-        a->request_fail(req, "java.lang.NullPointerException");
-        return RMQ_EINVAL;
-    }
-    if (java_parse_bool(a->cmd_ext_get(cmd, "_UNIQUE_KEY_QUERY")))
-        max_num = sp->set.default_query_max_num;
     store_query_result qr;
     memset(&qr, 0, sizeof qr);
     if (store_query_by_key(sp->engine, topic, key,

@@ -95,17 +95,21 @@ static int process_end_transaction(rmq_request *req, const rmq_cmd *cmd, void *u
     const rmq_host_api *a = sp->api;
     const char *group = a->cmd_ext_get(cmd, "producerGroup");
     int64_t tsto = 0, clo = 0, cor = 0;
-    if (!group || !a->cmd_ext_get(cmd, "msgId") ||
-        !strtoll_parse_long(a->cmd_ext_get(cmd, "tranStateTableOffset"), &tsto) ||
-        !strtoll_parse_long(a->cmd_ext_get(cmd, "commitLogOffset"), &clo) ||
-        !strtoll_parse_long(a->cmd_ext_get(cmd, "commitOrRollback"), &cor)) {
-        a->request_fail(req, "org.apache.rocketmq.remoting.exception.RemotingCommandException: "
-                             "the custom field <EndTransactionRequestHeader> is null");
+    /* the reflection decode leaves a missing or unparsable number null;
+     * checkFields unboxes commitOrRollback, the rest is unboxed at use */
+    bool has_tsto = strtoll_parse_long(a->cmd_ext_get(cmd, "tranStateTableOffset"), &tsto);
+    bool has_clo = strtoll_parse_long(a->cmd_ext_get(cmd, "commitLogOffset"), &clo);
+    if (!strtoll_parse_long(a->cmd_ext_get(cmd, "commitOrRollback"), &cor)) {
+        a->request_fail(req, "java.lang.NullPointerException");
         return RMQ_EINVAL;
     }
     if (cor != 0 && cor != TX_COMMIT && cor != TX_ROLLBACK) {
         a->request_fail(req, "org.apache.rocketmq.remoting.exception.RemotingCommandException: "
                              "commitOrRollback field wrong");
+        return RMQ_EINVAL;
+    }
+    if (cor != 0 && !has_clo) { /* the half message is looked up by commitLogOffset */
+        a->request_fail(req, "java.lang.NullPointerException");
         return RMQ_EINVAL;
     }
     if (cor == 0)
@@ -128,8 +132,10 @@ static int process_end_transaction(rmq_request *req, const rmq_cmd *cmd, void *u
     store_msg m;
     if (!pg) {
         rc = store_reply_code(sp, req, cmd, RC_SYSTEM_ERROR, "java.lang.NullPointerException");
-    } else if (gl != strlen(group) || memcmp(pg, group, gl) != 0) {
+    } else if (!group || gl != strlen(group) || memcmp(pg, group, gl) != 0) {
         rc = store_reply_code(sp, req, cmd, RC_SYSTEM_ERROR, "The producer group wrong");
+    } else if (!has_tsto) {
+        rc = store_reply_code(sp, req, cmd, RC_SYSTEM_ERROR, "java.lang.NullPointerException");
     } else if (r.queue_offset != tsto) {
         rc = store_reply_code(sp, req, cmd, RC_SYSTEM_ERROR,
                               "The transaction state table offset wrong");

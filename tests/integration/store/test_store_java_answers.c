@@ -319,6 +319,22 @@ static void query_without_a_match_has_no_index_time(void **state)
         assert_string_equal(rmq_cmd_ext_get(r, "indexLastUpdatePhyoffset"), "0");
         rmq_cmd_free(r);
     }
+    /* no topic: Java's index key is "null#K1", found nowhere */
+    const char *no_topic[] = {"key", "K1", "maxNum", "32", "beginTimestamp", "0",
+                              "endTimestamp", "9999999999999", NULL};
+    r = call_kv(f->fd, 12, no_topic, NULL, 0);
+    expect_remark(r, 22, "can not find message, maybe time range not correct");
+    rmq_cmd_free(r);
+    /* maxNum is unboxed unless _UNIQUE_KEY_QUERY replaced it first */
+    const char *no_max[] = {"topic", "TopicQ", "key", "K1", "beginTimestamp", "0",
+                            "endTimestamp", "9999999999999", NULL};
+    expect_exception(call_kv(f->fd, 12, no_max, NULL, 0), NPE);
+    const char *unique[] = {"topic",        "TopicQ",        "key",    "K1",  "beginTimestamp",
+                            "0",            "endTimestamp", "9999999999999", "_UNIQUE_KEY_QUERY",
+                            "true",         NULL};
+    r = call_kv(f->fd, 12, unique, NULL, 0);
+    expect_remark(r, 0, NULL);
+    rmq_cmd_free(r);
 }
 
 /* offset = x: the reflection decode leaves it null; lookMessageByOffset throws */
@@ -386,6 +402,44 @@ static void success_answers_with_the_placeholder_remark(void **state)
     rmq_cmd_free(r);
 }
 
+/* END_TRANSACTION's header (reflection decode): checkFields unboxes
+ * commitOrRollback; commitLogOffset finds the half message; a missing
+ * producerGroup only fails the group comparison; tranStateTableOffset is
+ * unboxed by that check */
+static void end_transaction_numbers_where_java_unboxes_them(void **state)
+{
+    fixture *f = *state;
+    rmq_cmd *r = send_v2(f->fd, 310, "TopicTx2", "0",
+                         "TRAN_MSG\001true\002PGROUP\001PG\002UNIQ_KEY\001U1", NULL, "t", 1);
+    assert_int_equal(r->code, 0);
+    char phys[32], qoff[32];
+    snprintf(phys, sizeof phys, "%lld", id_offset(rmq_cmd_ext_get(r, "msgId")));
+    snprintf(qoff, sizeof qoff, "%lld", st_ext_ll(r, "queueOffset"));
+    rmq_cmd_free(r);
+    const char *no_cor[] = {"producerGroup", "PG", "tranStateTableOffset", qoff,
+                            "commitLogOffset", phys, "msgId", "U1", NULL};
+    expect_exception(call_kv(f->fd, 37, no_cor, NULL, 0), NPE);
+    const char *no_clo[] = {"producerGroup", "PG", "tranStateTableOffset", qoff,
+                            "commitOrRollback", "12", "msgId", "U1", NULL};
+    expect_exception(call_kv(f->fd, 37, no_clo, NULL, 0), NPE);
+    const char *no_group[] = {"tranStateTableOffset", qoff, "commitLogOffset", phys,
+                              "commitOrRollback", "12", "msgId", "U1", NULL};
+    r = call_kv(f->fd, 37, no_group, NULL, 0);
+    expect_remark(r, 1, "The producer group wrong");
+    rmq_cmd_free(r);
+    const char *no_tsto[] = {"producerGroup", "PG", "commitLogOffset", phys,
+                             "commitOrRollback", "12", NULL};
+    r = call_kv(f->fd, 37, no_tsto, NULL, 0);
+    expect_remark(r, 1, NPE);
+    rmq_cmd_free(r);
+    /* without msgId (never read) the rollback is done */
+    const char *no_id[] = {"producerGroup", "PG", "tranStateTableOffset", qoff,
+                           "commitLogOffset", phys, "commitOrRollback", "12", NULL};
+    r = call_kv(f->fd, 37, no_id, NULL, 0);
+    expect_remark(r, 0, UNSET);
+    rmq_cmd_free(r);
+}
+
 /* INVOKE_BROKER_TO_RESET_OFFSET (222): Broker2Client.resetOffset sets SUCCESS
  * on createResponseCommand's command and never clears its remark */
 static void reset_offset_success_keeps_the_placeholder_remark(void **state)
@@ -439,6 +493,8 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(success_answers_with_the_placeholder_remark, st_setup,
                                         st_teardown),
         cmocka_unit_test_setup_teardown(reset_offset_success_keeps_the_placeholder_remark,
+                                        st_setup, st_teardown),
+        cmocka_unit_test_setup_teardown(end_transaction_numbers_where_java_unboxes_them,
                                         st_setup, st_teardown),
     };
     struct CMUnitTest sel[sizeof all / sizeof all[0]];
