@@ -48,31 +48,55 @@ static void *event_main(void *arg)
     return NULL;
 }
 
+/* The mutex and condition variable live from the first start until
+ * event_thread_destroy, which the host calls once no I/O loop runs: an I/O
+ * thread closing a connection may post at any moment of a stop (shutdown
+ * closes every connection after the event threads stopped), so stop never
+ * destroys what post locks. */
 int event_thread_start(event_thread *et, server *srv)
 {
-    memset(et, 0, sizeof(*et));
+    if (!atomic_load_explicit(&et->ready, memory_order_acquire)) {
+        pthread_mutex_init(&et->mu, NULL);
+        pthread_cond_init(&et->cv, NULL);
+        atomic_store_explicit(&et->ready, true, memory_order_release);
+    }
+    chan_event *ring = calloc(EVENT_QUEUE_CAP, sizeof(chan_event));
+    if (!ring)
+        return RMQ_ENOMEM;
+    pthread_mutex_lock(&et->mu);
+    if (et->started) {
+        pthread_mutex_unlock(&et->mu);
+        free(ring);
+        return 0;
+    }
     et->srv = srv;
     et->cap = EVENT_QUEUE_CAP;
-    et->ring = calloc(et->cap, sizeof(chan_event));
-    if (!et->ring)
-        return RMQ_ENOMEM;
-    pthread_mutex_init(&et->mu, NULL);
-    pthread_cond_init(&et->cv, NULL);
+    et->head = et->count = 0;
+    et->ring = ring;
+    et->stopping = false;
+    et->started = true;
+    pthread_mutex_unlock(&et->mu);
     if (pthread_create(&et->thread, NULL, event_main, et) != 0) {
-        free(et->ring);
+        pthread_mutex_lock(&et->mu);
+        et->started = false;
         et->ring = NULL;
+        pthread_mutex_unlock(&et->mu);
+        free(ring);
         return RMQ_ENOMEM;
     }
-    et->started = true;
     return 0;
 }
 
 void event_thread_post(event_thread *et, rmq_channel_event ev, rmq_channel_id ch, const char *peer)
 {
-    if (!et->started)
-        return;
+    if (!atomic_load_explicit(&et->ready, memory_order_acquire))
+        return; /* never started: no listener to tell */
     pthread_mutex_lock(&et->mu);
-    if (et->count == et->cap || et->stopping) {
+    if (!et->started || et->stopping) {
+        pthread_mutex_unlock(&et->mu);
+        return;
+    }
+    if (et->count == et->cap) {
         pthread_mutex_unlock(&et->mu);
         unsigned long n = atomic_fetch_add(&et->dropped, 1);
         if (n % 1000 == 0)
@@ -89,18 +113,44 @@ void event_thread_post(event_thread *et, rmq_channel_event ev, rmq_channel_id ch
     pthread_mutex_unlock(&et->mu);
 }
 
+bool event_thread_running(event_thread *et)
+{
+    if (!atomic_load_explicit(&et->ready, memory_order_acquire))
+        return false;
+    pthread_mutex_lock(&et->mu);
+    bool r = et->started;
+    pthread_mutex_unlock(&et->mu);
+    return r;
+}
+
 void event_thread_stop(event_thread *et)
 {
-    if (!et->started)
+    if (!atomic_load_explicit(&et->ready, memory_order_acquire))
         return;
     pthread_mutex_lock(&et->mu);
-    et->stopping = true;
+    if (!et->started || et->stopping) {
+        pthread_mutex_unlock(&et->mu);
+        return;
+    }
+    et->stopping = true; /* posts are refused from here on */
     pthread_cond_broadcast(&et->cv);
     pthread_mutex_unlock(&et->mu);
-    pthread_join(et->thread, NULL);
+    pthread_join(et->thread, NULL); /* it delivers what was queued first */
+    pthread_mutex_lock(&et->mu);
+    chan_event *ring = et->ring;
+    et->ring = NULL;
+    et->count = 0;
+    et->started = false;
+    pthread_mutex_unlock(&et->mu);
+    free(ring);
+}
+
+void event_thread_destroy(event_thread *et)
+{
+    if (!atomic_load_explicit(&et->ready, memory_order_acquire))
+        return;
+    event_thread_stop(et);
+    atomic_store_explicit(&et->ready, false, memory_order_release);
     pthread_mutex_destroy(&et->mu);
     pthread_cond_destroy(&et->cv);
-    free(et->ring);
-    et->ring = NULL;
-    et->started = false;
 }

@@ -140,14 +140,24 @@ typedef struct event_thread {
     pthread_cond_t cv;
     chan_event *ring;
     size_t cap, head, count;
-    bool stopping;
-    bool started;
+    bool stopping;     /* under mu */
+    bool started;      /* under mu */
+    atomic_bool ready; /* mu and cv initialised (first start .. destroy) */
     atomic_ulong dropped;
 } event_thread;
 
+/* Start (or restart after a stop) the server's event thread. A zeroed
+ * event_thread is a valid never-started one. */
 int event_thread_start(event_thread *et, server *srv);
+/* Queue an event; dropped when the thread is not running. Safe from any
+ * thread at any time until event_thread_destroy. */
 void event_thread_post(event_thread *et, rmq_channel_event ev, rmq_channel_id ch, const char *peer);
+bool event_thread_running(event_thread *et);
+/* Deliver what is queued, then stop the thread; later posts are dropped. */
 void event_thread_stop(event_thread *et);
+/* Stop, and free the lock: only once no other thread can post (after the
+ * I/O loops are joined). */
+void event_thread_destroy(event_thread *et);
 
 /* ---- servers -------------------------------------------------------------- */
 struct server {

@@ -341,6 +341,8 @@ void host_shutdown(rmq_host *h)
     }
     for (size_t i = 0; i < h->nservers; i++) {
         server *s = &h->servers[i];
+        /* no I/O loop runs any more: nothing posts channel events */
+        event_thread_destroy(&s->events);
         server_close_listeners(s);
         server_bindings *b = rcu_xchg_pointer(&s->bindings, NULL);
         bindings_free(b);

@@ -308,7 +308,7 @@ int plugin_start(rmq_host *h, const plugin_conf *pc, char *msg, size_t msglen)
             return -1;
         }
         bound_now = true;
-        if (!s->events.started && event_thread_start(&s->events, s) != 0) {
+        if (!event_thread_running(&s->events) && event_thread_start(&s->events, s) != 0) {
             unbind_server(s);
             plugin_unload(p);
             say(msg, msglen, "cannot start %s: no event thread for server %s", pc->name, s->name);
