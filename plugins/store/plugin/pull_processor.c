@@ -383,8 +383,7 @@ static int pull_decode(store_plugin *sp, const rmq_cmd *cmd, pull_req *p, char *
         const char *v = a->cmd_ext_get(cmd, nums[i].key);
         if (!v)
             continue;
-        int rc = nums[i].is_int ? java_parse_int(v, nums[i].out)
-                                : java_parse_long(v, nums[i].out);
+        int rc = nums[i].is_int ? java_parse_int(v, nums[i].out) : java_parse_long(v, nums[i].out);
         if (rc != 0) {
             number_format_remark(v, remark, cap);
             return -1;

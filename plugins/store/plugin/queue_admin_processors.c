@@ -81,8 +81,8 @@ static int finish(store_plugin *sp, rmq_request *req, const rmq_cmd *cmd, rmq_cm
 
 /* SUCCESS with the JSON in `b` as body (ownership passes); ENOMEM when
  * building it ran out of memory. */
-static int body_answer_remark(store_plugin *sp, rmq_request *req, const rmq_cmd *cmd,
-                              text_buf *b, const char *remark)
+static int body_answer_remark(store_plugin *sp, rmq_request *req, const rmq_cmd *cmd, text_buf *b,
+                              const char *remark)
 {
     if (b->oom) {
         free(b->p);

@@ -59,8 +59,8 @@ static void ext_values(const rmq_host_api *a, const rmq_cmd *cmd, bool v1, const
  * leaves *out 0 and clears `bit` in h->present, so the first use answers the
  * NullPointerException where Java unboxes the null (send_header_need);
  * FastCodesHeader (V2) throws the NumberFormatException at decode. */
-static int num_int(const char *v, int32_t *out, send_header *h, unsigned bit, bool v1,
-                   char *remark, size_t cap)
+static int num_int(const char *v, int32_t *out, send_header *h, unsigned bit, bool v1, char *remark,
+                   size_t cap)
 {
     *out = 0;
     if (!v || (v1 && java_parse_int(v, out) != 0)) {
@@ -121,8 +121,7 @@ int send_header_decode(store_plugin *sp, const rmq_cmd *cmd, send_header *h, cha
         num_long(v[F_BORN], &h->born_ts, h, SEND_HAS_BORN_TS, v1, remark, cap) ||
         num_int(v[F_FLAG], &h->flag, h, SEND_HAS_FLAG, v1, remark, cap) ||
         num_int(v[F_RECON], &h->reconsume_times, h, SEND_HAS_RECONSUME, v1, remark, cap) ||
-        num_int(v[F_MAXRECON], &h->max_reconsume_times, h, SEND_HAS_MAX_RECONSUME, v1, remark,
-                cap))
+        num_int(v[F_MAXRECON], &h->max_reconsume_times, h, SEND_HAS_MAX_RECONSUME, v1, remark, cap))
         return -1;
     h->has_max_reconsume_times = (h->present & SEND_HAS_MAX_RECONSUME) != 0;
     h->unit_mode = java_parse_bool(v[F_UNIT]);

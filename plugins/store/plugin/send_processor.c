@@ -306,8 +306,7 @@ int32_t send_msg_check(store_plugin *sp, const send_header *h, const rmq_broker_
             have_tc = meta_topic_create_in_send_back(
                           sp, h->topic, 1, RMQ_PERM_READ | RMQ_PERM_WRITE, sysflag, tc) == 0;
         if (!have_tc) {
-            snprintf(remark, cap, "topic[%s] not exist, apply first please!" FAQ_SUFFIX,
-                     h->topic);
+            snprintf(remark, cap, "topic[%s] not exist, apply first please!" FAQ_SUFFIX, h->topic);
             return RC_TOPIC_NOT_EXIST;
         }
     }

@@ -94,10 +94,23 @@ static rmq_cmd *send_v2(int fd, int code, const char *topic, const char *q, cons
 /* SEND_MESSAGE (10), field names spelled out, without defaultTopicQueueNums. */
 static rmq_cmd *send_v1_without_defq(int fd, const char *topic)
 {
-    const char *kv[] = {"producerGroup", "PG",    "topic", topic,       "defaultTopic",
-                        "TBW102",        "queueId", "0",   "sysFlag",   "0",
-                        "bornTimestamp", "1700000000000", "flag", "0",  "properties",
-                        "",              NULL};
+    const char *kv[] = {"producerGroup",
+                        "PG",
+                        "topic",
+                        topic,
+                        "defaultTopic",
+                        "TBW102",
+                        "queueId",
+                        "0",
+                        "sysFlag",
+                        "0",
+                        "bornTimestamp",
+                        "1700000000000",
+                        "flag",
+                        "0",
+                        "properties",
+                        "",
+                        NULL};
     return call_kv(fd, 10, kv, "v1", 2);
 }
 
@@ -142,18 +155,34 @@ static void pull_numbers_are_required_where_java_unboxes_them(void **state)
 {
     fixture *f = *state;
     expect_stored(send_v2(f->fd, 310, "TopicPV", "0", NULL, NULL, "x", 1));
-    const char *kv[] = {"consumerGroup", "CGPV", "topic",  "TopicPV", "queueId",
-                        "0",             "queueOffset", "0", "maxMsgNums", "32",
-                        "sysFlag",       "4",    "commitOffset", "0", "suspendTimeoutMillis",
-                        "0",             "subscription", "*", "expressionType", "TAG",
+    const char *kv[] = {"consumerGroup",
+                        "CGPV",
+                        "topic",
+                        "TopicPV",
+                        "queueId",
+                        "0",
+                        "queueOffset",
+                        "0",
+                        "maxMsgNums",
+                        "32",
+                        "sysFlag",
+                        "4",
+                        "commitOffset",
+                        "0",
+                        "suspendTimeoutMillis",
+                        "0",
+                        "subscription",
+                        "*",
+                        "expressionType",
+                        "TAG",
                         NULL};
     rmq_cmd *r = call_kv(f->fd, 11, kv, NULL, 0);
     expect_remark(r, 0, "FOUND");
     assert_string_equal(rmq_cmd_ext_get(r, "nextBeginOffset"), "1");
     rmq_cmd_free(r);
     /* without consumerGroup / topic / queueId / queueOffset: thrown */
-    static const char *const drops[] = {"consumerGroup", "topic", "queueId", "queueOffset",
-                                        "maxMsgNums", "sysFlag"};
+    static const char *const drops[] = {"consumerGroup", "topic",      "queueId",
+                                        "queueOffset",   "maxMsgNums", "sysFlag"};
     for (size_t d = 0; d < sizeof drops / sizeof drops[0]; d++) {
         const char *k2[21];
         size_t n = 0;
@@ -320,18 +349,26 @@ static void query_without_a_match_has_no_index_time(void **state)
         rmq_cmd_free(r);
     }
     /* no topic: Java's index key is "null#K1", found nowhere */
-    const char *no_topic[] = {"key", "K1", "maxNum", "32", "beginTimestamp", "0",
-                              "endTimestamp", "9999999999999", NULL};
+    const char *no_topic[] = {"key", "K1",           "maxNum",        "32", "beginTimestamp",
+                              "0",   "endTimestamp", "9999999999999", NULL};
     r = call_kv(f->fd, 12, no_topic, NULL, 0);
     expect_remark(r, 22, "can not find message, maybe time range not correct");
     rmq_cmd_free(r);
     /* maxNum is unboxed unless _UNIQUE_KEY_QUERY replaced it first */
-    const char *no_max[] = {"topic", "TopicQ", "key", "K1", "beginTimestamp", "0",
-                            "endTimestamp", "9999999999999", NULL};
+    const char *no_max[] = {"topic", "TopicQ",       "key",           "K1", "beginTimestamp",
+                            "0",     "endTimestamp", "9999999999999", NULL};
     expect_exception(call_kv(f->fd, 12, no_max, NULL, 0), NPE);
-    const char *unique[] = {"topic",        "TopicQ",        "key",    "K1",  "beginTimestamp",
-                            "0",            "endTimestamp", "9999999999999", "_UNIQUE_KEY_QUERY",
-                            "true",         NULL};
+    const char *unique[] = {"topic",
+                            "TopicQ",
+                            "key",
+                            "K1",
+                            "beginTimestamp",
+                            "0",
+                            "endTimestamp",
+                            "9999999999999",
+                            "_UNIQUE_KEY_QUERY",
+                            "true",
+                            NULL};
     r = call_kv(f->fd, 12, unique, NULL, 0);
     expect_remark(r, 0, NULL);
     rmq_cmd_free(r);
@@ -416,25 +453,53 @@ static void end_transaction_numbers_where_java_unboxes_them(void **state)
     snprintf(phys, sizeof phys, "%lld", id_offset(rmq_cmd_ext_get(r, "msgId")));
     snprintf(qoff, sizeof qoff, "%lld", st_ext_ll(r, "queueOffset"));
     rmq_cmd_free(r);
-    const char *no_cor[] = {"producerGroup", "PG", "tranStateTableOffset", qoff,
-                            "commitLogOffset", phys, "msgId", "U1", NULL};
+    const char *no_cor[] = {"producerGroup",
+                            "PG",
+                            "tranStateTableOffset",
+                            qoff,
+                            "commitLogOffset",
+                            phys,
+                            "msgId",
+                            "U1",
+                            NULL};
     expect_exception(call_kv(f->fd, 37, no_cor, NULL, 0), NPE);
-    const char *no_clo[] = {"producerGroup", "PG", "tranStateTableOffset", qoff,
-                            "commitOrRollback", "12", "msgId", "U1", NULL};
+    const char *no_clo[] = {"producerGroup",
+                            "PG",
+                            "tranStateTableOffset",
+                            qoff,
+                            "commitOrRollback",
+                            "12",
+                            "msgId",
+                            "U1",
+                            NULL};
     expect_exception(call_kv(f->fd, 37, no_clo, NULL, 0), NPE);
-    const char *no_group[] = {"tranStateTableOffset", qoff, "commitLogOffset", phys,
-                              "commitOrRollback", "12", "msgId", "U1", NULL};
+    const char *no_group[] = {"tranStateTableOffset",
+                              qoff,
+                              "commitLogOffset",
+                              phys,
+                              "commitOrRollback",
+                              "12",
+                              "msgId",
+                              "U1",
+                              NULL};
     r = call_kv(f->fd, 37, no_group, NULL, 0);
     expect_remark(r, 1, "The producer group wrong");
     rmq_cmd_free(r);
-    const char *no_tsto[] = {"producerGroup", "PG", "commitLogOffset", phys,
-                             "commitOrRollback", "12", NULL};
+    const char *no_tsto[] = {
+        "producerGroup", "PG", "commitLogOffset", phys, "commitOrRollback", "12", NULL};
     r = call_kv(f->fd, 37, no_tsto, NULL, 0);
     expect_remark(r, 1, NPE);
     rmq_cmd_free(r);
     /* without msgId (never read) the rollback is done */
-    const char *no_id[] = {"producerGroup", "PG", "tranStateTableOffset", qoff,
-                           "commitLogOffset", phys, "commitOrRollback", "12", NULL};
+    const char *no_id[] = {"producerGroup",
+                           "PG",
+                           "tranStateTableOffset",
+                           qoff,
+                           "commitLogOffset",
+                           phys,
+                           "commitOrRollback",
+                           "12",
+                           NULL};
     r = call_kv(f->fd, 37, no_id, NULL, 0);
     expect_remark(r, 0, UNSET);
     rmq_cmd_free(r);
@@ -449,8 +514,8 @@ static void reset_offset_success_keeps_the_placeholder_remark(void **state)
     for (int q = 0; q < 4; q++) {
         char qs[8];
         snprintf(qs, sizeof qs, "%d", q);
-        const char *kv[] = {"consumerGroup", "CGRO",       "topic", "TopicRO", "queueId", qs,
-                            "commitOffset",  "0",          NULL};
+        const char *kv[] = {"consumerGroup", "CGRO", "topic", "TopicRO", "queueId", qs,
+                            "commitOffset",  "0",    NULL};
         rmq_cmd *r = call_kv(f->fd, 15, kv, NULL, 0);
         assert_int_equal(r->code, 0);
         rmq_cmd_free(r);
@@ -465,8 +530,8 @@ static void reset_offset_success_keeps_the_placeholder_remark(void **state)
     rmq_cmd *r = call_kv(f->fd, 34, NULL, hb, strlen(hb));
     assert_int_equal(r->code, 0);
     rmq_cmd_free(r);
-    const char *kv[] = {"topic", "TopicRO", "group", "CGRO", "timestamp", "-1", "isForce", "true",
-                        NULL};
+    const char *kv[] = {"topic", "TopicRO", "group", "CGRO", "timestamp",
+                        "-1",    "isForce", "true",  NULL};
     /* the broker pushes RESET_CONSUMER_CLIENT_OFFSET to this connection first */
     r = call_kv(f->fd, 222, kv, NULL, 0);
     expect_remark(r, 0, UNSET);
@@ -477,25 +542,23 @@ static void reset_offset_success_keeps_the_placeholder_remark(void **state)
 int main(int argc, char **argv)
 {
     const struct CMUnitTest all[] = {
-        cmocka_unit_test_setup_teardown(send_numbers_are_required_where_java_unboxes_them,
-                                        st_setup, st_teardown),
-        cmocka_unit_test_setup_teardown(pull_numbers_are_required_where_java_unboxes_them,
-                                        st_setup, st_teardown),
-        cmocka_unit_test_setup_teardown(pull_past_the_max_moves_to_the_max, st_setup,
+        cmocka_unit_test_setup_teardown(send_numbers_are_required_where_java_unboxes_them, st_setup,
                                         st_teardown),
+        cmocka_unit_test_setup_teardown(pull_numbers_are_required_where_java_unboxes_them, st_setup,
+                                        st_teardown),
+        cmocka_unit_test_setup_teardown(pull_past_the_max_moves_to_the_max, st_setup, st_teardown),
         cmocka_unit_test_setup_teardown(create_topic_answers, st_setup, st_teardown),
         cmocka_unit_test_setup_teardown(exception_answers_carry_no_ext_fields, st_setup,
                                         st_teardown),
         cmocka_unit_test_setup_teardown(query_without_a_match_has_no_index_time, st_setup,
                                         st_teardown),
-        cmocka_unit_test_setup_teardown(send_back_with_a_malformed_offset, st_setup,
-                                        st_teardown),
+        cmocka_unit_test_setup_teardown(send_back_with_a_malformed_offset, st_setup, st_teardown),
         cmocka_unit_test_setup_teardown(success_answers_with_the_placeholder_remark, st_setup,
                                         st_teardown),
-        cmocka_unit_test_setup_teardown(reset_offset_success_keeps_the_placeholder_remark,
-                                        st_setup, st_teardown),
-        cmocka_unit_test_setup_teardown(end_transaction_numbers_where_java_unboxes_them,
-                                        st_setup, st_teardown),
+        cmocka_unit_test_setup_teardown(reset_offset_success_keeps_the_placeholder_remark, st_setup,
+                                        st_teardown),
+        cmocka_unit_test_setup_teardown(end_transaction_numbers_where_java_unboxes_them, st_setup,
+                                        st_teardown),
     };
     struct CMUnitTest sel[sizeof all / sizeof all[0]];
     size_t n = 0;

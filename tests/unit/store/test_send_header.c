@@ -119,8 +119,8 @@ static void v2_bad_numbers_fail(void **state)
     assert_int_equal(decode(310, missing, &h, r, sizeof r), 0);
     assert_false(h.present & SEND_HAS_QUEUE_ID);
     assert_false(h.present & SEND_HAS_DEFQ);
-    assert_true(send_header_need(&h, SEND_HAS_SYS_FLAG | SEND_HAS_BORN_TS | SEND_HAS_FLAG, r,
-                                 sizeof r));
+    assert_true(
+        send_header_need(&h, SEND_HAS_SYS_FLAG | SEND_HAS_BORN_TS | SEND_HAS_FLAG, r, sizeof r));
     assert_false(send_header_need(&h, SEND_HAS_QUEUE_ID, r, sizeof r));
     assert_string_equal(r, "java.lang.NullPointerException");
 }
