@@ -193,6 +193,7 @@ static void *housekeeper_main(void *arg)
         if (now - e->last_logics_ms >= LOGICS_FLUSH_MS) {
             e->last_logics_ms = now;
             e->last_state_ms = now;
+            store_check_truncation(e);
             flush_all_now(e);
         } else if (now - e->last_state_ms >= STATE_WRITE_MS) {
             e->last_state_ms = now;

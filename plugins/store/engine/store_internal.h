@@ -303,6 +303,9 @@ void disk_check(store_engine *e);
  * for queue and index chunks, no sync failure is outstanding and no
  * mapped file was truncated. Housekeeper thread; why gets the reason. */
 bool store_can_resume(store_engine *e, char *why, size_t cap);
+/* Refuse puts when the current commit-log segment is shorter than its
+ * mapping (truncated under the store). Housekeeper, once a second. */
+void store_check_truncation(store_engine *e);
 /* Create (blocks reserved) the segment after the last one as the spare,
  * unless it exists; 0 or -errno. `maps` must NOT be held. */
 int make_spare_now(store_engine *e, char *err, size_t errlen);

@@ -13,7 +13,9 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <unistd.h>
 
 /* Room kept free beyond the next segment: a put reserves queue chunks
  * (64 KiB per queue file) and index chunks (1 MiB) as it goes; this many
@@ -26,6 +28,47 @@ static bool headroom_ok(const char *dir)
     if (statvfs(dir, &sv) != 0)
         return false;
     return (uint64_t)sv.f_bavail * sv.f_frsize >= RESUME_HEADROOM;
+}
+
+void store_check_truncation(store_engine *e)
+{
+    if (!atomic_load(&e->writeable))
+        return;
+    pthread_rwlock_rdlock(&e->maps);
+    bool cut = e->cl.n && mfile_truncated(e->cl.v[e->cl.n - 1]);
+    pthread_rwlock_unlock(&e->maps);
+    if (cut)
+        set_not_writeable(e, "the current commit-log segment was truncated under the store", 0);
+}
+
+/* A current segment cut short under the store: when only its unwritten
+ * tail went, give the file its size and blocks back (nothing is lost); when
+ * written records went, stay refused (a restart's recovery decides). */
+static int regrow_current(store_engine *e, mfile *cur, char *why, size_t cap)
+{
+    struct stat st;
+    if (stat(cur->path, &st) != 0) {
+        snprintf(why, cap, "the current segment %s: %s", cur->path, strerror(errno));
+        return -errno;
+    }
+    if (st.st_size >= cur->size)
+        return 0;
+    int64_t written = cl_file_end(e) - cur->start;
+    if (st.st_size < written) {
+        snprintf(why, cap,
+                 "the current segment %s was truncated to %lld bytes, below its %lld written "
+                 "ones",
+                 cur->path, (long long)st.st_size, (long long)written);
+        return -ESTALE;
+    }
+    atomic_store(&cur->backed, (int64_t)st.st_size / 4096 * 4096);
+    if (truncate(cur->path, cur->size) != 0) {
+        snprintf(why, cap, "regrow %s: %s", cur->path, strerror(errno));
+        return -errno;
+    }
+    store_log(e, 1, "commit-log segment %s was cut to %lld bytes under the store: regrown",
+              cur->path, (long long)st.st_size);
+    return 0;
 }
 
 bool store_can_resume(store_engine *e, char *why, size_t cap)
@@ -43,20 +86,20 @@ bool store_can_resume(store_engine *e, char *why, size_t cap)
             return false;
         }
     }
+    /* append_mu: nothing is appended while the segment is looked at */
+    pthread_mutex_lock(&e->append_mu);
     pthread_rwlock_rdlock(&e->maps);
     mfile *cur = e->cl.n ? e->cl.v[e->cl.n - 1] : NULL;
-    int rc = 0;
-    bool truncated = false;
-    if (cur) {
-        truncated = mfile_truncated(cur);
-        if (!truncated)
-            rc = mfile_back(e, cur, cur->size);
-    }
-    pthread_rwlock_unlock(&e->maps);
-    if (truncated) {
-        snprintf(why, cap, "the current commit-log segment was truncated under the store");
+    int rc = cur ? regrow_current(e, cur, why, cap) : 0;
+    if (rc != 0) {
+        pthread_rwlock_unlock(&e->maps);
+        pthread_mutex_unlock(&e->append_mu);
         return false;
     }
+    if (cur)
+        rc = mfile_back(e, cur, cur->size);
+    pthread_rwlock_unlock(&e->maps);
+    pthread_mutex_unlock(&e->append_mu);
     if (rc != 0) {
         snprintf(why, cap, "no blocks for the current segment: %s", store_back_error(rc));
         return false;
