@@ -270,6 +270,7 @@ typedef struct store_runtime_stats {
     int64_t flushed_offset;
     double commitlog_disk_ratio; /* Java's used / (used + usable) of the commit-log partition */
     double consumequeue_disk_ratio;
+    double index_disk_ratio; /* of the index directory (the INDEX figure of the 14 remark) */
     bool writeable;
     uint64_t put_message_times_total;
     uint64_t put_message_size_total;
