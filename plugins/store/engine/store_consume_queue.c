@@ -249,6 +249,25 @@ int cq_add_file_for(store_engine *e, store_cq *q, int64_t index, char *err, size
     return 0;
 }
 
+/* Blocks for entry `index` and the chunk after it (store_backing.c): the
+ * appender reserves before it writes a record, so a full disk refuses the
+ * put instead of faulting on the queue's mapping. 0 or -errno. */
+int cq_back_entry(store_engine *e, store_cq *q, int64_t index)
+{
+    int64_t pos = index * STORE_CQ_UNIT;
+    mfile *f = mfile_list_find(&q->files, pos);
+    if (!f)
+        return -ENOENT;
+    int64_t need = pos - f->start + STORE_CQ_UNIT;
+    if (need <= atomic_load_explicit(&f->backed, memory_order_acquire))
+        return 0;
+    int64_t to = (need + STORE_CQ_BACK_CHUNK - 1) / STORE_CQ_BACK_CHUNK * STORE_CQ_BACK_CHUNK;
+    int rc = mfile_back(e, f, to);
+    if (rc != 0 && to > need)
+        rc = mfile_back(e, f, need); /* the chunk did not fit: this entry alone */
+    return rc;
+}
+
 static void write_entry(uint8_t *p, int64_t phys, int32_t size, int64_t tags)
 {
     stored_put_be64(p, (uint64_t)phys);
@@ -259,10 +278,12 @@ static void write_entry(uint8_t *p, int64_t phys, int32_t size, int64_t tags)
 int cq_put_entry(store_engine *e, store_cq *q, int64_t index, int64_t phys, int32_t size,
                  int64_t tags, bool publish)
 {
-    (void)e;
     uint8_t *p = entry_ptr(q, index);
     if (!p)
         return -ENOENT;
+    int rc = cq_back_entry(e, q, index);
+    if (rc != 0)
+        return rc;
     int64_t max = atomic_load_explicit(&q->max_offset, memory_order_relaxed);
     write_entry(p, phys, size, tags);
     q->max_phys_end = phys + size;
@@ -271,13 +292,13 @@ int cq_put_entry(store_engine *e, store_cq *q, int64_t index, int64_t phys, int3
     return 0;
 }
 
-void cq_fill_blank(store_cq *q, int64_t from, int64_t to)
+void cq_fill_blank(store_engine *e, store_cq *q, int64_t from, int64_t to)
 {
     /* a gap below a recovered entry (entries lost): padded like
      * ConsumeQueue.fillPreBlank so offsets stay positional */
     for (int64_t i = from; i < to; i++) {
         uint8_t *b = entry_ptr(q, i);
-        if (b)
+        if (b && cq_back_entry(e, q, i) == 0)
             write_entry(b, 0, INT32_MAX, 0);
     }
 }

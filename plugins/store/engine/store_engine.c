@@ -41,6 +41,7 @@ void store_config_defaults(store_config *c)
     c->disk_warning_ratio = 90;
     c->disk_check_interval_ms = 10000;
     c->clean_interval_ms = 10000;
+    c->clean_file_forcibly = true;
     c->page_cache_keep_bytes = 512LL * 1048576;
 }
 
@@ -249,7 +250,7 @@ int store_open(const store_config *cfg, store_engine **out, char *err, size_t er
     snprintf(path, sizeof path, "%s/abort", e->root);
     bool clean = access(path, F_OK) != 0;
     snprintf(path, sizeof path, "%s/checkpoint", e->root);
-    if ((rc = mfile_open(path, 0, STORE_CHECKPOINT_SIZE, true, false, &e->checkpoint, err,
+    if ((rc = mfile_open(path, 0, STORE_CHECKPOINT_SIZE, true, true, &e->checkpoint, err,
                          errlen)) != 0) {
         free_engine(e);
         return rc;
@@ -355,6 +356,25 @@ static bool no_cq_entry(int32_t sys_flag)
     return tx == STORED_SYSFLAG_TX_PREPARED || tx == STORED_SYSFLAG_TX_ROLLBACK;
 }
 
+/* Blocks for everything the put will write through a mapping (store_backing.c):
+ * the segment's rest, the queue entries, the index entries. Called with
+ * append_mu and `maps` (shared) held, before any byte is written. */
+static int back_for_put(store_engine *e, mfile *seg, store_cq *q, int64_t qmax, size_t n, int keys,
+                        const char **what)
+{
+    int rc = 0;
+    *what = "commit-log segment";
+    if (atomic_load_explicit(&seg->backed, memory_order_acquire) < seg->size)
+        rc = mfile_back(e, seg, seg->size);
+    *what = "consume-queue file";
+    for (size_t i = 0; rc == 0 && q && i < n; i++)
+        rc = cq_back_entry(e, q, qmax + (int64_t)i);
+    *what = "index file";
+    if (rc == 0 && keys > 0 && e->cfg.message_index_enable)
+        rc = index_back_keys(e, keys);
+    return rc;
+}
+
 /* Everything that needs `maps` exclusively, done before the records are
  * written: the queue, its files, room in the commit log, index room. Called
  * and returns with append_mu and `maps` (shared) held; re-checks after each
@@ -374,6 +394,14 @@ static store_put_status prepare_locked(store_engine *e, const store_msg *m0, siz
                                     !cq_has_file_for(q, qmax + (int64_t)n - 1));
         bool idx = keys > 0 && e->cfg.message_index_enable && index_needs_file(e, keys);
         if (!roll && !cq_files && !idx) {
+            const char *what;
+            int brc = back_for_put(e, seg, q, qmax, n, keys, &what);
+            if (brc != 0) {
+                char why[128];
+                snprintf(why, sizeof why, "no blocks for the %s", what);
+                set_not_writeable(e, why, brc);
+                return STORE_PUT_SERVICE_NOT_AVAILABLE;
+            }
             *qp = q;
             return STORE_PUT_OK;
         }
@@ -391,7 +419,11 @@ static store_put_status prepare_locked(store_engine *e, const store_msg *m0, siz
                 stored_put_be32(blank + 4, STORED_RECORD_BLANK_MAGIC);
                 int wrc = 0;
                 if (!e->write_through) {
-                    memcpy(seg->map + (e->write_pos - seg->start), blank, sizeof blank);
+                    wrc = mfile_back(e, seg, seg->size);
+                    if (wrc != 0)
+                        set_not_writeable(e, "no blocks for the commit-log segment", wrc);
+                    else
+                        memcpy(seg->map + (e->write_pos - seg->start), blank, sizeof blank);
                 } else {
                     uint8_t *b = cl_stage_begin(e, seg, e->write_pos, sizeof blank, &wrc);
                     if (b) {

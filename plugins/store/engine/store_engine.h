@@ -63,6 +63,8 @@ typedef struct store_config {
                                        falls back; reads keep working */
     int64_t disk_check_interval_ms; /* how often disk usage / writeability is re-checked (10000) */
     int64_t clean_interval_ms;      /* cleanResourceInterval (10000): retention period */
+    bool clean_file_forcibly;       /* cleanFileForciblyEnable (true): above 85 % disk use
+                                       retention deletes files whatever their age */
     int64_t page_cache_keep_bytes;  /* commitLogPageCacheKeep (512 MiB): commit-log bytes more
                                        than this far behind the flushed end are dropped from
                                        the page cache (written back first), so new segments
@@ -266,8 +268,9 @@ typedef struct store_runtime_stats {
     int64_t commitlog_min_offset;
     int64_t commitlog_max_offset;
     int64_t flushed_offset;
-    double commitlog_disk_ratio; /* used / total of the commit-log partition */
+    double commitlog_disk_ratio; /* Java's used / (used + usable) of the commit-log partition */
     double consumequeue_disk_ratio;
+    double index_disk_ratio; /* of the index directory (the INDEX figure of the 14 remark) */
     bool writeable;
     uint64_t put_message_times_total;
     uint64_t put_message_size_total;
@@ -292,6 +295,15 @@ void store_test_inject_file_error(store_engine *e, int err);
  * (0 clears): the put is refused, nothing of it is published, the store is
  * not writeable until the housekeeper's re-check after clearing. */
 void store_test_inject_write_error(store_engine *e, int err);
+/* TEST ONLY: make reserving blocks for mapped files fail with `err` (0
+ * clears), as a full disk would: the put is refused before anything of it
+ * is written, the store resumes by itself once cleared. */
+void store_test_inject_back_error(store_engine *e, int err);
+/* TEST ONLY: make commit-log syncs (fdatasync / msync) fail with `err` (0
+ * clears): SYNC_FLUSH waiters of what the failed sync covered are answered
+ * not flushed, even after a later sync succeeds; puts are refused until a
+ * sync succeeds again and the store's re-check passes. */
+void store_test_inject_sync_error(store_engine *e, int err);
 /* TEST ONLY: run the periodic disk / writeability re-check now. */
 void store_test_recheck_disk(store_engine *e);
 

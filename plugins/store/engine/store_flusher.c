@@ -24,6 +24,9 @@
  * hold every appender behind it for the sync's duration. */
 static int flush_cl_range(store_engine *e, int64_t from, int64_t to)
 {
+    int inj = atomic_load(&e->inject_sync_errno);
+    if (inj)
+        return -inj;
     int rc = 0;
     int fds[4], nfd = 0;
     pthread_rwlock_rdlock(&e->maps);
@@ -78,11 +81,19 @@ int64_t flush_commitlog(store_engine *e, bool *failed)
     if (target > done) {
         int rc = flush_cl_range(e, done, target);
         if (rc != 0) {
+            /* after a failed fsync the kernel may have dropped the dirty
+             * pages and a retry may "succeed" without them: nothing up to
+             * target is ever confirmed to a SYNC_FLUSH waiter */
+            int64_t cur = atomic_load(&e->sync_fail_end);
+            while (cur < target && !atomic_compare_exchange_weak(&e->sync_fail_end, &cur, target))
+                ;
+            atomic_store(&e->sync_failed, true);
             set_not_writeable(e, "commit-log flush failed", rc);
             if (failed)
                 *failed = true;
             return done;
         }
+        atomic_store(&e->sync_failed, false);
         /* flusher and housekeeper may both flush: never move backwards */
         int64_t cur = atomic_load(&e->flushed);
         while (cur < target && !atomic_compare_exchange_weak(&e->flushed, &cur, target))
@@ -129,9 +140,10 @@ static void complete_waiters(store_engine *e, bool all)
     pp = &e->waiters;
     while (*pp) {
         flush_waiter *w = *pp;
-        if (w->end_offset <= flushed || now >= w->deadline_ms || all) {
+        bool unconfirmed = w->end_offset <= atomic_load(&e->sync_fail_end);
+        if (w->end_offset <= flushed || now >= w->deadline_ms || all || unconfirmed) {
             *pp = w->next;
-            w->ok = w->end_offset <= flushed;
+            w->ok = w->end_offset <= flushed && !unconfirmed;
             w->next = ready;
             ready = w;
         } else {
@@ -272,6 +284,10 @@ int store_wait_flush(store_engine *e, int64_t end_offset, void (*done)(void *ud,
 {
     if (!e || !done)
         return -EINVAL;
+    if (end_offset <= atomic_load(&e->sync_fail_end)) {
+        done(ud, false); /* a failed sync covered it: never confirmed */
+        return 0;
+    }
     if (atomic_load(&e->flushed) >= end_offset) {
         done(ud, true);
         return 0;

@@ -5,7 +5,7 @@
  * records the written offset in the state file and every second makes
  * queues and index durable (checkpoint, durable offset); it re-checks disk
  * usage and writeability (a full or failing disk makes the store refuse puts
- * until it recovers) and runs retention periodically. */
+ * until it recovers: store_writeable.c) and runs retention periodically. */
 #include "store_internal.h"
 
 #include <errno.h>
@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/statvfs.h>
 #include <time.h>
 
 #ifndef MADV_POPULATE_WRITE
@@ -27,17 +26,20 @@
 #define STATE_WRITE_MS 100            /* the state file's written offset */
 #define LOGICS_FLUSH_MS 1000          /* log + queues + index durable, checkpoint, state */
 
-static void make_spare(store_engine *e)
+/* Create the segment after the last one as the spare (blocks reserved).
+ * when_half_used: only once the current segment is half used, so a store
+ * opened and closed again at once (plugin reload) does not create and
+ * delete a segment. 0 (also when nothing was to be done) or -errno. */
+static int spare_create(store_engine *e, bool when_half_used, char *err, size_t errlen)
 {
     /* `maps` is held shared throughout so no roll can create this segment
      * meanwhile: a spare is never a segment of the list */
     pthread_rwlock_rdlock(&e->maps);
     int64_t next = e->cl.n ? e->cl.v[e->cl.n - 1]->start + e->cl.v[e->cl.n - 1]->size : -1;
-    /* wait until the current segment is half used: a store opened and closed
-     * again at once (plugin reload) does not create and delete a segment */
-    if (next >= 0 && atomic_load(&e->committed) < next - e->cfg.commitlog_file_size / 2) {
+    if (next >= 0 && when_half_used &&
+        atomic_load(&e->committed) < next - e->cfg.commitlog_file_size / 2) {
         pthread_rwlock_unlock(&e->maps);
-        return;
+        return 0;
     }
     pthread_mutex_lock(&e->spare_mu);
     bool have = e->spare && e->spare->start == next;
@@ -46,20 +48,20 @@ static void make_spare(store_engine *e)
         e->spare = NULL;
     pthread_mutex_unlock(&e->spare_mu);
     mfile_close(stale, true);
-    if (next < 0 || have || atomic_load(&e->inject_errno)) {
+    int inj = atomic_load(&e->inject_errno);
+    if (next < 0 || have || inj) {
         pthread_rwlock_unlock(&e->maps);
-        return;
+        if (inj)
+            snprintf(err, errlen, "create commit-log segment: %s (injected)", strerror(inj));
+        return inj ? -inj : 0;
     }
-    char path[PATH_MAX], err[256];
+    char path[PATH_MAX];
     store_name20(path, sizeof path, e->cl_dir, next);
     mfile *f;
-    int rc = mfile_open(path, next, e->cfg.commitlog_file_size, true, true, &f, err, sizeof err);
+    int rc = mfile_open(path, next, e->cfg.commitlog_file_size, true, true, &f, err, errlen);
     if (rc != 0) {
         pthread_rwlock_unlock(&e->maps);
-        store_log(e, 1, "pre-create segment: %s", err);
-        if (rc == -ENOSPC || rc == -EIO)
-            set_not_writeable(e, "cannot pre-create the next commit-log segment", rc);
-        return;
+        return rc;
     }
     /* the first pages are written right after the roll */
     int64_t w = PREFAULT_STEP < f->size ? PREFAULT_STEP : f->size;
@@ -69,6 +71,24 @@ static void make_spare(store_engine *e)
     e->spare = f;
     pthread_mutex_unlock(&e->spare_mu);
     pthread_rwlock_unlock(&e->maps);
+    return 0;
+}
+
+int make_spare_now(store_engine *e, char *err, size_t errlen)
+{
+    return spare_create(e, false, err, errlen);
+}
+
+static void make_spare(store_engine *e)
+{
+    char err[256];
+    int rc = spare_create(e, true, err, sizeof err);
+    if (rc != 0 && !atomic_load(&e->inject_errno)) {
+        store_log(e, 1, "pre-create segment: %s", err);
+        /* refused now, while half a segment is left, rather than at the
+         * roll: the store resumes once a whole segment can be had */
+        set_not_writeable(e, "cannot pre-create the next commit-log segment", rc);
+    }
 }
 
 /* Not in write-through mode: there the flusher's pwrite fills page-cache
@@ -141,50 +161,9 @@ static void drop_behind(store_engine *e)
     e->drop_pos = pos > e->drop_pos ? pos : e->drop_pos;
 }
 
-static double usage_ratio(const char *dir)
-{
-    struct statvfs sv;
-    if (statvfs(dir, &sv) != 0 || sv.f_blocks == 0)
-        return -1;
-    return (double)(sv.f_blocks - sv.f_bfree) / (double)sv.f_blocks;
-}
-
 double store_disk_ratio(const char *dir)
 {
-    return usage_ratio(dir);
-}
-
-void disk_check(store_engine *e)
-{
-    double r1 = usage_ratio(e->cl_dir), r2 = usage_ratio(e->cq_dir);
-    double r = r1 > r2 ? r1 : r2;
-    double warn = e->cfg.disk_warning_ratio / 100.0;
-    if (r > warn) {
-        if (!atomic_exchange(&e->disk_full, true))
-            store_log(e, 0, "disk usage %.1f%% > %d%%: puts refused", r * 100,
-                      e->cfg.disk_warning_ratio);
-        atomic_store(&e->writeable, false);
-        return;
-    }
-    bool was_full = atomic_exchange(&e->disk_full, false);
-    if (atomic_load(&e->writeable))
-        return;
-    if (atomic_load(&e->inject_errno) || atomic_load(&e->inject_write_errno))
-        return;
-    /* a failed file creation or write: accept puts again once a probe file
-     * can be created and have blocks reserved in the commit-log directory */
-    char probe[PATH_MAX];
-    snprintf(probe, sizeof probe, "%s/.rmqhost_write_probe", e->cl_dir);
-    int fd = open(probe, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    bool ok = fd >= 0 && posix_fallocate(fd, 0, 1048576) == 0;
-    if (fd >= 0) {
-        close(fd);
-        unlink(probe);
-    }
-    if (ok) {
-        atomic_store(&e->writeable, true);
-        store_log(e, 2, "store writeable again%s", was_full ? " (disk usage fell)" : "");
-    }
+    return store_disk_used_ratio(dir);
 }
 
 static void *housekeeper_main(void *arg)
@@ -214,6 +193,7 @@ static void *housekeeper_main(void *arg)
         if (now - e->last_logics_ms >= LOGICS_FLUSH_MS) {
             e->last_logics_ms = now;
             e->last_state_ms = now;
+            store_check_truncation(e);
             flush_all_now(e);
         } else if (now - e->last_state_ms >= STATE_WRITE_MS) {
             e->last_state_ms = now;
@@ -275,4 +255,14 @@ void store_test_recheck_disk(store_engine *e)
 void store_test_inject_write_error(store_engine *e, int err)
 {
     atomic_store(&e->inject_write_errno, err);
+}
+
+void store_test_inject_back_error(store_engine *e, int err)
+{
+    atomic_store(&e->inject_back_errno, err);
+}
+
+void store_test_inject_sync_error(store_engine *e, int err)
+{
+    atomic_store(&e->inject_sync_errno, err);
 }

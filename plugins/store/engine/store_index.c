@@ -140,6 +140,33 @@ bool index_needs_file(store_engine *e, int keys)
     return (int64_t)f->index_count + keys > e->cfg.max_index_num;
 }
 
+static int64_t entries_at(const store_engine *e)
+{
+    return STORE_INDEX_HEADER + (int64_t)e->cfg.max_hash_slot_num * 4;
+}
+
+/* Blocks up to entry `count` of f (header and hash slots included, which
+ * are written at random and so reserved whole), in 1 MiB chunks. */
+static int back_entries(store_engine *e, store_index_file *f, int64_t count)
+{
+    int64_t need = entries_at(e) + count * STORE_INDEX_ENTRY;
+    if (need <= atomic_load_explicit(&f->m->backed, memory_order_acquire))
+        return 0;
+    int64_t to = need + STORE_INDEX_BACK_CHUNK;
+    int rc = mfile_back(e, f->m, to);
+    if (rc != 0)
+        rc = mfile_back(e, f->m, need); /* the chunk did not fit: just these */
+    return rc;
+}
+
+int index_back_keys(store_engine *e, int keys)
+{
+    if (e->nidx == 0)
+        return 0;
+    store_index_file *f = e->idx[e->nidx - 1];
+    return back_entries(e, f, (int64_t)f->index_count + keys);
+}
+
 int index_add_file(store_engine *e, char *err, size_t errlen)
 {
     int64_t now = store_now_ms();
@@ -164,6 +191,13 @@ int index_add_file(store_engine *e, char *err, size_t errlen)
     int rc = mfile_open(path, 0, index_file_size(e), true, false, &m, err, errlen);
     if (rc != 0)
         return rc;
+    /* header, slots and a first chunk of entries before anything is written */
+    rc = mfile_back(e, m, entries_at(e) + STORE_INDEX_BACK_CHUNK);
+    if (rc != 0) {
+        snprintf(err, errlen, "reserve blocks for %s: %s", path, store_back_error(rc));
+        mfile_close(m, true);
+        return rc;
+    }
     mfile_advise_random(m);
     store_index_file *f = calloc(1, sizeof *f);
     if (!f || idx_push(e, f) != 0) {
@@ -200,6 +234,13 @@ static void put_key(store_engine *e, store_index_file *f, const char *key, size_
 {
     if (f->index_count >= e->cfg.max_index_num)
         return;
+    /* normally reserved by the appender before the record was written; a
+     * key that cannot get blocks is skipped (QUERY_MESSAGE misses it)
+     * rather than written into a hole */
+    if (back_entries(e, f, (int64_t)f->index_count + 1) != 0) {
+        store_log(e, 1, "index key not written: no blocks for the index file");
+        return;
+    }
     int32_t kh = key_hash(key, klen);
     uint32_t slot = (uint32_t)kh % (uint32_t)e->cfg.max_hash_slot_num;
     uint8_t *sp = f->m->map + STORE_INDEX_HEADER + (size_t)slot * 4;

@@ -33,6 +33,9 @@ typedef struct mfile {
     uint8_t *map;
     char *path;     /* malloc'd */
     _Atomic int fd; /* -1; a commit-log segment written with pwrite keeps one */
+    /* [0, backed) has real blocks (store_backing.c): nothing is written
+     * through the mapping past it */
+    _Atomic int64_t backed;
 } mfile;
 
 /* The ordered segments of one byte space. */
@@ -59,6 +62,21 @@ void mfile_list_free(mfile_list *l, bool remove_files);
 mfile *mfile_list_find(const mfile_list *l, int64_t off);
 void mfile_list_drop_first(mfile_list *l, bool remove_file);
 void mfile_list_drop_last(mfile_list *l, bool remove_file);
+/* store_backing.c. Reserve blocks for [f->backed, to) (capped at the size)
+ * before writing there through the mapping: 0, -ESTALE when the file is
+ * shorter than mapped (truncated under the store), or -errno (ENOSPC...).
+ * e may be NULL (no test injection). Any thread. */
+int mfile_back(store_engine *e, mfile *f, int64_t to);
+/* The same on a descriptor of a file of expected_size bytes. */
+int store_back_fd(int fd, int64_t expected_size, int64_t from, int64_t to);
+/* f's file is now shorter than its mapping. */
+bool mfile_truncated(const mfile *f);
+/* Text for a mfile_back error. */
+const char *store_back_error(int rc);
+/* Chunks reserved ahead of the entries being written */
+#define STORE_CQ_BACK_CHUNK (64 * 1024)
+#define STORE_INDEX_BACK_CHUNK (1024 * 1024)
+
 void store_name20(char *out, size_t cap, const char *dir, int64_t off);
 int store_mkdirs(const char *path);
 
@@ -185,6 +203,15 @@ struct store_engine {
     _Atomic bool disk_full;
     _Atomic int inject_errno;       /* test hook: next segment creation fails */
     _Atomic int inject_write_errno; /* test hook: commit-log pwrites fail */
+    _Atomic int inject_back_errno;  /* test hook: reserving blocks fails */
+    _Atomic int inject_sync_errno;  /* test hook: commit-log syncs fail */
+    /* failed-sync guard (store_flusher.c): a SYNC_FLUSH waiter whose end is
+     * at or below sync_fail_end is never answered "flushed" (the failed
+     * sync did not confirm its bytes, and a later sync that succeeds does
+     * not either: the kernel may have dropped them); sync_failed until a
+     * sync succeeds again (the store stays not writeable meanwhile) */
+    _Atomic int64_t sync_fail_end;
+    _Atomic bool sync_failed;
     _Atomic bool manual_delete;
 
     int64_t mem_limit_bytes; /* "in disk" threshold */
@@ -232,7 +259,9 @@ int cq_add_file_for(store_engine *e, store_cq *q, int64_t index, char *err, size
 int cq_put_entry(store_engine *e, store_cq *q, int64_t index, int64_t phys, int32_t size,
                  int64_t tags, bool publish);
 bool cq_get_entry(const store_cq *q, int64_t index, store_cq_entry *out);
-void cq_fill_blank(store_cq *q, int64_t from, int64_t to);
+void cq_fill_blank(store_engine *e, store_cq *q, int64_t from, int64_t to);
+/* Blocks for entry `index` (and a chunk after it); 0 or -errno. */
+int cq_back_entry(store_engine *e, store_cq *q, int64_t index);
 int cq_load_all(store_engine *e, char *err, size_t errlen);
 void cq_truncate_past(store_engine *e, store_cq *q, int64_t cl_end);
 void cq_correct_min(store_engine *e, store_cq *q, int64_t cl_min);
@@ -247,6 +276,8 @@ void cq_prefault_hot(store_engine *e);
 int index_load(store_engine *e, char *err, size_t errlen);
 bool index_needs_file(store_engine *e, int keys);
 int index_add_file(store_engine *e, char *err, size_t errlen);
+/* Blocks for `keys` more entries of the current index file; 0 or -errno. */
+int index_back_keys(store_engine *e, int keys);
 void index_put_record(store_engine *e, const uint8_t *topic, size_t topic_len, const char *props,
                       size_t props_len, int32_t sys_flag, int64_t phys, int64_t store_ts);
 void index_free(store_engine *e);
@@ -266,6 +297,23 @@ void flush_all_now(store_engine *e);
 int housekeeper_start(store_engine *e);
 void housekeeper_stop(store_engine *e);
 void disk_check(store_engine *e);
+/* store_writeable.c: may a store that turned not writeable take puts
+ * again? Only once the current segment's rest and the whole next segment
+ * have blocks (the next one is created as the spare), the disk has headroom
+ * for queue and index chunks, no sync failure is outstanding and no
+ * mapped file was truncated. Housekeeper thread; why gets the reason. */
+bool store_can_resume(store_engine *e, char *why, size_t cap);
+/* Refuse puts when the current commit-log segment is shorter than its
+ * mapping (truncated under the store). Housekeeper, once a second. */
+void store_check_truncation(store_engine *e);
+/* Create (blocks reserved) the segment after the last one as the spare,
+ * unless it exists; 0 or -errno. `maps` must NOT be held. */
+int make_spare_now(store_engine *e, char *err, size_t errlen);
+/* store_disk_usage.c: Java's UtilAll.getDiskPartitionSpaceUsedPercent of
+ * the file system holding dir (-1 when it cannot be measured) and the
+ * formula on statvfs figures (unit tests). */
+double store_disk_used_ratio(const char *dir);
+double store_disk_ratio_of(uint64_t blocks, uint64_t bfree, uint64_t bavail);
 void set_not_writeable(store_engine *e, const char *why, int err);
 
 /* dispatch one record just appended or found by recovery */

@@ -1,8 +1,8 @@
 /* store_mapped_file.c — segment files of the store: create (zero-filled at
  * full size, optionally with blocks reserved so a later write cannot hit
- * ENOSPC through the mapping), map MAP_SHARED, load a directory of
- * 20-digit-named segments in order, drop segments. A commit-log segment
- * written with pwrite (SYNC_FLUSH) also keeps a descriptor. */
+ * ENOSPC through the mapping; others get blocks in chunks, store_backing.c), map MAP_SHARED, load a
+ * directory of 20-digit-named segments in order, drop segments. A commit-log segment written with
+ * pwrite (SYNC_FLUSH) also keeps a descriptor. */
 #include "store_internal.h"
 
 #include <dirent.h>
@@ -48,6 +48,7 @@ int mfile_open(const char *path, int64_t start, int64_t size, bool create, bool 
         return rc;
     }
     struct stat st;
+    int64_t backed = 0; /* a file found on disk: backed before it is written */
     if (fstat(fd, &st) != 0) {
         int rc = -errno;
         snprintf(err, errlen, "stat %s: %s", path, strerror(errno));
@@ -61,20 +62,19 @@ int mfile_open(const char *path, int64_t start, int64_t size, bool create, bool 
             close(fd);
             return -EINVAL;
         }
-        int rc = 0;
-        if (prealloc) {
-            rc = posix_fallocate(fd, 0, size);
-            if (rc == EOPNOTSUPP || rc == ENOSYS || rc == EINVAL)
-                rc = 0; /* filesystem cannot reserve: a sparse file like Java's */
-        }
-        if (rc == 0 && ftruncate(fd, size) != 0)
-            rc = errno;
+        int rc = ftruncate(fd, size) != 0 ? errno : 0;
+        /* blocks for the whole file before it is mapped: a segment is
+         * written through the mapping, where a hole the disk cannot fill
+         * is SIGBUS (store_backing.c) */
+        if (rc == 0 && prealloc)
+            rc = -store_back_fd(fd, size, 0, size);
         if (rc != 0) {
             snprintf(err, errlen, "size %s to %lld: %s", path, (long long)size, strerror(rc));
             close(fd);
             unlink(path);
             return -rc;
         }
+        backed = prealloc ? size : 0;
     }
     void *map = mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (map == MAP_FAILED) {
@@ -94,6 +94,7 @@ int mfile_open(const char *path, int64_t start, int64_t size, bool create, bool 
     f->size = size;
     f->map = map;
     atomic_init(&f->fd, -1);
+    atomic_init(&f->backed, backed);
     /* the mapping keeps the file; no descriptor per segment (thousands of
      * queue files would exhaust the process's limit) */
     close(fd);

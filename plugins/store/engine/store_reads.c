@@ -371,6 +371,7 @@ void store_runtime_stats_get(store_engine *e, store_runtime_stats *out)
     out->flushed_offset = atomic_load(&e->flushed);
     out->commitlog_disk_ratio = store_disk_ratio(e->cl_dir);
     out->consumequeue_disk_ratio = store_disk_ratio(e->cq_dir);
+    out->index_disk_ratio = store_disk_ratio(e->index_dir);
     out->writeable = atomic_load(&e->writeable);
     out->put_message_times_total = atomic_load(&e->put_times);
     out->put_message_size_total = atomic_load(&e->put_bytes);

@@ -97,6 +97,12 @@ static state_rec state_read(store_engine *e)
 void checkpoint_write(store_engine *e, int64_t physic_ts, int64_t logics_ts, int64_t index_ts)
 {
     uint8_t *p = e->checkpoint->map;
+    /* a checkpoint found sparse (Java's is) gets its block first */
+    int rc = mfile_back(NULL, e->checkpoint, STORE_CHECKPOINT_SIZE);
+    if (rc != 0) {
+        store_log(e, 1, "checkpoint not written: %s", store_back_error(rc));
+        return;
+    }
     if (physic_ts > 0)
         stored_put_be64(p, (uint64_t)physic_ts);
     if (logics_ts > 0)
@@ -215,8 +221,12 @@ void store_dispatch(store_engine *e, const uint8_t *rec, int64_t phys, bool reco
             for (int64_t i = first; i <= r.queue_offset; i++)
                 if (!cq_has_file_for(q, i) && cq_add_file_for(e, q, i, err, sizeof err) != 0)
                     store_log(e, 0, "recovery: %s", err);
-            cq_fill_blank(q, first, r.queue_offset);
-            cq_put_entry(e, q, r.queue_offset, phys, r.total_size, recovered_tags(&r), true);
+            cq_fill_blank(e, q, first, r.queue_offset);
+            int rc =
+                cq_put_entry(e, q, r.queue_offset, phys, r.total_size, recovered_tags(&r), true);
+            if (rc != 0) /* no blocks for it: the queue ends here, the store refuses puts */
+                store_log(e, 0, "recovery: no queue entry for the record at %lld: %s",
+                          (long long)phys, store_back_error(rc));
         }
     }
     if (e->cfg.message_index_enable && tx != STORED_SYSFLAG_TX_ROLLBACK && phys > e->idx_last_phy) {

@@ -1,9 +1,9 @@
 /* store_retention.c — file deletion (§10.15.7): commit-log segments (never
  * the last) whose modification time + fileReservedTime has passed, when it
  * is a deleteWhen hour, the disk is fuller than diskMaxUsedSpaceRatio, or a
- * caller forces it; above 85 % usage regardless of age. Consume-queue files
- * and index files behind the new commit-log minimum follow, and every
- * queue's min offset is corrected (correctMinOffset). */
+ * caller forces it; above 85 % usage regardless of age (cleanFileForciblyEnable). Consume-queue
+ * files and index files behind the new commit-log minimum follow, and every queue's min offset is
+ * corrected (correctMinOffset). */
 #include "store_internal.h"
 
 #include <stdio.h>
@@ -49,7 +49,7 @@ void store_clean_expired(store_engine *e, bool force)
     if (max_ratio > 95)
         max_ratio = 95;
     bool space = ratio > max_ratio / 100.0;
-    bool immediately = ratio > CLEAN_FORCIBLY_RATIO;
+    bool immediately = e->cfg.clean_file_forcibly && ratio > CLEAN_FORCIBLY_RATIO;
     if (!force && !space && !is_delete_hour(e->cfg.delete_when))
         return;
     int64_t reserved_ms = e->cfg.file_reserved_hours * 3600 * 1000;

@@ -109,7 +109,7 @@ int32_t send_put_status_code(store_plugin *sp, store_put_status st, char *remark
             "service not available now. It may be caused by one of the following reasons: "
             "the broker's disk is full [CL: %5.2f CQ: %5.2f INDEX: %5.2f], messages are put to "
             "the slave, message store has been shut down, etc.",
-            rs.commitlog_disk_ratio, rs.consumequeue_disk_ratio, rs.consumequeue_disk_ratio);
+            rs.commitlog_disk_ratio, rs.consumequeue_disk_ratio, rs.index_disk_ratio);
         return RC_SERVICE_NOT_AVAILABLE;
     }
     case STORE_PUT_MESSAGE_ILLEGAL:

@@ -27,6 +27,10 @@ const rmq_setting_decl STORE_SETTINGS[] = {
     {"fileReservedTime", RMQ_SETTING_INT, "72", "hours a commit-log file is kept", 0, 24 * 3650},
     {"deleteWhen", RMQ_SETTING_STRING, "04", "hours (';'-separated) when expired files go", 0, 0},
     {"diskMaxUsedSpaceRatio", RMQ_SETTING_INT, "75", "disk use (%) that forces deletion", 10, 95},
+    {"cleanResourceInterval", RMQ_SETTING_INT, "10000",
+     "ms between retention runs and disk-usage / writeability checks", 100, 3600000},
+    {"cleanFileForciblyEnable", RMQ_SETTING_BOOL, "true",
+     "above 85 % disk use delete the oldest files whatever their age", 0, 0},
     {"maxMessageSize", RMQ_SETTING_INT, "4194304", "largest message body (bytes)", 1, 64 * MIB},
     {"messageIndexEnable", RMQ_SETTING_BOOL, "true", "key index for QUERY_MESSAGE", 0, 0},
     {"maxHashSlotNum", RMQ_SETTING_INT, "5000000", "index file hash slots", 1, 50000000},
@@ -125,6 +129,10 @@ int store_settings_read(store_plugin *sp)
     snprintf(s->delete_when, sizeof s->delete_when, "%s", a->setting_string(c, "deleteWhen"));
     e->delete_when = s->delete_when;
     e->disk_max_used_ratio = (int32_t)a->setting_int(c, "diskMaxUsedSpaceRatio");
+    /* Java checks the disk in its clean service, at this same period */
+    e->clean_interval_ms = a->setting_int(c, "cleanResourceInterval");
+    e->disk_check_interval_ms = e->clean_interval_ms;
+    e->clean_file_forcibly = a->setting_bool(c, "cleanFileForciblyEnable");
     e->max_message_size = a->setting_int(c, "maxMessageSize");
     e->message_index_enable = a->setting_bool(c, "messageIndexEnable");
     e->max_hash_slot_num = (int32_t)a->setting_int(c, "maxHashSlotNum");

@@ -19,7 +19,9 @@ int st_configure(rmq_test_daemon *d, const char *store_settings)
              "brokerClusterName = \"TestCluster\"; brokerIP1 = \"127.0.0.1\";",
              ns);
     char store[2048];
-    snprintf(store, sizeof store, "mappedFileSizeCommitLog = 1048576; %s",
+    /* 1 MiB segments unless the test sets its own size */
+    bool own_size = store_settings && strstr(store_settings, "mappedFileSizeCommitLog");
+    snprintf(store, sizeof store, "%s%s", own_size ? "" : "mappedFileSizeCommitLog = 1048576; ",
              store_settings ? store_settings : "");
     if (ns <= 0 || rmq_td_init(d, servers, NULL) != 0 ||
         bcm_configure_namesrv_and_broker(d, ns, "info", bcm) != 0 ||
