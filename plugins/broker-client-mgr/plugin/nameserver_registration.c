@@ -18,6 +18,7 @@
 
 #define RETRY_FIRST_MS 1000
 #define TICK_MS 500
+#define REGISTER_SOON_MS 10
 /* Largest body sent in one frame before the table is split (Java's frame
  * limit is 16 MiB; leave room for the header). */
 #define MAX_BODY_BYTES (8u * 1024u * 1024u)
@@ -137,21 +138,31 @@ static rmq_cmd *register_request(bcm_ctx *c, const bcm_body *b)
     return req;
 }
 
+/* The bodies are encoded from a shallow copy of the table taken under the
+ * lock (the configs are shared, never changed in place): with 100,000
+ * topics the encoding takes tens of ms, and every SEND takes this lock. */
 static int build_bodies(bcm_ctx *c, bcm_body **bodies)
 {
     json_t *filters = filter_server_list(c);
     pthread_mutex_lock(&c->lock);
+    json_t *topics = json_copy(c->topics.topics);
+    bcm_data_version dv = c->topics.dv;
+    pthread_mutex_unlock(&c->lock);
+    if (!topics) {
+        json_decref(filters);
+        return -1;
+    }
     size_t chunk = c->s.enable_split_registration ? (size_t)c->s.split_registration_size : 0;
-    int n = bcm_register_bodies(c->topics.topics, &c->topics.dv, filters, c->s.broker_permission,
+    int n = bcm_register_bodies(topics, &dv, filters, c->s.broker_permission,
                                 c->s.compressed_register, chunk, bodies);
     if (n == 1 && (*bodies)[0].len > MAX_BODY_BYTES) {
         /* too large for one frame: split as Java 5.x does */
         bcm_bodies_free(*bodies, n);
-        n = bcm_register_bodies(c->topics.topics, &c->topics.dv, filters, c->s.broker_permission,
+        n = bcm_register_bodies(topics, &dv, filters, c->s.broker_permission,
                                 c->s.compressed_register, (size_t)c->s.split_registration_size,
                                 bodies);
     }
-    pthread_mutex_unlock(&c->lock);
+    json_decref(topics);
     json_decref(filters);
     return n;
 }
@@ -236,9 +247,22 @@ static void registration_tick(void *ud)
     register_due(c, false);
 }
 
+/* Topic changes come in bursts (a producer sending to thousands of new
+ * topics): each registration body holds the whole table, so a change only
+ * asks for a round, which this timer starts on the registration executor
+ * within REGISTER_SOON_MS, carrying every change made meanwhile. The
+ * creator is not held up by it (Java registers inside the send;
+ * docs/compat.md). */
+static void registration_soon(void *ud)
+{
+    bcm_ctx *c = ud;
+    if (atomic_exchange(&c->reg_soon, false))
+        register_due(c, true);
+}
+
 void bcm_registration_request_now(bcm_ctx *c)
 {
-    register_due(c, true);
+    atomic_store(&c->reg_soon, true);
 }
 
 int bcm_registration_init(bcm_ctx *c, const char *namesrv_addr)
@@ -266,6 +290,9 @@ int bcm_registration_init(bcm_ctx *c, const char *namesrv_addr)
     /* first tick at once: the round is asynchronous, start-up does not wait */
     if (rc == 0)
         rc = c->api->add_timer(c->pctx, 0, TICK_MS, registration_tick, c, "registration", &id);
+    if (rc == 0)
+        rc = c->api->add_timer(c->pctx, REGISTER_SOON_MS, REGISTER_SOON_MS, registration_soon, c,
+                               "registration", &id);
     return rc;
 }
 
