@@ -156,7 +156,8 @@ typedef struct bcm_ctx {
     size_t reg_calls_in_flight;
     bool reg_topics_dirty; /* a response changed order flags: persist on the tick */
     bool reg_stopping;
-    _Atomic bool reg_soon; /* topics changed: start a round within REGISTER_SOON_MS */
+    _Atomic bool reg_soon;        /* topics changed: start a round within REGISTER_SOON_MS */
+    uint64_t reg_soon_not_before; /* ... but not before this (monotonic ms, reg_lock) */
 
     /* held PULL_MESSAGE requests */
     pthread_mutex_t hold_lock;

@@ -19,6 +19,7 @@
 #define RETRY_FIRST_MS 1000
 #define TICK_MS 500
 #define REGISTER_SOON_MS 10
+#define REGISTER_SOON_SPACING 20 /* rounds after changes: >= 20 x the last one's encoding */
 /* Largest body sent in one frame before the table is split (Java's frame
  * limit is 16 MiB; leave room for the header). */
 #define MAX_BODY_BYTES (8u * 1024u * 1024u)
@@ -69,7 +70,7 @@ static void finish_call(bcm_ctx *c, size_t ns, bool ok)
             n->next_due_ms = now + (uint64_t)c->s.register_period_ms;
         }
         if (n->again)
-            n->next_due_ms = now;
+            n->next_due_ms = now > c->reg_soon_not_before ? now : c->reg_soon_not_before;
         n->again = false;
     }
     if (--c->reg_calls_in_flight == 0)
@@ -256,8 +257,21 @@ static void registration_tick(void *ud)
 static void registration_soon(void *ud)
 {
     bcm_ctx *c = ud;
-    if (atomic_exchange(&c->reg_soon, false))
-        register_due(c, true);
+    uint64_t now = c->api->now_monotonic_ms();
+    pthread_mutex_lock(&c->reg_lock);
+    bool later = now < c->reg_soon_not_before;
+    pthread_mutex_unlock(&c->reg_lock);
+    if (later || !atomic_exchange(&c->reg_soon, false))
+        return;
+    register_due(c, true);
+    /* The body holds every topic: its encoding (and the NameServer's
+     * parsing) grows with the table. Spacing these rounds by a multiple of
+     * what the last one cost keeps them a bounded share of the CPU, so a
+     * creation costs the same at 100,000 topics as at 10. */
+    uint64_t spent = c->api->now_monotonic_ms() - now;
+    pthread_mutex_lock(&c->reg_lock);
+    c->reg_soon_not_before = now + spent * REGISTER_SOON_SPACING;
+    pthread_mutex_unlock(&c->reg_lock);
 }
 
 void bcm_registration_request_now(bcm_ctx *c)
