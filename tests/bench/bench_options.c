@@ -51,6 +51,13 @@ static const char usage_text[] =
     "  --expire-ms X    heartbeatTimeoutMillis X; after a storm, wait until the\n"
     "                   brokers expire while the probe keeps looking up\n"
     "  --broker-prefix P  broker and topic names (default bench-<pid>)\n"
+    "create-topics mode (one connection, one request at a time):\n"
+    "  --create-topics N  create topics <--topic>-0..N-1 by SEND_MESSAGE_V2 of --size\n"
+    "                   bytes (auto-creation from TBW102, --queues queues); report\n"
+    "                   the time per 1000 every --report-every creations, then\n"
+    "                   send latency to the first and the last topic\n"
+    "  --create-via-admin  create by UPDATE_AND_CREATE_TOPIC (17) instead\n"
+    "  --report-every K  creations per reported block (1000)\n"
     "hold mode:\n"
     "  --hold N         open N connections (127.0.0.x sources), keep them -s s\n"
     "  --hold-request   send each one request (--code, -e) first\n";
@@ -238,7 +245,10 @@ enum {
     OPT_TOPIC,
     OPT_GROUP,
     OPT_QUEUES,
-    OPT_BATCH
+    OPT_BATCH,
+    OPT_CREATE_TOPICS,
+    OPT_CREATE_VIA_ADMIN,
+    OPT_REPORT_EVERY
 };
 
 int rmq_bench_options_parse(rmq_bench_options *o, int argc, char **argv)
@@ -286,6 +296,9 @@ int rmq_bench_options_parse(rmq_bench_options *o, int argc, char **argv)
         {"group", required_argument, NULL, OPT_GROUP},
         {"queues", required_argument, NULL, OPT_QUEUES},
         {"batch", required_argument, NULL, OPT_BATCH},
+        {"create-topics", required_argument, NULL, OPT_CREATE_TOPICS},
+        {"create-via-admin", no_argument, NULL, OPT_CREATE_VIA_ADMIN},
+        {"report-every", required_argument, NULL, OPT_REPORT_EVERY},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -359,6 +372,13 @@ int rmq_bench_options_parse(rmq_bench_options *o, int argc, char **argv)
         case OPT_EXPIRE_MS: bad = parse_uint(optarg, 1, 86400000, &o->expire_ms); break;
         case OPT_HOLD: bad = parse_uint(optarg, 1, 10000000, &o->hold); break;
         case OPT_HOLD_REQUEST: o->hold_request = 1; break;
+        case OPT_CREATE_TOPICS:
+            bad = parse_uint(optarg, 1, 10000000, &o->create_topics);
+            if (!bad && o->mode == RMQ_BENCH_MODE_RAW)
+                o->mode = RMQ_BENCH_MODE_SEND; /* the body of --size */
+            break;
+        case OPT_CREATE_VIA_ADMIN: o->create_via_admin = 1; break;
+        case OPT_REPORT_EVERY: bad = parse_uint(optarg, 1, 10000000, &o->report_every); break;
         case 'h': fputs(usage_text, stdout); return 1;
         default: fputs(usage_text, stderr); return -1;
         }

@@ -39,9 +39,13 @@ typedef struct rmq_bench_options {
     unsigned expire_ms;       /* heartbeatTimeoutMillis; storm: wait for expiry */
     unsigned probe_every_us;  /* the probe starts a lookup at most this often (0: flat out) */
     const char *broker_prefix;
-    unsigned hold;    /* hold mode (hold_mode.c): connections to open and keep */
-    int hold_request; /* ... each sending one request first */
-    int tls;          /* --tls: every connection speaks TLS (server not verified) */
+    /* create-topics mode (create_topics_mode.c) */
+    unsigned create_topics; /* 0 = not this mode */
+    unsigned report_every;  /* creations per reported block (1000) */
+    int create_via_admin;   /* UPDATE_AND_CREATE_TOPIC instead of a send */
+    unsigned hold;          /* hold mode (hold_mode.c): connections to open and keep */
+    int hold_request;       /* ... each sending one request first */
+    int tls;                /* --tls: every connection speaks TLS (server not verified) */
     /* --mode: raw (the request as given), send (SEND_MESSAGE_V2 of --size
      * bytes to --topic, the broker picks the queue), pull (PULL_MESSAGE of
      * --batch messages; connection i drains queue i % --queues from offset 0

@@ -10,6 +10,7 @@
 #include "bench_options.h"
 #include "bench_report.h"
 #include "bench_worker.h"
+#include "create_topics_mode.h"
 #include "hold_mode.h"
 #include "register_mode.h"
 #include "request_template.h"
@@ -107,6 +108,11 @@ int main(int argc, char **argv)
         int hrc = rmq_bench_hold_run(&opts, stdout);
         rmq_bench_options_free(&opts);
         return hrc;
+    }
+    if (opts.create_topics > 0) {
+        int crc = rmq_bench_create_topics_run(&opts, stdout);
+        rmq_bench_options_free(&opts);
+        return crc;
     }
     if (opts.register_topics > 0) {
         char prefix[64];

@@ -165,7 +165,13 @@ bool bcm_topic_table_apply_order_conf(bcm_topic_table *t, const json_t *kv_table
     {
         bool want = json_object_get(table, k) != NULL;
         if (json_is_true(json_object_get(v, "order")) != want) {
-            json_object_set_new(v, "order", json_boolean(want));
+            /* replaced, not changed in place: a copy of the table being
+             * written out unlocked shares the config objects */
+            json_t *nv = json_deep_copy(v);
+            if (!nv)
+                continue;
+            json_object_set_new(nv, "order", json_boolean(want));
+            json_object_set_new(t->topics, k, nv);
             changed = true;
         }
     }

@@ -164,10 +164,12 @@ static int process_create_topic(rmq_request *req, const rmq_cmd *cmd, void *ud)
     /* a sender must not be answered for it before topics.json holds it */
     if (rc == 0 && is_new)
         (void)bcm_unwritten_topics_add(&c->unwritten, topic);
+    if (rc == 0)
+        bcm_topics_note_locked(c, topic);
     pthread_mutex_unlock(&c->lock);
     if (rc != 0)
         return RMQ_ENOMEM;
-    bcm_persist_topics(c);
+    bcm_topics_commit(c);
     bcm_registration_request_now(c);
     /* Java sets only the code: createResponseCommand's placeholder remark stays */
     return bcm_reply(c, req, cmd, RMQ_RESPONSE_SUCCESS, "not set any response code");
@@ -183,9 +185,13 @@ static int process_delete_topic(rmq_request *req, const rmq_cmd *cmd, void *ud)
     }
     pthread_mutex_lock(&c->lock);
     bool removed = bcm_topic_table_delete(&c->topics, topic, c->api->now_wall_ms());
+    if (removed) {
+        bcm_topics_note_locked(c, topic);
+        c->deleted_since_trim++;
+    }
     pthread_mutex_unlock(&c->lock);
     if (removed)
-        bcm_persist_topics(c);
+        bcm_topics_commit(c);
     /* Java then runs cleanUnusedTopic whether or not the config existed:
      * a store drops the topic's consume queues. */
     bcm_publish_topic_deleted(c, topic);

@@ -85,8 +85,10 @@ typedef struct bcm_settings {
     int64_t unregister_timeout_ms;
     int64_t call_client_timeout_ms; /* relays 307/309 (Java: 10000, fixed) */
     bool auto_create_topic_enable;
-    char advertised_ip[64]; /* brokerIP1, or the bound server's address */
-    int listen_port;        /* the bound server's port */
+    int64_t journal_compact_bytes;     /* topicsJournalCompactBytes */
+    int64_t heap_trim_after_deletions; /* heapTrimAfterTopicDeletions, 0 = never */
+    char advertised_ip[64];            /* brokerIP1, or the bound server's address */
+    int listen_port;                   /* the bound server's port */
 } bcm_settings;
 
 typedef struct bcm_namesrv {
@@ -129,6 +131,19 @@ typedef struct bcm_ctx {
     bcm_unwritten_topics unwritten;
     pthread_cond_t topics_written;
 
+    /* topics.journal (topics_journal_file.c), under the tables lock:
+     * records noted and not yet written, their count, how many are durable;
+     * one commit (or compaction) in flight at a time */
+    int journal_fd;
+    char *jbuf;
+    size_t jlen, jcap;
+    uint64_t jseq, journal_durable;
+    int64_t journal_bytes, journal_compact_at;
+    bool journal_broken; /* a record could not be noted: compact next */
+    bool topics_committing;
+    /* topic deletions since the heap was last handed back (heap_return.c) */
+    uint64_t deleted_since_trim;
+
     pthread_mutex_t persist_lock; /* one writer per file at a time */
 
     /* registration */
@@ -141,6 +156,8 @@ typedef struct bcm_ctx {
     size_t reg_calls_in_flight;
     bool reg_topics_dirty; /* a response changed order flags: persist on the tick */
     bool reg_stopping;
+    _Atomic bool reg_soon;        /* topics changed: start a round within REGISTER_SOON_MS */
+    uint64_t reg_soon_not_before; /* ... but not before this (monotonic ms, reg_lock) */
 
     /* held PULL_MESSAGE requests */
     pthread_mutex_t hold_lock;
@@ -164,6 +181,16 @@ int bcm_settings_topics(bcm_ctx *c); /* settings `topics` into the table */
 
 /* state_files.c */
 int bcm_state_load(bcm_ctx *c);
+
+/* topics_journal_file.c: topic changes are noted (tables lock held) and
+ * committed (lock not held: returns once every change noted before is
+ * durable, in topics.journal or topics.json). bcm_persist_topics rewrites
+ * topics.json from the table and empties the journal. */
+int bcm_topics_journal_open(bcm_ctx *c); /* at init, after topics.json is loaded */
+int bcm_topics_journal_start(bcm_ctx *c);
+void bcm_topics_journal_close(bcm_ctx *c);
+void bcm_topics_note_locked(bcm_ctx *c, const char *name);
+void bcm_topics_commit(bcm_ctx *c);
 void bcm_persist_topics(bcm_ctx *c);
 void bcm_persist_groups(bcm_ctx *c);
 void bcm_persist_offsets(bcm_ctx *c, bool force);
@@ -200,6 +227,11 @@ int bcm_registration_init(bcm_ctx *c, const char *namesrv_addr);
 void bcm_registration_request_now(bcm_ctx *c);
 void bcm_registration_shutdown(bcm_ctx *c);
 void bcm_registration_free(bcm_ctx *c);
+
+/* heap_return.c: after heapTrimAfterTopicDeletions deletions (counted in
+ * deleted_since_trim), return freed heap to the OS; called by the
+ * housekeeping timer of topics_journal_file.c, off the request path */
+void bcm_heap_return_check(bcm_ctx *c);
 
 /* broker_meta_export.c: service "broker.meta" and event "broker.topic_deleted" */
 int bcm_export_broker_meta(bcm_ctx *c);

@@ -110,14 +110,14 @@ static int meta_topic_get(void *ud, const char *topic, rmq_topic_config *out)
     return 0;
 }
 
-/* A topic was created: topics.json and the NameServers learn it (Java:
- * persist, then registerBrokerAll). The write is done before the creator's
- * send is stored and answered, and releases the other senders waiting in
- * wait_topic_written. */
+/* A topic was created: the journal and the NameServers learn it (Java:
+ * persist, then registerBrokerAll). The journal write (shared with every
+ * creation meanwhile) is durable before the creator's send is stored and
+ * answered, and releases the other senders waiting in wait_topic_written. */
 static void topic_created(bcm_ctx *c, const char *topic)
 {
     c->api->log(c->pctx, RMQ_LOG_INFO, "topic %s created for a send", topic);
-    bcm_persist_topics(c);
+    bcm_topics_commit(c);
     bcm_registration_request_now(c);
 }
 
@@ -157,6 +157,7 @@ static int meta_topic_create_in_send(void *ud, const char *topic, const char *de
                     if (bcm_topic_table_put(&c->topics, cfg, c->api->now_wall_ms()) == 0) {
                         /* on OOM the others may answer before the write */
                         (void)bcm_unwritten_topics_add(&c->unwritten, topic);
+                        bcm_topics_note_locked(c, topic);
                         created = true;
                         rc = 0;
                     } else {
@@ -185,8 +186,10 @@ static int meta_topic_create_in_send_back(void *ud, const char *topic, int32_t q
     wait_topic_written(c, topic);
     bool created = bcm_topic_table_create_if_absent(&c->topics, topic, queue_nums, perm,
                                                     topic_sys_flag, c->api->now_wall_ms());
-    if (created)
+    if (created) {
         (void)bcm_unwritten_topics_add(&c->unwritten, topic);
+        bcm_topics_note_locked(c, topic);
+    }
     const json_t *j = json_object_get(c->topics.topics, topic);
     if (j)
         topic_from_json(j, out);

@@ -103,6 +103,7 @@ static void free_ctx(bcm_ctx *c)
     bcm_producer_table_free(&c->producers);
     bcm_consumer_table_free(&c->consumers);
     bcm_subscription_groups_free(&c->groups);
+    bcm_topics_journal_close(c);
     bcm_topic_table_free(&c->topics);
     bcm_unwritten_topics_free(&c->unwritten);
     bcm_offset_table_free(&c->offsets);
@@ -168,8 +169,9 @@ static int bcm_init(rmq_plugin_ctx *pctx, const rmq_host_api *api)
     if (bcm_subscription_groups_init(&c->groups, api->now_wall_ms()) != 0 ||
         bcm_topic_table_init(&c->topics, api->now_wall_ms()) != 0)
         goto fail;
+    c->journal_fd = -1;
     if ((rc = bcm_settings_load(c)) != 0 || (rc = bcm_state_load(c)) != 0 ||
-        (rc = bcm_settings_topics(c)) != 0)
+        (rc = bcm_topics_journal_open(c)) != 0 || (rc = bcm_settings_topics(c)) != 0)
         goto fail;
     if ((rc = declare_executors(c)) != 0 || (rc = bcm_register_client_processors(c)) != 0 ||
         (rc = bcm_register_consumer_processors(c)) != 0 ||
@@ -177,7 +179,7 @@ static int bcm_init(rmq_plugin_ctx *pctx, const rmq_host_api *api)
         (rc = bcm_register_relay_processors(c)) != 0 ||
         (rc = bcm_register_consume_stats_processor(c)) != 0 ||
         (rc = bcm_register_storage_stub_processors(c)) != 0 ||
-        (rc = bcm_register_housekeeping(c)) != 0 ||
+        (rc = bcm_register_housekeeping(c)) != 0 || (rc = bcm_topics_journal_start(c)) != 0 ||
         (rc = bcm_registration_init(c, api->setting_string(pctx, "namesrvAddr"))) != 0)
         goto fail;
     c->info_table.size = sizeof c->info_table;
@@ -208,6 +210,9 @@ static void bcm_fini(rmq_plugin_ctx *pctx)
         return;
     if (!c->exported) {
         bcm_persist_offsets(c, true);
+        /* a clean stop leaves a complete topics.json (what Java reads) and
+         * an empty journal */
+        bcm_persist_topics(c);
         bcm_registration_shutdown(c);
     }
     c->api->set_userdata(pctx, NULL);

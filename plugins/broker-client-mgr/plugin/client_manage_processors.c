@@ -30,8 +30,10 @@ static int heartbeat_consumer(bcm_ctx *c, const bcm_consumer_data *cd, const bcm
         topic_created = bcm_topic_table_create_if_absent(&c->topics, retry, queues, 6,
                                                          cd->unit_mode ? 2 : 0, now);
         /* its senders wait for the persist below (see wait_topic_written) */
-        if (topic_created)
+        if (topic_created) {
             (void)bcm_unwritten_topics_add(&c->unwritten, retry);
+            bcm_topics_note_locked(c, retry);
+        }
     }
     int r = bcm_consumer_register(
         &c->consumers, cd->group, info, cd->consume_type ? cd->consume_type : "CONSUME_PASSIVELY",
@@ -89,7 +91,7 @@ static int process_heartbeat(rmq_request *req, const rmq_cmd *cmd, void *ud)
     if (groups_dirty)
         bcm_persist_groups(c);
     if (topics_dirty) {
-        bcm_persist_topics(c);
+        bcm_topics_commit(c);
         bcm_registration_request_now(c);
     }
     if (rc != 0)

@@ -18,6 +18,8 @@
 
 #define RETRY_FIRST_MS 1000
 #define TICK_MS 500
+#define REGISTER_SOON_MS 10
+#define REGISTER_SOON_SPACING 20 /* rounds after changes: >= 20 x the last one's encoding */
 /* Largest body sent in one frame before the table is split (Java's frame
  * limit is 16 MiB; leave room for the header). */
 #define MAX_BODY_BYTES (8u * 1024u * 1024u)
@@ -68,7 +70,7 @@ static void finish_call(bcm_ctx *c, size_t ns, bool ok)
             n->next_due_ms = now + (uint64_t)c->s.register_period_ms;
         }
         if (n->again)
-            n->next_due_ms = now;
+            n->next_due_ms = now > c->reg_soon_not_before ? now : c->reg_soon_not_before;
         n->again = false;
     }
     if (--c->reg_calls_in_flight == 0)
@@ -137,21 +139,31 @@ static rmq_cmd *register_request(bcm_ctx *c, const bcm_body *b)
     return req;
 }
 
+/* The bodies are encoded from a shallow copy of the table taken under the
+ * lock (the configs are shared, never changed in place): with 100,000
+ * topics the encoding takes tens of ms, and every SEND takes this lock. */
 static int build_bodies(bcm_ctx *c, bcm_body **bodies)
 {
     json_t *filters = filter_server_list(c);
     pthread_mutex_lock(&c->lock);
+    json_t *topics = json_copy(c->topics.topics);
+    bcm_data_version dv = c->topics.dv;
+    pthread_mutex_unlock(&c->lock);
+    if (!topics) {
+        json_decref(filters);
+        return -1;
+    }
     size_t chunk = c->s.enable_split_registration ? (size_t)c->s.split_registration_size : 0;
-    int n = bcm_register_bodies(c->topics.topics, &c->topics.dv, filters, c->s.broker_permission,
+    int n = bcm_register_bodies(topics, &dv, filters, c->s.broker_permission,
                                 c->s.compressed_register, chunk, bodies);
     if (n == 1 && (*bodies)[0].len > MAX_BODY_BYTES) {
         /* too large for one frame: split as Java 5.x does */
         bcm_bodies_free(*bodies, n);
-        n = bcm_register_bodies(c->topics.topics, &c->topics.dv, filters, c->s.broker_permission,
+        n = bcm_register_bodies(topics, &dv, filters, c->s.broker_permission,
                                 c->s.compressed_register, (size_t)c->s.split_registration_size,
                                 bodies);
     }
-    pthread_mutex_unlock(&c->lock);
+    json_decref(topics);
     json_decref(filters);
     return n;
 }
@@ -236,9 +248,35 @@ static void registration_tick(void *ud)
     register_due(c, false);
 }
 
+/* Topic changes come in bursts (a producer sending to thousands of new
+ * topics): each registration body holds the whole table, so a change only
+ * asks for a round, which this timer starts on the registration executor
+ * within REGISTER_SOON_MS, carrying every change made meanwhile. The
+ * creator is not held up by it (Java registers inside the send;
+ * docs/compat.md). */
+static void registration_soon(void *ud)
+{
+    bcm_ctx *c = ud;
+    uint64_t now = c->api->now_monotonic_ms();
+    pthread_mutex_lock(&c->reg_lock);
+    bool later = now < c->reg_soon_not_before;
+    pthread_mutex_unlock(&c->reg_lock);
+    if (later || !atomic_exchange(&c->reg_soon, false))
+        return;
+    register_due(c, true);
+    /* The body holds every topic: its encoding (and the NameServer's
+     * parsing) grows with the table. Spacing these rounds by a multiple of
+     * what the last one cost keeps them a bounded share of the CPU, so a
+     * creation costs the same at 100,000 topics as at 10. */
+    uint64_t spent = c->api->now_monotonic_ms() - now;
+    pthread_mutex_lock(&c->reg_lock);
+    c->reg_soon_not_before = now + spent * REGISTER_SOON_SPACING;
+    pthread_mutex_unlock(&c->reg_lock);
+}
+
 void bcm_registration_request_now(bcm_ctx *c)
 {
-    register_due(c, true);
+    atomic_store(&c->reg_soon, true);
 }
 
 int bcm_registration_init(bcm_ctx *c, const char *namesrv_addr)
@@ -266,6 +304,9 @@ int bcm_registration_init(bcm_ctx *c, const char *namesrv_addr)
     /* first tick at once: the round is asynchronous, start-up does not wait */
     if (rc == 0)
         rc = c->api->add_timer(c->pctx, 0, TICK_MS, registration_tick, c, "registration", &id);
+    if (rc == 0)
+        rc = c->api->add_timer(c->pctx, REGISTER_SOON_MS, REGISTER_SOON_MS, registration_soon, c,
+                               "registration", &id);
     return rc;
 }
 

@@ -70,6 +70,12 @@ const rmq_setting_decl bcm_setting_decls[] = {
      "UNREGISTER_CLIENT/CHECK_CLIENT_CONFIG threads", 1, 64},
     {"consumerManageThreadPoolNums", RMQ_SETTING_INT, "2", "consumer list/offset threads", 1, 64},
     {"adminBrokerThreadPoolNums", RMQ_SETTING_INT, "2", "admin codes and relays", 1, 64},
+    {"topicsJournalCompactBytes", RMQ_SETTING_INT, "4194304",
+     "topics.journal size past which topics.json is rewritten (at least the last topics.json's "
+     "size)",
+     4096, 1073741824},
+    {"heapTrimAfterTopicDeletions", RMQ_SETTING_INT, "1000",
+     "return freed heap to the OS after this many topic deletions (0 = never)", 0, 100000000},
     /* ACL 1.0 credentials for calls to NameServers (request_signing.c) */
     {"accessKey", RMQ_SETTING_STRING, "", "sign NameServer calls with this AccessKey", 0, 0},
     {"secretKey", RMQ_SETTING_STRING, "", "its secret (never shown by rmqhostctl config)", 0, 0},
@@ -121,6 +127,8 @@ int bcm_settings_load(bcm_ctx *c)
         return RMQ_EINVAL;
     }
     s->auto_create_topic_enable = a->setting_bool(c->pctx, "autoCreateTopicEnable");
+    s->journal_compact_bytes = a->setting_int(c->pctx, "topicsJournalCompactBytes");
+    s->heap_trim_after_deletions = a->setting_int(c->pctx, "heapTrimAfterTopicDeletions");
     snprintf(s->advertised_ip, sizeof s->advertised_ip, "%s",
              s->broker_ip1[0] ? s->broker_ip1 : host);
     s->listen_port = port;

@@ -1,7 +1,7 @@
 /* state_files.c — owns topics.json, subscriptionGroup.json and
  * consumerOffset.json under the config dir: loading at start (Java files
- * load as they are) and atomic rewrites. Serialises under the tables lock,
- * writes outside it; never runs on IO threads. */
+ * load as they are) and atomic rewrites (topics.json's: topics_journal_file.c). Serialises under
+ * the tables lock, writes outside it; never runs on IO threads. */
 #include "broker_context.h"
 
 #include <errno.h>
@@ -100,24 +100,6 @@ static void write_text(bcm_ctx *c, const char *name, char *text)
     if (rc != 0)
         c->api->log(c->pctx, RMQ_LOG_ERROR, "writing %s: %s", path, rmq_strerror(rc));
     free(text);
-}
-
-void bcm_persist_topics(bcm_ctx *c)
-{
-    pthread_mutex_lock(&c->persist_lock);
-    pthread_mutex_lock(&c->lock);
-    char *text = bcm_topic_table_encode(&c->topics);
-    uint64_t written = bcm_unwritten_topics_snapshot(&c->unwritten);
-    pthread_mutex_unlock(&c->lock);
-    write_text(c, "topics.json", text);
-    /* The senders of the topics this text holds may be answered now. A
-     * failed write (logged) releases them too: waiting cannot fix a disk,
-     * and Java answers the send when its persist fails. */
-    pthread_mutex_lock(&c->lock);
-    bcm_unwritten_topics_written(&c->unwritten, written);
-    pthread_cond_broadcast(&c->topics_written);
-    pthread_mutex_unlock(&c->lock);
-    pthread_mutex_unlock(&c->persist_lock);
 }
 
 void bcm_persist_groups(bcm_ctx *c)

@@ -156,7 +156,7 @@ static bool file_contains(const char *path, const char *needle)
 }
 
 /* createTopicInSendMessageMethod: inherits TBW102 (perm 7 → 6, queues =
- * min(asked, 8)), persisted in topics.json and registered at once. */
+ * min(asked, 8)), persisted (topics.journal) and registered at once. */
 static void test_topic_created_in_send_is_persisted_and_registered(void **state)
 {
     fixture *f = *state;
@@ -182,8 +182,10 @@ static void test_topic_created_in_send_is_persisted_and_registered(void **state)
     r = meta(f, "topic_get", "topic", "AutoT", NULL);
     assert_int_equal(r->code, 0);
     rmq_cmd_free(r);
+    /* durable before the answer: in the journal (topics.json gets it at
+     * the next compaction or stop) */
     char path[600];
-    snprintf(path, sizeof path, "%s/broker-client-mgr/topics.json", f->d.state_dir);
+    snprintf(path, sizeof path, "%s/broker-client-mgr/topics.journal", f->d.state_dir);
     assert_true(file_contains(path, "AutoT"));
     uint64_t deadline = rmq_test_now_ms() + 10000;
     while (!namesrv_routes(f, "AutoT") && rmq_test_now_ms() < deadline)

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Topic-creation figures of docs/benchmarks.md (issue 21 §2): one connection
+# creates N topics one at a time (rmqbench --create-topics: a 100-byte
+# SEND_MESSAGE_V2 to each new topic, auto-created with 4 queues, or
+# UPDATE_AND_CREATE_TOPIC with MODE=admin), time per 1,000 as the table
+# grows; then the daemon's RSS, a clean stop, the restart time (process start
+# to its listeners up), the RSS after it, and sends to the first and last
+# topic on the restarted daemon. Not a test.
+#
+# usage: tests/bench/topics_scale.sh [BUILD_DIR] [N] [send|admin] [FLUSH] [REPORT_EVERY]
+# RMQBENCH=path runs another build's rmqbench (a baseline daemon build
+# without the create-topics mode).
+set -euo pipefail
+build=$(cd "${1:-build}" && pwd)
+n=${2:-10000}
+mode=${3:-send}
+flush=${4:-ASYNC_FLUSH}
+every=${5:-1000}
+bin=$build/bin
+rmqbench=${RMQBENCH:-$bin/rmqbench}
+plugins=$build/plugins
+dir=$(mktemp -d /tmp/rmqtopics.XXXXXX)
+dpid=
+cleanup() {
+  if [[ -n $dpid ]]; then kill "$dpid" 2>/dev/null || true; wait "$dpid" 2>/dev/null || true; fi
+  rm -rf "$dir"
+}
+trap cleanup EXIT
+
+# shellcheck source=../support/all_in_one_conf.sh
+. "$(dirname "$0")/../support/all_in_one_conf.sh"
+ns=$(free_port)
+write_all_in_one_conf "$dir" "$plugins" "$ns" 1 "flushDiskType = \"$flush\";"
+
+start() {
+  rm -f "$dir/state/listen.addrs"
+  local t0
+  t0=$(date +%s.%N)
+  "$bin/rmqhostd" -c "$dir/conf.d" >>"$dir/daemon.log" 2>&1 &
+  dpid=$!
+  for _ in $(seq 1 6000); do [[ -f $dir/state/listen.addrs ]] && break; sleep 0.01; done
+  if [[ ! -f $dir/state/listen.addrs ]]; then cat "$dir/daemon.log"; exit 1; fi
+  started=$(echo "$(date +%s.%N) - $t0" | bc)
+  sport=$(awk '$1=="broker"{n=split($2,a,":"); print a[n]}' "$dir/state/listen.addrs")
+}
+stop() {
+  local t0
+  t0=$(date +%s.%N)
+  kill -TERM "$dpid"
+  wait "$dpid" || true
+  dpid=
+  stopped=$(echo "$(date +%s.%N) - $t0" | bc)
+}
+rss() { awk '/^(VmRSS|RssAnon|RssFile)/{printf "%s %d MB  ", $1, $2/1024}' "/proc/$dpid/status"; }
+
+start
+args=(-a "127.0.0.1:$sport" --create-topics "$n" --topic Scale --size 100 --queues 4 --report-every "$every")
+[[ $mode == admin ]] && args+=(--create-via-admin)
+if [[ -n ${PERF:-} ]]; then
+  "$rmqbench" "${args[@]}" --create-topics "$((n / 2))" --topic Warm >/dev/null
+  perf record -g -o "$PERF" -p "$dpid" >/dev/null 2>&1 &
+  perfpid=$!
+fi
+"$rmqbench" "${args[@]}"
+[[ -n ${PERF:-} ]] && { kill -INT "$perfpid"; wait "$perfpid" || true; }
+echo "after creating: $(rss)"
+if [[ -n ${THREADS:-} ]]; then ps -L -o comm,time -p "$dpid" | sort -k2 -r | head -12; fi
+du -sh "$dir/state/broker-client-mgr" "$dir/state/store/consumequeue" 2>/dev/null | tr '\n' ' '
+echo
+stop
+echo "clean stop: ${stopped} s; topics.json $(stat -c %s "$dir/state/broker-client-mgr/topics.json") bytes, journal $(stat -c %s "$dir/state/broker-client-mgr/topics.journal" 2>/dev/null || echo -) bytes"
+start
+echo "restart: ${started} s to listening; $(rss)"
+sleep 2
+echo "2 s later: $(rss)"
+"$rmqbench" -a "127.0.0.1:$sport" --create-topics 1 --topic "Scale-$((n - 1))-again" --size 100 \
+  --queues 4 | grep -E "^sends"
+"$rmqbench" -a "127.0.0.1:$sport" --mode send --topic "Scale-0" --size 100 -c 1 -d 1 -s 2 -w 0.5 | grep -iE "latency|p50|req" | head -3
+"$rmqbench" -a "127.0.0.1:$sport" --mode send --topic "Scale-$((n - 1))" --size 100 -c 1 -d 1 -s 2 -w 0.5 | grep -iE "latency|p50|req" | head -3
+stop
