@@ -9,6 +9,8 @@
 #include <string.h>
 #include <urcu.h>
 
+#include <rmqhost/services/broker_meta_service.h>
+
 #include "acl_file_write.h"
 #include "acl_plugin.h"
 
@@ -309,6 +311,21 @@ static json_t *version_json(const acl_file *f)
                      (json_int_t)f->version_timestamp);
 }
 
+/* The broker's name, cluster and address from broker.meta (false: absent). */
+static bool broker_identity(acl_plugin *p, rmq_broker_config *out)
+{
+    const void *tbl;
+    void *ud;
+    rmq_service_ref ref;
+    if (p->api->service_acquire(p->ctx, RMQ_BROKER_META_SERVICE, RMQ_BROKER_META_VERSION, &tbl, &ud,
+                                &ref) != 0)
+        return false;
+    const rmq_broker_meta_service *m = tbl;
+    int rc = m->broker_config(ud, out);
+    p->api->service_release(p->ctx, ref);
+    return rc == 0;
+}
+
 static int on_acl_info(rmq_request *req, const rmq_cmd *cmd, void *ud)
 {
     acl_plugin *p = ud;
@@ -332,12 +349,25 @@ static int on_acl_info(rmq_request *req, const rmq_cmd *cmd, void *ud)
     rcu_read_unlock();
     char *alltext = json_dumps(all, JSON_COMPACT);
     json_decref(all);
+    /* Java answers the broker's own brokerIP1:listenPort, brokerName and
+     * brokerClusterName: broker.meta holds them when the broker plugin runs
+     * on this daemon; without it only the bound address is known. */
+    rmq_broker_config bc;
+    bool have_bc = broker_identity(p, &bc);
     char host[128];
     int port = 0;
-    if (a->server_address(p->ctx, host, sizeof(host), &port) == 0) {
+    if (have_bc && bc.broker_ip1[0]) {
+        char addr[160];
+        snprintf(addr, sizeof(addr), "%s:%d", bc.broker_ip1, (int)bc.listen_port);
+        a->cmd_ext_set(resp, "brokerAddr", addr);
+    } else if (a->server_address(p->ctx, host, sizeof(host), &port) == 0) {
         char addr[160];
         snprintf(addr, sizeof(addr), "%s:%d", host, port);
         a->cmd_ext_set(resp, "brokerAddr", addr);
+    }
+    if (have_bc) {
+        a->cmd_ext_set(resp, "brokerName", bc.broker_name);
+        a->cmd_ext_set(resp, "clusterName", bc.cluster_name);
     }
     a->cmd_ext_set(resp, "version", version ? version : "{\"counter\":0,\"timestamp\":0}");
     if (alltext)

@@ -26,6 +26,8 @@ enum {
     BCM_UPDATE_CONSUMER_OFFSET = 15,
     BCM_UPDATE_AND_CREATE_TOPIC = 17,
     BCM_GET_ALL_TOPIC_CONFIG = 21,
+    BCM_UPDATE_BROKER_CONFIG = 25,
+    BCM_GET_BROKER_CONFIG = 26,
     BCM_SEARCH_OFFSET_BY_TIMESTAMP = 29,
     BCM_GET_MAX_OFFSET = 30,
     BCM_GET_MIN_OFFSET = 31,
@@ -47,7 +49,10 @@ enum {
     BCM_GET_CONSUME_STATS = 208,
     BCM_DELETE_TOPIC_IN_BROKER = 215,
     BCM_QUERY_TOPIC_CONSUME_BY_WHO = 300,
+    BCM_GET_SYSTEM_TOPIC_LIST_FROM_BROKER = 305,
     BCM_GET_CONSUMER_RUNNING_INFO = 307,
+    BCM_GET_BROKER_CONSUME_STATS = 317,
+    BCM_GET_ALL_PRODUCER_INFO = 328,
     BCM_CONSUME_MESSAGE_DIRECTLY = 309,
 };
 
@@ -69,11 +74,13 @@ typedef struct bcm_settings {
     int64_t register_period_ms;
     int64_t register_timeout_ms;
     bool compressed_register;
-    int broker_permission;
+    /* the four below change at run time (UPDATE_BROKER_CONFIG) while other
+     * threads read them */
+    _Atomic int broker_permission;
     bool enable_split_registration;
     int64_t split_registration_size;
-    bool auto_create_subscription_group;
-    bool notify_consumer_ids_changed_enable;
+    _Atomic bool auto_create_subscription_group;
+    _Atomic bool notify_consumer_ids_changed_enable;
     int64_t channel_expired_timeout_ms;
     int64_t housekeeping_period_ms;
     int64_t flush_offset_interval_ms;
@@ -84,7 +91,7 @@ typedef struct bcm_settings {
     int64_t pull_hold_check_ms;
     int64_t unregister_timeout_ms;
     int64_t call_client_timeout_ms; /* relays 307/309 (Java: 10000, fixed) */
-    bool auto_create_topic_enable;
+    _Atomic bool auto_create_topic_enable;
     int64_t journal_compact_bytes;     /* topicsJournalCompactBytes */
     int64_t heap_trim_after_deletions; /* heapTrimAfterTopicDeletions, 0 = never */
     char advertised_ip[64];            /* brokerIP1, or the bound server's address */
@@ -165,6 +172,12 @@ typedef struct bcm_ctx {
     size_t nholds, hold_cap;
     bool holds_closed; /* quiesced: answer PULLs at once (under hold_lock) */
 
+    /* UPDATE_BROKER_CONFIG's keys (name -> value text), persisted in
+     * <config_dir>/broker.properties; config_dv is Configuration's
+     * DataVersion. Under the tables lock once running. */
+    json_t *config_overrides;
+    bcm_data_version config_dv;
+
     bool exported; /* export_state ran: this fini is a reload, stay registered */
     rmq_broker_info_v1 info_table;
     rmq_broker_meta_service meta_table;
@@ -178,6 +191,15 @@ bcm_ctx *bcm_from_ctx(rmq_plugin_ctx *pctx);
 extern const rmq_setting_decl bcm_setting_decls[];
 int bcm_settings_load(bcm_ctx *c);
 int bcm_settings_topics(bcm_ctx *c); /* settings `topics` into the table */
+
+/* broker_config_processors.c: GET_BROKER_CONFIG / UPDATE_BROKER_CONFIG */
+int bcm_config_overrides_load(bcm_ctx *c); /* needs config_dir */
+/* The persisted UPDATE_BROKER_CONFIG value of setting `name`, or NULL. */
+const char *bcm_setting_text(bcm_ctx *c, const char *name);
+int bcm_register_config_processors(bcm_ctx *c);
+/* broker_inventory_processors.c: GET_ALL_PRODUCER_INFO,
+ * GET_SYSTEM_TOPIC_LIST_FROM_BROKER, GET_BROKER_CONSUME_STATS */
+int bcm_register_inventory_processors(bcm_ctx *c);
 
 /* state_files.c */
 int bcm_state_load(bcm_ctx *c);

@@ -109,6 +109,7 @@ static void free_ctx(bcm_ctx *c)
     bcm_offset_table_free(&c->offsets);
     bcm_lock_table_free(&c->locks);
     free(c->holds);
+    json_decref(c->config_overrides);
     pthread_mutex_destroy(&c->lock);
     pthread_mutex_destroy(&c->persist_lock);
     pthread_mutex_destroy(&c->reg_lock);
@@ -178,6 +179,8 @@ static int bcm_init(rmq_plugin_ctx *pctx, const rmq_host_api *api)
         (rc = bcm_register_admin_processors(c)) != 0 ||
         (rc = bcm_register_relay_processors(c)) != 0 ||
         (rc = bcm_register_consume_stats_processor(c)) != 0 ||
+        (rc = bcm_register_config_processors(c)) != 0 ||
+        (rc = bcm_register_inventory_processors(c)) != 0 ||
         (rc = bcm_register_storage_stub_processors(c)) != 0 ||
         (rc = bcm_register_housekeeping(c)) != 0 || (rc = bcm_topics_journal_start(c)) != 0 ||
         (rc = bcm_registration_init(c, api->setting_string(pctx, "namesrvAddr"))) != 0)

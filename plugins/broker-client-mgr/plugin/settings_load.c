@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 const rmq_setting_decl bcm_setting_decls[] = {
@@ -76,15 +77,36 @@ const rmq_setting_decl bcm_setting_decls[] = {
      4096, 1073741824},
     {"heapTrimAfterTopicDeletions", RMQ_SETTING_INT, "1000",
      "return freed heap to the OS after this many topic deletions (0 = never)", 0, 100000000},
+    {"configBlackList", RMQ_SETTING_STRING, "configBlackList;brokerConfigPath",
+     "settings UPDATE_BROKER_CONFIG may not change, ';'-separated", 0, 0},
     /* ACL 1.0 credentials for calls to NameServers (request_signing.c) */
     {"accessKey", RMQ_SETTING_STRING, "", "sign NameServer calls with this AccessKey", 0, 0},
     {"secretKey", RMQ_SETTING_STRING, "", "its secret (never shown by rmqhostctl config)", 0, 0},
     {NULL, 0, NULL, NULL, 0, 0},
 };
 
+/* A setting's value: what UPDATE_BROKER_CONFIG persisted, else conf.d's. */
+static const char *s_str(bcm_ctx *c, const char *name)
+{
+    const char *o = bcm_setting_text(c, name);
+    return o ? o : c->api->setting_string(c->pctx, name);
+}
+
+static int64_t s_int(bcm_ctx *c, const char *name)
+{
+    const char *o = bcm_setting_text(c, name);
+    return o ? strtoll(o, NULL, 10) : c->api->setting_int(c->pctx, name);
+}
+
+static bool s_bool(bcm_ctx *c, const char *name)
+{
+    const char *o = bcm_setting_text(c, name);
+    return o ? strcasecmp(o, "true") == 0 : c->api->setting_bool(c->pctx, name);
+}
+
 static void copy_setting(bcm_ctx *c, const char *name, char *dst, size_t len)
 {
-    const char *v = c->api->setting_string(c->pctx, name);
+    const char *v = s_str(c, name);
     snprintf(dst, len, "%s", v ? v : "");
 }
 
@@ -92,33 +114,42 @@ int bcm_settings_load(bcm_ctx *c)
 {
     const rmq_host_api *a = c->api;
     bcm_settings *s = &c->s;
+    /* the directory of the files, broker.properties included: conf.d's only */
+    const char *root = a->setting_string(c->pctx, "storePathRootDir");
+    if (root && *root)
+        snprintf(c->config_dir, sizeof c->config_dir, "%s/config", root);
+    else
+        snprintf(c->config_dir, sizeof c->config_dir, "%s/%s", a->state_dir(c->pctx),
+                 a->plugin_name(c->pctx));
+    int orc = bcm_config_overrides_load(c);
+    if (orc != 0)
+        return orc;
     copy_setting(c, "brokerClusterName", s->cluster_name, sizeof s->cluster_name);
     copy_setting(c, "brokerName", s->broker_name, sizeof s->broker_name);
     if (!s->broker_name[0] && gethostname(s->broker_name, sizeof s->broker_name - 1) != 0)
         snprintf(s->broker_name, sizeof s->broker_name, "broker-a");
-    s->broker_id = a->setting_int(c->pctx, "brokerId");
+    s->broker_id = s_int(c, "brokerId");
     copy_setting(c, "brokerIP1", s->broker_ip1, sizeof s->broker_ip1);
     copy_setting(c, "haServerAddr", s->ha_server_addr, sizeof s->ha_server_addr);
-    int64_t period = a->setting_int(c->pctx, "registerNameServerPeriod");
+    int64_t period = s_int(c, "registerNameServerPeriod");
     s->register_period_ms = period < 10000 ? 10000 : period > 60000 ? 60000 : period;
-    s->register_timeout_ms = a->setting_int(c->pctx, "registerBrokerTimeoutMills");
-    s->compressed_register = a->setting_bool(c->pctx, "compressedRegister");
-    s->broker_permission = (int)a->setting_int(c->pctx, "brokerPermission");
-    s->enable_split_registration = a->setting_bool(c->pctx, "enableSplitRegistration");
-    s->split_registration_size = a->setting_int(c->pctx, "splitRegistrationSize");
-    s->auto_create_subscription_group = a->setting_bool(c->pctx, "autoCreateSubscriptionGroup");
-    s->notify_consumer_ids_changed_enable =
-        a->setting_bool(c->pctx, "notifyConsumerIdsChangedEnable");
-    s->channel_expired_timeout_ms = a->setting_int(c->pctx, "channelExpiredTimeout");
-    s->housekeeping_period_ms = a->setting_int(c->pctx, "clientHousekeepingInterval");
-    s->flush_offset_interval_ms = a->setting_int(c->pctx, "flushConsumerOffsetInterval");
-    s->lock_max_live_ms = a->setting_int(c->pctx, "rebalanceLockMaxLiveTime");
-    s->answer_storage_codes = a->setting_bool(c->pctx, "answerStorageCodes");
-    s->pull_suspend_max_ms = a->setting_int(c->pctx, "pullSuspendMaxMillis");
-    s->pull_hold_max_requests = a->setting_int(c->pctx, "pullHoldMaxRequests");
-    s->pull_hold_check_ms = a->setting_int(c->pctx, "pullHoldCheckInterval");
-    s->unregister_timeout_ms = a->setting_int(c->pctx, "unregisterBrokerTimeoutMills");
-    s->call_client_timeout_ms = a->setting_int(c->pctx, "callClientTimeoutMillis");
+    s->register_timeout_ms = s_int(c, "registerBrokerTimeoutMills");
+    s->compressed_register = s_bool(c, "compressedRegister");
+    s->broker_permission = (int)s_int(c, "brokerPermission");
+    s->enable_split_registration = s_bool(c, "enableSplitRegistration");
+    s->split_registration_size = s_int(c, "splitRegistrationSize");
+    s->auto_create_subscription_group = s_bool(c, "autoCreateSubscriptionGroup");
+    s->notify_consumer_ids_changed_enable = s_bool(c, "notifyConsumerIdsChangedEnable");
+    s->channel_expired_timeout_ms = s_int(c, "channelExpiredTimeout");
+    s->housekeeping_period_ms = s_int(c, "clientHousekeepingInterval");
+    s->flush_offset_interval_ms = s_int(c, "flushConsumerOffsetInterval");
+    s->lock_max_live_ms = s_int(c, "rebalanceLockMaxLiveTime");
+    s->answer_storage_codes = s_bool(c, "answerStorageCodes");
+    s->pull_suspend_max_ms = s_int(c, "pullSuspendMaxMillis");
+    s->pull_hold_max_requests = s_int(c, "pullHoldMaxRequests");
+    s->pull_hold_check_ms = s_int(c, "pullHoldCheckInterval");
+    s->unregister_timeout_ms = s_int(c, "unregisterBrokerTimeoutMills");
+    s->call_client_timeout_ms = s_int(c, "callClientTimeoutMillis");
 
     char host[64] = "";
     int port = 0;
@@ -129,6 +160,7 @@ int bcm_settings_load(bcm_ctx *c)
     s->auto_create_topic_enable = a->setting_bool(c->pctx, "autoCreateTopicEnable");
     s->journal_compact_bytes = a->setting_int(c->pctx, "topicsJournalCompactBytes");
     s->heap_trim_after_deletions = a->setting_int(c->pctx, "heapTrimAfterTopicDeletions");
+    s->auto_create_topic_enable = s_bool(c, "autoCreateTopicEnable");
     snprintf(s->advertised_ip, sizeof s->advertised_ip, "%s",
              s->broker_ip1[0] ? s->broker_ip1 : host);
     s->listen_port = port;
@@ -143,30 +175,24 @@ int bcm_settings_load(bcm_ctx *c)
     bcm_system_topic_opts o = {
         .cluster_name = s->cluster_name,
         .broker_name = s->broker_name,
-        .auto_create_topic_enable = a->setting_bool(c->pctx, "autoCreateTopicEnable"),
-        .default_topic_queue_nums = (int)a->setting_int(c->pctx, "defaultTopicQueueNums"),
-        .cluster_topic_enable = a->setting_bool(c->pctx, "clusterTopicEnable"),
-        .broker_topic_enable = a->setting_bool(c->pctx, "brokerTopicEnable"),
-        .trace_topic_enable = a->setting_bool(c->pctx, "traceTopicEnable"),
-        .trace_topic_name = a->setting_string(c->pctx, "msgTraceTopicName"),
+        .auto_create_topic_enable = s_bool(c, "autoCreateTopicEnable"),
+        .default_topic_queue_nums = (int)s_int(c, "defaultTopicQueueNums"),
+        .cluster_topic_enable = s_bool(c, "clusterTopicEnable"),
+        .broker_topic_enable = s_bool(c, "brokerTopicEnable"),
+        .trace_topic_enable = s_bool(c, "traceTopicEnable"),
+        .trace_topic_name = s_str(c, "msgTraceTopicName"),
     };
     bcm_topic_table_add_system(&c->topics, &o);
 
-    const char *root = a->setting_string(c->pctx, "storePathRootDir");
-    if (root && *root)
-        snprintf(c->config_dir, sizeof c->config_dir, "%s/config", root);
-    else
-        snprintf(c->config_dir, sizeof c->config_dir, "%s/%s", a->state_dir(c->pctx),
-                 a->plugin_name(c->pctx));
     return 0;
 }
 
 int bcm_settings_topics(bcm_ctx *c)
 {
-    const char *spec = c->api->setting_string(c->pctx, "topics");
+    const char *spec = s_str(c, "topics");
     if (!spec || !*spec)
         return 0;
-    int dflt = (int)c->api->setting_int(c->pctx, "defaultTopicQueueNums");
+    int dflt = (int)s_int(c, "defaultTopicQueueNums");
     char *copy = strdup(spec), *save = NULL;
     if (!copy)
         return RMQ_ENOMEM;

@@ -281,6 +281,15 @@ typedef struct store_runtime_stats {
 } store_runtime_stats;
 void store_runtime_stats_get(store_engine *e, store_runtime_stats *out);
 
+/* cleanExpiredConsumerQueue: destroy every queue (but the schedule topic's)
+ * whose last entry ends before the commit log's minimum offset. Returns how
+ * many. */
+int store_clean_expired_queues(store_engine *e);
+/* cleanUnusedTopic: destroy the queues of every topic keep() refuses (never
+ * the schedule and op-half topics nor LMQ queues). Returns how many. keep
+ * runs under the engine's locks: it must not call back into the engine. */
+int store_clean_unused_topics(store_engine *e, bool (*keep)(void *ud, const char *topic), void *ud);
+
 /* Run retention now (normally the engine's own timer does it every 10 s). */
 void store_clean_expired(store_engine *e, bool force);
 

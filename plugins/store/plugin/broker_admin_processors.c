@@ -16,6 +16,7 @@
 
 #include <rmqhost/helpers.h>
 
+#include "broker_stats.h"
 #include "pull_stats.h"
 #include "state_blob.h"
 #include "store_features.h"
@@ -93,11 +94,13 @@ static void sample_timer(void *ud)
         }
         st->day = day;
     }
-    bool group_tick = ++st->ticks % GROUP_SAMPLE_TICKS == 0;
+    unsigned tick = ++st->ticks;
+    bool group_tick = tick % GROUP_SAMPLE_TICKS == 0;
     put_latency_tick(&st->sp->put_lat, now);
     pthread_mutex_unlock(&st->mu);
     if (group_tick)
         pull_stats_sample(st->pulls, now);
+    broker_stats_tick(st->sp, tick, st->sp->api->now_wall_ms());
 }
 
 enum { TPS_PUT, TPS_FOUND, TPS_MISS, TPS_TOTAL, TPS_TRANSFERRED };
@@ -243,6 +246,10 @@ static int process_runtime_info(rmq_request *req, const rmq_cmd *cmd, void *ud)
     put_num(t, "pullThreadPoolQueueCapacity", sp->set.pull_queue);
     put_num(t, "queryThreadPoolQueueSize", query_len);
     put_num(t, "queryThreadPoolQueueCapacity", sp->set.query_queue);
+    int64_t tx_len, tx_wait;
+    queue_figures(sp, "transaction", &tx_len, &tx_wait);
+    put_num(t, "EndTransactionQueueSize", tx_len);
+    put_num(t, "EndTransactionThreadPoolQueueCapacity", END_TRANSACTION_QUEUE_CAPACITY);
     put_num(t, "dispatchBehindBytes", rs.dispatch_behind_bytes);
     put_num(t, "pageCacheLockTimeMills", 0);
     put_num(t, "sendThreadPoolQueueHeadWaitTimeMills", send_wait);
@@ -274,6 +281,14 @@ static int process_runtime_info(rmq_request *req, const rmq_cmd *cmd, void *ud)
     uint64_t times = rs.put_message_times_total ? rs.put_message_times_total : 1;
     put_num(t, "putMessageTimesTotal", (int64_t)times);
     put_num(t, "putMessageSizeTotal", (int64_t)rs.put_message_size_total);
+    put_num(t, "putMessageFailedTimes",
+            (int64_t)atomic_load_explicit(&sp->put_lat.failed, memory_order_relaxed));
+    /* String.format("%.2f"): Java rounds half up, printf to nearest even;
+     * the interpolated figures rarely sit on a tie */
+    snprintf(num, sizeof num, "%.2f", put_latency_percentile(&sp->put_lat, 0.99));
+    json_object_set_new(t, "putLatency99", json_string(num));
+    snprintf(num, sizeof num, "%.2f", put_latency_percentile(&sp->put_lat, 0.999));
+    json_object_set_new(t, "putLatency999", json_string(num));
     rmq_java_double_text((double)rs.put_message_size_total / (double)times, num, sizeof num);
     json_object_set_new(t, "putMessageAverageSize", json_string(num));
     put_num(t, "putMessageEntireTimeMax",
@@ -490,6 +505,8 @@ int broker_admin_processors_register(store_plugin *sp)
         rc = a->register_processor(sp->ctx, 28, process_runtime_info, st, "brokerAdmin");
     if (rc == 0)
         rc = a->register_processor(sp->ctx, 222, process_reset_offset, st, "brokerAdmin");
+    if (rc == 0)
+        rc = broker_stats_register(sp);
     if (rc == 0)
         rc = a->subscribe_event(sp->ctx, RMQ_BROKER_TOPIC_DELETED_EVENT, on_topic_deleted, st);
     rmq_timer_id id;

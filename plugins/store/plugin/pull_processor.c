@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "broker_stats.h"
 #include "coarse_clock.h"
 #include "header_numbers.h"
 #include "pull_request.h"
@@ -346,7 +347,10 @@ int pull_execute(store_plugin *sp, pull_req *p, bool first, bool may_block)
     store_ext_i64(sp, r, "minOffset", res.min_offset);
     store_ext_i64(sp, r, "maxOffset", res.max_offset);
     if (code == RC_SUCCESS && f) /* incGroupGetNums + getMessageTransferedMsgCount */
+    {
         pull_stats_found(f->pull_stats, p->group, p->topic, res.msg_count, done_ms);
+        broker_stats_on_get(sp, p->group, p->topic, res.msg_count, (int64_t)res.len);
+    }
     if (code == RC_SUCCESS && res.data && res.len)
         a->cmd_set_body(r, res.data, res.len, free_body, NULL);
     else

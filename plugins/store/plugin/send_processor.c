@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "batch_body.h"
+#include "broker_stats.h"
 #include "header_numbers.h"
 #include "message_id.h"
 #include "send_put.h"
@@ -92,8 +93,11 @@ int store_send_put(store_plugin *sp, const store_msg *m, store_put_result *out)
 {
     uint64_t began = coarse_now_ms();
     int rc = store_put(sp->engine, m, out);
-    if (put_reached_log(rc, out->status))
+    if (put_reached_log(rc, out->status)) {
         put_latency_record(&sp->put_lat, began);
+        if (rc != 0 || out->status != STORE_PUT_OK)
+            put_latency_failed(&sp->put_lat);
+    }
     return rc;
 }
 
@@ -384,13 +388,16 @@ static int put_single(store_plugin *sp, send_job *j, const rmq_broker_config *bc
     if (rc != 0)
         pr.status = STORE_PUT_UNKNOWN_ERROR;
     if (pr.status != STORE_PUT_OK) {
-        if (put_reached_log(rc, pr.status))
+        if (put_reached_log(rc, pr.status)) {
             put_latency_record(&sp->put_lat, began);
+            put_latency_failed(&sp->put_lat);
+        }
         int32_t code = send_put_status_code(sp, pr.status, remark, sizeof remark);
         return answer(sp, j, code, remark);
     }
     char id[64];
     offset_msg_id(&sm.store_host, pr.phys_offset, id);
+    broker_stats_on_put(sp, m->topic, 1, pr.total_size);
     return answer_stored(sp, j, &pr, id, m->resp_queue_id, wait_store_ok(&m->props), began);
 }
 
@@ -535,8 +542,10 @@ static int put_batch(store_plugin *sp, send_job *j, const rmq_broker_config *bc,
     if (store_put_batch(sp->engine, msgs, got, phys, &pr) != 0)
         pr.status = STORE_PUT_UNKNOWN_ERROR;
     if (pr.status != STORE_PUT_OK) {
-        if (put_reached_log(0, pr.status))
+        if (put_reached_log(0, pr.status)) {
             put_latency_record(&sp->put_lat, began);
+            put_latency_failed(&sp->put_lat);
+        }
         code = send_put_status_code(sp, pr.status, remark, sizeof remark);
         rc = answer(sp, j, code, remark);
         goto out;
@@ -548,6 +557,7 @@ static int put_batch(store_plugin *sp, send_job *j, const rmq_broker_config *bc,
         il += offset_msg_id(&store_host, phys[i], ids + il);
     }
     ids[il] = 0;
+    broker_stats_on_put(sp, h->topic, (int64_t)got, pr.total_size);
     rc = answer_stored(sp, j, &pr, ids, queue_id, wait, began);
 out:
     free(items);

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "broker_stats.h"
 #include "store_features.h"
 
 int store_features_init(store_plugin *sp)
@@ -44,6 +45,7 @@ void store_features_fini(store_plugin *sp)
     if (f->tx_check_interval_ms)
         pthread_mutex_destroy(&f->tx_mu);
     broker_admin_state_free(f->admin);
+    broker_stats_free(f->broker_stats);
     sp->hooks = NULL;
     free(f);
 }

@@ -17,6 +17,8 @@
 #define CHECK_MAX_TOPIC "TRANS_CHECK_MAX_TIME_TOPIC"
 #define TRANS_GROUP "CID_RMQ_SYS_TRANS"
 #define MAX_DELAY_LEVELS 64
+/* endTransactionPoolQueueCapacity: the "transaction" executor's queue */
+#define END_TRANSACTION_QUEUE_CAPACITY 100000
 
 typedef struct store_features {
     send_hooks hooks; /* first: sp->hooks points here */
@@ -39,9 +41,10 @@ typedef struct store_features {
     bool store_reply;
     /* broker_admin_processors.c */
     void *admin;
-    struct pull_stats *pull_stats; /* owned by the admin state; NULL until it exists */
-    _Atomic uint32_t uniq_counter; /* op-record UNIQ_KEYs */
-    _Atomic uint32_t retry_turn;   /* retry queue choice */
+    struct pull_stats *pull_stats;     /* owned by the admin state; NULL until it exists */
+    struct broker_stats *broker_stats; /* broker_stats.c; NULL until it exists */
+    _Atomic uint32_t uniq_counter;     /* op-record UNIQ_KEYs */
+    _Atomic uint32_t retry_turn;       /* retry queue choice */
 } store_features;
 
 static inline store_features *features_of(store_plugin *sp)

@@ -42,6 +42,7 @@ static int store_init(rmq_plugin_ctx *ctx, const rmq_host_api *api)
         free(sp);
         return rc;
     }
+    sp->put_lat.window_ms = (uint64_t)sp->set.put_stats_window_ms;
     rc = pull_holds_create(sp);
     if (rc != 0) {
         pull_holds_destroy(sp);

@@ -65,6 +65,7 @@ typedef struct store_settings {
     bool pull_inline;                /* pullMessageInline (rmqhost) */
     int32_t send_threads, pull_threads, query_threads, admin_threads;
     int32_t send_queue, pull_queue, query_queue, admin_queue;
+    int64_t put_stats_window_ms; /* putStatsWindowMillis (rmqhost; Java: 60 s) */
 } store_settings;
 
 typedef struct store_plugin {

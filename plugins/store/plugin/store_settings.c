@@ -75,6 +75,9 @@ const rmq_setting_decl STORE_SETTINGS[] = {
     {"pullThreadPoolQueueCapacity", RMQ_SETTING_INT, "100000", "pull executor queue", 1, 10000000},
     {"queryMessageThreadPoolNums", RMQ_SETTING_INT, "10", "query executor threads", 1, 256},
     {"queryThreadPoolQueueCapacity", RMQ_SETTING_INT, "20000", "query executor queue", 1, 10000000},
+    {"putStatsWindowMillis", RMQ_SETTING_INT, "60000",
+     "window of 28's putMessageDistributeTime / putLatency99 (Java: printTPSInterval, 60 s)", 1000,
+     86400000},
     {"adminBrokerThreadPoolNums", RMQ_SETTING_INT, "4", "offset/stats executor threads", 1, 256},
     /* rmqhost */
     {"sendMessageInline", RMQ_SETTING_BOOL, "true",
@@ -177,6 +180,7 @@ int store_settings_read(store_plugin *sp)
     s->query_threads = (int32_t)a->setting_int(c, "queryMessageThreadPoolNums");
     s->query_queue = (int32_t)a->setting_int(c, "queryThreadPoolQueueCapacity");
     s->admin_threads = (int32_t)a->setting_int(c, "adminBrokerThreadPoolNums");
+    s->put_stats_window_ms = a->setting_int(c, "putStatsWindowMillis");
     s->admin_queue = 10000;
     return 0;
 }

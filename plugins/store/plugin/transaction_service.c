@@ -516,7 +516,7 @@ int transaction_service_init(store_plugin *sp, store_features *f)
     f->tx_check_interval_ms = a->setting_int(sp->ctx, "transactionCheckInterval");
     f->tx_file_reserved_ms = sp->set.engine.file_reserved_hours * 3600 * 1000;
     pthread_mutex_init(&f->tx_mu, NULL);
-    int rc = a->declare_executor(sp->ctx, "transaction", 2, 100000);
+    int rc = a->declare_executor(sp->ctx, "transaction", 2, END_TRANSACTION_QUEUE_CAPACITY);
     if (rc == 0)
         rc = a->register_processor(sp->ctx, 37, process_end_transaction, sp, "transaction");
     rmq_timer_id id;

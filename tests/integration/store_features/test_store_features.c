@@ -61,6 +61,12 @@ static int setup(void **state)
     return setup_store(state, "");
 }
 
+/* 28's put-latency window closes every second instead of every minute */
+static int setup_short_window(void **state)
+{
+    return setup_store(state, "putStatsWindowMillis = 1000;");
+}
+
 /* Sends and pulls on the store's executors (Java's threading), with queue
  * capacities 28 must echo. */
 static int setup_executors(void **state)
@@ -722,6 +728,11 @@ static void test_runtime_info_has_the_brokerstatus_figures(void **state)
     assert_non_null(strchr(tbl(t, "putMessageAverageSize"), '.')); /* a Java double */
     assert_true(atoll(tbl(t, "earliestMessageTimeStamp")) > 1700000000000LL);
     assert_string_equal(tbl(t, "remainTransientStoreBufferNumbs"), "2147483647");
+    assert_string_equal(tbl(t, "EndTransactionQueueSize"), "0");
+    assert_string_equal(tbl(t, "EndTransactionThreadPoolQueueCapacity"), "100000");
+    assert_string_equal(tbl(t, "putMessageFailedTimes"), "0");
+    assert_string_equal(tbl(t, "putLatency99"), "0.00"); /* no window closed yet */
+    assert_string_equal(tbl(t, "putLatency999"), "0.00");
     assert_true(strlen(tbl(t, "getMessageEntireTimeMax")) > 0); /* ms: often "0" */
     assert_true(strlen(tbl(t, "remainHowManyDataToFlush")) > 0);
     assert_true(strncmp(tbl(t, "commitLogDirCapacity"), "Total : ", 8) == 0);
@@ -778,39 +789,61 @@ static long long distribution_sum(const char *text)
     return *p ? -1 : sum;
 }
 
-/* StoreStatsService's put latency: every put lands in one bucket. The
- * distribution restarts a minute after the store opened (Java's printTps),
- * long after this test's few sends. */
+/* StoreStatsService's put latency: every put lands in one bucket of the
+ * current window; 28 shows the last closed one (Java's
+ * lastPutMessageDistributeTime), "null" before the first closed. The window
+ * is 1 s here (putStatsWindowMillis): one put lands in exactly one window. */
+static long long last_window_sum(int port, json_t **table)
+{
+    json_t *t = runtime_table(port);
+    assert_non_null(t);
+    const char *text = tbl(t, "putMessageDistributeTime");
+    long long sum = strcmp(text, "null") == 0 ? 0 : distribution_sum(text);
+    if (sum < 0)
+        fail_msg("putMessageDistributeTime = \"%s\"", text);
+    if (table)
+        *table = t;
+    else
+        json_decref(t);
+    return sum;
+}
+
 static void test_runtime_info_put_latency_distribution(void **state)
 {
     fixture *f = *state;
-    json_t *t = runtime_table(f->port);
-    assert_non_null(t);
-    const char *text = tbl(t, "putMessageDistributeTime");
-    long long before = distribution_sum(text);
-    if (before < 0)
-        fail_msg("putMessageDistributeTime = \"%s\"", text);
-    assert_true(strlen(tbl(t, "putMessageEntireTimeMax")) > 0);
-    json_decref(t);
-    enum { N = 25 };
+    assert_int_equal(last_window_sum(f->port, NULL), 0);
     int fd = rmq_tc_connect(f->port);
-    for (int i = 0; i < N; i++) {
-        rmq_cmd *r = send_msg(fd, "T", i % 4, NULL, "latency", 0, NULL);
-        assert_non_null(r);
-        assert_int_equal(r->code, 0);
-        rmq_cmd_free(r);
-    }
+    rmq_cmd *r = send_msg(fd, "T", 1, NULL, "latency", 0, NULL);
+    assert_non_null(r);
+    assert_int_equal(r->code, 0);
+    rmq_cmd_free(r);
     close(fd);
-    t = runtime_table(f->port);
-    assert_non_null(t);
-    text = tbl(t, "putMessageDistributeTime");
-    long long after = distribution_sum(text);
-    if (after != before + N)
-        fail_msg("putMessageDistributeTime = \"%s\" (sum before %lld)", text, before);
+    /* the window holding the put closes within ~2 s */
+    uint64_t deadline = rmq_test_now_ms() + WAIT_MS;
+    json_t *t = NULL;
+    long long sum = 0;
+    while (rmq_test_now_ms() < deadline) {
+        json_decref(t);
+        sum = last_window_sum(f->port, &t);
+        if (sum)
+            break;
+        rmq_test_pause_ms(50);
+    }
+    assert_int_equal(sum, 1);
     char *end;
     long long max = strtoll(tbl(t, "putMessageEntireTimeMax"), &end, 10);
     assert_true(*end == 0 && max >= 0);
+    /* putLatency99 of one put: Java's "%.2f" of the interpolated bucket */
+    const char *p99 = tbl(t, "putLatency99");
+    double v = strtod(p99, &end);
+    assert_true(*end == 0 && v >= 0 && strchr(p99, '.') && strlen(strchr(p99, '.')) == 3);
+    assert_string_equal(tbl(t, "putMessageFailedTimes"), "0");
     json_decref(t);
+    /* the next window holds no put: back to 0 */
+    deadline = rmq_test_now_ms() + WAIT_MS;
+    while (rmq_test_now_ms() < deadline && (sum = last_window_sum(f->port, NULL)) != 0)
+        rmq_test_pause_ms(50);
+    assert_int_equal(sum, 0);
 }
 
 /* A 28 figure that must be a whole number >= 0; its value. */
@@ -974,7 +1007,8 @@ int main(void)
         T(test_transaction_immunity_property),
         T(test_reply_is_pushed_to_the_requester_and_stored),
         T(test_runtime_info_has_the_brokerstatus_figures),
-        T(test_runtime_info_put_latency_distribution),
+        cmocka_unit_test_setup_teardown(test_runtime_info_put_latency_distribution,
+                                        setup_short_window, teardown),
         cmocka_unit_test_setup_teardown(test_runtime_info_reports_the_executor_queues,
                                         setup_executors, teardown),
         T(test_consume_stats_tps_follows_pulls),

@@ -16,6 +16,8 @@ for tool in java javac mvn; do
   fi
 done
 mkdir -p "$out"
+# Maven resolves a relative outputDirectory against the pom's directory.
+out=$(cd "$out" && pwd)
 for set in $sets; do
   pom="$here/peers/$set/pom.xml"
   [ -f "$pom" ] || { echo "fetch_java_peers: no such set '$set'" >&2; exit 1; }

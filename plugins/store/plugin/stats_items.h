@@ -1,0 +1,32 @@
+/* stats_items.h — Java's StatsItemSet for VIEW_BROKER_STATS_DATA (315): per
+ * key a value and a call count, with snapshot lists sampled every 10 s (7
+ * kept: the last minute), every 10 min (7: the last hour) and every hour
+ * (25: the last day); a view is StatsItem.computeStatsData of each list. */
+#ifndef STORE_STATS_ITEMS_H
+#define STORE_STATS_ITEMS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct stats_items stats_items;
+
+/* StatsSnapshot: sum of the window, its rate per second and value per call. */
+typedef struct stats_view {
+    int64_t sum;
+    double tps;
+    double avgpt;
+} stats_view;
+
+enum { STATS_MINUTE, STATS_HOUR, STATS_DAY, STATS_WINDOWS };
+
+stats_items *stats_items_new(void);
+void stats_items_free(stats_items *s);
+/* addValue(key, value, times). Any thread. */
+void stats_items_add(stats_items *s, const char *key, int64_t value, int64_t times);
+/* One snapshot of every key into window w's list (STATS_MINUTE every 10 s,
+ * STATS_HOUR every 10 min, STATS_DAY every hour), at wall time now_ms. */
+void stats_items_sample(stats_items *s, int w, uint64_t now_ms);
+/* The three windows of `key`; false when the key was never added. */
+bool stats_items_view(stats_items *s, const char *key, stats_view out[STATS_WINDOWS]);
+
+#endif
