@@ -32,6 +32,22 @@ client_daemon_cleanup() {
   exit "$rc"
 }
 
+# free_port_with_vip: a free loopback port P whose P - 2 is free as well
+free_port_with_vip() {
+  python3 -c '
+import socket
+for _ in range(100):
+    a = socket.socket(); a.bind(("127.0.0.1", 0)); p = a.getsockname()[1]
+    b = socket.socket()
+    try:
+        b.bind(("127.0.0.1", p - 2))
+    except OSError:
+        continue
+    print(p)
+    break
+'
+}
+
 # start_client_daemon PLUGIN_DIR [rmqhostd -o overrides...]
 # Sets client_daemon_dir, client_daemon_pid and ns_addr (127.0.0.1:PORT of
 # its NameServer); fails with the daemon's log when it does not come up.
@@ -41,11 +57,16 @@ start_client_daemon() {
   trap client_daemon_cleanup EXIT
   trap 'exit 143' TERM INT
   client_daemon_dir=$(mktemp -d "${TMPDIR:-/tmp}/rmq-client-test.XXXXXX")
-  local ns
+  local ns broker
   ns=$(free_port)
+  broker=$(free_port_with_vip)
   write_all_in_one_conf "$client_daemon_dir" "$plugins" "$ns" 1 \
     "mappedFileSizeCommitLog = 16777216;"
-  "$bin/rmq_tied" "$bin/rmqhostd" -c "$client_daemon_dir/conf.d" "$@" \
+  # Java 4.x clients send to the VIP port, listenPort - 2 (as `make run`'s
+  # 10911/10909)
+  "$bin/rmq_tied" "$bin/rmqhostd" -c "$client_daemon_dir/conf.d" \
+    -o "servers.broker.listen=127.0.0.1:$broker" \
+    -o "servers.broker.vip_listen=127.0.0.1:$((broker - 2))" "$@" \
     >"$client_daemon_dir/daemon.log" 2>&1 &
   client_daemon_pid=$!
   for _ in $(seq 1 100); do
