@@ -26,8 +26,12 @@ BUILD_DEBS := libuv1-dev libconfig-dev libjansson-dev libcmocka-dev zlib1g-dev l
 TEST_DEBS  := $(BUILD_DEBS) nodejs clang clang-format valgrind python3 openssl
 # The interop tests drive the Java clients, mqadmin and a Java broker (fetched
 # from Maven Central by tests/interop/java/fetch_java_peers.sh).
-TEST_CMDS  := npm=npm java=default-jdk-headless javac=default-jdk-headless mvn=maven
+# The Go interop test builds github.com/apache/rocketmq-client-go/v2 (pinned
+# in tests/interop/go/go.mod) with the go command; the upstream tarball's
+# /usr/local/go/bin counts as installed (it is appended to PATH below).
+TEST_CMDS  := npm=npm java=default-jdk-headless javac=default-jdk-headless mvn=maven go=golang-go
 FUZZ_DEBS  := $(BUILD_DEBS) clang libclang-rt-14-dev
+export PATH := $(PATH):/usr/local/go/bin
 
 # LIBDIR is pinned to lib: the install layout contract is PREFIX/lib/... and
 # the daemon bakes PREFIX/lib/rmqhost/plugins in as its default plugin dir.

@@ -21,6 +21,8 @@
 
 #include <cmocka.h>
 
+#include "child_lifetime.h"
+
 #define DEADLINE_MS 20000
 
 typedef struct smoke_fixture {
@@ -41,6 +43,7 @@ static int spawn_with_stdout(char *const argv[], pid_t *pid)
     int fds[2];
     if (pipe(fds) != 0)
         return -1;
+    pid_t parent = getpid();
     *pid = fork();
     if (*pid < 0) {
         close(fds[0]);
@@ -48,6 +51,9 @@ static int spawn_with_stdout(char *const argv[], pid_t *pid)
         return -1;
     }
     if (*pid == 0) {
+        /* a failed or killed test takes its server and client with it */
+        if (rmq_child_die_with_parent(parent) != 0)
+            _exit(126);
         dup2(fds[1], STDOUT_FILENO);
         close(fds[0]);
         close(fds[1]);

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "child_lifetime.h"
 #include "rmq_test_support.h"
 
 static void sleep_ms(int ms)
@@ -115,10 +116,14 @@ int rmq_td_start(rmq_test_daemon *d, const char *const *extra_args)
     char listen_path[512];
     snprintf(listen_path, sizeof(listen_path), "%s/listen.addrs", d->state_dir);
     unlink(listen_path);
+    pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0)
         return -1;
     if (pid == 0) {
+        /* a test that aborts or is killed takes its daemon with it */
+        if (rmq_child_die_with_parent(parent) != 0)
+            _exit(126);
         int fd = open(d->log_path, O_WRONLY | O_CREAT | O_APPEND, 0644);
         if (fd >= 0) {
             dup2(fd, 1);

@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "child_lifetime.h"
 #include "rmq_test_support.h"
 
 int rmq_node_start(rmq_node_proc *p, const char *node_exe, const char *node_modules,
@@ -32,8 +33,11 @@ int rmq_node_start(rmq_node_proc *p, const char *node_exe, const char *node_modu
         close(in[1]);
         return -1;
     }
+    pid_t parent = getpid();
     pid_t pid = fork();
     if (pid == 0) {
+        if (rmq_child_die_with_parent(parent) != 0)
+            _exit(126);
         dup2(in[0], 0);
         dup2(out[1], 1);
         close(in[0]);

@@ -23,6 +23,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "child_lifetime.h"
 #include "rmq_test_support.h"
 
 #define RECV_MS 5000
@@ -881,8 +882,11 @@ static void test_second_daemon_on_same_state_dir_is_refused(void **state)
     /* Same conf dir, other port: the state_dir lock must refuse it. */
     const char *argv[] = {
         RMQ_TEST_DAEMON, "-c", f->d.conf_dir, "-o", "servers.main.listen=127.0.0.1:0", NULL};
+    pid_t parent = getpid();
     pid_t pid = fork();
     if (pid == 0) {
+        if (rmq_child_die_with_parent(parent) != 0)
+            _exit(126);
         int devnull = open("/dev/null", 1);
         dup2(devnull, 2);
         execv(argv[0], (char *const *)argv);

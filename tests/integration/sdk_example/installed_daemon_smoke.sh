@@ -22,7 +22,9 @@ if grep -q 'vip_listen' "$conf/host.conf"; then
     done
 fi
 
-"$P/bin/rmqhostd" -c "$conf" "${overrides[@]}" >"$log" 2>&1 &
+# RMQ_TIED (the build's rmq_tied, set by ctest): the daemon dies with this
+# script even when it is killed before its EXIT trap can stop it
+${RMQ_TIED:+"$RMQ_TIED"} "$P/bin/rmqhostd" -c "$conf" "${overrides[@]}" >"$log" 2>&1 &
 pid=$!
 stop() { kill -TERM "$pid" 2>/dev/null || true; }
 trap stop EXIT

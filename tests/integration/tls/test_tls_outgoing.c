@@ -36,14 +36,53 @@ static bool cluster_has_broker(int port, const char *broker, const char *cert, c
     return found;
 }
 
-static void run_pair(bool client_tls, bool mutual, bool expect_registered)
-{
-    char certs[] = "/tmp/rmqtls.XXXXXX";
-    assert_non_null(mkdtemp(certs));
-    assert_int_equal(tls_make_certs(certs), 0);
+typedef struct fixture {
+    char certs[64];
     rmq_test_daemon d;
+} fixture;
+
+/* Certificates in setup; teardown stops the daemon and removes both
+ * directories, after a failed assertion too (cmocka runs it either way). */
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof(*f));
+    *state = f;
+    if (!f)
+        return -1;
+    f->d.pid = -1;
+    snprintf(f->certs, sizeof(f->certs), "/tmp/rmqtls.XXXXXX");
+    if (!mkdtemp(f->certs)) {
+        f->certs[0] = 0;
+        return -1;
+    }
+    return tls_make_certs(f->certs);
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    if (!f)
+        return 0;
+    int st = 0;
+    if (f->d.pid > 0)
+        st = rmq_td_stop_reporting(&f->d);
+    rmq_td_cleanup(&f->d);
+    if (f->certs[0]) {
+        char cmd[300];
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->certs);
+        if (system(cmd) != 0)
+            fprintf(stderr, "cannot remove %s\n", f->certs);
+    }
+    free(f);
+    return st == 0 ? 0 : -1;
+}
+
+static void run_pair(fixture *f, bool client_tls, bool mutual, bool expect_registered)
+{
+    const char *certs = f->certs;
+    rmq_test_daemon *d = &f->d;
     const char *servers[] = {"namesrv", "broker", NULL};
-    assert_int_equal(rmq_td_init(&d, servers, NULL), 0);
+    assert_int_equal(rmq_td_init(d, servers, NULL), 0);
     int ns = rmq_tc_free_port();
     assert_true(ns > 0);
     char host_conf[4096], mutual_server[512], mutual_client[512];
@@ -59,18 +98,18 @@ static void run_pair(bool client_tls, bool mutual, bool expect_registered)
              "  broker = { listen = \"127.0.0.1:0\"; };\n};\n"
              "tls_client = { enable = %s; verify_server = true; trust_cert_file = "
              "\"%s/ca.pem\"; %s };\n",
-             d.state_dir, d.admin_socket, ns, certs, certs, mutual ? mutual_server : "",
+             d->state_dir, d->admin_socket, ns, certs, certs, mutual ? mutual_server : "",
              client_tls ? "true" : "false", certs, mutual ? mutual_client : "");
-    assert_int_equal(rmq_td_write_conf(&d, "host.conf", host_conf), 0);
+    assert_int_equal(rmq_td_write_conf(d, "host.conf", host_conf), 0);
     char settings[256];
     snprintf(settings, sizeof(settings),
              "namesrvAddr = \"127.0.0.1:%d\"; brokerName = \"tls-broker-x\"; "
              "brokerClusterName = \"TlsCluster\";",
              ns);
-    assert_int_equal(rmq_td_add_plugin(&d, "namesrv", "namesrv", "namesrv", NULL), 0);
+    assert_int_equal(rmq_td_add_plugin(d, "namesrv", "namesrv", "namesrv", NULL), 0);
     assert_int_equal(
-        rmq_td_add_plugin(&d, "broker-client-mgr", "broker-client-mgr", "broker", settings), 0);
-    assert_int_equal(rmq_td_start(&d, NULL), 0);
+        rmq_td_add_plugin(d, "broker-client-mgr", "broker-client-mgr", "broker", settings), 0);
+    assert_int_equal(rmq_td_start(d, NULL), 0);
     char cert[300], key[300];
     snprintf(cert, sizeof(cert), "%s/client.pem", certs);
     snprintf(key, sizeof(key), "%s/client.key", certs);
@@ -83,40 +122,34 @@ static void run_pair(bool client_tls, bool mutual, bool expect_registered)
     }
     assert_int_equal(found, expect_registered);
     if (!expect_registered)
-        assert_true(rmq_td_log_contains(&d, "plaintext request, but the server's tls mode is "
-                                            "enforcing"));
-    assert_int_equal(rmq_td_stop_reporting(&d), 0);
-    rmq_td_cleanup(&d);
-    char cmd[300];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", certs);
-    assert_int_equal(system(cmd), 0);
+        assert_true(rmq_td_log_contains(d, "plaintext request, but the server's tls mode is "
+                                           "enforcing"));
+    assert_int_equal(rmq_td_stop_reporting(d), 0);
 }
 
 static void test_broker_registers_over_tls(void **state)
 {
-    (void)state;
-    run_pair(true, false, true);
+    run_pair(*state, true, false, true);
 }
 
 static void test_broker_registers_with_a_client_certificate(void **state)
 {
-    (void)state;
-    run_pair(true, true, true);
+    run_pair(*state, true, true, true);
 }
 
 static void test_plaintext_registration_is_refused(void **state)
 {
-    (void)state;
-    run_pair(false, false, false);
+    run_pair(*state, false, false, false);
 }
 
 int main(int argc, char **argv)
 {
     signal(SIGPIPE, SIG_IGN); /* a refused TLS client writes to a closed socket */
     const struct CMUnitTest all[] = {
-        cmocka_unit_test(test_broker_registers_over_tls),
-        cmocka_unit_test(test_broker_registers_with_a_client_certificate),
-        cmocka_unit_test(test_plaintext_registration_is_refused),
+        cmocka_unit_test_setup_teardown(test_broker_registers_over_tls, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_broker_registers_with_a_client_certificate, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_plaintext_registration_is_refused, setup, teardown),
     };
     struct CMUnitTest sel[sizeof(all) / sizeof(all[0])];
     size_t n = 0;

@@ -26,27 +26,41 @@ typedef struct fixture {
     int port;
 } fixture;
 
-static fixture *new_fixture(void)
+/* Each test gets its certificates in setup; teardown stops the daemon the
+ * test started and removes both directories — cmocka runs it after a failed
+ * assertion too, so a failing test leaves no daemon or file behind. */
+static int setup(void **state)
 {
     fixture *f = calloc(1, sizeof(*f));
-    assert_non_null(f);
-    snprintf(f->certs, sizeof(f->certs), "/tmp/rmqtls.XXXXXX");
-    assert_non_null(mkdtemp(f->certs));
-    assert_int_equal(tls_make_certs(f->certs), 0);
+    *state = f;
+    if (!f)
+        return -1;
     f->d.pid = -1;
-    return f;
+    snprintf(f->certs, sizeof(f->certs), "/tmp/rmqtls.XXXXXX");
+    if (!mkdtemp(f->certs)) {
+        f->certs[0] = 0;
+        return -1;
+    }
+    return tls_make_certs(f->certs);
 }
 
-static void free_fixture(fixture *f)
+static int teardown(void **state)
 {
-    if (f->d.dir[0])
-        assert_int_equal(rmq_td_stop_reporting(&f->d), 0);
+    fixture *f = *state;
+    if (!f)
+        return 0;
+    int st = 0;
+    if (f->d.pid > 0)
+        st = rmq_td_stop_reporting(&f->d);
     rmq_td_cleanup(&f->d);
-    char cmd[512];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->certs);
-    if (system(cmd) != 0)
-        fprintf(stderr, "cannot remove %s\n", f->certs);
+    if (f->certs[0]) {
+        char cmd[512];
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->certs);
+        if (system(cmd) != 0)
+            fprintf(stderr, "cannot remove %s\n", f->certs);
+    }
     free(f);
+    return st == 0 ? 0 : -1;
 }
 
 /* Start the namesrv plugin on server "namesrv" with tls body (format with
@@ -101,8 +115,7 @@ static void start_mode(fixture *f, const char *mode)
 
 static void test_permissive_serves_tls_and_plaintext(void **state)
 {
-    (void)state;
-    fixture *f = new_fixture();
+    fixture *f = *state;
     start_mode(f, "permissive");
     char why[256];
     tls_tc *t = tls_tc_connect(f->port, NULL, NULL, why, sizeof(why));
@@ -126,13 +139,11 @@ static void test_permissive_serves_tls_and_plaintext(void **state)
         rmq_cmd_free(resp);
     }
     tls_tc_close(t);
-    free_fixture(f);
 }
 
 static void test_test_mode_self_signed(void **state)
 {
-    (void)state;
-    fixture *f = new_fixture();
+    fixture *f = *state;
     start_namesrv(f, "mode = \"enforcing\"; test_mode = true;", NULL);
     char why[256];
     tls_tc *t = tls_tc_connect(f->port, NULL, NULL, why, sizeof(why));
@@ -140,13 +151,11 @@ static void test_test_mode_self_signed(void **state)
     assert_string_equal(tls_tc_peer_cn(t), "rmqhost test mode");
     route_over_tls(t, 1);
     tls_tc_close(t);
-    free_fixture(f);
 }
 
 static void test_enforcing_closes_plaintext(void **state)
 {
-    (void)state;
-    fixture *f = new_fixture();
+    fixture *f = *state;
     start_mode(f, "enforcing");
     int fd = rmq_tc_connect(f->port);
     assert_true(fd >= 0);
@@ -162,13 +171,11 @@ static void test_enforcing_closes_plaintext(void **state)
     assert_non_null(t);
     route_over_tls(t, 2);
     tls_tc_close(t);
-    free_fixture(f);
 }
 
 static void test_disabled_closes_client_hello(void **state)
 {
-    (void)state;
-    fixture *f = new_fixture();
+    fixture *f = *state;
     start_namesrv(f, NULL, NULL); /* no tls group: disabled */
     char why[256];
     tls_tc *t = tls_tc_connect(f->port, NULL, NULL, why, sizeof(why));
@@ -176,13 +183,11 @@ static void test_disabled_closes_client_hello(void **state)
     assert_true(rmq_td_log_contains(&f->d, "TLS handshake, but TLS is disabled on this server "
                                            "(servers.namesrv.tls.mode)"));
     route_in_plaintext(f->port, 1);
-    free_fixture(f);
 }
 
 static void test_mutual_tls_refuses_untrusted_clients(void **state)
 {
-    (void)state;
-    fixture *f = new_fixture();
+    fixture *f = *state;
     start_namesrv(f,
                   "mode = \"enforcing\"; cert_file = \"%1$s/server1.pem\"; key_file = "
                   "\"%1$s/server1.key\"; trust_cert_file = \"%1$s/ca.pem\"; need_client_auth = "
@@ -212,7 +217,6 @@ static void test_mutual_tls_refuses_untrusted_clients(void **state)
         }
     }
     assert_true(rmq_td_log_contains(&f->d, "TLS handshake failed"));
-    free_fixture(f);
 }
 
 static int copy_file(const char *from, const char *to)
@@ -236,8 +240,7 @@ static void swap_cert(fixture *f, const char *which)
 
 static void test_rotation_keeps_sessions(void **state)
 {
-    (void)state;
-    fixture *f = new_fixture();
+    fixture *f = *state;
     swap_cert(f, "server1");
     start_namesrv(f,
                   "mode = \"permissive\"; cert_file = \"%1$s/live.pem\"; key_file = "
@@ -277,13 +280,11 @@ static void test_rotation_keeps_sessions(void **state)
     assert_true(rmq_td_log_contains(&f->d, "certificate files changed; new connections use them"));
     route_over_tls(old, 3);
     tls_tc_close(old);
-    free_fixture(f);
 }
 
 static void test_reload_with_bad_key_changes_nothing(void **state)
 {
-    (void)state;
-    fixture *f = new_fixture();
+    fixture *f = *state;
     swap_cert(f, "server1");
     start_namesrv(f,
                   "mode = \"permissive\"; cert_file = \"%1$s/live.pem\"; key_file = "
@@ -302,7 +303,6 @@ static void test_reload_with_bad_key_changes_nothing(void **state)
     assert_string_equal(tls_tc_peer_cn(t), "server-1");
     route_over_tls(t, 1);
     tls_tc_close(t);
-    free_fixture(f);
 }
 
 /* rmqhostd --check's exit status and output. */
@@ -320,8 +320,7 @@ static int run_check(fixture *f, char *out, size_t outlen)
 
 static void test_check_names_bad_files(void **state)
 {
-    (void)state;
-    fixture *f = new_fixture();
+    fixture *f = *state;
     const char *servers[] = {"namesrv", NULL};
     assert_int_equal(rmq_td_init(&f->d, servers, NULL), 0);
     assert_int_equal(rmq_td_add_plugin(&f->d, "namesrv", "namesrv", "namesrv", NULL), 0);
@@ -358,15 +357,11 @@ static void test_check_names_bad_files(void **state)
              f->certs, f->certs);
     assert_int_equal(tls_write_host_conf(&f->d, "namesrv", body, NULL), 0);
     assert_int_equal(run_check(f, out, sizeof(out)), 0);
-    rmq_td_cleanup(&f->d);
-    memset(&f->d, 0, sizeof(f->d));
-    free_fixture(f);
 }
 
 static void test_java_properties_and_overrides(void **state)
 {
-    (void)state;
-    fixture *f = new_fixture();
+    fixture *f = *state;
     char props[512], text[2048];
     snprintf(props, sizeof(props), "%s/tls.properties", f->certs);
     snprintf(text, sizeof(text),
@@ -411,22 +406,21 @@ static void test_java_properties_and_overrides(void **state)
     assert_true(rmq_tc_wait_closed(fd, TIMEOUT_MS));
     rmq_cmd_free(req);
     close(fd);
-    free_fixture(f);
 }
 
 int main(int argc, char **argv)
 {
     signal(SIGPIPE, SIG_IGN); /* a refused TLS client writes to a closed socket */
     const struct CMUnitTest all[] = {
-        cmocka_unit_test(test_permissive_serves_tls_and_plaintext),
-        cmocka_unit_test(test_test_mode_self_signed),
-        cmocka_unit_test(test_enforcing_closes_plaintext),
-        cmocka_unit_test(test_disabled_closes_client_hello),
-        cmocka_unit_test(test_mutual_tls_refuses_untrusted_clients),
-        cmocka_unit_test(test_rotation_keeps_sessions),
-        cmocka_unit_test(test_reload_with_bad_key_changes_nothing),
-        cmocka_unit_test(test_check_names_bad_files),
-        cmocka_unit_test(test_java_properties_and_overrides),
+        cmocka_unit_test_setup_teardown(test_permissive_serves_tls_and_plaintext, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_test_mode_self_signed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_enforcing_closes_plaintext, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_disabled_closes_client_hello, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_mutual_tls_refuses_untrusted_clients, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_rotation_keeps_sessions, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reload_with_bad_key_changes_nothing, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_check_names_bad_files, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_java_properties_and_overrides, setup, teardown),
     };
     struct CMUnitTest sel[sizeof(all) / sizeof(all[0])];
     size_t n = 0;

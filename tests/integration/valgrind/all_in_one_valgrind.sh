@@ -46,7 +46,9 @@ plugin = { name = "acl-broker"; path = "$plugins/acl.so"; server = "broker";
   settings = { role = "broker"; aclFile = "plain_acl.yml"; }; };
 CONF
 fi
-valgrind --leak-check=full --show-leak-kinds=definite,indirect \
+# rmq_tied (beside rmqhostd): the daemon dies with this script even when a
+# SIGKILL or a ctest timeout leaves the EXIT trap no chance to run
+"$(dirname "$daemon")/rmq_tied" valgrind --leak-check=full --show-leak-kinds=definite,indirect \
   --errors-for-leak-kinds=definite,indirect --error-exitcode=99 \
   "$daemon" -c "$dir/conf.d" >"$dir/vg.log" 2>&1 &
 pid=$!
