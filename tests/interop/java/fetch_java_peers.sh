@@ -16,6 +16,9 @@ for tool in java javac mvn; do
   fi
 done
 mkdir -p "$out"
+# Absolute: maven resolves a relative outputDirectory against the pom's
+# folder, so the jars would land in the source tree.
+out=$(cd "$out" && pwd)
 for set in $sets; do
   pom="$here/peers/$set/pom.xml"
   [ -f "$pom" ] || { echo "fetch_java_peers: no such set '$set'" >&2; exit 1; }
