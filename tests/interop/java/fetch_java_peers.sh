@@ -16,7 +16,8 @@ for tool in java javac mvn; do
   fi
 done
 mkdir -p "$out"
-# Maven resolves a relative outputDirectory against the pom's directory.
+# Absolute: maven resolves a relative outputDirectory against the pom's
+# folder, so the jars would land in the source tree.
 out=$(cd "$out" && pwd)
 for set in $sets; do
   pom="$here/peers/$set/pom.xml"

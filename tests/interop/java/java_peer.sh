@@ -21,8 +21,9 @@ user_home=${RMQ_JAVA_HOME_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/rmq-java-home.XXXXXX
 # Java 17 closes the JDK internals the 4.x store and Netty reach into
 # (mapped-buffer cleaners, direct memory).
 opens="--add-opens=java.base/java.nio=ALL-UNNAMED --add-opens=java.base/sun.nio.ch=ALL-UNNAMED \
---add-exports=java.base/sun.nio.ch=ALL-UNNAMED --add-opens=java.base/java.lang=ALL-UNNAMED \
---add-opens=java.base/java.util=ALL-UNNAMED --add-exports=java.base/jdk.internal.ref=ALL-UNNAMED"
+--add-exports=java.base/sun.nio.ch=ALL-UNNAMED --add-exports=java.base/jdk.internal.ref=ALL-UNNAMED \
+--add-opens=java.base/java.lang=ALL-UNNAMED \
+--add-opens=java.base/java.util=ALL-UNNAMED"
 # shellcheck disable=SC2086
 exec java -Xss512k -XX:+UseSerialGC -XX:TieredStopAtLevel=1 ${RMQ_JAVA_OPTS:--Xmx384m} $opens \
   -Drocketmq.home.dir="$here/home" -Duser.home="$user_home" \
