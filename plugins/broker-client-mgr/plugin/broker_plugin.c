@@ -204,7 +204,7 @@ static int bcm_init(rmq_plugin_ctx *pctx, const rmq_host_api *api)
         (rc = bcm_register_relay_processors(c)) != 0 ||
         (rc = bcm_register_consume_stats_processor(c)) != 0 ||
         (rc = bcm_register_storage_stub_processors(c)) != 0 ||
-        (rc = bcm_register_housekeeping(c)) != 0 ||
+        (rc = bcm_register_housekeeping(c)) != 0 || (rc = bcm_slave_sync_init(c)) != 0 ||
         (rc = bcm_registration_init(c, api->setting_string(pctx, "namesrvAddr"))) != 0)
         goto fail;
     c->info_table.size = sizeof c->info_table;

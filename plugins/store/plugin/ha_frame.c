@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ha.h"
+#include "ha_frame.h"
 
 void ha_put_be64(uint8_t *p, int64_t v)
 {
@@ -29,7 +29,7 @@ int ha_frame_reader_init(ha_frame_reader *r, size_t cap)
     r->buf = malloc(cap);
     r->cap = r->buf ? cap : 0;
     r->len = 0;
-    return r->buf ? 0 : RMQ_ENOMEM;
+    return r->buf ? 0 : -1;
 }
 
 void ha_frame_reader_free(ha_frame_reader *r)

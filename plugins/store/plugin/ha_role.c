@@ -10,6 +10,7 @@
 #include <rmqhost/services/broker_service.h>
 
 #include "ha.h"
+#include "store_features.h"
 
 static const char *role_name(ha_role r)
 {
@@ -174,6 +175,57 @@ static int admin_demote(rmq_admin_call *call, int argc, const char *const *argv,
     return rc;
 }
 
+/* GET_ALL_DELAY_OFFSET (45): what a slave copies (§4.3). */
+static int process_all_delay_offset(rmq_request *req, const rmq_cmd *cmd, void *ud)
+{
+    store_plugin *sp = ud;
+    store_features *f = features_of(sp);
+    char *body = f ? schedule_offsets_encode(f) : NULL;
+    if (!body)
+        return store_reply_code(sp, req, cmd, RC_SYSTEM_ERROR, "No delay offset in this broker");
+    rmq_cmd *r = sp->api->cmd_new_response(cmd, RC_SUCCESS, NULL);
+    if (!r) {
+        free(body);
+        return RMQ_ENOMEM;
+    }
+    sp->api->cmd_set_body(r, body, strlen(body), NULL, NULL);
+    free(body);
+    return sp->api->reply(req, r);
+}
+
+/* A slave copies the master's delay offsets every 10 s (the other tables
+ * are broker-client-mgr's). */
+static void delay_sync_tick(void *ud)
+{
+    store_plugin *sp = ud;
+    store_features *f = features_of(sp);
+    if (ha_current_role(sp) != HA_SLAVE || !f)
+        return;
+    const void *tbl = NULL;
+    void *bud = NULL;
+    rmq_service_ref ref;
+    if (sp->api->service_acquire(sp->ctx, RMQ_BROKER_INFO_SERVICE, RMQ_BROKER_INFO_VERSION, &tbl,
+                                 &bud, &ref) != 0)
+        return;
+    const rmq_broker_info_v1 *bi = tbl;
+    char master[128] = "", ha[128] = "";
+    if (bi->size >= offsetof(rmq_broker_info_v1, master_addrs) + sizeof bi->master_addrs &&
+        bi->master_addrs)
+        bi->master_addrs(bud, master, sizeof master, ha, sizeof ha);
+    sp->api->service_release(sp->ctx, ref);
+    if (!master[0])
+        return;
+    rmq_cmd *req = sp->api->cmd_new_request(45);
+    rmq_cmd *resp = NULL;
+    if (!req || sp->api->invoke_sync_addr(sp->ctx, master, req, 3000, &resp) != 0 || !resp)
+        return;
+    size_t n = 0;
+    const char *body = sp->api->cmd_body(resp, &n);
+    if (sp->api->cmd_code(resp) == RC_SUCCESS && body && n)
+        schedule_offsets_take(f, body, n);
+    sp->api->cmd_free(resp);
+}
+
 static void align_tick(void *ud)
 {
     store_plugin *sp = ud;
@@ -198,6 +250,10 @@ int ha_init(store_plugin *sp)
     rmq_timer_id tid;
     if (rc == 0) /* broker.info may load after the store */
         rc = sp->api->add_timer(sp->ctx, 500, 0, align_tick, sp, NULL, &tid);
+    if (rc == 0)
+        rc = sp->api->register_processor(sp->ctx, 45, process_all_delay_offset, sp, "brokerAdmin");
+    if (rc == 0)
+        rc = sp->api->add_timer(sp->ctx, 3000, 10000, delay_sync_tick, sp, "brokerAdmin", &tid);
     return rc;
 }
 

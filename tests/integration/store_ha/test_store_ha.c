@@ -10,6 +10,7 @@
  * Ephemeral ports; every daemon stops even when an assertion fails. */
 #include <dirent.h>
 #include <limits.h>
+#include <signal.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -49,7 +50,8 @@ static int setup(void **state)
     *state = p;
     p->ha_port = rmq_tc_free_port();
     char set[256];
-    snprintf(set, sizeof set, "brokerRole = \"SYNC_MASTER\"; haListenPort = %d;", p->ha_port);
+    snprintf(set, sizeof set,
+             "brokerRole = \"SYNC_MASTER\"; haListenPort = %d; slaveTimeout = 1000;", p->ha_port);
     p->mport = st_start(&p->m, set);
     return p->mport > 0 ? 0 : -1;
 }
@@ -65,12 +67,33 @@ static int teardown(void **state)
     return a == 0 && b == 0 ? 0 : -1;
 }
 
+/* The slave registers with the master's NameServer (so the registration
+ * answer names its master for the config sync) and finds the HA port
+ * through haMasterAddress. */
+static int configure_slave(pair *p)
+{
+    int ns = rmq_tc_free_port();
+    const char *servers[] = {"namesrv", "broker", NULL};
+    char bcm[512], set[512];
+    snprintf(bcm, sizeof bcm,
+             "namesrvAddr = \"127.0.0.1:%d\"; brokerName = \"broker-t\"; "
+             "brokerClusterName = \"TestCluster\"; brokerIP1 = \"127.0.0.1\"; brokerId = 1;",
+             rmq_td_port(&p->m, "namesrv"));
+    snprintf(set, sizeof set,
+             "mappedFileSizeCommitLog = 1048576; brokerRole = \"SLAVE\"; "
+             "haMasterAddress = \"127.0.0.1:%d\";",
+             p->ha_port);
+    if (ns <= 0 || rmq_td_init(&p->s, servers, NULL) != 0 ||
+        bcm_configure_namesrv_and_broker(&p->s, ns, "info", bcm) != 0 ||
+        rmq_td_add_plugin(&p->s, "filter", "filter", "broker", NULL) != 0 ||
+        rmq_td_add_plugin(&p->s, "store", "store", "broker", set) != 0)
+        return -1;
+    return 0;
+}
+
 static int start_slave(pair *p, bool configure)
 {
-    char set[256];
-    snprintf(set, sizeof set, "brokerRole = \"SLAVE\"; haMasterAddress = \"127.0.0.1:%d\";",
-             p->ha_port);
-    if (configure && st_configure(&p->s, set) != 0)
+    if (configure && configure_slave(p) != 0)
         return -1;
     if (rmq_td_start(&p->s, NULL) != 0)
         return -1;
@@ -261,6 +284,88 @@ static void test_replication(void **state)
     assert_non_null(strstr(out, "role ASYNC_MASTER"));
 }
 
+/* A raw request with ext pairs (NULL-terminated) to port; the answer. */
+static rmq_cmd *call(int port, int code, const char *const *kv)
+{
+    int fd = rmq_tc_connect(port);
+    if (fd < 0)
+        return NULL;
+    rmq_cmd *req = rmq_tc_request(code, 77, kv);
+    rmq_cmd *r = req ? rmq_tc_call(fd, req, 5000) : NULL;
+    rmq_cmd_free(req);
+    close(fd);
+    return r;
+}
+
+/* Config sync (§4.3): a topic created and an offset committed on the
+ * master show up on the slave (within a sync period; the bound only ends a
+ * hung test). */
+static void expect_config_synced(pair *p)
+{
+    const char *topic_kv[] = {"topic",
+                              "TopicSynced",
+                              "defaultTopic",
+                              "TBW102",
+                              "readQueueNums",
+                              "3",
+                              "writeQueueNums",
+                              "3",
+                              "perm",
+                              "6",
+                              "topicFilterType",
+                              "SINGLE_TAG",
+                              "topicSysFlag",
+                              "0",
+                              "order",
+                              "false",
+                              NULL};
+    rmq_cmd *r = call(p->mport, 17, topic_kv);
+    assert_non_null(r);
+    assert_int_equal(r->code, 0);
+    rmq_cmd_free(r);
+    const char *off_kv[] = {"consumerGroup", "GSync", "topic", "TopicHA", "queueId", "0",
+                            "commitOffset",  "123",   NULL};
+    r = call(p->mport, 15, off_kv);
+    assert_non_null(r);
+    assert_int_equal(r->code, 0);
+    rmq_cmd_free(r);
+    const char *q_kv[] = {"consumerGroup", "GSync", "topic", "TopicHA", "queueId", "0", NULL};
+    r = call(p->mport, 45, NULL);
+    assert_non_null(r);
+    assert_int_equal(r->code, 0);
+    char delay_body[4096] = "";
+    snprintf(delay_body, sizeof delay_body, "%.*s", (int)r->body_len, (const char *)r->body);
+    rmq_cmd_free(r);
+    assert_non_null(strstr(delay_body, "\"offsetTable\":{"));
+    char delay_path[512];
+    snprintf(delay_path, sizeof delay_path, "%s/store/config/delayOffset.json", p->s.state_dir);
+    uint64_t until = rmq_test_now_ms() + 60000;
+    bool topic = false, offset = false, delay = false;
+    while (rmq_test_now_ms() < until && !(topic && offset && delay)) {
+        char file[4096] = "";
+        FILE *df = fopen(delay_path, "r");
+        if (df) {
+            size_t got = fread(file, 1, sizeof file - 1, df);
+            file[got] = 0;
+            fclose(df);
+        }
+        delay = strcmp(file, delay_body) == 0;
+        r = call(p->sport, 21, NULL);
+        topic = r && r->code == 0 && r->body && memmem(r->body, r->body_len, "TopicSynced", 11);
+        rmq_cmd_free(r);
+        r = call(p->sport, 14, q_kv);
+        offset = r && r->code == 0 && st_ext_ll(r, "offset") == 123;
+        rmq_cmd_free(r);
+        if (!(topic && offset && delay))
+            rmq_test_pause_ms(200);
+    }
+    if (!topic || !offset || !delay)
+        fprintf(stderr, "slave sync: topic %d offset %d delay %d\n", topic, offset, delay);
+    assert_true(topic);
+    assert_true(offset);
+    assert_true(delay);
+}
+
 /* Logs byte-identical while both run as master and slave. */
 static void test_identical_logs(void **state)
 {
@@ -272,9 +377,29 @@ static void test_identical_logs(void **state)
     for (int n = 400; n < 700; n++)
         assert_int_equal(send_one(p->mport, n), 0);
     wait_caught_up(p);
+    expect_config_synced(p);
     assert_int_equal(stop(p, true), 0);
     assert_int_equal(stop(p, false), 0);
     expect_identical_logs(p, "00000000000001048576");
+}
+
+/* A slave that stops acknowledging (SIGSTOP) but stays connected: the
+ * SYNC_MASTER send waits slaveTimeout and answers FLUSH_SLAVE_TIMEOUT (12)
+ * with the stored-message header; once it runs again sends are SEND_OK. */
+static void test_slave_timeout(void **state)
+{
+    pair *p = *state;
+    assert_true(start_slave(p, true) > 0);
+    int first = send_one(p->mport, 0); /* 11 or 0: the slave may have reported already */
+    assert_true(first == 0 || first == 11);
+    wait_caught_up(p);
+    assert_int_equal(send_one(p->mport, 1), 0);
+    assert_int_equal(kill(p->s.pid, SIGSTOP), 0);
+    int code = send_one(p->mport, 2);
+    assert_int_equal(kill(p->s.pid, SIGCONT), 0);
+    assert_int_equal(code, 12);
+    wait_caught_up(p);
+    assert_int_equal(send_one(p->mport, 3), 0);
 }
 
 int main(void)
@@ -282,6 +407,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_replication, setup, teardown),
         cmocka_unit_test_setup_teardown(test_identical_logs, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_slave_timeout, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
