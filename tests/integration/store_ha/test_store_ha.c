@@ -402,12 +402,119 @@ static void test_slave_timeout(void **state)
     assert_int_equal(send_one(p->mport, 3), 0);
 }
 
+/* An ASYNC_MASTER with a 1.5 s housekeeping interval, for fake slaves. */
+static int setup_raw(void **state)
+{
+    pair *p = calloc(1, sizeof *p);
+    if (!p)
+        return -1;
+    *state = p;
+    p->ha_port = rmq_tc_free_port();
+    char set[256];
+    snprintf(set, sizeof set, "haListenPort = %d; haHousekeepingInterval = 1500;", p->ha_port);
+    p->mport = st_start(&p->m, set);
+    return p->mport > 0 ? 0 : -1;
+}
+
+static void put_be64(uint8_t *b, long long v)
+{
+    for (int i = 7; i >= 0; i--, v >>= 8)
+        b[i] = (uint8_t)v;
+}
+
+static long long get_be(const uint8_t *b, int n)
+{
+    long long v = 0;
+    for (int i = 0; i < n; i++)
+        v = v << 8 | b[i];
+    return v;
+}
+
+static bool read_full(int fd, uint8_t *b, size_t n)
+{
+    size_t got = 0;
+    while (got < n) {
+        ssize_t r = read(fd, b + got, n - got);
+        if (r <= 0)
+            return false;
+        got += (size_t)r;
+    }
+    return true;
+}
+
+/* Raw HA protocol against our master (§2.2–§2.4, §7 T11): a fake slave
+ * reporting 0 gets the last file from its start in frames of at most 32 KiB
+ * that never cross a file end, whose bytes are the master's file; garbage
+ * and a silent peer are closed while the master carries on; a report beyond
+ * the master's end is refused with an error. */
+static void test_raw_frames(void **state)
+{
+    pair *p = *state;
+    for (int n = 0; n < 300; n++)
+        assert_int_equal(send_one(p->mport, n), 0);
+    long long end = log_end(&p->m);
+    assert_true(end > FILE_SIZE);
+
+    /* garbage (not a multiple of 8) then close: nothing breaks */
+    int g = rmq_tc_connect(p->ha_port);
+    assert_true(g >= 0);
+    assert_int_equal(rmq_tc_send_raw(g, "\xde\xad\xbe", 3), 0);
+    close(g);
+    /* a silent peer is closed after haHousekeepingInterval */
+    int silent = rmq_tc_connect(p->ha_port);
+    assert_true(silent >= 0);
+    assert_true(rmq_tc_wait_closed(silent, 20000));
+    close(silent);
+
+    int fd = rmq_tc_connect(p->ha_port);
+    assert_true(fd >= 0);
+    uint8_t rep[8];
+    put_be64(rep, 0);
+    assert_int_equal(rmq_tc_send_raw(fd, rep, 8), 0);
+    char path[600];
+    snprintf(path, sizeof path, "%s/store/commitlog/00000000000001048576", p->m.state_dir);
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    uint8_t *want = malloc(FILE_SIZE), *body = malloc(32768);
+    assert_int_equal(fread(want, 1, FILE_SIZE, f), FILE_SIZE);
+    fclose(f);
+    long long next = FILE_SIZE; /* the start of the master's last file */
+    while (next < end) {
+        uint8_t h[12];
+        assert_true(read_full(fd, h, 12));
+        long long off = get_be(h, 8), len = get_be(h + 8, 4);
+        assert_int_equal(off, next);
+        assert_true(len >= 0 && len <= 32768);
+        assert_true(off / FILE_SIZE == (off + len - 1) / FILE_SIZE || len == 0);
+        assert_true(read_full(fd, body, (size_t)len));
+        assert_memory_equal(body, want + (off - FILE_SIZE), (size_t)len);
+        next += len;
+    }
+    assert_int_equal(next, end);
+    free(want);
+    free(body);
+    close(fd);
+
+    /* a slave whose log is longer than ours: refused, loudly */
+    fd = rmq_tc_connect(p->ha_port);
+    put_be64(rep, end + 1000);
+    assert_int_equal(rmq_tc_send_raw(fd, rep, 8), 0);
+    uint64_t until = rmq_test_now_ms() + 20000;
+    while (!rmq_td_log_contains(&p->m, "beyond this master's log end") && rmq_test_now_ms() < until)
+        rmq_test_pause_ms(50);
+    assert_true(rmq_td_log_contains(&p->m, "beyond this master's log end"));
+    close(fd);
+    /* the master still serves */
+    assert_int_equal(send_one(p->mport, 300), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_replication, setup, teardown),
         cmocka_unit_test_setup_teardown(test_identical_logs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_slave_timeout, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_raw_frames, setup_raw, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
