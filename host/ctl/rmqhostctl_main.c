@@ -30,6 +30,9 @@ static void usage(FILE *f)
                "  health               exit 0 when every enabled plugin is up and its server "
                "listens\n"
                "  help                 commands registered by plugins\n"
+               "  ha                   replication status (store plugin)\n"
+               "  promote              this slave becomes the master of its broker name\n"
+               "  demote HOST:HAPORT   this master becomes a slave of that HA address\n"
                "  OTHER [ARGS...]      a command a plugin registered (e.g. expr)\n"
                "exit status: 0 success, 1 command failed, 2 usage error or daemon unreachable\n");
 }

@@ -244,6 +244,9 @@ void bcm_deliver_notices(bcm_ctx *c, bcm_notices *ns, bool notify_flag_applies,
 /* client_housekeeping.c */
 int bcm_register_housekeeping(bcm_ctx *c);
 
+/* slave_sync.c: a slave copies its master's topics, offsets, groups */
+int bcm_slave_sync_init(bcm_ctx *c);
+
 /* nameserver_registration.c */
 int bcm_registration_init(bcm_ctx *c, const char *namesrv_addr);
 void bcm_registration_request_now(bcm_ctx *c);

@@ -57,7 +57,7 @@ static int meta_broker_config(void *ud, rmq_broker_config *out)
     memset(out, 0, sizeof *out);
     snprintf(out->cluster_name, sizeof out->cluster_name, "%s", c->s.cluster_name);
     snprintf(out->broker_name, sizeof out->broker_name, "%s", c->s.broker_name);
-    out->broker_id = c->s.broker_id;
+    out->broker_id = __atomic_load_n(&c->s.broker_id, __ATOMIC_RELAXED);
     snprintf(out->broker_ip1, sizeof out->broker_ip1, "%s", c->s.advertised_ip);
     out->listen_port = c->s.listen_port;
     out->broker_permission = c->s.broker_permission;

@@ -19,9 +19,36 @@ static int info_identity(void *ud, rmq_broker_identity *out)
     memset(out, 0, sizeof *out);
     snprintf(out->cluster_name, sizeof out->cluster_name, "%s", c->s.cluster_name);
     snprintf(out->broker_name, sizeof out->broker_name, "%s", c->s.broker_name);
-    out->broker_id = c->s.broker_id;
+    out->broker_id = __atomic_load_n(&c->s.broker_id, __ATOMIC_RELAXED);
     snprintf(out->broker_addr, sizeof out->broker_addr, "%s", c->broker_addr);
     snprintf(out->ha_server_addr, sizeof out->ha_server_addr, "%s", c->ha_addr);
+    return 0;
+}
+
+static int info_master_addrs(void *ud, char *master, size_t mlen, char *ha, size_t hlen)
+{
+    bcm_ctx *c = ud;
+    pthread_mutex_lock(&c->reg_lock);
+    snprintf(master, mlen, "%s", c->master_addr);
+    snprintf(ha, hlen, "%s", c->ha_master_addr);
+    pthread_mutex_unlock(&c->reg_lock);
+    return 0;
+}
+
+/* Promotion / demotion (the store's HA role change): the new id goes out
+ * with the next registration, requested now. */
+static int info_set_broker_id(void *ud, int64_t id)
+{
+    bcm_ctx *c = ud;
+    if (id < 0)
+        return RMQ_EINVAL;
+    pthread_mutex_lock(&c->reg_lock);
+    __atomic_store_n(&c->s.broker_id, id, __ATOMIC_RELAXED);
+    c->master_addr[0] = 0;
+    c->ha_master_addr[0] = 0;
+    pthread_mutex_unlock(&c->reg_lock);
+    c->api->log(c->pctx, RMQ_LOG_INFO, "brokerId is now %lld: registering again", (long long)id);
+    bcm_registration_request_now(c);
     return 0;
 }
 
@@ -183,10 +210,13 @@ static int bcm_init(rmq_plugin_ctx *pctx, const rmq_host_api *api)
         (rc = bcm_register_inventory_processors(c)) != 0 ||
         (rc = bcm_register_storage_stub_processors(c)) != 0 ||
         (rc = bcm_register_housekeeping(c)) != 0 || (rc = bcm_topics_journal_start(c)) != 0 ||
+        (rc = bcm_slave_sync_init(c)) != 0 ||
         (rc = bcm_registration_init(c, api->setting_string(pctx, "namesrvAddr"))) != 0)
         goto fail;
     c->info_table.size = sizeof c->info_table;
     c->info_table.identity = info_identity;
+    c->info_table.master_addrs = info_master_addrs;
+    c->info_table.set_broker_id = info_set_broker_id;
     if ((rc = api->export_service(pctx, RMQ_BROKER_INFO_SERVICE, RMQ_BROKER_INFO_VERSION,
                                   &c->info_table, c)) != 0 ||
         (rc = bcm_export_broker_meta(c)) != 0)

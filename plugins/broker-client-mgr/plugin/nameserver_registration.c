@@ -94,9 +94,10 @@ static void on_register_response(int err, const rmq_cmd *resp, void *ud)
         const char *master = a->cmd_ext_get(resp, "masterAddr");
         const char *ha = a->cmd_ext_get(resp, "haServerAddr");
         pthread_mutex_lock(&c->reg_lock);
-        if (master)
-            snprintf(c->master_addr, sizeof c->master_addr, "%s", master);
-        if (ha && c->s.broker_id != 0)
+        /* Java overwrites SlaveSynchronize's masterAddr with every answer,
+         * null included (protocol-ha.md §4.4) */
+        snprintf(c->master_addr, sizeof c->master_addr, "%s", master ? master : "");
+        if (ha && __atomic_load_n(&c->s.broker_id, __ATOMIC_RELAXED) != 0)
             snprintf(c->ha_master_addr, sizeof c->ha_master_addr, "%s", ha);
         pthread_mutex_unlock(&c->reg_lock);
         size_t len = 0;
@@ -126,7 +127,8 @@ static rmq_cmd *register_request(bcm_ctx *c, const bcm_body *b)
         return NULL;
     char num[32];
     a->cmd_ext_set(req, "brokerAddr", c->broker_addr);
-    snprintf(num, sizeof num, "%lld", (long long)c->s.broker_id);
+    snprintf(num, sizeof num, "%lld",
+             (long long)__atomic_load_n(&c->s.broker_id, __ATOMIC_RELAXED));
     a->cmd_ext_set(req, "brokerId", num);
     a->cmd_ext_set(req, "brokerName", c->s.broker_name);
     a->cmd_ext_set(req, "clusterName", c->s.cluster_name);
@@ -326,7 +328,8 @@ static void *unregister_one(void *ud)
     if (!req)
         return NULL;
     char num[32];
-    snprintf(num, sizeof num, "%lld", (long long)c->s.broker_id);
+    snprintf(num, sizeof num, "%lld",
+             (long long)__atomic_load_n(&c->s.broker_id, __ATOMIC_RELAXED));
     a->cmd_ext_set(req, "brokerAddr", c->broker_addr);
     a->cmd_ext_set(req, "brokerId", num);
     a->cmd_ext_set(req, "brokerName", c->s.broker_name);

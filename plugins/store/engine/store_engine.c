@@ -278,6 +278,9 @@ int store_open(const store_config *cfg, store_engine **out, char *err, size_t er
     atomic_store(&e->flushed, e->write_pos);
     atomic_store(&e->file_written, e->write_pos);
     e->drop_pos = e->write_pos; /* what recovery read stays cached */
+    /* a slave resumes dispatching after the last whole record (a frame may
+     * have ended inside one) */
+    e->ha_dispatch_pos = e->last_rec_offset + e->last_rec_size;
     if (e->recovery_wrote)
         flush_all_now(e); /* what recovery rebuilt is durable before we say so */
     else
@@ -511,7 +514,7 @@ static int append(store_engine *e, const store_msg *msgs, size_t n, int64_t *phy
         out->status = STORE_PUT_MESSAGE_ILLEGAL;
         goto done;
     }
-    if (atomic_load(&e->closing) || !atomic_load(&e->writeable)) {
+    if (atomic_load(&e->closing) || !atomic_load(&e->writeable) || atomic_load(&e->slave)) {
         out->status = STORE_PUT_SERVICE_NOT_AVAILABLE;
         goto done;
     }

@@ -316,4 +316,27 @@ void store_test_inject_sync_error(store_engine *e, int err);
 /* TEST ONLY: run the periodic disk / writeability re-check now. */
 void store_test_recheck_disk(store_engine *e);
 
+/* ---- replication (store_ha.c, protocol-ha.md §2) -------------------------- */
+
+/* The commit log's readable end (CommitLog#getMaxOffset) and first byte. */
+int64_t store_ha_max_offset(store_engine *e);
+int64_t store_ha_min_offset(store_engine *e);
+/* Master: copy up to max log bytes from `off` into buf, never past the
+ * segment holding `off` (a frame never spans two files, §2.3) nor the
+ * readable end. Returns the bytes copied (0: none there yet), -ENOENT when
+ * `off` lies below the first segment. */
+int64_t store_ha_read(store_engine *e, int64_t off, uint8_t *buf, int64_t max);
+/* Slave: append a transfer frame's body that starts at phys (§2.5). An empty
+ * log starts at phys (which must be file-aligned: a fresh slave receives the
+ * master's last file). Records are dispatched to consume queues and the index
+ * as they complete. 0; -EPROTO: phys is not our log end (divergent or
+ * resent history); -EXDEV: the bytes cross our segment end or an empty log's
+ * start is not file-aligned (mappedFileSizeCommitLog differs from the
+ * master's); -EIO / -ENOMEM: write failure; -ECANCELED closing. */
+int store_ha_append(store_engine *e, int64_t phys, const uint8_t *data, int64_t len);
+/* Role SLAVE: puts are refused (STORE_PUT_SERVICE_NOT_AVAILABLE, Java's
+ * checkStoreStatus); the log grows only by store_ha_append. */
+void store_set_slave(store_engine *e, bool slave);
+bool store_is_slave(store_engine *e);
+
 #endif

@@ -10,6 +10,7 @@
 #include "broker_stats.h"
 #include "coarse_clock.h"
 #include "header_numbers.h"
+#include "ha.h"
 #include "pull_request.h"
 #include "pull_stats.h"
 #include "store_features.h"
@@ -312,17 +313,34 @@ int pull_execute(store_plugin *sp, pull_req *p, bool first, bool may_block)
     if (f && done_ms > began_ms)
         pull_stats_lookup_ms(f->pull_stats, done_ms - began_ms);
     int32_t code = status_code(res.status, p->queue_offset);
-    if (code == RC_PULL_OFFSET_MOVED) /* a master always records it (no slave role here) */
+    bool slave = ha_current_role(sp) == HA_SLAVE;
+    /* suggestWhichBrokerId (protocol-ha.md §5.3) */
+    int64_t suggest = !sp->set.slave_read_enable ? 0
+                      : res.suggest_slave        ? g.which_broker_when_consume_slowly
+                                                 : g.broker_id;
+    if (slave && !sp->set.offset_check_in_slave) {
+        /* DefaultMessageStore#nextOffsetCorrection keeps the requested
+         * offset, and a moved offset becomes a retry (§4.2) */
+        if (res.status != STORE_GET_FOUND && res.status != STORE_GET_NO_MATCHED_MESSAGE &&
+            res.status != STORE_GET_MESSAGE_WAS_REMOVING)
+            res.next_begin_offset = p->queue_offset;
+        if (code == RC_PULL_OFFSET_MOVED) {
+            code = RC_PULL_RETRY_IMMEDIATELY;
+            suggest = g.broker_id;
+        }
+    }
+    if (code == RC_PULL_OFFSET_MOVED)
         pull_offset_moved_event(sp, p, res.next_begin_offset);
 
     /* §10.8.9: stored whatever the status, on the first execution only;
-     * Java unboxes commitOffset there and throws when it is missing (it
-     * would also have held the pull: here the exception answers it) */
+     * never by a slave (§4.2). Java unboxes commitOffset there and throws
+     * when it is missing (it would also have held the pull: here the
+     * exception answers it) */
     if (first && (p->sys_flag & PULL_FLAG_COMMIT_OFFSET) && !has(p, PULL_HAS_COMMIT_OFFSET)) {
         free(res.data);
         return answer(sp, p, RC_SYSTEM_ERROR, NPE), PULL_ANSWERED;
     }
-    if (first && (p->sys_flag & PULL_FLAG_COMMIT_OFFSET))
+    if (first && !slave && (p->sys_flag & PULL_FLAG_COMMIT_OFFSET))
         meta_offset_commit(sp, p->group, p->topic, p->queue_id, p->commit_offset);
 
     if (code == RC_PULL_NOT_FOUND && first && (p->sys_flag & PULL_FLAG_SUSPEND) &&
@@ -342,7 +360,7 @@ int pull_execute(store_plugin *sp, pull_req *p, bool first, bool may_block)
         free(res.data);
         return answer(sp, p, RC_SYSTEM_ERROR, "java.lang.OutOfMemoryError"), PULL_ANSWERED;
     }
-    store_ext_i64(sp, r, "suggestWhichBrokerId", 0);
+    store_ext_i64(sp, r, "suggestWhichBrokerId", suggest);
     store_ext_i64(sp, r, "nextBeginOffset", res.next_begin_offset);
     store_ext_i64(sp, r, "minOffset", res.min_offset);
     store_ext_i64(sp, r, "maxOffset", res.max_offset);

@@ -13,6 +13,7 @@
 
 #include "header_numbers.h"
 #include "message_id.h"
+#include "ha.h"
 #include "store_features.h"
 
 #define DELIVER_BATCH 32
@@ -286,6 +287,43 @@ static void persist_offsets(store_features *f, bool force)
         f->sp->api->log(f->sp->ctx, RMQ_LOG_WARN, "cannot write %s", f->delay_path);
 }
 
+/* GET_ALL_DELAY_OFFSET (45) body: compact, fastjson's bare integer keys. */
+char *schedule_offsets_encode(store_features *f)
+{
+    char *buf = malloc(4096);
+    if (!buf)
+        return NULL;
+    size_t n = (size_t)snprintf(buf, 4096, "{\"offsetTable\":{");
+    bool first = true;
+    pthread_mutex_lock(&f->delay_mu);
+    for (int l = 1; l <= f->nlevels && n < 4096 - 64; l++) {
+        if (f->delay_offset[l] <= 0)
+            continue;
+        n += (size_t)snprintf(buf + n, 4096 - n, "%s%d:%" PRId64, first ? "" : ",", l,
+                              f->delay_offset[l]);
+        first = false;
+    }
+    pthread_mutex_unlock(&f->delay_mu);
+    snprintf(buf + n, 4096 - n, "}}");
+    return buf;
+}
+
+/* A slave's sync (SlaveSynchronize#syncDelayOffset): the master's body is
+ * written verbatim to delayOffset.json; unlike Java the levels are also
+ * taken into memory, so a promoted slave delivers from the master's
+ * progress. */
+void schedule_offsets_take(store_features *f, const char *text, size_t len)
+{
+    if (f->sp->api->write_file_atomic(f->sp->ctx, f->delay_path, text, len) != 0) {
+        f->sp->api->log(f->sp->ctx, RMQ_LOG_WARN, "cannot write %s", f->delay_path);
+        return;
+    }
+    pthread_mutex_lock(&f->delay_mu);
+    load_offsets(f);
+    f->delay_dirty = false;
+    pthread_mutex_unlock(&f->delay_mu);
+}
+
 /* ---- delivery (DeliverDelayedMessageTimerTask) ------------------------------ */
 
 /* Re-store one due schedule record in its real queue. false: try later. */
@@ -358,6 +396,8 @@ static void deliver_level(store_features *f, int level, uint64_t now)
 static void delivery_timer(void *ud)
 {
     store_features *f = ud;
+    if (ha_current_role(f->sp) == HA_SLAVE)
+        return; /* a slave runs no ScheduleMessageService */
     uint64_t now = f->sp->api->now_wall_ms();
     for (int l = 1; l <= f->nlevels && !atomic_load(&f->sp->quiescing); l++)
         deliver_level(f, l, now);

@@ -15,6 +15,7 @@
 #include "broker_stats.h"
 #include "header_numbers.h"
 #include "message_id.h"
+#include "ha.h"
 #include "send_put.h"
 
 typedef struct send_job {
@@ -131,33 +132,58 @@ int32_t send_put_status_code(store_plugin *sp, store_put_status st, char *remark
     }
 }
 
-/* ---- SYNC_FLUSH: the answer leaves from the flusher's callback ---- */
+/* ---- SYNC_FLUSH / SYNC_MASTER: the answer leaves once the flush and the
+ * replica wait (both when both apply, concurrently as in Java) are done ---- */
 typedef struct flush_wait {
     store_plugin *sp;
     rmq_deferred *d;
     rmq_cmd *resp;
     uint64_t put_began_ms;
+    atomic_int pending;  /* waits still running */
+    atomic_int flush_rc; /* 0 or RC_FLUSH_DISK_TIMEOUT */
+    atomic_int repl_rc;  /* 0, RC_SLAVE_NOT_AVAILABLE or RC_FLUSH_SLAVE_TIMEOUT */
 } flush_wait;
 
-static void flush_done(void *ud, bool ok)
+static void wait_finished(flush_wait *fw)
 {
-    flush_wait *fw = ud;
-    /* Java's put future completes after the flush: the wait is part of the put */
+    if (atomic_fetch_sub(&fw->pending, 1) != 1)
+        return;
+    /* Java's put future completes after the waits: they are part of the put */
     put_latency_record(&fw->sp->put_lat, fw->put_began_ms);
-    if (!ok)
-        fw->sp->api->cmd_set_code(fw->resp, RC_FLUSH_DISK_TIMEOUT);
+    /* a failed replica status overrides a failed flush (CommitLog#asyncPutMessage) */
+    int code = atomic_load(&fw->repl_rc) ? atomic_load(&fw->repl_rc) : atomic_load(&fw->flush_rc);
+    if (code)
+        fw->sp->api->cmd_set_code(fw->resp, code);
     fw->sp->api->deferred_reply(fw->d, fw->resp);
     free(fw);
 }
 
-/* Answer a stored send: now (ASYNC_FLUSH, WAIT=false, oneway) or after the
- * fsync; the put's latency is recorded then (put_began_ms). */
+static void flush_done(void *ud, bool ok)
+{
+    flush_wait *fw = ud;
+    if (!ok)
+        atomic_store(&fw->flush_rc, RC_FLUSH_DISK_TIMEOUT);
+    wait_finished(fw);
+}
+
+static void replica_done(void *ud, int code)
+{
+    flush_wait *fw = ud;
+    atomic_store(&fw->repl_rc, code);
+    wait_finished(fw);
+}
+
+/* Answer a stored send: now (ASYNC_FLUSH on an ASYNC_MASTER, WAIT=false,
+ * oneway) or after the fsync and/or the slave's ack; the put's latency is
+ * recorded then (put_began_ms). */
 static int answer_stored(store_plugin *sp, send_job *j, const store_put_result *pr,
                          const char *msg_id, int32_t queue_id, bool wait_store,
                          uint64_t put_began_ms)
 {
+    ha_master_notify(sp);
     bool flush_wait_needed = sp->set.engine.flush_type == STORE_SYNC_FLUSH && wait_store;
-    if (!flush_wait_needed || j->oneway)
+    bool replica_needed = ha_current_role(sp) == HA_SYNC_MASTER && wait_store;
+    if ((!flush_wait_needed && !replica_needed) || j->oneway)
         put_latency_record(&sp->put_lat, put_began_ms);
     if (j->oneway)
         return store_answer(sp, &j->t, NULL);
@@ -167,7 +193,7 @@ static int answer_stored(store_plugin *sp, send_job *j, const store_put_result *
     sp->api->cmd_ext_set(r, "msgId", msg_id);
     store_ext_i64(sp, r, "queueId", queue_id);
     store_ext_i64(sp, r, "queueOffset", pr->queue_offset);
-    if (!flush_wait_needed)
+    if (!flush_wait_needed && !replica_needed)
         return store_answer(sp, &j->t, r);
     flush_wait *fw = malloc(sizeof *fw);
     if (!fw) {
@@ -183,9 +209,16 @@ static int answer_stored(store_plugin *sp, send_job *j, const store_put_result *
     fw->sp = sp;
     fw->d = j->t.d;
     fw->resp = r;
-    j->t.d = NULL; /* the flusher answers */
-    if (store_wait_flush(sp->engine, pr->end_offset, flush_done, fw) != 0)
+    /* one extra count held while both waits are started */
+    atomic_init(&fw->pending, 1 + (flush_wait_needed ? 1 : 0) + (replica_needed ? 1 : 0));
+    atomic_init(&fw->flush_rc, 0);
+    atomic_init(&fw->repl_rc, 0);
+    j->t.d = NULL; /* the waits answer */
+    if (flush_wait_needed && store_wait_flush(sp->engine, pr->end_offset, flush_done, fw) != 0)
         flush_done(fw, false);
+    if (replica_needed)
+        ha_master_wait_replica(sp, pr->end_offset, replica_done, fw);
+    wait_finished(fw);
     return RMQ_OK;
 }
 

@@ -60,6 +60,9 @@ void store_features_fini(store_plugin *sp);
 /* ---- schedule_service.c ---- */
 int schedule_service_init(store_plugin *sp, store_features *f);
 void schedule_service_fini(store_plugin *sp, store_features *f);
+/* GET_ALL_DELAY_OFFSET body (malloc'd) / a slave taking the master's. */
+char *schedule_offsets_encode(store_features *f);
+void schedule_offsets_take(store_features *f, const char *text, size_t len);
 /* special_send: TRAN_MSG → transaction_prepare, DELAY → the schedule topic. */
 int features_special_send(store_plugin *sp, const send_header *h, send_message *m, char *remark,
                           size_t cap);

@@ -8,11 +8,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "ha.h"
 #include "store_features.h"
 #include "store_plugin.h"
 
 static void destroy(store_plugin *sp)
 {
+    ha_fini(sp);
     if (sp->worker)
         slow_worker_stop(sp);
     pull_holds_release_all(sp);
@@ -85,6 +87,8 @@ static int store_init(rmq_plugin_ctx *ctx, const rmq_host_api *api)
         rc = queue_admin_processors_register(sp);
     if (rc == 0)
         rc = store_features_init(sp); /* retry/DLQ, delay, transactions, replies, 28, 222 */
+    if (rc == 0)
+        rc = ha_init(sp); /* HA port, slave client, ha/promote/demote */
     if (rc != 0) {
         api->log(ctx, RMQ_LOG_ERROR, "store init failed: %s", rmq_strerror(rc));
         api->set_userdata(ctx, NULL);

@@ -21,6 +21,8 @@
 #define RC_SUCCESS 0
 #define RC_SYSTEM_ERROR 1
 #define RC_FLUSH_DISK_TIMEOUT 10
+#define RC_SLAVE_NOT_AVAILABLE 11
+#define RC_FLUSH_SLAVE_TIMEOUT 12
 #define RC_MESSAGE_ILLEGAL 13
 #define RC_SERVICE_NOT_AVAILABLE 14
 #define RC_NO_PERMISSION 16
@@ -47,6 +49,10 @@ typedef struct pull_hold_table pull_hold_table;
 typedef struct slow_worker slow_worker;
 typedef struct send_hooks send_hooks;
 
+typedef enum ha_role { HA_ASYNC_MASTER = 0, HA_SYNC_MASTER = 1, HA_SLAVE = 2 } ha_role;
+typedef struct ha_master ha_master;
+typedef struct ha_slave ha_slave;
+
 /* Settings read once in init (Java's names in comments). */
 typedef struct store_settings {
     store_config engine;             /* MessageStoreConfig part, see store_settings.c */
@@ -63,6 +69,17 @@ typedef struct store_settings {
     bool filter_support_retry;       /* filterSupportRetry */
     bool send_inline;                /* sendMessageInline (rmqhost) */
     bool pull_inline;                /* pullMessageInline (rmqhost) */
+    /* replication (MessageStoreConfig / BrokerConfig names) */
+    ha_role role;                /* brokerRole */
+    int32_t ha_listen_port;      /* haListenPort (0: server port + 1) */
+    char ha_master_address[128]; /* haMasterAddress */
+    int64_t ha_heartbeat_ms;     /* haSendHeartbeatInterval */
+    int64_t ha_housekeeping_ms;  /* haHousekeepingInterval */
+    int32_t ha_batch;            /* haTransferBatchSize */
+    int64_t ha_fallbehind_max;   /* haSlaveFallbehindMax */
+    int64_t slave_timeout_ms;    /* slaveTimeout */
+    bool offset_check_in_slave;  /* offsetCheckInSlave */
+    bool slave_read_enable;      /* slaveReadEnable */
     int32_t send_threads, pull_threads, query_threads, admin_threads;
     int32_t send_queue, pull_queue, query_queue, admin_queue;
     int64_t put_stats_window_ms; /* putStatsWindowMillis (rmqhost; Java: 60 s) */
@@ -93,6 +110,10 @@ typedef struct store_plugin {
     uint64_t bc_at_ms; /* monotonic; 0 = never fetched */
     bool bc_valid;
     put_latency put_lat; /* putMessageEntireTimeMax / putMessageDistributeTime (28) */
+    /* replication (ha_master.c, ha_slave.c); role may change (promote/demote) */
+    _Atomic int role;
+    ha_master *ha_m;
+    ha_slave *ha_s;
     /* queue choice of a send with queueId < 0 (Java: a shared Random) */
     atomic_uint_least32_t send_random;
 } store_plugin;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ha.h"
 #include "state_blob.h"
 #include "store_features.h"
 #include "store_plugin.h"
@@ -55,7 +56,9 @@ static void reopen_after_refusal(void *ud)
 {
     store_plugin *sp = ud;
     char err[512] = "";
-    if (store_engine_open(sp, err, sizeof err) != 0) {
+    if (store_engine_open(sp, err, sizeof err) == 0) {
+        ha_start(sp);
+    } else {
         sp->api->log(sp->ctx, RMQ_LOG_ERROR,
                      "cannot reopen the store at %s after the refused reload: %s", sp->set.root_dir,
                      err);
@@ -120,6 +123,7 @@ int store_export_state(rmq_plugin_ctx *ctx, void **blob, size_t *len)
         atomic_store(&sp->quiescing, false);
         return RMQ_ENOMEM;
     }
+    ha_stop(sp); /* slaves reconnect to the next generation */
     pthread_rwlock_wrlock(&sp->engine_rw);
     store_engine *e = sp->engine;
     sp->engine = NULL;
@@ -176,6 +180,7 @@ int store_import_state(rmq_plugin_ctx *ctx, uint32_t version, const void *blob, 
             return rc < 0 ? rc : RMQ_EIO;
         }
         sp->open_deferred = false;
+        ha_start(sp);
     }
     /* the old generation's progress is newer than the file this generation's
      * init read; levels both know are taken over and persisted at this

@@ -51,7 +51,33 @@ const rmq_setting_decl STORE_SETTINGS[] = {
     {"messageDelayLevel", RMQ_SETTING_STRING,
      "1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h",
      "delay levels (DELAY property, retries)", 0, 0},
+    /* replication (protocol-ha.md §1.3) */
+    {"brokerRole", RMQ_SETTING_STRING, "ASYNC_MASTER",
+     "ASYNC_MASTER, SYNC_MASTER (a send is answered once a slave holds it) or SLAVE", 0, 0},
+    {"haListenPort", RMQ_SETTING_INT, "0",
+     "HA port slaves connect to (0: the server's port + 1, as Java; unlike 4.9.8 a value is "
+     "honoured)",
+     0, 65535},
+    {"haMasterAddress", RMQ_SETTING_STRING, "",
+     "SLAVE: the master's HA address host:port (empty: the haServerAddr of the NameServer's "
+     "REGISTER_BROKER answer)",
+     0, 0},
+    {"haSendHeartbeatInterval", RMQ_SETTING_INT, "5000",
+     "slave report / master empty-frame period (ms)", 100, 3600000},
+    {"haHousekeepingInterval", RMQ_SETTING_INT, "20000",
+     "an HA connection silent this long is closed (ms)", 1000, 3600000},
+    {"haTransferBatchSize", RMQ_SETTING_INT, "32768", "largest transfer frame body (bytes)", 1024,
+     4 * MIB - 12},
+    {"haSlaveFallbehindMax", RMQ_SETTING_INT, "268435456",
+     "SYNC_MASTER: a slave further behind is not usable (SLAVE_NOT_AVAILABLE)", 0, INT64_MAX},
+    {"slaveTimeout", RMQ_SETTING_INT, "3000", "SYNC_MASTER: FLUSH_SLAVE_TIMEOUT after this (ms)", 1,
+     3600000},
+    {"offsetCheckInSlave", RMQ_SETTING_BOOL, "false",
+     "SLAVE: correct out-of-range pull offsets like a master (false: PULL_RETRY_IMMEDIATELY)", 0,
+     0},
     /* BrokerConfig */
+    {"slaveReadEnable", RMQ_SETTING_BOOL, "false",
+     "PULL's suggestWhichBrokerId may send consumers of 'in disk' messages to a slave", 0, 0},
     {"regionId", RMQ_SETTING_STRING, "DefaultRegion", "MSG_REGION of send answers", 0, 0},
     {"traceOn", RMQ_SETTING_BOOL, "true", "TRACE_ON of send answers", 0, 0},
     {"rejectTransactionMessage", RMQ_SETTING_BOOL, "false", "refuse TRAN_MSG sends", 0, 0},
@@ -162,6 +188,30 @@ int store_settings_read(store_plugin *sp)
         a->log(c, RMQ_LOG_ERROR, "commitLogWrite must be auto, pwrite or mmap, not \"%s\"", cw);
         return RMQ_EINVAL;
     }
+
+    const char *role = a->setting_string(c, "brokerRole");
+    if (!role || strcmp(role, "ASYNC_MASTER") == 0)
+        s->role = HA_ASYNC_MASTER;
+    else if (strcmp(role, "SYNC_MASTER") == 0)
+        s->role = HA_SYNC_MASTER;
+    else if (strcmp(role, "SLAVE") == 0)
+        s->role = HA_SLAVE;
+    else {
+        a->log(c, RMQ_LOG_ERROR,
+               "brokerRole must be ASYNC_MASTER, SYNC_MASTER or SLAVE, not \"%s\"", role);
+        return RMQ_EINVAL;
+    }
+    s->ha_listen_port = (int32_t)a->setting_int(c, "haListenPort");
+    snprintf(s->ha_master_address, sizeof s->ha_master_address, "%s",
+             a->setting_string(c, "haMasterAddress") ? a->setting_string(c, "haMasterAddress")
+                                                     : "");
+    s->ha_heartbeat_ms = a->setting_int(c, "haSendHeartbeatInterval");
+    s->ha_housekeeping_ms = a->setting_int(c, "haHousekeepingInterval");
+    s->ha_batch = (int32_t)a->setting_int(c, "haTransferBatchSize");
+    s->ha_fallbehind_max = a->setting_int(c, "haSlaveFallbehindMax");
+    s->slave_timeout_ms = a->setting_int(c, "slaveTimeout");
+    s->offset_check_in_slave = a->setting_bool(c, "offsetCheckInSlave");
+    s->slave_read_enable = a->setting_bool(c, "slaveReadEnable");
 
     snprintf(s->region_id, sizeof s->region_id, "%s", a->setting_string(c, "regionId"));
     s->trace_on = a->setting_bool(c, "traceOn");

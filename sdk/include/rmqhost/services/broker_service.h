@@ -34,6 +34,14 @@ typedef struct rmq_broker_info_v1 {
     uint32_t size; /* sizeof(rmq_broker_info_v1) of the provider */
     /* Copy this broker's identity into *out. 0, or a negative rmq error. */
     int (*identity)(void *table_ud, rmq_broker_identity *out);
+    /* -- appended for replication (check `size` before calling) -- */
+    /* The master's addresses from the last REGISTER_BROKER answer of a slave
+     * (masterAddr, haServerAddr; "" when the NameServer named none). 0. */
+    int (*master_addrs)(void *table_ud, char *master_addr, size_t master_len, char *ha_addr,
+                        size_t ha_len);
+    /* Change this broker's id (promotion: 0; demotion: >= 1) and register
+     * with the NameServers again at once. 0 or a negative rmq error. */
+    int (*set_broker_id)(void *table_ud, int64_t broker_id);
 } rmq_broker_info_v1;
 
 /* ---- event "broker.consumer_group" ------------------------------------------ */

@@ -1,0 +1,180 @@
+/* store_ha.c — the engine's side of master/slave replication
+ * (protocol-ha.md §2): a master reads raw commit-log bytes for transfer
+ * frames, a slave appends them at its log end byte for byte (blank records
+ * and padding included, so both logs stay identical) and dispatches the
+ * records that became whole to consume queues and the index, as recovery
+ * does. */
+#include "store_internal.h"
+
+#include <errno.h>
+#include <string.h>
+
+int64_t store_ha_max_offset(store_engine *e)
+{
+    return atomic_load_explicit(&e->committed, memory_order_acquire);
+}
+
+int64_t store_ha_min_offset(store_engine *e)
+{
+    pthread_rwlock_rdlock(&e->maps);
+    int64_t m = e->cl.n ? e->cl.v[0]->start : 0;
+    pthread_rwlock_unlock(&e->maps);
+    int64_t c = atomic_load(&e->cl_min_offset);
+    return c > m ? c : m;
+}
+
+int64_t store_ha_read(store_engine *e, int64_t off, uint8_t *buf, int64_t max)
+{
+    int64_t end = atomic_load_explicit(&e->committed, memory_order_acquire);
+    if (off >= end || max <= 0)
+        return 0;
+    pthread_rwlock_rdlock(&e->maps);
+    int64_t n = 0;
+    mfile *f = mfile_list_find(&e->cl, off);
+    if (!f) {
+        bool below = e->cl.n == 0 || off < e->cl.v[0]->start;
+        pthread_rwlock_unlock(&e->maps);
+        return below ? -ENOENT : 0;
+    }
+    n = end - off;
+    if (n > f->start + f->size - off)
+        n = f->start + f->size - off;
+    if (n > max)
+        n = max;
+    const uint8_t *p = cl_ptr(e, off, n); /* writes what is still staged */
+    if (p)
+        memcpy(buf, p, (size_t)n);
+    else
+        n = 0;
+    pthread_rwlock_unlock(&e->maps);
+    return n;
+}
+
+void store_set_slave(store_engine *e, bool slave)
+{
+    atomic_store(&e->slave, slave);
+}
+
+bool store_is_slave(store_engine *e)
+{
+    return atomic_load(&e->slave);
+}
+
+/* Dispatch every whole record in [ha_dispatch_pos, write_pos). append_mu
+ * and `maps` exclusively held. A fresh slave's queues begin at the queue
+ * offset of their first replicated record (Java's minLogicOffset). */
+static void dispatch_new(store_engine *e)
+{
+    int64_t pos = e->ha_dispatch_pos;
+    if (e->cl.n && pos < e->cl.v[0]->start)
+        pos = e->cl.v[0]->start;
+    while (pos < e->write_pos) {
+        mfile *f = mfile_list_find(&e->cl, pos);
+        if (!f || pos + 8 > e->write_pos)
+            break;
+        const uint8_t *p = f->map + (pos - f->start);
+        int64_t left = f->start + f->size - pos;
+        uint32_t size = stored_be32(p), magic = stored_be32(p + 4);
+        if (magic == STORED_RECORD_BLANK_MAGIC) {
+            pos = f->start + f->size;
+            continue;
+        }
+        if (magic != STORED_RECORD_MAGIC || size < STORED_RECORD_MIN_SIZE || (int64_t)size > left) {
+            store_log(e, 0, "replication: no record at %lld (magic %08x, size %u): dispatch stops",
+                      (long long)pos, magic, size);
+            pos = e->write_pos;
+            break;
+        }
+        if (pos + (int64_t)size > e->write_pos)
+            break; /* the rest comes with the next frame */
+        stored_record r;
+        if (stored_record_decode(p, size, false, &r) == STORED_RECORD_OK) {
+            char topic[128];
+            memcpy(topic, r.topic, r.topic_len);
+            topic[r.topic_len] = 0;
+            bool fresh = r.topic_len > 0 && !memchr(topic, '/', r.topic_len) && r.queue_id >= 0 &&
+                         !cq_find(e, topic, r.queue_id);
+            store_dispatch(e, p, pos, false);
+            store_cq *q = fresh ? cq_find(e, topic, r.queue_id) : NULL;
+            if (q && r.queue_offset > 0)
+                atomic_store(&q->min_offset, r.queue_offset);
+            atomic_store_explicit(&e->committed_ts, r.store_ts, memory_order_relaxed);
+            atomic_fetch_add_explicit(&e->put_times, 1, memory_order_relaxed);
+            atomic_fetch_add_explicit(&e->put_bytes, size, memory_order_relaxed);
+        }
+        atomic_store_explicit(&e->last_rec_offset, pos, memory_order_relaxed);
+        atomic_store_explicit(&e->last_rec_size, size, memory_order_relaxed);
+        pos += size;
+    }
+    e->ha_dispatch_pos = pos;
+}
+
+int store_ha_append(store_engine *e, int64_t phys, const uint8_t *data, int64_t len)
+{
+    if (atomic_load(&e->closing))
+        return -ECANCELED;
+    int64_t fs = e->cfg.commitlog_file_size;
+    int rc = 0;
+    char err[256];
+    pthread_mutex_lock(&e->append_mu);
+    pthread_rwlock_wrlock(&e->maps);
+    if (e->cl.n == 0 && e->write_pos == 0) {
+        /* empty: the log starts where the master starts us (§2.4) */
+        if (phys % fs != 0) {
+            rc = -EXDEV;
+            goto out;
+        }
+        if (phys == 0 && len == 0)
+            goto out;
+        e->write_pos = phys;
+        e->ha_dispatch_pos = phys;
+        atomic_store(&e->cl_min_offset, phys);
+        atomic_store(&e->file_written, phys);
+        atomic_store(&e->flushed, phys);
+        e->drop_pos = phys;
+        if ((rc = cl_roll(e, err, sizeof err)) != 0) {
+            store_log(e, 0, "replication: %s", err);
+            goto out;
+        }
+        atomic_store_explicit(&e->committed, phys, memory_order_release);
+    } else if (phys != e->write_pos) {
+        rc = -EPROTO;
+        goto out;
+    }
+    if (len == 0)
+        goto out;
+    mfile *seg = mfile_list_find(&e->cl, e->write_pos);
+    if (!seg) {
+        if ((rc = cl_roll(e, err, sizeof err)) != 0) {
+            store_log(e, 0, "replication: %s", err);
+            goto out;
+        }
+        seg = mfile_list_find(&e->cl, e->write_pos);
+    }
+    if (!seg || e->write_pos + len > seg->start + seg->size) {
+        rc = -EXDEV;
+        goto out;
+    }
+    if (e->write_through) {
+        uint8_t *dst = cl_stage_begin(e, seg, e->write_pos, (size_t)len, &rc);
+        if (!dst)
+            goto out;
+        memcpy(dst, data, (size_t)len);
+        if ((rc = cl_stage_end(e, (size_t)len, true)) != 0)
+            goto out;
+    } else {
+        memcpy(seg->map + (e->write_pos - seg->start), data, (size_t)len);
+    }
+    e->write_pos += len;
+    dispatch_new(e);
+    atomic_store_explicit(&e->committed, e->write_pos, memory_order_release);
+out:
+    pthread_rwlock_unlock(&e->maps);
+    pthread_mutex_unlock(&e->append_mu);
+    if (rc == 0 && len > 0) {
+        pthread_mutex_lock(&e->flush_mu);
+        pthread_cond_signal(&e->flush_cv);
+        pthread_mutex_unlock(&e->flush_mu);
+    }
+    return rc;
+}

@@ -1,0 +1,65 @@
+/* ha.h — master/slave replication in RocketMQ 4.9.8's HA protocol
+ * (protocol-ha.md): the master's listener and per-slave streams
+ * (ha_master.c), the SYNC_MASTER replica wait, the slave's client
+ * (ha_slave.c), the frame reader both share (ha_frame.c) and the role
+ * changes (ha_role.c). */
+#ifndef STORE_HA_H
+#define STORE_HA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "store_plugin.h"
+
+#include "ha_frame.h"
+
+/* ---- master (ha_master.c) ---- */
+/* Listen on the HA port (a port in use is warned about, not fatal). */
+int ha_master_start(store_plugin *sp);
+void ha_master_stop(store_plugin *sp);
+/* After every append: wake idle slave streams. Cheap when none waits. */
+void ha_master_notify(store_plugin *sp);
+/* SYNC_MASTER: call done(ud, code) with 0 once a slave acknowledged
+ * end_offset, RC_FLUSH_SLAVE_TIMEOUT after slaveTimeout, or
+ * RC_SLAVE_NOT_AVAILABLE at once when no usable slave is connected. May
+ * call done on this thread before returning. */
+void ha_master_wait_replica(store_plugin *sp, int64_t end_offset, void (*done)(void *ud, int code),
+                            void *ud);
+typedef struct ha_slave_status {
+    char peer[64];
+    int64_t ack_offset;
+    int64_t behind_bytes;
+    int64_t behind_ms; /* since the slave last held everything; 0 when caught up */
+} ha_slave_status;
+/* Connected slaves into out[0..max); returns how many are connected. */
+size_t ha_master_status(store_plugin *sp, ha_slave_status *out, size_t max,
+                        int64_t *push2slave_max);
+
+/* ---- slave (ha_slave.c) ---- */
+int ha_slave_start(store_plugin *sp);
+void ha_slave_stop(store_plugin *sp);
+typedef struct ha_slave_info {
+    char master[128];
+    bool connected;
+    bool stopped; /* divergence or a file-size mismatch: replication halted */
+    char why[256];
+    int64_t max_offset;
+    int64_t reconnects;
+} ha_slave_info;
+void ha_slave_info_get(store_plugin *sp, ha_slave_info *out);
+
+/* ---- roles (ha_role.c) ---- */
+/* Start what the configured role needs; the admin commands "ha",
+ * "promote", "demote"; the slave's config sync timer. */
+int ha_init(store_plugin *sp);
+void ha_fini(store_plugin *sp);
+/* Threads and the HA port of the current role; stopped before the engine
+ * closes (reload export) and started once it is open. */
+int ha_start(store_plugin *sp);
+void ha_stop(store_plugin *sp);
+static inline ha_role ha_current_role(store_plugin *sp)
+{
+    return (ha_role)atomic_load(&sp->role);
+}
+
+#endif

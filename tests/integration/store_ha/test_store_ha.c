@@ -1,0 +1,520 @@
+/* test_store_ha.c — master/slave replication between two real rmqhostd
+ * (each with its own NameServer; the slave finds the master through
+ * haMasterAddress), over raw frames (protocol-ha.md §7 T1, T5, T9, T12,
+ * T13): a SYNC_MASTER without a slave answers SLAVE_NOT_AVAILABLE (the
+ * message is stored anyway), a fresh slave receives the master's last
+ * commit-log file only, sends are then SEND_OK, the slave refuses sends
+ * with Java's 14, serves pulls of replicated messages, catches up after
+ * being down, and its commit-log files are byte-identical to the master's;
+ * `rmqhostctl promote` turns it into a master that accepts sends.
+ * Ephemeral ports; every daemon stops even when an assertion fails. */
+#include <dirent.h>
+#include <limits.h>
+#include <signal.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "store_test_client.h"
+
+#define FILE_SIZE 1048576
+#define BODY 4000
+
+typedef struct pair {
+    rmq_test_daemon m, s;
+    int mport, sport, ha_port;
+    bool s_started, m_stopped, s_stopped;
+} pair;
+
+/* Stop one daemon for good; the teardown then skips it. */
+static int stop(pair *p, bool slave)
+{
+    if (slave)
+        p->s_stopped = true;
+    else
+        p->m_stopped = true;
+    return rmq_td_stop_reporting(slave ? &p->s : &p->m);
+}
+
+static int setup(void **state)
+{
+    pair *p = calloc(1, sizeof *p);
+    if (!p)
+        return -1;
+    *state = p;
+    p->ha_port = rmq_tc_free_port();
+    char set[256];
+    snprintf(set, sizeof set,
+             "brokerRole = \"SYNC_MASTER\"; haListenPort = %d; slaveTimeout = 1000;", p->ha_port);
+    p->mport = st_start(&p->m, set);
+    return p->mport > 0 ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    pair *p = *state;
+    int a = p->m_stopped ? 0 : rmq_td_stop_reporting(&p->m);
+    int b = p->s_started && !p->s_stopped ? rmq_td_stop_reporting(&p->s) : 0;
+    rmq_td_cleanup(&p->m);
+    rmq_td_cleanup(&p->s);
+    free(p);
+    return a == 0 && b == 0 ? 0 : -1;
+}
+
+/* The slave registers with the master's NameServer (so the registration
+ * answer names its master for the config sync) and finds the HA port
+ * through haMasterAddress. */
+static int configure_slave(pair *p)
+{
+    int ns = rmq_tc_free_port();
+    const char *servers[] = {"namesrv", "broker", NULL};
+    char bcm[512], set[512];
+    snprintf(bcm, sizeof bcm,
+             "namesrvAddr = \"127.0.0.1:%d\"; brokerName = \"broker-t\"; "
+             "brokerClusterName = \"TestCluster\"; brokerIP1 = \"127.0.0.1\"; brokerId = 1;",
+             rmq_td_port(&p->m, "namesrv"));
+    snprintf(set, sizeof set,
+             "mappedFileSizeCommitLog = 1048576; brokerRole = \"SLAVE\"; "
+             "haMasterAddress = \"127.0.0.1:%d\";",
+             p->ha_port);
+    if (ns <= 0 || rmq_td_init(&p->s, servers, NULL) != 0 ||
+        bcm_configure_namesrv_and_broker(&p->s, ns, "info", bcm) != 0 ||
+        rmq_td_add_plugin(&p->s, "filter", "filter", "broker", NULL) != 0 ||
+        rmq_td_add_plugin(&p->s, "store", "store", "broker", set) != 0)
+        return -1;
+    return 0;
+}
+
+static int start_slave(pair *p, bool configure)
+{
+    if (configure && configure_slave(p) != 0)
+        return -1;
+    if (rmq_td_start(&p->s, NULL) != 0)
+        return -1;
+    p->s_started = true;
+    p->s_stopped = false;
+    p->sport = rmq_td_port(&p->s, "broker");
+    return p->sport;
+}
+
+static char body_of(int i)
+{
+    return (char)('a' + i % 26);
+}
+
+/* SEND i to queue 0 of TopicHA; the answer's code (-1 no answer). */
+static int send_one(int port, int i)
+{
+    int fd = rmq_tc_connect(port);
+    if (fd < 0)
+        return -1;
+    char *body = malloc(BODY + 1);
+    memset(body, body_of(i), BODY);
+    body[BODY] = 0;
+    rmq_cmd *r = st_send(fd, i + 1, "TopicHA", 0, NULL, body, NULL);
+    free(body);
+    close(fd);
+    int code = r ? r->code : -1;
+    if (r && r->code != 0 && r->code != 11)
+        fprintf(stderr, "send %d answered %d: %s\n", i, r->code, r->remark ? r->remark : "");
+    /* the stored-message header comes with 0, 11 and 12 alike */
+    if (r && (r->code == 0 || r->code == 11))
+        assert_non_null(rmq_cmd_ext_get(r, "msgId"));
+    rmq_cmd_free(r);
+    return code;
+}
+
+static long long log_end(rmq_test_daemon *d)
+{
+    int st = 0;
+    const char *out = rmq_td_ctl_output(d, &st, "ha", NULL);
+    const char *k = st == 0 ? strstr(out, "commitLogMaxOffset ") : NULL;
+    return k ? atoll(k + strlen("commitLogMaxOffset ")) : -1;
+}
+
+/* Wait (generously: the bound only ends a hung test) for the slave's log
+ * end to equal the master's. */
+static void wait_caught_up(pair *p)
+{
+    uint64_t until = rmq_test_now_ms() + 60000;
+    long long m = -1, s = -2;
+    while (rmq_test_now_ms() < until) {
+        m = log_end(&p->m);
+        s = log_end(&p->s);
+        if (m > 0 && m == s)
+            return;
+        rmq_test_pause_ms(100);
+    }
+    fprintf(stderr, "slave never caught up: master %lld, slave %lld\n", m, s);
+    fail();
+}
+
+static size_t list_files(const char *dir, char names[][32], size_t max)
+{
+    DIR *d = opendir(dir);
+    size_t n = 0;
+    struct dirent *de;
+    while (d && (de = readdir(d)) != NULL)
+        if (strlen(de->d_name) == 20 && n < max)
+            snprintf(names[n++], 32, "%s", de->d_name);
+    if (d)
+        closedir(d);
+    /* sort: names are zero-padded offsets */
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = i + 1; j < n; j++)
+            if (strcmp(names[j], names[i]) < 0) {
+                char t[32];
+                memcpy(t, names[i], 32);
+                memcpy(names[i], names[j], 32);
+                memcpy(names[j], t, 32);
+            }
+    return n;
+}
+
+static bool same_file(const char *a, const char *b)
+{
+    FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
+    bool same = fa && fb;
+    while (same) {
+        int x = fgetc(fa), y = fgetc(fb);
+        if (x != y)
+            same = false;
+        if (x == EOF || y == EOF)
+            break;
+    }
+    if (fa)
+        fclose(fa);
+    if (fb)
+        fclose(fb);
+    return same;
+}
+
+/* Every slave file equals the master's of the same name; the slave's first
+ * file is `first`. */
+static void expect_identical_logs(pair *p, const char *first)
+{
+    char md[512], sd[512];
+    snprintf(md, sizeof md, "%s/store/commitlog", p->m.state_dir);
+    snprintf(sd, sizeof sd, "%s/store/commitlog", p->s.state_dir);
+    char mn[16][32], sn[16][32];
+    size_t nm = list_files(md, mn, 16), ns = list_files(sd, sn, 16);
+    assert_true(ns > 0);
+    assert_string_equal(sn[0], first);
+    assert_string_equal(sn[ns - 1], mn[nm - 1]);
+    for (size_t i = 0; i < ns; i++) {
+        char a[600], b[600];
+        snprintf(a, sizeof a, "%s/%s", md, sn[i]);
+        snprintf(b, sizeof b, "%s/%s", sd, sn[i]);
+        if (!same_file(a, b))
+            fprintf(stderr, "%s differs\n", sn[i]);
+        assert_true(same_file(a, b));
+    }
+}
+
+static void test_replication(void **state)
+{
+    pair *p = *state;
+    /* no slave: SLAVE_NOT_AVAILABLE, stored anyway; > 1 file of log */
+    int n = 0;
+    for (; n < 300; n++)
+        assert_int_equal(send_one(p->mport, n), 11);
+    assert_true(log_end(&p->m) > FILE_SIZE);
+
+    assert_true(start_slave(p, true) > 0);
+    wait_caught_up(p);
+    /* now every SYNC_MASTER send waits for the slave's ack */
+    for (int k = 0; k < 50; k++, n++)
+        assert_int_equal(send_one(p->mport, n), 0);
+    wait_caught_up(p);
+
+    /* a send to the slave: Java's 14 */
+    int fd = rmq_tc_connect(p->sport);
+    assert_true(fd >= 0);
+    rmq_cmd *r = st_send(fd, 1, "TopicHA", 0, NULL, "x", NULL);
+    assert_non_null(r);
+    assert_int_equal(r->code, 14);
+    assert_non_null(r->remark);
+    assert_non_null(strstr(r->remark, "messages are put to the slave"));
+    rmq_cmd_free(r);
+
+    /* a pull from the slave returns the replicated message (offset 340) */
+    st_pull_args pa = {.group = "GHA", .topic = "TopicHA", .queue = 0, .offset = 340, .max = 1};
+    r = st_pull(fd, 2, &pa);
+    assert_non_null(r);
+    assert_int_equal(r->code, 0);
+    assert_int_equal(st_ext_ll(r, "suggestWhichBrokerId"), 0);
+    stored_record rec[2];
+    assert_int_equal(st_records(r, rec, 2), 1);
+    assert_int_equal(rec[0].queue_offset, 340);
+    assert_int_equal(rec[0].body_len, BODY);
+    assert_int_equal(((const char *)rec[0].body)[0], body_of(340));
+    /* the fresh slave's queue starts where its log starts (not at 0) */
+    assert_true(st_ext_ll(r, "minOffset") > 0);
+    rmq_cmd_free(r);
+    close(fd);
+
+    /* slave down: the master goes on (11), the slave catches up after */
+    assert_int_equal(stop(p, true), 0);
+    for (int k = 0; k < 100; k++, n++)
+        assert_int_equal(send_one(p->mport, n), 11);
+    assert_true(start_slave(p, false) > 0);
+    wait_caught_up(p);
+    assert_int_equal(send_one(p->mport, n++), 0);
+    wait_caught_up(p);
+
+    /* promotion: the slave stops replicating and accepts sends */
+    int st = 0;
+    const char *out = rmq_td_ctl_output(&p->s, &st, "promote", NULL);
+    assert_int_equal(st, 0);
+    assert_non_null(strstr(out, "promoted"));
+    fd = rmq_tc_connect(p->sport);
+    r = st_send(fd, 3, "TopicHA", 0, NULL, "after promotion", NULL);
+    assert_non_null(r);
+    assert_int_equal(r->code, 0);
+    assert_int_equal(st_ext_ll(r, "queueOffset"), n);
+    rmq_cmd_free(r);
+    close(fd);
+    out = rmq_td_ctl_output(&p->s, &st, "ha", NULL);
+    assert_non_null(strstr(out, "role ASYNC_MASTER"));
+}
+
+/* A raw request with ext pairs (NULL-terminated) to port; the answer. */
+static rmq_cmd *call(int port, int code, const char *const *kv)
+{
+    int fd = rmq_tc_connect(port);
+    if (fd < 0)
+        return NULL;
+    rmq_cmd *req = rmq_tc_request(code, 77, kv);
+    rmq_cmd *r = req ? rmq_tc_call(fd, req, 5000) : NULL;
+    rmq_cmd_free(req);
+    close(fd);
+    return r;
+}
+
+/* Config sync (§4.3): a topic created and an offset committed on the
+ * master show up on the slave (within a sync period; the bound only ends a
+ * hung test). */
+static void expect_config_synced(pair *p)
+{
+    const char *topic_kv[] = {"topic",
+                              "TopicSynced",
+                              "defaultTopic",
+                              "TBW102",
+                              "readQueueNums",
+                              "3",
+                              "writeQueueNums",
+                              "3",
+                              "perm",
+                              "6",
+                              "topicFilterType",
+                              "SINGLE_TAG",
+                              "topicSysFlag",
+                              "0",
+                              "order",
+                              "false",
+                              NULL};
+    rmq_cmd *r = call(p->mport, 17, topic_kv);
+    assert_non_null(r);
+    assert_int_equal(r->code, 0);
+    rmq_cmd_free(r);
+    const char *off_kv[] = {"consumerGroup", "GSync", "topic", "TopicHA", "queueId", "0",
+                            "commitOffset",  "123",   NULL};
+    r = call(p->mport, 15, off_kv);
+    assert_non_null(r);
+    assert_int_equal(r->code, 0);
+    rmq_cmd_free(r);
+    const char *q_kv[] = {"consumerGroup", "GSync", "topic", "TopicHA", "queueId", "0", NULL};
+    r = call(p->mport, 45, NULL);
+    assert_non_null(r);
+    assert_int_equal(r->code, 0);
+    char delay_body[4096] = "";
+    snprintf(delay_body, sizeof delay_body, "%.*s", (int)r->body_len, (const char *)r->body);
+    rmq_cmd_free(r);
+    assert_non_null(strstr(delay_body, "\"offsetTable\":{"));
+    char delay_path[512];
+    snprintf(delay_path, sizeof delay_path, "%s/store/config/delayOffset.json", p->s.state_dir);
+    uint64_t until = rmq_test_now_ms() + 60000;
+    bool topic = false, offset = false, delay = false;
+    while (rmq_test_now_ms() < until && !(topic && offset && delay)) {
+        char file[4096] = "";
+        FILE *df = fopen(delay_path, "r");
+        if (df) {
+            size_t got = fread(file, 1, sizeof file - 1, df);
+            file[got] = 0;
+            fclose(df);
+        }
+        delay = strcmp(file, delay_body) == 0;
+        r = call(p->sport, 21, NULL);
+        topic = r && r->code == 0 && r->body && memmem(r->body, r->body_len, "TopicSynced", 11);
+        rmq_cmd_free(r);
+        r = call(p->sport, 14, q_kv);
+        offset = r && r->code == 0 && st_ext_ll(r, "offset") == 123;
+        rmq_cmd_free(r);
+        if (!(topic && offset && delay))
+            rmq_test_pause_ms(200);
+    }
+    if (!topic || !offset || !delay)
+        fprintf(stderr, "slave sync: topic %d offset %d delay %d\n", topic, offset, delay);
+    assert_true(topic);
+    assert_true(offset);
+    assert_true(delay);
+}
+
+/* Logs byte-identical while both run as master and slave. */
+static void test_identical_logs(void **state)
+{
+    pair *p = *state;
+    for (int n = 0; n < 400; n++)
+        assert_int_equal(send_one(p->mport, n), 11);
+    assert_true(start_slave(p, true) > 0);
+    wait_caught_up(p);
+    for (int n = 400; n < 700; n++)
+        assert_int_equal(send_one(p->mport, n), 0);
+    wait_caught_up(p);
+    expect_config_synced(p);
+    assert_int_equal(stop(p, true), 0);
+    assert_int_equal(stop(p, false), 0);
+    expect_identical_logs(p, "00000000000001048576");
+}
+
+/* A slave that stops acknowledging (SIGSTOP) but stays connected: the
+ * SYNC_MASTER send waits slaveTimeout and answers FLUSH_SLAVE_TIMEOUT (12)
+ * with the stored-message header; once it runs again sends are SEND_OK. */
+static void test_slave_timeout(void **state)
+{
+    pair *p = *state;
+    assert_true(start_slave(p, true) > 0);
+    int first = send_one(p->mport, 0); /* 11 or 0: the slave may have reported already */
+    assert_true(first == 0 || first == 11);
+    wait_caught_up(p);
+    assert_int_equal(send_one(p->mport, 1), 0);
+    assert_int_equal(kill(p->s.pid, SIGSTOP), 0);
+    int code = send_one(p->mport, 2);
+    assert_int_equal(kill(p->s.pid, SIGCONT), 0);
+    assert_int_equal(code, 12);
+    wait_caught_up(p);
+    assert_int_equal(send_one(p->mport, 3), 0);
+}
+
+/* An ASYNC_MASTER with a 1.5 s housekeeping interval, for fake slaves. */
+static int setup_raw(void **state)
+{
+    pair *p = calloc(1, sizeof *p);
+    if (!p)
+        return -1;
+    *state = p;
+    p->ha_port = rmq_tc_free_port();
+    char set[256];
+    snprintf(set, sizeof set, "haListenPort = %d; haHousekeepingInterval = 1500;", p->ha_port);
+    p->mport = st_start(&p->m, set);
+    return p->mport > 0 ? 0 : -1;
+}
+
+static void put_be64(uint8_t *b, long long v)
+{
+    for (int i = 7; i >= 0; i--, v >>= 8)
+        b[i] = (uint8_t)v;
+}
+
+static long long get_be(const uint8_t *b, int n)
+{
+    long long v = 0;
+    for (int i = 0; i < n; i++)
+        v = v << 8 | b[i];
+    return v;
+}
+
+static bool read_full(int fd, uint8_t *b, size_t n)
+{
+    size_t got = 0;
+    while (got < n) {
+        ssize_t r = read(fd, b + got, n - got);
+        if (r <= 0)
+            return false;
+        got += (size_t)r;
+    }
+    return true;
+}
+
+/* Raw HA protocol against our master (§2.2–§2.4, §7 T11): a fake slave
+ * reporting 0 gets the last file from its start in frames of at most 32 KiB
+ * that never cross a file end, whose bytes are the master's file; garbage
+ * and a silent peer are closed while the master carries on; a report beyond
+ * the master's end is refused with an error. */
+static void test_raw_frames(void **state)
+{
+    pair *p = *state;
+    for (int n = 0; n < 300; n++)
+        assert_int_equal(send_one(p->mport, n), 0);
+    long long end = log_end(&p->m);
+    assert_true(end > FILE_SIZE);
+
+    /* garbage (not a multiple of 8) then close: nothing breaks */
+    int g = rmq_tc_connect(p->ha_port);
+    assert_true(g >= 0);
+    assert_int_equal(rmq_tc_send_raw(g, "\xde\xad\xbe", 3), 0);
+    close(g);
+    /* a silent peer is closed after haHousekeepingInterval */
+    int silent = rmq_tc_connect(p->ha_port);
+    assert_true(silent >= 0);
+    assert_true(rmq_tc_wait_closed(silent, 20000));
+    close(silent);
+
+    int fd = rmq_tc_connect(p->ha_port);
+    assert_true(fd >= 0);
+    uint8_t rep[8];
+    put_be64(rep, 0);
+    assert_int_equal(rmq_tc_send_raw(fd, rep, 8), 0);
+    char path[600];
+    snprintf(path, sizeof path, "%s/store/commitlog/00000000000001048576", p->m.state_dir);
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    uint8_t *want = malloc(FILE_SIZE), *body = malloc(32768);
+    assert_int_equal(fread(want, 1, FILE_SIZE, f), FILE_SIZE);
+    fclose(f);
+    long long next = FILE_SIZE; /* the start of the master's last file */
+    while (next < end) {
+        uint8_t h[12];
+        assert_true(read_full(fd, h, 12));
+        long long off = get_be(h, 8), len = get_be(h + 8, 4);
+        assert_int_equal(off, next);
+        assert_true(len >= 0 && len <= 32768);
+        assert_true(off / FILE_SIZE == (off + len - 1) / FILE_SIZE || len == 0);
+        assert_true(read_full(fd, body, (size_t)len));
+        assert_memory_equal(body, want + (off - FILE_SIZE), (size_t)len);
+        next += len;
+    }
+    assert_int_equal(next, end);
+    free(want);
+    free(body);
+    close(fd);
+
+    /* a slave whose log is longer than ours: refused, loudly */
+    fd = rmq_tc_connect(p->ha_port);
+    put_be64(rep, end + 1000);
+    assert_int_equal(rmq_tc_send_raw(fd, rep, 8), 0);
+    uint64_t until = rmq_test_now_ms() + 20000;
+    while (!rmq_td_log_contains(&p->m, "beyond this master's log end") && rmq_test_now_ms() < until)
+        rmq_test_pause_ms(50);
+    assert_true(rmq_td_log_contains(&p->m, "beyond this master's log end"));
+    close(fd);
+    /* the master still serves */
+    assert_int_equal(send_one(p->mport, 300), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_replication, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_identical_logs, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_slave_timeout, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_raw_frames, setup_raw, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
