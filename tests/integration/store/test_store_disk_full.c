@@ -202,6 +202,17 @@ static void fill_free_fill_restart(void **state)
     char ratio[40];
     runtime_ratio(&r, ratio, sizeof ratio); /* Java's formula: nothing usable left */
     assert_string_equal(ratio, "1.0");
+    /* the NameServer role of the same process answers too
+     * (GET_ALL_TOPIC_LIST_FROM_NAMESERVER) */
+    int ns = rmq_tc_connect(rmq_td_port(&r.d, "namesrv"));
+    assert_true(ns >= 0);
+    rmq_cmd *req = rmq_tc_request(206, 1, NULL);
+    rmq_cmd *ans = rmq_tc_call(ns, req, 10000);
+    rmq_cmd_free(req);
+    assert_non_null(ans);
+    assert_int_equal(ans->code, 0);
+    rmq_cmd_free(ans);
+    close(ns);
 
     /* some space back, a probe file fits but the next segment does not:
      * still refused (resuming here let sends write into pages the disk
