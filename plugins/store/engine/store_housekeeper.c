@@ -68,9 +68,14 @@ static int spare_create(store_engine *e, bool when_half_used, char *err, size_t 
     if (!e->write_through)
         madvise(f->map, (size_t)w, MADV_POPULATE_WRITE);
     pthread_mutex_lock(&e->spare_mu);
-    e->spare = f;
+    /* a test's re-check may race the housekeeper: the first one wins and
+     * the other's mapping of the same file goes (the file stays) */
+    mfile *lost = e->spare ? f : NULL;
+    if (!lost)
+        e->spare = f;
     pthread_mutex_unlock(&e->spare_mu);
     pthread_rwlock_unlock(&e->maps);
+    mfile_close(lost, false);
     return 0;
 }
 

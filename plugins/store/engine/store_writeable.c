@@ -43,7 +43,8 @@ void store_check_truncation(store_engine *e)
 
 /* A current segment cut short under the store: when only its unwritten
  * tail went, give the file its size and blocks back (nothing is lost); when
- * written records went, stay refused (a restart's recovery decides). */
+ * written records went, stay refused (a restart then refuses the segment's
+ * size, as Java's MappedFileQueue.load does: an operator's decision). */
 static int regrow_current(store_engine *e, mfile *cur, char *why, size_t cap)
 {
     struct stat st;

@@ -65,8 +65,8 @@ int st_start(rmq_test_daemon *d, const char *store_settings)
     return rmq_td_port(d, "broker");
 }
 
-rmq_cmd *st_send(int fd, int opaque, const char *topic, int queue, const char *props,
-                 const char *body, const char *const *extra)
+rmq_cmd *st_send_request(int opaque, const char *topic, int queue, const char *props,
+                         const char *body, const char *const *extra)
 {
     char q[16];
     snprintf(q, sizeof q, "%d", queue);
@@ -90,6 +90,15 @@ rmq_cmd *st_send(int fd, int opaque, const char *topic, int queue, const char *p
         rmq_cmd_ext_set(req, e[0], e[1]);
     if (body)
         rmq_cmd_set_body(req, body, strlen(body), NULL, NULL);
+    return req;
+}
+
+rmq_cmd *st_send(int fd, int opaque, const char *topic, int queue, const char *props,
+                 const char *body, const char *const *extra)
+{
+    rmq_cmd *req = st_send_request(opaque, topic, queue, props, body, extra);
+    if (!req)
+        return NULL;
     rmq_cmd *resp = rmq_tc_call_response(fd, req, 5000);
     rmq_cmd_free(req);
     return resp;

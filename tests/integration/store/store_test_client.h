@@ -34,6 +34,9 @@ int st_teardown(void **state);
  * be NULL) override the defaults. The answer or NULL. */
 rmq_cmd *st_send(int fd, int opaque, const char *topic, int queue, const char *props,
                  const char *body, const char *const *extra);
+/* The request of st_send, to send without waiting (pipelining). Caller frees. */
+rmq_cmd *st_send_request(int opaque, const char *topic, int queue, const char *props,
+                         const char *body, const char *const *extra);
 
 typedef struct st_pull_args {
     const char *group;

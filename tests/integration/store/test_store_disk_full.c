@@ -12,6 +12,7 @@
  * take acknowledged messages away (and make room by itself). */
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -173,6 +174,22 @@ static void runtime_ratio(run *r, char *out, size_t cap)
     rmq_cmd_free(a);
 }
 
+static int rm_cb(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb;
+    (void)flag;
+    (void)ftw;
+    return remove(p);
+}
+
+/* The store a test left on the small file system: its room goes back. */
+static void remove_store(const char *name)
+{
+    char dir[300];
+    snprintf(dir, sizeof dir, "%s/%s", g_mnt, name);
+    nftw(dir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 static void reconnect(run *r)
 {
     if (r->fd >= 0)
@@ -202,6 +219,17 @@ static void fill_free_fill_restart(void **state)
     char ratio[40];
     runtime_ratio(&r, ratio, sizeof ratio); /* Java's formula: nothing usable left */
     assert_string_equal(ratio, "1.0");
+    /* the NameServer role of the same process answers too
+     * (GET_ALL_TOPIC_LIST_FROM_NAMESERVER) */
+    int ns = rmq_tc_connect(rmq_td_port(&r.d, "namesrv"));
+    assert_true(ns >= 0);
+    rmq_cmd *req = rmq_tc_request(206, 1, NULL);
+    rmq_cmd *ans = rmq_tc_call(ns, req, 10000);
+    rmq_cmd_free(req);
+    assert_non_null(ans);
+    assert_int_equal(ans->code, 0);
+    rmq_cmd_free(ans);
+    close(ns);
 
     /* some space back, a probe file fits but the next segment does not:
      * still refused (resuming here let sends write into pages the disk
@@ -250,6 +278,129 @@ static void fill_free_fill_restart(void **state)
     close(r.fd);
     assert_int_equal(rmq_td_stop_reporting(&r.d), 0);
     rmq_td_cleanup(&r.d);
+    remove_store("store");
+    free(r.v);
+}
+
+/* SYNC_FLUSH, two connections with 16 sends in flight each: the disk is
+ * filled to the last byte while a round's sends wait for their group
+ * commit. Each send gets one answer: 0 (its bytes were synced: it must be
+ * readable), 10 FLUSH_DISK_TIMEOUT (stored, not confirmed), 14 or 1
+ * (refused); the refusals come and stay; freed, sends are confirmed again. */
+#define CONNS 2
+#define DEPTH 16
+
+typedef struct round_stats {
+    int ok, refused, timeout;
+} round_stats;
+
+static void sync_round(run *r, int *fds, bool fill_meanwhile, const char *filler, round_stats *rs)
+{
+    int seeds[CONNS][DEPTH];
+    for (int c = 0; c < CONNS; c++)
+        for (int k = 0; k < DEPTH; k++) {
+            char body[BODY + 1], props[96];
+            int seed = r->seed++;
+            seeds[c][k] = seed;
+            body_of(seed, body);
+            snprintf(props, sizeof props, "UNIQ_KEY\001AC1100%026X\002TAGS\001t", (unsigned)seed);
+            rmq_cmd *req = st_send_request(1000 + k, TOPIC, seed % NQ, props, body, NULL);
+            assert_non_null(req);
+            assert_int_equal(rmq_tc_send(fds[c], req), 0);
+            rmq_cmd_free(req);
+        }
+    if (fill_meanwhile)
+        fill_to_last_byte(filler);
+    for (int c = 0; c < CONNS; c++)
+        for (int k = 0; k < DEPTH; k++) {
+            rmq_cmd *a = rmq_tc_recv(fds[c], 15000);
+            if (!a)
+                fail_msg("a pipelined SYNC_FLUSH send got no answer: the daemon died?");
+            int i = a->opaque - 1000;
+            assert_true(i >= 0 && i < DEPTH);
+            int seed = seeds[c][i];
+            if (a->code == 0) {
+                if (r->n == r->cap) {
+                    r->cap = r->cap ? r->cap * 2 : 1024;
+                    r->v = realloc(r->v, r->cap * sizeof *r->v);
+                    assert_non_null(r->v);
+                }
+                r->v[r->n++] = (acked){seed % NQ, st_ext_ll(a, "queueOffset"), seed};
+                rs->ok++;
+            } else if (a->code == 10) {
+                rs->timeout++;
+            } else if (a->code == 14 || a->code == 1) {
+                rs->refused++;
+            } else {
+                fail_msg("SYNC_FLUSH send answered %d (%s)", a->code, a->remark ? a->remark : "");
+            }
+            rmq_cmd_free(a);
+        }
+}
+
+static void sync_flush_groups_when_disk_fills(void **state)
+{
+    (void)state;
+    run r = {.fd = -1};
+    char settings[600], filler[300];
+    snprintf(settings, sizeof settings,
+             "storePathRootDir = \"%s/sstore\"; cleanResourceInterval = 200; "
+             "mappedFileSizeCommitLog = %d; cleanFileForciblyEnable = false; "
+             "flushDiskType = \"SYNC_FLUSH\";",
+             g_mnt, SEG);
+    snprintf(filler, sizeof filler, "%s/filler", g_mnt);
+    unlink(filler); /* left by a failed test before */
+    remove_store("store");
+    assert_true(st_start(&r.d, settings) > 0);
+    reconnect(&r);
+    int fds[CONNS];
+    for (int c = 0; c < CONNS; c++) {
+        fds[c] = rmq_tc_connect(r.port);
+        assert_true(fds[c] >= 0);
+    }
+    round_stats rs = {0};
+    for (int i = 0; i < 20; i++)
+        sync_round(&r, fds, false, filler, &rs);
+    assert_int_equal(rs.ok, 20 * CONNS * DEPTH);
+    /* the disk fills while a round waits; then rounds until refused */
+    sync_round(&r, fds, true, filler, &rs);
+    for (int i = 0; i < 5000 && rs.refused == 0; i++)
+        sync_round(&r, fds, false, filler, &rs);
+    if (rs.refused == 0)
+        fail_msg("SYNC_FLUSH sends on a full disk were never refused");
+    round_stats after = {0};
+    sync_round(&r, fds, false, filler, &after);
+    assert_int_equal(after.refused, CONNS * DEPTH);
+    fprintf(stderr, "SYNC_FLUSH: %d confirmed, %d FLUSH_DISK_TIMEOUT, %d refused\n", rs.ok,
+            rs.timeout, rs.refused);
+    check_all_pulled(&r);
+
+    assert_int_equal(unlink(filler), 0);
+    uint64_t deadline = rmq_test_now_ms() + 30000;
+    round_stats back = {0};
+    while (back.ok == 0 && rmq_test_now_ms() < deadline) {
+        sync_round(&r, fds, false, filler, &back);
+        if (back.ok == 0)
+            rmq_test_pause_ms(100);
+    }
+    if (back.ok == 0)
+        fail_msg("SYNC_FLUSH sends were not confirmed again within 30 s of freeing the disk");
+    round_stats more = {0};
+    sync_round(&r, fds, false, filler, &more);
+    assert_int_equal(more.ok, CONNS * DEPTH);
+    check_all_pulled(&r);
+    for (int c = 0; c < CONNS; c++)
+        close(fds[c]);
+    close(r.fd);
+    r.fd = -1;
+    assert_int_equal(rmq_td_stop(&r.d), 0);
+    assert_int_equal(rmq_td_start(&r.d, NULL), 0);
+    reconnect(&r);
+    check_all_pulled(&r);
+    close(r.fd);
+    assert_int_equal(rmq_td_stop_reporting(&r.d), 0);
+    rmq_td_cleanup(&r.d);
+    remove_store("sstore");
     free(r.v);
 }
 
@@ -274,6 +425,7 @@ int main(void)
     }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(fill_free_fill_restart),
+        cmocka_unit_test(sync_flush_groups_when_disk_fills),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     umount2(g_mnt, MNT_DETACH);
