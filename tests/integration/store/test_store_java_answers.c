@@ -148,6 +148,13 @@ static void send_numbers_are_required_where_java_unboxes_them(void **state)
     expect_remark(r, 1, "push reply message fail, channel of <nobody> not found.");
     assert_string_equal(rmq_cmd_ext_get(r, "MSG_REGION"), "DefaultRegion");
     rmq_cmd_free(r);
+    /* the reply runs the send path's msgCheck: its refusals are send answers */
+    r = send_v2(f->fd, 325, "SCHEDULE_TOPIC_XXXX", "0", "REPLY_TO_CLIENT\001nobody", NULL, "x", 1);
+    expect_remark(r, 16, "Sending message to topic[SCHEDULE_TOPIC_XXXX] is forbidden.");
+    assert_string_equal(rmq_cmd_ext_get(r, "TRACE_ON"), "true");
+    rmq_cmd_free(r);
+    expect_exception(send_v2(f->fd, 325, "TopicD", "0", "REPLY_TO_CLIENT\001nobody", "g", "x", 1),
+                     NPE);
 }
 
 /* Pulls: subVersion is read only by a SQL92 or heartbeat subscription. */
