@@ -26,6 +26,59 @@ typedef st_fixture fixture;
 
 static int next_opaque = 1000;
 
+/* RMQ_ANSWERS_JAVA_PORT=<port> runs the same frames against a Java broker
+ * already listening there (brokerClusterName TestCluster, brokerName
+ * broker-t, a fresh store; see the README): the expectations are Java's, so
+ * they must hold there too, except that Java's exception remarks add the
+ * stack frame rmqhost leaves out (docs/compat.md). */
+static int java_port(void)
+{
+    const char *p = getenv("RMQ_ANSWERS_JAVA_PORT");
+    return p && *p ? atoi(p) : 0;
+}
+
+static int ja_setup(void **state)
+{
+    if (!java_port())
+        return st_setup(state);
+    st_fixture *f = calloc(1, sizeof *f);
+    if (!f)
+        return -1;
+    f->port = java_port();
+    f->fd = rmq_tc_connect(f->port);
+    *state = f;
+    if (f->fd < 0)
+        fprintf(stderr, "cannot connect to the Java broker on port %d\n", f->port);
+    return f->fd >= 0 ? 0 : -1;
+}
+
+static int ja_teardown(void **state)
+{
+    if (!java_port())
+        return st_teardown(state);
+    st_fixture *f = *state;
+    close(f->fd);
+    free(f);
+    return 0;
+}
+
+/* remark equals `want`; from a Java broker, the exception part of `want`
+ * (before the ", <frame>" rmqhost sends for some) followed by the JDK's
+ * detail (": ...", e.g. Java 17's helpful NullPointerException text) or by
+ * ", <frame>" (the frame's line depends on the JDK) */
+static void expect_exception_remark(const char *got, const char *want)
+{
+    assert_non_null(got);
+    if (java_port()) {
+        const char *frame = strstr(want, ", ");
+        size_t n = frame ? (size_t)(frame - want) : strlen(want);
+        if (strncmp(got, want, n) == 0 &&
+            (strncmp(got + n, ", ", 2) == 0 || strncmp(got + n, ": ", 2) == 0))
+            return;
+    }
+    assert_string_equal(got, want);
+}
+
 /* Request `code` with exactly the ext fields kv (NULL-terminated pairs). */
 static rmq_cmd *call_kv(int fd, int code, const char *const *kv, const void *body, size_t blen)
 {
@@ -44,8 +97,7 @@ static rmq_cmd *call_kv(int fd, int code, const char *const *kv, const void *bod
 static void expect_exception(rmq_cmd *r, const char *remark)
 {
     assert_int_equal(r->code, 1);
-    assert_non_null(r->remark);
-    assert_string_equal(r->remark, remark);
+    expect_exception_remark(r->remark, remark);
     assert_null(rmq_cmd_ext_get(r, "MSG_REGION"));
     assert_null(rmq_cmd_ext_get(r, "TRACE_ON"));
     rmq_cmd_free(r);
@@ -162,6 +214,8 @@ static void pull_numbers_are_required_where_java_unboxes_them(void **state)
 {
     fixture *f = *state;
     expect_stored(send_v2(f->fd, 310, "TopicPV", "0", NULL, NULL, "x", 1));
+    for (int i = 0; i < 500 && st_max_offset(f->port, "TopicPV", 0) < 1; i++)
+        usleep(10000); /* the consume queue is dispatched behind the append */
     const char *kv[] = {"consumerGroup",
                         "CGPV",
                         "topic",
@@ -386,13 +440,9 @@ static void send_back_with_a_malformed_offset(void **state)
 {
     fixture *f = *state;
     const char *kv[] = {"offset", "x", "group", "CGSB", "delayLevel", "0", NULL};
-    rmq_cmd *r = call_kv(f->fd, 36, kv, NULL, 0);
-    expect_remark(r, 1, NPE);
-    rmq_cmd_free(r);
+    expect_exception(call_kv(f->fd, 36, kv, NULL, 0), NPE);
     const char *kv2[] = {"offset", "0", "delayLevel", "0", NULL};
-    r = call_kv(f->fd, 36, kv2, NULL, 0);
-    expect_remark(r, 1, NPE);
-    rmq_cmd_free(r);
+    expect_exception(call_kv(f->fd, 36, kv2, NULL, 0), NPE);
 }
 
 static long long id_offset(const char *id)
@@ -494,9 +544,7 @@ static void end_transaction_numbers_where_java_unboxes_them(void **state)
     rmq_cmd_free(r);
     const char *no_tsto[] = {
         "producerGroup", "PG", "commitLogOffset", phys, "commitOrRollback", "12", NULL};
-    r = call_kv(f->fd, 37, no_tsto, NULL, 0);
-    expect_remark(r, 1, NPE);
-    rmq_cmd_free(r);
+    expect_exception(call_kv(f->fd, 37, no_tsto, NULL, 0), NPE);
     /* without msgId (never read) the rollback is done */
     const char *no_id[] = {"producerGroup",
                            "PG",
@@ -549,23 +597,23 @@ static void reset_offset_success_keeps_the_placeholder_remark(void **state)
 int main(int argc, char **argv)
 {
     const struct CMUnitTest all[] = {
-        cmocka_unit_test_setup_teardown(send_numbers_are_required_where_java_unboxes_them, st_setup,
-                                        st_teardown),
-        cmocka_unit_test_setup_teardown(pull_numbers_are_required_where_java_unboxes_them, st_setup,
-                                        st_teardown),
-        cmocka_unit_test_setup_teardown(pull_past_the_max_moves_to_the_max, st_setup, st_teardown),
-        cmocka_unit_test_setup_teardown(create_topic_answers, st_setup, st_teardown),
-        cmocka_unit_test_setup_teardown(exception_answers_carry_no_ext_fields, st_setup,
-                                        st_teardown),
-        cmocka_unit_test_setup_teardown(query_without_a_match_has_no_index_time, st_setup,
-                                        st_teardown),
-        cmocka_unit_test_setup_teardown(send_back_with_a_malformed_offset, st_setup, st_teardown),
-        cmocka_unit_test_setup_teardown(success_answers_with_the_placeholder_remark, st_setup,
-                                        st_teardown),
-        cmocka_unit_test_setup_teardown(reset_offset_success_keeps_the_placeholder_remark, st_setup,
-                                        st_teardown),
-        cmocka_unit_test_setup_teardown(end_transaction_numbers_where_java_unboxes_them, st_setup,
-                                        st_teardown),
+        cmocka_unit_test_setup_teardown(send_numbers_are_required_where_java_unboxes_them, ja_setup,
+                                        ja_teardown),
+        cmocka_unit_test_setup_teardown(pull_numbers_are_required_where_java_unboxes_them, ja_setup,
+                                        ja_teardown),
+        cmocka_unit_test_setup_teardown(pull_past_the_max_moves_to_the_max, ja_setup, ja_teardown),
+        cmocka_unit_test_setup_teardown(create_topic_answers, ja_setup, ja_teardown),
+        cmocka_unit_test_setup_teardown(exception_answers_carry_no_ext_fields, ja_setup,
+                                        ja_teardown),
+        cmocka_unit_test_setup_teardown(query_without_a_match_has_no_index_time, ja_setup,
+                                        ja_teardown),
+        cmocka_unit_test_setup_teardown(send_back_with_a_malformed_offset, ja_setup, ja_teardown),
+        cmocka_unit_test_setup_teardown(success_answers_with_the_placeholder_remark, ja_setup,
+                                        ja_teardown),
+        cmocka_unit_test_setup_teardown(reset_offset_success_keeps_the_placeholder_remark, ja_setup,
+                                        ja_teardown),
+        cmocka_unit_test_setup_teardown(end_transaction_numbers_where_java_unboxes_them, ja_setup,
+                                        ja_teardown),
     };
     struct CMUnitTest sel[sizeof all / sizeof all[0]];
     size_t n = 0;
