@@ -494,6 +494,16 @@ static void success_answers_with_the_placeholder_remark(void **state)
     expect_remark(r, 0, UNSET);
     assert_true(r->body_len > 0);
     rmq_cmd_free(r);
+    /* no consume queue at all: refused; an index past the end: SUCCESS */
+    const char *none[] = {"topic", "NoSuchTopic", "queueId", "0", "index", "0", "count", "1", NULL};
+    r = call_kv(f->fd, 321, none, NULL, 0);
+    expect_remark(r, 1, "0@NoSuchTopic is not exist!");
+    rmq_cmd_free(r);
+    const char *past[] = {"topic", "TopicTx", "queueId", "0", "index", "5", "count", "1", NULL};
+    r = call_kv(f->fd, 321, past, NULL, 0);
+    expect_remark(r, 0, "Index 5 of 0@TopicTx is not exist!");
+    assert_int_equal(r->body_len, 0);
+    rmq_cmd_free(r);
 }
 
 /* END_TRANSACTION's header (reflection decode): checkFields unboxes

@@ -61,4 +61,4 @@ until ! port_free "$port"; do
   i=$((i + 1))
 done
 echo "java_answers: Java broker listening on $port"
-RMQ_ANSWERS_JAVA_PORT=$port "$prog"
+RMQ_ANSWERS_JAVA_PORT=$port "$prog" ${RMQ_ANSWERS_FILTER:-}
