@@ -329,6 +329,23 @@ static void create_topic_answers(void **state)
     create_topic(f->fd, "TBW102", "4", 1, "The topic[TBW102] is conflict with system topic.");
     create_topic(f->fd, "TestCluster_REPLY_TOPIC", "4", 1,
                  "The topic[TestCluster_REPLY_TOPIC] is conflict with system topic.");
+    /* checkFields wants a TopicFilterType name; the queue numbers and perm
+     * are unboxed after the topic checks */
+    const char *no_ft[] = {"topic", "TopicF", "readQueueNums", "4", "writeQueueNums", "4", "perm",
+                           "6",     NULL};
+    expect_exception(call_kv(f->fd, 17, no_ft, NULL, 0),
+                     "org.apache.rocketmq.remoting.exception.RemotingCommandException: "
+                     "topicFilterType = [null] value invalid");
+    const char *no_rq[] = {"topic", "TopicF",          "writeQueueNums", "4", "perm",
+                           "6",     "topicFilterType", "SINGLE_TAG",     NULL};
+    expect_exception(call_kv(f->fd, 17, no_rq, NULL, 0), NPE);
+    const char *bad_no_rq[] = {"topic",           "Bad Topic", "perm", "6",
+                               "topicFilterType", "MULTI_TAG", NULL};
+    rmq_cmd *r = call_kv(f->fd, 17, bad_no_rq, NULL, 0);
+    expect_remark(r, 1,
+                  "The specified topic contains illegal characters, allowing only "
+                  "^[%|a-zA-Z0-9_-]+$");
+    rmq_cmd_free(r);
 }
 
 static void put_be32(uint8_t *p, uint32_t v)
