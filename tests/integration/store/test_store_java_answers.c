@@ -241,6 +241,37 @@ static void pull_numbers_are_required_where_java_unboxes_them(void **state)
     expect_remark(r, 0, "FOUND");
     assert_string_equal(rmq_cmd_ext_get(r, "nextBeginOffset"), "1");
     rmq_cmd_free(r);
+    /* an SQL92 subscription reads subVersion inside the try whose catch
+     * answers 23 */
+    const char *sql[] = {"consumerGroup",
+                         "CGPV",
+                         "topic",
+                         "TopicPV",
+                         "queueId",
+                         "0",
+                         "queueOffset",
+                         "0",
+                         "maxMsgNums",
+                         "32",
+                         "sysFlag",
+                         "4",
+                         "commitOffset",
+                         "0",
+                         "suspendTimeoutMillis",
+                         "0",
+                         "subscription",
+                         "a > 1",
+                         "expressionType",
+                         "SQL92",
+                         NULL};
+    r = call_kv(f->fd, 11, sql, NULL, 0);
+    expect_remark(r, 23, "parse the consumer's subscription failed");
+    rmq_cmd_free(r);
+    /* the suspend bit unboxes suspendTimeoutMillis */
+    const char *susp[] = {"consumerGroup", "CGPV", "topic",        "TopicPV", "queueId", "0",
+                          "queueOffset",   "0",    "maxMsgNums",   "32",      "sysFlag", "6",
+                          "commitOffset",  "0",    "subscription", "*",       NULL};
+    expect_exception(call_kv(f->fd, 11, susp, NULL, 0), NPE);
     /* without consumerGroup / topic / queueId / queueOffset: thrown */
     static const char *const drops[] = {"consumerGroup", "topic",      "queueId",
                                         "queueOffset",   "maxMsgNums", "sysFlag"};
