@@ -491,6 +491,9 @@ static void send_back_with_a_malformed_offset(void **state)
     expect_exception(call_kv(f->fd, 36, kv, NULL, 0), NPE);
     const char *kv2[] = {"offset", "0", "delayLevel", "0", NULL};
     expect_exception(call_kv(f->fd, 36, kv2, NULL, 0), NPE);
+    /* Long.parseLong takes no blank: null, then the NPE */
+    const char *kv3[] = {"offset", " 5", "group", "CGSB", "delayLevel", "0", NULL};
+    expect_exception(call_kv(f->fd, 36, kv3, NULL, 0), NPE);
 }
 
 static long long id_offset(const char *id)
@@ -650,6 +653,18 @@ static void reset_offset_success_keeps_the_placeholder_remark(void **state)
     expect_remark(r, 0, UNSET);
     assert_true(r->body_len > 0);
     rmq_cmd_free(r);
+    /* timestamp and isForce are primitives (0/false when absent); a null
+     * group is looked up as "TopicRO@null"; a null topic throws */
+    const char *no_group[] = {"topic", "TopicRO", NULL};
+    r = call_kv(f->fd, 222, no_group, NULL, 0);
+    expect_remark(r, 1, "THe consumer group <null> not exist");
+    rmq_cmd_free(r);
+    const char *no_ts[] = {"topic", "TopicRO", "group", "CGRO", NULL};
+    r = call_kv(f->fd, 222, no_ts, NULL, 0);
+    expect_remark(r, 0, UNSET);
+    rmq_cmd_free(r);
+    const char *no_topic[] = {"group", "CGRO", "timestamp", "-1", NULL};
+    expect_exception(call_kv(f->fd, 222, no_topic, NULL, 0), NPE);
 }
 
 int main(int argc, char **argv)
