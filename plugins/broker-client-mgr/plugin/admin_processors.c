@@ -7,6 +7,7 @@
 #include <strings.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 
 static char *dump(json_t *root)
@@ -146,18 +147,35 @@ static int process_create_topic(rmq_request *req, const rmq_cmd *cmd, void *ud)
     const rmq_host_api *a = c->api;
     const char *topic = a->cmd_ext_get(cmd, "topic");
     char remark[600];
+    /* CreateTopicRequestHeader.checkFields: TopicFilterType.valueOf */
+    const char *ft = a->cmd_ext_get(cmd, "topicFilterType");
+    if (!ft || (strcmp(ft, "SINGLE_TAG") != 0 && strcmp(ft, "MULTI_TAG") != 0)) {
+        snprintf(remark, sizeof remark,
+                 "org.apache.rocketmq.remoting.exception.RemotingCommandException: "
+                 "topicFilterType = [%.200s] value invalid",
+                 ft ? ft : "null");
+        a->request_fail(req, remark);
+        return RMQ_EINVAL;
+    }
     if (!topic_valid(topic, remark, sizeof remark))
         return bcm_reply(c, req, cmd, RMQ_RESPONSE_SYSTEM_ERROR, remark);
     if (system_topic(c, topic)) {
         snprintf(remark, sizeof remark, "The topic[%s] is conflict with system topic.", topic);
         return bcm_reply(c, req, cmd, RMQ_RESPONSE_SYSTEM_ERROR, remark);
     }
+    /* the queue numbers and perm are unboxed into the TopicConfig: a
+     * missing (or, decoded by reflection, unparsable) one throws */
+    int64_t rq, wq, perm;
+    if (!bcm_ext_long(c, cmd, "readQueueNums", &rq) || rq < INT32_MIN || rq > INT32_MAX ||
+        !bcm_ext_long(c, cmd, "writeQueueNums", &wq) || wq < INT32_MIN || wq > INT32_MAX ||
+        !bcm_ext_long(c, cmd, "perm", &perm) || perm < INT32_MIN || perm > INT32_MAX) {
+        a->request_fail(req, "java.lang.NullPointerException");
+        return RMQ_EINVAL;
+    }
     const char *order = a->cmd_ext_get(cmd, "order");
-    const char *ft = a->cmd_ext_get(cmd, "topicFilterType");
-    json_t *cfg = bcm_topic_config_new(
-        topic, ext_int(c, cmd, "readQueueNums", 16), ext_int(c, cmd, "writeQueueNums", 16),
-        ext_int(c, cmd, "perm", 6), ext_int(c, cmd, "topicSysFlag", 0),
-        order && strcasecmp(order, "true") == 0, ft && *ft ? ft : "SINGLE_TAG");
+    json_t *cfg =
+        bcm_topic_config_new(topic, (int)rq, (int)wq, (int)perm, ext_int(c, cmd, "topicSysFlag", 0),
+                             order && strcasecmp(order, "true") == 0, ft);
     pthread_mutex_lock(&c->lock);
     bool is_new = !bcm_topic_table_has(&c->topics, topic);
     int rc = bcm_topic_table_put(&c->topics, cfg, a->now_wall_ms());

@@ -218,6 +218,8 @@ int store_get_messages(store_engine *e, const char *topic, int32_t queue_id, int
 /* §10.11: unknown topic/queue = empty (0, 0, -1). */
 int64_t store_max_offset(store_engine *e, const char *topic, int32_t queue_id);
 int64_t store_min_offset(store_engine *e, const char *topic, int32_t queue_id);
+/* Whether the queue has a consume queue (written to, or found at open). */
+bool store_queue_exists(store_engine *e, const char *topic, int32_t queue_id);
 /* STORETIMESTAMP of the message at a queue offset, -1 if none. */
 int64_t store_message_store_time(store_engine *e, const char *topic, int32_t queue_id,
                                  int64_t offset);

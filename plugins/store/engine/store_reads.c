@@ -179,6 +179,14 @@ int64_t store_max_offset(store_engine *e, const char *topic, int32_t queue_id)
     return v;
 }
 
+bool store_queue_exists(store_engine *e, const char *topic, int32_t queue_id)
+{
+    pthread_rwlock_rdlock(&e->maps);
+    bool found = cq_find(e, topic, queue_id) != NULL;
+    pthread_rwlock_unlock(&e->maps);
+    return found;
+}
+
 int64_t store_min_offset(store_engine *e, const char *topic, int32_t queue_id)
 {
     pthread_rwlock_rdlock(&e->maps);

@@ -19,6 +19,7 @@
 #include "broker_stats.h"
 #include "pull_stats.h"
 #include "state_blob.h"
+#include "header_numbers.h"
 #include "store_features.h"
 
 #define RESET_CONSUMER_CLIENT_OFFSET 220
@@ -353,13 +354,19 @@ static int process_reset_offset(rmq_request *req, const rmq_cmd *cmd, void *ud)
     const char *group = a->cmd_ext_get(cmd, "group");
     const char *ts_text = a->cmd_ext_get(cmd, "timestamp");
     const char *force_text = a->cmd_ext_get(cmd, "isForce");
-    if (!topic || !group || !ts_text || !force_text) {
-        a->request_fail(req, "org.apache.rocketmq.remoting.exception.RemotingCommandException: "
-                             "the custom field <ResetOffsetRequestHeader> is null");
+    /* the reflection decode leaves the primitive timestamp/isForce at 0/false
+     * when absent or unparsable; a null topic throws in the topic table, a
+     * null group makes the offset key "<topic>@null" */
+    if (!topic) {
+        a->request_fail(req, "java.lang.NullPointerException");
         return RMQ_EINVAL;
     }
-    int64_t ts = strtoll(ts_text, NULL, 10);
-    bool force = strcasecmp(force_text, "true") == 0;
+    if (!group)
+        group = "null";
+    int64_t ts = 0;
+    if (!ts_text || java_parse_long(ts_text, &ts) != 0)
+        ts = 0;
+    bool force = java_parse_bool(force_text);
     char remark[600];
     rmq_topic_config tc;
     if (meta_topic_get(sp, topic, &tc) != 0) {

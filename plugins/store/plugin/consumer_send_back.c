@@ -48,11 +48,14 @@ static int process_send_back(rmq_request *req, const rmq_cmd *cmd, void *ud)
     const rmq_host_api *a = sp->api;
     char remark[600];
     const char *group = a->cmd_ext_get(cmd, "group");
-    int64_t offset = 0, delay_level = 0, max_rt = 0;
+    int64_t offset = 0, delay_level = 0;
+    int32_t max_rt = 0;
     /* the reflection decode leaves a missing or unparsable number null (it
      * only logs): the NullPointerException comes where Java unboxes it */
-    bool has_offset = strtoll_parse_long(a->cmd_ext_get(cmd, "offset"), &offset);
-    bool has_delay = strtoll_parse_long(a->cmd_ext_get(cmd, "delayLevel"), &delay_level);
+    int32_t delay32 = 0;
+    bool has_offset = java_parse_long(a->cmd_ext_get(cmd, "offset"), &offset) == 0;
+    bool has_delay = java_parse_int(a->cmd_ext_get(cmd, "delayLevel"), &delay32) == 0;
+    delay_level = delay32;
     if (!group) /* the group table's ConcurrentHashMap throws on null */
         return reply(sp, req, cmd, RC_SYSTEM_ERROR, "java.lang.NullPointerException");
     const char *um = a->cmd_ext_get(cmd, "unitMode");
@@ -125,8 +128,8 @@ static int process_send_back(rmq_request *req, const rmq_cmd *cmd, void *ud)
     }
     int32_t max_times = g.retry_max_times;
     if (a->cmd_version(cmd) >= V3_4_9 &&
-        strtoll_parse_long(a->cmd_ext_get(cmd, "maxReconsumeTimes"), &max_rt))
-        max_times = (int32_t)max_rt;
+        java_parse_int(a->cmd_ext_get(cmd, "maxReconsumeTimes"), &max_rt) == 0)
+        max_times = max_rt;
     bool dlq = r.reconsume_times >= max_times || delay_level < 0;
     int32_t level = 0;
     if (dlq) {

@@ -1,6 +1,5 @@
 /* header_numbers.c — strict decimal parsing with Java's accept set (optional
- * sign, ASCII digits, range) and the exception text of a failure; also the
- * laxer strtoll reading codes 36 and 37 apply. */
+ * sign, ASCII digits, range) and the exception text of a failure. */
 #include "header_numbers.h"
 
 #include <stdio.h>
@@ -49,18 +48,6 @@ int java_parse_int(const char *s, int32_t *out)
 int java_parse_long(const char *s, int64_t *out)
 {
     return parse(s, INT64_MIN, INT64_MAX, out);
-}
-
-bool strtoll_parse_long(const char *s, int64_t *out)
-{
-    if (!s || !*s)
-        return false;
-    char *end = NULL;
-    long long x = strtoll(s, &end, 10);
-    if (*end)
-        return false;
-    *out = x;
-    return true;
 }
 
 bool java_parse_bool(const char *s)

@@ -1,7 +1,6 @@
 /* header_numbers.h — Java's Integer.parseInt / Long.parseLong /
- * Boolean.parseBoolean for ext-field values (and the strtoll reading of codes
- * 36 and 37), and the SYSTEM_ERROR remark a FastCodesHeader decode failure
- * produces (protocol-messages.md §10 intro). */
+ * Boolean.parseBoolean for ext-field values, and the SYSTEM_ERROR remark a FastCodesHeader decode
+ * failure produces (protocol-messages.md §10 intro). */
 #ifndef STORE_HEADER_NUMBERS_H
 #define STORE_HEADER_NUMBERS_H
 
@@ -12,11 +11,6 @@
 /* 0 on success; -1 when `s` is not a valid decimal number in range. */
 int java_parse_int(const char *s, int32_t *out);
 int java_parse_long(const char *s, int64_t *out);
-/* strtoll's reading of a whole value (leading blanks and a sign accepted,
- * saturating out of range): true with *out set; false for NULL, "" or
- * trailing bytes. CONSUMER_SEND_MSG_BACK and END_TRANSACTION read their
- * numbers this way. */
-bool strtoll_parse_long(const char *s, int64_t *out);
 /* Boolean.parseBoolean: "true" in any case; NULL/anything else false. */
 bool java_parse_bool(const char *s);
 

@@ -143,8 +143,10 @@ static int32_t build_filter(store_plugin *sp, pull_req *p, const rmq_subscriptio
             return RC_SUBSCRIPTION_PARSE_FAILED;
         }
         if (!is_tag_type(type) && !has(p, PULL_HAS_SUB_VERSION)) {
-            snprintf(remark, cap, NPE); /* ConsumerFilterManager.build(..., subVersion) */
-            return RC_SYSTEM_ERROR;
+            /* ConsumerFilterManager.build(..., subVersion) unboxes it inside
+             * the try that turns any exception into 23 */
+            snprintf(remark, cap, "parse the consumer's subscription failed");
+            return RC_SUBSCRIPTION_PARSE_FAILED;
         }
     } else {
         if (meta_consumer_subscription(sp, p->group, p->topic, info) != 0) {

@@ -218,6 +218,14 @@ static int query_consume_queue(rmq_request *req, const rmq_cmd *cmd, void *ud)
         return RMQ_EINVAL;
     }
     const char *group = a->cmd_ext_get(cmd, "consumerGroup");
+    /* getConsumeQueue: a queue without a consume queue is refused (Java
+     * also makes an empty one for a queue that was only read, e.g. pulled;
+     * rmqhost does not: docs/compat.md) */
+    if (!store_queue_exists(sp->engine, topic, q)) {
+        char remark[400];
+        snprintf(remark, sizeof remark, "%d@%s is not exist!", q, topic);
+        return finish(sp, req, cmd, a->cmd_new_response(cmd, RC_SYSTEM_ERROR, remark));
+    }
     int64_t mn = store_min_offset(sp->engine, topic, q),
             mx = store_max_offset(sp->engine, topic, q);
     if (index < mn || index >= mx || count <= 0) {

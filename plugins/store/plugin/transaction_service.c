@@ -97,12 +97,14 @@ static int process_end_transaction(rmq_request *req, const rmq_cmd *cmd, void *u
     int64_t tsto = 0, clo = 0, cor = 0;
     /* the reflection decode leaves a missing or unparsable number null;
      * checkFields unboxes commitOrRollback, the rest is unboxed at use */
-    bool has_tsto = strtoll_parse_long(a->cmd_ext_get(cmd, "tranStateTableOffset"), &tsto);
-    bool has_clo = strtoll_parse_long(a->cmd_ext_get(cmd, "commitLogOffset"), &clo);
-    if (!strtoll_parse_long(a->cmd_ext_get(cmd, "commitOrRollback"), &cor)) {
+    int32_t cor32 = 0;
+    bool has_tsto = java_parse_long(a->cmd_ext_get(cmd, "tranStateTableOffset"), &tsto) == 0;
+    bool has_clo = java_parse_long(a->cmd_ext_get(cmd, "commitLogOffset"), &clo) == 0;
+    if (java_parse_int(a->cmd_ext_get(cmd, "commitOrRollback"), &cor32) != 0) {
         a->request_fail(req, "java.lang.NullPointerException");
         return RMQ_EINVAL;
     }
+    cor = cor32;
     if (cor != 0 && cor != TX_COMMIT && cor != TX_ROLLBACK) {
         a->request_fail(req, "org.apache.rocketmq.remoting.exception.RemotingCommandException: "
                              "commitOrRollback field wrong");

@@ -559,7 +559,9 @@ static void test_reload_during_a_pending_topics_write_loses_nothing(void **state
 
     int fd = rmq_tc_connect(port);
     assert_true(fd >= 0);
-    const char *kv[] = {"topic", "HeldTopic", "readQueueNums", "4", "writeQueueNums", "4", NULL};
+    const char *kv[] = {
+        "topic", "HeldTopic",       "readQueueNums", "4", "writeQueueNums", "4", "perm",
+        "6",     "topicFilterType", "SINGLE_TAG",    NULL};
     rmq_cmd *req = rmq_tc_request(17, 501, kv); /* UPDATE_AND_CREATE_TOPIC */
     assert_int_equal(rmq_tc_send(fd, req), 0);
     rmq_cmd_free(req);
@@ -607,7 +609,9 @@ static void test_reload_during_a_pending_topics_write_loses_nothing(void **state
 
     /* the new generation serves it, and its own write holds it */
     assert_true(topic_listed(port, "HeldTopic"));
-    const char *kv2[] = {"topic", "AfterTopic", "readQueueNums", "4", "writeQueueNums", "4", NULL};
+    const char *kv2[] = {
+        "topic", "AfterTopic",      "readQueueNums", "4", "writeQueueNums", "4", "perm",
+        "6",     "topicFilterType", "SINGLE_TAG",    NULL};
     resp = bcm_call(port, 17, kv2, NULL);
     assert_non_null(resp);
     assert_int_equal(resp->code, 0);

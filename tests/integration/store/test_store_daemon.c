@@ -233,13 +233,15 @@ static void topic_changes_seen_by_next_send(void **state)
     fixture *f = *state;
     assert_int_equal(send_code(f->fd, 1, "TopicC", 0), 0); /* auto-created from TBW102 */
     expect_config_in_refusal(f->fd, 2, "TopicC", "readQueueNums=4, writeQueueNums=4, perm=RW-");
-    const char *wide[] = {"topic", "TopicC", "readQueueNums", "8", "writeQueueNums", "8", "perm",
-                          "6",     NULL};
+    const char *wide[] = {
+        "topic", "TopicC",          "readQueueNums", "8", "writeQueueNums", "8", "perm",
+        "6",     "topicFilterType", "SINGLE_TAG",    NULL};
     assert_int_equal(admin_code(f->fd, 17, wide), 0);
     assert_int_equal(send_code(f->fd, 3, "TopicC", 6), 0);
     expect_config_in_refusal(f->fd, 4, "TopicC", "readQueueNums=8, writeQueueNums=8, perm=RW-");
-    const char *narrow[] = {"topic", "TopicC", "readQueueNums", "8", "writeQueueNums", "2", "perm",
-                            "4",     NULL};
+    const char *narrow[] = {
+        "topic", "TopicC",          "readQueueNums", "8", "writeQueueNums", "2", "perm",
+        "4",     "topicFilterType", "SINGLE_TAG",    NULL};
     assert_int_equal(admin_code(f->fd, 17, narrow), 0);
     expect_config_in_refusal(f->fd, 5, "TopicC", "readQueueNums=8, writeQueueNums=2, perm=R--");
     const char *del[] = {"topic", "TopicC", NULL};
