@@ -73,8 +73,10 @@ store_cq *cq_create(store_engine *e, const char *topic, int32_t qid, char *err, 
     snprintf(q->topic, sizeof q->topic, "%s", topic);
     q->queue_id = qid;
     q->hash = cq_hash(topic, qid);
+    q->e = e;
     q->files.file_size = e->cfg.cq_file_size;
     q->files.random_access = true;
+    q->files.lazy_map = true;
     q->load_first_phys = -1;
     char dir[PATH_MAX];
     snprintf(dir, sizeof dir, "%s/%s/%d", e->cq_dir, topic, qid);
@@ -143,11 +145,88 @@ void cq_table_free(store_engine *e)
     memset(&e->cqs, 0, sizeof e->cqs);
 }
 
+uint8_t *cq_file_map(store_engine *e, mfile *f)
+{
+    uint8_t *m = mfile_mapped(f);
+    uint32_t now = atomic_load_explicit(&e->cq_clock, memory_order_relaxed);
+    if (atomic_load_explicit(&f->last_use, memory_order_relaxed) != now)
+        atomic_store_explicit(&f->last_use, now, memory_order_relaxed);
+    if (m)
+        return m;
+    pthread_mutex_lock(&e->cq_map_mu);
+    if (!f->map && mfile_map(f) == 0) {
+        mfile_advise_random(f);
+        atomic_fetch_add(&e->cq_mapped, 1);
+    }
+    m = f->map;
+    pthread_mutex_unlock(&e->cq_map_mu);
+    return m;
+}
+
 static uint8_t *entry_ptr(const store_cq *q, int64_t index)
 {
     int64_t pos = index * STORE_CQ_UNIT;
     mfile *f = mfile_list_find(&q->files, pos);
-    return f ? f->map + (pos - f->start) : NULL;
+    uint8_t *m = f ? cq_file_map(q->e, f) : NULL;
+    return m ? m + (pos - f->start) : NULL;
+}
+
+int cq_map_for(store_engine *e, store_cq *q, int64_t index)
+{
+    mfile *f = mfile_list_find(&q->files, index * STORE_CQ_UNIT);
+    if (!f)
+        return -ENOENT;
+    return cq_file_map(e, f) ? 0 : -ENOMEM;
+}
+
+typedef struct mapped_file {
+    uint32_t age; /* clock ticks since its last use */
+    mfile *f;
+} mapped_file;
+
+static int older_first(const void *a, const void *b)
+{
+    uint32_t x = ((const mapped_file *)a)->age, y = ((const mapped_file *)b)->age;
+    return x > y ? -1 : x < y;
+}
+
+/* Past the cap, the least recently used quarter of the cap goes (with
+ * `maps` exclusive no reader holds a pointer into them); the clock ticks
+ * once per trim, so "recent" means "since the last trim". */
+void cq_unmap_cold(store_engine *e)
+{
+    int64_t cap = e->cfg.max_mapped_cq_files;
+    if (cap <= 0 || atomic_load_explicit(&e->cq_mapped, memory_order_relaxed) <= cap)
+        return;
+    pthread_rwlock_wrlock(&e->maps);
+    size_t n = 0, room = (size_t)atomic_load(&e->cq_mapped) + 64;
+    mapped_file *v = malloc(room * sizeof *v);
+    uint32_t now = atomic_load(&e->cq_clock);
+    for (size_t b = 0; v && b < e->cqs.nb; b++)
+        for (store_cq *q = e->cqs.b[b]; q; q = q->next)
+            for (size_t i = 0; i < q->files.n; i++) {
+                mfile *f = q->files.v[i];
+                if (!f->map)
+                    continue;
+                if (n == room) {
+                    mapped_file *nv = realloc(v, room * 2 * sizeof *v);
+                    if (!nv)
+                        continue;
+                    v = nv;
+                    room *= 2;
+                }
+                v[n++] = (mapped_file){now - atomic_load(&f->last_use), f};
+            }
+    size_t keep = (size_t)(cap - cap / 4), dropped = 0;
+    if (v && n > keep) {
+        qsort(v, n, sizeof *v, older_first);
+        for (; dropped < n - keep; dropped++)
+            mfile_unmap(v[dropped].f);
+    }
+    atomic_store(&e->cq_mapped, (int64_t)(n - dropped));
+    atomic_fetch_add(&e->cq_clock, 1);
+    pthread_rwlock_unlock(&e->maps);
+    free(v);
 }
 
 /* Entries faulted in ahead of a queue's end: 5 pages, one page being
@@ -160,7 +239,10 @@ static uint8_t *entry_ptr(const store_cq *q, int64_t index)
 void cq_want_prefault(store_engine *e, store_cq *q)
 {
     int64_t end = atomic_load_explicit(&q->max_offset, memory_order_relaxed) * STORE_CQ_UNIT;
-    if (end + CQ_PREFAULT_AHEAD / 2 <= atomic_load_explicit(&q->prefault_end, memory_order_relaxed))
+    int64_t ahead = end < 4096 ? 4096 : end;
+    if (ahead > CQ_PREFAULT_AHEAD)
+        ahead = CQ_PREFAULT_AHEAD;
+    if (end + ahead / 2 <= atomic_load_explicit(&q->prefault_end, memory_order_relaxed))
         return;
     pthread_mutex_lock(&e->cq_hot_mu);
     if (!q->pf_queued && e->cq_hot_n < (int)(sizeof e->cq_hot / sizeof e->cq_hot[0])) {
@@ -193,15 +275,20 @@ void cq_prefault_hot(store_engine *e)
         int64_t from = atomic_load(&q->prefault_end);
         if (from < end)
             from = end;
-        int64_t to = end + CQ_PREFAULT_AHEAD;
+        /* ahead by what the queue already holds, up to CQ_PREFAULT_AHEAD:
+         * 100,000 queues of one message each must not fault in 20 KiB
+         * apiece */
+        int64_t ahead = end < 4096 ? 4096 : end;
+        int64_t to = end + (ahead < CQ_PREFAULT_AHEAD ? ahead : CQ_PREFAULT_AHEAD);
         from = from / 4096 * 4096;
         while (from < to) {
             mfile *f = mfile_list_find(&q->files, from);
-            if (!f)
+            uint8_t *m = f ? cq_file_map(e, f) : NULL;
+            if (!m)
                 break; /* the next file does not exist yet */
             int64_t stop = to < f->start + f->size ? to : f->start + f->size;
             int64_t a = from - f->start;
-            madvise(f->map + a, (size_t)(stop - f->start - a), MADV_POPULATE_WRITE);
+            madvise(m + a, (size_t)(stop - f->start - a), MADV_POPULATE_WRITE);
             from = stop;
         }
         if (from > atomic_load(&q->prefault_end))
@@ -212,7 +299,7 @@ void cq_prefault_hot(store_engine *e)
 
 bool cq_has_file_for(const store_cq *q, int64_t index)
 {
-    return entry_ptr(q, index) != NULL;
+    return mfile_list_find(&q->files, index * STORE_CQ_UNIT) != NULL;
 }
 
 int cq_add_file_for(store_engine *e, store_cq *q, int64_t index, char *err, size_t errlen)
@@ -231,10 +318,9 @@ int cq_add_file_for(store_engine *e, store_cq *q, int64_t index, char *err, size
         snprintf(err, errlen, "injected fault");
         return -atomic_load(&e->inject_errno);
     }
-    rc = mfile_open(path, start, fs, true, false, &f, err, errlen);
+    rc = mfile_open_unmapped(path, start, fs, true, &f, err, errlen);
     if (rc != 0)
         return rc;
-    mfile_advise_random(f);
     /* keep the list ordered: new files normally come last */
     rc = mfile_list_push(&q->files, f);
     if (rc != 0) {

@@ -37,8 +37,8 @@ int store_mkdirs(const char *path)
     return 0;
 }
 
-int mfile_open(const char *path, int64_t start, int64_t size, bool create, bool prealloc,
-               mfile **out, char *err, size_t errlen)
+static int open_file(const char *path, int64_t start, int64_t size, bool create, bool prealloc,
+                     bool map_now, mfile **out, char *err, size_t errlen)
 {
     *out = NULL;
     int fd = open(path, O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0), 0644);
@@ -76,17 +76,25 @@ int mfile_open(const char *path, int64_t start, int64_t size, bool create, bool 
             return -rc;
         }
     }
-    void *map = mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (map == MAP_FAILED) {
-        int rc = -errno;
-        snprintf(err, errlen, "mmap %s: %s", path, strerror(errno));
-        close(fd);
-        return rc;
+    void *map = NULL;
+    if (map_now) {
+        map = mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (map == MAP_FAILED) {
+            int rc = -errno;
+            snprintf(err, errlen, "mmap %s: %s", path, strerror(errno));
+            close(fd);
+            return rc;
+        }
     }
+    /* the mapping keeps the file; no descriptor per segment (thousands of
+     * queue files would exhaust the process's limit) */
+    close(fd);
     mfile *f = calloc(1, sizeof *f);
-    if (!f) {
-        munmap(map, (size_t)size);
-        close(fd);
+    char *p = f ? strdup(path) : NULL;
+    if (!p) {
+        if (map)
+            munmap(map, (size_t)size);
+        free(f);
         snprintf(err, errlen, "out of memory");
         return -ENOMEM;
     }
@@ -94,23 +102,49 @@ int mfile_open(const char *path, int64_t start, int64_t size, bool create, bool 
     f->size = size;
     f->map = map;
     atomic_init(&f->fd, -1);
-    /* the mapping keeps the file; no descriptor per segment (thousands of
-     * queue files would exhaust the process's limit) */
-    close(fd);
-    f->path = strdup(path);
-    if (!f->path) {
-        munmap(map, (size_t)size);
-        free(f);
-        snprintf(err, errlen, "out of memory");
-        return -ENOMEM;
-    }
+    f->path = p;
     *out = f;
     return 0;
 }
 
+int mfile_open(const char *path, int64_t start, int64_t size, bool create, bool prealloc,
+               mfile **out, char *err, size_t errlen)
+{
+    return open_file(path, start, size, create, prealloc, true, out, err, errlen);
+}
+
+int mfile_open_unmapped(const char *path, int64_t start, int64_t size, bool create, mfile **out,
+                        char *err, size_t errlen)
+{
+    return open_file(path, start, size, create, false, false, out, err, errlen);
+}
+
+int mfile_map(mfile *f)
+{
+    if (f->map)
+        return 0;
+    int fd = open(f->path, O_RDWR | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    void *map = mmap(NULL, (size_t)f->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    int rc = map == MAP_FAILED ? -errno : 0;
+    close(fd);
+    if (rc == 0)
+        __atomic_store_n(&f->map, (uint8_t *)map, __ATOMIC_RELEASE);
+    return rc;
+}
+
+void mfile_unmap(mfile *f)
+{
+    if (f->map)
+        munmap(f->map, (size_t)f->size);
+    f->map = NULL;
+}
+
 void mfile_advise_random(mfile *f)
 {
-    madvise(f->map, (size_t)f->size, MADV_RANDOM);
+    if (f->map)
+        madvise(f->map, (size_t)f->size, MADV_RANDOM);
 }
 
 int mfile_keep_fd(mfile *f)
@@ -131,7 +165,8 @@ void mfile_close(mfile *f, bool remove_file)
     int fd = atomic_load(&f->fd);
     if (fd >= 0)
         close(fd);
-    munmap(f->map, (size_t)f->size);
+    if (f->map)
+        munmap(f->map, (size_t)f->size);
     if (remove_file)
         unlink(f->path);
     free(f->path);
@@ -215,7 +250,9 @@ int mfile_list_load(mfile_list *l, char *err, size_t errlen)
         char path[PATH_MAX];
         store_name20(path, sizeof path, l->dir, starts[i]);
         mfile *f;
-        rc = mfile_open(path, starts[i], l->file_size, false, false, &f, err, errlen);
+        rc = l->lazy_map
+                 ? mfile_open_unmapped(path, starts[i], l->file_size, false, &f, err, errlen)
+                 : mfile_open(path, starts[i], l->file_size, false, false, &f, err, errlen);
         if (rc == -EINVAL && i == n - 1 && unlink_if_unused(path))
             rc = 0; /* a segment whose creation a crash interrupted */
         else if (rc == 0) {
