@@ -81,7 +81,6 @@ int store_mkdirs(const char *path);
 /* A consume queue: (topic, queue id) -> 20-byte entries in mfile_list. */
 typedef struct store_cq {
     struct store_engine *e; /* its engine (lazy mapping of its files) */
-    char topic[128];
     int32_t queue_id;
     uint32_t hash;
     mfile_list files;
@@ -92,6 +91,7 @@ typedef struct store_cq {
     _Atomic int64_t prefault_end; /* entries below this have their page faulted in */
     bool pf_queued;               /* in e->cq_hot (under cq_hot_mu) */
     struct store_cq *next;        /* hash chain */
+    char topic[];                 /* allocated to its length: 400,000 queues */
 } store_cq;
 
 typedef struct cq_table {
