@@ -3,7 +3,8 @@
 # creates N topics one at a time (rmqbench --create-topics: a 100-byte
 # SEND_MESSAGE_V2 to each new topic, auto-created with 4 queues, or
 # UPDATE_AND_CREATE_TOPIC with MODE=admin), time per 1,000 as the table
-# grows; then the daemon's RSS, a clean stop, the restart time (process start
+# grows; then the broker daemon's RSS (the NameServer runs in a process of
+# its own), a clean stop, the restart time (process start
 # to its listeners up), the RSS after it, and sends to the first and last
 # topic on the restarted daemon. Not a test.
 #
@@ -21,8 +22,10 @@ rmqbench=${RMQBENCH:-$bin/rmqbench}
 plugins=$build/plugins
 dir=$(mktemp -d /tmp/rmqtopics.XXXXXX)
 dpid=
+nspid=
 cleanup() {
   if [[ -n $dpid ]]; then kill "$dpid" 2>/dev/null || true; wait "$dpid" 2>/dev/null || true; fi
+  if [[ -n $nspid ]]; then kill "$nspid" 2>/dev/null || true; wait "$nspid" 2>/dev/null || true; fi
   rm -rf "$dir"
 }
 trap cleanup EXIT
@@ -31,13 +34,37 @@ trap cleanup EXIT
 . "$(dirname "$0")/../support/all_in_one_conf.sh"
 ns=$(free_port)
 write_all_in_one_conf "$dir" "$plugins" "$ns" 1 "flushDiskType = \"$flush\";"
+# the NameServer in a process of its own: the RSS figures are the broker's
+mkdir -p "$dir/ns/conf.d" "$dir/ns/state"
+cat >"$dir/ns/conf.d/host.conf" <<CONF
+state_dir = "$dir/ns/state";
+io_threads = 1;
+log_level = "warn";
+servers = { namesrv = { listen = "127.0.0.1:$ns"; }; };
+CONF
+mv "$dir/conf.d/10-namesrv.conf" "$dir/ns/conf.d/"
+cat >"$dir/conf.d/host.conf" <<CONF
+state_dir = "$dir/state";
+io_threads = 1;
+log_level = "warn";
+servers = { broker = { listen = "127.0.0.1:0"; }; };
+CONF
+"$bin/rmqhostd" -c "$dir/ns/conf.d" >"$dir/ns.log" 2>&1 &
+nspid=$!
 
 start() {
   rm -f "$dir/state/listen.addrs"
   local t0
   t0=$(date +%s.%N)
-  "$bin/rmqhostd" -c "$dir/conf.d" >>"$dir/daemon.log" 2>&1 &
-  dpid=$!
+  if [[ -n ${PERF_RESTART:-} && ${1:-} == restart ]]; then
+    # PERF_RESTART=FILE: the restart's profile (perf wraps the daemon)
+    perf record -g -o "$PERF_RESTART" -- "$bin/rmqhostd" -c "$dir/conf.d" >>"$dir/daemon.log" 2>&1 &
+    sleep 0.5
+    dpid=$(pgrep -n -f "rmqhostd -c $dir/conf.d")
+  else
+    "$bin/rmqhostd" -c "$dir/conf.d" >>"$dir/daemon.log" 2>&1 &
+    dpid=$!
+  fi
   for _ in $(seq 1 6000); do [[ -f $dir/state/listen.addrs ]] && break; sleep 0.01; done
   if [[ ! -f $dir/state/listen.addrs ]]; then cat "$dir/daemon.log"; exit 1; fi
   started=$(echo "$(date +%s.%N) - $t0" | bc)
@@ -47,7 +74,7 @@ stop() {
   local t0
   t0=$(date +%s.%N)
   kill -TERM "$dpid"
-  wait "$dpid" || true
+  wait "$dpid" 2>/dev/null || while kill -0 "$dpid" 2>/dev/null; do sleep 0.05; done
   dpid=
   stopped=$(echo "$(date +%s.%N) - $t0" | bc)
 }
@@ -67,9 +94,10 @@ echo "after creating: $(rss)"
 if [[ -n ${THREADS:-} ]]; then ps -L -o comm,time -p "$dpid" | sort -k2 -r | head -12; fi
 du -sh "$dir/state/broker-client-mgr" "$dir/state/store/consumequeue" 2>/dev/null | tr '\n' ' '
 echo
+[[ -n ${KEEP_STATE:-} ]] && cp -a "$dir/state" "$KEEP_STATE"
 stop
 echo "clean stop: ${stopped} s; topics.json $(stat -c %s "$dir/state/broker-client-mgr/topics.json") bytes, journal $(stat -c %s "$dir/state/broker-client-mgr/topics.journal" 2>/dev/null || echo -) bytes"
-start
+start restart
 echo "restart: ${started} s to listening; $(rss)"
 sleep 2
 echo "2 s later: $(rss)"

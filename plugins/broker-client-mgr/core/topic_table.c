@@ -194,16 +194,26 @@ void bcm_topic_fields_from_json(const json_t *j, bcm_topic_fields *out)
     out->order = json_is_true(json_object_get(j, "order"));
 }
 
+/* The numbers only: the name is the key (a table's key is always its
+ * config's topicName), and 256 bytes per topic add up at 100,000 topics. */
 typedef struct decoded_topic {
     uint64_t gen;
-    bcm_topic_fields f;
+    int32_t read_queue_nums, write_queue_nums, perm, topic_filter_type, topic_sys_flag;
+    bool order;
 } decoded_topic;
 
 bool bcm_topic_table_get(bcm_topic_table *t, const char *name, bcm_topic_fields *out)
 {
     decoded_topic *d = str_map_get(&t->decoded, name);
     if (d && d->gen == t->gen) {
-        *out = d->f;
+        memset(out, 0, sizeof *out);
+        snprintf(out->topic_name, sizeof out->topic_name, "%s", name);
+        out->read_queue_nums = d->read_queue_nums;
+        out->write_queue_nums = d->write_queue_nums;
+        out->perm = d->perm;
+        out->topic_filter_type = d->topic_filter_type;
+        out->topic_sys_flag = d->topic_sys_flag;
+        out->order = d->order;
         return true;
     }
     const json_t *j = json_object_get(t->topics, name);
@@ -220,6 +230,11 @@ bool bcm_topic_table_get(bcm_topic_table *t, const char *name, bcm_topic_fields 
         }
     }
     d->gen = t->gen;
-    d->f = *out;
+    d->read_queue_nums = out->read_queue_nums;
+    d->write_queue_nums = out->write_queue_nums;
+    d->perm = out->perm;
+    d->topic_filter_type = out->topic_filter_type;
+    d->topic_sys_flag = out->topic_sys_flag;
+    d->order = out->order;
     return true;
 }

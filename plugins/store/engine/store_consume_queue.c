@@ -65,16 +65,19 @@ store_cq *cq_create(store_engine *e, const char *topic, int32_t qid, char *err, 
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    store_cq *q = calloc(1, sizeof *q);
+    size_t tl = strlen(topic);
+    store_cq *q = calloc(1, sizeof *q + tl + 1);
     if (!q) {
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    snprintf(q->topic, sizeof q->topic, "%s", topic);
+    memcpy(q->topic, topic, tl + 1);
     q->queue_id = qid;
     q->hash = cq_hash(topic, qid);
+    q->e = e;
     q->files.file_size = e->cfg.cq_file_size;
     q->files.random_access = true;
+    q->files.lazy_map = true;
     q->load_first_phys = -1;
     char dir[PATH_MAX];
     snprintf(dir, sizeof dir, "%s/%s/%d", e->cq_dir, topic, qid);
@@ -143,11 +146,88 @@ void cq_table_free(store_engine *e)
     memset(&e->cqs, 0, sizeof e->cqs);
 }
 
+uint8_t *cq_file_map(store_engine *e, mfile *f)
+{
+    uint8_t *m = mfile_mapped(f);
+    uint32_t now = atomic_load_explicit(&e->cq_clock, memory_order_relaxed);
+    if (atomic_load_explicit(&f->last_use, memory_order_relaxed) != now)
+        atomic_store_explicit(&f->last_use, now, memory_order_relaxed);
+    if (m)
+        return m;
+    pthread_mutex_lock(&e->cq_map_mu);
+    if (!f->map && mfile_map(f) == 0) {
+        mfile_advise_random(f);
+        atomic_fetch_add(&e->cq_mapped, 1);
+    }
+    m = f->map;
+    pthread_mutex_unlock(&e->cq_map_mu);
+    return m;
+}
+
 static uint8_t *entry_ptr(const store_cq *q, int64_t index)
 {
     int64_t pos = index * STORE_CQ_UNIT;
     mfile *f = mfile_list_find(&q->files, pos);
-    return f ? f->map + (pos - f->start) : NULL;
+    uint8_t *m = f ? cq_file_map(q->e, f) : NULL;
+    return m ? m + (pos - f->start) : NULL;
+}
+
+int cq_map_for(store_engine *e, store_cq *q, int64_t index)
+{
+    mfile *f = mfile_list_find(&q->files, index * STORE_CQ_UNIT);
+    if (!f)
+        return -ENOENT;
+    return cq_file_map(e, f) ? 0 : -ENOMEM;
+}
+
+typedef struct mapped_file {
+    uint32_t age; /* clock ticks since its last use */
+    mfile *f;
+} mapped_file;
+
+static int older_first(const void *a, const void *b)
+{
+    uint32_t x = ((const mapped_file *)a)->age, y = ((const mapped_file *)b)->age;
+    return x > y ? -1 : x < y;
+}
+
+/* Past the cap, the least recently used quarter of the cap goes (with
+ * `maps` exclusive no reader holds a pointer into them); the clock ticks
+ * once per trim, so "recent" means "since the last trim". */
+void cq_unmap_cold(store_engine *e)
+{
+    int64_t cap = e->cfg.max_mapped_cq_files;
+    if (cap <= 0 || atomic_load_explicit(&e->cq_mapped, memory_order_relaxed) <= cap)
+        return;
+    pthread_rwlock_wrlock(&e->maps);
+    size_t n = 0, room = (size_t)atomic_load(&e->cq_mapped) + 64;
+    mapped_file *v = malloc(room * sizeof *v);
+    uint32_t now = atomic_load(&e->cq_clock);
+    for (size_t b = 0; v && b < e->cqs.nb; b++)
+        for (store_cq *q = e->cqs.b[b]; q; q = q->next)
+            for (size_t i = 0; i < q->files.n; i++) {
+                mfile *f = q->files.v[i];
+                if (!f->map)
+                    continue;
+                if (n == room) {
+                    mapped_file *nv = realloc(v, room * 2 * sizeof *v);
+                    if (!nv)
+                        continue;
+                    v = nv;
+                    room *= 2;
+                }
+                v[n++] = (mapped_file){now - atomic_load(&f->last_use), f};
+            }
+    size_t keep = (size_t)(cap - cap / 4), dropped = 0;
+    if (v && n > keep) {
+        qsort(v, n, sizeof *v, older_first);
+        for (; dropped < n - keep; dropped++)
+            mfile_unmap(v[dropped].f);
+    }
+    atomic_store(&e->cq_mapped, (int64_t)(n - dropped));
+    atomic_fetch_add(&e->cq_clock, 1);
+    pthread_rwlock_unlock(&e->maps);
+    free(v);
 }
 
 /* Entries faulted in ahead of a queue's end: 5 pages, one page being
@@ -160,7 +240,10 @@ static uint8_t *entry_ptr(const store_cq *q, int64_t index)
 void cq_want_prefault(store_engine *e, store_cq *q)
 {
     int64_t end = atomic_load_explicit(&q->max_offset, memory_order_relaxed) * STORE_CQ_UNIT;
-    if (end + CQ_PREFAULT_AHEAD / 2 <= atomic_load_explicit(&q->prefault_end, memory_order_relaxed))
+    int64_t ahead = end < 4096 ? 4096 : end;
+    if (ahead > CQ_PREFAULT_AHEAD)
+        ahead = CQ_PREFAULT_AHEAD;
+    if (end + ahead / 2 <= atomic_load_explicit(&q->prefault_end, memory_order_relaxed))
         return;
     pthread_mutex_lock(&e->cq_hot_mu);
     if (!q->pf_queued && e->cq_hot_n < (int)(sizeof e->cq_hot / sizeof e->cq_hot[0])) {
@@ -193,15 +276,20 @@ void cq_prefault_hot(store_engine *e)
         int64_t from = atomic_load(&q->prefault_end);
         if (from < end)
             from = end;
-        int64_t to = end + CQ_PREFAULT_AHEAD;
+        /* ahead by what the queue already holds, up to CQ_PREFAULT_AHEAD:
+         * 100,000 queues of one message each must not fault in 20 KiB
+         * apiece */
+        int64_t ahead = end < 4096 ? 4096 : end;
+        int64_t to = end + (ahead < CQ_PREFAULT_AHEAD ? ahead : CQ_PREFAULT_AHEAD);
         from = from / 4096 * 4096;
         while (from < to) {
             mfile *f = mfile_list_find(&q->files, from);
-            if (!f)
+            uint8_t *m = f ? cq_file_map(e, f) : NULL;
+            if (!m)
                 break; /* the next file does not exist yet */
             int64_t stop = to < f->start + f->size ? to : f->start + f->size;
             int64_t a = from - f->start;
-            madvise(f->map + a, (size_t)(stop - f->start - a), MADV_POPULATE_WRITE);
+            madvise(m + a, (size_t)(stop - f->start - a), MADV_POPULATE_WRITE);
             from = stop;
         }
         if (from > atomic_load(&q->prefault_end))
@@ -212,7 +300,7 @@ void cq_prefault_hot(store_engine *e)
 
 bool cq_has_file_for(const store_cq *q, int64_t index)
 {
-    return entry_ptr(q, index) != NULL;
+    return mfile_list_find(&q->files, index * STORE_CQ_UNIT) != NULL;
 }
 
 int cq_add_file_for(store_engine *e, store_cq *q, int64_t index, char *err, size_t errlen)
@@ -231,10 +319,9 @@ int cq_add_file_for(store_engine *e, store_cq *q, int64_t index, char *err, size
         snprintf(err, errlen, "injected fault");
         return -atomic_load(&e->inject_errno);
     }
-    rc = mfile_open(path, start, fs, true, false, &f, err, errlen);
+    rc = mfile_open_unmapped(path, start, fs, true, &f, err, errlen);
     if (rc != 0)
         return rc;
-    mfile_advise_random(f);
     /* keep the list ordered: new files normally come last */
     rc = mfile_list_push(&q->files, f);
     if (rc != 0) {
@@ -328,6 +415,8 @@ static bool pread_entry_valid(int fd, int64_t pos)
     return (int64_t)stored_be64(b) >= 0 && (int32_t)stored_be32(b + 8) > 0;
 }
 
+#define CQ_READ_WHOLE (1024 * STORE_CQ_UNIT)
+
 /* The queue's end: the first invalid entry of the last file (the valid
  * entries form a prefix: they are written in order). Probed with pread and
  * bounded by the file's first hole: faulting sparse pages of thousands of
@@ -344,11 +433,23 @@ static void cq_find_end(store_cq *q)
         if (hole >= 0 && hole < last->size)
             hi = lo + (hole + STORE_CQ_UNIT - 1) / STORE_CQ_UNIT;
     }
+    /* A short queue (most of them, with 100,000 topics) is read whole with
+     * one pread instead of a pread per probe: start-up makes a few system
+     * calls per queue. */
+    uint8_t head[CQ_READ_WHOLE];
+    int64_t base = lo;
+    ssize_t got = -1;
+    if (fd >= 0 && (hi - lo) * STORE_CQ_UNIT <= (int64_t)sizeof head)
+        got =
+            pread(fd, head, (size_t)((hi - lo) * STORE_CQ_UNIT), lo * STORE_CQ_UNIT - last->start);
     /* invariant: entries < lo valid, entries >= hi invalid */
     while (lo < hi) {
         int64_t mid = lo + (hi - lo) / 2;
-        bool valid = fd >= 0 ? pread_entry_valid(fd, (mid * STORE_CQ_UNIT) - last->start)
-                             : entry_valid(q, mid);
+        const uint8_t *p = head + (mid - base) * STORE_CQ_UNIT;
+        bool valid = got >= (mid - base + 1) * STORE_CQ_UNIT
+                         ? (int64_t)stored_be64(p) >= 0 && (int32_t)stored_be32(p + 8) > 0
+                     : fd >= 0 ? pread_entry_valid(fd, (mid * STORE_CQ_UNIT) - last->start)
+                               : entry_valid(q, mid);
         if (valid)
             lo = mid + 1;
         else

@@ -43,6 +43,7 @@ void store_config_defaults(store_config *c)
     c->clean_interval_ms = 10000;
     c->clean_file_forcibly = true;
     c->page_cache_keep_bytes = 512LL * 1048576;
+    c->max_mapped_cq_files = 8192;
 }
 
 int64_t store_now_ms(void)
@@ -151,6 +152,7 @@ static void free_engine(store_engine *e)
     pthread_mutex_destroy(&e->spare_mu);
     pthread_mutex_destroy(&e->stage_mu);
     pthread_mutex_destroy(&e->cq_hot_mu);
+    pthread_mutex_destroy(&e->cq_map_mu);
     pthread_mutex_destroy(&e->flush_mu);
     pthread_cond_destroy(&e->flush_cv);
     pthread_mutex_destroy(&e->done_mu);
@@ -215,6 +217,7 @@ int store_open(const store_config *cfg, store_engine **out, char *err, size_t er
     pthread_mutex_init(&e->spare_mu, NULL);
     pthread_mutex_init(&e->stage_mu, NULL);
     pthread_mutex_init(&e->cq_hot_mu, NULL);
+    pthread_mutex_init(&e->cq_map_mu, NULL);
     pthread_mutex_init(&e->flush_mu, NULL);
     pthread_cond_init(&e->flush_cv, NULL);
     pthread_mutex_init(&e->done_mu, NULL);
@@ -397,6 +400,10 @@ static store_put_status prepare_locked(store_engine *e, const store_msg *m0, siz
                                     !cq_has_file_for(q, qmax + (int64_t)n - 1));
         bool idx = keys > 0 && e->cfg.message_index_enable && index_needs_file(e, keys);
         if (!roll && !cq_files && !idx) {
+            /* mapped now (a cold file was unmapped), so the entry write
+             * after the record cannot fail */
+            if (q && (cq_map_for(e, q, qmax) != 0 || cq_map_for(e, q, qmax + (int64_t)n - 1) != 0))
+                return STORE_PUT_CREATE_MAPPED_FILE_FAILED;
             const char *what;
             int brc = back_for_put(e, seg, q, qmax, n, keys, &what);
             if (brc != 0) {

@@ -76,6 +76,11 @@ typedef struct store_config {
                                        write-protection and re-faults). PWRITE: encoded into a
                                        buffer and pwritten (a sync is one fdatasync of clean
                                        page-cache pages; about half the msync's time) */
+    int64_t max_mapped_cq_files;    /* maxMappedConsumeQueueFiles (8192): consume-queue files
+                                       are mapped on first use; past this many the least
+                                       recently used are unmapped (0: no limit). Each mapping is
+                                       one of the kernel's vm.max_map_count (65530) and keeps its
+                                       touched pages in the RSS */
     const char *lock_owner; /* who opens the store (the plugin instance's name), written into
                                `lock` next to the pid; read during store_open only; may be NULL */
 } store_config;

@@ -194,6 +194,7 @@ static void *housekeeper_main(void *arg)
         drop_behind(e); /* first: the prefault right after reuses the pages */
         prefault(e);
         cq_prefault_hot(e);
+        cq_unmap_cold(e);
         int64_t now = store_now_ms();
         if (now - e->last_logics_ms >= LOGICS_FLUSH_MS) {
             e->last_logics_ms = now;

@@ -30,9 +30,13 @@
 typedef struct mfile {
     int64_t start; /* byte offset of the file in its space (its name) */
     int64_t size;
+    /* NULL while a lazily mapped file (consume queue) is not mapped: set
+     * under cq_map_mu, cleared only with `maps` exclusive; read with
+     * mfile_mapped / cq_file_map */
     uint8_t *map;
-    char *path;     /* malloc'd */
-    _Atomic int fd; /* -1; a commit-log segment written with pwrite keeps one */
+    _Atomic uint32_t last_use; /* engine's cq_clock at the last access (lazy files) */
+    char *path;                /* malloc'd */
+    _Atomic int fd;            /* -1; a commit-log segment written with pwrite keeps one */
     /* [0, backed) has real blocks (store_backing.c): nothing is written
      * through the mapping past it */
     _Atomic int64_t backed;
@@ -45,10 +49,22 @@ typedef struct mfile_list {
     int64_t file_size;
     char *dir;          /* malloc'd */
     bool random_access; /* no read-ahead (queue files: a fault reads one page) */
+    bool lazy_map;      /* files are mapped on first use (queue files) */
 } mfile_list;
 
 int mfile_open(const char *path, int64_t start, int64_t size, bool create, bool prealloc,
                mfile **out, char *err, size_t errlen);
+/* The same without mapping (f->map NULL): a lazily mapped file. */
+int mfile_open_unmapped(const char *path, int64_t start, int64_t size, bool create, mfile **out,
+                        char *err, size_t errlen);
+/* Map an unmapped file (the caller serialises): 0 or -errno. */
+int mfile_map(mfile *f);
+/* Unmap (the caller holds `maps` exclusively: no reader has the pointer). */
+void mfile_unmap(mfile *f);
+static inline uint8_t *mfile_mapped(const mfile *f)
+{
+    return __atomic_load_n(&f->map, __ATOMIC_ACQUIRE);
+}
 void mfile_close(mfile *f, bool remove_file);
 /* Open and keep a descriptor for f (pwrite / fdatasync); 0 or -errno. */
 int mfile_keep_fd(mfile *f);
@@ -82,7 +98,7 @@ int store_mkdirs(const char *path);
 
 /* A consume queue: (topic, queue id) -> 20-byte entries in mfile_list. */
 typedef struct store_cq {
-    char topic[128];
+    struct store_engine *e; /* its engine (lazy mapping of its files) */
     int32_t queue_id;
     uint32_t hash;
     mfile_list files;
@@ -93,6 +109,7 @@ typedef struct store_cq {
     _Atomic int64_t prefault_end; /* entries below this have their page faulted in */
     bool pf_queued;               /* in e->cq_hot (under cq_hot_mu) */
     struct store_cq *next;        /* hash chain */
+    char topic[];                 /* allocated to its length: 400,000 queues */
 } store_cq;
 
 typedef struct cq_table {
@@ -159,6 +176,12 @@ struct store_engine {
     pthread_mutex_t cq_hot_mu;
     store_cq *cq_hot[64];
     int cq_hot_n;
+    /* queue files are mapped on first use (cq_file_map, under cq_map_mu)
+     * and the least recently used unmapped by the housekeeper past
+     * cfg.max_mapped_cq_files (cq_unmap_cold, `maps` exclusive) */
+    pthread_mutex_t cq_map_mu;
+    _Atomic int64_t cq_mapped;
+    _Atomic uint32_t cq_clock;
 
     /* index */
     store_index_file **idx;
@@ -257,6 +280,14 @@ uint32_t cq_hash(const char *topic, int32_t qid);
 store_cq *cq_find(store_engine *e, const char *topic, int32_t qid);
 store_cq *cq_create(store_engine *e, const char *topic, int32_t qid, char *err, size_t errlen);
 bool cq_has_file_for(const store_cq *q, int64_t index);
+/* The mapping of f (a queue file), mapped now if it was not; NULL when the
+ * mapping fails. `maps` held (shared is enough). */
+uint8_t *cq_file_map(store_engine *e, mfile *f);
+/* Appender (maps held): the file holding `index` is mapped (so the entry
+ * write cannot fail on a mapping): 0 or -errno. */
+int cq_map_for(store_engine *e, store_cq *q, int64_t index);
+/* Housekeeper: unmap the least recently used queue files past the cap. */
+void cq_unmap_cold(store_engine *e);
 int cq_add_file_for(store_engine *e, store_cq *q, int64_t index, char *err, size_t errlen);
 int cq_put_entry(store_engine *e, store_cq *q, int64_t index, int64_t phys, int32_t size,
                  int64_t tags, bool publish);

@@ -37,8 +37,8 @@ int store_mkdirs(const char *path)
     return 0;
 }
 
-int mfile_open(const char *path, int64_t start, int64_t size, bool create, bool prealloc,
-               mfile **out, char *err, size_t errlen)
+static int open_file(const char *path, int64_t start, int64_t size, bool create, bool prealloc,
+                     bool map_now, mfile **out, char *err, size_t errlen)
 {
     *out = NULL;
     int fd = open(path, O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0), 0644);
@@ -76,17 +76,25 @@ int mfile_open(const char *path, int64_t start, int64_t size, bool create, bool 
         }
         backed = prealloc ? size : 0;
     }
-    void *map = mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (map == MAP_FAILED) {
-        int rc = -errno;
-        snprintf(err, errlen, "mmap %s: %s", path, strerror(errno));
-        close(fd);
-        return rc;
+    void *map = NULL;
+    if (map_now) {
+        map = mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (map == MAP_FAILED) {
+            int rc = -errno;
+            snprintf(err, errlen, "mmap %s: %s", path, strerror(errno));
+            close(fd);
+            return rc;
+        }
     }
+    /* the mapping keeps the file; no descriptor per segment (thousands of
+     * queue files would exhaust the process's limit) */
+    close(fd);
     mfile *f = calloc(1, sizeof *f);
-    if (!f) {
-        munmap(map, (size_t)size);
-        close(fd);
+    char *p = f ? strdup(path) : NULL;
+    if (!p) {
+        if (map)
+            munmap(map, (size_t)size);
+        free(f);
         snprintf(err, errlen, "out of memory");
         return -ENOMEM;
     }
@@ -95,23 +103,81 @@ int mfile_open(const char *path, int64_t start, int64_t size, bool create, bool 
     f->map = map;
     atomic_init(&f->fd, -1);
     atomic_init(&f->backed, backed);
-    /* the mapping keeps the file; no descriptor per segment (thousands of
-     * queue files would exhaust the process's limit) */
-    close(fd);
-    f->path = strdup(path);
-    if (!f->path) {
-        munmap(map, (size_t)size);
-        free(f);
-        snprintf(err, errlen, "out of memory");
-        return -ENOMEM;
-    }
+    f->path = p;
     *out = f;
     return 0;
 }
 
+int mfile_open(const char *path, int64_t start, int64_t size, bool create, bool prealloc,
+               mfile **out, char *err, size_t errlen)
+{
+    return open_file(path, start, size, create, prealloc, true, out, err, errlen);
+}
+
+int mfile_open_unmapped(const char *path, int64_t start, int64_t size, bool create, mfile **out,
+                        char *err, size_t errlen)
+{
+    return open_file(path, start, size, create, false, false, out, err, errlen);
+}
+
+/* Loading a lazily mapped list: one stat per file (100,000s of queue files
+ * at start), nothing opened. */
+static int mfile_stat_unmapped(const char *path, int64_t start, int64_t size, mfile **out,
+                               char *err, size_t errlen)
+{
+    *out = NULL;
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        int rc = -errno;
+        snprintf(err, errlen, "stat %s: %s", path, strerror(errno));
+        return rc;
+    }
+    if (st.st_size != size) {
+        snprintf(err, errlen, "%s: size %lld, expected %lld", path, (long long)st.st_size,
+                 (long long)size);
+        return -EINVAL;
+    }
+    mfile *f = calloc(1, sizeof *f);
+    char *p = f ? strdup(path) : NULL;
+    if (!p) {
+        free(f);
+        snprintf(err, errlen, "out of memory");
+        return -ENOMEM;
+    }
+    f->start = start;
+    f->size = size;
+    atomic_init(&f->fd, -1);
+    f->path = p;
+    *out = f;
+    return 0;
+}
+
+int mfile_map(mfile *f)
+{
+    if (f->map)
+        return 0;
+    int fd = open(f->path, O_RDWR | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    void *map = mmap(NULL, (size_t)f->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    int rc = map == MAP_FAILED ? -errno : 0;
+    close(fd);
+    if (rc == 0)
+        __atomic_store_n(&f->map, (uint8_t *)map, __ATOMIC_RELEASE);
+    return rc;
+}
+
+void mfile_unmap(mfile *f)
+{
+    if (f->map)
+        munmap(f->map, (size_t)f->size);
+    f->map = NULL;
+}
+
 void mfile_advise_random(mfile *f)
 {
-    madvise(f->map, (size_t)f->size, MADV_RANDOM);
+    if (f->map)
+        madvise(f->map, (size_t)f->size, MADV_RANDOM);
 }
 
 int mfile_keep_fd(mfile *f)
@@ -132,7 +198,8 @@ void mfile_close(mfile *f, bool remove_file)
     int fd = atomic_load(&f->fd);
     if (fd >= 0)
         close(fd);
-    munmap(f->map, (size_t)f->size);
+    if (f->map)
+        munmap(f->map, (size_t)f->size);
     if (remove_file)
         unlink(f->path);
     free(f->path);
@@ -142,7 +209,8 @@ void mfile_close(mfile *f, bool remove_file)
 int mfile_list_push(mfile_list *l, mfile *f)
 {
     if (l->n == l->cap) {
-        size_t nc = l->cap ? l->cap * 2 : 8;
+        /* a queue mostly has one file: 400,000 queues */
+        size_t nc = l->cap ? l->cap * 2 : (l->lazy_map ? 1 : 8);
         mfile **nv = realloc(l->v, nc * sizeof *nv);
         if (!nv)
             return -ENOMEM;
@@ -216,7 +284,8 @@ int mfile_list_load(mfile_list *l, char *err, size_t errlen)
         char path[PATH_MAX];
         store_name20(path, sizeof path, l->dir, starts[i]);
         mfile *f;
-        rc = mfile_open(path, starts[i], l->file_size, false, false, &f, err, errlen);
+        rc = l->lazy_map ? mfile_stat_unmapped(path, starts[i], l->file_size, &f, err, errlen)
+                         : mfile_open(path, starts[i], l->file_size, false, false, &f, err, errlen);
         if (rc == -EINVAL && i == n - 1 && unlink_if_unused(path))
             rc = 0; /* a segment whose creation a crash interrupted */
         else if (rc == 0) {

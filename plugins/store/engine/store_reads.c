@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 double store_disk_ratio(const char *dir);
@@ -336,7 +337,7 @@ void store_for_each_queue(store_engine *e, store_queue_fn fn, void *ud)
     if (v)
         for (size_t i = 0; i < e->cqs.nb; i++)
             for (store_cq *q = e->cqs.b[i]; q && k < n; q = q->next) {
-                memcpy(v[k].topic, q->topic, sizeof v[k].topic);
+                snprintf(v[k].topic, sizeof v[k].topic, "%s", q->topic);
                 v[k].qid = q->queue_id;
                 v[k].min = atomic_load(&q->min_offset);
                 v[k].max = qmax(q);

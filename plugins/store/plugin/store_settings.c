@@ -114,6 +114,10 @@ const rmq_setting_decl STORE_SETTINGS[] = {
      "commit-log bytes kept in the page cache behind the flushed end (older: dropped, "
      "their pages reused by new segments; 0: keep all, as Java)",
      0, INT64_MAX},
+    {"maxMappedConsumeQueueFiles", RMQ_SETTING_INT, "8192",
+     "consume-queue files mapped at once (mapped on first use, least recently used unmapped "
+     "past this; 0: no limit)",
+     0, 1000000},
     {"commitLogWrite", RMQ_SETTING_STRING, "auto",
      "how records reach the commit log: pwrite (a sync is one fdatasync), mmap (copied into "
      "the mapping), auto (pwrite under SYNC_FLUSH, mmap under ASYNC_FLUSH)",
@@ -177,6 +181,7 @@ int store_settings_read(store_plugin *sp)
     e->max_transfer_count_in_disk = (int32_t)a->setting_int(c, "maxTransferCountOnMessageInDisk");
     e->max_msgs_num_batch = (int32_t)a->setting_int(c, "maxMsgsNumBatch");
     e->page_cache_keep_bytes = a->setting_int(c, "commitLogPageCacheKeep");
+    e->max_mapped_cq_files = a->setting_int(c, "maxMappedConsumeQueueFiles");
     const char *cw = a->setting_string(c, "commitLogWrite");
     if (!cw || strcmp(cw, "auto") == 0)
         e->commitlog_write = STORE_CL_WRITE_AUTO;

@@ -23,6 +23,17 @@
 
 #define WINDOW 64
 
+#if defined(__SANITIZE_ADDRESS__)
+#define SANITIZED_ALLOCATOR 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SANITIZED_ALLOCATOR 1
+#endif
+#endif
+#ifndef SANITIZED_ALLOCATOR
+#define SANITIZED_ALLOCATOR 0
+#endif
+
 typedef struct fixture {
     rmq_test_daemon d;
     int port;
@@ -280,7 +291,13 @@ static void mass_topic_deletion_returns_the_heap(void **state)
     fprintf(stderr, "RSS with 6000 topics %ld kB, after deleting them %ld kB\n", full, after);
     assert_true(rmq_td_log_contains(&f->d, "heap returned to the OS"));
     assert_true(full > 0 && after > 0);
+#if SANITIZED_ALLOCATOR
+    /* ASan's allocator (in the daemon too) quarantines what is freed and
+     * ignores malloc_trim: the RSS is checked by the Release run */
+    fprintf(stderr, "sanitizer build: RSS drop not checked\n");
+#else
     assert_true(after < full - 4096);
+#endif
     assert_int_equal(rmq_td_stop(&f->d), 0);
 }
 
