@@ -241,6 +241,9 @@ int64_t bcm_store_max_offset(const bcm_store *s, const char *topic, int32_t queu
 int64_t bcm_store_min_offset(const bcm_store *s, const char *topic, int32_t queue_id);
 int64_t bcm_store_time(const bcm_store *s, const char *topic, int32_t queue_id, int64_t offset);
 bool bcm_store_in_disk(const bcm_store *s, const char *topic, int32_t queue_id, int64_t offset);
+/* The store's settings as "key=value\n" lines (malloc'd), NULL without a
+ * store (or an older one). */
+char *bcm_store_config_text(const bcm_store *s);
 /* tpsGroupGetNums(group, topic); 0 without a store (or an older one). */
 double bcm_store_consume_tps(const bcm_store *s, const char *group, const char *topic);
 
