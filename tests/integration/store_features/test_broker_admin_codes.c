@@ -2,7 +2,8 @@
  * getBrokerConfig / updateBrokerConfig, exportMetadata, brokerConsumeStats,
  * statsAll, cleanExpiredCQ, deleteExpiredCommitLog and cleanUnusedTopic
  * send, over raw frames against a real rmqhostd (namesrv, broker-client-mgr,
- * filter, store): 328, 26, 25, 305, 317, 315, 306, 329, 316. Every wait polls
+ * filter, store): 328, 26, 25, 305, 317, 315, 306, 329, 316, and the ACL
+ * plugin's 52 naming the broker (clusterAclConfigVersion). Every wait polls
  * a condition with a deadline. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -72,6 +73,36 @@ static int setup(void **state)
 static int setup_no_retention(void **state)
 {
     return setup_with(state, "fileReservedTime = 0;");
+}
+
+/* with the acl plugin on the broker; loopback is a global white address */
+static int setup_acl(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    *state = f;
+    if (!f)
+        return -1;
+    f->ns = rmq_tc_free_port();
+    const char *servers[] = {"namesrv", "broker", NULL};
+    if (f->ns <= 0 || rmq_td_init(&f->d, servers, NULL) != 0 ||
+        bcm_configure_namesrv_and_broker(&f->d, f->ns, "info", "") != 0 || write_bcm(f) != 0 ||
+        rmq_td_add_plugin(&f->d, "store", "store", "broker",
+                          "mappedFileSizeCommitLog = 1048576;") != 0)
+        return -1;
+    char acl[400], settings[600];
+    snprintf(acl, sizeof acl, "%s/plain_acl.yml", f->d.dir);
+    FILE *fp = fopen(acl, "w");
+    if (!fp)
+        return -1;
+    fputs("globalWhiteRemoteAddresses:\n- 127.0.0.1\naccounts:\n- accessKey: adminKey\n"
+          "  secretKey: adminSecret1\n  admin: true\n",
+          fp);
+    fclose(fp);
+    chmod(acl, 0600);
+    snprintf(settings, sizeof settings, "role = \"broker\"; aclFile = \"%s\";", acl);
+    if (rmq_td_add_plugin(&f->d, "acl-broker", "acl", "broker", settings) != 0)
+        return -1;
+    return start(f);
 }
 
 static int teardown(void **state)
@@ -469,6 +500,22 @@ static void test_clean_unused_topic_drops_queues_of_unknown_topics(void **state)
     assert_int_equal(st_max_offset(f->port, "T", 0), 1);
 }
 
+/* ---- 52 GET_BROKER_CLUSTER_ACL_INFO names the broker -------------------- */
+
+static void test_acl_info_names_the_broker(void **state)
+{
+    fixture *f = *state;
+    rmq_cmd *r = bcm_call(f->port, 52, NULL, NULL);
+    assert_non_null(r);
+    assert_int_equal(r->code, 0);
+    assert_string_equal(rmq_cmd_ext_get(r, "brokerName"), "broker-a");
+    assert_string_equal(rmq_cmd_ext_get(r, "clusterName"), "AdminCluster");
+    char addr[64];
+    snprintf(addr, sizeof addr, "127.0.0.1:%d", f->port);
+    assert_string_equal(rmq_cmd_ext_get(r, "brokerAddr"), addr);
+    rmq_cmd_free(r);
+}
+
 int main(int argc, char **argv)
 {
     const char *only = argc > 1 ? argv[1] : NULL;
@@ -482,6 +529,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_manual_commitlog_and_queue_cleanup, setup_no_retention,
                                         teardown),
         T(test_clean_unused_topic_drops_queues_of_unknown_topics),
+        cmocka_unit_test_setup_teardown(test_acl_info_names_the_broker, setup_acl, teardown),
     };
     struct CMUnitTest tests[sizeof all / sizeof all[0]];
     size_t n = 0;
