@@ -177,7 +177,8 @@ int bcm_settings_topics(bcm_ctx *c); /* settings `topics` into the table */
 
 /* broker_config_processors.c: GET_BROKER_CONFIG / UPDATE_BROKER_CONFIG */
 int bcm_config_overrides_load(bcm_ctx *c); /* needs config_dir */
-/* The persisted UPDATE_BROKER_CONFIG value of setting `name`, or NULL. */
+/* The persisted UPDATE_BROKER_CONFIG value of setting `name`, or NULL; once
+ * running, call it under the tables lock (updates change the table). */
 const char *bcm_setting_text(bcm_ctx *c, const char *name);
 int bcm_register_config_processors(bcm_ctx *c);
 /* broker_inventory_processors.c: GET_ALL_PRODUCER_INFO,
