@@ -176,6 +176,8 @@ def main():
     finally:
         stop(jvm, "the JVM")
         stop(daemon, "rmqhostd")
+        global DAEMON_STATUS
+        DAEMON_STATUS = daemon.returncode if daemon is not None else None
         log.close()
         if daemon is not None and daemon.returncode not in (0, None):
             print("rmqhostd exited %s; its log's tail:" % daemon.returncode)
@@ -186,5 +188,17 @@ def main():
             shutil.rmtree(work, ignore_errors=True)
 
 
+def run():
+    """main(), failed as well when the daemon did not stop cleanly (under
+    ASan a leak makes its exit status non-zero)."""
+    rc = main()
+    if DAEMON_STATUS not in (0, None):
+        print("FAIL: rmqhostd exit status %s" % DAEMON_STATUS)
+        return 1
+    return rc
+
+
+DAEMON_STATUS = None
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run())
