@@ -252,10 +252,44 @@ static bool wait_route_perm(int ns_port, const char *topic, int perm)
     return false;
 }
 
+/* HEART_BEAT of a consumer of `group`; then whether GET_ALL_SUBSCRIPTIONGROUP
+ * _CONFIG (201) lists the group. */
+static bool heartbeat_creates_group(int port, const char *group)
+{
+    char hb[512];
+    snprintf(hb, sizeof hb,
+             "{\"clientID\":\"127.0.0.1@hb-1\",\"consumerDataSet\":[{\"groupName\":\"%s\","
+             "\"consumeType\":\"CONSUME_PASSIVELY\",\"messageModel\":\"CLUSTERING\","
+             "\"consumeFromWhere\":\"CONSUME_FROM_LAST_OFFSET\",\"subscriptionDataSet\":[],"
+             "\"unitMode\":false}],\"producerDataSet\":[]}",
+             group);
+    int fd = rmq_tc_connect(port);
+    assert_true(fd >= 0);
+    rmq_cmd *req = rmq_tc_request(34, 9, NULL);
+    rmq_cmd_set_body(req, hb, strlen(hb), NULL, NULL);
+    rmq_cmd *r = rmq_tc_call_response(fd, req, 5000);
+    rmq_cmd_free(req);
+    assert_non_null(r);
+    assert_int_equal(r->code, 0);
+    rmq_cmd_free(r);
+    close(fd);
+    r = bcm_call(port, 201, NULL, NULL);
+    assert_non_null(r);
+    char *s = body_text(r);
+    rmq_cmd_free(r);
+    char needle[300];
+    snprintf(needle, sizeof needle, "\"%s\"", group);
+    bool found = strstr(s, needle) != NULL;
+    free(s);
+    return found;
+}
+
 static void test_broker_config_update_applies_and_persists(void **state)
 {
     fixture *f = *state;
     long long c0, c1;
+    /* autoCreateSubscriptionGroup=true (conf.d): a heartbeat creates */
+    assert_true(heartbeat_creates_group(f->port, "NewGroupBeforeUpdate"));
     char *cfg = get_config(f->port, &c0);
     assert_non_null(strstr(cfg, "brokerName=broker-a\n"));
     assert_non_null(strstr(cfg, "brokerClusterName=AdminCluster\n"));
@@ -281,6 +315,9 @@ static void test_broker_config_update_applies_and_persists(void **state)
     assert_null(strstr(cfg, "noSuchSetting")); /* Java ignores unknown keys */
     assert_int_equal(c1, c0 + 1);
     free(cfg);
+    /* autoCreateSubscriptionGroup=false holds at once: a new group's
+     * heartbeat no longer creates it */
+    assert_false(heartbeat_creates_group(f->port, "NewGroupAfterUpdate"));
     /* registerBrokerAll now: the NameServer's route of T turns read-only
      * (Java refuses sends of a read-only broker only to order topics) */
     assert_true(wait_route_perm(f->ns, "T", 4));
