@@ -170,43 +170,68 @@ static void current_text(bcm_ctx *c, const rmq_setting_decl *d, char *out, size_
     }
 }
 
-static int process_get_config(rmq_request *req, const rmq_cmd *cmd, void *ud)
+static char *properties_text(const json_t *o);
+
+/* Configuration.getAllConfigsFormatString of a broker made of this plugin
+ * and the store: this plugin's settings (BrokerConfig), the store's
+ * (MessageStoreConfig, through "store.queues"), listenPort, and the fields
+ * whose value the daemon's design fixes. */
+static json_t *all_configs(bcm_ctx *c, const char *store_text)
 {
-    bcm_ctx *c = ud;
-    size_t cap = 4096, n = 0;
-    char *body = malloc(cap);
-    if (!body)
-        return RMQ_ENOMEM;
-    body[0] = 0;
-    pthread_mutex_lock(&c->lock);
+    json_t *all = json_object();
+    if (!all)
+        return NULL;
     for (const rmq_setting_decl *d = bcm_setting_decls; d->name; d++) {
         if (is_secret(d->name))
             continue;
         char v[2048];
         current_text(c, d, v, sizeof v);
-        size_t need = strlen(d->name) + strlen(v) + 3;
-        if (n + need >= cap) {
-            size_t nc = (cap + need) * 2;
-            char *b = realloc(body, nc);
-            if (!b) {
-                pthread_mutex_unlock(&c->lock);
-                free(body);
-                return RMQ_ENOMEM;
-            }
-            body = b;
-            cap = nc;
-        }
-        n += (size_t)snprintf(body + n, cap - n, "%s=%s\n", d->name, v);
+        json_object_set_new(all, d->name, json_string(v));
     }
-    /* NettyServerConfig.listenPort: the broker server's bound port */
-    char port[64];
-    snprintf(port, sizeof port, "listenPort=%d\n", c->s.listen_port);
+    if (store_text) { /* the store's storePathRootDir is Java's meaning */
+        json_t *props = parse_properties(store_text, strlen(store_text));
+        json_object_update(all, props);
+        json_decref(props);
+    }
+    char num[32];
+    snprintf(num, sizeof num, "%d", c->s.listen_port);
+    json_object_set_new(all, "listenPort", json_string(num));
+    const struct {
+        const char *k, *v;
+    } fixed[] = {
+        /* exportConfigs reads these: a master here, no filter servers */
+        {"brokerRole", c->s.broker_id == 0 ? "ASYNC_MASTER" : "SLAVE"},
+        {"filterServerNums", "0"},
+        {"slaveReadEnable", "false"},
+        {"useTLS", "false"},
+    };
+    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
+        if (!json_object_get(all, fixed[i].k))
+            json_object_set_new(all, fixed[i].k, json_string(fixed[i].v));
+    return all;
+}
+
+static int process_get_config(rmq_request *req, const rmq_cmd *cmd, void *ud)
+{
+    bcm_ctx *c = ud;
+    bcm_store st; /* not under the tables lock: acquiring may wait for a reload */
+    bcm_store_acquire(c, &st);
+    char *store_text = bcm_store_config_text(&st);
+    bcm_store_release(c, &st);
+    pthread_mutex_lock(&c->lock);
+    json_t *all = all_configs(c, store_text);
+    free(store_text);
     json_t *ver = bcm_data_version_json(&c->config_dv);
     pthread_mutex_unlock(&c->lock);
+    char *body = all ? properties_text(all) : NULL;
+    json_decref(all);
     char *vtext = json_dumps(ver, JSON_COMPACT);
     json_decref(ver);
-    if (n + strlen(port) < cap)
-        n += (size_t)snprintf(body + n, cap - n, "%s", port);
+    if (!body || !vtext) {
+        free(body);
+        free(vtext);
+        return RMQ_ENOMEM;
+    }
     if (bcm_is_oneway(c, cmd)) {
         free(body);
         free(vtext);
@@ -218,9 +243,9 @@ static int process_get_config(rmq_request *req, const rmq_cmd *cmd, void *ud)
         free(vtext);
         return RMQ_ENOMEM;
     }
-    c->api->cmd_ext_set(resp, "version", vtext ? vtext : "");
+    c->api->cmd_ext_set(resp, "version", vtext);
     free(vtext);
-    c->api->cmd_set_body(resp, body, n, NULL, NULL);
+    c->api->cmd_set_body(resp, body, strlen(body), NULL, NULL);
     free(body);
     return c->api->reply(req, resp);
 }
@@ -261,7 +286,7 @@ static bool apply_now(bcm_ctx *c, const char *k, const char *v)
     return false;
 }
 
-static char *overrides_text(const json_t *o)
+static char *properties_text(const json_t *o)
 {
     size_t cap = 256, n = 0;
     char *s = malloc(cap);
@@ -319,7 +344,7 @@ static int process_update_config(rmq_request *req, const rmq_cmd *cmd, void *ud)
     bcm_data_version_next(&c->config_dv, c->api->now_wall_ms());
     if (json_object_get(props, "brokerPermission"))
         bcm_data_version_next(&c->topics.dv, c->api->now_wall_ms());
-    char *text = overrides_text(c->config_overrides);
+    char *text = properties_text(c->config_overrides);
     pthread_mutex_unlock(&c->lock);
     c->api->log(c->pctx, RMQ_LOG_INFO, "UPDATE_BROKER_CONFIG: %zu key(s) received",
                 json_object_size(props));

@@ -194,7 +194,8 @@ int bcm_settings_topics(bcm_ctx *c); /* settings `topics` into the table */
 
 /* broker_config_processors.c: GET_BROKER_CONFIG / UPDATE_BROKER_CONFIG */
 int bcm_config_overrides_load(bcm_ctx *c); /* needs config_dir */
-/* The persisted UPDATE_BROKER_CONFIG value of setting `name`, or NULL. */
+/* The persisted UPDATE_BROKER_CONFIG value of setting `name`, or NULL; once
+ * running, call it under the tables lock (updates change the table). */
 const char *bcm_setting_text(bcm_ctx *c, const char *name);
 int bcm_register_config_processors(bcm_ctx *c);
 /* broker_inventory_processors.c: GET_ALL_PRODUCER_INFO,
@@ -276,6 +277,9 @@ int64_t bcm_store_max_offset(const bcm_store *s, const char *topic, int32_t queu
 int64_t bcm_store_min_offset(const bcm_store *s, const char *topic, int32_t queue_id);
 int64_t bcm_store_time(const bcm_store *s, const char *topic, int32_t queue_id, int64_t offset);
 bool bcm_store_in_disk(const bcm_store *s, const char *topic, int32_t queue_id, int64_t offset);
+/* The store's settings as "key=value\n" lines (malloc'd), NULL without a
+ * store (or an older one). */
+char *bcm_store_config_text(const bcm_store *s);
 /* tpsGroupGetNums(group, topic); 0 without a store (or an older one). */
 double bcm_store_consume_tps(const bcm_store *s, const char *group, const char *topic);
 

@@ -73,11 +73,18 @@ static int process_system_topics(rmq_request *req, const rmq_cmd *cmd, void *ud)
     char reply[160];
     snprintf(reply, sizeof reply, "%s_REPLY_TOPIC", c->s.cluster_name);
     json_object_set_new(set, reply, json_true());
-    if (c->api->setting_bool(c->pctx, "traceTopicEnable")) {
-        const char *t = c->api->setting_string(c->pctx, "msgTraceTopicName");
+    /* as the topic table was built at start: persisted updates first (the
+     * overrides change under the tables lock) */
+    pthread_mutex_lock(&c->lock);
+    const char *on = bcm_setting_text(c, "traceTopicEnable");
+    if (on ? strcasecmp(on, "true") == 0 : c->api->setting_bool(c->pctx, "traceTopicEnable")) {
+        const char *t = bcm_setting_text(c, "msgTraceTopicName");
+        if (!t)
+            t = c->api->setting_string(c->pctx, "msgTraceTopicName");
         if (t && *t)
             json_object_set_new(set, t, json_true());
     }
+    pthread_mutex_unlock(&c->lock);
     json_t *list = json_array();
     const char *k;
     json_t *v;

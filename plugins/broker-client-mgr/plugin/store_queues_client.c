@@ -48,6 +48,19 @@ bool bcm_store_in_disk(const bcm_store *s, const char *topic, int32_t queue_id, 
            s->t->check_in_disk_by_consume_offset(s->ud, topic, queue_id, offset);
 }
 
+char *bcm_store_config_text(const bcm_store *s)
+{
+    if (!s->t ||
+        s->t->size < offsetof(rmq_store_queues_service, config_text) + sizeof(s->t->config_text) ||
+        !s->t->config_text)
+        return NULL;
+    size_t need = s->t->config_text(s->ud, NULL, 0);
+    char *text = malloc(need + 1);
+    if (text)
+        s->t->config_text(s->ud, text, need + 1);
+    return text;
+}
+
 double bcm_store_consume_tps(const bcm_store *s, const char *group, const char *topic)
 {
     if (!s->t ||

@@ -4,6 +4,9 @@
  * relay). Thin wrappers over the engine; between a reload's export (the
  * engine closed) and the swap an I/O-thread caller may still reach this
  * generation, so each call holds engine_rw and finds the store gone. */
+#include <stdio.h>
+#include <string.h>
+
 #include "pull_stats.h"
 #include "store_features.h"
 #include "store_plugin.h"
@@ -84,6 +87,40 @@ static double q_consume_tps(void *ud, const char *group, const char *topic)
     return f ? pull_stats_group_tps(f->pull_stats, group, topic, sp->api->now_monotonic_ms()) : 0;
 }
 
+static size_t q_config_text(void *ud, char *out, size_t cap)
+{
+    store_plugin *sp = ud;
+    const rmq_host_api *a = sp->api;
+    size_t n = 0;
+    if (cap)
+        out[0] = 0;
+    for (const rmq_setting_decl *d = STORE_SETTINGS; d->name; d++) {
+        char v[1200];
+        switch (d->type) {
+        case RMQ_SETTING_INT:
+            snprintf(v, sizeof v, "%lld", (long long)a->setting_int(sp->ctx, d->name));
+            break;
+        case RMQ_SETTING_BOOL:
+            snprintf(v, sizeof v, "%s", a->setting_bool(sp->ctx, d->name) ? "true" : "false");
+            break;
+        case RMQ_SETTING_DOUBLE:
+            snprintf(v, sizeof v, "%g", a->setting_double(sp->ctx, d->name));
+            break;
+        default: {
+            const char *s = a->setting_string(sp->ctx, d->name);
+            snprintf(v, sizeof v, "%s", s ? s : "");
+        }
+        }
+        /* where the store really is, not the empty "default" */
+        if (strcmp(d->name, "storePathRootDir") == 0)
+            snprintf(v, sizeof v, "%s", sp->set.root_dir);
+        int w = snprintf(n < cap ? out + n : NULL, n < cap ? cap - n : 0, "%s=%s\n", d->name, v);
+        if (w > 0)
+            n += (size_t)w;
+    }
+    return n;
+}
+
 int store_queues_service_export(store_plugin *sp)
 {
     sp->queues_svc = (rmq_store_queues_service){
@@ -94,6 +131,7 @@ int store_queues_service_export(store_plugin *sp)
         .check_in_disk_by_consume_offset = q_in_disk,
         .message_by_offset = q_record,
         .consume_tps = q_consume_tps,
+        .config_text = q_config_text,
     };
     return sp->api->export_service(sp->ctx, RMQ_STORE_QUEUES_SERVICE, RMQ_STORE_QUEUES_VERSION,
                                    &sp->queues_svc, sp);

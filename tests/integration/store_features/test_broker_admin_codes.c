@@ -2,7 +2,8 @@
  * getBrokerConfig / updateBrokerConfig, exportMetadata, brokerConsumeStats,
  * statsAll, cleanExpiredCQ, deleteExpiredCommitLog and cleanUnusedTopic
  * send, over raw frames against a real rmqhostd (namesrv, broker-client-mgr,
- * filter, store): 328, 26, 25, 305, 317, 315, 306, 329, 316. Every wait polls
+ * filter, store): 328, 26, 25, 305, 317, 315, 306, 329, 316, and the ACL
+ * plugin's 52 naming the broker (clusterAclConfigVersion). Every wait polls
  * a condition with a deadline. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -72,6 +73,36 @@ static int setup(void **state)
 static int setup_no_retention(void **state)
 {
     return setup_with(state, "fileReservedTime = 0;");
+}
+
+/* with the acl plugin on the broker; loopback is a global white address */
+static int setup_acl(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    *state = f;
+    if (!f)
+        return -1;
+    f->ns = rmq_tc_free_port();
+    const char *servers[] = {"namesrv", "broker", NULL};
+    if (f->ns <= 0 || rmq_td_init(&f->d, servers, NULL) != 0 ||
+        bcm_configure_namesrv_and_broker(&f->d, f->ns, "info", "") != 0 || write_bcm(f) != 0 ||
+        rmq_td_add_plugin(&f->d, "store", "store", "broker",
+                          "mappedFileSizeCommitLog = 1048576;") != 0)
+        return -1;
+    char acl[400], settings[600];
+    snprintf(acl, sizeof acl, "%s/plain_acl.yml", f->d.dir);
+    FILE *fp = fopen(acl, "w");
+    if (!fp)
+        return -1;
+    fputs("globalWhiteRemoteAddresses:\n- 127.0.0.1\naccounts:\n- accessKey: adminKey\n"
+          "  secretKey: adminSecret1\n  admin: true\n",
+          fp);
+    fclose(fp);
+    chmod(acl, 0600);
+    snprintf(settings, sizeof settings, "role = \"broker\"; aclFile = \"%s\";", acl);
+    if (rmq_td_add_plugin(&f->d, "acl-broker", "acl", "broker", settings) != 0)
+        return -1;
+    return start(f);
 }
 
 static int teardown(void **state)
@@ -221,10 +252,44 @@ static bool wait_route_perm(int ns_port, const char *topic, int perm)
     return false;
 }
 
+/* HEART_BEAT of a consumer of `group`; then whether GET_ALL_SUBSCRIPTIONGROUP
+ * _CONFIG (201) lists the group. */
+static bool heartbeat_creates_group(int port, const char *group)
+{
+    char hb[512];
+    snprintf(hb, sizeof hb,
+             "{\"clientID\":\"127.0.0.1@hb-1\",\"consumerDataSet\":[{\"groupName\":\"%s\","
+             "\"consumeType\":\"CONSUME_PASSIVELY\",\"messageModel\":\"CLUSTERING\","
+             "\"consumeFromWhere\":\"CONSUME_FROM_LAST_OFFSET\",\"subscriptionDataSet\":[],"
+             "\"unitMode\":false}],\"producerDataSet\":[]}",
+             group);
+    int fd = rmq_tc_connect(port);
+    assert_true(fd >= 0);
+    rmq_cmd *req = rmq_tc_request(34, 9, NULL);
+    rmq_cmd_set_body(req, hb, strlen(hb), NULL, NULL);
+    rmq_cmd *r = rmq_tc_call_response(fd, req, 5000);
+    rmq_cmd_free(req);
+    assert_non_null(r);
+    assert_int_equal(r->code, 0);
+    rmq_cmd_free(r);
+    close(fd);
+    r = bcm_call(port, 201, NULL, NULL);
+    assert_non_null(r);
+    char *s = body_text(r);
+    rmq_cmd_free(r);
+    char needle[300];
+    snprintf(needle, sizeof needle, "\"%s\"", group);
+    bool found = strstr(s, needle) != NULL;
+    free(s);
+    return found;
+}
+
 static void test_broker_config_update_applies_and_persists(void **state)
 {
     fixture *f = *state;
     long long c0, c1;
+    /* autoCreateSubscriptionGroup=true (conf.d): a heartbeat creates */
+    assert_true(heartbeat_creates_group(f->port, "NewGroupBeforeUpdate"));
     char *cfg = get_config(f->port, &c0);
     assert_non_null(strstr(cfg, "brokerName=broker-a\n"));
     assert_non_null(strstr(cfg, "brokerClusterName=AdminCluster\n"));
@@ -250,6 +315,9 @@ static void test_broker_config_update_applies_and_persists(void **state)
     assert_null(strstr(cfg, "noSuchSetting")); /* Java ignores unknown keys */
     assert_int_equal(c1, c0 + 1);
     free(cfg);
+    /* autoCreateSubscriptionGroup=false holds at once: a new group's
+     * heartbeat no longer creates it */
+    assert_false(heartbeat_creates_group(f->port, "NewGroupAfterUpdate"));
     /* registerBrokerAll now: the NameServer's route of T turns read-only
      * (Java refuses sends of a read-only broker only to order topics) */
     assert_true(wait_route_perm(f->ns, "T", 4));
@@ -469,6 +537,22 @@ static void test_clean_unused_topic_drops_queues_of_unknown_topics(void **state)
     assert_int_equal(st_max_offset(f->port, "T", 0), 1);
 }
 
+/* ---- 52 GET_BROKER_CLUSTER_ACL_INFO names the broker -------------------- */
+
+static void test_acl_info_names_the_broker(void **state)
+{
+    fixture *f = *state;
+    rmq_cmd *r = bcm_call(f->port, 52, NULL, NULL);
+    assert_non_null(r);
+    assert_int_equal(r->code, 0);
+    assert_string_equal(rmq_cmd_ext_get(r, "brokerName"), "broker-a");
+    assert_string_equal(rmq_cmd_ext_get(r, "clusterName"), "AdminCluster");
+    char addr[64];
+    snprintf(addr, sizeof addr, "127.0.0.1:%d", f->port);
+    assert_string_equal(rmq_cmd_ext_get(r, "brokerAddr"), addr);
+    rmq_cmd_free(r);
+}
+
 int main(int argc, char **argv)
 {
     const char *only = argc > 1 ? argv[1] : NULL;
@@ -482,6 +566,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_manual_commitlog_and_queue_cleanup, setup_no_retention,
                                         teardown),
         T(test_clean_unused_topic_drops_queues_of_unknown_topics),
+        cmocka_unit_test_setup_teardown(test_acl_info_names_the_broker, setup_acl, teardown),
     };
     struct CMUnitTest tests[sizeof all / sizeof all[0]];
     size_t n = 0;

@@ -46,6 +46,12 @@ typedef struct rmq_store_queues_service {
      * the group pulled (FOUND) from the topic over about the last minute;
      * GET_CONSUME_STATS sums it into consumeTps. 0 when unknown. */
     double (*consume_tps)(void *svc_ud, const char *group, const char *topic);
+    /* The store's settings (MessageStoreConfig names: flushDiskType,
+     * fileReservedTime, maxMessageSize...) as "key=value\n" lines, the part
+     * of GET_BROKER_CONFIG's answer the broker plugin does not hold. Writes
+     * at most cap bytes (NUL-terminated); returns the length of the whole
+     * text, so a larger buffer can be retried. Any thread. */
+    size_t (*config_text)(void *svc_ud, char *out, size_t cap);
 } rmq_store_queues_service;
 
 #ifdef __cplusplus
