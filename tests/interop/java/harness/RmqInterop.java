@@ -8,14 +8,15 @@
 //   java RmqInterop NAMESRV RUN_ID SCENARIO[:ARG...]...
 //
 // Client scenarios: basic tag sql retry dlq delay orderly transaction
-// request (callback form) request-sync batch. Store/cluster scenarios (tests/interop/java/store_cluster.sh):
-//   produce:TOPIC:N        N messages with keys, tags and properties
-//   consume:TOPIC:GROUP:N  GROUP gets exactly N messages of TOPIC, each as
-//                          produce wrote it (index i: body, key, tag, property)
-//   query:TOPIC:N          queryMessage by key finds every one of the N
-//   spread:TOPIC:N         N sends spread over every broker of the route; a
-//                          group of two consumers gets exactly N, from each
-//                          broker as many as were sent to it
+// request (callback form) request-sync batch. Store/cluster scenarios
+// (tests/interop/java/store_cluster.sh), message i of a topic being body
+// storeBody(i), key skey-TOPIC-i, tag Tag<i%2>, property idx=i:
+//   produce:TOPIC:BROKER:FROM:TO   sends messages FROM..TO-1 to BROKER's queues
+//   consume:TOPIC:GROUP:FROM:TO    GROUP gets exactly messages FROM..TO-1, intact
+//   query:TOPIC:FROM:TO            queryMessage by key finds each of them once
+//   spread:TOPIC:N:BROKER,BROKER.. N sends spread over the brokers' queues; a
+//                                  group of two consumers gets exactly N, from
+//                                  each broker as many as were sent to it
 // RUN_ID makes topics and groups unique per run (client scenarios).
 // The scenarios need the broker's messageDelayLevel to start "1s 2s 1s"
 // (retries wait level 3) and transactionCheckInterval/transactionTimeOut of
@@ -121,10 +122,10 @@ public final class RmqInterop {
       case "request": request(false); break;
       case "request-sync": request(true); break;
       case "batch": batch(); break;
-      case "produce": produce(sc[1], Integer.parseInt(sc[2])); break;
-      case "consume": consume(sc[1], sc[2], Integer.parseInt(sc[3])); break;
-      case "query": query(sc[1], Integer.parseInt(sc[2])); break;
-      case "spread": spread(sc[1], Integer.parseInt(sc[2])); break;
+      case "produce": produce(sc[1], sc[2], Integer.parseInt(sc[3]), Integer.parseInt(sc[4])); break;
+      case "consume": consume(sc[1], sc[2], Integer.parseInt(sc[3]), Integer.parseInt(sc[4])); break;
+      case "query": query(sc[1], Integer.parseInt(sc[2]), Integer.parseInt(sc[3])); break;
+      case "spread": spread(sc[1], Integer.parseInt(sc[2]), sc[3].split(",")); break;
       default: throw new Fail("unknown scenario " + sc[0]);
     }
   }
@@ -172,10 +173,15 @@ public final class RmqInterop {
 
   /** The first send auto-creates the topic; the route may take a moment. */
   static SendResult send(DefaultMQProducer p, Message m) throws Exception {
+    return send(p, m, null);
+  }
+
+  /** To queue mq (null: the producer's choice), retried while routes settle. */
+  static SendResult send(DefaultMQProducer p, Message m, MessageQueue mq) throws Exception {
     long end = System.currentTimeMillis() + 20_000;
     while (true) {
       try {
-        SendResult r = p.send(m);
+        SendResult r = mq == null ? p.send(m) : p.send(m, mq, 10_000);
         if (r.getSendStatus() != SendStatus.SEND_OK) throw new Fail("send status " + r.getSendStatus());
         return r;
       } catch (Fail f) {
@@ -595,39 +601,43 @@ public final class RmqInterop {
     return "stored-" + i + "-" + "x".repeat(i % 50);
   }
 
-  void produce(String topic, int n) throws Exception {
+  /** Sent straight to BROKER's queues: a topic that does not exist yet is created there only. */
+  void produce(String topic, String broker, int from, int to) throws Exception {
     DefaultMQProducer p = producer(topic + "_pg");
-    for (int i = 0; i < n; i++) {
+    for (int i = from; i < to; i++) {
       Message m = msg(topic, "Tag" + (i % 2), "skey-" + topic + "-" + i, storeBody(i));
       m.putUserProperty("idx", Integer.toString(i));
-      send(p, m);
+      send(p, m, new MessageQueue(topic, broker, i % 4));
     }
   }
 
-  void consume(String topic, String group, int n) throws Exception {
+  void consume(String topic, String group, int from, int to) throws Exception {
     Received got = new Received();
     concurrentConsumer(group, topic, "*", got);
-    Set<String> bodies = new HashSet<>();
-    await(n + " messages (have " + got.byBody.size() + ")", () -> got.byBody.size() >= n);
-    Thread.sleep(QUIET_MS);
-    check(got.duplicates.isEmpty(), "delivered twice: " + got.duplicates.size());
-    check(got.byBody.size() == n, "messages " + got.byBody.size() + " != " + n);
+    Set<String> want = new HashSet<>();
+    for (int i = from; i < to; i++) want.add(storeBody(i));
+    got.expectExactly(want);
     for (MessageExt m : got.byBody.values()) {
       int i = Integer.parseInt(m.getUserProperty("idx"));
       check(body(m).equals(storeBody(i)) && ("skey-" + topic + "-" + i).equals(m.getKeys())
           && ("Tag" + (i % 2)).equals(m.getTags()), "message " + i + " differs: " + m);
-      bodies.add(body(m));
     }
-    check(bodies.size() == n, "distinct bodies " + bodies.size());
   }
 
-  void query(String topic, int n) throws Exception {
+  void query(String topic, int from, int to) throws Exception {
     DefaultMQProducer p = producer(topic + "_qg");
-    p.fetchPublishMessageQueues(topic); // the route, for queryMessage's brokers
     long begin = System.currentTimeMillis() - 3_600_000, end = System.currentTimeMillis() + 60_000;
-    for (int i = 0; i < n; i++) {
+    for (int i = from; i < to; i++) {
       String key = "skey-" + topic + "-" + i;
-      QueryResult r = p.queryMessage(topic, key, 32, begin, end);
+      QueryResult r = null;
+      for (int attempt = 0; r == null; attempt++) {
+        try {
+          r = p.queryMessage(topic, key, 32, begin, end);
+        } catch (Exception e) {
+          if (attempt >= 40) throw new Fail("queryMessage(" + key + "): " + e.getMessage());
+          Thread.sleep(250); // the topic's route is still unknown
+        }
+      }
       List<MessageExt> hits = new ArrayList<>();
       for (MessageExt m : r.getMessageList()) if (key.equals(m.getKeys())) hits.add(m);
       check(hits.size() == 1, "queryMessage(" + key + ") found " + hits.size());
@@ -635,34 +645,23 @@ public final class RmqInterop {
     }
   }
 
-  void spread(String topic, int n) throws Exception {
+  void spread(String topic, int n, String[] brokers) throws Exception {
     DefaultMQProducer p = producer(topic + "_pg");
-    Map<String, Integer> sentPerBroker = new HashMap<>();
-    Set<String> bodies = new HashSet<>();
-    send(p, msg(topic, "warmup", null, "warmup-0"));
-    // both brokers' queues in the route: the topic exists on both (declared)
-    await("a route over two brokers", () -> {
+    for (String b : brokers) send(p, msg(topic, "warmup", null, "warmup-" + b), new MessageQueue(topic, b, 0));
+    await("a route of " + topic + " over " + String.join(",", brokers), () -> {
       try {
         Set<String> b = new HashSet<>();
         for (MessageQueue q : p.fetchPublishMessageQueues(topic)) b.add(q.getBrokerName());
-        return b.size() >= 2;
+        return b.containsAll(List.of(brokers));
       } catch (Exception e) {
         return false;
       }
     });
-    List<MessageQueue> mqs = p.fetchPublishMessageQueues(topic);
-    for (int i = 0; i < n; i++) {
-      Message m = msg(topic, "S", "spread-" + i, "spread-" + i);
-      MessageQueue q = mqs.get(i % mqs.size());
-      SendResult r = p.send(m, q, 10_000);
-      check(r.getSendStatus() == SendStatus.SEND_OK, "send to " + q + ": " + r.getSendStatus());
-      sentPerBroker.merge(q.getBrokerName(), 1, Integer::sum);
-      bodies.add("spread-" + i);
-    }
     Map<String, Integer> gotPerBroker = new ConcurrentHashMap<>();
     Map<String, Set<String>> brokersPerConsumer = new ConcurrentHashMap<>();
     Received got = new Received();
     String group = topic + "_cg";
+    List<DefaultMQPushConsumer> consumers = new ArrayList<>();
     for (String inst : new String[] {"c1", "c2"}) {
       DefaultMQPushConsumer c = consumer(group);
       c.setInstanceName(inst);
@@ -677,10 +676,39 @@ public final class RmqInterop {
         return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
       });
       c.start();
+      consumers.add(c);
+    }
+    // Sends begin once the group is balanced (each queue held by exactly one
+    // instance): while a queue moves between instances both may consume it,
+    // which is at-least-once delivery, not what this scenario checks.
+    Set<MessageQueue> all = new HashSet<>(p.fetchPublishMessageQueues(topic));
+    await("the group balanced over " + all.size() + " queues", () -> {
+      Set<MessageQueue> held = new HashSet<>();
+      int n0 = 0;
+      for (DefaultMQPushConsumer c : consumers) {
+        Set<MessageQueue> mine = new HashSet<>(c.getDefaultMQPushConsumerImpl().getRebalanceImpl()
+            .getProcessQueueTable().keySet());
+        mine.removeIf(q -> !q.getTopic().equals(topic)); // the group's %RETRY% queues too
+        n0 += mine.size();
+        held.addAll(mine);
+        if (mine.isEmpty()) return false;
+      }
+      return n0 == held.size() && held.equals(all);
+    });
+    List<MessageQueue> mqs = new ArrayList<>(all);
+    Map<String, Integer> sentPerBroker = new HashMap<>();
+    Set<String> bodies = new HashSet<>();
+    for (int i = 0; i < n; i++) {
+      MessageQueue q = mqs.get(i % mqs.size());
+      SendResult r = p.send(msg(topic, "S", "spread-" + i, "spread-" + i), q, 10_000);
+      check(r.getSendStatus() == SendStatus.SEND_OK, "send to " + q + ": " + r.getSendStatus());
+      sentPerBroker.merge(q.getBrokerName(), 1, Integer::sum);
+      bodies.add("spread-" + i);
     }
     got.expectExactly(bodies);
-    check(sentPerBroker.size() >= 2, "sends reached only " + sentPerBroker.keySet());
+    check(sentPerBroker.keySet().containsAll(List.of(brokers)), "sends reached only " + sentPerBroker.keySet());
     check(gotPerBroker.equals(sentPerBroker), "received per broker " + gotPerBroker + ", sent " + sentPerBroker);
-    System.out.println("spread: sent per broker " + sentPerBroker + ", consumers saw brokers " + brokersPerConsumer);
+    System.out.println("  spread " + topic + ": sent per broker " + sentPerBroker + ", consumer instances saw "
+        + brokersPerConsumer);
   }
 }
