@@ -50,6 +50,7 @@ cat >"$work/ns/conf.d/10-namesrv.conf" <<CONF
 plugin = { name = "namesrv"; path = "$plugins/namesrv.so"; server = "namesrv"; };
 CONF
 start_rmqhostd "$rmqhostd" "$work/ns"
+ns_pid=$rmq_pid
 
 # start_rmq_broker NAME STORE_ROOT: sets rmq_broker_pid.
 start_rmq_broker() {
@@ -105,4 +106,5 @@ harness client-4.9.8 x \
   consume:SB:SB_g1:40:60 consume:SB:SB_g2:0:60 query:SB:0:60 \
   spread:MixTwo:40:broker-sa,broker-sb
 stop_pid "$rmq_broker_pid" || { echo "rmqhostd (broker-sb) exited with $? on SIGTERM" >&2; exit 1; }
+stop_pid "$ns_pid" || { echo "rmqhostd (NameServer) exited with $? on SIGTERM" >&2; exit 1; }
 failed=0
