@@ -1,0 +1,137 @@
+# shellcheck shell=bash
+# java_interop_lib.sh — sourced by the Java interop tests (client_suite.sh,
+# store_cluster.sh): ports, rmqhostd conf.d pieces, starting and stopping
+# rmqhostd and Java peers. Every process started here is recorded in
+# started_pids; stop_all (the scripts' EXIT trap) kills them all, so a
+# failing test leaves no daemon or JVM behind.
+# shellcheck source=../../support/all_in_one_conf.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../../support/all_in_one_conf.sh"
+
+started_pids=()
+
+stop_all() {
+  local pid
+  for pid in "${started_pids[@]}"; do
+    kill -KILL "$pid" 2>/dev/null || true
+  done
+  for pid in "${started_pids[@]}"; do
+    wait "$pid" 2>/dev/null || true
+  done
+}
+
+# stop_pid PID: SIGTERM, then SIGKILL after 20 s; returns the exit status.
+stop_pid() {
+  local pid=$1 rc=0
+  kill -TERM "$pid" 2>/dev/null || true
+  for _ in $(seq 1 200); do
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  kill -KILL "$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || rc=$?
+  return $rc
+}
+
+# broker_ports: prints P such that P (listen), P-2 (Java's VIP port) and
+# P+1 (a Java broker's HA port) are free on loopback.
+broker_ports() {
+  python3 - <<'PY'
+import socket
+for _ in range(200):
+    s = socket.socket(); s.bind(("127.0.0.1", 0)); p = s.getsockname()[1]
+    others = []
+    try:
+        for q in (p - 2, p + 1):
+            o = socket.socket(); o.bind(("127.0.0.1", q)); others.append(o)
+    except OSError:
+        continue
+    finally:
+        s.close(); [o.close() for o in others]
+    print(p); break
+PY
+}
+
+# rmq_conf DIR PLUGINS NS_LISTEN BROKER_PORT BROKER_NAME STORE_ROOT [EXTRA_BCM]
+# rmqhostd's conf.d in DIR: a NameServer on NS_LISTEN (empty: none, the
+# broker registers to $ns_addr) and a broker (broker-client-mgr, filter,
+# store) on BROKER_PORT with its VIP port at BROKER_PORT-2, whose store and
+# config files live in STORE_ROOT (one Java-layout store directory). Delay
+# levels 1 s 2 s 1 s ... keep retries short; transaction checks every second.
+rmq_conf() {
+  local dir=$1 plugins=$2 ns_listen=$3 port=$4 name=$5 root=$6 bcm=${7:-}
+  local ns_server=""
+  mkdir -p "$dir/conf.d" "$dir/state"
+  [[ -n $ns_listen ]] && ns_server="namesrv = { listen = \"$ns_listen\"; };"
+  cat >"$dir/conf.d/host.conf" <<CONF
+state_dir = "$dir/state";
+io_threads = 1;
+log_level = "warn";
+servers = { $ns_server
+            broker = { listen = "127.0.0.1:$port"; vip_listen = "127.0.0.1:$((port - 2))"; }; };
+CONF
+  if [[ -n $ns_listen ]]; then
+    cat >"$dir/conf.d/10-namesrv.conf" <<CONF
+plugin = { name = "namesrv"; path = "$plugins/namesrv.so"; server = "namesrv"; };
+CONF
+  fi
+  cat >"$dir/conf.d/20-bcm.conf" <<CONF
+plugin = { name = "broker-client-mgr"; path = "$plugins/broker-client-mgr.so"; server = "broker";
+  settings = { namesrvAddr = "$ns_addr"; brokerIP1 = "127.0.0.1"; brokerName = "$name";
+               brokerClusterName = "DefaultCluster"; storePathRootDir = "$root"; $bcm }; };
+CONF
+  cat >"$dir/conf.d/30-filter.conf" <<CONF
+plugin = { name = "filter"; path = "$plugins/filter.so"; server = "broker";
+  settings = { enablePropertyFilter = true; }; };
+CONF
+  cat >"$dir/conf.d/40-store.conf" <<CONF
+plugin = { name = "store"; path = "$plugins/store.so"; server = "broker";
+  settings = { storePathRootDir = "$root"; mappedFileSizeCommitLog = 67108864;
+               messageDelayLevel = "$DELAY_LEVELS";
+               transactionCheckInterval = 1000; transactionTimeOut = 1000; }; };
+CONF
+}
+DELAY_LEVELS="1s 2s 1s 1s 1s 1s 1s 1s 1s 1s 1s 1s 1s 1s 1s 1s 1s 1s"
+
+# start_rmqhostd RMQHOSTD DIR: starts it on DIR/conf.d (log DIR/daemon.log),
+# sets rmq_pid; waits until it listens (listen.addrs), fails with its log.
+start_rmqhostd() {
+  local bin=$1 dir=$2
+  rm -f "$dir/state/listen.addrs"
+  "$bin" -c "$dir/conf.d" >"$dir/daemon.log" 2>&1 &
+  rmq_pid=$!
+  started_pids+=("$rmq_pid")
+  for _ in $(seq 1 300); do
+    [[ -f $dir/state/listen.addrs ]] && return 0
+    kill -0 "$rmq_pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  echo "rmqhostd did not start:" >&2
+  cat "$dir/daemon.log" >&2
+  return 1
+}
+
+# wait_port PORT PID WHAT LOG: until PORT accepts on loopback (90 s), or
+# PID died: fails with LOG's tail.
+wait_port() {
+  local port=$1 pid=$2 what=$3 log=$4
+  for _ in $(seq 1 900); do
+    if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then return 0; fi
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  echo "$what did not start listening on $port:" >&2
+  tail -n 40 "$log" >&2
+  return 1
+}
+
+# harness SET ARGS...: one harness JVM (client set SET) against $ns_addr;
+# its PASS/FAIL lines go to stdout; returns its exit status.
+harness() {
+  local set=$1
+  shift
+  RMQ_JAVA_HOME_DIR="$work/java-home" sh "$java_dir/java_peer.sh" "$peers" \
+    "$set:$harness_dir/$set" RmqInterop "$ns_addr" "$@" &
+  local pid=$!
+  started_pids+=("$pid")
+  wait "$pid"
+}
