@@ -274,7 +274,7 @@ typedef struct store_runtime_stats {
     uint64_t get_message_times_total_found;
     uint64_t get_message_times_total_miss;
     int64_t start_accept_time_ms;
-    int64_t dispatch_behind_bytes; /* always 0: queues are written with the log */
+    int64_t dispatch_behind_bytes; /* slave: replicated bytes not yet dispatched; master 0 */
 } store_runtime_stats;
 void store_runtime_stats_get(store_engine *e, store_runtime_stats *out);
 
