@@ -141,9 +141,23 @@ static int ext_int(bcm_ctx *c, const rmq_cmd *cmd, const char *key, int dflt)
     return bcm_ext_long(c, cmd, key, &v) ? (int)v : dflt;
 }
 
+/* AdminBrokerProcessor#validateSlave: a slave's tables are its master's
+ * copies (slave_sync.c). True when answered. */
+static bool refused_on_slave(bcm_ctx *c, rmq_request *req, const rmq_cmd *cmd)
+{
+    if (__atomic_load_n(&c->s.broker_id, __ATOMIC_RELAXED) == 0)
+        return false;
+    bcm_reply(c, req, cmd, RMQ_RESPONSE_SYSTEM_ERROR,
+              "Can't modify topic or subscription group from slave broker, please execute it "
+              "from master broker.");
+    return true;
+}
+
 static int process_create_topic(rmq_request *req, const rmq_cmd *cmd, void *ud)
 {
     bcm_ctx *c = ud;
+    if (refused_on_slave(c, req, cmd))
+        return RMQ_OK;
     const rmq_host_api *a = c->api;
     const char *topic = a->cmd_ext_get(cmd, "topic");
     char remark[600];
@@ -196,6 +210,8 @@ static int process_create_topic(rmq_request *req, const rmq_cmd *cmd, void *ud)
 static int process_delete_topic(rmq_request *req, const rmq_cmd *cmd, void *ud)
 {
     bcm_ctx *c = ud;
+    if (refused_on_slave(c, req, cmd))
+        return RMQ_OK;
     const char *topic = c->api->cmd_ext_get(cmd, "topic");
     if (!topic) {
         c->api->request_fail(req, "java.lang.NullPointerException, DeleteTopicRequestHeader");
@@ -235,6 +251,8 @@ static json_t *body_json(bcm_ctx *c, const rmq_cmd *cmd)
 static int process_update_group(rmq_request *req, const rmq_cmd *cmd, void *ud)
 {
     bcm_ctx *c = ud;
+    if (refused_on_slave(c, req, cmd))
+        return RMQ_OK;
     json_t *cfg = body_json(c, cmd);
     if (!json_is_object(cfg) || !json_is_string(json_object_get(cfg, "groupName"))) {
         json_decref(cfg);
@@ -263,6 +281,8 @@ static int process_all_groups(rmq_request *req, const rmq_cmd *cmd, void *ud)
 static int process_delete_group(rmq_request *req, const rmq_cmd *cmd, void *ud)
 {
     bcm_ctx *c = ud;
+    if (refused_on_slave(c, req, cmd))
+        return RMQ_OK;
     const char *group = c->api->cmd_ext_get(cmd, "groupName");
     if (!group) {
         c->api->request_fail(

@@ -284,7 +284,7 @@ typedef struct store_runtime_stats {
     uint64_t get_message_times_total_found;
     uint64_t get_message_times_total_miss;
     int64_t start_accept_time_ms;
-    int64_t dispatch_behind_bytes; /* always 0: queues are written with the log */
+    int64_t dispatch_behind_bytes; /* slave: replicated bytes not yet dispatched; master 0 */
 } store_runtime_stats;
 void store_runtime_stats_get(store_engine *e, store_runtime_stats *out);
 
@@ -336,11 +336,17 @@ int64_t store_ha_read(store_engine *e, int64_t off, uint8_t *buf, int64_t max);
 /* Slave: append a transfer frame's body that starts at phys (§2.5). An empty
  * log starts at phys (which must be file-aligned: a fresh slave receives the
  * master's last file). Records are dispatched to consume queues and the index
- * as they complete. 0; -EPROTO: phys is not our log end (divergent or
+ * by store_ha_dispatch (the slave acknowledges first, as Java's reput runs
+ * behind its append). 0; -EPROTO: phys is not our log end (divergent or
  * resent history); -EXDEV: the bytes cross our segment end or an empty log's
  * start is not file-aligned (mappedFileSizeCommitLog differs from the
  * master's); -EIO / -ENOMEM: write failure; -ECANCELED closing. */
 int store_ha_append(store_engine *e, int64_t phys, const uint8_t *data, int64_t len);
+/* The slave's appended log end (what it acknowledges; >= the readable end). */
+int64_t store_ha_appended(store_engine *e);
+/* Dispatch the whole records appended since the last call to consume queues
+ * and the index, then make them readable. */
+void store_ha_dispatch(store_engine *e);
 /* Role SLAVE: puts are refused (STORE_PUT_SERVICE_NOT_AVAILABLE, Java's
  * checkStoreStatus); the log grows only by store_ha_append. */
 void store_set_slave(store_engine *e, bool slave);

@@ -9,6 +9,8 @@
 #include <errno.h>
 #include <string.h>
 
+static void dispatch_new(store_engine *e);
+
 int64_t store_ha_max_offset(store_engine *e)
 {
     return atomic_load_explicit(&e->committed, memory_order_acquire);
@@ -48,6 +50,25 @@ int64_t store_ha_read(store_engine *e, int64_t off, uint8_t *buf, int64_t max)
         n = 0;
     pthread_rwlock_unlock(&e->maps);
     return n;
+}
+
+int64_t store_ha_appended(store_engine *e)
+{
+    int64_t a = atomic_load_explicit(&e->ha_appended, memory_order_acquire);
+    int64_t c = atomic_load_explicit(&e->committed, memory_order_acquire);
+    return a > c ? a : c;
+}
+
+void store_ha_dispatch(store_engine *e)
+{
+    pthread_mutex_lock(&e->append_mu);
+    pthread_rwlock_wrlock(&e->maps);
+    if (e->ha_dispatch_pos < e->write_pos || atomic_load(&e->committed) < e->write_pos) {
+        dispatch_new(e);
+        atomic_store_explicit(&e->committed, e->write_pos, memory_order_release);
+    }
+    pthread_rwlock_unlock(&e->maps);
+    pthread_mutex_unlock(&e->append_mu);
 }
 
 void store_set_slave(store_engine *e, bool slave)
@@ -137,6 +158,7 @@ int store_ha_append(store_engine *e, int64_t phys, const uint8_t *data, int64_t 
             goto out;
         }
         atomic_store_explicit(&e->committed, phys, memory_order_release);
+        atomic_store_explicit(&e->ha_appended, phys, memory_order_release);
     } else if (phys != e->write_pos) {
         rc = -EPROTO;
         goto out;
@@ -166,8 +188,7 @@ int store_ha_append(store_engine *e, int64_t phys, const uint8_t *data, int64_t 
         memcpy(seg->map + (e->write_pos - seg->start), data, (size_t)len);
     }
     e->write_pos += len;
-    dispatch_new(e);
-    atomic_store_explicit(&e->committed, e->write_pos, memory_order_release);
+    atomic_store_explicit(&e->ha_appended, e->write_pos, memory_order_release);
 out:
     pthread_rwlock_unlock(&e->maps);
     pthread_mutex_unlock(&e->append_mu);

@@ -236,8 +236,9 @@ struct store_engine {
     _Atomic int64_t sync_fail_end;
     _Atomic bool sync_failed;
     _Atomic bool manual_delete;
-    _Atomic bool slave;      /* role SLAVE: puts refused, store_ha_append writes */
-    int64_t ha_dispatch_pos; /* slave: log bytes below this are dispatched (append_mu) */
+    _Atomic bool slave;          /* role SLAVE: puts refused, store_ha_append writes */
+    int64_t ha_dispatch_pos;     /* slave: log bytes below this are dispatched (append_mu) */
+    _Atomic int64_t ha_appended; /* slave: log end appended, dispatched or not */
 
     int64_t mem_limit_bytes; /* "in disk" threshold */
     bool recovery_wrote;     /* recovery changed queues, index or the log tail */

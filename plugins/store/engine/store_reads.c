@@ -387,5 +387,8 @@ void store_runtime_stats_get(store_engine *e, store_runtime_stats *out)
     out->get_message_times_total_found = atomic_load(&e->get_found);
     out->get_message_times_total_miss = atomic_load(&e->get_miss);
     out->start_accept_time_ms = e->start_ms;
-    out->dispatch_behind_bytes = 0;
+    /* a slave acknowledges before it dispatches (store_ha.c); a master
+     * writes queues with the log */
+    int64_t appended = atomic_load(&e->ha_appended), readable = atomic_load(&e->committed);
+    out->dispatch_behind_bytes = appended > readable ? appended - readable : 0;
 }

@@ -471,7 +471,6 @@ void ha_master_wait_replica(store_plugin *sp, int64_t end_offset, void (*done)(v
     w->next = m->waiters;
     m->waiters = w;
     pthread_mutex_unlock(&m->mu);
-    ha_master_notify(sp);
     complete_waiters(m, false); /* an ack may have come in meanwhile */
 }
 

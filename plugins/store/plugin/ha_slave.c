@@ -136,7 +136,7 @@ static void run_connection(struct ha_slave *s, int fd, ha_frame_reader *rd)
 {
     store_plugin *sp = s->sp;
     store_engine *e = sp->engine;
-    int64_t reported = store_ha_max_offset(e);
+    int64_t reported = store_ha_appended(e);
     uint64_t last_write = mono_ms(), last_read = mono_ms();
     /* report at once (Java waits haSendHeartbeatInterval; a Java master
      * takes whatever arrives first as the start) */
@@ -157,6 +157,7 @@ static void run_connection(struct ha_slave *s, int fd, ha_frame_reader *rd)
                 ha_frame_reader_added(rd, (size_t)n);
                 last_read = now;
             }
+            bool appended = false;
             for (;;) {
                 int64_t phys;
                 const uint8_t *body;
@@ -166,12 +167,13 @@ static void run_connection(struct ha_slave *s, int fd, ha_frame_reader *rd)
                     break;
                 if (fr == HA_FRAME_BAD) {
                     sp->api->log(sp->ctx, RMQ_LOG_WARN, "HA: malformed frame from the master");
+                    store_ha_dispatch(e);
                     return;
                 }
                 int arc = store_ha_append(e, phys, body, len);
                 if (arc == -EPROTO || arc == -EXDEV) {
                     char why[256];
-                    int64_t mine = store_ha_max_offset(e);
+                    int64_t mine = store_ha_appended(e);
                     if (arc == -EXDEV)
                         snprintf(why, sizeof why,
                                  "the master's frame at %lld (%d bytes) does not fit this "
@@ -186,22 +188,30 @@ static void run_connection(struct ha_slave *s, int fd, ha_frame_reader *rd)
                                  "wipe this slave's store or promote it",
                                  (long long)phys, (long long)mine);
                     set_halted(s, why);
+                    store_ha_dispatch(e);
                     return;
                 }
                 if (arc != 0) {
                     sp->api->log(sp->ctx, RMQ_LOG_ERROR, "HA: append at %lld failed: %s",
                                  (long long)phys, strerror(-arc));
+                    store_ha_dispatch(e);
                     return;
                 }
                 ha_frame_consume(rd);
-                int64_t mine = store_ha_max_offset(e);
-                if (mine > reported) {
-                    if (!report(fd, mine))
-                        return;
-                    reported = mine;
-                    last_write = now;
-                }
+                appended = true;
             }
+            /* ack what arrived (page cache, as Java), then dispatch it */
+            int64_t mine = store_ha_appended(e);
+            if (mine > reported) {
+                if (!report(fd, mine)) {
+                    store_ha_dispatch(e);
+                    return;
+                }
+                reported = mine;
+                last_write = now;
+            }
+            if (appended)
+                store_ha_dispatch(e);
         }
         if (now - last_write >= (uint64_t)sp->set.ha_heartbeat_ms) {
             if (!report(fd, reported))

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -242,6 +243,17 @@ static void test_replication(void **state)
     assert_non_null(r->remark);
     assert_non_null(strstr(r->remark, "messages are put to the slave"));
     rmq_cmd_free(r);
+    /* admin changes on a slave: Java's validateSlave answer */
+    const char *topic_kv[] = {
+        "topic", "TopicOnSlave", "readQueueNums", "1", "writeQueueNums", "1", "perm", "6", NULL};
+    rmq_cmd *req = rmq_tc_request(17, 5, topic_kv);
+    r = rmq_tc_call(fd, req, 5000);
+    rmq_cmd_free(req);
+    assert_non_null(r);
+    assert_int_equal(r->code, 1);
+    assert_string_equal(r->remark, "Can't modify topic or subscription group from slave broker, "
+                                   "please execute it from master broker.");
+    rmq_cmd_free(r);
 
     /* a pull from the slave returns the replicated message (offset 340) */
     st_pull_args pa = {.group = "GHA", .topic = "TopicHA", .queue = 0, .offset = 340, .max = 1};
@@ -374,8 +386,31 @@ static void test_identical_logs(void **state)
         assert_int_equal(send_one(p->mport, n), 11);
     assert_true(start_slave(p, true) > 0);
     wait_caught_up(p);
-    for (int n = 400; n < 700; n++)
+    for (int n = 400; n < 500; n++)
         assert_int_equal(send_one(p->mport, n), 0);
+    /* hot reloads of the store on either side: the slave reconnects and
+     * resumes where it stopped (the byte comparison below shows nothing
+     * lost or doubled); sends meanwhile are stored (11) */
+    int st = 0;
+    const char *out = rmq_td_ctl_output(&p->m, &st, "reload", "store", NULL);
+    assert_int_equal(st, 0);
+    assert_non_null(strstr(out, "reloaded"));
+    int n = 500;
+    for (int code = 11; code == 11; n++) {
+        code = send_one(p->mport, n);
+        assert_true(code == 0 || code == 11);
+        if (code == 11)
+            rmq_test_pause_ms(200);
+    }
+    out = rmq_td_ctl_output(&p->s, &st, "reload", "store", NULL);
+    assert_int_equal(st, 0);
+    assert_non_null(strstr(out, "reloaded"));
+    for (int k = 0; k < 200; k++, n++) {
+        int code = send_one(p->mport, n);
+        assert_true(code == 0 || code == 11);
+    }
+    wait_caught_up(p);
+    assert_int_equal(send_one(p->mport, n), 0);
     wait_caught_up(p);
     expect_config_synced(p);
     assert_int_equal(stop(p, true), 0);
@@ -508,6 +543,159 @@ static void test_raw_frames(void **state)
     assert_int_equal(send_one(p->mport, 300), 0);
 }
 
+/* Child: pipelined sends (32 in flight on one connection) of bodies
+ * "m-<index>-..." to queue 0; writes every index answered SEND_OK to out_fd
+ * until the connection dies. */
+static void pipelined_sender(int port, int base, int out_fd)
+{
+    int fd = rmq_tc_connect(port);
+    if (fd < 0)
+        _exit(1);
+    char body[1001];
+    int next = 0;
+    for (int k = 0; k < 32; k++, next++) {
+        snprintf(body, sizeof body, "m-%d-%0900d", base + next, 0);
+        const char *kv[] = {"a", "PG",    "b", "TopicKill",     "c", "TBW102", "d", "4", "e", "0",
+                            "f", "0",     "g", "1700000000000", "h", "0",      "i", "",  "j", "0",
+                            "k", "false", "m", "false",         NULL};
+        rmq_cmd *req = rmq_tc_request(310, base + next + 1, kv);
+        rmq_cmd_set_body(req, body, strlen(body), NULL, NULL);
+        if (rmq_tc_send(fd, req) != 0)
+            _exit(0);
+        rmq_cmd_free(req);
+    }
+    for (;;) {
+        rmq_cmd *r = rmq_tc_recv(fd, 10000);
+        if (!r)
+            _exit(0);
+        int32_t idx = r->opaque - 1;
+        if (!(r->flag & 1)) { /* not a response */
+            rmq_cmd_free(r);
+            continue;
+        }
+        if (r->code == 0 && write(out_fd, &idx, sizeof idx) != sizeof idx)
+            _exit(1);
+        rmq_cmd_free(r);
+        snprintf(body, sizeof body, "m-%d-%0900d", base + next, 0);
+        const char *kv[] = {"a", "PG",    "b", "TopicKill",     "c", "TBW102", "d", "4", "e", "0",
+                            "f", "0",     "g", "1700000000000", "h", "0",      "i", "",  "j", "0",
+                            "k", "false", "m", "false",         NULL};
+        if (next >= 99999)
+            continue; /* the bound of this round's indexes: drain the answers */
+        rmq_cmd *req = rmq_tc_request(310, base + next + 1, kv);
+        next++;
+        rmq_cmd_set_body(req, body, strlen(body), NULL, NULL);
+        if (rmq_tc_send(fd, req) != 0)
+            _exit(0);
+        rmq_cmd_free(req);
+    }
+}
+
+/* kill -9 of a SYNC_MASTER under pipelined load, 3 rounds (the master
+ * restarts with its store in between): every message answered SEND_OK is
+ * on the slave exactly once (pulled from the slave alone). */
+static void test_kill_master_under_load(void **state)
+{
+    pair *p = *state;
+    assert_true(start_slave(p, true) > 0);
+    int code = 11;
+    for (int i = 0; code != 0 && i < 200; i++) {
+        code = send_one(p->mport, 0); /* TopicHA: makes the slave connected */
+        if (code != 0)
+            rmq_test_pause_ms(100);
+    }
+    assert_int_equal(code, 0);
+    static unsigned char acked[3 * 100000];
+    memset(acked, 0, sizeof acked);
+    int total_acked = 0;
+    for (int round = 0; round < 3; round++) {
+        int pfd[2];
+        assert_int_equal(pipe(pfd), 0);
+        pid_t child = fork();
+        assert_true(child >= 0);
+        if (child == 0) {
+            close(pfd[0]);
+            pipelined_sender(p->mport, round * 100000, pfd[1]);
+            _exit(0);
+        }
+        close(pfd[1]);
+        int32_t idx;
+        int got = 0;
+        while (read(pfd[0], &idx, sizeof idx) == sizeof idx) {
+            if (idx < round * 100000 || idx >= (round + 1) * 100000)
+                fail_msg("round %d: acknowledged index %d", round, idx);
+            acked[idx] = 1;
+            got++;
+            if (got == 2000 && kill(p->m.pid, SIGKILL) != 0)
+                fail_msg("cannot kill the master");
+        }
+        close(pfd[0]);
+        waitpid(child, NULL, 0);
+        waitpid(p->m.pid, NULL, 0);
+        p->m.pid = 0;
+        assert_true(got >= 2000);
+        total_acked += got;
+        /* the master comes back with its store; the slave resumes */
+        char addrs[400];
+        snprintf(addrs, sizeof addrs, "%s/listen.addrs", p->m.state_dir);
+        unlink(addrs); /* kill -9 left the old one */
+        assert_int_equal(rmq_td_start(&p->m, NULL), 0);
+        p->mport = rmq_td_port(&p->m, "broker");
+        wait_caught_up(p);
+        /* and the slave reconnected: it reports (5 s back-off after the close) */
+        uint64_t until = rmq_test_now_ms() + 60000;
+        int st = 0;
+        while (!strstr(rmq_td_ctl_output(&p->m, &st, "ha", NULL), "\nslave ") &&
+               rmq_test_now_ms() < until)
+            rmq_test_pause_ms(100);
+        assert_non_null(strstr(p->m.ctl_out, "\nslave "));
+    }
+    /* everything from the slave alone */
+    static unsigned char seen[3 * 100000];
+    memset(seen, 0, sizeof seen);
+    long long max = st_max_offset(p->sport, "TopicKill", 0);
+    assert_true(max >= total_acked);
+    int fd = rmq_tc_connect(p->sport);
+    assert_true(fd >= 0);
+    /* the slave serves TopicKill once its config sync copied it (10 s) */
+    uint64_t until = rmq_test_now_ms() + 60000;
+    for (bool known = false; !known && rmq_test_now_ms() < until;) {
+        st_pull_args pa = {.group = "GKill", .topic = "TopicKill", .queue = 0, .max = 1};
+        rmq_cmd *r = st_pull(fd, 1, &pa);
+        known = r && r->code != 17;
+        rmq_cmd_free(r);
+        if (!known)
+            rmq_test_pause_ms(200);
+    }
+    for (long long off = 0; off < max;) {
+        st_pull_args pa = {
+            .group = "GKill", .topic = "TopicKill", .queue = 0, .offset = off, .max = 32};
+        rmq_cmd *r = st_pull(fd, 1, &pa);
+        assert_non_null(r);
+        assert_int_equal(r->code, 0);
+        stored_record rec[32];
+        size_t n = st_records(r, rec, 32);
+        assert_true(n > 0);
+        for (size_t i = 0; i < n; i++) {
+            int v = atoi((const char *)rec[i].body + 2);
+            assert_true(v >= 0 && v < 3 * 100000);
+            assert_int_equal(seen[v], 0); /* exactly once */
+            seen[v] = 1;
+        }
+        off = st_ext_ll(r, "nextBeginOffset");
+        rmq_cmd_free(r);
+    }
+    close(fd);
+    int missing = 0;
+    for (int i = 0; i < 3 * 100000; i++)
+        missing += acked[i] && !seen[i];
+    if (missing)
+        fprintf(stderr, "%d acknowledged messages missing on the slave\n", missing);
+    assert_int_equal(missing, 0);
+    fprintf(stderr, "%d acknowledged messages, all on the slave once (%lld stored)\n", total_acked,
+            max);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -515,6 +703,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_identical_logs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_slave_timeout, setup, teardown),
         cmocka_unit_test_setup_teardown(test_raw_frames, setup_raw, teardown),
+        cmocka_unit_test_setup_teardown(test_kill_master_under_load, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
