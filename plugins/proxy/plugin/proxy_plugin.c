@@ -110,8 +110,8 @@ static int proxy_init(rmq_plugin_ctx *ctx, const rmq_host_api *api)
         {"NotifyClientTermination", RMQ_GRPC_UNARY, proxy_notify_client_termination},
         {"Telemetry", RMQ_GRPC_BIDI_STREAMING, proxy_telemetry},
     };
-    int rc = api->declare_executor(ctx, "grpc", (int)api->setting_int(ctx, "executorThreads"),
-                                   10000);
+    int rc =
+        api->declare_executor(ctx, "grpc", (int)api->setting_int(ctx, "executorThreads"), 10000);
     for (size_t i = 0; rc == 0 && i < sizeof(methods) / sizeof(methods[0]); i++) {
         char path[128];
         snprintf(path, sizeof(path), PROXY_SERVICE "%s", methods[i].method);

@@ -131,7 +131,8 @@ int proxy_query_route(rmq_grpc_call *call, const void *msg, size_t len, void *ud
     if (!req)
         return px->api->grpc_finish(call, RMQ_GRPC_INVALID_ARGUMENT,
                                     "QueryRouteRequest: undecodable protobuf");
-    Apache__Rocketmq__V2__QueryRouteResponse resp = APACHE__ROCKETMQ__V2__QUERY_ROUTE_RESPONSE__INIT;
+    Apache__Rocketmq__V2__QueryRouteResponse resp =
+        APACHE__ROCKETMQ__V2__QUERY_ROUTE_RESPONSE__INIT;
     Apache__Rocketmq__V2__Status st;
     char why[512] = "";
     proxy_route route = {0};

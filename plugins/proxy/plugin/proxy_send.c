@@ -22,15 +22,46 @@
 
 /* Property names a client may not set (Java's MessageConst.STRING_HASH_SET,
  * the ones in use). */
-static const char *const SYSTEM_KEYS[] = {
-    "TRACE_ON", "MSG_REGION", "KEYS", "TAGS", "WAIT", "DELAY", "RETRY_TOPIC", "REAL_TOPIC",
-    "REAL_QID", "TRAN_MSG", "PGROUP", "MIN_OFFSET", "MAX_OFFSET", "BUYER_ID",
-    "ORIGIN_MESSAGE_ID", "TRANSFER_FLAG", "CORRECTION_FLAG", "MQ2_FLAG", "RECONSUME_TIME",
-    "UNIQ_KEY", "MAX_RECONSUME_TIMES", "CONSUME_START_TIME", "__STARTDELIVERTIME",
-    "TRAN_PREPARED_QUEUE_OFFSET", "TRANSACTION_CHECK_TIMES", "CHECK_IMMUNITY_TIME_IN_SECONDS",
-    "INSTANCE_ID", "CORRELATION_ID", "REPLY_TO_CLIENT", "TTL", "ARRIVE_TIME", "PUSH_REPLY_TIME",
-    "CLUSTER", "MSG_TYPE", "__SHARDINGKEY", "TIMER_DELIVER_MS", "TIMER_DELAY_SEC",
-    "TIMER_DELAY_MS", "TRACE_CONTEXT", NULL};
+static const char *const SYSTEM_KEYS[] = {"TRACE_ON",
+                                          "MSG_REGION",
+                                          "KEYS",
+                                          "TAGS",
+                                          "WAIT",
+                                          "DELAY",
+                                          "RETRY_TOPIC",
+                                          "REAL_TOPIC",
+                                          "REAL_QID",
+                                          "TRAN_MSG",
+                                          "PGROUP",
+                                          "MIN_OFFSET",
+                                          "MAX_OFFSET",
+                                          "BUYER_ID",
+                                          "ORIGIN_MESSAGE_ID",
+                                          "TRANSFER_FLAG",
+                                          "CORRECTION_FLAG",
+                                          "MQ2_FLAG",
+                                          "RECONSUME_TIME",
+                                          "UNIQ_KEY",
+                                          "MAX_RECONSUME_TIMES",
+                                          "CONSUME_START_TIME",
+                                          "__STARTDELIVERTIME",
+                                          "TRAN_PREPARED_QUEUE_OFFSET",
+                                          "TRANSACTION_CHECK_TIMES",
+                                          "CHECK_IMMUNITY_TIME_IN_SECONDS",
+                                          "INSTANCE_ID",
+                                          "CORRELATION_ID",
+                                          "REPLY_TO_CLIENT",
+                                          "TTL",
+                                          "ARRIVE_TIME",
+                                          "PUSH_REPLY_TIME",
+                                          "CLUSTER",
+                                          "MSG_TYPE",
+                                          "__SHARDINGKEY",
+                                          "TIMER_DELIVER_MS",
+                                          "TIMER_DELAY_SEC",
+                                          "TIMER_DELAY_MS",
+                                          "TRACE_CONTEXT",
+                                          NULL};
 
 static bool is_system_key(const char *k)
 {
@@ -245,10 +276,10 @@ static void send_one(proxy *px, const Apache__Rocketmq__V2__Message *m, const ch
              (unsigned long long)(born_ms ? born_ms : api->now_wall_ms()));
     snprintf(num, sizeof(num), "%d", sp->delivery_attempt);
     int rc = req ? 0 : RMQ_ENOMEM;
-    const char *kv[][2] = {{"a", topic},    {"b", topic}, {"c", "TBW102"}, {"d", "4"},
-                           {"e", qid},      {"f", flag},  {"g", born},     {"h", "0"},
-                           {"i", pb.s ? pb.s : ""},       {"j", num},      {"k", "false"},
-                           {"m", "false"}};
+    const char *kv[][2] = {{"a", topic}, {"b", topic},   {"c", "TBW102"},
+                           {"d", "4"},   {"e", qid},     {"f", flag},
+                           {"g", born},  {"h", "0"},     {"i", pb.s ? pb.s : ""},
+                           {"j", num},   {"k", "false"}, {"m", "false"}};
     for (size_t i = 0; rc == 0 && i < sizeof(kv) / sizeof(kv[0]); i++)
         rc = api->cmd_ext_set(req, kv[i][0], kv[i][1]);
     if (rc == 0 && m->body.len)
@@ -342,7 +373,7 @@ int proxy_send_message(rmq_grpc_call *call, const void *msg, size_t len, void *u
     } else if ((rrc = proxy_route_fetch(px, topic, &route, why, sizeof(why))) != 0 ||
                (nwq = write_queues(&route, wqs, 256)) == 0) {
         proxy_status(&st,
-                     rrc == RMQ_ENOENT     ? PX_TOPIC_NOT_FOUND
+                     rrc == RMQ_ENOENT      ? PX_TOPIC_NOT_FOUND
                      : rrc == RMQ_ETIMEDOUT ? PX_PROXY_TIMEOUT
                      : rrc == 0             ? PX_FORBIDDEN
                                             : PX_INTERNAL_SERVER_ERROR,

@@ -60,8 +60,8 @@ static int start(void **state, bool tls)
         if (make_cert(f) != 0)
             return -1;
         snprintf(tls_group, sizeof tls_group,
-                 "tls = { mode = \"enforcing\"; cert_file = \"%s\"; key_file = \"%s\"; };",
-                 f->cert, f->key);
+                 "tls = { mode = \"enforcing\"; cert_file = \"%s\"; key_file = \"%s\"; };", f->cert,
+                 f->key);
     }
     f->ns_port = rmq_tc_free_port();
     char bcm[512];
@@ -82,8 +82,8 @@ static int start(void **state, bool tls)
     if (rmq_td_write_conf(&f->d, "host.conf", host_conf) != 0 ||
         rmq_td_add_plugin(&f->d, "namesrv", "namesrv", "namesrv", NULL) != 0 ||
         rmq_td_add_plugin(&f->d, "broker-client-mgr", "broker-client-mgr", "broker", bcm) != 0 ||
-        rmq_td_add_plugin(&f->d, "store", "store", "broker", "mappedFileSizeCommitLog = 1048576;") !=
-            0 ||
+        rmq_td_add_plugin(&f->d, "store", "store", "broker",
+                          "mappedFileSizeCommitLog = 1048576;") != 0 ||
         rmq_td_add_plugin(&f->d, "proxy", "proxy", "proxy", NULL) != 0 ||
         rmq_td_start(&f->d, NULL) != 0)
         return -1;
