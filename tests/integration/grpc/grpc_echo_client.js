@@ -2,6 +2,10 @@
 // (a real gRPC implementation): unary, server-streaming, bidi-streaming, a
 // status with a message, an unknown method, a deadline, invoke_local.
 // Usage: node grpc_echo_client.js HOST:PORT [tls CA_FILE]
+//        node grpc_echo_client.js HOST:PORT reload
+//   (reload: a Chat stream is opened, "OPEN" printed, and after the line
+//    "go" on stdin — the test reloads the plugin meanwhile — the stream and
+//    new calls must still be answered)
 // Prints "CHECK name ok|FAIL detail" per check and "RESULT ok" or
 // "RESULT FAIL ...".
 'use strict';
@@ -105,4 +109,30 @@ async function main() {
   client.close();
   console.log(failures.length ? `RESULT FAIL ${failures.join('; ')}` : 'RESULT ok');
 }
-main().catch((e) => { console.log(`RESULT FAIL exception ${e.stack}`); });
+// A bidi stream that lives across a hot reload of the plugin: each message
+// is dispatched to the generation live when it arrives.
+async function acrossReload() {
+  const out = [];
+  let status = null;
+  const s = client.Chat(new grpc.Metadata(), { deadline: Date.now() + 60000 });
+  s.on('data', (d) => out.push(d.toString()));
+  s.on('status', (st) => { status = st.code; });
+  s.on('error', () => {});
+  s.write(Buffer.from('before'));
+  while (out.length < 1 && status === null) await new Promise((r) => setTimeout(r, 20));
+  console.log('OPEN');
+  await new Promise((resolve) => process.stdin.once('data', resolve));
+  s.write(Buffer.from('after'));
+  s.end();
+  while (status === null) await new Promise((r) => setTimeout(r, 20));
+  check('stream_across_reload', status === 0 && out.join(',') === 'before,after,bye',
+    `code ${status} got ${out.join(',')}`);
+  const r = await unary('Say', Buffer.from('fresh'));
+  check('call_after_reload', !r.err && r.res.toString() === 'fresh', r.err ? r.err.message : 'bad');
+  client.close();
+  console.log(failures.length ? `RESULT FAIL ${failures.join('; ')}` : 'RESULT ok');
+  process.exit(0);
+}
+
+(mode === 'reload' ? acrossReload() : main())
+  .catch((e) => { console.log(`RESULT FAIL exception ${e.stack}`); });

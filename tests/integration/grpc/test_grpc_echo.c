@@ -137,6 +137,30 @@ static void echo_plaintext(void **state)
     run_client(f, false);
 }
 
+/* rmqhostctl reload grpc_echo while a Chat stream is open: the stream's
+ * next message and new calls are served by the new generation. */
+static void stream_across_hot_reload(void **state)
+{
+    fixture *f = *state;
+    char target[64];
+    snprintf(target, sizeof target, "127.0.0.1:%d", rmq_td_port(&f->d, "g"));
+    const char *argv[] = {GE_SCRIPT, target, "reload", NULL};
+    assert_int_equal(rmq_node_start(&f->node, GE_NODE, GE_NODE_MODULES, argv), 0);
+    char line[4096] = "";
+    assert_true(rmq_node_line(&f->node, "OPEN", line, sizeof line, 60000));
+    int code = -1;
+    const char *out = rmq_td_ctl_output(&f->d, &code, "reload", "grpc_echo", NULL);
+    if (code != 0 || !out || !strstr(out, "grpc_echo reloaded: generation 1 -> 2"))
+        fail_msg("reload grpc_echo: %s", out ? out : "(no output)");
+    rmq_node_send(&f->node, "go");
+    bool got = rmq_node_line(&f->node, "RESULT ", line, sizeof line, 60000);
+    int status = rmq_node_reap(&f->node, 30000);
+    assert_true(got);
+    if (strcmp(line, "RESULT ok") != 0)
+        fail_msg("grpc_echo_client.js reload: %s", line);
+    assert_int_equal(status, 0);
+}
+
 static void echo_tls(void **state)
 {
     run_client(*state, true);
@@ -146,6 +170,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(echo_plaintext, setup_plain, teardown),
+        cmocka_unit_test_setup_teardown(stream_across_hot_reload, setup_plain, teardown),
         cmocka_unit_test_setup_teardown(echo_tls, setup_tls, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
