@@ -83,6 +83,7 @@ void proxy_route_free(proxy_route *r);
 
 /* The handlers (proxy_route.c, proxy_send.c, proxy_client.c). */
 int proxy_query_route(rmq_grpc_call *call, const void *msg, size_t len, void *ud);
+int proxy_query_assignment(rmq_grpc_call *call, const void *msg, size_t len, void *ud);
 int proxy_send_message(rmq_grpc_call *call, const void *msg, size_t len, void *ud);
 int proxy_heartbeat(rmq_grpc_call *call, const void *msg, size_t len, void *ud);
 int proxy_notify_client_termination(rmq_grpc_call *call, const void *msg, size_t len, void *ud);

@@ -105,6 +105,7 @@ static int proxy_init(rmq_plugin_ctx *ctx, const rmq_host_api *api)
         rmq_grpc_handler_fn fn;
     } methods[] = {
         {"QueryRoute", RMQ_GRPC_UNARY, proxy_query_route},
+        {"QueryAssignment", RMQ_GRPC_UNARY, proxy_query_assignment},
         {"Heartbeat", RMQ_GRPC_UNARY, proxy_heartbeat},
         {"SendMessage", RMQ_GRPC_UNARY, proxy_send_message},
         {"NotifyClientTermination", RMQ_GRPC_UNARY, proxy_notify_client_termination},
@@ -122,7 +123,7 @@ static int proxy_init(rmq_plugin_ctx *ctx, const rmq_host_api *api)
         return rc;
     }
     api->log(ctx, RMQ_LOG_INFO,
-             "MessagingService ready: QueryRoute, Heartbeat, SendMessage, "
+             "MessagingService ready: QueryRoute, QueryAssignment, Heartbeat, SendMessage, "
              "NotifyClientTermination, Telemetry (routes from server %s, messages to server %s)",
              px->namesrv_server, px->broker_server);
     return RMQ_OK;

@@ -123,6 +123,134 @@ static void queue_split(const proxy_queue_data *q, int *r, int *w, int *rw, int 
     }
 }
 
+/* Every broker is reached through this proxy: the host the client dialled
+ * (its request's first endpoint) and the port this server listens on. */
+static void proxy_endpoints(proxy *px, const Apache__Rocketmq__V2__Endpoints *asked, char *host,
+                            size_t hostlen, Apache__Rocketmq__V2__Address *addr,
+                            Apache__Rocketmq__V2__Address **addrs,
+                            Apache__Rocketmq__V2__Endpoints *ep)
+{
+    int port = 0;
+    snprintf(host, hostlen, "127.0.0.1");
+    px->api->server_address(px->ctx, host, hostlen, &port);
+    apache__rocketmq__v2__address__init(addr);
+    apache__rocketmq__v2__endpoints__init(ep);
+    ep->scheme = APACHE__ROCKETMQ__V2__ADDRESS_SCHEME__IPv4;
+    if (asked && asked->n_addresses > 0 && asked->addresses[0]->host &&
+        asked->addresses[0]->host[0]) {
+        addr->host = asked->addresses[0]->host;
+        ep->scheme = asked->scheme;
+    } else {
+        addr->host = host;
+    }
+    addr->port = port;
+    addrs[0] = addr;
+    ep->n_addresses = 1;
+    ep->addresses = addrs;
+}
+
+static Apache__Rocketmq__V2__Permission permission_of(int perm)
+{
+    bool r = (perm & PERM_READ) != 0, w = (perm & PERM_WRITE) != 0;
+    return r && w ? APACHE__ROCKETMQ__V2__PERMISSION__READ_WRITE
+           : r    ? APACHE__ROCKETMQ__V2__PERMISSION__READ
+           : w    ? APACHE__ROCKETMQ__V2__PERMISSION__WRITE
+                  : APACHE__ROCKETMQ__V2__PERMISSION__NONE;
+}
+
+static void route_status(Apache__Rocketmq__V2__Status *st, int rc, const char *why)
+{
+    if (rc == RMQ_ENOENT)
+        proxy_status(st, PX_TOPIC_NOT_FOUND, why);
+    else if (rc == RMQ_ETIMEDOUT)
+        proxy_status(st, PX_PROXY_TIMEOUT, why);
+    else if (rc < 0)
+        proxy_status(st, PX_INTERNAL_SERVER_ERROR, why);
+    else
+        proxy_status(st, PX_OK, NULL);
+}
+
+/* QueryAssignment as Java's RouteActivity answers a consumer group that is
+ * not orderly: one assignment per readable queue data whose broker has a
+ * master, queue id -1 (any queue: the broker's POP picks). */
+int proxy_query_assignment(rmq_grpc_call *call, const void *msg, size_t len, void *ud)
+{
+    proxy *px = ud;
+    Apache__Rocketmq__V2__QueryAssignmentRequest *req =
+        apache__rocketmq__v2__query_assignment_request__unpack(NULL, len, msg);
+    if (!req)
+        return px->api->grpc_finish(call, RMQ_GRPC_INVALID_ARGUMENT,
+                                    "QueryAssignmentRequest: undecodable protobuf");
+    Apache__Rocketmq__V2__QueryAssignmentResponse resp =
+        APACHE__ROCKETMQ__V2__QUERY_ASSIGNMENT_RESPONSE__INIT;
+    Apache__Rocketmq__V2__Status st;
+    char why[512] = "";
+    proxy_route route = {0};
+    const char *topic = req->topic && req->topic->name ? req->topic->name : "";
+    const char *group = req->group && req->group->name ? req->group->name : "";
+    int rc = 0;
+    if (!topic[0]) {
+        proxy_status(&st, PX_ILLEGAL_TOPIC, "topic name cannot be empty");
+        rc = RMQ_EINVAL;
+    } else if (!group[0]) {
+        proxy_status(&st, APACHE__ROCKETMQ__V2__CODE__ILLEGAL_CONSUMER_GROUP,
+                     "consumer group cannot be empty");
+        rc = RMQ_EINVAL;
+    } else {
+        rc = proxy_route_fetch(px, topic, &route, why, sizeof(why));
+        route_status(&st, rc, why);
+    }
+    char host[64];
+    Apache__Rocketmq__V2__Address addr;
+    Apache__Rocketmq__V2__Address *addrs[1];
+    Apache__Rocketmq__V2__Endpoints ep;
+    proxy_endpoints(px, req->endpoints, host, sizeof(host), &addr, addrs, &ep);
+    Apache__Rocketmq__V2__MessageQueue *mqs = calloc(route.nqd + 1, sizeof(*mqs));
+    Apache__Rocketmq__V2__Broker *brokers = calloc(route.nqd + 1, sizeof(*brokers));
+    Apache__Rocketmq__V2__Assignment *as = calloc(route.nqd + 1, sizeof(*as));
+    Apache__Rocketmq__V2__Assignment **asp = calloc(route.nqd + 1, sizeof(*asp));
+    size_t n = 0;
+    if (!mqs || !brokers || !as || !asp) {
+        rc = RMQ_ENOMEM;
+        goto out;
+    }
+    for (size_t i = 0; rc == 0 && i < route.nqd; i++) {
+        const proxy_queue_data *q = &route.qd[i];
+        bool has_master = false;
+        for (int b = 0; b < q->nbroker_ids; b++)
+            has_master |= q->broker_ids[b] == 0;
+        if (!(q->perm & PERM_READ) || q->read_queue_nums <= 0 || !has_master)
+            continue;
+        apache__rocketmq__v2__broker__init(&brokers[n]);
+        brokers[n].name = (char *)q->broker_name;
+        brokers[n].id = 0;
+        brokers[n].endpoints = &ep;
+        apache__rocketmq__v2__message_queue__init(&mqs[n]);
+        mqs[n].topic = req->topic;
+        mqs[n].id = -1;
+        mqs[n].permission = permission_of(q->perm);
+        mqs[n].broker = &brokers[n];
+        apache__rocketmq__v2__assignment__init(&as[n]);
+        as[n].message_queue = &mqs[n];
+        asp[n] = &as[n];
+        n++;
+    }
+    if (rc == 0 && n == 0)
+        proxy_status(&st, PX_FORBIDDEN, "no readable queue");
+    resp.status = &st;
+    resp.n_assignments = n;
+    resp.assignments = asp;
+    rc = proxy_reply(px, call, &resp.base);
+out:
+    free(mqs);
+    free(brokers);
+    free(as);
+    free(asp);
+    proxy_route_free(&route);
+    apache__rocketmq__v2__query_assignment_request__free_unpacked(req, NULL);
+    return rc;
+}
+
 int proxy_query_route(rmq_grpc_call *call, const void *msg, size_t len, void *ud)
 {
     proxy *px = ud;
@@ -138,37 +266,16 @@ int proxy_query_route(rmq_grpc_call *call, const void *msg, size_t len, void *ud
     proxy_route route = {0};
     const char *topic = req->topic && req->topic->name ? req->topic->name : "";
     int rc = topic[0] ? proxy_route_fetch(px, topic, &route, why, sizeof(why)) : RMQ_EINVAL;
-    if (rc == RMQ_EINVAL) {
+    if (rc == RMQ_EINVAL)
         proxy_status(&st, PX_ILLEGAL_TOPIC, "topic name cannot be empty");
-    } else if (rc == RMQ_ENOENT) {
-        proxy_status(&st, PX_TOPIC_NOT_FOUND, why);
-    } else if (rc == RMQ_ETIMEDOUT) {
-        proxy_status(&st, PX_PROXY_TIMEOUT, why);
-    } else if (rc < 0) {
-        proxy_status(&st, PX_INTERNAL_SERVER_ERROR, why);
-    } else {
-        proxy_status(&st, PX_OK, NULL);
-    }
+    else
+        route_status(&st, rc, why);
     resp.status = &st;
-
-    /* every broker is reached through this proxy */
-    char host[64] = "127.0.0.1";
-    int port = 0;
-    px->api->server_address(px->ctx, host, sizeof(host), &port);
-    Apache__Rocketmq__V2__Address addr = APACHE__ROCKETMQ__V2__ADDRESS__INIT;
-    Apache__Rocketmq__V2__Address *addrs[1] = {&addr};
-    Apache__Rocketmq__V2__Endpoints ep = APACHE__ROCKETMQ__V2__ENDPOINTS__INIT;
-    ep.scheme = APACHE__ROCKETMQ__V2__ADDRESS_SCHEME__IPv4;
-    if (req->endpoints && req->endpoints->n_addresses > 0 && req->endpoints->addresses[0]->host &&
-        req->endpoints->addresses[0]->host[0]) {
-        addr.host = req->endpoints->addresses[0]->host;
-        ep.scheme = req->endpoints->scheme;
-    } else {
-        addr.host = host;
-    }
-    addr.port = port;
-    ep.n_addresses = 1;
-    ep.addresses = addrs;
+    char host[64];
+    Apache__Rocketmq__V2__Address addr;
+    Apache__Rocketmq__V2__Address *addrs[1];
+    Apache__Rocketmq__V2__Endpoints ep;
+    proxy_endpoints(px, req->endpoints, host, sizeof(host), &addr, addrs, &ep);
 
     size_t total = 0;
     for (size_t i = 0; i < route.nqd; i++) {

@@ -1,6 +1,6 @@
 /* fuzz_proxy_messages.c — every protobuf message the proxy plugin decodes
  * from a client (QueryRouteRequest, SendMessageRequest, HeartbeatRequest,
- * NotifyClientTerminationRequest, TelemetryCommand), through the same
+ * NotifyClientTerminationRequest, TelemetryCommand, QueryAssignmentRequest), through the same
  * protobuf-c generated code: the first byte picks the message, the rest is
  * unpacked, walked the way the handlers read it, re-packed and freed. */
 #include <stdint.h>
@@ -15,6 +15,7 @@ static const ProtobufCMessageDescriptor *const DESCRIPTORS[] = {
     &apache__rocketmq__v2__heartbeat_request__descriptor,
     &apache__rocketmq__v2__notify_client_termination_request__descriptor,
     &apache__rocketmq__v2__telemetry_command__descriptor,
+    &apache__rocketmq__v2__query_assignment_request__descriptor,
 };
 
 static volatile size_t sink;
