@@ -229,6 +229,13 @@ static int api_register_processor_flags(rmq_plugin_ctx *ctx, int32_t code, rmq_p
                        "register_processor: the plugin is bound to no server");
         return RMQ_ENOENT;
     }
+    if (p->srv->protocol == SERVER_PROTOCOL_GRPC) {
+        /* nothing would ever reach it: gRPC servers dispatch by method path */
+        host_log_write(&p->host->log, RMQ_LOG_ERROR, p->conf.name,
+                       "register_processor %d: server '%s' speaks gRPC (register_grpc_method)",
+                       code, p->srv->name);
+        return RMQ_EINVAL;
+    }
     executor *ex;
     if ((rc = resolve_executor(p, executor_name, &ex)))
         return rc;
