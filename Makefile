@@ -20,7 +20,8 @@ CTEST      ?= ctest
 # already have a JDK, Maven or Go that did not come from Debian; each is
 # installed (as the package after the '=') only when its command is missing.
 BUILD_DEBS := libuv1-dev libconfig-dev libjansson-dev libcmocka-dev zlib1g-dev liburcu-dev \
-              libyaml-dev libssl-dev libdeflate-dev pkg-config cmake make gcc
+              libyaml-dev libssl-dev libdeflate-dev pkg-config cmake make gcc \
+              libnghttp2-dev libprotobuf-c-dev protobuf-c-compiler libprotobuf-dev
 # clang catches a different set of warnings than gcc; the test target builds
 # the whole tree with it too.
 TEST_DEBS  := $(BUILD_DEBS) nodejs clang clang-format valgrind python3 openssl

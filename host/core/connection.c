@@ -80,6 +80,12 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
     buf->len = c->rbuf.cap - c->rbuf.len;
 }
 
+void conn_mark_dirty(connection *c)
+{
+    if (!c->closing)
+        dirty_mark(c);
+}
+
 static void pause_reading(connection *c)
 {
     if (c->reading) {
@@ -263,6 +269,7 @@ void conn_close(connection *c, rmq_channel_event why)
     if (c->next)
         c->next->prev = c->prev;
     c->prev = c->next = NULL;
+    grpc_conn_free(c); /* its calls learn the client is gone */
     if (c->srv) {
         if (why != RMQ_CHANNEL_CLOSE)
             event_thread_post(&c->srv->events, why, c->id, c->peer);
@@ -274,6 +281,10 @@ void conn_close(connection *c, rmq_channel_event why)
 
 void conn_process_frames(connection *c)
 {
+    if (c->srv && c->srv->protocol == SERVER_PROTOCOL_GRPC) {
+        grpc_conn_input(c);
+        return;
+    }
     rmq_host *h = c->loop->host;
     size_t off = 0;
     /* A paused connection keeps its unprocessed frames: one read must not

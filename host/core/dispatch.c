@@ -37,6 +37,8 @@ void request_finish(rmq_request *req)
         atomic_fetch_sub(&req->entry.plugin->inflight, 1);
     }
     atomic_fetch_sub(&h->inflight_requests, 1);
+    if (req->local)
+        local_invoke_finished(req);
     rmq_cmd_free(req->cmd);
     free(req->fail_remark);
     free(req);
@@ -58,6 +60,10 @@ void request_send_response(rmq_request *req, rmq_cmd *resp)
     if (resp->code != 0) {
         atomic_fetch_add(&req->srv->errors, 1);
         request_stats_error(&req->srv->stats, req->cmd->code);
+    }
+    if (req->local) {
+        local_invoke_deliver(req, resp);
+        return;
     }
     if (loop_is_current(req->loop)) {
         connection *c = loop_find_conn(req->loop, req->channel);

@@ -107,6 +107,16 @@ typedef struct reject_entry {
     plugin_inst *plugin;
 } reject_entry;
 
+/* A gRPC method binding (ABI 1.8). path is owned by the plugin generation. */
+typedef struct grpc_method_entry {
+    char *path;
+    rmq_grpc_kind kind;
+    rmq_grpc_handler_fn fn;
+    void *ud;
+    executor *ex; /* NULL = inline */
+    plugin_inst *plugin;
+} grpc_method_entry;
+
 #define PROC_DIRECT_CODES 1024
 /* Everything a server dispatches to, rebuilt whenever the set of live
  * plugin generations bound to the server changes, read under rcu_read_lock. */
@@ -121,9 +131,12 @@ typedef struct server_bindings {
     size_t nlisteners;
     hook_entry *hooks;
     size_t nhooks;
+    grpc_method_entry *grpc; /* sorted by path */
+    size_t ngrpc;
 } server_bindings;
 
 const proc_entry *bindings_lookup(const server_bindings *b, int32_t code);
+const grpc_method_entry *bindings_lookup_grpc(const server_bindings *b, const char *path);
 void bindings_free(server_bindings *b);
 
 /* ---- channel events -------------------------------------------------------- */
@@ -164,6 +177,7 @@ struct server {
     rmq_host *host;
     char name[CONF_NAME_MAX];
     char listen_spec[128];
+    int protocol; /* SERVER_PROTOCOL_*; fixed for the server's life */
     int idle_ms;
     bool needed; /* an enabled plugin binds to it */
     bool listening;
@@ -348,6 +362,8 @@ struct connection {
      * still to be seen (tls_connection.c) */
     struct tls_session *tls;
     bool tls_detect;
+    /* gRPC servers: the HTTP/2 session and its calls (grpc_conn.c) */
+    struct grpc_conn *grpc;
 };
 
 /* ---- I/O loops ------------------------------------------------------------- */
@@ -400,6 +416,13 @@ void conn_process_frames(connection *c);
 void loop_flush_dirty(io_loop *l);
 void conn_adopt(io_loop *l, server *srv, uv_os_sock_t fd);
 void loop_connect_and_invoke(io_loop *l, loop_task *t);
+/* The connection has output to flush at the end of this loop pass. */
+void conn_mark_dirty(connection *c);
+
+/* grpc_conn.c — a gRPC server connection (loop thread): the bytes read
+ * (after TLS) go to its HTTP/2 session; conn_close frees it. */
+void grpc_conn_input(connection *c);
+void grpc_conn_free(connection *c);
 
 /* ---- requests --------------------------------------------------------------- */
 struct rmq_request {
@@ -421,6 +444,9 @@ struct rmq_request {
      * last to let go finishes it (deferred_reply may come from another
      * thread before the processor has returned). */
     atomic_int holds;
+    /* invoke_local (local_invoke.c): the answer goes to this waiter, not to
+     * a connection; NULL for requests that arrived on a socket */
+    struct sync_waiter *local;
 };
 
 /* Dispatch one decoded command that arrived on `c` (loop thread). Takes
@@ -523,6 +549,8 @@ struct plugin_inst {
     size_t nlisteners;
     hook_entry *hooks;
     size_t nhooks;
+    grpc_method_entry *grpc_methods; /* ABI 1.8, paths owned here */
+    size_t ngrpc_methods;
     executor **executors;
     size_t nexecutors;
     timer_rec *timers;
@@ -630,6 +658,13 @@ uint64_t host_wall_ms(void);
 
 /* host_api.c */
 void host_api_fill(rmq_host_api *api);
+/* grpc_calls.c: the ABI 1.8 call entries; local_invoke.c: invoke_local */
+void grpc_api_fill(rmq_host_api *api);
+int local_invoke(rmq_host *h, plugin_inst *caller, const char *server, rmq_cmd *req,
+                 uint32_t timeout_ms, rmq_cmd **resp);
+/* dispatch.c hands a local request's answer and its end to local_invoke.c */
+void local_invoke_deliver(rmq_request *req, rmq_cmd *resp);
+void local_invoke_finished(rmq_request *req);
 
 /* plugin_loader.c */
 plugin_inst *plugin_load(rmq_host *h, const plugin_conf *pc, uint32_t generation, char *err,

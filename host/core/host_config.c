@@ -101,6 +101,8 @@ static int read_file(config_t *cfg, const char *path, char *err, size_t errlen)
     return 0;
 }
 
+static int parse_protocol(const char *v, int *out);
+
 static int parse_servers(host_conf *c, const config_setting_t *group, const char *file, char *err,
                          size_t errlen)
 {
@@ -131,6 +133,14 @@ static int parse_servers(host_conf *c, const config_setting_t *group, const char
             } else if (strcmp(key, "vip_listen") == 0) {
                 if (get_string(f, file, sc->vip_listen, sizeof(sc->vip_listen), err, errlen))
                     return -1;
+            } else if (strcmp(key, "protocol") == 0) {
+                char proto[32];
+                if (get_string(f, file, proto, sizeof(proto), err, errlen))
+                    return -1;
+                if (parse_protocol(proto, &sc->protocol) != 0)
+                    return fail(err, errlen,
+                                "%s:%d: server '%s': protocol must be \"remoting\" or \"grpc\"",
+                                file, line_of(f), sc->name);
             } else if (strcmp(key, "channel_max_idle_seconds") == 0) {
                 long v = 0;
                 if (get_long(f, file, 1, 86400 * 7, &v, err, errlen))
@@ -425,6 +435,17 @@ int host_conf_load(host_conf *c, const char *dir, char *err, size_t errlen)
     return rc;
 }
 
+static int parse_protocol(const char *v, int *out)
+{
+    if (strcmp(v, "remoting") == 0)
+        *out = SERVER_PROTOCOL_REMOTING;
+    else if (strcmp(v, "grpc") == 0)
+        *out = SERVER_PROTOCOL_GRPC;
+    else
+        return -1;
+    return 0;
+}
+
 static int parse_long_text(const char *v, long min, long max, long *out)
 {
     char *end;
@@ -529,6 +550,11 @@ int host_conf_override(host_conf *c, const char *kv, char *err, size_t errlen)
             copy_str(sc->vip_listen, sizeof(sc->vip_listen), val);
             return 0;
         }
+        if (strcmp(dot + 1, "protocol") == 0) {
+            if (parse_protocol(val, &sc->protocol) != 0)
+                return fail(err, errlen, "-o %s: '%s' is not remoting or grpc", key, val);
+            return 0;
+        }
         if (strcmp(dot + 1, "channel_max_idle_seconds") == 0) {
             if (parse_long_text(val, 1, 86400 * 7, &v))
                 return fail(err, errlen, "-o %s: '%s' is not a number of seconds", key, val);
@@ -605,6 +631,9 @@ int host_conf_finish(host_conf *c, char *err, size_t errlen)
         return fail(err, errlen, "%s: a configured path is too long", c->host_file);
     if (tls_conf_finish_all(c, err, errlen)) /* tls_config.c */
         return -1;
+    /* a gRPC server's TLS offers HTTP/2 by ALPN: gRPC clients require it */
+    for (size_t i = 0; i < c->nservers; i++)
+        c->servers[i].tls.alpn_h2 = c->servers[i].protocol == SERVER_PROTOCOL_GRPC;
     if (c->write_low_water > c->write_high_water)
         return fail(err, errlen, "%s: write_low_water must not exceed write_high_water",
                     c->host_file);

@@ -35,9 +35,13 @@ typedef struct server_conf {
     tls_conf tls;     /* servers.NAME.tls (tls_config.c) */
     /* vip_listen: optional second address (Java's VIP port); "" = none */
     char vip_listen[128];
+    int protocol; /* SERVER_PROTOCOL_*: what the server's connections speak */
     char file[CONF_PATH_MAX];
     int line;
 } server_conf;
+
+/* server_conf.protocol: `protocol = "remoting"` (default) or "grpc". */
+enum { SERVER_PROTOCOL_REMOTING = 0, SERVER_PROTOCOL_GRPC = 1 };
 
 typedef struct plugin_conf {
     char name[CONF_NAME_MAX];
@@ -79,7 +83,7 @@ int host_conf_load(host_conf *c, const char *dir, char *err, size_t errlen);
 /* Apply one "-o KEY=VALUE". Keys: state_dir, admin_socket, plugin_dir,
  * log_level, log_file, io_threads, max_frame_bytes, write_high_water,
  * write_low_water, drain_timeout_ms, metrics_listen,
- * servers.NAME.listen, servers.NAME.channel_max_idle_seconds,
+ * servers.NAME.listen, servers.NAME.channel_max_idle_seconds, servers.NAME.protocol,
  * plugins.NAME.enabled, plugins.NAME.optional, plugins.NAME.path,
  * plugins.NAME.server, plugins.NAME.settings.KEY. An unknown key or bad
  * value is an error naming the key. servers.NAME.tls.KEY and tls_client.KEY

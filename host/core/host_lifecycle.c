@@ -59,6 +59,7 @@ int host_init(rmq_host *h, const host_conf *conf, const char *exe_dir, char *err
         snprintf(s->vip_spec, sizeof(s->vip_spec), "%s", h->conf.servers[i].vip_listen);
         snprintf(s->listen_spec, sizeof(s->listen_spec), "%s", h->conf.servers[i].listen);
         s->idle_ms = h->conf.servers[i].idle_seconds * 1000;
+        s->protocol = h->conf.servers[i].protocol;
         s->oneway_limit = SERVER_ONEWAY_SEMAPHORE;
         s->async_limit = SERVER_ASYNC_SEMAPHORE;
     }

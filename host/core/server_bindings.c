@@ -53,10 +53,32 @@ static bool bindings_take_slot(rmq_host *h, const server *s, const proc_entry *s
     return true;
 }
 
+static int cmp_grpc(const void *a, const void *b)
+{
+    return strcmp(((const grpc_method_entry *)a)->path, ((const grpc_method_entry *)b)->path);
+}
+
+const grpc_method_entry *bindings_lookup_grpc(const server_bindings *b, const char *path)
+{
+    size_t lo = 0, hi = b->ngrpc;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        int c = strcmp(b->grpc[mid].path, path);
+        if (c == 0)
+            return &b->grpc[mid];
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
 void bindings_free(server_bindings *b)
 {
     if (!b)
         return;
+    free(b->grpc);
     free(b->sparse);
     free(b->rejects);
     free(b->listeners);
@@ -69,7 +91,7 @@ int server_rebuild_bindings(rmq_host *h, server *s)
     server_bindings *b = calloc(1, sizeof(*b));
     if (!b)
         return RMQ_ENOMEM;
-    size_t nsparse = 0, nl = 0, nh = 0, nr = 0;
+    size_t nsparse = 0, nl = 0, nh = 0, nr = 0, ng = 0;
     for (size_t i = 0; i < h->nplugins; i++) {
         plugin_inst *p = h->plugins[i];
         if (p->srv != s || p->state != PLUGIN_LIVE)
@@ -79,13 +101,15 @@ int server_rebuild_bindings(rmq_host *h, server *s)
                 nsparse++;
         nl += p->nlisteners;
         nh += p->nhooks;
+        ng += p->ngrpc_methods;
         nr += p->reject.fn != NULL;
     }
     b->sparse = calloc(nsparse + 1, sizeof(code_entry));
     b->listeners = calloc(nl + 1, sizeof(listener_entry));
     b->hooks = calloc(nh + 1, sizeof(hook_entry));
     b->rejects = calloc(nr + 1, sizeof(reject_entry));
-    if (!b->sparse || !b->listeners || !b->hooks || !b->rejects) {
+    b->grpc = calloc(ng + 1, sizeof(grpc_method_entry));
+    if (!b->sparse || !b->listeners || !b->hooks || !b->rejects || !b->grpc) {
         bindings_free(b);
         return RMQ_ENOMEM;
     }
@@ -118,8 +142,22 @@ int server_rebuild_bindings(rmq_host *h, server *s)
             b->listeners[b->nlisteners++] = p->listeners[k];
         for (size_t k = 0; k < p->nhooks; k++)
             b->hooks[b->nhooks++] = p->hooks[k];
+        /* a path bound by two plugins: the later one wins, with a warning */
+        for (size_t k = 0; k < p->ngrpc_methods; k++) {
+            grpc_method_entry *slot = NULL;
+            for (size_t j = 0; j < b->ngrpc && !slot; j++)
+                if (strcmp(b->grpc[j].path, p->grpc_methods[k].path) == 0)
+                    slot = &b->grpc[j];
+            if (slot)
+                HLOG_WARN(h, "server %s: gRPC method %s registered by %s replaces %s's", s->name,
+                          slot->path, p->conf.name, slot->plugin->conf.name);
+            else
+                slot = &b->grpc[b->ngrpc++];
+            *slot = p->grpc_methods[k];
+        }
     }
     qsort(b->sparse, b->nsparse, sizeof(code_entry), cmp_code);
+    qsort(b->grpc, b->ngrpc, sizeof(grpc_method_entry), cmp_grpc);
     server_bindings *old = rcu_xchg_pointer(&s->bindings, b);
     if (old) {
         synchronize_rcu();

@@ -281,6 +281,7 @@ static void declare_server(rmq_host *h, const server_conf *sc)
     snprintf(s->name, sizeof(s->name), "%s", sc->name);
     snprintf(s->listen_spec, sizeof(s->listen_spec), "%s", sc->listen);
     s->idle_ms = sc->idle_seconds * 1000;
+    s->protocol = sc->protocol;
     s->oneway_limit = h->servers[0].oneway_limit ? h->servers[0].oneway_limit : 256;
     s->async_limit = h->servers[0].async_limit ? h->servers[0].async_limit : 64;
     /* readers walk servers[0..nservers): the slot is complete before it counts */

@@ -48,6 +48,7 @@ typedef struct tls_conf {
     char config_file[TLS_PATH_MAX]; /* tls_config_file: a Java tls.properties */
     unsigned explicit_keys;
     unsigned override_keys; /* the subset given with -o */
+    bool alpn_h2;           /* server: select "h2" by ALPN (gRPC servers; not a tls key) */
 } tls_conf;
 
 /* Defaults: disabled, no files, need_client_auth none, verify_peer as Java

@@ -146,6 +146,21 @@ out:
     return rc;
 }
 
+/* gRPC clients offer "h2" by ALPN and refuse a server that does not pick
+ * it; a client offering no h2 gets no ALPN answer. */
+static int select_h2(SSL *ssl, const unsigned char **out, unsigned char *outlen,
+                     const unsigned char *in, unsigned int inlen, void *arg)
+{
+    (void)ssl;
+    (void)arg;
+    static const unsigned char h2[] = {2, 'h', '2'};
+    unsigned char *sel = NULL;
+    if (SSL_select_next_proto(&sel, outlen, h2, sizeof(h2), in, inlen) != OPENSSL_NPN_NEGOTIATED)
+        return SSL_TLSEXT_ERR_NOACK;
+    *out = sel;
+    return SSL_TLSEXT_ERR_OK;
+}
+
 /* Java without authClient/authServer trusts any peer certificate. */
 static int accept_any_cert(int preverify_ok, X509_STORE_CTX *store)
 {
@@ -168,6 +183,8 @@ SSL_CTX *tls_ctx_build(const tls_conf *t, char *err, size_t errlen)
     SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION);
     if (!t->client)
         SSL_CTX_set_session_id_context(ctx, (const unsigned char *)"rmqhost", 7);
+    if (!t->client && t->alpn_h2)
+        SSL_CTX_set_alpn_select_cb(ctx, select_h2, NULL);
     bool own_cert = t->cert_file[0] && !(t->test_mode && !t->client);
     if (!t->client && t->test_mode) {
         if (use_self_signed(ctx, err, errlen) != 0)

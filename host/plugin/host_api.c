@@ -229,6 +229,13 @@ static int api_register_processor_flags(rmq_plugin_ctx *ctx, int32_t code, rmq_p
                        "register_processor: the plugin is bound to no server");
         return RMQ_ENOENT;
     }
+    if (p->srv->protocol == SERVER_PROTOCOL_GRPC) {
+        /* nothing would ever reach it: gRPC servers dispatch by method path */
+        host_log_write(&p->host->log, RMQ_LOG_ERROR, p->conf.name,
+                       "register_processor %d: server '%s' speaks gRPC (register_grpc_method)",
+                       code, p->srv->name);
+        return RMQ_EINVAL;
+    }
     executor *ex;
     if ((rc = resolve_executor(p, executor_name, &ex)))
         return rc;
@@ -241,6 +248,49 @@ static int api_register_processor_flags(rmq_plugin_ctx *ctx, int32_t code, rmq_p
     p->procs = np;
     np[p->nprocs++] = (staged_proc){code, {fn, ud, ex, p, flags}};
     return 0;
+}
+
+/* ABI 1.8: a gRPC method on the plugin's (gRPC) server. */
+static int api_register_grpc_method(rmq_plugin_ctx *ctx, const char *path, rmq_grpc_kind kind,
+                                    rmq_grpc_handler_fn fn, void *ud, const char *executor_name)
+{
+    plugin_inst *p = P(ctx);
+    int rc = need_init(p, "register_grpc_method");
+    if (rc)
+        return rc;
+    if (!fn || !path || path[0] != '/' || !strchr(path + 1, '/') ||
+        (kind != RMQ_GRPC_UNARY && kind != RMQ_GRPC_SERVER_STREAMING &&
+         kind != RMQ_GRPC_BIDI_STREAMING))
+        return RMQ_EINVAL;
+    if (!p->srv || p->srv->protocol != SERVER_PROTOCOL_GRPC) {
+        host_log_write(&p->host->log, RMQ_LOG_ERROR, p->conf.name,
+                       "register_grpc_method %s: server '%s' is not a gRPC server (host.conf: "
+                       "protocol = \"grpc\")",
+                       path, p->srv ? p->srv->name : "(none)");
+        return p->srv ? RMQ_EINVAL : RMQ_ENOENT;
+    }
+    executor *ex;
+    if ((rc = resolve_executor(p, executor_name, &ex)))
+        return rc;
+    for (size_t i = 0; i < p->ngrpc_methods; i++)
+        if (strcmp(p->grpc_methods[i].path, path) == 0)
+            return RMQ_EEXIST;
+    grpc_method_entry *nm = realloc(p->grpc_methods, (p->ngrpc_methods + 1) * sizeof(*nm));
+    if (!nm)
+        return RMQ_ENOMEM;
+    p->grpc_methods = nm;
+    char *copy = strdup(path);
+    if (!copy)
+        return RMQ_ENOMEM;
+    nm[p->ngrpc_methods++] = (grpc_method_entry){copy, kind, fn, ud, ex, p};
+    return 0;
+}
+
+static int api_invoke_local(rmq_plugin_ctx *ctx, const char *server, rmq_cmd *req,
+                            uint32_t timeout_ms, rmq_cmd **resp)
+{
+    plugin_inst *p = P(ctx);
+    return local_invoke(p->host, p, server, req, timeout_ms, resp);
 }
 
 static int api_register_processor(rmq_plugin_ctx *ctx, int32_t code, rmq_processor_fn fn, void *ud,
@@ -866,4 +916,8 @@ void host_api_fill(rmq_host_api *a)
     a->executor_queue_info = api_executor_queue_info;
     /* 1.7 */
     a->add_rpc_hook_remark = api_add_rpc_hook_remark;
+    /* 1.8 */
+    a->register_grpc_method = api_register_grpc_method;
+    a->invoke_local = api_invoke_local;
+    grpc_api_fill(a);
 }

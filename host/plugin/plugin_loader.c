@@ -183,6 +183,9 @@ static void free_registrations(plugin_inst *p)
     DROP_ARRAY(p->procs, p->nprocs);
     DROP_ARRAY(p->listeners, p->nlisteners);
     DROP_ARRAY(p->hooks, p->nhooks);
+    for (size_t i = 0; i < p->ngrpc_methods; i++)
+        free(p->grpc_methods[i].path);
+    DROP_ARRAY(p->grpc_methods, p->ngrpc_methods);
     for (timer_rec *t = p->timers; t;) {
         timer_rec *n = t->next;
         free(t);

@@ -53,9 +53,14 @@ int rmq_td_init(rmq_test_daemon *d, const char *const *servers, const char *extr
                                 "state_dir = \"%s\";\nadmin_socket = \"%s\";\n"
                                 "log_level = \"debug\";\nio_threads = 2;\nservers = {\n",
                                 d->state_dir, d->admin_socket);
-    for (size_t i = 0; servers && servers[i] && n < sizeof(text); i++)
-        n += (size_t)snprintf(text + n, sizeof(text) - n, "  %s = { listen = \"127.0.0.1:0\"; };\n",
-                              servers[i]);
+    for (size_t i = 0; servers && servers[i] && n < sizeof(text); i++) {
+        /* "name@statements": statements go inside the server's group */
+        const char *at = strchr(servers[i], '@');
+        int namelen = at ? (int)(at - servers[i]) : (int)strlen(servers[i]);
+        n += (size_t)snprintf(text + n, sizeof(text) - n,
+                              "  %.*s = { listen = \"127.0.0.1:0\"; %s };\n", namelen, servers[i],
+                              at ? at + 1 : "");
+    }
     if (n < sizeof(text))
         n += (size_t)snprintf(text + n, sizeof(text) - n, "};\n%s\n",
                               extra_host_conf ? extra_host_conf : "");

@@ -31,6 +31,8 @@ typedef struct rmq_test_daemon {
 /* Create a temp root with conf.d/ and state/. Writes host.conf declaring the
  * servers given as "name" strings (NULL-terminated), each listening on
  * 127.0.0.1:0, with state_dir, admin_socket, io_threads = 2, log_level debug.
+ * A string "name@statements" puts the statements inside that server's group
+ * (e.g. "proxy@protocol = \"grpc\";").
  * extra_host_conf (may be NULL) is appended inside host.conf verbatim.
  * Returns 0 or -1. */
 int rmq_td_init(rmq_test_daemon *d, const char *const *servers, const char *extra_host_conf);

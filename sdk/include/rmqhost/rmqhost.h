@@ -45,7 +45,7 @@ extern "C" {
  * entries are appended to rmq_host_api; a plugin may test api->abi_minor (or
  * api->size) before calling an entry newer than the one it was built for. */
 #define RMQ_ABI_MAJOR 1
-#define RMQ_ABI_MINOR 7
+#define RMQ_ABI_MINOR 8
 
 #if defined(__GNUC__)
 #define RMQ_EXPORT __attribute__((visibility("default")))
@@ -109,6 +109,7 @@ typedef struct rmq_admin_call rmq_admin_call; /* one admin command invocation */
 typedef uint64_t rmq_channel_id;              /* stable id of a connection; 0 = none */
 typedef uint64_t rmq_timer_id;
 typedef uint64_t rmq_service_ref;
+typedef struct rmq_grpc_call rmq_grpc_call; /* one gRPC call (ABI 1.8) */
 
 typedef enum rmq_log_level {
     RMQ_LOG_ERROR = 0,
@@ -219,6 +220,45 @@ typedef void (*rmq_event_fn)(const char *event, const void *data, size_t len, vo
  * api->admin_write(); return the exit status for the CLI (0 ok, 1 failure
  * of the command, 2 usage error). */
 typedef int (*rmq_admin_fn)(rmq_admin_call *call, int argc, const char *const *argv, void *ud);
+
+/* ---- gRPC methods (ABI 1.8) ---------------------------------------------- */
+/* A server declared `protocol = "grpc"` in host.conf speaks gRPC over
+ * HTTP/2 (TLS with ALPN "h2" through its `tls` group). A plugin bound to it
+ * registers a handler per method path "/package.Service/Method".
+ *   RMQ_GRPC_UNARY             one request message, one answer: the handler
+ *                              runs once, after the client's half-close;
+ *   RMQ_GRPC_SERVER_STREAMING  one request message, any number of answers;
+ *   RMQ_GRPC_BIDI_STREAMING    the handler runs once per request message, in
+ *                              order, never two at a time for one call, and
+ *                              once more with msg NULL when the client has
+ *                              half-closed.
+ * Messages are the serialized protobuf bytes (an empty message is a non-NULL
+ * msg of length 0). During the handler (and only then) the call may be
+ * answered with grpc_send / grpc_finish. When the handler returns without
+ * grpc_finish: unary and server-streaming calls are finished by the host
+ * (a return < 0 → INTERNAL with rmq_strerror's text; a unary call that sent
+ * nothing → INTERNAL; otherwise OK); a bidi call stays open until its
+ * half-close run returns, then it is finished OK. The handler runs on the
+ * executor named at registration (EXEC), or inline on IO (must not block). */
+typedef enum rmq_grpc_kind {
+    RMQ_GRPC_UNARY = 0,
+    RMQ_GRPC_SERVER_STREAMING = 1,
+    RMQ_GRPC_BIDI_STREAMING = 2
+} rmq_grpc_kind;
+
+typedef int (*rmq_grpc_handler_fn)(rmq_grpc_call *call, const void *msg, size_t len, void *ud);
+
+/* gRPC status codes used with grpc_finish. */
+#define RMQ_GRPC_OK 0
+#define RMQ_GRPC_CANCELLED 1
+#define RMQ_GRPC_UNKNOWN 2
+#define RMQ_GRPC_INVALID_ARGUMENT 3
+#define RMQ_GRPC_DEADLINE_EXCEEDED 4
+#define RMQ_GRPC_NOT_FOUND 5
+#define RMQ_GRPC_RESOURCE_EXHAUSTED 8
+#define RMQ_GRPC_UNIMPLEMENTED 12
+#define RMQ_GRPC_INTERNAL 13
+#define RMQ_GRPC_UNAVAILABLE 14
 
 /* ---- the host API table --------------------------------------------------- */
 typedef struct rmq_host_api {
@@ -442,7 +482,42 @@ typedef struct rmq_host_api {
     int (*add_rpc_hook_remark)(rmq_plugin_ctx *ctx, rmq_rpc_before_remark_fn before,
                                rmq_rpc_after_fn after, void *ud);
 
-    void *reserved[26]; /* grows here; never reordered */
+    /* -- ABI 1.8 -- */
+    /* INIT. Serve gRPC method `path` ("/package.Service/Method") on the
+     * plugin's server, which must be a gRPC server (RMQ_EINVAL otherwise).
+     * executor NULL = inline on IO. A path nobody registered is answered
+     * UNIMPLEMENTED. Hot reload swaps handlers as it swaps processors: each
+     * message is dispatched to the generation live when it arrives. */
+    int (*register_grpc_method)(rmq_plugin_ctx *ctx, const char *path, rmq_grpc_kind kind,
+                                rmq_grpc_handler_fn fn, void *ud, const char *executor);
+    /* The handler's thread, during the handler. Queue one answer message
+     * (bytes copied). RMQ_ENOTCONN when the client is gone or the call is
+     * finished. */
+    int (*grpc_send)(rmq_grpc_call *call, const void *msg, size_t len);
+    /* End the call with a gRPC status (RMQ_GRPC_*) and message (may be NULL;
+     * sent percent-encoded in grpc-message). At most once. */
+    int (*grpc_finish)(rmq_grpc_call *call, int status, const char *message);
+    /* Request metadata (lower-case name, e.g. "x-mq-client-id"); NULL when
+     * absent. Owned by the call, valid during the handler. */
+    const char *(*grpc_metadata)(const rmq_grpc_call *call, const char *name);
+    const char *(*grpc_call_path)(const rmq_grpc_call *call);
+    const char *(*grpc_call_peer)(const rmq_grpc_call *call); /* "ip:port" */
+    rmq_channel_id (*grpc_call_channel)(const rmq_grpc_call *call);
+    /* The client's deadline (grpc-timeout) by now_monotonic_ms; 0 = none. */
+    uint64_t (*grpc_call_deadline_ms)(const rmq_grpc_call *call);
+    /* In-process call of a remoting request handler of any plugin in this
+     * process, without a socket: `req` (ownership passes, as invoke_sync)
+     * is dispatched on server `server` ("broker", "namesrv") exactly as a
+     * request arriving there would be — its processor, executor, hooks,
+     * deferral and hot-reload hold — and *resp receives the answer (caller
+     * frees). Blocking: EXEC, EVENT, TIMER or INIT only (RMQ_EWOULDBLOCK on
+     * IO). RMQ_ENOENT: no such server; RMQ_ETIMEDOUT: no answer in time;
+     * RMQ_EIO: the processor sent no answer. The processor sees channel 0
+     * and peer "local". */
+    int (*invoke_local)(rmq_plugin_ctx *ctx, const char *server, rmq_cmd *req, uint32_t timeout_ms,
+                        rmq_cmd **resp);
+
+    void *reserved[17]; /* grows here; never reordered */
 } rmq_host_api;
 
 /* Flags of register_processor_flags (ABI 1.4). */

@@ -1205,6 +1205,27 @@ static void test_unknown_override_key_is_an_error_naming_the_key(void **state)
     rmq_td_cleanup(&d);
 }
 
+/* protocol = "remoting" | "grpc", in host.conf and as -o */
+static void test_server_protocol_is_checked(void **state)
+{
+    (void)state;
+    rmq_test_daemon d;
+    assert_int_equal(rmq_td_init(&d, (const char *[]){"main@protocol = \"http\";", NULL}, NULL), 0);
+    char out[4096];
+    const char *args[] = {"-c", d.conf_dir, "--check", NULL};
+    assert_int_equal(run_daemon_capture(args, out, sizeof(out)), 2);
+    assert_non_null(strstr(out, "server 'main': protocol must be \"remoting\" or \"grpc\""));
+    rmq_td_cleanup(&d);
+
+    assert_int_equal(rmq_td_init(&d, SERVERS, NULL), 0);
+    const char *args2[] = {"-c", d.conf_dir, "-o", "servers.main.protocol=http2", "--check", NULL};
+    assert_int_equal(run_daemon_capture(args2, out, sizeof(out)), 2);
+    assert_non_null(strstr(out, "-o servers.main.protocol: 'http2' is not remoting or grpc"));
+    const char *args3[] = {"-c", d.conf_dir, "-o", "servers.main.protocol=grpc", "--check", NULL};
+    assert_int_equal(run_daemon_capture(args3, out, sizeof(out)), 0);
+    rmq_td_cleanup(&d);
+}
+
 static void test_missing_plugin_is_refused_unless_optional(void **state)
 {
     (void)state;
@@ -1315,6 +1336,7 @@ int main(int argc, char **argv)
         T(test_check_accepts_a_valid_configuration),
         T(test_unknown_override_key_is_an_error_naming_the_key),
         T(test_missing_plugin_is_refused_unless_optional),
+        T(test_server_protocol_is_checked),
         T(test_version_and_list_settings),
     };
     struct CMUnitTest pick[32];

@@ -1,0 +1,92 @@
+/* proxy_internal.h — what the proxy plugin's files share: the instance, the
+ * gRPC status helpers and the in-process calls to the broker roles. The
+ * plugin includes only SDK headers and the code generated from proto/. */
+#ifndef PROXY_INTERNAL_H
+#define PROXY_INTERNAL_H
+
+#include <rmqhost/rmqhost.h>
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "apache/rocketmq/v2/service.pb-c.h"
+
+#define PROXY_SERVICE "/apache.rocketmq.v2.MessagingService/"
+
+/* rocketmq-apis' Code enum values the proxy answers with */
+#define PX_OK APACHE__ROCKETMQ__V2__CODE__OK
+#define PX_MULTIPLE_RESULTS APACHE__ROCKETMQ__V2__CODE__MULTIPLE_RESULTS
+#define PX_BAD_REQUEST APACHE__ROCKETMQ__V2__CODE__BAD_REQUEST
+#define PX_ILLEGAL_TOPIC APACHE__ROCKETMQ__V2__CODE__ILLEGAL_TOPIC
+#define PX_ILLEGAL_MESSAGE_ID APACHE__ROCKETMQ__V2__CODE__ILLEGAL_MESSAGE_ID
+#define PX_ILLEGAL_DELIVERY_TIME APACHE__ROCKETMQ__V2__CODE__ILLEGAL_DELIVERY_TIME
+#define PX_ILLEGAL_PROPERTY_KEY APACHE__ROCKETMQ__V2__CODE__ILLEGAL_MESSAGE_PROPERTY_KEY
+#define PX_MESSAGE_CORRUPTED APACHE__ROCKETMQ__V2__CODE__MESSAGE_CORRUPTED
+#define PX_CLIENT_ID_REQUIRED APACHE__ROCKETMQ__V2__CODE__CLIENT_ID_REQUIRED
+#define PX_TOPIC_NOT_FOUND APACHE__ROCKETMQ__V2__CODE__TOPIC_NOT_FOUND
+#define PX_FORBIDDEN APACHE__ROCKETMQ__V2__CODE__FORBIDDEN
+#define PX_BODY_TOO_LARGE APACHE__ROCKETMQ__V2__CODE__MESSAGE_BODY_TOO_LARGE
+#define PX_TOO_MANY_REQUESTS APACHE__ROCKETMQ__V2__CODE__TOO_MANY_REQUESTS
+#define PX_NOT_IMPLEMENTED APACHE__ROCKETMQ__V2__CODE__NOT_IMPLEMENTED
+#define PX_INTERNAL_SERVER_ERROR APACHE__ROCKETMQ__V2__CODE__INTERNAL_SERVER_ERROR
+#define PX_PROXY_TIMEOUT APACHE__ROCKETMQ__V2__CODE__PROXY_TIMEOUT
+#define PX_MASTER_PERSISTENCE_TIMEOUT APACHE__ROCKETMQ__V2__CODE__MASTER_PERSISTENCE_TIMEOUT
+#define PX_SLAVE_PERSISTENCE_TIMEOUT APACHE__ROCKETMQ__V2__CODE__SLAVE_PERSISTENCE_TIMEOUT
+#define PX_HA_NOT_AVAILABLE APACHE__ROCKETMQ__V2__CODE__HA_NOT_AVAILABLE
+#define PX_CONSUMER_GROUP_NOT_FOUND APACHE__ROCKETMQ__V2__CODE__CONSUMER_GROUP_NOT_FOUND
+
+typedef struct proxy {
+    const rmq_host_api *api;
+    rmq_plugin_ctx *ctx;
+    const char *namesrv_server; /* host-owned setting strings, valid until fini */
+    const char *broker_server;
+    int64_t max_message_size;
+    uint32_t local_timeout_ms;
+    atomic_uint send_round; /* round-robin over writable queues */
+} proxy;
+
+/* Answer a unary call with `msg` packed (protobuf-c). */
+int proxy_reply(proxy *px, rmq_grpc_call *call, const ProtobufCMessage *msg);
+
+/* A Status on the stack: code and message (a string that outlives the
+ * pack, e.g. static or the caller's buffer). */
+void proxy_status(Apache__Rocketmq__V2__Status *st, Apache__Rocketmq__V2__Code code,
+                  const char *message);
+/* Java's Code.name() for the codes the proxy uses ("OK", "TOPIC_NOT_FOUND"). */
+const char *proxy_code_name(Apache__Rocketmq__V2__Code code);
+/* ResponseBuilder.buildCode: a remoting response code to a gRPC Code. */
+Apache__Rocketmq__V2__Code proxy_code_of_remoting(int32_t code);
+
+/* A remoting request to a server of this process (invoke_local). 0 with
+ * *resp (caller frees), or a negative rmq error. */
+int proxy_local(proxy *px, const char *server, rmq_cmd *req, rmq_cmd **resp);
+
+/* One topic's route from the NameServer role: its queue datas. */
+typedef struct proxy_queue_data {
+    char broker_name[128];
+    int read_queue_nums, write_queue_nums, perm;
+    long broker_ids[8]; /* from the brokerData of broker_name */
+    int nbroker_ids;
+} proxy_queue_data;
+
+typedef struct proxy_route {
+    proxy_queue_data *qd;
+    size_t nqd;
+} proxy_route;
+
+/* 0; RMQ_ENOENT when the topic has no route (TOPIC_NOT_EXIST); other
+ * errors with `why` set. */
+int proxy_route_fetch(proxy *px, const char *topic, proxy_route *out, char *why, size_t whylen);
+void proxy_route_free(proxy_route *r);
+
+/* The handlers (proxy_route.c, proxy_send.c, proxy_client.c). */
+int proxy_query_route(rmq_grpc_call *call, const void *msg, size_t len, void *ud);
+int proxy_query_assignment(rmq_grpc_call *call, const void *msg, size_t len, void *ud);
+int proxy_send_message(rmq_grpc_call *call, const void *msg, size_t len, void *ud);
+int proxy_heartbeat(rmq_grpc_call *call, const void *msg, size_t len, void *ud);
+int proxy_notify_client_termination(rmq_grpc_call *call, const void *msg, size_t len, void *ud);
+int proxy_telemetry(rmq_grpc_call *call, const void *msg, size_t len, void *ud);
+
+#endif

@@ -1,0 +1,425 @@
+/* proxy_send.c — SendMessage: each message becomes a SEND_MESSAGE_V2
+ * request to the broker role of this process (invoke_local), with the
+ * properties Java's proxy sets (tag, keys, UNIQ_KEY = the client's message
+ * id, the producer group = the topic, sharding key = message group, trace
+ * context, reconsume times); the queue is chosen as Java's proxy chooses it
+ * (consistent hash of the message group, else round robin over the write
+ * queues), and the store's answer becomes a SendResultEntry. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proxy_internal.h"
+
+#define SEND_MESSAGE_V2 310
+#define PERM_WRITE 0x2
+/* remoting SEND answer codes */
+#define FLUSH_DISK_TIMEOUT 10
+#define SLAVE_NOT_AVAILABLE 11
+#define FLUSH_SLAVE_TIMEOUT 12
+#define COMPRESSED_FLAG 0x1
+#define TRANSACTION_PREPARED_TYPE (0x1 << 2)
+
+/* Property names a client may not set (Java's MessageConst.STRING_HASH_SET,
+ * the ones in use). */
+static const char *const SYSTEM_KEYS[] = {"TRACE_ON",
+                                          "MSG_REGION",
+                                          "KEYS",
+                                          "TAGS",
+                                          "WAIT",
+                                          "DELAY",
+                                          "RETRY_TOPIC",
+                                          "REAL_TOPIC",
+                                          "REAL_QID",
+                                          "TRAN_MSG",
+                                          "PGROUP",
+                                          "MIN_OFFSET",
+                                          "MAX_OFFSET",
+                                          "BUYER_ID",
+                                          "ORIGIN_MESSAGE_ID",
+                                          "TRANSFER_FLAG",
+                                          "CORRECTION_FLAG",
+                                          "MQ2_FLAG",
+                                          "RECONSUME_TIME",
+                                          "UNIQ_KEY",
+                                          "MAX_RECONSUME_TIMES",
+                                          "CONSUME_START_TIME",
+                                          "__STARTDELIVERTIME",
+                                          "TRAN_PREPARED_QUEUE_OFFSET",
+                                          "TRANSACTION_CHECK_TIMES",
+                                          "CHECK_IMMUNITY_TIME_IN_SECONDS",
+                                          "INSTANCE_ID",
+                                          "CORRELATION_ID",
+                                          "REPLY_TO_CLIENT",
+                                          "TTL",
+                                          "ARRIVE_TIME",
+                                          "PUSH_REPLY_TIME",
+                                          "CLUSTER",
+                                          "MSG_TYPE",
+                                          "__SHARDINGKEY",
+                                          "TIMER_DELIVER_MS",
+                                          "TIMER_DELAY_SEC",
+                                          "TIMER_DELAY_MS",
+                                          "TRACE_CONTEXT",
+                                          NULL};
+
+static bool is_system_key(const char *k)
+{
+    for (size_t i = 0; SYSTEM_KEYS[i]; i++)
+        if (strcmp(SYSTEM_KEYS[i], k) == 0)
+            return true;
+    return false;
+}
+
+/* Java's String.hashCode over the UTF-16 code units of a UTF-8 string. */
+static int32_t java_string_hash(const char *s)
+{
+    uint32_t h = 0;
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p) {
+        uint32_t cp;
+        int n;
+        if (p[0] < 0x80)
+            cp = p[0], n = 1;
+        else if ((p[0] & 0xE0) == 0xC0 && p[1])
+            cp = ((p[0] & 0x1Fu) << 6) | (p[1] & 0x3Fu), n = 2;
+        else if ((p[0] & 0xF0) == 0xE0 && p[1] && p[2])
+            cp = ((p[0] & 0x0Fu) << 12) | ((p[1] & 0x3Fu) << 6) | (p[2] & 0x3Fu), n = 3;
+        else if ((p[0] & 0xF8) == 0xF0 && p[1] && p[2] && p[3])
+            cp = ((p[0] & 0x07u) << 18) | ((p[1] & 0x3Fu) << 12) | ((p[2] & 0x3Fu) << 6) |
+                 (p[3] & 0x3Fu),
+            n = 4;
+        else
+            cp = 0xFFFD, n = 1;
+        if (cp >= 0x10000) {
+            cp -= 0x10000;
+            h = 31 * h + (0xD800 + (cp >> 10));
+            h = 31 * h + (0xDC00 + (cp & 0x3FF));
+        } else {
+            h = 31 * h + cp;
+        }
+        p += n;
+    }
+    return (int32_t)h;
+}
+
+/* Guava's Hashing.consistentHash(long, int), which Java's proxy uses to
+ * pin a message group to a queue. */
+static int consistent_hash(int64_t input, int buckets)
+{
+    uint64_t state = (uint64_t)input;
+    int candidate = 0;
+    for (;;) {
+        state = 2862933555777941757ULL * state + 1;
+        double next_double = (double)((int32_t)(state >> 33) + 1) / 2147483648.0;
+        double next = (double)(candidate + 1) / next_double;
+        if (next >= 0 && next < buckets)
+            candidate = (int)next;
+        else
+            return candidate;
+    }
+}
+
+typedef struct write_queue {
+    const char *broker;
+    int id;
+} write_queue;
+
+static int cmp_qd(const void *a, const void *b)
+{
+    return strcmp(((const proxy_queue_data *)a)->broker_name,
+                  ((const proxy_queue_data *)b)->broker_name);
+}
+
+/* Java's publish info: writable queue datas by broker name, ids
+ * 0..writeQueueNums-1 each. */
+static size_t write_queues(proxy_route *r, write_queue *out, size_t cap)
+{
+    qsort(r->qd, r->nqd, sizeof(r->qd[0]), cmp_qd);
+    size_t n = 0;
+    for (size_t i = 0; i < r->nqd; i++) {
+        if (!(r->qd[i].perm & PERM_WRITE) || r->qd[i].nbroker_ids == 0)
+            continue;
+        for (int q = 0; q < r->qd[i].write_queue_nums && n < cap; q++)
+            out[n++] = (write_queue){r->qd[i].broker_name, q};
+    }
+    return n;
+}
+
+typedef struct prop_buf {
+    char *s;
+    size_t len, cap;
+    bool oom;
+} prop_buf;
+
+static void prop_add(prop_buf *b, const char *k, const char *v)
+{
+    size_t need = b->len + strlen(k) + strlen(v) + 3;
+    if (need > b->cap) {
+        size_t ncap = b->cap ? b->cap * 2 : 256;
+        while (ncap < need)
+            ncap *= 2;
+        char *ns = realloc(b->s, ncap);
+        if (!ns) {
+            b->oom = true;
+            return;
+        }
+        b->s = ns;
+        b->cap = ncap;
+    }
+    b->len += (size_t)sprintf(b->s + b->len, "%s\001%s\002", k, v);
+}
+
+typedef struct send_outcome {
+    Apache__Rocketmq__V2__Code code;
+    char message[256];
+    char msg_id[128];
+    int64_t offset;
+} send_outcome;
+
+static uint64_t millis_of(const Google__Protobuf__Timestamp *t)
+{
+    return t ? (uint64_t)t->seconds * 1000u + (uint64_t)t->nanos / 1000000u : 0;
+}
+
+static void send_one(proxy *px, const Apache__Rocketmq__V2__Message *m, const char *topic,
+                     const write_queue *wq, send_outcome *out)
+{
+    const rmq_host_api *api = px->api;
+    const Apache__Rocketmq__V2__SystemProperties *sp = m->system_properties;
+    if (!sp || !sp->message_id || !sp->message_id[0]) {
+        out->code = PX_ILLEGAL_MESSAGE_ID;
+        snprintf(out->message, sizeof(out->message), "message id is empty");
+        return;
+    }
+    if (sp->delivery_timestamp) {
+        /* no timer messages in the store yet: refusing beats delivering now */
+        out->code = PX_ILLEGAL_DELIVERY_TIME;
+        snprintf(out->message, sizeof(out->message),
+                 "delivery_timestamp is not supported by this broker (no timer messages)");
+        return;
+    }
+    if ((int64_t)m->body.len > px->max_message_size) {
+        out->code = PX_BODY_TOO_LARGE;
+        snprintf(out->message, sizeof(out->message), "message body size exceeds the limit %lld",
+                 (long long)px->max_message_size);
+        return;
+    }
+    prop_buf pb = {0};
+    for (size_t i = 0; i < m->n_user_properties; i++) {
+        const char *k = m->user_properties[i]->key ? m->user_properties[i]->key : "";
+        if (is_system_key(k)) {
+            free(pb.s);
+            out->code = PX_ILLEGAL_PROPERTY_KEY;
+            snprintf(out->message, sizeof(out->message), "property is used by system: %s", k);
+            return;
+        }
+        prop_add(&pb, k, m->user_properties[i]->value ? m->user_properties[i]->value : "");
+    }
+    if (sp->tag && sp->tag[0])
+        prop_add(&pb, "TAGS", sp->tag);
+    if (sp->n_keys > 0) {
+        size_t klen = 1;
+        for (size_t i = 0; i < sp->n_keys; i++)
+            klen += strlen(sp->keys[i]) + 1;
+        char *keys = calloc(1, klen);
+        if (keys) {
+            for (size_t i = 0; i < sp->n_keys; i++) {
+                if (i)
+                    strcat(keys, " ");
+                strcat(keys, sp->keys[i]);
+            }
+            prop_add(&pb, "KEYS", keys);
+            free(keys);
+        } else {
+            pb.oom = true;
+        }
+    }
+    prop_add(&pb, "UNIQ_KEY", sp->message_id);
+    char num[32];
+    snprintf(num, sizeof(num), "%d", sp->delivery_attempt);
+    prop_add(&pb, "RECONSUME_TIME", num);
+    prop_add(&pb, "PGROUP", topic);
+    if (sp->message_group && sp->message_group[0])
+        prop_add(&pb, "__SHARDINGKEY", sp->message_group);
+    if (sp->trace_context && sp->trace_context[0])
+        prop_add(&pb, "TRACE_CONTEXT", sp->trace_context);
+    bool txn = sp->message_type == APACHE__ROCKETMQ__V2__MESSAGE_TYPE__TRANSACTION;
+    if (txn) {
+        prop_add(&pb, "TRAN_MSG", "true");
+        snprintf(num, sizeof(num), "%lld",
+                 (long long)(sp->orphaned_transaction_recovery_duration
+                                 ? sp->orphaned_transaction_recovery_duration->seconds
+                                 : 0));
+        prop_add(&pb, "CHECK_IMMUNITY_TIME_IN_SECONDS", num);
+    }
+    if (pb.oom) {
+        free(pb.s);
+        out->code = PX_INTERNAL_SERVER_ERROR;
+        snprintf(out->message, sizeof(out->message), "out of memory");
+        return;
+    }
+    if (pb.len > 0)
+        pb.s[--pb.len] = '\0'; /* no separator after the last pair, as Java */
+    int sys_flag = 0;
+    if (sp->body_encoding == APACHE__ROCKETMQ__V2__ENCODING__GZIP)
+        sys_flag |= COMPRESSED_FLAG;
+    if (txn)
+        sys_flag |= TRANSACTION_PREPARED_TYPE;
+
+    rmq_cmd *req = api->cmd_new_request(SEND_MESSAGE_V2);
+    char qid[16], flag[16], born[32];
+    snprintf(qid, sizeof(qid), "%d", wq->id);
+    snprintf(flag, sizeof(flag), "%d", sys_flag);
+    uint64_t born_ms = millis_of(sp->born_timestamp);
+    snprintf(born, sizeof(born), "%llu",
+             (unsigned long long)(born_ms ? born_ms : api->now_wall_ms()));
+    snprintf(num, sizeof(num), "%d", sp->delivery_attempt);
+    int rc = req ? 0 : RMQ_ENOMEM;
+    const char *kv[][2] = {{"a", topic}, {"b", topic},   {"c", "TBW102"},
+                           {"d", "4"},   {"e", qid},     {"f", flag},
+                           {"g", born},  {"h", "0"},     {"i", pb.s ? pb.s : ""},
+                           {"j", num},   {"k", "false"}, {"m", "false"}};
+    for (size_t i = 0; rc == 0 && i < sizeof(kv) / sizeof(kv[0]); i++)
+        rc = api->cmd_ext_set(req, kv[i][0], kv[i][1]);
+    if (rc == 0 && m->body.len)
+        rc = api->cmd_set_body(req, m->body.data, m->body.len, NULL, NULL);
+    free(pb.s);
+    if (rc < 0) {
+        if (req)
+            api->cmd_free(req);
+        out->code = PX_INTERNAL_SERVER_ERROR;
+        snprintf(out->message, sizeof(out->message), "%s", rmq_strerror(rc));
+        return;
+    }
+    rmq_cmd *resp = NULL;
+    rc = proxy_local(px, px->broker_server, req, &resp);
+    if (rc < 0) {
+        out->code = rc == RMQ_ETIMEDOUT ? PX_PROXY_TIMEOUT : PX_INTERNAL_SERVER_ERROR;
+        snprintf(out->message, sizeof(out->message), "send to server %s: %s", px->broker_server,
+                 rmq_strerror(rc));
+        return;
+    }
+    int32_t code = api->cmd_code(resp);
+    const char *remark = api->cmd_remark(resp);
+    const char *offset = api->cmd_ext_get(resp, "queueOffset");
+    switch (code) {
+    case 0:
+        out->code = PX_OK;
+        snprintf(out->message, sizeof(out->message), "OK");
+        snprintf(out->msg_id, sizeof(out->msg_id), "%s", sp->message_id);
+        out->offset = offset ? strtoll(offset, NULL, 10) : 0;
+        break;
+    case FLUSH_DISK_TIMEOUT:
+        out->code = PX_MASTER_PERSISTENCE_TIMEOUT;
+        snprintf(out->message, sizeof(out->message),
+                 "send message failed, sendStatus=FLUSH_DISK_TIMEOUT");
+        break;
+    case FLUSH_SLAVE_TIMEOUT:
+        out->code = PX_SLAVE_PERSISTENCE_TIMEOUT;
+        snprintf(out->message, sizeof(out->message),
+                 "send message failed, sendStatus=FLUSH_SLAVE_TIMEOUT");
+        break;
+    case SLAVE_NOT_AVAILABLE:
+        out->code = PX_HA_NOT_AVAILABLE;
+        snprintf(out->message, sizeof(out->message),
+                 "send message failed, sendStatus=SLAVE_NOT_AVAILABLE");
+        break;
+    default:
+        /* an MQBrokerException in Java: ResponseBuilder's mapping, the remark */
+        out->code = proxy_code_of_remoting(code);
+        if (remark)
+            snprintf(out->message, sizeof(out->message), "%s", remark);
+        else
+            snprintf(out->message, sizeof(out->message), "%d", code);
+        break;
+    }
+    api->cmd_free(resp);
+}
+
+int proxy_send_message(rmq_grpc_call *call, const void *msg, size_t len, void *ud)
+{
+    proxy *px = ud;
+    Apache__Rocketmq__V2__SendMessageRequest *req =
+        apache__rocketmq__v2__send_message_request__unpack(NULL, len, msg);
+    if (!req)
+        return px->api->grpc_finish(call, RMQ_GRPC_INVALID_ARGUMENT,
+                                    "SendMessageRequest: undecodable protobuf");
+    Apache__Rocketmq__V2__SendMessageResponse resp =
+        APACHE__ROCKETMQ__V2__SEND_MESSAGE_RESPONSE__INIT;
+    Apache__Rocketmq__V2__Status st;
+    size_t n = req->n_messages;
+    send_outcome *outs = calloc(n + 1, sizeof(*outs));
+    Apache__Rocketmq__V2__SendResultEntry *ents = calloc(n + 1, sizeof(*ents));
+    Apache__Rocketmq__V2__SendResultEntry **entp = calloc(n + 1, sizeof(*entp));
+    Apache__Rocketmq__V2__Status *sts = calloc(n + 1, sizeof(*sts));
+    int rc = 0;
+    if (!outs || !ents || !entp || !sts) {
+        rc = RMQ_ENOMEM;
+        goto done;
+    }
+    const Apache__Rocketmq__V2__Resource *t0 =
+        n > 0 && req->messages[0]->topic ? req->messages[0]->topic : NULL;
+    const char *topic = t0 && t0->name ? t0->name : "";
+    char why[512] = "";
+    proxy_route route = {0};
+    write_queue wqs[256];
+    size_t nwq = 0;
+    int rrc = 0;
+    if (n == 0) {
+        proxy_status(&st, PX_BAD_REQUEST, "no message to send");
+    } else if (!topic[0]) {
+        proxy_status(&st, PX_ILLEGAL_TOPIC, "topic name cannot be empty");
+    } else if ((rrc = proxy_route_fetch(px, topic, &route, why, sizeof(why))) != 0 ||
+               (nwq = write_queues(&route, wqs, 256)) == 0) {
+        proxy_status(&st,
+                     rrc == RMQ_ENOENT      ? PX_TOPIC_NOT_FOUND
+                     : rrc == RMQ_ETIMEDOUT ? PX_PROXY_TIMEOUT
+                     : rrc == 0             ? PX_FORBIDDEN
+                                            : PX_INTERNAL_SERVER_ERROR,
+                     rrc == 0 ? "no writable queue" : why);
+    } else {
+        const char *group = n == 1 && req->messages[0]->system_properties
+                                ? req->messages[0]->system_properties->message_group
+                                : NULL;
+        size_t pick;
+        if (group && group[0])
+            pick = (size_t)consistent_hash(java_string_hash(group), (int)nwq);
+        else
+            pick = atomic_fetch_add(&px->send_round, 1) % nwq;
+        bool mixed = false;
+        for (size_t i = 0; i < n; i++) {
+            const Apache__Rocketmq__V2__Message *m = req->messages[i];
+            if (!m->topic || !m->topic->name || strcmp(m->topic->name, topic) != 0) {
+                outs[i].code = PX_MESSAGE_CORRUPTED;
+                snprintf(outs[i].message, sizeof(outs[i].message), "topic in message is not same");
+            } else {
+                send_one(px, m, topic, &wqs[pick], &outs[i]);
+            }
+            apache__rocketmq__v2__send_result_entry__init(&ents[i]);
+            proxy_status(&sts[i], outs[i].code, outs[i].message);
+            ents[i].status = &sts[i];
+            ents[i].message_id = outs[i].msg_id;
+            ents[i].transaction_id = (char *)"";
+            ents[i].offset = outs[i].offset;
+            entp[i] = &ents[i];
+            mixed |= outs[i].code != outs[0].code;
+        }
+        resp.n_entries = n;
+        resp.entries = entp;
+        if (mixed)
+            proxy_status(&st, PX_MULTIPLE_RESULTS, NULL);
+        else
+            proxy_status(&st, outs[0].code, NULL);
+    }
+    proxy_route_free(&route);
+    resp.status = &st;
+    rc = proxy_reply(px, call, &resp.base);
+done:
+    free(outs);
+    free(ents);
+    free(entp);
+    free(sts);
+    apache__rocketmq__v2__send_message_request__free_unpacked(req, NULL);
+    return rc;
+}

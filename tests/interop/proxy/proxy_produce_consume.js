@@ -1,0 +1,141 @@
+// proxy_produce_consume.js — a RocketMQ 5.x client (rocketmq-client-nodejs,
+// gRPC) produces through rmqhost's proxy plugin and a 4.x client (ali-ons,
+// remoting) consumes what it produced from the same daemon: every message
+// must arrive once with its body, tag, keys and user properties; the send
+// receipts must carry the message ids the 5.x client made. Also checks the
+// proxy's answer for a topic that does not exist.
+// argv: proxyEndpoint nameSrvPort topic N [tls]
+// stdout: "READY", "SENT <i> <messageId>", "GOT <i>", "RESULT ok" or
+// "RESULT fail <why>"
+'use strict';
+const { Producer } = require('rocketmq-client-nodejs');
+const { Consumer } = require('ali-ons');
+
+const [endpoint, nsPort, topic, nText, mode] = process.argv.slice(2);
+const N = Number(nText);
+const quiet = { info() {}, debug() {}, warn() {}, error() {} };
+setTimeout(() => { console.log('RESULT fail hard timeout'); process.exit(3); }, 100000).unref();
+
+const problems = [];
+// rocketmq-client-nodejs 1.0.8's TelemetrySession.release() ends its stream
+// and removes every listener before the server's trailers can arrive; when
+// the client then closes its channel, grpc-js emits UNAVAILABLE "Connection
+// dropped" on that stream with nobody listening, which kills the process.
+// Only that error, only after a shutdown began, is tolerated (and counted).
+let shuttingDown = 0;
+let droppedAfterShutdown = 0;
+process.on('uncaughtException', (e) => {
+  if (shuttingDown > 0 && e && e.code === 14 && /Connection dropped/.test(String(e.details))) {
+    droppedAfterShutdown++;
+    return;
+  }
+  console.log(`RESULT fail uncaught ${e && e.stack}`);
+  process.exit(1);
+});
+const sent = new Map(); // idx -> messageId
+const got = new Map(); // idx -> count
+
+function check(msg) {
+  const i = Number(msg.properties.idx);
+  if (msg.body.toString() !== `grpc-body-${i}`) problems.push(`idx ${i} body ${msg.body}`);
+  if (msg.tags !== (i % 2 === 0 ? 'TagA' : 'TagB')) problems.push(`idx ${i} tags ${msg.tags}`);
+  if (msg.keys !== `K${i} order-${i}`) problems.push(`idx ${i} keys ${msg.keys}`);
+  if (msg.properties.color !== 'green') problems.push(`idx ${i} color ${msg.properties.color}`);
+  // the 5.x client's message id is the UNIQ_KEY the 4.x client reads as msgId
+  if (sent.has(i) && msg.properties.UNIQ_KEY !== sent.get(i)) problems.push(`idx ${i} UNIQ_KEY ${msg.properties.UNIQ_KEY} != ${sent.get(i)}`);
+  got.set(i, (got.get(i) || 0) + 1);
+  console.log(`GOT ${i}`);
+}
+
+(async () => {
+  const httpclient = { request() { throw new Error('no address server'); } };
+  const consumer = new Consumer({ httpclient, logger: quiet, nameSrv: `127.0.0.1:${nsPort}`,
+    clientIP: '127.0.0.1', rebalanceInterval: 1000, consumerGroup: 'cg_from_grpc',
+    instanceName: 'c_grpc' });
+  consumer.on('error', (err) => console.error('consumer error:', err.message));
+  consumer.subscribe(topic, '*', async (msg) => check(msg));
+  await consumer.ready();
+
+  const producer = new Producer({ endpoints: endpoint, namespace: '', topic, logger: quiet,
+    sslEnabled: mode === 'tls', requestTimeout: 5000 });
+  await producer.startup();
+  console.log('READY');
+  for (let i = 0; i < N; i++) {
+    const receipt = await producer.send({
+      topic, tag: i % 2 === 0 ? 'TagA' : 'TagB', keys: [`K${i}`, `order-${i}`],
+      properties: new Map([['idx', String(i)], ['color', 'green']]),
+      body: Buffer.from(`grpc-body-${i}`),
+    });
+    if (!receipt.messageId) problems.push(`idx ${i}: no message id in the receipt`);
+    sent.set(i, receipt.messageId);
+    console.log(`SENT ${i} ${receipt.messageId} ${receipt.offset}`);
+  }
+
+  // a topic nobody created: the proxy answers TOPIC_NOT_FOUND
+  const lost = new Producer({ endpoints: endpoint, namespace: '', logger: quiet,
+    sslEnabled: mode === 'tls', requestTimeout: 5000 });
+  await lost.startup();
+  try {
+    await lost.send({ topic: 'NoSuchTopicForGrpc', body: Buffer.from('x') });
+    problems.push('send to a missing topic succeeded');
+  } catch (e) {
+    const code = e.code;
+    if (code !== 40402) problems.push(`missing topic: code ${code} (${e.message})`);
+  }
+  shuttingDown++;
+  await lost.shutdown();
+
+  // raw RPCs with the client's own generated stubs: QueryAssignment as Java
+  // answers a non-orderly group, an RPC without POP behind it UNIMPLEMENTED
+  const grpc = require('@grpc/grpc-js');
+  const svc = require('rocketmq-client-nodejs/proto/apache/rocketmq/v2/service_pb');
+  const def = require('rocketmq-client-nodejs/proto/apache/rocketmq/v2/definition_pb');
+  const { MessagingServiceClient } = require('rocketmq-client-nodejs/proto/apache/rocketmq/v2/service_grpc_pb');
+  const raw = new MessagingServiceClient(endpoint, mode === 'tls'
+    ? grpc.credentials.createSsl(require('fs').readFileSync(process.env.GRPC_DEFAULT_SSL_ROOTS_FILE_PATH))
+    : grpc.credentials.createInsecure());
+  const md = new grpc.Metadata();
+  md.set('x-mq-client-id', 'raw-client');
+  const [host, port] = endpoint.split(':');
+  const eps = new def.Endpoints().setScheme(def.AddressScheme.IPV4);
+  eps.addAddresses(new def.Address().setHost(host).setPort(Number(port)));
+  const qa = new svc.QueryAssignmentRequest()
+    .setTopic(new def.Resource().setName(topic))
+    .setGroup(new def.Resource().setName('cg_simple'))
+    .setEndpoints(eps);
+  const qaResp = await new Promise((resolve) => raw.queryAssignment(qa, md, (e, r) => resolve(e || r)));
+  if (qaResp instanceof Error) problems.push(`QueryAssignment: ${qaResp.message}`);
+  else {
+    const o = qaResp.toObject();
+    const a = o.assignmentsList;
+    if (o.status.code !== def.Code.OK || o.status.message !== 'OK') problems.push(`QueryAssignment status ${JSON.stringify(o.status)}`);
+    else if (a.length !== 1 || a[0].messageQueue.id !== -1 || a[0].messageQueue.broker.name !== 'broker-g' ||
+        a[0].messageQueue.permission !== def.Permission.READ_WRITE ||
+        a[0].messageQueue.broker.endpoints.addressesList[0].port !== Number(port)) {
+      problems.push(`QueryAssignment answer ${JSON.stringify(a)}`);
+    }
+  }
+  const rcv = new svc.ReceiveMessageRequest().setGroup(new def.Resource().setName('cg_simple'));
+  const code = await new Promise((resolve) => {
+    const st = raw.receiveMessage(rcv, md);
+    st.on('data', () => {});
+    st.on('error', (e) => resolve(e.code));
+    st.on('end', () => resolve('ended'));
+  });
+  if (code !== grpc.status.UNIMPLEMENTED) problems.push(`ReceiveMessage: ${code}`);
+  raw.close();
+
+  const deadline = Date.now() + 60000;
+  while (Date.now() < deadline && got.size < N) await new Promise((r) => setTimeout(r, 200));
+  await new Promise((r) => setTimeout(r, 1000)); // a duplicate would show up meanwhile
+  for (let i = 0; i < N; i++) {
+    if (!got.has(i)) problems.push(`idx ${i} never consumed`);
+    else if (got.get(i) !== 1) problems.push(`idx ${i} consumed ${got.get(i)} times`);
+  }
+  shuttingDown++;
+  await producer.shutdown();
+  await consumer.close();
+  if (droppedAfterShutdown) console.error(`client-side telemetry race after shutdown: ${droppedAfterShutdown}`);
+  console.log(problems.length ? `RESULT fail ${problems.slice(0, 5).join('; ')}` : 'RESULT ok');
+  process.exit(0);
+})().catch((e) => { console.log(`RESULT fail exception ${e && e.stack}`); process.exit(1); });

@@ -1,0 +1,168 @@
+/* test_proxy_nodejs.c — RocketMQ 5.x's Node.js client (rocketmq-client-nodejs,
+ * gRPC) starts (QueryRoute, Telemetry settings, Heartbeat), produces N
+ * messages through the proxy plugin of an all-in-one daemon and shuts down
+ * (NotifyClientTermination); ali-ons (4.x, remoting) consumes them from the
+ * same daemon: each exactly once with body, tag, keys, user properties and
+ * the 5.x message id as UNIQ_KEY (proxy_produce_consume.js). A missing topic
+ * is answered TOPIC_NOT_FOUND (40402). Over plaintext and over TLS (a
+ * certificate made here with the openssl CLI; the client trusts it through
+ * GRPC_DEFAULT_SSL_ROOTS_FILE_PATH). One daemon and one node process per case, both
+ * always stopped. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bcm_test_daemon.h"
+#include "rmq_test_node.h"
+
+#define TOPIC "GrpcInteropTopic"
+#define COUNT "30"
+
+typedef struct fixture {
+    rmq_test_daemon d;
+    int ns_port;
+    rmq_node_proc node;
+    char cert_dir[64];
+    char cert[128], key[128];
+} fixture;
+
+static int make_cert(fixture *f)
+{
+    snprintf(f->cert_dir, sizeof f->cert_dir, "/tmp/rmqproxycert.XXXXXX");
+    if (!mkdtemp(f->cert_dir))
+        return -1;
+    snprintf(f->cert, sizeof f->cert, "%s/proxy.pem", f->cert_dir);
+    snprintf(f->key, sizeof f->key, "%s/proxy.key", f->cert_dir);
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "openssl req -x509 -newkey rsa:2048 -nodes -keyout %s -out %s -days 2 "
+             "-subj /CN=rmqhost-proxy-test -addext subjectAltName=IP:127.0.0.1,DNS:localhost "
+             ">/dev/null 2>&1",
+             f->key, f->cert);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static int start(void **state, bool tls)
+{
+    fixture *f = calloc(1, sizeof *f);
+    *state = f;
+    if (!f)
+        return -1;
+    char tls_group[512] = "";
+    if (tls) {
+        if (make_cert(f) != 0)
+            return -1;
+        snprintf(tls_group, sizeof tls_group,
+                 "tls = { mode = \"enforcing\"; cert_file = \"%s\"; key_file = \"%s\"; };", f->cert,
+                 f->key);
+    }
+    f->ns_port = rmq_tc_free_port();
+    char bcm[512];
+    snprintf(bcm, sizeof bcm,
+             "namesrvAddr = \"127.0.0.1:%d\"; brokerName = \"broker-g\"; brokerIP1 = "
+             "\"127.0.0.1\"; topics = \"" TOPIC ":4\";",
+             f->ns_port);
+    if (f->ns_port <= 0 || rmq_td_init(&f->d, NULL, NULL) != 0)
+        return -1;
+    /* the NameServer's port is fixed: the broker's settings name it */
+    char host_conf[2048];
+    snprintf(host_conf, sizeof host_conf,
+             "state_dir = \"%s\";\nadmin_socket = \"%s\";\nlog_level = \"info\";\n"
+             "io_threads = 2;\nservers = {\n  namesrv = { listen = \"127.0.0.1:%d\"; };\n"
+             "  broker = { listen = \"127.0.0.1:0\"; };\n"
+             "  proxy = { listen = \"127.0.0.1:0\"; protocol = \"grpc\"; %s };\n};\n",
+             f->d.state_dir, f->d.admin_socket, f->ns_port, tls_group);
+    if (rmq_td_write_conf(&f->d, "host.conf", host_conf) != 0 ||
+        rmq_td_add_plugin(&f->d, "namesrv", "namesrv", "namesrv", NULL) != 0 ||
+        rmq_td_add_plugin(&f->d, "broker-client-mgr", "broker-client-mgr", "broker", bcm) != 0 ||
+        rmq_td_add_plugin(&f->d, "store", "store", "broker",
+                          "mappedFileSizeCommitLog = 1048576;") != 0 ||
+        rmq_td_add_plugin(&f->d, "proxy", "proxy", "proxy", NULL) != 0 ||
+        rmq_td_start(&f->d, NULL) != 0)
+        return -1;
+    return 0;
+}
+
+static int setup_plain(void **state)
+{
+    return start(state, false);
+}
+
+static int setup_tls(void **state)
+{
+    return start(state, true);
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    if (!f)
+        return 0;
+    rmq_node_reap(&f->node, 0);
+    int st = rmq_td_stop_reporting(&f->d);
+    rmq_td_cleanup(&f->d);
+    if (f->cert_dir[0]) {
+        char cmd[128];
+        snprintf(cmd, sizeof cmd, "rm -rf %s", f->cert_dir);
+        if (system(cmd) != 0)
+            fprintf(stderr, "cannot remove %s\n", f->cert_dir);
+    }
+    free(f);
+    return st == 0 ? 0 : -1;
+}
+
+static void produce_over_grpc_consume_over_remoting(fixture *f, bool tls)
+{
+    if (access(PX_GRPC_CLIENT, R_OK) != 0)
+        fail_msg("rocketmq-client-nodejs is not installed (" PX_GRPC_CLIENT "): the fixture "
+                 "test interop_install_rocketmq_client_nodejs installs it from npm");
+    if (access(PX_ALI_ONS, R_OK) != 0)
+        fail_msg("ali-ons is not installed (" PX_ALI_ONS "): the fixture test "
+                 "interop_install_ali_ons installs it from npm");
+    char endpoint[64], port[16];
+    snprintf(endpoint, sizeof endpoint, "127.0.0.1:%d", rmq_td_port(&f->d, "proxy"));
+    snprintf(port, sizeof port, "%d", f->ns_port);
+    /* the client writes its log under $HOME; it trusts the roots grpc-js
+     * reads from GRPC_DEFAULT_SSL_ROOTS_FILE_PATH (createSsl() without
+     * arguments ignores NODE_EXTRA_CA_CERTS) */
+    setenv("HOME", f->d.dir, 1);
+    if (tls)
+        setenv("GRPC_DEFAULT_SSL_ROOTS_FILE_PATH", f->cert, 1);
+    else
+        unsetenv("GRPC_DEFAULT_SSL_ROOTS_FILE_PATH");
+    const char *argv[] = {PX_SCRIPT, endpoint, port, TOPIC, COUNT, tls ? "tls" : "plain", NULL};
+    assert_int_equal(rmq_node_start(&f->node, PX_NODE, PX_NODE_PATH, argv), 0);
+    char result[2048] = "";
+    bool got = rmq_node_line(&f->node, "RESULT ", result, sizeof result, 150000);
+    int status = rmq_node_reap(&f->node, 30000);
+    assert_true(got);
+    if (strcmp(result, "RESULT ok") != 0)
+        fail_msg("proxy_produce_consume.js: %s", result);
+    assert_int_equal(status, 0);
+}
+
+static void plaintext(void **state)
+{
+    produce_over_grpc_consume_over_remoting(*state, false);
+}
+
+static void over_tls(void **state)
+{
+    produce_over_grpc_consume_over_remoting(*state, true);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(plaintext, setup_plain, teardown),
+        cmocka_unit_test_setup_teardown(over_tls, setup_tls, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
