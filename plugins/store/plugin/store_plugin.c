@@ -22,6 +22,7 @@ static void destroy(store_plugin *sp)
     pull_holds_destroy(sp);
     pthread_rwlock_destroy(&sp->engine_rw);
     pthread_mutex_destroy(&sp->bc_mu);
+    pthread_mutex_destroy(&sp->updates_mu);
     free(sp);
 }
 
@@ -34,11 +35,13 @@ static int store_init(rmq_plugin_ctx *ctx, const rmq_host_api *api)
     sp->api = api;
     atomic_init(&sp->send_random, (uint32_t)time(NULL) ^ (uint32_t)(uintptr_t)sp);
     pthread_mutex_init(&sp->bc_mu, NULL);
+    pthread_mutex_init(&sp->updates_mu, NULL);
     pthread_rwlock_init(&sp->engine_rw, NULL);
     int rc = store_settings_read(sp);
     if (rc != 0) {
         pthread_rwlock_destroy(&sp->engine_rw);
         pthread_mutex_destroy(&sp->bc_mu);
+        pthread_mutex_destroy(&sp->updates_mu);
         free(sp);
         return rc;
     }
@@ -48,6 +51,7 @@ static int store_init(rmq_plugin_ctx *ctx, const rmq_host_api *api)
         pull_holds_destroy(sp);
         pthread_rwlock_destroy(&sp->engine_rw);
         pthread_mutex_destroy(&sp->bc_mu);
+        pthread_mutex_destroy(&sp->updates_mu);
         free(sp);
         return rc;
     }
@@ -68,6 +72,7 @@ static int store_init(rmq_plugin_ctx *ctx, const rmq_host_api *api)
         pull_holds_destroy(sp);
         pthread_rwlock_destroy(&sp->engine_rw);
         pthread_mutex_destroy(&sp->bc_mu);
+        pthread_mutex_destroy(&sp->updates_mu);
         free(sp);
         return rc < 0 ? rc : RMQ_EIO;
     }
