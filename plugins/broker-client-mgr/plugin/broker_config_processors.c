@@ -8,7 +8,8 @@
  * plugin's settings (Java's BrokerConfig names): the four the running broker
  * reads on every use change at once, every one persisted is applied over the
  * conf.d value at the next start (settings_load reads through
- * bcm_setting_text). */
+ * bcm_setting_text). The store's settings are handed to the store
+ * (`store.queues` config_update), which keeps and applies them itself. */
 #include "broker_context.h"
 
 #include <errno.h>
@@ -328,9 +329,23 @@ static int process_update_config(rmq_request *req, const rmq_cmd *cmd, void *ud)
         return bcm_reply(c, req, cmd, RC_NO_PERMISSION, "Can not update config in black list.");
     }
     bool perm_changed = false;
-    pthread_mutex_lock(&c->lock);
     const char *k;
     json_t *v;
+    /* the store's settings go to the store (it keeps and applies them);
+     * not under the tables lock: it writes a file */
+    bcm_store st;
+    bcm_store_acquire(c, &st);
+    json_object_foreach(props, k, v)
+    {
+        if (!decl_of(k) && !is_secret(k)) {
+            int rc = bcm_store_config_update(&st, k, json_string_value(v));
+            if (rc != 0 && rc != RMQ_ENOENT)
+                c->api->log(c->pctx, RMQ_LOG_WARN, "UPDATE_BROKER_CONFIG: %s ignored (%s)", k,
+                            rmq_strerror(rc));
+        }
+    }
+    bcm_store_release(c, &st);
+    pthread_mutex_lock(&c->lock);
     json_object_foreach(props, k, v)
     {
         const rmq_setting_decl *d = decl_of(k);

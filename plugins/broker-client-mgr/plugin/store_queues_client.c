@@ -61,6 +61,16 @@ char *bcm_store_config_text(const bcm_store *s)
     return text;
 }
 
+int bcm_store_config_update(const bcm_store *s, const char *key, const char *value)
+{
+    if (!s->t ||
+        s->t->size <
+            offsetof(rmq_store_queues_service, config_update) + sizeof(s->t->config_update) ||
+        !s->t->config_update)
+        return RMQ_ENOENT;
+    return s->t->config_update(s->ud, key, value);
+}
+
 double bcm_store_consume_tps(const bcm_store *s, const char *group, const char *topic)
 {
     if (!s->t ||

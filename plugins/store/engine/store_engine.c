@@ -148,6 +148,7 @@ static void free_engine(store_engine *e)
         close(e->lock_fd); /* releases the lock */
     }
     pthread_mutex_destroy(&e->append_mu);
+    pthread_mutex_destroy(&e->retention_mu);
     pthread_rwlock_destroy(&e->maps);
     pthread_mutex_destroy(&e->spare_mu);
     pthread_mutex_destroy(&e->stage_mu);
@@ -209,6 +210,7 @@ int store_open(const store_config *cfg, store_engine **out, char *err, size_t er
         return -ENOMEM;
     }
     pthread_mutex_init(&e->append_mu, NULL);
+    pthread_mutex_init(&e->retention_mu, NULL);
     pthread_rwlockattr_t ra;
     pthread_rwlockattr_init(&ra);
     pthread_rwlockattr_setkind_np(&ra, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);

@@ -297,6 +297,11 @@ int store_clean_expired_queues(store_engine *e);
  * runs under the engine's locks: it must not call back into the engine. */
 int store_clean_unused_topics(store_engine *e, bool (*keep)(void *ud, const char *topic), void *ud);
 
+/* fileReservedTime (hours), deleteWhen and diskMaxUsedSpaceRatio at run time
+ * (UPDATE_BROKER_CONFIG): the next retention pass uses them. Any thread. */
+void store_set_retention(store_engine *e, int64_t reserved_hours, const char *delete_when,
+                         int32_t max_used_ratio);
+
 /* Run retention now (normally the engine's own timer does it every 10 s). */
 void store_clean_expired(store_engine *e, bool force);
 

@@ -142,6 +142,9 @@ struct store_engine {
     char index_dir[PATH_MAX];
     char delete_when[128];
     int lock_fd;
+    /* guards the retention settings (file_reserved_hours, delete_when,
+     * disk_max_used_ratio): store_set_retention changes them at run time */
+    pthread_mutex_t retention_mu;
 
     pthread_mutex_t append_mu;
     pthread_rwlock_t maps;

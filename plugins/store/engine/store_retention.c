@@ -35,6 +35,18 @@ static bool is_delete_hour(const char *when)
     return false;
 }
 
+void store_set_retention(store_engine *e, int64_t reserved_hours, const char *delete_when,
+                         int32_t max_used_ratio)
+{
+    if (!e)
+        return;
+    pthread_mutex_lock(&e->retention_mu);
+    e->cfg.file_reserved_hours = reserved_hours;
+    snprintf(e->delete_when, sizeof e->delete_when, "%s", delete_when ? delete_when : "");
+    e->cfg.disk_max_used_ratio = max_used_ratio;
+    pthread_mutex_unlock(&e->retention_mu);
+}
+
 void store_clean_expired(store_engine *e, bool force)
 {
     if (!e)
@@ -43,16 +55,20 @@ void store_clean_expired(store_engine *e, bool force)
     double rq = store_disk_ratio(e->cq_dir);
     if (rq > ratio)
         ratio = rq;
+    pthread_mutex_lock(&e->retention_mu);
     int32_t max_ratio = e->cfg.disk_max_used_ratio;
+    int64_t reserved_hours = e->cfg.file_reserved_hours;
+    bool delete_hour = is_delete_hour(e->delete_when);
+    pthread_mutex_unlock(&e->retention_mu);
     if (max_ratio < 10)
         max_ratio = 10;
     if (max_ratio > 95)
         max_ratio = 95;
     bool space = ratio > max_ratio / 100.0;
     bool immediately = e->cfg.clean_file_forcibly && ratio > CLEAN_FORCIBLY_RATIO;
-    if (!force && !space && !is_delete_hour(e->cfg.delete_when))
+    if (!force && !space && !delete_hour)
         return;
-    int64_t reserved_ms = e->cfg.file_reserved_hours * 3600 * 1000;
+    int64_t reserved_ms = reserved_hours * 3600 * 1000;
     int64_t now = store_now_ms();
 
     pthread_mutex_lock(&e->append_mu);

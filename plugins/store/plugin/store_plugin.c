@@ -24,6 +24,7 @@ static void destroy(store_plugin *sp)
     pull_holds_destroy(sp);
     pthread_rwlock_destroy(&sp->engine_rw);
     pthread_mutex_destroy(&sp->bc_mu);
+    pthread_mutex_destroy(&sp->updates_mu);
     free(sp);
 }
 
@@ -36,11 +37,13 @@ static int store_init(rmq_plugin_ctx *ctx, const rmq_host_api *api)
     sp->api = api;
     atomic_init(&sp->send_random, (uint32_t)time(NULL) ^ (uint32_t)(uintptr_t)sp);
     pthread_mutex_init(&sp->bc_mu, NULL);
+    pthread_mutex_init(&sp->updates_mu, NULL);
     pthread_rwlock_init(&sp->engine_rw, NULL);
     int rc = store_settings_read(sp);
     if (rc != 0) {
         pthread_rwlock_destroy(&sp->engine_rw);
         pthread_mutex_destroy(&sp->bc_mu);
+        pthread_mutex_destroy(&sp->updates_mu);
         free(sp);
         return rc;
     }
@@ -50,6 +53,7 @@ static int store_init(rmq_plugin_ctx *ctx, const rmq_host_api *api)
         pull_holds_destroy(sp);
         pthread_rwlock_destroy(&sp->engine_rw);
         pthread_mutex_destroy(&sp->bc_mu);
+        pthread_mutex_destroy(&sp->updates_mu);
         free(sp);
         return rc;
     }
@@ -70,6 +74,7 @@ static int store_init(rmq_plugin_ctx *ctx, const rmq_host_api *api)
         pull_holds_destroy(sp);
         pthread_rwlock_destroy(&sp->engine_rw);
         pthread_mutex_destroy(&sp->bc_mu);
+        pthread_mutex_destroy(&sp->updates_mu);
         free(sp);
         return rc < 0 ? rc : RMQ_EIO;
     }

@@ -114,6 +114,7 @@ typedef struct store_plugin {
     _Atomic int role;
     ha_master *ha_m;
     ha_slave *ha_s;
+    pthread_mutex_t updates_mu; /* store_config_updates.c: one file rewrite at a time */
     /* queue choice of a send with queueId < 0 (Java: a shared Random) */
     atomic_uint_least32_t send_random;
 } store_plugin;
@@ -121,6 +122,16 @@ typedef struct store_plugin {
 /* ---- settings (store_settings.c) ---- */
 extern const rmq_setting_decl STORE_SETTINGS[];
 int store_settings_read(store_plugin *sp);
+
+/* ---- UPDATE_BROKER_CONFIG (store_config_updates.c) ---- */
+struct json_t;
+/* The persisted updates ({name: value text}, new reference; empty when
+ * none), NULL when out of memory. */
+struct json_t *store_updates_read(store_plugin *sp);
+/* Take key=value: 0 (persisted; the retention settings also applied now),
+ * RMQ_ENOENT not a setting an update may change, RMQ_EINVAL a value the
+ * setting cannot take. */
+int store_config_update(store_plugin *sp, const char *key, const char *value);
 
 /* ---- answering (store_reply.c) ---- */
 /* Where the answer goes: the processor's request (now) or a deferred handle. */

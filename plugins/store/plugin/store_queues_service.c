@@ -4,6 +4,7 @@
  * relay). Thin wrappers over the engine; between a reload's export (the
  * engine closed) and the swap an I/O-thread caller may still reach this
  * generation, so each call holds engine_rw and finds the store gone. */
+#include <jansson.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -94,9 +95,12 @@ static size_t q_config_text(void *ud, char *out, size_t cap)
     size_t n = 0;
     if (cap)
         out[0] = 0;
+    json_t *u = store_updates_read(sp); /* persisted updates show as the values */
     for (const rmq_setting_decl *d = STORE_SETTINGS; d->name; d++) {
         char v[1200];
-        switch (d->type) {
+        const char *upd = json_string_value(json_object_get(u, d->name));
+        switch (upd ? -1 : (int)d->type) {
+        case -1: snprintf(v, sizeof v, "%s", upd); break;
         case RMQ_SETTING_INT:
             snprintf(v, sizeof v, "%lld", (long long)a->setting_int(sp->ctx, d->name));
             break;
@@ -118,7 +122,13 @@ static size_t q_config_text(void *ud, char *out, size_t cap)
         if (w > 0)
             n += (size_t)w;
     }
+    json_decref(u);
     return n;
+}
+
+static int q_config_update(void *ud, const char *key, const char *value)
+{
+    return store_config_update(ud, key, value);
 }
 
 int store_queues_service_export(store_plugin *sp)
@@ -132,6 +142,7 @@ int store_queues_service_export(store_plugin *sp)
         .message_by_offset = q_record,
         .consume_tps = q_consume_tps,
         .config_text = q_config_text,
+        .config_update = q_config_update,
     };
     return sp->api->export_service(sp->ctx, RMQ_STORE_QUEUES_SERVICE, RMQ_STORE_QUEUES_VERSION,
                                    &sp->queues_svc, sp);

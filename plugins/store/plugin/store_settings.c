@@ -2,8 +2,11 @@
  * MessageStoreConfig / BrokerConfig names (protocol-messages.md §10.14) so
  * they appear in `rmqhostd --list-settings`, and their translation into the
  * engine's store_config. */
+#include <jansson.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "store_plugin.h"
 
@@ -125,7 +128,26 @@ const rmq_setting_decl STORE_SETTINGS[] = {
     {NULL, RMQ_SETTING_STRING, NULL, NULL, 0, 0},
 };
 
-int store_settings_read(store_plugin *sp)
+/* A setting's value: what UPDATE_BROKER_CONFIG persisted (u), else conf.d's. */
+static int64_t st_int(store_plugin *sp, json_t *u, const char *name)
+{
+    const char *o = json_string_value(json_object_get(u, name));
+    return o ? strtoll(o, NULL, 10) : sp->api->setting_int(sp->ctx, name);
+}
+
+static bool st_bool(store_plugin *sp, json_t *u, const char *name)
+{
+    const char *o = json_string_value(json_object_get(u, name));
+    return o ? strcasecmp(o, "true") == 0 : sp->api->setting_bool(sp->ctx, name);
+}
+
+static const char *st_str(store_plugin *sp, json_t *u, const char *name)
+{
+    const char *o = json_string_value(json_object_get(u, name));
+    return o ? o : sp->api->setting_string(sp->ctx, name);
+}
+
+static int read_all(store_plugin *sp, json_t *u)
 {
     const rmq_host_api *a = sp->api;
     rmq_plugin_ctx *c = sp->ctx;
@@ -133,21 +155,16 @@ int store_settings_read(store_plugin *sp)
     store_config *e = &s->engine;
     store_config_defaults(e);
 
-    const char *root = a->setting_string(c, "storePathRootDir");
-    if (root && *root)
-        snprintf(s->root_dir, sizeof s->root_dir, "%s", root);
-    else
-        snprintf(s->root_dir, sizeof s->root_dir, "%s/store", a->state_dir(c));
     e->root_dir = s->root_dir;
-    const char *cl = a->setting_string(c, "storePathCommitLog");
+    const char *cl = st_str(sp, u, "storePathCommitLog");
     if (cl && *cl) {
         snprintf(s->commitlog_dir, sizeof s->commitlog_dir, "%s", cl);
         e->commitlog_dir = s->commitlog_dir;
     }
-    e->commitlog_file_size = a->setting_int(c, "mappedFileSizeCommitLog");
-    int64_t cq = a->setting_int(c, "mappedFileSizeConsumeQueue");
+    e->commitlog_file_size = st_int(sp, u, "mappedFileSizeCommitLog");
+    int64_t cq = st_int(sp, u, "mappedFileSizeConsumeQueue");
     e->cq_file_size = (cq + 19) / 20 * 20;
-    const char *ft = a->setting_string(c, "flushDiskType");
+    const char *ft = st_str(sp, u, "flushDiskType");
     if (ft && strcmp(ft, "SYNC_FLUSH") == 0)
         e->flush_type = STORE_SYNC_FLUSH;
     else if (!ft || strcmp(ft, "ASYNC_FLUSH") == 0)
@@ -156,33 +173,33 @@ int store_settings_read(store_plugin *sp)
         a->log(c, RMQ_LOG_ERROR, "flushDiskType must be ASYNC_FLUSH or SYNC_FLUSH, not \"%s\"", ft);
         return RMQ_EINVAL;
     }
-    e->sync_flush_timeout_ms = a->setting_int(c, "syncFlushTimeout");
-    e->flush_interval_ms = a->setting_int(c, "flushIntervalCommitLog");
-    e->file_reserved_hours = a->setting_int(c, "fileReservedTime");
-    snprintf(s->delete_when, sizeof s->delete_when, "%s", a->setting_string(c, "deleteWhen"));
+    e->sync_flush_timeout_ms = st_int(sp, u, "syncFlushTimeout");
+    e->flush_interval_ms = st_int(sp, u, "flushIntervalCommitLog");
+    e->file_reserved_hours = st_int(sp, u, "fileReservedTime");
+    snprintf(s->delete_when, sizeof s->delete_when, "%s", st_str(sp, u, "deleteWhen"));
     e->delete_when = s->delete_when;
-    e->disk_max_used_ratio = (int32_t)a->setting_int(c, "diskMaxUsedSpaceRatio");
+    e->disk_max_used_ratio = (int32_t)st_int(sp, u, "diskMaxUsedSpaceRatio");
     /* Java checks the disk in its clean service, at this same period */
-    e->clean_interval_ms = a->setting_int(c, "cleanResourceInterval");
+    e->clean_interval_ms = st_int(sp, u, "cleanResourceInterval");
     e->disk_check_interval_ms = e->clean_interval_ms;
-    e->clean_file_forcibly = a->setting_bool(c, "cleanFileForciblyEnable");
-    e->max_message_size = a->setting_int(c, "maxMessageSize");
-    e->message_index_enable = a->setting_bool(c, "messageIndexEnable");
-    e->max_hash_slot_num = (int32_t)a->setting_int(c, "maxHashSlotNum");
-    e->max_index_num = (int32_t)a->setting_int(c, "maxIndexNum");
-    e->check_crc_on_recover = a->setting_bool(c, "checkCRCOnRecover");
+    e->clean_file_forcibly = st_bool(sp, u, "cleanFileForciblyEnable");
+    e->max_message_size = st_int(sp, u, "maxMessageSize");
+    e->message_index_enable = st_bool(sp, u, "messageIndexEnable");
+    e->max_hash_slot_num = (int32_t)st_int(sp, u, "maxHashSlotNum");
+    e->max_index_num = (int32_t)st_int(sp, u, "maxIndexNum");
+    e->check_crc_on_recover = st_bool(sp, u, "checkCRCOnRecover");
     e->access_message_in_memory_max_ratio =
-        (int32_t)a->setting_int(c, "accessMessageInMemoryMaxRatio");
+        (int32_t)st_int(sp, u, "accessMessageInMemoryMaxRatio");
     e->max_transfer_bytes_in_memory =
-        (int32_t)a->setting_int(c, "maxTransferBytesOnMessageInMemory");
+        (int32_t)st_int(sp, u, "maxTransferBytesOnMessageInMemory");
     e->max_transfer_count_in_memory =
-        (int32_t)a->setting_int(c, "maxTransferCountOnMessageInMemory");
-    e->max_transfer_bytes_in_disk = (int32_t)a->setting_int(c, "maxTransferBytesOnMessageInDisk");
-    e->max_transfer_count_in_disk = (int32_t)a->setting_int(c, "maxTransferCountOnMessageInDisk");
-    e->max_msgs_num_batch = (int32_t)a->setting_int(c, "maxMsgsNumBatch");
-    e->page_cache_keep_bytes = a->setting_int(c, "commitLogPageCacheKeep");
-    e->max_mapped_cq_files = a->setting_int(c, "maxMappedConsumeQueueFiles");
-    const char *cw = a->setting_string(c, "commitLogWrite");
+        (int32_t)st_int(sp, u, "maxTransferCountOnMessageInMemory");
+    e->max_transfer_bytes_in_disk = (int32_t)st_int(sp, u, "maxTransferBytesOnMessageInDisk");
+    e->max_transfer_count_in_disk = (int32_t)st_int(sp, u, "maxTransferCountOnMessageInDisk");
+    e->max_msgs_num_batch = (int32_t)st_int(sp, u, "maxMsgsNumBatch");
+    e->page_cache_keep_bytes = st_int(sp, u, "commitLogPageCacheKeep");
+    e->max_mapped_cq_files = st_int(sp, u, "maxMappedConsumeQueueFiles");
+    const char *cw = st_str(sp, u, "commitLogWrite");
     if (!cw || strcmp(cw, "auto") == 0)
         e->commitlog_write = STORE_CL_WRITE_AUTO;
     else if (strcmp(cw, "mmap") == 0)
@@ -194,7 +211,7 @@ int store_settings_read(store_plugin *sp)
         return RMQ_EINVAL;
     }
 
-    const char *role = a->setting_string(c, "brokerRole");
+    const char *role = st_str(sp, u, "brokerRole");
     if (!role || strcmp(role, "ASYNC_MASTER") == 0)
         s->role = HA_ASYNC_MASTER;
     else if (strcmp(role, "SYNC_MASTER") == 0)
@@ -206,36 +223,58 @@ int store_settings_read(store_plugin *sp)
                "brokerRole must be ASYNC_MASTER, SYNC_MASTER or SLAVE, not \"%s\"", role);
         return RMQ_EINVAL;
     }
-    s->ha_listen_port = (int32_t)a->setting_int(c, "haListenPort");
+    s->ha_listen_port = (int32_t)st_int(sp, u, "haListenPort");
     snprintf(s->ha_master_address, sizeof s->ha_master_address, "%s",
-             a->setting_string(c, "haMasterAddress") ? a->setting_string(c, "haMasterAddress")
+             st_str(sp, u, "haMasterAddress") ? st_str(sp, u, "haMasterAddress")
                                                      : "");
-    s->ha_heartbeat_ms = a->setting_int(c, "haSendHeartbeatInterval");
-    s->ha_housekeeping_ms = a->setting_int(c, "haHousekeepingInterval");
-    s->ha_batch = (int32_t)a->setting_int(c, "haTransferBatchSize");
-    s->ha_fallbehind_max = a->setting_int(c, "haSlaveFallbehindMax");
-    s->slave_timeout_ms = a->setting_int(c, "slaveTimeout");
-    s->offset_check_in_slave = a->setting_bool(c, "offsetCheckInSlave");
-    s->slave_read_enable = a->setting_bool(c, "slaveReadEnable");
+    s->ha_heartbeat_ms = st_int(sp, u, "haSendHeartbeatInterval");
+    s->ha_housekeeping_ms = st_int(sp, u, "haHousekeepingInterval");
+    s->ha_batch = (int32_t)st_int(sp, u, "haTransferBatchSize");
+    s->ha_fallbehind_max = st_int(sp, u, "haSlaveFallbehindMax");
+    s->slave_timeout_ms = st_int(sp, u, "slaveTimeout");
+    s->offset_check_in_slave = st_bool(sp, u, "offsetCheckInSlave");
+    s->slave_read_enable = st_bool(sp, u, "slaveReadEnable");
 
-    snprintf(s->region_id, sizeof s->region_id, "%s", a->setting_string(c, "regionId"));
-    s->trace_on = a->setting_bool(c, "traceOn");
-    s->reject_transaction_message = a->setting_bool(c, "rejectTransactionMessage");
-    s->start_accept_send_ts = a->setting_int(c, "startAcceptSendRequestTimeStamp");
-    s->long_polling_enable = a->setting_bool(c, "longPollingEnable");
-    s->short_polling_ms = a->setting_int(c, "shortPollingTimeMills");
-    s->default_query_max_num = (int32_t)a->setting_int(c, "defaultQueryMaxNum");
-    s->filter_support_retry = a->setting_bool(c, "filterSupportRetry");
-    s->send_inline = a->setting_bool(c, "sendMessageInline");
-    s->pull_inline = a->setting_bool(c, "pullMessageInline");
-    s->send_threads = (int32_t)a->setting_int(c, "sendMessageThreadPoolNums");
-    s->send_queue = (int32_t)a->setting_int(c, "sendThreadPoolQueueCapacity");
-    s->pull_threads = (int32_t)a->setting_int(c, "pullMessageThreadPoolNums");
-    s->pull_queue = (int32_t)a->setting_int(c, "pullThreadPoolQueueCapacity");
-    s->query_threads = (int32_t)a->setting_int(c, "queryMessageThreadPoolNums");
-    s->query_queue = (int32_t)a->setting_int(c, "queryThreadPoolQueueCapacity");
-    s->admin_threads = (int32_t)a->setting_int(c, "adminBrokerThreadPoolNums");
-    s->put_stats_window_ms = a->setting_int(c, "putStatsWindowMillis");
+    snprintf(s->region_id, sizeof s->region_id, "%s", st_str(sp, u, "regionId"));
+    s->trace_on = st_bool(sp, u, "traceOn");
+    s->reject_transaction_message = st_bool(sp, u, "rejectTransactionMessage");
+    s->start_accept_send_ts = st_int(sp, u, "startAcceptSendRequestTimeStamp");
+    s->long_polling_enable = st_bool(sp, u, "longPollingEnable");
+    s->short_polling_ms = st_int(sp, u, "shortPollingTimeMills");
+    s->default_query_max_num = (int32_t)st_int(sp, u, "defaultQueryMaxNum");
+    s->filter_support_retry = st_bool(sp, u, "filterSupportRetry");
+    s->send_inline = st_bool(sp, u, "sendMessageInline");
+    s->pull_inline = st_bool(sp, u, "pullMessageInline");
+    s->send_threads = (int32_t)st_int(sp, u, "sendMessageThreadPoolNums");
+    s->send_queue = (int32_t)st_int(sp, u, "sendThreadPoolQueueCapacity");
+    s->pull_threads = (int32_t)st_int(sp, u, "pullMessageThreadPoolNums");
+    s->pull_queue = (int32_t)st_int(sp, u, "pullThreadPoolQueueCapacity");
+    s->query_threads = (int32_t)st_int(sp, u, "queryMessageThreadPoolNums");
+    s->query_queue = (int32_t)st_int(sp, u, "queryThreadPoolQueueCapacity");
+    s->admin_threads = (int32_t)st_int(sp, u, "adminBrokerThreadPoolNums");
+    s->put_stats_window_ms = st_int(sp, u, "putStatsWindowMillis");
     s->admin_queue = 10000;
     return 0;
+}
+
+int store_settings_read(store_plugin *sp)
+{
+    const rmq_host_api *a = sp->api;
+    store_settings *s = &sp->set;
+    /* first: the updates file lives under it */
+    const char *root = a->setting_string(sp->ctx, "storePathRootDir");
+    if (root && *root)
+        snprintf(s->root_dir, sizeof s->root_dir, "%s", root);
+    else
+        snprintf(s->root_dir, sizeof s->root_dir, "%s/store", a->state_dir(sp->ctx));
+    json_t *u = store_updates_read(sp);
+    if (!u)
+        return RMQ_ENOMEM;
+    if (json_object_size(u))
+        a->log(sp->ctx, RMQ_LOG_INFO,
+               "%zu setting(s) from UPDATE_BROKER_CONFIG (%s/config/store.properties)",
+               json_object_size(u), s->root_dir);
+    int rc = read_all(sp, u);
+    json_decref(u);
+    return rc;
 }

@@ -510,6 +510,62 @@ static void test_manual_commitlog_and_queue_cleanup(void **state)
     assert_true(rmq_td_log_contains(&f->d, "clean expired consume queue T-1"));
 }
 
+/* ---- 25 for the store's settings ------------------------------------------ */
+
+/* fileReservedTime applies at once (the retention pass reads it), both keys
+ * persist in the store's file, maxMessageSize applies at the next start. */
+static void test_store_settings_update_applies_and_persists(void **state)
+{
+    fixture *f = *state;
+    char *big = malloc(64 * 1024 + 1);
+    assert_non_null(big);
+    memset(big, 'b', 64 * 1024);
+    big[64 * 1024] = 0;
+    for (int i = 0; i < 18; i++) /* ~1.15 MiB: two 1 MiB segments */
+        send_ok(f->port, "T", 0, big);
+    free(big);
+    rmq_cmd *r = bcm_call(f->port, 329, NULL, NULL);
+    rmq_cmd_free(r);
+    assert_int_equal(runtime_ll(f->port, "commitLogMinOffset"), 0); /* 72 h kept */
+    r = update_config(f->port, "fileReservedTime=0\nmaxMessageSize=1024\n");
+    assert_int_equal(r->code, 0);
+    rmq_cmd_free(r);
+    long long ver;
+    char *cfg = get_config(f->port, &ver);
+    assert_non_null(strstr(cfg, "fileReservedTime=0\n"));
+    assert_non_null(strstr(cfg, "maxMessageSize=1024\n"));
+    free(cfg);
+    r = bcm_call(f->port, 329, NULL, NULL);
+    assert_int_equal(r->code, 0);
+    rmq_cmd_free(r);
+    assert_int_equal(runtime_ll(f->port, "commitLogMinOffset"), 1048576);
+    char body[2001];
+    memset(body, 'm', 2000);
+    body[2000] = 0;
+    send_ok(f->port, "T", 1, body); /* the running store keeps its limit */
+    char path[400];
+    snprintf(path, sizeof path, "%s/store/config/store.properties", f->d.state_dir);
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(rmq_td_stop_reporting(&f->d), 0);
+    assert_int_equal(start(f), 0);
+    cfg = get_config(f->port, &ver);
+    assert_non_null(strstr(cfg, "fileReservedTime=0\n"));
+    assert_non_null(strstr(cfg, "maxMessageSize=1024\n"));
+    free(cfg);
+    r = send_to(f->port, "T", 1, body);
+    assert_non_null(r);
+    assert_int_equal(r->code, 13); /* MESSAGE_ILLEGAL: over the persisted limit */
+    rmq_cmd_free(r);
+    /* a key an update may not change is ignored, as Java ignores unknown keys */
+    r = update_config(f->port, "storePathCommitLog=/tmp/elsewhere\n");
+    assert_int_equal(r->code, 0);
+    rmq_cmd_free(r);
+    cfg = get_config(f->port, &ver);
+    assert_null(strstr(cfg, "storePathCommitLog=/tmp/elsewhere"));
+    free(cfg);
+}
+
 /* ---- 316 CLEAN_UNUSED_TOPIC ----------------------------------------------- */
 
 static void test_clean_unused_topic_drops_queues_of_unknown_topics(void **state)
@@ -566,6 +622,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_manual_commitlog_and_queue_cleanup, setup_no_retention,
                                         teardown),
         T(test_clean_unused_topic_drops_queues_of_unknown_topics),
+        T(test_store_settings_update_applies_and_persists),
         cmocka_unit_test_setup_teardown(test_acl_info_names_the_broker, setup_acl, teardown),
     };
     struct CMUnitTest tests[sizeof all / sizeof all[0]];

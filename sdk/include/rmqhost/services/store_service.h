@@ -52,6 +52,11 @@ typedef struct rmq_store_queues_service {
      * at most cap bytes (NUL-terminated); returns the length of the whole
      * text, so a larger buffer can be retried. Any thread. */
     size_t (*config_text)(void *svc_ud, char *out, size_t cap);
+    /* UPDATE_BROKER_CONFIG of one of the store's settings: 0 taken (kept
+     * for the next start, applied now where the store reads it at run
+     * time), RMQ_ENOENT not a setting an update may change, RMQ_EINVAL a
+     * value it cannot take. May write a file: call from EXEC. */
+    int (*config_update)(void *svc_ud, const char *key, const char *value);
 } rmq_store_queues_service;
 
 #ifdef __cplusplus
