@@ -329,6 +329,16 @@ static void test_sync_flush_group_when_disk_fills(void **state)
     sync_run r = {.e = e, .w = calloc(MAX, sizeof(sync_waiter)), .max = MAX, .seed0 = 0};
     pthread_t t;
     assert_int_equal(pthread_create(&t, NULL, sync_putter, &r), 0);
+    /* some groups confirmed first: on a loaded machine the filler could
+     * otherwise take the disk before the putter's first put */
+    for (int64_t until = st_mono_ms() + 30000;;) {
+        pthread_mutex_lock(&g_wmu);
+        int answered = g_answered;
+        pthread_mutex_unlock(&g_wmu);
+        if (answered >= 16 || st_mono_ms() > until)
+            break;
+        usleep(1000);
+    }
     fill_to_last_byte(filler); /* while the putter's groups wait */
     pthread_join(t, NULL);
     if (r.refused < 20)
