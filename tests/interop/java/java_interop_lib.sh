@@ -8,6 +8,11 @@
 . "$(dirname "${BASH_SOURCE[0]}")/../../support/all_in_one_conf.sh"
 
 started_pids=()
+# A signal (ctest's timeout) ends the script through exit, so its EXIT trap
+# (stop_all) still runs.
+trap 'exit 143' TERM
+trap 'exit 130' INT
+trap 'exit 129' HUP
 
 stop_all() {
   local pid

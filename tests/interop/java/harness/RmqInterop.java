@@ -87,6 +87,9 @@ public final class RmqInterop {
     // poll and uses it at its next rebalance (30 s and 20 s by default, the
     // same against a Java broker). Both once a second keep the test short.
     System.setProperty("rocketmq.client.rebalance.waitInterval", "1000");
+    // Sends go to the broker's VIP port (listen port - 2), as with older 4.x
+    // clients' default; 4.9.8 and 5.3.3 default to the listen port.
+    System.setProperty("com.rocketmq.sendMessageWithVIPChannel", "true");
     int failed = 0;
     for (int i = 2; i < args.length; i++) {
       RmqInterop h = new RmqInterop(args[0], args[1]);
