@@ -46,7 +46,7 @@ mv "$dir/conf.d/10-namesrv.conf" "$dir/ns/conf.d/"
 cat >"$dir/conf.d/host.conf" <<CONF
 state_dir = "$dir/state";
 io_threads = 1;
-log_level = "warn";
+log_level = "${LOG_LEVEL:-warn}";
 servers = { broker = { listen = "127.0.0.1:0"; }; };
 CONF
 "$bin/rmqhostd" -c "$dir/ns/conf.d" >"$dir/ns.log" 2>&1 &
@@ -101,6 +101,8 @@ start restart
 echo "restart: ${started} s to listening; $(rss)"
 sleep 2
 echo "2 s later: $(rss)"
+# LOG_LEVEL=info: where the restart's time went
+[[ ${LOG_LEVEL:-} == info ]] && grep -E "loaded .*topics.json|topics.journal:|store recovered|store ready|ready \(conf" "$dir/daemon.log" | tail -5
 "$rmqbench" -a "127.0.0.1:$sport" --create-topics 1 --topic "Scale-$((n - 1))-again" --size 100 \
   --queues 4 | grep -E "^sends"
 "$rmqbench" -a "127.0.0.1:$sport" --mode send --topic "Scale-0" --size 100 -c 1 -d 1 -s 2 -w 0.5 | grep -iE "latency|p50|req" | head -3
