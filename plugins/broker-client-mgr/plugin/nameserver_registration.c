@@ -231,9 +231,13 @@ static void register_due(bcm_ctx *c, bool force)
         }
         finish_call(c, i, nb > 0); /* the reservation */
     }
+    size_t body_bytes = 0;
+    for (int b = 0; b < nb; b++)
+        body_bytes += bodies[b].len;
     if (nb > 0)
         bcm_bodies_free(bodies, nb);
     free(due);
+    bcm_heap_return_after(c, body_bytes);
 }
 
 static void registration_tick(void *ud)

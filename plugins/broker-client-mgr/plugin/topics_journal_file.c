@@ -129,6 +129,7 @@ static bool compact_write(bcm_ctx *c, json_t *copy, const bcm_data_version *dv, 
     size_t len = strlen(text);
     int rc = c->api->write_file_atomic(c->pctx, path, text, len);
     free(text);
+    bcm_heap_return_after(c, len);
     if (rc != 0) {
         c->api->log(c->pctx, RMQ_LOG_ERROR, "writing %s: %s", path, rmq_strerror(rc));
         return false;
@@ -165,10 +166,16 @@ static void lead_locked(bcm_ctx *c, bool compact)
     int64_t json_size = -1;
     bool journalled = false;
     if (!compact) {
+        off_t journal_end = lseek(c->journal_fd, 0, SEEK_END);
         journalled = write_all(c->journal_fd, buf, len) && fdatasync(c->journal_fd) == 0;
         if (!journalled) {
             c->api->log(c->pctx, RMQ_LOG_ERROR, "appending to %s: %s; rewriting topics.json",
                         JOURNAL_NAME, strerror(errno));
+            /* a partial record must not stay in front of the next ones (the
+             * replay stops at it), even if the rewrite below fails too */
+            if (journal_end >= 0 && ftruncate(c->journal_fd, journal_end) != 0)
+                c->api->log(c->pctx, RMQ_LOG_ERROR, "cutting %s: %s", JOURNAL_NAME,
+                            strerror(errno));
             pthread_mutex_lock(&c->lock);
             copy = json_copy(c->topics.topics);
             dv = c->topics.dv;
