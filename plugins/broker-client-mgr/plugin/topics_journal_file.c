@@ -58,6 +58,7 @@ int bcm_topics_journal_open(bcm_ctx *c)
     if (text)
         bcm_topic_journal_replay(&c->topics, text, len, &r);
     free(text);
+    bcm_heap_return_after(c, len);
     if (r.torn) {
         /* a record cut by a crash was never acknowledged: drop it, so the
          * next records follow the last intact one */
