@@ -139,16 +139,19 @@ static rmq_cmd *register_request(bcm_ctx *c, const bcm_body *b)
     return req;
 }
 
-/* The bodies are encoded from a shallow copy of the table taken under the
- * lock (the configs are shared, never changed in place): with 100,000
- * topics the encoding takes tens of ms, and every SEND takes this lock. */
+/* The bodies are encoded from a copy of the table taken under the lock:
+ * with 100,000 topics the encoding takes tens of ms, and every SEND takes
+ * this lock. */
 static int build_bodies(bcm_ctx *c, bcm_body **bodies)
 {
     json_t *filters = filter_server_list(c);
+    bcm_topic_snapshot snap;
     pthread_mutex_lock(&c->lock);
-    json_t *topics = json_copy(c->topics.topics);
-    bcm_data_version dv = c->topics.dv;
+    int src = bcm_topic_table_snapshot(&c->topics, &snap);
     pthread_mutex_unlock(&c->lock);
+    json_t *topics = src == 0 ? bcm_topic_snapshot_json(&snap) : NULL;
+    bcm_data_version dv = snap.dv;
+    bcm_topic_snapshot_free(&snap);
     if (!topics) {
         json_decref(filters);
         return -1;

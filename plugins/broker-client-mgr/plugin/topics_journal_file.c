@@ -117,10 +117,10 @@ static bool write_all(int fd, const char *p, size_t n)
 /* Outside the lock: topics.json from a copy of the table, then an empty
  * journal (a crash between the two replays records the file already holds:
  * replay skips them by their DataVersion). */
-static bool compact_write(bcm_ctx *c, json_t *copy, const bcm_data_version *dv, int64_t *size)
+static bool compact_write(bcm_ctx *c, bcm_topic_snapshot *copy, bool copied, int64_t *size)
 {
-    char *text = copy ? bcm_versioned_table_encode(dv, "topicConfigTable", copy) : NULL;
-    json_decref(copy);
+    char *text = copied ? bcm_topic_snapshot_encode(copy) : NULL;
+    bcm_topic_snapshot_free(copy);
     if (!text) {
         c->api->log(c->pctx, RMQ_LOG_ERROR, "topics.json: out of memory while encoding");
         return false;
@@ -155,12 +155,11 @@ static void lead_locked(bcm_ctx *c, bool compact)
     c->jbuf = NULL;
     c->jlen = c->jcap = 0;
     compact = compact || c->journal_broken || c->journal_fd < 0;
-    json_t *copy = NULL;
-    bcm_data_version dv = c->topics.dv;
+    bcm_topic_snapshot copy = {0};
+    bool copied = false;
     if (compact) {
-        /* shared values, atomic refcounts: the encoding runs unlocked, and
-         * the table replaces a config object instead of changing it */
-        copy = json_copy(c->topics.topics);
+        /* copied: the encoding runs unlocked */
+        copied = bcm_topic_table_snapshot(&c->topics, &copy) == 0;
         c->journal_broken = false;
     }
     pthread_mutex_unlock(&c->lock);
@@ -178,8 +177,7 @@ static void lead_locked(bcm_ctx *c, bool compact)
                 c->api->log(c->pctx, RMQ_LOG_ERROR, "cutting %s: %s", JOURNAL_NAME,
                             strerror(errno));
             pthread_mutex_lock(&c->lock);
-            copy = json_copy(c->topics.topics);
-            dv = c->topics.dv;
+            copied = bcm_topic_table_snapshot(&c->topics, &copy) == 0;
             names_upto = bcm_unwritten_topics_snapshot(&c->unwritten);
             seq_upto = c->jseq;
             free(c->jbuf); /* the copy holds their changes */
@@ -191,7 +189,7 @@ static void lead_locked(bcm_ctx *c, bool compact)
     }
     free(buf);
     if (compact)
-        compact_write(c, copy, &dv, &json_size);
+        compact_write(c, &copy, copied, &json_size);
     pthread_mutex_lock(&c->lock);
     if (journalled)
         c->journal_bytes += (int64_t)len;
