@@ -67,7 +67,7 @@ static int meta_broker_config(void *ud, rmq_broker_config *out)
 }
 
 /* With the tables lock held: a topic another thread has just created is not
- * answered before its topics.json write is done. Otherwise a second sender
+ * answered before its journal record (or topics.json) is durable. Otherwise a second sender
  * would store and acknowledge a message while the creator is still in
  * fsync, and a kill -9 then would keep the message and lose its topic (the
  * next PULL answers TOPIC_NOT_EXIST). Java persists inside its creation
@@ -97,8 +97,8 @@ static int meta_topic_get(void *ud, const char *topic, rmq_topic_config *out)
     bcm_ctx *c = ud;
     if (!topic)
         return RMQ_EINVAL;
-    /* Every SEND asks: the table keeps the decoded config (see topic_table.h
-     * for why it is never stale), so this is a lookup and a copy. */
+    /* Every SEND asks: the table keeps configs as structs, so this is a
+     * lookup and a copy. */
     bcm_topic_fields f;
     pthread_mutex_lock(&c->lock);
     wait_topic_written(c, topic);
