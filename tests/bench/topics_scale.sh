@@ -2,13 +2,14 @@
 # Topic-creation figures of docs/benchmarks.md (issue 21 §2): one connection
 # creates N topics one at a time (rmqbench --create-topics: a 100-byte
 # SEND_MESSAGE_V2 to each new topic, auto-created with 4 queues, or
-# UPDATE_AND_CREATE_TOPIC with MODE=admin), time per 1,000 as the table
+# UPDATE_AND_CREATE_TOPIC with MODE=admin, or with MODE=perqueue a message
+# to each of the 4 queues), time per 1,000 as the table
 # grows; then the broker daemon's RSS (the NameServer runs in a process of
 # its own), a clean stop, the restart time (process start
 # to its listeners up), the RSS after it, and sends to the first and last
 # topic on the restarted daemon. Not a test.
 #
-# usage: tests/bench/topics_scale.sh [BUILD_DIR] [N] [send|admin] [FLUSH] [REPORT_EVERY]
+# usage: tests/bench/topics_scale.sh [BUILD_DIR] [N] [send|admin|perqueue] [FLUSH] [REPORT_EVERY]
 # RMQBENCH=path runs another build's rmqbench (a baseline daemon build
 # without the create-topics mode).
 set -euo pipefail
@@ -83,6 +84,7 @@ rss() { awk '/^(VmRSS|RssAnon|RssFile)/{printf "%s %d MB  ", $1, $2/1024}' "/pro
 start
 args=(-a "127.0.0.1:$sport" --create-topics "$n" --topic Scale --size 100 --queues 4 --report-every "$every")
 [[ $mode == admin ]] && args+=(--create-via-admin)
+[[ $mode == perqueue ]] && args+=(--per-queue)
 if [[ -n ${PERF:-} ]]; then
   "$rmqbench" "${args[@]}" --create-topics "$((n / 2))" --topic Warm >/dev/null
   perf record -g -o "$PERF" -p "$dpid" >/dev/null 2>&1 &
