@@ -57,6 +57,8 @@ static const char usage_text[] =
     "                   the time per 1000 every --report-every creations, then\n"
     "                   send latency to the first and the last topic\n"
     "  --create-via-admin  create by UPDATE_AND_CREATE_TOPIC (17) instead\n"
+    "  --per-queue      a message to each of the --queues queues of every new topic\n"
+    "                   (the block times then include those sends)\n"
     "  --report-every K  creations per reported block (1000)\n"
     "hold mode:\n"
     "  --hold N         open N connections (127.0.0.x sources), keep them -s s\n"
@@ -248,7 +250,8 @@ enum {
     OPT_BATCH,
     OPT_CREATE_TOPICS,
     OPT_CREATE_VIA_ADMIN,
-    OPT_REPORT_EVERY
+    OPT_REPORT_EVERY,
+    OPT_PER_QUEUE
 };
 
 int rmq_bench_options_parse(rmq_bench_options *o, int argc, char **argv)
@@ -299,6 +302,7 @@ int rmq_bench_options_parse(rmq_bench_options *o, int argc, char **argv)
         {"create-topics", required_argument, NULL, OPT_CREATE_TOPICS},
         {"create-via-admin", no_argument, NULL, OPT_CREATE_VIA_ADMIN},
         {"report-every", required_argument, NULL, OPT_REPORT_EVERY},
+        {"per-queue", no_argument, NULL, OPT_PER_QUEUE},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -378,6 +382,7 @@ int rmq_bench_options_parse(rmq_bench_options *o, int argc, char **argv)
                 o->mode = RMQ_BENCH_MODE_SEND; /* the body of --size */
             break;
         case OPT_CREATE_VIA_ADMIN: o->create_via_admin = 1; break;
+        case OPT_PER_QUEUE: o->per_queue = 1; break;
         case OPT_REPORT_EVERY: bad = parse_uint(optarg, 1, 10000000, &o->report_every); break;
         case 'h': fputs(usage_text, stdout); return 1;
         default: fputs(usage_text, stderr); return -1;

@@ -43,6 +43,7 @@ typedef struct rmq_bench_options {
     unsigned create_topics; /* 0 = not this mode */
     unsigned report_every;  /* creations per reported block (1000) */
     int create_via_admin;   /* UPDATE_AND_CREATE_TOPIC instead of a send */
+    int per_queue;          /* a message to every queue of each new topic */
     unsigned hold;          /* hold mode (hold_mode.c): connections to open and keep */
     int hold_request;       /* ... each sending one request first */
     int tls;                /* --tls: every connection speaks TLS (server not verified) */

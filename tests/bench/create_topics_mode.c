@@ -83,14 +83,15 @@ static int32_t call(int fd, rmq_cmd *req, uint8_t **buf, size_t *cap)
 }
 
 static rmq_cmd *request_for(const rmq_bench_options *o, const char *topic, int32_t opaque,
-                            const char *born)
+                            const char *born, int queue)
 {
     rmq_cmd *c = rmq_cmd_new();
     if (!c)
         return NULL;
     c->opaque = opaque;
-    char queues[16];
+    char queues[16], qid[16];
     snprintf(queues, sizeof queues, "%u", o->queues);
+    snprintf(qid, sizeof qid, "%d", queue);
     int rc;
     if (o->create_via_admin) {
         c->code = 17;
@@ -102,7 +103,7 @@ static rmq_cmd *request_for(const rmq_bench_options *o, const char *topic, int32
         c->code = 310;
         rc = rmq_cmd_ext_set(c, "a", o->group) || rmq_cmd_ext_set(c, "b", topic) ||
              rmq_cmd_ext_set(c, "c", "TBW102") || rmq_cmd_ext_set(c, "d", queues) ||
-             rmq_cmd_ext_set(c, "e", "-1") || rmq_cmd_ext_set(c, "f", "0") ||
+             rmq_cmd_ext_set(c, "e", qid) || rmq_cmd_ext_set(c, "f", "0") ||
              rmq_cmd_ext_set(c, "g", born) || rmq_cmd_ext_set(c, "h", "0") ||
              rmq_cmd_ext_set(c, "i", "WAIT\001true\002TAGS\001TagA") ||
              rmq_cmd_ext_set(c, "j", "0") || rmq_cmd_ext_set(c, "k", "false") ||
@@ -138,7 +139,7 @@ static int fixed_sends(const rmq_bench_options *o, int fd, const char *topic, co
     rmq_bench_options so = *o;
     so.create_via_admin = 0;
     for (int i = 0; i < FIXED_SENDS; i++) {
-        rmq_cmd *req = request_for(&so, topic, 2000000 + i, born);
+        rmq_cmd *req = request_for(&so, topic, 2000000 + i, born, -1);
         if (!req)
             return -1;
         uint64_t t0 = now_ns();
@@ -177,28 +178,31 @@ int rmq_bench_create_topics_run(const rmq_bench_options *o, FILE *out)
     uint8_t *buf = NULL;
     size_t cap = 0;
     int status = lat ? 0 : 1;
-    fprintf(out, "creating %u topics %s-<i> (%u queues) by %s, one at a time\n", o->create_topics,
+    fprintf(out, "creating %u topics %s-<i> (%u queues) by %s, one at a time%s\n", o->create_topics,
             o->topic, o->queues,
-            o->create_via_admin ? "UPDATE_AND_CREATE_TOPIC" : "SEND_MESSAGE_V2");
+            o->create_via_admin ? "UPDATE_AND_CREATE_TOPIC" : "SEND_MESSAGE_V2",
+            o->per_queue && !o->create_via_admin ? ", then a message to each other queue" : "");
     uint64_t block_start = now_ns(), all_start = block_start;
     unsigned in_block = 0;
     for (unsigned i = 0; i < o->create_topics && status == 0; i++) {
         char topic[160];
         snprintf(topic, sizeof topic, "%s-%u", o->topic, i);
-        rmq_cmd *req = request_for(o, topic, (int32_t)(i % 1000000000u) + 1, born);
-        if (!req) {
-            status = 1;
-            break;
-        }
+        /* with --per-queue, one message to each queue (queue 0 creates) */
+        unsigned sends = o->per_queue && !o->create_via_admin ? o->queues : 1;
         uint64_t t0 = now_ns();
-        int32_t code = call(fd, req, &buf, &cap);
-        lat[in_block++] = now_ns() - t0;
-        rmq_cmd_free(req);
-        if (code != 0) {
-            fprintf(stderr, "rmqbench: creation of %s answered %d\n", topic, code);
-            status = 1;
-            break;
+        for (unsigned q = 0; q < sends && status == 0; q++) {
+            rmq_cmd *req = request_for(o, topic, (int32_t)(i % 1000000000u) + 1, born,
+                                       o->per_queue ? (int)q : -1);
+            int32_t code = req ? call(fd, req, &buf, &cap) : INT32_MIN;
+            rmq_cmd_free(req);
+            if (code != 0) {
+                fprintf(stderr, "rmqbench: send %u to %s answered %d\n", q, topic, code);
+                status = 1;
+            }
         }
+        lat[in_block++] = now_ns() - t0;
+        if (status != 0)
+            break;
         if (in_block == every || i + 1 == o->create_topics) {
             uint64_t t = now_ns();
             double secs = (double)(t - block_start) / 1e9;

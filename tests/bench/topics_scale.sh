@@ -2,13 +2,14 @@
 # Topic-creation figures of docs/benchmarks.md (issue 21 §2): one connection
 # creates N topics one at a time (rmqbench --create-topics: a 100-byte
 # SEND_MESSAGE_V2 to each new topic, auto-created with 4 queues, or
-# UPDATE_AND_CREATE_TOPIC with MODE=admin), time per 1,000 as the table
+# UPDATE_AND_CREATE_TOPIC with MODE=admin, or with MODE=perqueue a message
+# to each of the 4 queues), time per 1,000 as the table
 # grows; then the broker daemon's RSS (the NameServer runs in a process of
 # its own), a clean stop, the restart time (process start
 # to its listeners up), the RSS after it, and sends to the first and last
 # topic on the restarted daemon. Not a test.
 #
-# usage: tests/bench/topics_scale.sh [BUILD_DIR] [N] [send|admin] [FLUSH] [REPORT_EVERY]
+# usage: tests/bench/topics_scale.sh [BUILD_DIR] [N] [send|admin|perqueue] [FLUSH] [REPORT_EVERY]
 # RMQBENCH=path runs another build's rmqbench (a baseline daemon build
 # without the create-topics mode).
 set -euo pipefail
@@ -46,7 +47,7 @@ mv "$dir/conf.d/10-namesrv.conf" "$dir/ns/conf.d/"
 cat >"$dir/conf.d/host.conf" <<CONF
 state_dir = "$dir/state";
 io_threads = 1;
-log_level = "warn";
+log_level = "${LOG_LEVEL:-warn}";
 servers = { broker = { listen = "127.0.0.1:0"; }; };
 CONF
 "$bin/rmqhostd" -c "$dir/ns/conf.d" >"$dir/ns.log" 2>&1 &
@@ -83,6 +84,7 @@ rss() { awk '/^(VmRSS|RssAnon|RssFile)/{printf "%s %d MB  ", $1, $2/1024}' "/pro
 start
 args=(-a "127.0.0.1:$sport" --create-topics "$n" --topic Scale --size 100 --queues 4 --report-every "$every")
 [[ $mode == admin ]] && args+=(--create-via-admin)
+[[ $mode == perqueue ]] && args+=(--per-queue)
 if [[ -n ${PERF:-} ]]; then
   "$rmqbench" "${args[@]}" --create-topics "$((n / 2))" --topic Warm >/dev/null
   perf record -g -o "$PERF" -p "$dpid" >/dev/null 2>&1 &
@@ -101,6 +103,8 @@ start restart
 echo "restart: ${started} s to listening; $(rss)"
 sleep 2
 echo "2 s later: $(rss)"
+# LOG_LEVEL=info: where the restart's time went
+[[ ${LOG_LEVEL:-} == info ]] && grep -E "loaded .*topics.json|topics.journal:|store recovered|store ready|ready \(conf" "$dir/daemon.log" | tail -5
 "$rmqbench" -a "127.0.0.1:$sport" --create-topics 1 --topic "Scale-$((n - 1))-again" --size 100 \
   --queues 4 | grep -E "^sends"
 "$rmqbench" -a "127.0.0.1:$sport" --mode send --topic "Scale-0" --size 100 -c 1 -d 1 -s 2 -w 0.5 | grep -iE "latency|p50|req" | head -3

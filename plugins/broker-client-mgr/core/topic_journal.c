@@ -30,13 +30,15 @@ static int append(char **buf, size_t *len, size_t *cap, const char *s, size_t n)
 int bcm_topic_journal_note(const bcm_topic_table *t, const char *name, char **buf, size_t *len,
                            size_t *cap)
 {
-    json_t *cfg = json_object_get(t->topics, name);
+    json_t *cfg = bcm_topic_table_config_json(t, name);
     json_t *rec =
         json_pack("{s[II]}", "dv", (json_int_t)t->dv.counter, (json_int_t)t->dv.timestamp);
-    if (!rec)
+    if (!rec) {
+        json_decref(cfg);
         return -1;
-    int rc =
-        cfg ? json_object_set(rec, "put", cfg) : json_object_set_new(rec, "del", json_string(name));
+    }
+    int rc = cfg ? json_object_set_new(rec, "put", cfg)
+                 : json_object_set_new(rec, "del", json_string(name));
     char *text = rc == 0 ? json_dumps(rec, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
     json_decref(rec);
     if (!text)

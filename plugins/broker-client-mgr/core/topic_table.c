@@ -1,6 +1,8 @@
 /* topic_table.c — owns the broker's topic table and its DataVersion, the
- * topics.json format and the decoded configs SEND reads. Never registers
- * anything: callers decide when the NameServers must hear about a change. */
+ * topics.json format and the configs SEND reads. Configs are kept as fixed
+ * structs and turned into Java's TopicConfig JSON only when encoded. Never
+ * registers anything: callers decide when the NameServers must hear about a
+ * change. */
 #include "topic_table.h"
 
 #include "fastjson_text.h"
@@ -9,28 +11,25 @@
 #include <stdlib.h>
 #include <string.h>
 
+static void cfg_free(void *p)
+{
+    bcm_topic_cfg *c = p;
+    if (c)
+        json_decref(c->attributes);
+    free(c);
+}
+
 int bcm_topic_table_init(bcm_topic_table *t, uint64_t now_wall_ms)
 {
-    t->topics = json_object();
+    str_map_init(&t->cfgs);
     t->dv.counter = 0;
     t->dv.timestamp = (int64_t)now_wall_ms;
-    str_map_init(&t->decoded);
-    t->gen = 0;
-    return t->topics ? 0 : -1;
+    return 0;
 }
 
 void bcm_topic_table_free(bcm_topic_table *t)
 {
-    json_decref(t->topics);
-    t->topics = NULL;
-    str_map_clear(&t->decoded, free);
-}
-
-/* Called first by every function that changes t->topics: decoded entries
- * stamped before now are stale. */
-static void topics_changing(bcm_topic_table *t)
-{
-    t->gen++;
+    str_map_clear(&t->cfgs, cfg_free);
 }
 
 json_t *bcm_topic_config_new(const char *name, int read_q, int write_q, int perm, int sys_flag,
@@ -41,11 +40,62 @@ json_t *bcm_topic_config_new(const char *name, int read_q, int write_q, int perm
                      "topicSysFlag", sys_flag, "writeQueueNums", write_q);
 }
 
+static json_t *cfg_json(const char *name, const bcm_topic_cfg *c)
+{
+    json_t *j = bcm_topic_config_new(name, c->read_queue_nums, c->write_queue_nums, c->perm,
+                                     c->topic_sys_flag, c->order,
+                                     c->topic_filter_type == 1 ? "MULTI_TAG" : "SINGLE_TAG");
+    if (j && c->attributes)
+        json_object_set(j, "attributes", c->attributes);
+    return j;
+}
+
+/* A TopicConfig object (missing fields take Java's defaults) as a struct. */
+static void cfg_from_json(const json_t *in, bcm_topic_cfg *c)
+{
+    json_t *rq = json_object_get(in, "readQueueNums");
+    json_t *wq = json_object_get(in, "writeQueueNums");
+    json_t *perm = json_object_get(in, "perm");
+    json_t *sf = json_object_get(in, "topicSysFlag");
+    const char *ft = json_string_value(json_object_get(in, "topicFilterType"));
+    memset(c, 0, sizeof *c);
+    c->read_queue_nums = rq ? (int32_t)json_integer_value(rq) : 16;
+    c->write_queue_nums = wq ? (int32_t)json_integer_value(wq) : 16;
+    c->perm = perm ? (int32_t)json_integer_value(perm) : 6;
+    c->topic_sys_flag = sf ? (int32_t)json_integer_value(sf) : 0;
+    c->topic_filter_type = ft && strcmp(ft, "MULTI_TAG") == 0 ? 1 : 0;
+    c->order = json_is_true(json_object_get(in, "order"));
+    json_t *attrs = json_object_get(in, "attributes"); /* 5.x files: keep, harmless */
+    c->attributes = json_is_object(attrs) ? json_incref(attrs) : NULL;
+}
+
+/* Insert or replace name's config (a copy of *c, attributes reference taken). */
+static int put_cfg(bcm_topic_table *t, const char *name, const bcm_topic_cfg *c)
+{
+    bcm_topic_cfg *v = malloc(sizeof *v);
+    if (!v)
+        return -1;
+    *v = *c;
+    void *old = NULL;
+    if (str_map_put(&t->cfgs, name, v, &old) != 0) {
+        free(v);
+        return -1;
+    }
+    if (v->attributes)
+        json_incref(v->attributes);
+    cfg_free(old);
+    return 0;
+}
+
 static void put_quiet(bcm_topic_table *t, json_t *cfg)
 {
-    topics_changing(t);
-    if (cfg)
-        json_object_set_new(t->topics, json_string_value(json_object_get(cfg, "topicName")), cfg);
+    if (!cfg)
+        return;
+    bcm_topic_cfg c;
+    cfg_from_json(cfg, &c);
+    put_cfg(t, json_string_value(json_object_get(cfg, "topicName")), &c);
+    json_decref(c.attributes);
+    json_decref(cfg);
 }
 
 int bcm_topic_table_add_system(bcm_topic_table *t, const bcm_system_topic_opts *o)
@@ -69,26 +119,6 @@ int bcm_topic_table_add_system(bcm_topic_table *t, const bcm_system_topic_opts *
     return 0;
 }
 
-static json_t *normalise_topic(const char *name, json_t *in)
-{
-    json_t *n = json_object_get(in, "topicName");
-    const char *nm = json_is_string(n) ? json_string_value(n) : name;
-    json_t *rq = json_object_get(in, "readQueueNums");
-    json_t *wq = json_object_get(in, "writeQueueNums");
-    json_t *perm = json_object_get(in, "perm");
-    json_t *sf = json_object_get(in, "topicSysFlag");
-    json_t *ft = json_object_get(in, "topicFilterType");
-    json_t *cfg = bcm_topic_config_new(
-        nm, rq ? (int)json_integer_value(rq) : 16, wq ? (int)json_integer_value(wq) : 16,
-        perm ? (int)json_integer_value(perm) : 6, sf ? (int)json_integer_value(sf) : 0,
-        json_is_true(json_object_get(in, "order")),
-        json_is_string(ft) ? json_string_value(ft) : "SINGLE_TAG");
-    json_t *attrs = json_object_get(in, "attributes"); /* 5.x files: keep, harmless */
-    if (cfg && json_is_object(attrs))
-        json_object_set(cfg, "attributes", attrs);
-    return cfg;
-}
-
 int bcm_topic_table_load(bcm_topic_table *t, const char *text, size_t len, char *err, size_t errlen)
 {
     json_t *root = fastjson_load_object(text, len, err, errlen);
@@ -99,17 +129,120 @@ int bcm_topic_table_load(bcm_topic_table *t, const char *text, size_t len, char 
     json_t *v;
     json_object_foreach(table, k, v)
     {
-        if (json_is_object(v))
-            put_quiet(t, normalise_topic(k, v));
+        if (!json_is_object(v))
+            continue;
+        json_t *n = json_object_get(v, "topicName");
+        bcm_topic_cfg c;
+        cfg_from_json(v, &c);
+        put_cfg(t, json_is_string(n) ? json_string_value(n) : k, &c);
+        json_decref(c.attributes);
     }
     bcm_data_version_from_json(&t->dv, json_object_get(root, "dataVersion"));
     json_decref(root);
     return 0;
 }
 
+size_t bcm_topic_table_size(const bcm_topic_table *t)
+{
+    return t->cfgs.count;
+}
+
+json_t *bcm_topic_table_config_json(const bcm_topic_table *t, const char *name)
+{
+    const bcm_topic_cfg *c = str_map_get(&t->cfgs, name);
+    return c ? cfg_json(name, c) : NULL;
+}
+
+void bcm_topic_table_for_each(const bcm_topic_table *t,
+                              void (*fn)(void *ud, const char *name, const bcm_topic_cfg *cfg),
+                              void *ud)
+{
+    str_map_iter it;
+    str_map_iter_init(&t->cfgs, &it);
+    for (str_map_entry *e; (e = str_map_iter_next(&t->cfgs, &it)) != NULL;)
+        fn(ud, e->key, e->value);
+}
+
+json_t *bcm_topic_table_json(const bcm_topic_table *t)
+{
+    bcm_topic_snapshot s;
+    if (bcm_topic_table_snapshot(t, &s) != 0)
+        return NULL;
+    json_t *j = bcm_topic_snapshot_json(&s);
+    bcm_topic_snapshot_free(&s);
+    return j;
+}
+
+int bcm_topic_table_snapshot(const bcm_topic_table *t, bcm_topic_snapshot *s)
+{
+    memset(s, 0, sizeof *s);
+    s->dv = t->dv;
+    size_t n = t->cfgs.count;
+    s->names = calloc(n ? n : 1, sizeof *s->names);
+    s->cfgs = malloc((n ? n : 1) * sizeof *s->cfgs);
+    if (!s->names || !s->cfgs) {
+        bcm_topic_snapshot_free(s);
+        return -1;
+    }
+    str_map_iter it;
+    str_map_iter_init(&t->cfgs, &it);
+    for (str_map_entry *e; (e = str_map_iter_next(&t->cfgs, &it)) != NULL;) {
+        char *name = strdup(e->key);
+        if (!name) {
+            bcm_topic_snapshot_free(s);
+            return -1;
+        }
+        s->names[s->n] = name;
+        s->cfgs[s->n] = *(const bcm_topic_cfg *)e->value;
+        if (s->cfgs[s->n].attributes)
+            json_incref(s->cfgs[s->n].attributes); /* atomic: freed unlocked */
+        s->n++;
+    }
+    return 0;
+}
+
+json_t *bcm_topic_snapshot_json(const bcm_topic_snapshot *s)
+{
+    json_t *o = json_object();
+    for (size_t i = 0; o && i < s->n; i++) {
+        json_t *j = cfg_json(s->names[i], &s->cfgs[i]);
+        if (!j || json_object_set_new(o, s->names[i], j) != 0) {
+            json_decref(o);
+            return NULL;
+        }
+    }
+    return o;
+}
+
+char *bcm_topic_snapshot_encode(const bcm_topic_snapshot *s)
+{
+    json_t *o = bcm_topic_snapshot_json(s);
+    if (!o)
+        return NULL;
+    char *text = bcm_versioned_table_encode(&s->dv, "topicConfigTable", o);
+    json_decref(o);
+    return text;
+}
+
+void bcm_topic_snapshot_free(bcm_topic_snapshot *s)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        free(s->names[i]);
+        json_decref(s->cfgs[i].attributes);
+    }
+    free(s->names);
+    free(s->cfgs);
+    memset(s, 0, sizeof *s);
+}
+
 char *bcm_topic_table_encode(const bcm_topic_table *t)
 {
-    return bcm_versioned_table_encode(&t->dv, "topicConfigTable", t->topics);
+    bcm_topic_snapshot s;
+    if (bcm_topic_table_snapshot(t, &s) != 0)
+        return NULL;
+    char *text = bcm_topic_snapshot_encode(&s);
+    bcm_topic_snapshot_free(&s);
+    return text;
 }
 
 int bcm_topic_table_put(bcm_topic_table *t, json_t *cfg, uint64_t now_wall_ms)
@@ -119,8 +252,12 @@ int bcm_topic_table_put(bcm_topic_table *t, json_t *cfg, uint64_t now_wall_ms)
         json_decref(cfg);
         return -1;
     }
-    topics_changing(t);
-    if (json_object_set_new(t->topics, name, cfg) != 0)
+    bcm_topic_cfg c;
+    cfg_from_json(cfg, &c);
+    int rc = put_cfg(t, name, &c);
+    json_decref(c.attributes);
+    json_decref(cfg);
+    if (rc != 0)
         return -1;
     bcm_data_version_next(&t->dv, now_wall_ms);
     return 0;
@@ -129,7 +266,7 @@ int bcm_topic_table_put(bcm_topic_table *t, json_t *cfg, uint64_t now_wall_ms)
 bool bcm_topic_table_create_if_absent(bcm_topic_table *t, const char *name, int queues, int perm,
                                       int sys_flag, uint64_t now_wall_ms)
 {
-    if (json_object_get(t->topics, name))
+    if (str_map_get(&t->cfgs, name))
         return false;
     return bcm_topic_table_put(
                t, bcm_topic_config_new(name, queues, queues, perm, sys_flag, false, NULL),
@@ -138,17 +275,17 @@ bool bcm_topic_table_create_if_absent(bcm_topic_table *t, const char *name, int 
 
 bool bcm_topic_table_delete(bcm_topic_table *t, const char *name, uint64_t now_wall_ms)
 {
-    topics_changing(t);
-    free(str_map_remove(&t->decoded, name)); /* keeps the cache within the table */
-    if (json_object_del(t->topics, name) != 0)
+    bcm_topic_cfg *c = str_map_remove(&t->cfgs, name);
+    if (!c)
         return false;
+    cfg_free(c);
     bcm_data_version_next(&t->dv, now_wall_ms);
     return true;
 }
 
 bool bcm_topic_table_has(const bcm_topic_table *t, const char *name)
 {
-    return json_object_get(t->topics, name) != NULL;
+    return str_map_get(&t->cfgs, name) != NULL;
 }
 
 bool bcm_topic_table_apply_order_conf(bcm_topic_table *t, const json_t *kv_table,
@@ -158,20 +295,13 @@ bool bcm_topic_table_apply_order_conf(bcm_topic_table *t, const json_t *kv_table
     if (!json_is_object(table))
         return false;
     bool changed = false;
-    topics_changing(t);
-    const char *k;
-    json_t *v;
-    json_object_foreach(t->topics, k, v)
-    {
-        bool want = json_object_get(table, k) != NULL;
-        if (json_is_true(json_object_get(v, "order")) != want) {
-            /* replaced, not changed in place: a copy of the table being
-             * written out unlocked shares the config objects */
-            json_t *nv = json_deep_copy(v);
-            if (!nv)
-                continue;
-            json_object_set_new(nv, "order", json_boolean(want));
-            json_object_set_new(t->topics, k, nv);
+    str_map_iter it;
+    str_map_iter_init(&t->cfgs, &it);
+    for (str_map_entry *e; (e = str_map_iter_next(&t->cfgs, &it)) != NULL;) {
+        bcm_topic_cfg *c = e->value;
+        bool want = json_object_get(table, e->key) != NULL;
+        if (c->order != want) {
+            c->order = want; /* snapshots copy the struct: in place is safe */
             changed = true;
         }
     }
@@ -180,61 +310,31 @@ bool bcm_topic_table_apply_order_conf(bcm_topic_table *t, const json_t *kv_table
     return changed;
 }
 
-void bcm_topic_fields_from_json(const json_t *j, bcm_topic_fields *out)
+void bcm_topic_fields_from_cfg(const char *name, const bcm_topic_cfg *c, bcm_topic_fields *out)
 {
     memset(out, 0, sizeof *out);
-    snprintf(out->topic_name, sizeof out->topic_name, "%s",
-             json_string_value(json_object_get(j, "topicName")));
-    out->read_queue_nums = (int32_t)json_integer_value(json_object_get(j, "readQueueNums"));
-    out->write_queue_nums = (int32_t)json_integer_value(json_object_get(j, "writeQueueNums"));
-    out->perm = (int32_t)json_integer_value(json_object_get(j, "perm"));
-    const char *ft = json_string_value(json_object_get(j, "topicFilterType"));
-    out->topic_filter_type = ft && strcmp(ft, "MULTI_TAG") == 0 ? 1 : 0;
-    out->topic_sys_flag = (int32_t)json_integer_value(json_object_get(j, "topicSysFlag"));
-    out->order = json_is_true(json_object_get(j, "order"));
+    snprintf(out->topic_name, sizeof out->topic_name, "%s", name);
+    out->read_queue_nums = c->read_queue_nums;
+    out->write_queue_nums = c->write_queue_nums;
+    out->perm = c->perm;
+    out->topic_filter_type = c->topic_filter_type;
+    out->topic_sys_flag = c->topic_sys_flag;
+    out->order = c->order;
 }
 
-/* The numbers only: the name is the key (a table's key is always its
- * config's topicName), and 256 bytes per topic add up at 100,000 topics. */
-typedef struct decoded_topic {
-    uint64_t gen;
-    int32_t read_queue_nums, write_queue_nums, perm, topic_filter_type, topic_sys_flag;
-    bool order;
-} decoded_topic;
+void bcm_topic_fields_from_json(const json_t *j, bcm_topic_fields *out)
+{
+    bcm_topic_cfg c;
+    cfg_from_json(j, &c);
+    json_decref(c.attributes);
+    bcm_topic_fields_from_cfg(json_string_value(json_object_get(j, "topicName")), &c, out);
+}
 
 bool bcm_topic_table_get(bcm_topic_table *t, const char *name, bcm_topic_fields *out)
 {
-    decoded_topic *d = str_map_get(&t->decoded, name);
-    if (d && d->gen == t->gen) {
-        memset(out, 0, sizeof *out);
-        snprintf(out->topic_name, sizeof out->topic_name, "%s", name);
-        out->read_queue_nums = d->read_queue_nums;
-        out->write_queue_nums = d->write_queue_nums;
-        out->perm = d->perm;
-        out->topic_filter_type = d->topic_filter_type;
-        out->topic_sys_flag = d->topic_sys_flag;
-        out->order = d->order;
-        return true;
-    }
-    const json_t *j = json_object_get(t->topics, name);
-    if (!j) {
-        free(str_map_remove(&t->decoded, name));
+    const bcm_topic_cfg *c = str_map_get(&t->cfgs, name);
+    if (!c)
         return false;
-    }
-    bcm_topic_fields_from_json(j, out);
-    if (!d) {
-        d = malloc(sizeof *d);
-        if (!d || str_map_put(&t->decoded, name, d, NULL) != 0) {
-            free(d); /* answer without caching */
-            return true;
-        }
-    }
-    d->gen = t->gen;
-    d->read_queue_nums = out->read_queue_nums;
-    d->write_queue_nums = out->write_queue_nums;
-    d->perm = out->perm;
-    d->topic_filter_type = out->topic_filter_type;
-    d->topic_sys_flag = out->topic_sys_flag;
-    d->order = out->order;
+    bcm_topic_fields_from_cfg(name, c, out);
     return true;
 }

@@ -258,6 +258,8 @@ void bcm_registration_free(bcm_ctx *c);
  * deleted_since_trim), return freed heap to the OS; called by the
  * housekeeping timer of topics_journal_file.c, off the request path */
 void bcm_heap_return_check(bcm_ctx *c);
+/* After freeing a transient of `bytes` (>= 4 MiB): return the heap now. */
+void bcm_heap_return_after(bcm_ctx *c, size_t bytes);
 
 /* broker_meta_export.c: service "broker.meta" and event "broker.topic_deleted" */
 int bcm_export_broker_meta(bcm_ctx *c);

@@ -67,7 +67,7 @@ static int meta_broker_config(void *ud, rmq_broker_config *out)
 }
 
 /* With the tables lock held: a topic another thread has just created is not
- * answered before its topics.json write is done. Otherwise a second sender
+ * answered before its journal record (or topics.json) is durable. Otherwise a second sender
  * would store and acknowledge a message while the creator is still in
  * fsync, and a kill -9 then would keep the message and lose its topic (the
  * next PULL answers TOPIC_NOT_EXIST). Java persists inside its creation
@@ -97,8 +97,8 @@ static int meta_topic_get(void *ud, const char *topic, rmq_topic_config *out)
     bcm_ctx *c = ud;
     if (!topic)
         return RMQ_EINVAL;
-    /* Every SEND asks: the table keeps the decoded config (see topic_table.h
-     * for why it is never stale), so this is a lookup and a copy. */
+    /* Every SEND asks: the table keeps configs as structs, so this is a
+     * lookup and a copy. */
     bcm_topic_fields f;
     pthread_mutex_lock(&c->lock);
     wait_topic_written(c, topic);
@@ -132,24 +132,23 @@ static int meta_topic_create_in_send(void *ud, const char *topic, const char *de
     int rc = RMQ_ENOENT;
     pthread_mutex_lock(&c->lock);
     wait_topic_written(c, topic);
-    const json_t *j = json_object_get(c->topics.topics, topic);
-    if (j) {
-        topic_from_json(j, out);
+    bcm_topic_fields have, d;
+    if (bcm_topic_table_get(&c->topics, topic, &have)) {
+        topic_from_fields(&have, out);
         rc = 0;
     } else {
-        const json_t *d = default_topic ? json_object_get(c->topics.topics, default_topic) : NULL;
-        if (d) {
-            int perm = (int)json_integer_value(json_object_get(d, "perm"));
+        if (default_topic && bcm_topic_table_get(&c->topics, default_topic, &d)) {
+            int perm = d.perm;
             /* TBW102 without autoCreateTopicEnable is read-write only:
              * nothing inherits from it. */
             if (strcmp(default_topic, TBW102) == 0 && !c->s.auto_create_topic_enable)
                 perm = RMQ_PERM_READ | RMQ_PERM_WRITE;
             if (perm & RMQ_PERM_INHERIT) {
-                int dq = (int)json_integer_value(json_object_get(d, "writeQueueNums"));
+                int dq = d.write_queue_nums;
                 int q = default_queue_nums < dq ? default_queue_nums : dq;
                 if (q < 0)
                     q = 0;
-                const char *ft = json_string_value(json_object_get(d, "topicFilterType"));
+                const char *ft = d.topic_filter_type == 1 ? "MULTI_TAG" : "SINGLE_TAG";
                 json_t *cfg = bcm_topic_config_new(topic, q, q, perm & ~RMQ_PERM_INHERIT,
                                                    topic_sys_flag, false, ft);
                 if (cfg) {
@@ -190,13 +189,27 @@ static int meta_topic_create_in_send_back(void *ud, const char *topic, int32_t q
         (void)bcm_unwritten_topics_add(&c->unwritten, topic);
         bcm_topics_note_locked(c, topic);
     }
-    const json_t *j = json_object_get(c->topics.topics, topic);
-    if (j)
-        topic_from_json(j, out);
+    bcm_topic_fields f;
+    bool found = bcm_topic_table_get(&c->topics, topic, &f);
+    if (found)
+        topic_from_fields(&f, out);
     pthread_mutex_unlock(&c->lock);
     if (created)
         topic_created(c, topic);
-    return j ? 0 : RMQ_ENOMEM;
+    return found ? 0 : RMQ_ENOMEM;
+}
+
+typedef struct topic_copy {
+    rmq_topic_config *all;
+    size_t n;
+} topic_copy;
+
+static void copy_one(void *ud, const char *name, const bcm_topic_cfg *cfg)
+{
+    topic_copy *tc = ud;
+    bcm_topic_fields f;
+    bcm_topic_fields_from_cfg(name, cfg, &f);
+    topic_from_fields(&f, &tc->all[tc->n++]);
 }
 
 /* The callback may call back into this service: it runs on a copy, with
@@ -205,13 +218,12 @@ static size_t meta_topic_for_each(void *ud, rmq_topic_config_fn fn, void *fn_ud)
 {
     bcm_ctx *c = ud;
     pthread_mutex_lock(&c->lock);
-    size_t n = json_object_size(c->topics.topics), i = 0;
-    rmq_topic_config *all = n ? malloc(n * sizeof *all) : NULL;
-    if (all) {
-        const char *k;
-        json_t *v;
-        json_object_foreach(c->topics.topics, k, v) topic_from_json(v, &all[i++]);
-    }
+    size_t n = bcm_topic_table_size(&c->topics), i = 0;
+    topic_copy tc = {n ? malloc(n * sizeof *tc.all) : NULL, 0};
+    if (tc.all)
+        bcm_topic_table_for_each(&c->topics, copy_one, &tc);
+    rmq_topic_config *all = tc.all;
+    i = tc.n;
     pthread_mutex_unlock(&c->lock);
     for (size_t k = 0; k < i; k++)
         fn(fn_ud, &all[k]);

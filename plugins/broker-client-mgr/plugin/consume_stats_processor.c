@@ -80,13 +80,13 @@ static size_t plan_topics(bcm_ctx *c, const char *group, const char *topic, topi
     json_array_foreach(topics, i, v)
     {
         const char *t = json_string_value(v);
-        const json_t *cfg = json_object_get(c->topics.topics, t);
-        if (!cfg || !plan)
+        bcm_topic_fields cfg;
+        if (!bcm_topic_table_get(&c->topics, t, &cfg) || !plan)
             continue;
         /* an online group with subscriptions counts only what it subscribes */
         if (g && g->nsubs > 0 && !bcm_consumer_group_find_sub(g, t))
             continue;
-        int rq = (int)json_integer_value(json_object_get(cfg, "readQueueNums"));
+        int rq = cfg.read_queue_nums;
         topic_plan *p = &plan[n];
         p->name = strdup(t);
         p->read_queues = rq > 0 ? rq : 0;

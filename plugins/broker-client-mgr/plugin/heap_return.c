@@ -4,7 +4,8 @@
  * the process. After heapTrimAfterTopicDeletions deletions, one malloc_trim(0)
  * (glibc only: it also releases free pages inside the heap) runs on the
  * housekeeping executor's next check, off the request path; the RSS around
- * it is logged. */
+ * it is logged. bcm_heap_return_after does the same, unlogged, after one
+ * large transient (a registration body, a compaction's text). */
 #include "broker_context.h"
 
 #include <stdio.h>
@@ -12,6 +13,12 @@
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
+
+/* A transient this large (a registration body or a topics.json text of a
+ * big table: 15 MB at 100,000 topics, plus the copies made to build it)
+ * stays in the heap below malloc's raised trim threshold; handing it back
+ * costs a few ms on the executor that built it, rarely. */
+#define HEAP_RETURN_AFTER_BYTES (4u << 20)
 
 static long rss_kb(void)
 {
@@ -24,6 +31,16 @@ static long rss_kb(void)
     }
     long page = sysconf(_SC_PAGESIZE);
     return resident < 0 || page <= 0 ? -1 : resident * (page / 1024);
+}
+
+void bcm_heap_return_after(bcm_ctx *c, size_t bytes)
+{
+    if (bytes < HEAP_RETURN_AFTER_BYTES)
+        return;
+    (void)c;
+#ifdef __GLIBC__
+    malloc_trim(0);
+#endif
 }
 
 void bcm_heap_return_check(bcm_ctx *c)

@@ -141,16 +141,19 @@ static rmq_cmd *register_request(bcm_ctx *c, const bcm_body *b)
     return req;
 }
 
-/* The bodies are encoded from a shallow copy of the table taken under the
- * lock (the configs are shared, never changed in place): with 100,000
- * topics the encoding takes tens of ms, and every SEND takes this lock. */
+/* The bodies are encoded from a copy of the table taken under the lock:
+ * with 100,000 topics the encoding takes tens of ms, and every SEND takes
+ * this lock. */
 static int build_bodies(bcm_ctx *c, bcm_body **bodies)
 {
     json_t *filters = filter_server_list(c);
+    bcm_topic_snapshot snap;
     pthread_mutex_lock(&c->lock);
-    json_t *topics = json_copy(c->topics.topics);
-    bcm_data_version dv = c->topics.dv;
+    int src = bcm_topic_table_snapshot(&c->topics, &snap);
     pthread_mutex_unlock(&c->lock);
+    json_t *topics = src == 0 ? bcm_topic_snapshot_json(&snap) : NULL;
+    bcm_data_version dv = snap.dv;
+    bcm_topic_snapshot_free(&snap);
     if (!topics) {
         json_decref(filters);
         return -1;
@@ -233,9 +236,13 @@ static void register_due(bcm_ctx *c, bool force)
         }
         finish_call(c, i, nb > 0); /* the reservation */
     }
+    size_t body_bytes = 0;
+    for (int b = 0; b < nb; b++)
+        body_bytes += bodies[b].len;
     if (nb > 0)
         bcm_bodies_free(bodies, nb);
     free(due);
+    bcm_heap_return_after(c, body_bytes);
 }
 
 static void registration_tick(void *ud)

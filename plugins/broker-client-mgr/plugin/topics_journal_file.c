@@ -58,6 +58,7 @@ int bcm_topics_journal_open(bcm_ctx *c)
     if (text)
         bcm_topic_journal_replay(&c->topics, text, len, &r);
     free(text);
+    bcm_heap_return_after(c, len);
     if (r.torn) {
         /* a record cut by a crash was never acknowledged: drop it, so the
          * next records follow the last intact one */
@@ -116,10 +117,10 @@ static bool write_all(int fd, const char *p, size_t n)
 /* Outside the lock: topics.json from a copy of the table, then an empty
  * journal (a crash between the two replays records the file already holds:
  * replay skips them by their DataVersion). */
-static bool compact_write(bcm_ctx *c, json_t *copy, const bcm_data_version *dv, int64_t *size)
+static bool compact_write(bcm_ctx *c, bcm_topic_snapshot *copy, bool copied, int64_t *size)
 {
-    char *text = copy ? bcm_versioned_table_encode(dv, "topicConfigTable", copy) : NULL;
-    json_decref(copy);
+    char *text = copied ? bcm_topic_snapshot_encode(copy) : NULL;
+    bcm_topic_snapshot_free(copy);
     if (!text) {
         c->api->log(c->pctx, RMQ_LOG_ERROR, "topics.json: out of memory while encoding");
         return false;
@@ -129,6 +130,7 @@ static bool compact_write(bcm_ctx *c, json_t *copy, const bcm_data_version *dv, 
     size_t len = strlen(text);
     int rc = c->api->write_file_atomic(c->pctx, path, text, len);
     free(text);
+    bcm_heap_return_after(c, len);
     if (rc != 0) {
         c->api->log(c->pctx, RMQ_LOG_ERROR, "writing %s: %s", path, rmq_strerror(rc));
         return false;
@@ -153,25 +155,29 @@ static void lead_locked(bcm_ctx *c, bool compact)
     c->jbuf = NULL;
     c->jlen = c->jcap = 0;
     compact = compact || c->journal_broken || c->journal_fd < 0;
-    json_t *copy = NULL;
-    bcm_data_version dv = c->topics.dv;
+    bcm_topic_snapshot copy = {0};
+    bool copied = false;
     if (compact) {
-        /* shared values, atomic refcounts: the encoding runs unlocked, and
-         * the table replaces a config object instead of changing it */
-        copy = json_copy(c->topics.topics);
+        /* copied: the encoding runs unlocked */
+        copied = bcm_topic_table_snapshot(&c->topics, &copy) == 0;
         c->journal_broken = false;
     }
     pthread_mutex_unlock(&c->lock);
     int64_t json_size = -1;
     bool journalled = false;
     if (!compact) {
+        off_t journal_end = lseek(c->journal_fd, 0, SEEK_END);
         journalled = write_all(c->journal_fd, buf, len) && fdatasync(c->journal_fd) == 0;
         if (!journalled) {
             c->api->log(c->pctx, RMQ_LOG_ERROR, "appending to %s: %s; rewriting topics.json",
                         JOURNAL_NAME, strerror(errno));
+            /* a partial record must not stay in front of the next ones (the
+             * replay stops at it), even if the rewrite below fails too */
+            if (journal_end >= 0 && ftruncate(c->journal_fd, journal_end) != 0)
+                c->api->log(c->pctx, RMQ_LOG_ERROR, "cutting %s: %s", JOURNAL_NAME,
+                            strerror(errno));
             pthread_mutex_lock(&c->lock);
-            copy = json_copy(c->topics.topics);
-            dv = c->topics.dv;
+            copied = bcm_topic_table_snapshot(&c->topics, &copy) == 0;
             names_upto = bcm_unwritten_topics_snapshot(&c->unwritten);
             seq_upto = c->jseq;
             free(c->jbuf); /* the copy holds their changes */
@@ -183,7 +189,7 @@ static void lead_locked(bcm_ctx *c, bool compact)
     }
     free(buf);
     if (compact)
-        compact_write(c, copy, &dv, &json_size);
+        compact_write(c, &copy, copied, &json_size);
     pthread_mutex_lock(&c->lock);
     if (journalled)
         c->journal_bytes += (int64_t)len;

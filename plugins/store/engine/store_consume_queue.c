@@ -462,19 +462,29 @@ static void cq_find_end(store_cq *q)
     if (lo > first) {
         /* the last entry (maybe in an earlier file) and the first one */
         mfile *lf = mfile_list_find(&q->files, (lo - 1) * STORE_CQ_UNIT);
-        if (fd >= 0 && lf == last &&
-            pread(fd, b, sizeof b, (lo - 1) * STORE_CQ_UNIT - last->start) == (ssize_t)sizeof b)
+        const uint8_t *in_head = lo - 1 >= base && got >= (lo - base) * STORE_CQ_UNIT
+                                     ? head + (lo - 1 - base) * STORE_CQ_UNIT
+                                     : NULL; /* already read: no second pread */
+        if (in_head)
+            q->max_phys_end = (int64_t)stored_be64(in_head) + (int32_t)stored_be32(in_head + 8);
+        else if (fd >= 0 && lf == last &&
+                 pread(fd, b, sizeof b, (lo - 1) * STORE_CQ_UNIT - last->start) ==
+                     (ssize_t)sizeof b)
             q->max_phys_end = (int64_t)stored_be64(b) + (int32_t)stored_be32(b + 8);
         else {
             store_cq_entry en;
             if (cq_get_entry(q, lo - 1, &en))
                 q->max_phys_end = en.phys_offset + en.size;
         }
-        int ffd = q->files.v[0] == last ? fd : open(q->files.v[0]->path, O_RDONLY | O_CLOEXEC);
-        if (ffd >= 0 && pread(ffd, b, sizeof b, 0) == (ssize_t)sizeof b)
-            q->load_first_phys = (int64_t)stored_be64(b);
-        if (ffd >= 0 && ffd != fd)
-            close(ffd);
+        if (q->files.v[0] == last && got >= STORE_CQ_UNIT) {
+            q->load_first_phys = (int64_t)stored_be64(head); /* base is the file's start */
+        } else {
+            int ffd = q->files.v[0] == last ? fd : open(q->files.v[0]->path, O_RDONLY | O_CLOEXEC);
+            if (ffd >= 0 && pread(ffd, b, sizeof b, 0) == (ssize_t)sizeof b)
+                q->load_first_phys = (int64_t)stored_be64(b);
+            if (ffd >= 0 && ffd != fd)
+                close(ffd);
+        }
     }
     if (fd >= 0)
         close(fd);

@@ -120,8 +120,10 @@ static void test_order_conf_from_nameserver_sets_and_clears_flags(void **state)
     int64_t before = t.dv.counter;
     json_t *kv = json_loads("{\"table\":{\"A\":\"broker-a:4\"}}", 0, NULL);
     assert_true(bcm_topic_table_apply_order_conf(&t, kv, 10));
-    assert_true(json_is_true(json_object_get(json_object_get(t.topics, "A"), "order")));
-    assert_true(json_is_false(json_object_get(json_object_get(t.topics, "B"), "order")));
+    json_t *topics = bcm_topic_table_json(&t);
+    assert_true(json_is_true(json_object_get(json_object_get(topics, "A"), "order")));
+    assert_true(json_is_false(json_object_get(json_object_get(topics, "B"), "order")));
+    json_decref(topics);
     assert_int_equal(t.dv.counter, before + 1);
     assert_false(bcm_topic_table_apply_order_conf(&t, kv, 11));
     json_decref(kv);

@@ -1,6 +1,6 @@
-/* test_topic_table_decoded.c — the decoded-config cache of the topic table
- * (what broker.meta's topic_get answers on every SEND) never returns a config
- * older than the JSON: every way the table changes is seen by the next get. */
+/* test_topic_table_decoded.c — what the topic table answers a get (what
+ * broker.meta's topic_get answers on every SEND) is never older than the
+ * table: every way the table changes is seen by the next get. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
