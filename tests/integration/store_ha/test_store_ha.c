@@ -696,6 +696,64 @@ static void test_kill_master_under_load(void **state)
             max);
 }
 
+/* A master on the default HA port (broker port + 1, as Java) and a slave
+ * without haMasterAddress and with brokerId 0 in its settings: the store
+ * moves it to brokerId 1, the NameServer's REGISTER_BROKER answer names the
+ * master's haServerAddr, the slave replicates, and the route lists both. */
+static void test_learns_master_from_nameserver(void **state)
+{
+    pair *p = calloc(1, sizeof *p);
+    assert_non_null(p);
+    *state = p;
+    p->mport = st_start(&p->m, "brokerRole = \"SYNC_MASTER\";");
+    assert_true(p->mport > 0);
+    if (rmq_td_log_contains(&p->m, "slaves cannot replicate from this broker"))
+        fail_msg("the derived HA port %d was taken: rerun", p->mport + 1);
+    int ns = rmq_tc_free_port();
+    const char *servers[] = {"namesrv", "broker", NULL};
+    char bcm[512];
+    snprintf(bcm, sizeof bcm,
+             "namesrvAddr = \"127.0.0.1:%d\"; brokerName = \"broker-t\"; "
+             "brokerClusterName = \"TestCluster\"; brokerIP1 = \"127.0.0.1\";",
+             rmq_td_port(&p->m, "namesrv"));
+    assert_int_equal(rmq_td_init(&p->s, servers, NULL), 0);
+    assert_int_equal(bcm_configure_namesrv_and_broker(&p->s, ns, "info", bcm), 0);
+    assert_int_equal(rmq_td_add_plugin(&p->s, "filter", "filter", "broker", NULL), 0);
+    assert_int_equal(rmq_td_add_plugin(&p->s, "store", "store", "broker",
+                                       "mappedFileSizeCommitLog = 1048576; "
+                                       "brokerRole = \"SLAVE\";"),
+                     0);
+    assert_true(start_slave(p, false) > 0);
+    /* registration every 30 s at most: the first answer names the master */
+    uint64_t until = rmq_test_now_ms() + 90000;
+    int code = 11;
+    while (code != 0 && rmq_test_now_ms() < until) {
+        code = send_one(p->mport, 0);
+        if (code != 0)
+            rmq_test_pause_ms(300);
+    }
+    assert_int_equal(code, 0);
+    wait_caught_up(p);
+    const char *kv[] = {"topic", "TopicHA", NULL};
+    char want0[64], want1[64];
+    /* brokerAddrs id -> address (our NameServer quotes the id in JSON) */
+    snprintf(want0, sizeof want0, "0\":\"127.0.0.1:%d\"", p->mport);
+    snprintf(want1, sizeof want1, "1\":\"127.0.0.1:%d\"", p->sport);
+    bool both = false;
+    until = rmq_test_now_ms() + 60000;
+    while (!both && rmq_test_now_ms() < until) {
+        rmq_cmd *r = call(rmq_td_port(&p->m, "namesrv"), 105, kv);
+        both = r && r->code == 0 && r->body && memmem(r->body, r->body_len, want0, strlen(want0)) &&
+               memmem(r->body, r->body_len, want1, strlen(want1));
+        if (!both && r && rmq_test_now_ms() >= until - 400)
+            fprintf(stderr, "route: %.*s\n", (int)r->body_len, (const char *)r->body);
+        rmq_cmd_free(r);
+        if (!both)
+            rmq_test_pause_ms(300);
+    }
+    assert_true(both);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -704,6 +762,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_slave_timeout, setup, teardown),
         cmocka_unit_test_setup_teardown(test_raw_frames, setup_raw, teardown),
         cmocka_unit_test_setup_teardown(test_kill_master_under_load, setup, teardown),
+        cmocka_unit_test_teardown(test_learns_master_from_nameserver, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
