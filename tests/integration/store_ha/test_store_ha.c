@@ -8,7 +8,10 @@
  * being down, and its commit-log files are byte-identical to the master's;
  * `rmqhostctl promote` turns it into a master that accepts sends.
  * Ephemeral ports; every daemon stops even when an assertion fails. */
+#include <arpa/inet.h>
 #include <dirent.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <limits.h>
 #include <signal.h>
 #include <setjmp.h>
@@ -705,12 +708,48 @@ static void test_learns_master_from_nameserver(void **state)
     pair *p = calloc(1, sizeof *p);
     assert_non_null(p);
     *state = p;
-    p->mport = st_start(&p->m, "brokerRole = \"SYNC_MASTER\";");
-    assert_true(p->mport > 0);
-    if (rmq_td_log_contains(&p->m, "slaves cannot replicate from this broker"))
-        fail_msg("the derived HA port %d was taken: rerun", p->mport + 1);
-    int ns = rmq_tc_free_port();
+    /* a fixed broker port whose + 1 is free (an ephemeral one may have an
+     * outgoing connection of the same daemon on + 1) */
+    int bport = -1;
+    for (int i = 0; i < 100 && bport < 0; i++) {
+        int c = rmq_tc_free_port();
+        int fd = socket(AF_INET, SOCK_STREAM, 0);
+        struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)(c + 1))};
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        if (c > 0 && c < 65535 && fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof a) == 0)
+            bport = c;
+        if (fd >= 0)
+            close(fd);
+    }
+    assert_true(bport > 0);
     const char *servers[] = {"namesrv", "broker", NULL};
+    int mns = rmq_tc_free_port();
+    char host_conf[1024], mbcm[512];
+    assert_int_equal(rmq_td_init(&p->m, servers, NULL), 0);
+    snprintf(host_conf, sizeof host_conf,
+             "state_dir = \"%s\";\nadmin_socket = \"%s\";\nlog_level = \"info\";\n"
+             "io_threads = 2;\nservers = {\n  namesrv = { listen = \"127.0.0.1:%d\"; };\n"
+             "  broker = { listen = \"127.0.0.1:%d\"; };\n};\n",
+             p->m.state_dir, p->m.admin_socket, mns, bport);
+    snprintf(mbcm, sizeof mbcm,
+             "namesrvAddr = \"127.0.0.1:%d\"; brokerName = \"broker-t\"; "
+             "brokerClusterName = \"TestCluster\"; brokerIP1 = \"127.0.0.1\";",
+             mns);
+    assert_int_equal(rmq_td_write_conf(&p->m, "host.conf", host_conf), 0);
+    assert_int_equal(rmq_td_add_plugin(&p->m, "namesrv", "namesrv", "namesrv", NULL), 0);
+    assert_int_equal(
+        rmq_td_add_plugin(&p->m, "broker-client-mgr", "broker-client-mgr", "broker", mbcm), 0);
+    assert_int_equal(rmq_td_add_plugin(&p->m, "filter", "filter", "broker", NULL), 0);
+    assert_int_equal(rmq_td_add_plugin(&p->m, "store", "store", "broker",
+                                       "mappedFileSizeCommitLog = 1048576; "
+                                       "brokerRole = \"SYNC_MASTER\";"),
+                     0);
+    assert_int_equal(rmq_td_start(&p->m, NULL), 0);
+    p->mport = rmq_td_port(&p->m, "broker");
+    assert_int_equal(p->mport, bport);
+    if (rmq_td_log_contains(&p->m, "slaves cannot replicate from this broker"))
+        fail_msg("the derived HA port %d was taken meanwhile: rerun", p->mport + 1);
+    int ns = rmq_tc_free_port();
     char bcm[512];
     snprintf(bcm, sizeof bcm,
              "namesrvAddr = \"127.0.0.1:%d\"; brokerName = \"broker-t\"; "
