@@ -153,6 +153,8 @@ static int admin_promote(rmq_admin_call *call, int argc, const char *const *argv
 static int admin_demote(rmq_admin_call *call, int argc, const char *const *argv, void *ud)
 {
     store_plugin *sp = ud;
+    if (argc > 0)
+        argc--, argv++; /* argv[0] is the command name, as main() */
     if (argc < 1 || strlen(argv[0]) < 6 || !strchr(argv[0], ':')) {
         sp->api->admin_write(call, "usage: demote MASTER_HA_HOST:PORT\n");
         return RMQ_EINVAL;

@@ -32,7 +32,7 @@
 
 typedef struct pair {
     rmq_test_daemon m, s;
-    int mport, sport, ha_port;
+    int mport, sport, ha_port, s_ha_port;
     bool s_started, m_stopped, s_stopped;
 } pair;
 
@@ -83,10 +83,11 @@ static int configure_slave(pair *p)
              "namesrvAddr = \"127.0.0.1:%d\"; brokerName = \"broker-t\"; "
              "brokerClusterName = \"TestCluster\"; brokerIP1 = \"127.0.0.1\"; brokerId = 1;",
              rmq_td_port(&p->m, "namesrv"));
+    p->s_ha_port = rmq_tc_free_port();
     snprintf(set, sizeof set,
              "mappedFileSizeCommitLog = 1048576; brokerRole = \"SLAVE\"; "
-             "haMasterAddress = \"127.0.0.1:%d\";",
-             p->ha_port);
+             "haMasterAddress = \"127.0.0.1:%d\"; haListenPort = %d;",
+             p->ha_port, p->s_ha_port);
     if (ns <= 0 || rmq_td_init(&p->s, servers, NULL) != 0 ||
         bcm_configure_namesrv_and_broker(&p->s, ns, "info", bcm) != 0 ||
         rmq_td_add_plugin(&p->s, "filter", "filter", "broker", NULL) != 0 ||
@@ -297,6 +298,32 @@ static void test_replication(void **state)
     close(fd);
     out = rmq_td_ctl_output(&p->s, &st, "ha", NULL);
     assert_non_null(strstr(out, "role ASYNC_MASTER"));
+
+    /* the old master went on alone (11, stored): it holds messages the new
+     * master never received. Demoted, it is refused by the new master and
+     * halts, saying why, instead of mixing the two histories */
+    for (int k = 0; k < 3; k++)
+        assert_int_equal(send_one(p->mport, n + 10 + k), 11);
+    char addr[64];
+    snprintf(addr, sizeof addr, "127.0.0.1:%d", p->s_ha_port);
+    out = rmq_td_ctl_output(&p->m, &st, "demote", addr, NULL);
+    if (st != 0)
+        fprintf(stderr, "demote: %s\n", out);
+    assert_int_equal(st, 0);
+    assert_non_null(strstr(out, "demoted"));
+    uint64_t until = rmq_test_now_ms() + 60000;
+    bool halted = false;
+    while (!halted && rmq_test_now_ms() < until) {
+        out = rmq_td_ctl_output(&p->m, &st, "ha", NULL);
+        halted = strstr(out, "STOPPED") && strstr(out, "diverge");
+        if (!halted)
+            rmq_test_pause_ms(100);
+    }
+    if (!halted)
+        fprintf(stderr, "demoted broker: %s\n", out);
+    assert_true(halted);
+    assert_true(rmq_td_log_contains(&p->s, "beyond this master's log end"));
+    assert_int_equal(send_one(p->mport, n + 20), 14); /* a slave now */
 }
 
 /* A raw request with ext pairs (NULL-terminated) to port; the answer. */
@@ -533,10 +560,15 @@ static void test_raw_frames(void **state)
     free(body);
     close(fd);
 
-    /* a slave whose log is longer than ours: refused, loudly */
+    /* a slave whose log is longer than ours: refused, loudly; one empty
+     * frame tells it where our log ends, then nothing */
     fd = rmq_tc_connect(p->ha_port);
     put_be64(rep, end + 1000);
     assert_int_equal(rmq_tc_send_raw(fd, rep, 8), 0);
+    uint8_t hb[12];
+    assert_true(read_full(fd, hb, 12));
+    assert_int_equal(get_be(hb, 8), end);
+    assert_int_equal(get_be(hb + 8, 4), 0);
     uint64_t until = rmq_test_now_ms() + 20000;
     while (!rmq_td_log_contains(&p->m, "beyond this master's log end") && rmq_test_now_ms() < until)
         rmq_test_pause_ms(50);
