@@ -825,6 +825,76 @@ static void test_learns_master_from_nameserver(void **state)
     assert_true(both);
 }
 
+/* Two slaves of one master at once (brokerIds 1 and 2): both stream, both
+ * hold byte-identical logs; with one of them stopped the SYNC_MASTER still
+ * answers SEND_OK on the other's acks. */
+static void test_two_slaves(void **state)
+{
+    pair *p = *state;
+    assert_true(start_slave(p, true) > 0);
+    static rmq_test_daemon s2;
+    memset(&s2, 0, sizeof s2);
+    char set[256], bcm[512];
+    snprintf(set, sizeof set,
+             "mappedFileSizeCommitLog = 1048576; brokerRole = \"SLAVE\"; "
+             "haMasterAddress = \"127.0.0.1:%d\"; haListenPort = %d;",
+             p->ha_port, rmq_tc_free_port());
+    snprintf(bcm, sizeof bcm,
+             "namesrvAddr = \"127.0.0.1:%d\"; brokerName = \"broker-t\"; "
+             "brokerClusterName = \"TestCluster\"; brokerIP1 = \"127.0.0.1\"; brokerId = 2;",
+             rmq_td_port(&p->m, "namesrv"));
+    const char *servers[] = {"namesrv", "broker", NULL};
+    int ok = rmq_td_init(&s2, servers, NULL) == 0 &&
+             bcm_configure_namesrv_and_broker(&s2, rmq_tc_free_port(), "info", bcm) == 0 &&
+             rmq_td_add_plugin(&s2, "filter", "filter", "broker", NULL) == 0 &&
+             rmq_td_add_plugin(&s2, "store", "store", "broker", set) == 0 &&
+             rmq_td_start(&s2, NULL) == 0;
+    if (!ok) {
+        rmq_td_cleanup(&s2);
+        fail_msg("cannot start the second slave");
+    }
+    /* both connected: the master lists two slaves */
+    uint64_t until = rmq_test_now_ms() + 60000;
+    int st = 0;
+    while (!strstr(rmq_td_ctl_output(&p->m, &st, "ha", NULL), "slaves 2") &&
+           rmq_test_now_ms() < until)
+        rmq_test_pause_ms(100);
+    bool two = strstr(p->m.ctl_out, "slaves 2") != NULL;
+    int codes_ok = 0;
+    for (int n = 0; two && n < 300; n++)
+        codes_ok += send_one(p->mport, n) == 0;
+    long long m_end = log_end(&p->m), s2_end = -1;
+    until = rmq_test_now_ms() + 60000;
+    while (two && rmq_test_now_ms() < until && (s2_end = log_end(&s2)) != m_end)
+        rmq_test_pause_ms(100);
+    /* the first slave down: the second still acknowledges */
+    int after = two ? (rmq_td_stop(&p->s) == 0 ? send_one(p->mport, 300) : -1) : -1;
+    p->s_stopped = true;
+    int s2_stop = rmq_td_stop_reporting(&s2);
+    char md[512], sd[512];
+    snprintf(md, sizeof md, "%s/store/commitlog/00000000000000000000", p->m.state_dir);
+    snprintf(sd, sizeof sd, "%s/store/commitlog/00000000000000000000", s2.state_dir);
+    bool same = false;
+    if (two && s2_end == m_end) {
+        /* compare the bytes both hold: the master went on by one message */
+        FILE *a = fopen(md, "rb"), *b = fopen(sd, "rb");
+        same = a && b;
+        for (long long i = 0; same && i < s2_end; i++)
+            same = fgetc(a) == fgetc(b);
+        if (a)
+            fclose(a);
+        if (b)
+            fclose(b);
+    }
+    rmq_td_cleanup(&s2);
+    assert_true(two);
+    assert_int_equal(codes_ok, 300);
+    assert_int_equal(s2_end, m_end);
+    assert_int_equal(after, 0);
+    assert_int_equal(s2_stop, 0);
+    assert_true(same);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -834,6 +904,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_raw_frames, setup_raw, teardown),
         cmocka_unit_test_setup_teardown(test_kill_master_under_load, setup, teardown),
         cmocka_unit_test_teardown(test_learns_master_from_nameserver, teardown),
+        cmocka_unit_test_setup_teardown(test_two_slaves, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
