@@ -140,6 +140,12 @@ static int admin_promote(rmq_admin_call *call, int argc, const char *const *argv
         return RMQ_EINVAL;
     }
     ha_slave_stop(sp);
+    int64_t cut = store_ha_end_replication(sp->engine);
+    if (cut > 0)
+        sp->api->log(sp->ctx, RMQ_LOG_WARN,
+                     "promotion: dropped %lld bytes of a record the master had not finished "
+                     "sending",
+                     (long long)cut);
     apply_role(sp, HA_ASYNC_MASTER);
     align_broker_id(sp, HA_ASYNC_MASTER, true);
     sp->api->log(sp->ctx, RMQ_LOG_WARN,

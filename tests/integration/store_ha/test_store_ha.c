@@ -895,6 +895,149 @@ static void test_two_slaves(void **state)
     assert_true(same);
 }
 
+/* A fake master in this process: listen on the pair's HA port. */
+static int fake_master_listen(pair *p)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)p->ha_port)};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || listen(fd, 4) != 0) {
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* Accept our slave and read its first report (sent at once). */
+static int accept_slave(int lfd, long long *report)
+{
+    int fd = accept(lfd, NULL, NULL);
+    uint8_t b[8];
+    if (fd < 0 || !read_full(fd, b, 8))
+        return -1;
+    *report = get_be(b, 8);
+    return fd;
+}
+
+static bool send_frame(int fd, long long off, const uint8_t *body, size_t len)
+{
+    uint8_t h[12];
+    put_be64(h, off);
+    h[8] = (uint8_t)(len >> 24);
+    h[9] = (uint8_t)(len >> 16);
+    h[10] = (uint8_t)(len >> 8);
+    h[11] = (uint8_t)len;
+    return rmq_tc_send_raw(fd, h, 12) == 0 && (len == 0 || rmq_tc_send_raw(fd, body, len) == 0);
+}
+
+static const char *wait_ha_text(rmq_test_daemon *d, const char *needle)
+{
+    uint64_t until = rmq_test_now_ms() + 30000;
+    int st = 0;
+    const char *out = "";
+    while (rmq_test_now_ms() < until) {
+        out = rmq_td_ctl_output(d, &st, "ha", NULL);
+        if (strstr(out, needle))
+            return out;
+        rmq_test_pause_ms(50);
+    }
+    fprintf(stderr, "no \"%s\" in: %s\n", needle, out);
+    return NULL;
+}
+
+/* Our slave against a fake master (§7 T11) fed with a real master's log
+ * bytes: a frame ending inside a record, then promotion (the partial record
+ * is cut, the next send starts at a record boundary); a frame at our end +
+ * 1 (the logs diverge: halt); in a fresh slave a frame crossing our file
+ * end (mappedFileSizeCommitLog differs: halt). */
+static void test_slave_against_fake_master(void **state)
+{
+    pair *p = *state; /* its master only makes the log bytes */
+    for (int n = 0; n < 3; n++)
+        assert_int_equal(send_one(p->mport, n), 11);
+    long long end = log_end(&p->m);
+    assert_true(end > 8000);
+    char path[600];
+    snprintf(path, sizeof path, "%s/store/commitlog/00000000000000000000", p->m.state_dir);
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    uint8_t *log = malloc((size_t)end);
+    assert_int_equal(fread(log, 1, (size_t)end, f), (size_t)end);
+    fclose(f);
+    assert_int_equal(stop(p, false), 0); /* frees the HA port for the fake */
+
+    int lfd = fake_master_listen(p);
+    assert_true(lfd >= 0);
+    assert_true(start_slave(p, true) > 0);
+    long long rep = -1;
+    int fd = accept_slave(lfd, &rep);
+    assert_true(fd >= 0);
+    assert_int_equal(rep, 0);
+    /* everything but the last 10 bytes: the third record stays partial */
+    assert_true(send_frame(fd, 0, log, (size_t)end - 10));
+    uint8_t ack[8];
+    assert_true(read_full(fd, ack, 8));
+    assert_int_equal(get_be(ack, 8), end - 10);
+    int st = 0;
+    const char *out = rmq_td_ctl_output(&p->s, &st, "promote", NULL);
+    assert_int_equal(st, 0);
+    assert_non_null(strstr(out, "promoted"));
+    close(fd);
+    /* queue offset 2: the partial third record was cut, the new one took
+     * its place at a record boundary and is read back whole */
+    int c = rmq_tc_connect(p->sport);
+    rmq_cmd *r = st_send(c, 1, "TopicHA", 0, NULL, "after the cut", NULL);
+    assert_non_null(r);
+    assert_int_equal(r->code, 0);
+    assert_int_equal(st_ext_ll(r, "queueOffset"), 2);
+    rmq_cmd_free(r);
+    st_pull_args pa = {.group = "GF", .topic = "TopicHA", .queue = 0, .offset = 0, .max = 8};
+    r = st_pull(c, 2, &pa);
+    assert_non_null(r);
+    assert_int_equal(r->code, 0);
+    stored_record rec[8];
+    assert_int_equal(st_records(r, rec, 8), 3);
+    assert_int_equal(rec[2].body_len, strlen("after the cut"));
+    assert_memory_equal(rec[2].body, "after the cut", strlen("after the cut"));
+    assert_int_equal(rec[0].body_len, BODY);
+    assert_int_equal(((const char *)rec[1].body)[0], body_of(1));
+    /* right behind the second record: nothing of the partial one is left */
+    assert_int_equal(rec[2].phys_offset, rec[1].phys_offset + rec[1].total_size);
+    rmq_cmd_free(r);
+    close(c);
+    assert_int_equal(stop(p, true), 0);
+
+    /* a fresh slave: a frame at its end + 1 (after one good frame) halts it */
+    rmq_td_cleanup(&p->s);
+    assert_true(start_slave(p, true) > 0);
+    fd = accept_slave(lfd, &rep);
+    assert_true(fd >= 0);
+    assert_true(send_frame(fd, 0, log, 4096));
+    assert_true(read_full(fd, ack, 8));
+    assert_true(send_frame(fd, 4097, log + 4096, 100));
+    assert_non_null(wait_ha_text(&p->s, "diverge"));
+    close(fd);
+    assert_int_equal(stop(p, true), 0);
+
+    /* a fresh slave: a frame that crosses its 1 MiB file end halts it */
+    rmq_td_cleanup(&p->s);
+    assert_true(start_slave(p, true) > 0);
+    fd = accept_slave(lfd, &rep);
+    assert_true(fd >= 0);
+    assert_true(send_frame(fd, 0, log, 4096));
+    assert_true(read_full(fd, ack, 8));
+    uint8_t *zeros = calloc(1, FILE_SIZE);
+    assert_true(send_frame(fd, 4096, zeros, FILE_SIZE));
+    free(zeros);
+    assert_non_null(wait_ha_text(&p->s, "mappedFileSizeCommitLog"));
+    close(fd);
+    close(lfd);
+    free(log);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -905,6 +1048,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_kill_master_under_load, setup, teardown),
         cmocka_unit_test_teardown(test_learns_master_from_nameserver, teardown),
         cmocka_unit_test_setup_teardown(test_two_slaves, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_slave_against_fake_master, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
