@@ -352,6 +352,10 @@ int64_t store_ha_appended(store_engine *e);
 /* Dispatch the whole records appended since the last call to consume queues
  * and the index, then make them readable. */
 void store_ha_dispatch(store_engine *e);
+/* Promotion: dispatch what is whole and cut a partial record at the log end
+ * (a frame may end inside one), so appends start at a record boundary.
+ * Returns the bytes cut. */
+int64_t store_ha_end_replication(store_engine *e);
 /* Role SLAVE: puts are refused (STORE_PUT_SERVICE_NOT_AVAILABLE, Java's
  * checkStoreStatus); the log grows only by store_ha_append. */
 void store_set_slave(store_engine *e, bool slave);

@@ -71,6 +71,33 @@ void store_ha_dispatch(store_engine *e)
     pthread_mutex_unlock(&e->append_mu);
 }
 
+int64_t store_ha_end_replication(store_engine *e)
+{
+    int64_t dropped = 0;
+    pthread_mutex_lock(&e->append_mu);
+    pthread_rwlock_wrlock(&e->maps);
+    dispatch_new(e);
+    int64_t keep = e->ha_dispatch_pos;
+    if (keep < e->write_pos) {
+        /* the start of a record whose rest never came: appends must begin
+         * at a record boundary (Java gets there by restarting: recovery) */
+        mfile *f = mfile_list_find(&e->cl, keep);
+        if (f)
+            memset(f->map + (keep - f->start), 0, (size_t)(e->write_pos - keep));
+        dropped = e->write_pos - keep;
+        e->write_pos = keep;
+        if (atomic_load(&e->file_written) > keep)
+            atomic_store(&e->file_written, keep);
+        if (atomic_load(&e->flushed) > keep)
+            atomic_store(&e->flushed, keep);
+    }
+    atomic_store_explicit(&e->committed, e->write_pos, memory_order_release);
+    atomic_store_explicit(&e->ha_appended, e->write_pos, memory_order_release);
+    pthread_rwlock_unlock(&e->maps);
+    pthread_mutex_unlock(&e->append_mu);
+    return dropped;
+}
+
 void store_set_slave(store_engine *e, bool slave)
 {
     atomic_store(&e->slave, slave);

@@ -33,6 +33,7 @@ typedef struct ha_conn {
     _Atomic int64_t next;      /* next offset to send; -1 not chosen */
     _Atomic int64_t lag_since; /* wall ms since the slave is behind; 0 caught up */
     _Atomic bool done;
+    _Atomic int64_t tell_end; /* divergent slave: one empty frame at our end, then nothing */
     struct ha_conn *next_c;
 } ha_conn;
 
@@ -160,6 +161,7 @@ static void on_report(ha_conn *c, int64_t v)
                          "make it the master)",
                          c->peer, (long long)v, (long long)max);
             start = -2;
+            atomic_store(&c->tell_end, max);
         } else if (v != 0 && v < store_ha_min_offset(sp->engine)) {
             sp->api->log(sp->ctx, RMQ_LOG_ERROR,
                          "HA slave %s reports offset %lld below this master's first commit-log "
@@ -223,6 +225,17 @@ static void *conn_main(void *arg)
                          "HA slave %s silent for %lld ms: closing its connection", c->peer,
                          (long long)(now - last_read));
             break;
+        }
+        int64_t tell = atomic_exchange(&c->tell_end, -1);
+        if (tell >= 0) {
+            /* one empty frame at our end: an rmqhost slave sees that the logs
+             * diverge and halts with that reason; a Java slave closes and
+             * comes back (never accept-then-close ourselves, §2.5) */
+            ha_put_be64(frame, tell);
+            memset(frame + 8, 0, 4);
+            if (!send_all(c->fd, frame, HA_HEADER, m))
+                break;
+            last_write = now;
         }
         int64_t next = atomic_load(&c->next);
         int64_t got = 0;
@@ -339,6 +352,7 @@ static void *acceptor_main(void *arg)
         c->wake_fd = wfd;
         atomic_init(&c->ack, -1);
         atomic_init(&c->next, -1);
+        atomic_init(&c->tell_end, -1);
         char host[INET6_ADDRSTRLEN] = "?";
         int port = 0;
         if (ss.ss_family == AF_INET) {

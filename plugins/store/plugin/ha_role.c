@@ -140,6 +140,12 @@ static int admin_promote(rmq_admin_call *call, int argc, const char *const *argv
         return RMQ_EINVAL;
     }
     ha_slave_stop(sp);
+    int64_t cut = store_ha_end_replication(sp->engine);
+    if (cut > 0)
+        sp->api->log(sp->ctx, RMQ_LOG_WARN,
+                     "promotion: dropped %lld bytes of a record the master had not finished "
+                     "sending",
+                     (long long)cut);
     apply_role(sp, HA_ASYNC_MASTER);
     align_broker_id(sp, HA_ASYNC_MASTER, true);
     sp->api->log(sp->ctx, RMQ_LOG_WARN,
@@ -153,6 +159,8 @@ static int admin_promote(rmq_admin_call *call, int argc, const char *const *argv
 static int admin_demote(rmq_admin_call *call, int argc, const char *const *argv, void *ud)
 {
     store_plugin *sp = ud;
+    if (argc > 0)
+        argc--, argv++; /* argv[0] is the command name, as main() */
     if (argc < 1 || strlen(argv[0]) < 6 || !strchr(argv[0], ':')) {
         sp->api->admin_write(call, "usage: demote MASTER_HA_HOST:PORT\n");
         return RMQ_EINVAL;

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "ha.h"
 #include "header_numbers.h"
 #include "message_id.h"
 #include "store_features.h"
@@ -436,6 +437,8 @@ static void check_round(void *ud)
 {
     store_features *f = ud;
     store_plugin *sp = f->sp;
+    if (ha_current_role(sp) == HA_SLAVE)
+        return; /* a slave runs no TransactionalMessageCheckService */
     pthread_mutex_lock(&f->tx_mu);
     uint64_t start = sp->api->now_wall_ms();
     int64_t half_max = store_max_offset(sp->engine, HALF_TOPIC, 0);

@@ -8,7 +8,10 @@
  * being down, and its commit-log files are byte-identical to the master's;
  * `rmqhostctl promote` turns it into a master that accepts sends.
  * Ephemeral ports; every daemon stops even when an assertion fails. */
+#include <arpa/inet.h>
 #include <dirent.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <limits.h>
 #include <signal.h>
 #include <setjmp.h>
@@ -29,7 +32,7 @@
 
 typedef struct pair {
     rmq_test_daemon m, s;
-    int mport, sport, ha_port;
+    int mport, sport, ha_port, s_ha_port;
     bool s_started, m_stopped, s_stopped;
 } pair;
 
@@ -80,10 +83,11 @@ static int configure_slave(pair *p)
              "namesrvAddr = \"127.0.0.1:%d\"; brokerName = \"broker-t\"; "
              "brokerClusterName = \"TestCluster\"; brokerIP1 = \"127.0.0.1\"; brokerId = 1;",
              rmq_td_port(&p->m, "namesrv"));
+    p->s_ha_port = rmq_tc_free_port();
     snprintf(set, sizeof set,
              "mappedFileSizeCommitLog = 1048576; brokerRole = \"SLAVE\"; "
-             "haMasterAddress = \"127.0.0.1:%d\";",
-             p->ha_port);
+             "haMasterAddress = \"127.0.0.1:%d\"; haListenPort = %d;",
+             p->ha_port, p->s_ha_port);
     if (ns <= 0 || rmq_td_init(&p->s, servers, NULL) != 0 ||
         bcm_configure_namesrv_and_broker(&p->s, ns, "info", bcm) != 0 ||
         rmq_td_add_plugin(&p->s, "filter", "filter", "broker", NULL) != 0 ||
@@ -294,6 +298,32 @@ static void test_replication(void **state)
     close(fd);
     out = rmq_td_ctl_output(&p->s, &st, "ha", NULL);
     assert_non_null(strstr(out, "role ASYNC_MASTER"));
+
+    /* the old master went on alone (11, stored): it holds messages the new
+     * master never received. Demoted, it is refused by the new master and
+     * halts, saying why, instead of mixing the two histories */
+    for (int k = 0; k < 3; k++)
+        assert_int_equal(send_one(p->mport, n + 10 + k), 11);
+    char addr[64];
+    snprintf(addr, sizeof addr, "127.0.0.1:%d", p->s_ha_port);
+    out = rmq_td_ctl_output(&p->m, &st, "demote", addr, NULL);
+    if (st != 0)
+        fprintf(stderr, "demote: %s\n", out);
+    assert_int_equal(st, 0);
+    assert_non_null(strstr(out, "demoted"));
+    uint64_t until = rmq_test_now_ms() + 60000;
+    bool halted = false;
+    while (!halted && rmq_test_now_ms() < until) {
+        out = rmq_td_ctl_output(&p->m, &st, "ha", NULL);
+        halted = strstr(out, "STOPPED") && strstr(out, "diverge");
+        if (!halted)
+            rmq_test_pause_ms(100);
+    }
+    if (!halted)
+        fprintf(stderr, "demoted broker: %s\n", out);
+    assert_true(halted);
+    assert_true(rmq_td_log_contains(&p->s, "beyond this master's log end"));
+    assert_int_equal(send_one(p->mport, n + 20), 14); /* a slave now */
 }
 
 /* A raw request with ext pairs (NULL-terminated) to port; the answer. */
@@ -530,10 +560,15 @@ static void test_raw_frames(void **state)
     free(body);
     close(fd);
 
-    /* a slave whose log is longer than ours: refused, loudly */
+    /* a slave whose log is longer than ours: refused, loudly; one empty
+     * frame tells it where our log ends, then nothing */
     fd = rmq_tc_connect(p->ha_port);
     put_be64(rep, end + 1000);
     assert_int_equal(rmq_tc_send_raw(fd, rep, 8), 0);
+    uint8_t hb[12];
+    assert_true(read_full(fd, hb, 12));
+    assert_int_equal(get_be(hb, 8), end);
+    assert_int_equal(get_be(hb + 8, 4), 0);
     uint64_t until = rmq_test_now_ms() + 20000;
     while (!rmq_td_log_contains(&p->m, "beyond this master's log end") && rmq_test_now_ms() < until)
         rmq_test_pause_ms(50);
@@ -696,6 +731,313 @@ static void test_kill_master_under_load(void **state)
             max);
 }
 
+/* A master on the default HA port (broker port + 1, as Java) and a slave
+ * without haMasterAddress and with brokerId 0 in its settings: the store
+ * moves it to brokerId 1, the NameServer's REGISTER_BROKER answer names the
+ * master's haServerAddr, the slave replicates, and the route lists both. */
+static void test_learns_master_from_nameserver(void **state)
+{
+    pair *p = calloc(1, sizeof *p);
+    assert_non_null(p);
+    *state = p;
+    /* a fixed broker port whose + 1 is free (an ephemeral one may have an
+     * outgoing connection of the same daemon on + 1) */
+    int bport = -1;
+    for (int i = 0; i < 100 && bport < 0; i++) {
+        int c = rmq_tc_free_port();
+        int fd = socket(AF_INET, SOCK_STREAM, 0);
+        struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)(c + 1))};
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        if (c > 0 && c < 65535 && fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof a) == 0)
+            bport = c;
+        if (fd >= 0)
+            close(fd);
+    }
+    assert_true(bport > 0);
+    const char *servers[] = {"namesrv", "broker", NULL};
+    int mns = rmq_tc_free_port();
+    char host_conf[1024], mbcm[512];
+    assert_int_equal(rmq_td_init(&p->m, servers, NULL), 0);
+    snprintf(host_conf, sizeof host_conf,
+             "state_dir = \"%s\";\nadmin_socket = \"%s\";\nlog_level = \"info\";\n"
+             "io_threads = 2;\nservers = {\n  namesrv = { listen = \"127.0.0.1:%d\"; };\n"
+             "  broker = { listen = \"127.0.0.1:%d\"; };\n};\n",
+             p->m.state_dir, p->m.admin_socket, mns, bport);
+    snprintf(mbcm, sizeof mbcm,
+             "namesrvAddr = \"127.0.0.1:%d\"; brokerName = \"broker-t\"; "
+             "brokerClusterName = \"TestCluster\"; brokerIP1 = \"127.0.0.1\";",
+             mns);
+    assert_int_equal(rmq_td_write_conf(&p->m, "host.conf", host_conf), 0);
+    assert_int_equal(rmq_td_add_plugin(&p->m, "namesrv", "namesrv", "namesrv", NULL), 0);
+    assert_int_equal(
+        rmq_td_add_plugin(&p->m, "broker-client-mgr", "broker-client-mgr", "broker", mbcm), 0);
+    assert_int_equal(rmq_td_add_plugin(&p->m, "filter", "filter", "broker", NULL), 0);
+    assert_int_equal(rmq_td_add_plugin(&p->m, "store", "store", "broker",
+                                       "mappedFileSizeCommitLog = 1048576; "
+                                       "brokerRole = \"SYNC_MASTER\";"),
+                     0);
+    assert_int_equal(rmq_td_start(&p->m, NULL), 0);
+    p->mport = rmq_td_port(&p->m, "broker");
+    assert_int_equal(p->mport, bport);
+    if (rmq_td_log_contains(&p->m, "slaves cannot replicate from this broker"))
+        fail_msg("the derived HA port %d was taken meanwhile: rerun", p->mport + 1);
+    int ns = rmq_tc_free_port();
+    char bcm[512];
+    snprintf(bcm, sizeof bcm,
+             "namesrvAddr = \"127.0.0.1:%d\"; brokerName = \"broker-t\"; "
+             "brokerClusterName = \"TestCluster\"; brokerIP1 = \"127.0.0.1\";",
+             rmq_td_port(&p->m, "namesrv"));
+    assert_int_equal(rmq_td_init(&p->s, servers, NULL), 0);
+    assert_int_equal(bcm_configure_namesrv_and_broker(&p->s, ns, "info", bcm), 0);
+    assert_int_equal(rmq_td_add_plugin(&p->s, "filter", "filter", "broker", NULL), 0);
+    assert_int_equal(rmq_td_add_plugin(&p->s, "store", "store", "broker",
+                                       "mappedFileSizeCommitLog = 1048576; "
+                                       "brokerRole = \"SLAVE\";"),
+                     0);
+    assert_true(start_slave(p, false) > 0);
+    /* registration every 30 s at most: the first answer names the master */
+    uint64_t until = rmq_test_now_ms() + 90000;
+    int code = 11;
+    while (code != 0 && rmq_test_now_ms() < until) {
+        code = send_one(p->mport, 0);
+        if (code != 0)
+            rmq_test_pause_ms(300);
+    }
+    assert_int_equal(code, 0);
+    wait_caught_up(p);
+    const char *kv[] = {"topic", "TopicHA", NULL};
+    char want0[64], want1[64];
+    /* brokerAddrs id -> address (our NameServer quotes the id in JSON) */
+    snprintf(want0, sizeof want0, "0\":\"127.0.0.1:%d\"", p->mport);
+    snprintf(want1, sizeof want1, "1\":\"127.0.0.1:%d\"", p->sport);
+    bool both = false;
+    until = rmq_test_now_ms() + 60000;
+    while (!both && rmq_test_now_ms() < until) {
+        rmq_cmd *r = call(rmq_td_port(&p->m, "namesrv"), 105, kv);
+        both = r && r->code == 0 && r->body && memmem(r->body, r->body_len, want0, strlen(want0)) &&
+               memmem(r->body, r->body_len, want1, strlen(want1));
+        if (!both && r && rmq_test_now_ms() >= until - 400)
+            fprintf(stderr, "route: %.*s\n", (int)r->body_len, (const char *)r->body);
+        rmq_cmd_free(r);
+        if (!both)
+            rmq_test_pause_ms(300);
+    }
+    assert_true(both);
+}
+
+/* Two slaves of one master at once (brokerIds 1 and 2): both stream, both
+ * hold byte-identical logs; with one of them stopped the SYNC_MASTER still
+ * answers SEND_OK on the other's acks. */
+static void test_two_slaves(void **state)
+{
+    pair *p = *state;
+    assert_true(start_slave(p, true) > 0);
+    static rmq_test_daemon s2;
+    memset(&s2, 0, sizeof s2);
+    char set[256], bcm[512];
+    snprintf(set, sizeof set,
+             "mappedFileSizeCommitLog = 1048576; brokerRole = \"SLAVE\"; "
+             "haMasterAddress = \"127.0.0.1:%d\"; haListenPort = %d;",
+             p->ha_port, rmq_tc_free_port());
+    snprintf(bcm, sizeof bcm,
+             "namesrvAddr = \"127.0.0.1:%d\"; brokerName = \"broker-t\"; "
+             "brokerClusterName = \"TestCluster\"; brokerIP1 = \"127.0.0.1\"; brokerId = 2;",
+             rmq_td_port(&p->m, "namesrv"));
+    const char *servers[] = {"namesrv", "broker", NULL};
+    int ok = rmq_td_init(&s2, servers, NULL) == 0 &&
+             bcm_configure_namesrv_and_broker(&s2, rmq_tc_free_port(), "info", bcm) == 0 &&
+             rmq_td_add_plugin(&s2, "filter", "filter", "broker", NULL) == 0 &&
+             rmq_td_add_plugin(&s2, "store", "store", "broker", set) == 0 &&
+             rmq_td_start(&s2, NULL) == 0;
+    if (!ok) {
+        rmq_td_cleanup(&s2);
+        fail_msg("cannot start the second slave");
+    }
+    /* both connected: the master lists two slaves */
+    uint64_t until = rmq_test_now_ms() + 60000;
+    int st = 0;
+    while (!strstr(rmq_td_ctl_output(&p->m, &st, "ha", NULL), "slaves 2") &&
+           rmq_test_now_ms() < until)
+        rmq_test_pause_ms(100);
+    bool two = strstr(p->m.ctl_out, "slaves 2") != NULL;
+    int codes_ok = 0;
+    for (int n = 0; two && n < 300; n++)
+        codes_ok += send_one(p->mport, n) == 0;
+    long long m_end = log_end(&p->m), s2_end = -1;
+    until = rmq_test_now_ms() + 60000;
+    while (two && rmq_test_now_ms() < until && (s2_end = log_end(&s2)) != m_end)
+        rmq_test_pause_ms(100);
+    /* the first slave down: the second still acknowledges */
+    int after = two ? (rmq_td_stop(&p->s) == 0 ? send_one(p->mport, 300) : -1) : -1;
+    p->s_stopped = true;
+    int s2_stop = rmq_td_stop_reporting(&s2);
+    char md[512], sd[512];
+    snprintf(md, sizeof md, "%s/store/commitlog/00000000000000000000", p->m.state_dir);
+    snprintf(sd, sizeof sd, "%s/store/commitlog/00000000000000000000", s2.state_dir);
+    bool same = false;
+    if (two && s2_end == m_end) {
+        /* compare the bytes both hold: the master went on by one message */
+        FILE *a = fopen(md, "rb"), *b = fopen(sd, "rb");
+        same = a && b;
+        for (long long i = 0; same && i < s2_end; i++)
+            same = fgetc(a) == fgetc(b);
+        if (a)
+            fclose(a);
+        if (b)
+            fclose(b);
+    }
+    rmq_td_cleanup(&s2);
+    assert_true(two);
+    assert_int_equal(codes_ok, 300);
+    assert_int_equal(s2_end, m_end);
+    assert_int_equal(after, 0);
+    assert_int_equal(s2_stop, 0);
+    assert_true(same);
+}
+
+/* A fake master in this process: listen on the pair's HA port. */
+static int fake_master_listen(pair *p)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)p->ha_port)};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || listen(fd, 4) != 0) {
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* Accept our slave and read its first report (sent at once). */
+static int accept_slave(int lfd, long long *report)
+{
+    int fd = accept(lfd, NULL, NULL);
+    uint8_t b[8];
+    if (fd < 0 || !read_full(fd, b, 8))
+        return -1;
+    *report = get_be(b, 8);
+    return fd;
+}
+
+static bool send_frame(int fd, long long off, const uint8_t *body, size_t len)
+{
+    uint8_t h[12];
+    put_be64(h, off);
+    h[8] = (uint8_t)(len >> 24);
+    h[9] = (uint8_t)(len >> 16);
+    h[10] = (uint8_t)(len >> 8);
+    h[11] = (uint8_t)len;
+    return rmq_tc_send_raw(fd, h, 12) == 0 && (len == 0 || rmq_tc_send_raw(fd, body, len) == 0);
+}
+
+static const char *wait_ha_text(rmq_test_daemon *d, const char *needle)
+{
+    uint64_t until = rmq_test_now_ms() + 30000;
+    int st = 0;
+    const char *out = "";
+    while (rmq_test_now_ms() < until) {
+        out = rmq_td_ctl_output(d, &st, "ha", NULL);
+        if (strstr(out, needle))
+            return out;
+        rmq_test_pause_ms(50);
+    }
+    fprintf(stderr, "no \"%s\" in: %s\n", needle, out);
+    return NULL;
+}
+
+/* Our slave against a fake master (§7 T11) fed with a real master's log
+ * bytes: a frame ending inside a record, then promotion (the partial record
+ * is cut, the next send starts at a record boundary); a frame at our end +
+ * 1 (the logs diverge: halt); in a fresh slave a frame crossing our file
+ * end (mappedFileSizeCommitLog differs: halt). */
+static void test_slave_against_fake_master(void **state)
+{
+    pair *p = *state; /* its master only makes the log bytes */
+    for (int n = 0; n < 3; n++)
+        assert_int_equal(send_one(p->mport, n), 11);
+    long long end = log_end(&p->m);
+    assert_true(end > 8000);
+    char path[600];
+    snprintf(path, sizeof path, "%s/store/commitlog/00000000000000000000", p->m.state_dir);
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    uint8_t *log = malloc((size_t)end);
+    assert_int_equal(fread(log, 1, (size_t)end, f), (size_t)end);
+    fclose(f);
+    assert_int_equal(stop(p, false), 0); /* frees the HA port for the fake */
+
+    int lfd = fake_master_listen(p);
+    assert_true(lfd >= 0);
+    assert_true(start_slave(p, true) > 0);
+    long long rep = -1;
+    int fd = accept_slave(lfd, &rep);
+    assert_true(fd >= 0);
+    assert_int_equal(rep, 0);
+    /* everything but the last 10 bytes: the third record stays partial */
+    assert_true(send_frame(fd, 0, log, (size_t)end - 10));
+    uint8_t ack[8];
+    assert_true(read_full(fd, ack, 8));
+    assert_int_equal(get_be(ack, 8), end - 10);
+    int st = 0;
+    const char *out = rmq_td_ctl_output(&p->s, &st, "promote", NULL);
+    assert_int_equal(st, 0);
+    assert_non_null(strstr(out, "promoted"));
+    close(fd);
+    /* queue offset 2: the partial third record was cut, the new one took
+     * its place at a record boundary and is read back whole */
+    int c = rmq_tc_connect(p->sport);
+    rmq_cmd *r = st_send(c, 1, "TopicHA", 0, NULL, "after the cut", NULL);
+    assert_non_null(r);
+    assert_int_equal(r->code, 0);
+    assert_int_equal(st_ext_ll(r, "queueOffset"), 2);
+    rmq_cmd_free(r);
+    st_pull_args pa = {.group = "GF", .topic = "TopicHA", .queue = 0, .offset = 0, .max = 8};
+    r = st_pull(c, 2, &pa);
+    assert_non_null(r);
+    assert_int_equal(r->code, 0);
+    stored_record rec[8];
+    assert_int_equal(st_records(r, rec, 8), 3);
+    assert_int_equal(rec[2].body_len, strlen("after the cut"));
+    assert_memory_equal(rec[2].body, "after the cut", strlen("after the cut"));
+    assert_int_equal(rec[0].body_len, BODY);
+    assert_int_equal(((const char *)rec[1].body)[0], body_of(1));
+    /* right behind the second record: nothing of the partial one is left */
+    assert_int_equal(rec[2].phys_offset, rec[1].phys_offset + rec[1].total_size);
+    rmq_cmd_free(r);
+    close(c);
+    assert_int_equal(stop(p, true), 0);
+
+    /* a fresh slave: a frame at its end + 1 (after one good frame) halts it */
+    rmq_td_cleanup(&p->s);
+    assert_true(start_slave(p, true) > 0);
+    fd = accept_slave(lfd, &rep);
+    assert_true(fd >= 0);
+    assert_true(send_frame(fd, 0, log, 4096));
+    assert_true(read_full(fd, ack, 8));
+    assert_true(send_frame(fd, 4097, log + 4096, 100));
+    assert_non_null(wait_ha_text(&p->s, "diverge"));
+    close(fd);
+    assert_int_equal(stop(p, true), 0);
+
+    /* a fresh slave: a frame that crosses its 1 MiB file end halts it */
+    rmq_td_cleanup(&p->s);
+    assert_true(start_slave(p, true) > 0);
+    fd = accept_slave(lfd, &rep);
+    assert_true(fd >= 0);
+    assert_true(send_frame(fd, 0, log, 4096));
+    assert_true(read_full(fd, ack, 8));
+    uint8_t *zeros = calloc(1, FILE_SIZE);
+    assert_true(send_frame(fd, 4096, zeros, FILE_SIZE));
+    free(zeros);
+    assert_non_null(wait_ha_text(&p->s, "mappedFileSizeCommitLog"));
+    close(fd);
+    close(lfd);
+    free(log);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -704,6 +1046,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_slave_timeout, setup, teardown),
         cmocka_unit_test_setup_teardown(test_raw_frames, setup_raw, teardown),
         cmocka_unit_test_setup_teardown(test_kill_master_under_load, setup, teardown),
+        cmocka_unit_test_teardown(test_learns_master_from_nameserver, teardown),
+        cmocka_unit_test_setup_teardown(test_two_slaves, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_slave_against_fake_master, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
