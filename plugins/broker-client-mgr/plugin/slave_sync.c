@@ -76,8 +76,8 @@ static void sync_topics(bcm_ctx *c, const char *master)
     if (dv.counter >= 0 &&
         (dv.counter != c->topics.dv.counter || dv.timestamp != c->topics.dv.timestamp)) {
         /* Java clears the table and inserts the master's */
-        c->topics.gen++;
-        json_object_clear(c->topics.topics);
+        bcm_topic_table_free(&c->topics);
+        bcm_topic_table_init(&c->topics, 0);
         changed = bcm_topic_table_load(&c->topics, text, len, err, sizeof err) == 0;
     }
     pthread_mutex_unlock(&c->lock);
