@@ -1,8 +1,8 @@
 /* unwritten_topics.h — the topics created in memory whose journal record
- * (topics.journal, or a rewrite of topics.json) is not durable yet. A SEND that finds its topic in this set must wait:
- * answering it before the write would let kill -9 keep the message and lose
- * its topic (the next PULL answers TOPIC_NOT_EXIST). Not thread-safe (kept
- * under the tables lock, like the topic table). */
+ * (topics.journal, or a rewrite of topics.json) is not durable yet. A SEND that finds its topic in
+ * this set must wait: answering it before the write would let kill -9 keep the message and lose its
+ * topic (the next PULL answers TOPIC_NOT_EXIST). Not thread-safe (kept under the tables lock, like
+ * the topic table). */
 #ifndef BCM_UNWRITTEN_TOPICS_H
 #define BCM_UNWRITTEN_TOPICS_H
 

@@ -490,16 +490,77 @@ static void cq_find_end(store_cq *q)
         close(fd);
 }
 
-static int load_queue(store_engine *e, const char *topic, int32_t qid, char *err, size_t errlen)
+/* Loading every queue at start: one directory listing, a stat and a read
+ * per queue, but 400,000 of them, and on a cold cache each waits for the
+ * disk. LOAD_THREADS workers take topics in turn so those waits overlap;
+ * only the table insertion is serialised. */
+#define LOAD_THREADS 4
+
+typedef struct load_job {
+    store_engine *e;
+    char **topics;
+    size_t n;
+    _Atomic size_t next;
+    pthread_mutex_t mu; /* the queue table; rc and err */
+    int rc;
+    char err[256];
+} load_job;
+
+static void load_failed(load_job *j, int rc, const char *err)
 {
-    store_cq *q = cq_create(e, topic, qid, err, errlen);
-    if (!q)
-        return -ENOMEM;
-    int rc = mfile_list_load(&q->files, err, errlen);
-    if (rc != 0)
-        return rc;
-    cq_find_end(q);
-    return 0;
+    pthread_mutex_lock(&j->mu);
+    if (j->rc == 0) {
+        j->rc = rc;
+        snprintf(j->err, sizeof j->err, "%s", err);
+    }
+    pthread_mutex_unlock(&j->mu);
+}
+
+static void load_topic(load_job *j, const char *topic)
+{
+    char tdir[PATH_MAX], err[256] = "";
+    snprintf(tdir, sizeof tdir, "%s/%s", j->e->cq_dir, topic);
+    DIR *td = opendir(tdir);
+    if (!td)
+        return;
+    struct dirent *qe;
+    while ((qe = readdir(td)) != NULL) {
+        char *end;
+        long qid = strtol(qe->d_name, &end, 10);
+        if (qe->d_name[0] < '0' || qe->d_name[0] > '9' || *end || qid > INT32_MAX)
+            continue; /* non-numeric dirs are skipped, as Java does */
+        pthread_mutex_lock(&j->mu);
+        store_cq *q = j->rc == 0 ? cq_create(j->e, topic, (int32_t)qid, err, sizeof err) : NULL;
+        bool stop = j->rc != 0;
+        pthread_mutex_unlock(&j->mu);
+        if (stop)
+            break;
+        if (!q) {
+            load_failed(j, -ENOMEM, err);
+            break;
+        }
+        int rc = mfile_list_load(&q->files, err, sizeof err);
+        if (rc != 0) {
+            load_failed(j, rc, err);
+            break;
+        }
+        cq_find_end(q);
+    }
+    closedir(td);
+}
+
+static void *load_worker(void *arg)
+{
+    load_job *j = arg;
+    for (size_t i; (i = atomic_fetch_add(&j->next, 1)) < j->n;) {
+        pthread_mutex_lock(&j->mu);
+        bool stop = j->rc != 0;
+        pthread_mutex_unlock(&j->mu);
+        if (stop)
+            break;
+        load_topic(j, j->topics[i]);
+    }
+    return NULL;
 }
 
 int cq_load_all(store_engine *e, char *err, size_t errlen)
@@ -507,28 +568,46 @@ int cq_load_all(store_engine *e, char *err, size_t errlen)
     DIR *d = opendir(e->cq_dir);
     if (!d)
         return errno == ENOENT ? 0 : -errno;
+    load_job j = {.e = e};
+    pthread_mutex_init(&j.mu, NULL);
+    atomic_init(&j.next, 0);
+    size_t cap = 0;
     struct dirent *de;
-    int rc = 0;
-    while (rc == 0 && (de = readdir(d)) != NULL) {
+    while (j.rc == 0 && (de = readdir(d)) != NULL) {
         if (de->d_name[0] == '.' || strlen(de->d_name) > STORED_RECORD_MAX_TOPIC)
             continue;
-        char tdir[PATH_MAX];
-        snprintf(tdir, sizeof tdir, "%s/%s", e->cq_dir, de->d_name);
-        DIR *td = opendir(tdir);
-        if (!td)
-            continue;
-        struct dirent *qe;
-        while (rc == 0 && (qe = readdir(td)) != NULL) {
-            char *end;
-            long qid = strtol(qe->d_name, &end, 10);
-            if (qe->d_name[0] < '0' || qe->d_name[0] > '9' || *end || qid > INT32_MAX)
-                continue; /* non-numeric dirs are skipped, as Java does */
-            rc = load_queue(e, de->d_name, (int32_t)qid, err, errlen);
+        if (j.n == cap) {
+            cap = cap ? cap * 2 : 256;
+            char **nt = realloc(j.topics, cap * sizeof *nt);
+            if (!nt) {
+                j.rc = -ENOMEM;
+                break;
+            }
+            j.topics = nt;
         }
-        closedir(td);
+        if ((j.topics[j.n] = strdup(de->d_name)) == NULL)
+            j.rc = -ENOMEM;
+        else
+            j.n++;
     }
     closedir(d);
-    return rc;
+    if (j.rc == 0) {
+        pthread_t th[LOAD_THREADS - 1];
+        size_t started = 0;
+        for (; j.n > 64 && started < LOAD_THREADS - 1; started++)
+            if (pthread_create(&th[started], NULL, load_worker, &j) != 0)
+                break;
+        load_worker(&j); /* this thread too (alone when there are few topics) */
+        for (size_t i = 0; i < started; i++)
+            pthread_join(th[i], NULL);
+    }
+    if (j.rc != 0)
+        snprintf(err, errlen, "%s", j.err[0] ? j.err : "out of memory");
+    for (size_t i = 0; i < j.n; i++)
+        free(j.topics[i]);
+    free(j.topics);
+    pthread_mutex_destroy(&j.mu);
+    return j.rc;
 }
 
 /* First index in [lo, hi) whose entry's commit-log offset is >= off (hi if none). */
