@@ -106,6 +106,15 @@ typedef struct bcm_namesrv {
     bool round_failed;
     bool again; /* topics changed during the round: register again */
     bool last_ok;
+    /* Incremental rounds (topic_registration.c) leave out a NameServer
+     * whose last registration failed (inc_skip), unless a full round to it
+     * is in flight: a dead one must not hold up every creator.
+     * full_covers: the topic changes (reg_inc_noted) the full round's body
+     * holds; inc_gap_upto: the changes up to which an incremental round
+     * left it out or failed there. A full round's success clears inc_skip
+     * only when it covers that gap, else another full round follows. */
+    bool inc_skip;
+    uint64_t full_covers, inc_gap_upto;
 } bcm_namesrv;
 
 typedef struct bcm_pull_hold {
@@ -165,6 +174,18 @@ typedef struct bcm_ctx {
     bool reg_stopping;
     _Atomic bool reg_soon;        /* topics changed: start a round within REGISTER_SOON_MS */
     uint64_t reg_soon_not_before; /* ... but not before this (monotonic ms, reg_lock) */
+    /* Incremental registration of changed topics (topic_registration.c).
+     * Under the tables lock, noted with each topic change: the names
+     * changed since the last incremental round started, and a count. */
+    json_t *reg_inc_names;
+    uint64_t reg_inc_noted;
+    /* Under reg_lock: one incremental round in flight at a time; its
+     * unanswered calls; the count of changes it covers; the count covered
+     * by the rounds finished so far (waiters wait on reg_inc_cond). */
+    bool reg_inc_in_flight;
+    size_t reg_inc_outstanding;
+    uint64_t reg_inc_upto, reg_inc_done;
+    pthread_cond_t reg_inc_cond;
 
     /* held PULL_MESSAGE requests */
     pthread_mutex_t hold_lock;
@@ -253,6 +274,22 @@ int bcm_registration_init(bcm_ctx *c, const char *namesrv_addr);
 void bcm_registration_request_now(bcm_ctx *c);
 void bcm_registration_shutdown(bcm_ctx *c);
 void bcm_registration_free(bcm_ctx *c);
+/* Shared with topic_registration.c: the filter server list of a body, and
+ * a REGISTER_BROKER request carrying `b`. */
+struct bcm_body;
+json_t *bcm_filter_server_list(bcm_ctx *c);
+rmq_cmd *bcm_register_request(bcm_ctx *c, const struct bcm_body *b);
+
+/* topic_registration.c: every topic change is noted (tables lock held);
+ * whoever created a topic then waits (lock not held) until an incremental
+ * REGISTER_BROKER carrying every change noted so far was answered by every
+ * NameServer holding this broker's table (or failed), at most
+ * min(registerBrokerTimeoutMills, 3 s). One round at a time carries every
+ * change noted since the previous one. */
+int bcm_topic_registration_init(bcm_ctx *c);
+void bcm_topic_registration_free(bcm_ctx *c);
+void bcm_topic_registration_note_locked(bcm_ctx *c, const char *name);
+void bcm_topic_registration_wait(bcm_ctx *c);
 
 /* heap_return.c: after heapTrimAfterTopicDeletions deletions (counted in
  * deleted_since_trim), return freed heap to the OS; called by the
