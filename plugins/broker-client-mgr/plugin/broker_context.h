@@ -108,7 +108,8 @@ typedef struct bcm_namesrv {
     bool last_ok;
     /* Incremental rounds (topic_registration.c) leave out a NameServer
      * whose last registration failed (inc_skip), unless a full round to it
-     * is in flight: a dead one must not hold up every creator.
+     * is in flight after a successful one: a dead or hanging one must not
+     * hold up every creator.
      * full_covers: the topic changes (reg_inc_noted) the full round's body
      * holds; inc_gap_upto: the changes up to which an incremental round
      * left it out or failed there. A full round's success clears inc_skip

@@ -11,8 +11,10 @@
  * waiter starts a round carrying every change noted so far; changes made
  * while it is in flight wait for the next one, which one of their creators
  * starts. A round goes to every NameServer but those whose last
- * registration failed (unless a full round to them is in flight): they get
- * the change from their next full round (nameserver_registration.c). */
+ * registration failed: they get the change from their next full round
+ * (nameserver_registration.c), and rounds go to them again once one that
+ * covers what they missed has succeeded — a full round in flight after a
+ * successful one gets them too, so this ends while topics keep coming. */
 #include "broker_context.h"
 
 #include "register_body.h"
@@ -159,7 +161,7 @@ static void start_round_locked(bcm_ctx *c)
     c->reg_calls_in_flight++;
     for (size_t i = 0; i < c->nnamesrvs; i++) {
         bcm_namesrv *n = &c->namesrvs[i];
-        if (send && nb > 0 && !c->reg_stopping && (!n->inc_skip || n->outstanding)) {
+        if (send && nb > 0 && !c->reg_stopping && (!n->inc_skip || (n->outstanding && n->last_ok))) {
             send[i] = true;
             c->reg_inc_outstanding += (size_t)nb;
             c->reg_calls_in_flight += (size_t)nb;
