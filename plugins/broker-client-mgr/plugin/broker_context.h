@@ -116,6 +116,13 @@ typedef struct bcm_namesrv {
      * only when it covers that gap, else another full round follows. */
     bool inc_skip;
     uint64_t full_covers, inc_gap_upto;
+    /* Its own incremental rounds, one in flight at a time, so a slow one
+     * never holds up the others: the topic changes put into a round for it
+     * (or that it was left out of), those of the round in flight, those
+     * answered or failed, and the round's unanswered calls. */
+    uint64_t inc_sent, inc_upto, inc_done;
+    size_t inc_outstanding;
+    bool inc_in_flight;
 } bcm_namesrv;
 
 typedef struct bcm_pull_hold {
@@ -176,16 +183,13 @@ typedef struct bcm_ctx {
     _Atomic bool reg_soon;        /* topics changed: start a round within REGISTER_SOON_MS */
     uint64_t reg_soon_not_before; /* ... but not before this (monotonic ms, reg_lock) */
     /* Incremental registration of changed topics (topic_registration.c).
-     * Under the tables lock, noted with each topic change: the names
-     * changed since the last incremental round started, and a count. */
-    json_t *reg_inc_names;
+     * Under the tables lock: topic changes counted, and the created or
+     * updated names by count, kept until every NameServer's rounds have
+     * taken them (or it was left out). Waiters wait on reg_inc_cond
+     * (reg_lock). */
+    struct bcm_inc_change *reg_inc_log;
+    size_t reg_inc_nlog, reg_inc_caplog;
     uint64_t reg_inc_noted;
-    /* Under reg_lock: one incremental round in flight at a time; its
-     * unanswered calls; the count of changes it covers; the count covered
-     * by the rounds finished so far (waiters wait on reg_inc_cond). */
-    bool reg_inc_in_flight;
-    size_t reg_inc_outstanding;
-    uint64_t reg_inc_upto, reg_inc_done;
     pthread_cond_t reg_inc_cond;
 
     /* held PULL_MESSAGE requests */
@@ -284,10 +288,10 @@ rmq_cmd *bcm_register_request(bcm_ctx *c, const struct bcm_body *b);
 /* topic_registration.c: every topic change is noted (tables lock held);
  * whoever created a topic then waits (lock not held) until an incremental
  * REGISTER_BROKER carrying every change noted so far was answered by every
- * NameServer holding this broker's table (or failed), at most
- * min(registerBrokerTimeoutMills, 3 s). One round at a time carries every
- * change noted since the previous one. */
-int bcm_topic_registration_init(bcm_ctx *c);
+ * NameServer (or failed, or it was left out after a failure), at most
+ * min(registerBrokerTimeoutMills, 3 s). Per NameServer, one round at a time
+ * carries every change noted since its previous one. */
+void bcm_topic_registration_init(bcm_ctx *c);
 void bcm_topic_registration_free(bcm_ctx *c);
 void bcm_topic_registration_note_locked(bcm_ctx *c, const char *name);
 void bcm_topic_registration_wait(bcm_ctx *c);

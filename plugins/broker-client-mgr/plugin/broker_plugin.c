@@ -190,13 +190,13 @@ static int bcm_init(rmq_plugin_ctx *pctx, const rmq_host_api *api)
     pthread_cond_init(&c->reg_idle, NULL);
     pthread_cond_init(&c->topics_written, NULL);
     bcm_unwritten_topics_init(&c->unwritten);
-    bcm_topic_registration_init(c); /* checked below, with the tables */
+    bcm_topic_registration_init(c);
     bcm_producer_table_init(&c->producers);
     bcm_consumer_table_init(&c->consumers);
     bcm_offset_table_init(&c->offsets);
     bcm_lock_table_init(&c->locks);
     int rc = RMQ_ENOMEM;
-    if (!c->reg_inc_names || bcm_subscription_groups_init(&c->groups, api->now_wall_ms()) != 0 ||
+    if (bcm_subscription_groups_init(&c->groups, api->now_wall_ms()) != 0 ||
         bcm_topic_table_init(&c->topics, api->now_wall_ms()) != 0)
         goto fail;
     c->journal_fd = -1;
