@@ -202,7 +202,8 @@ static int process_create_topic(rmq_request *req, const rmq_cmd *cmd, void *ud)
     if (rc != 0)
         return RMQ_ENOMEM;
     bcm_topics_commit(c);
-    bcm_registration_request_now(c);
+    /* answered once the NameServers route it (Java registers inside) */
+    bcm_topic_registration_wait(c);
     /* Java sets only the code: createResponseCommand's placeholder remark stays */
     return bcm_reply(c, req, cmd, RMQ_RESPONSE_SUCCESS, "not set any response code");
 }

@@ -106,6 +106,23 @@ typedef struct bcm_namesrv {
     bool round_failed;
     bool again; /* topics changed during the round: register again */
     bool last_ok;
+    /* Incremental rounds (topic_registration.c) leave out a NameServer
+     * whose last registration failed (inc_skip), unless a full round to it
+     * is in flight after a successful one: a dead or hanging one must not
+     * hold up every creator.
+     * full_covers: the topic changes (reg_inc_noted) the full round's body
+     * holds; inc_gap_upto: the changes up to which an incremental round
+     * left it out or failed there. A full round's success clears inc_skip
+     * only when it covers that gap, else another full round follows. */
+    bool inc_skip;
+    uint64_t full_covers, inc_gap_upto;
+    /* Its own incremental rounds, one in flight at a time, so a slow one
+     * never holds up the others: the topic changes put into a round for it
+     * (or that it was left out of), those of the round in flight, those
+     * answered or failed, and the round's unanswered calls. */
+    uint64_t inc_sent, inc_upto, inc_done;
+    size_t inc_outstanding;
+    bool inc_in_flight;
 } bcm_namesrv;
 
 typedef struct bcm_pull_hold {
@@ -165,6 +182,15 @@ typedef struct bcm_ctx {
     bool reg_stopping;
     _Atomic bool reg_soon;        /* topics changed: start a round within REGISTER_SOON_MS */
     uint64_t reg_soon_not_before; /* ... but not before this (monotonic ms, reg_lock) */
+    /* Incremental registration of changed topics (topic_registration.c).
+     * Under the tables lock: topic changes counted, and the created or
+     * updated names by count, kept until every NameServer's rounds have
+     * taken them (or it was left out). Waiters wait on reg_inc_cond
+     * (reg_lock). */
+    struct bcm_inc_change *reg_inc_log;
+    size_t reg_inc_nlog, reg_inc_caplog;
+    uint64_t reg_inc_noted;
+    pthread_cond_t reg_inc_cond;
 
     /* held PULL_MESSAGE requests */
     pthread_mutex_t hold_lock;
@@ -253,6 +279,22 @@ int bcm_registration_init(bcm_ctx *c, const char *namesrv_addr);
 void bcm_registration_request_now(bcm_ctx *c);
 void bcm_registration_shutdown(bcm_ctx *c);
 void bcm_registration_free(bcm_ctx *c);
+/* Shared with topic_registration.c: the filter server list of a body, and
+ * a REGISTER_BROKER request carrying `b`. */
+struct bcm_body;
+json_t *bcm_filter_server_list(bcm_ctx *c);
+rmq_cmd *bcm_register_request(bcm_ctx *c, const struct bcm_body *b);
+
+/* topic_registration.c: every topic change is noted (tables lock held);
+ * whoever created a topic then waits (lock not held) until an incremental
+ * REGISTER_BROKER carrying every change noted so far was answered by every
+ * NameServer (or failed, or it was left out after a failure), at most
+ * min(registerBrokerTimeoutMills, 3 s). Per NameServer, one round at a time
+ * carries every change noted since its previous one. */
+void bcm_topic_registration_init(bcm_ctx *c);
+void bcm_topic_registration_free(bcm_ctx *c);
+void bcm_topic_registration_note_locked(bcm_ctx *c, const char *name);
+void bcm_topic_registration_wait(bcm_ctx *c);
 
 /* heap_return.c: after heapTrimAfterTopicDeletions deletions (counted in
  * deleted_since_trim), return freed heap to the OS; called by the

@@ -72,11 +72,13 @@ static int meta_broker_config(void *ud, rmq_broker_config *out)
  * fsync, and a kill -9 then would keep the message and lose its topic (the
  * next PULL answers TOPIC_NOT_EXIST). Java persists inside its creation
  * but reads the table without that lock, so it has this window too. Costs
- * one count test when nothing is pending. */
-static void wait_topic_written(bcm_ctx *c, const char *topic)
+ * one count test when nothing is pending. Returns whether it waited: then
+ * the caller waits for the topic's registration too (bcm_topic_registration_wait,
+ * after the lock is released), as its creator does. */
+static bool wait_topic_written(bcm_ctx *c, const char *topic)
 {
     if (!bcm_unwritten_topics_has(&c->unwritten, topic))
-        return;
+        return false;
     /* Bounded: every creator writes right after creating, but a disk that
      * hangs (or a creator's thread that calls back in here before its
      * write) must cost a late answer, not a stuck thread. */
@@ -90,6 +92,7 @@ static void wait_topic_written(bcm_ctx *c, const char *topic)
         c->api->log(c->pctx, RMQ_LOG_WARN,
                     "topic %s: topics.json not written after %d s; answering its send anyway",
                     topic, TOPIC_WRITE_WAIT_S);
+    return true;
 }
 
 static int meta_topic_get(void *ud, const char *topic, rmq_topic_config *out)
@@ -101,9 +104,11 @@ static int meta_topic_get(void *ud, const char *topic, rmq_topic_config *out)
      * lookup and a copy. */
     bcm_topic_fields f;
     pthread_mutex_lock(&c->lock);
-    wait_topic_written(c, topic);
+    bool fresh = wait_topic_written(c, topic);
     bool found = bcm_topic_table_get(&c->topics, topic, &f);
     pthread_mutex_unlock(&c->lock);
+    if (fresh)
+        bcm_topic_registration_wait(c);
     if (!found)
         return RMQ_ENOENT;
     topic_from_fields(&f, out);
@@ -113,12 +118,14 @@ static int meta_topic_get(void *ud, const char *topic, rmq_topic_config *out)
 /* A topic was created: the journal and the NameServers learn it (Java:
  * persist, then registerBrokerAll). The journal write (shared with every
  * creation meanwhile) is durable before the creator's send is stored and
- * answered, and releases the other senders waiting in wait_topic_written. */
+ * answered, and releases the other senders waiting in wait_topic_written;
+ * the incremental registration (shared likewise) is answered by the
+ * NameServers before the send is, so its client finds the route. */
 static void topic_created(bcm_ctx *c, const char *topic)
 {
     c->api->log(c->pctx, RMQ_LOG_INFO, "topic %s created for a send", topic);
     bcm_topics_commit(c);
-    bcm_registration_request_now(c);
+    bcm_topic_registration_wait(c);
 }
 
 static int meta_topic_create_in_send(void *ud, const char *topic, const char *default_topic,
@@ -131,7 +138,7 @@ static int meta_topic_create_in_send(void *ud, const char *topic, const char *de
     bool created = false;
     int rc = RMQ_ENOENT;
     pthread_mutex_lock(&c->lock);
-    wait_topic_written(c, topic);
+    bool fresh = wait_topic_written(c, topic);
     bcm_topic_fields have, d;
     if (bcm_topic_table_get(&c->topics, topic, &have)) {
         topic_from_fields(&have, out);
@@ -171,6 +178,8 @@ static int meta_topic_create_in_send(void *ud, const char *topic, const char *de
     pthread_mutex_unlock(&c->lock);
     if (created)
         topic_created(c, topic);
+    else if (fresh)
+        bcm_topic_registration_wait(c);
     return rc;
 }
 
@@ -182,7 +191,7 @@ static int meta_topic_create_in_send_back(void *ud, const char *topic, int32_t q
     if (!topic || !*topic)
         return RMQ_EINVAL;
     pthread_mutex_lock(&c->lock);
-    wait_topic_written(c, topic);
+    bool fresh = wait_topic_written(c, topic);
     bool created = bcm_topic_table_create_if_absent(&c->topics, topic, queue_nums, perm,
                                                     topic_sys_flag, c->api->now_wall_ms());
     if (created) {
@@ -196,6 +205,8 @@ static int meta_topic_create_in_send_back(void *ud, const char *topic, int32_t q
     pthread_mutex_unlock(&c->lock);
     if (created)
         topic_created(c, topic);
+    else if (fresh)
+        bcm_topic_registration_wait(c);
     return found ? 0 : RMQ_ENOMEM;
 }
 

@@ -127,6 +127,7 @@ static void free_ctx(bcm_ctx *c)
 {
     bcm_pull_holds_flush(c, true);
     bcm_registration_free(c);
+    bcm_topic_registration_free(c);
     bcm_producer_table_free(&c->producers);
     bcm_consumer_table_free(&c->consumers);
     bcm_subscription_groups_free(&c->groups);
@@ -189,6 +190,7 @@ static int bcm_init(rmq_plugin_ctx *pctx, const rmq_host_api *api)
     pthread_cond_init(&c->reg_idle, NULL);
     pthread_cond_init(&c->topics_written, NULL);
     bcm_unwritten_topics_init(&c->unwritten);
+    bcm_topic_registration_init(c);
     bcm_producer_table_init(&c->producers);
     bcm_consumer_table_init(&c->consumers);
     bcm_offset_table_init(&c->offsets);

@@ -92,7 +92,7 @@ static int process_heartbeat(rmq_request *req, const rmq_cmd *cmd, void *ud)
         bcm_persist_groups(c);
     if (topics_dirty) {
         bcm_topics_commit(c);
-        bcm_registration_request_now(c);
+        bcm_topic_registration_wait(c);
     }
     if (rc != 0)
         return rc;

@@ -1,9 +1,12 @@
-/* nameserver_registration.c — owns this broker's registration with every
- * NameServer (protocol.md §5.16): asynchronous and independent per
- * NameServer (a dead or hanging one never delays the others beyond the
- * timeout), periodic, at once after topic changes, retried soon after a
- * failure; result handling; UNREGISTER_BROKER to all at shutdown.
- * Start-up never waits on a NameServer. */
+/* nameserver_registration.c — owns this broker's full registration (the
+ * whole table) with every NameServer (protocol.md §5.16): asynchronous and
+ * independent per NameServer (a dead or hanging one never delays the others
+ * beyond the timeout), periodic, soon after a change of the broker's
+ * identity or permission, retried soon after a failure; result handling;
+ * UNREGISTER_BROKER to all at shutdown. Start-up never waits on a
+ * NameServer. New topics go out in incremental rounds first
+ * (topic_registration.c); a NameServer an incremental round missed gets
+ * them from its next full round here. */
 #include "broker_context.h"
 #include "request_signing.h"
 
@@ -29,7 +32,7 @@ typedef struct reg_call {
     size_t ns;
 } reg_call;
 
-static json_t *filter_server_list(bcm_ctx *c)
+json_t *bcm_filter_server_list(bcm_ctx *c)
 {
     const void *table = NULL;
     void *tud = NULL;
@@ -64,10 +67,18 @@ static void finish_call(bcm_ctx *c, size_t ns, bool ok)
                 n->backoff_ms = (uint64_t)c->s.register_period_ms;
             n->next_due_ms = now + n->backoff_ms;
             n->last_ok = false;
+            n->inc_skip = true;
         } else {
             n->backoff_ms = 0;
             n->last_ok = true;
             n->next_due_ms = now + (uint64_t)c->s.register_period_ms;
+            /* it holds the whole table now, unless an incremental round
+             * newer than this body left it out or failed there: then once
+             * more (spaced like any round after changes) */
+            if (n->inc_gap_upto <= n->full_covers)
+                n->inc_skip = false;
+            else
+                n->again = true;
         }
         if (n->again)
             n->next_due_ms = now > c->reg_soon_not_before ? now : c->reg_soon_not_before;
@@ -119,7 +130,7 @@ static void on_register_response(int err, const rmq_cmd *resp, void *ud)
     free(call);
 }
 
-static rmq_cmd *register_request(bcm_ctx *c, const bcm_body *b)
+rmq_cmd *bcm_register_request(bcm_ctx *c, const bcm_body *b)
 {
     const rmq_host_api *a = c->api;
     rmq_cmd *req = a->cmd_new_request(BCM_REGISTER_BROKER);
@@ -144,12 +155,13 @@ static rmq_cmd *register_request(bcm_ctx *c, const bcm_body *b)
 /* The bodies are encoded from a copy of the table taken under the lock:
  * with 100,000 topics the encoding takes tens of ms, and every SEND takes
  * this lock. */
-static int build_bodies(bcm_ctx *c, bcm_body **bodies)
+static int build_bodies(bcm_ctx *c, bcm_body **bodies, uint64_t *covers)
 {
-    json_t *filters = filter_server_list(c);
+    json_t *filters = bcm_filter_server_list(c);
     bcm_topic_snapshot snap;
     pthread_mutex_lock(&c->lock);
     int src = bcm_topic_table_snapshot(&c->topics, &snap);
+    *covers = c->reg_inc_noted;
     pthread_mutex_unlock(&c->lock);
     json_t *topics = src == 0 ? bcm_topic_snapshot_json(&snap) : NULL;
     bcm_data_version dv = snap.dv;
@@ -203,13 +215,21 @@ static void register_due(bcm_ctx *c, bool force)
         return;
     }
     bcm_body *bodies = NULL;
-    int nb = build_bodies(c, &bodies);
+    uint64_t covers = 0;
+    int nb = build_bodies(c, &bodies, &covers);
     if (nb <= 0)
         c->api->log(c->pctx, RMQ_LOG_ERROR, "cannot encode the registration body");
+    /* Any full round (periodic ones too) is spaced like the rounds after
+     * changes: a NameServer catching up after a failed incremental round
+     * must not have whole tables encoded back to back. */
+    uint64_t spent = c->api->now_monotonic_ms() - now;
     for (size_t i = 0; i < c->nnamesrvs; i++) {
         if (!due[i])
             continue;
         pthread_mutex_lock(&c->reg_lock);
+        c->namesrvs[i].full_covers = covers;
+        if (now + spent * REGISTER_SOON_SPACING > c->reg_soon_not_before)
+            c->reg_soon_not_before = now + spent * REGISTER_SOON_SPACING;
         if (nb > 0) {
             c->namesrvs[i].outstanding += (size_t)nb;
             c->reg_calls_in_flight += (size_t)nb;
@@ -217,7 +237,7 @@ static void register_due(bcm_ctx *c, bool force)
         pthread_mutex_unlock(&c->reg_lock);
         for (int b = 0; b < nb; b++) {
             reg_call *call = malloc(sizeof *call);
-            rmq_cmd *req = call ? register_request(c, &bodies[b]) : NULL;
+            rmq_cmd *req = call ? bcm_register_request(c, &bodies[b]) : NULL;
             int rc = RMQ_ENOMEM;
             if (req) {
                 call->c = c;
@@ -257,12 +277,10 @@ static void registration_tick(void *ud)
     register_due(c, false);
 }
 
-/* Topic changes come in bursts (a producer sending to thousands of new
- * topics): each registration body holds the whole table, so a change only
- * asks for a round, which this timer starts on the registration executor
- * within REGISTER_SOON_MS, carrying every change made meanwhile. The
- * creator is not held up by it (Java registers inside the send;
- * docs/compat.md). */
+/* A change that needs a full round (brokerId, brokerPermission, a slave's
+ * sync) only asks for one, which this timer starts on the registration
+ * executor within REGISTER_SOON_MS, carrying every change made meanwhile.
+ * (Topic creations register incrementally: topic_registration.c.) */
 static void registration_soon(void *ud)
 {
     bcm_ctx *c = ud;

@@ -98,6 +98,7 @@ void bcm_topics_note_locked(bcm_ctx *c, const char *name)
     if (bcm_topic_journal_note(&c->topics, name, &c->jbuf, &c->jlen, &c->jcap) != 0)
         c->journal_broken = true; /* the next commit rewrites topics.json instead */
     c->jseq++;
+    bcm_topic_registration_note_locked(c, name);
 }
 
 static bool write_all(int fd, const char *p, size_t n)
