@@ -273,8 +273,8 @@ static bool first_return(const rmq_test_daemon *d, long *before, long *after)
 
 /* rmqhostd keeps what free() returns (it raises malloc's trim threshold):
  * once 1,000 topics are deleted the process gives the freed heap back, and
- * the RSS it logs around that falls by more than a MiB (the deleted topics'
- * configs, journal records and the encodings of the table made meanwhile). */
+ * the RSS it logs around that falls (the deleted topics' configs and
+ * journal records). */
 static void mass_topic_deletion_returns_the_heap(void **state)
 {
     fixture *f = *state;
@@ -294,7 +294,11 @@ static void mass_topic_deletion_returns_the_heap(void **state)
     fprintf(stderr, "sanitizer build: RSS drop not checked\n");
 #else
     assert_true(before > 0 && after > 0);
-    assert_true(after < before - 1024);
+    /* some heap went back; how much depends on what else the process holds
+     * (the table keeps ~112 bytes a topic and registrations no longer encode
+     * the whole table per change, so at 6,000 topics the whole heap is a few
+     * MB) */
+    assert_true(after < before);
 #endif
     assert_int_equal(rmq_td_stop(&f->d), 0);
 }
