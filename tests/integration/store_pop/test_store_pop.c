@@ -395,6 +395,53 @@ static void acked_state_survives_kill_9_and_reload(void **state)
     rmq_cmd_free(r);
 }
 
+static rmq_cmd *body_call(fixture *f, int code, const char *body)
+{
+    rmq_cmd *req = rmq_tc_request(code, next_opaque++, NULL);
+    assert_non_null(req);
+    rmq_cmd_set_body(req, body, strlen(body), NULL, NULL);
+    rmq_cmd *r = rmq_tc_call_response(f->fd, req, 5000);
+    rmq_cmd_free(req);
+    assert_non_null(r);
+    return r;
+}
+
+/* QUERY_ASSIGNMENT (400) answers the mode SET_MESSAGE_REQUEST_MODE (401)
+ * set: POP over all queues (queueId -1), or PULL split by the strategy. */
+static void assignment_follows_request_mode(void **state)
+{
+    fixture *f = *state;
+    char hb[2048];
+    bcm_consumer_heartbeat(hb, sizeof hb, "10.0.0.1@a", "AG", "PA", true);
+    rmq_cmd *r = body_call(f, 34, hb);
+    assert_int_equal(r->code, 0);
+    rmq_cmd_free(r);
+    const char *q = "{\"clientId\":\"10.0.0.1@a\",\"consumerGroup\":\"AG\","
+                    "\"messageModel\":\"CLUSTERING\",\"strategyName\":\"AVG\",\"topic\":\"PA\"}";
+    /* no mode set: PULL, both queues to the only client */
+    r = body_call(f, 400, q);
+    assert_int_equal(r->code, 0);
+    assert_true(bcm_body_contains(r, "\"queueId\":0"));
+    assert_true(bcm_body_contains(r, "\"queueId\":1"));
+    assert_true(bcm_body_contains(r, "\"mode\":\"PULL\""));
+    rmq_cmd_free(r);
+    r = body_call(f, 401, "{\"topic\":\"%RETRY%AG\",\"consumerGroup\":\"AG\",\"mode\":\"POP\"}");
+    assert_int_equal(r->code, 16);
+    rmq_cmd_free(r);
+    r = body_call(
+        f, 401,
+        "{\"topic\":\"PA\",\"consumerGroup\":\"AG\",\"mode\":\"POP\",\"popShareQueueNum\":0}");
+    assert_int_equal(r->code, 0);
+    rmq_cmd_free(r);
+    r = body_call(f, 400, q);
+    assert_int_equal(r->code, 0);
+    assert_true(bcm_body_contains(r, "\"queueId\":-1"));
+    assert_false(bcm_body_contains(r, "\"queueId\":0"));
+    assert_true(bcm_body_contains(r, "\"mode\":\"POP\""));
+    assert_true(bcm_body_contains(r, "\"brokerName\":\"broker-p\""));
+    rmq_cmd_free(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -402,6 +449,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(redelivered_until_dlq, setup, teardown),
         cmocka_unit_test_setup_teardown(order_pop_one_batch_in_flight, setup, teardown),
         cmocka_unit_test_setup_teardown(acked_state_survives_kill_9_and_reload, setup, teardown),
+        cmocka_unit_test_setup_teardown(assignment_follows_request_mode, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
