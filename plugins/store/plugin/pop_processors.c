@@ -1,18 +1,18 @@
 /* pop_processors.c — RocketMQ 5.x POP consumption on the remoting protocol:
  * POP_MESSAGE (200050), ACK_MESSAGE (200051), CHANGE_MESSAGE_INVISIBLETIME
- * (200053). A popped message stays invisible for invisibleTime ms and comes
- * back (same queue offset, reconsume times + 1) unless acknowledged; past
- * the group's retryMaxTimes it goes to %DLQ%<group> instead. Order (FIFO)
- * pop hands out a queue's messages only when nothing of that queue is in
- * flight for the group. The answer carries the stored records as PULL does
- * and the header fields the 5.x client builds each message's POP_CK
- * (extraInfo) from: popTime, invisibleTime, reviveQid, restNum,
- * startOffsetInfo, msgOffsetInfo, orderCountInfo (ExtraInfoUtil formats).
- * The state lives in pop_state.c. Runs on the pull executor. */
+ * (200053), BATCH_ACK_MESSAGE (200151). A popped message stays invisible for invisibleTime ms and
+ * comes back (same queue offset, reconsume times + 1) unless acknowledged; past the group's
+ * retryMaxTimes it goes to %DLQ%<group> instead. Order (FIFO) pop hands out a queue's messages only
+ * when nothing of that queue is in flight for the group. The answer carries the stored records as
+ * PULL does and the header fields the 5.x client builds each message's POP_CK (extraInfo) from:
+ * popTime, invisibleTime, reviveQid, restNum, startOffsetInfo, msgOffsetInfo, orderCountInfo
+ * (ExtraInfoUtil formats). The state lives in pop_state.c. Runs on the pull executor. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <jansson.h>
 
 #include "header_numbers.h"
 #include "message_id.h"
@@ -777,6 +777,91 @@ static int change_process(rmq_request *req, const rmq_cmd *cmd, void *ud)
     return store_answer(sp, &(reply_target){.req = req}, r);
 }
 
+/* ---- BATCH_ACK_MESSAGE (200151) ---- */
+
+/* BatchAck's bitSet as fastjson2 writes a java.util.BitSet: the bytes of
+ * BitSet.toByteArray() (little-endian bits), as a number array or base64.
+ * Bytes into out; their count, -1 when malformed. */
+static int bitset_bytes(const json_t *b, uint8_t *out, int cap)
+{
+    if (json_is_array(b)) {
+        int n = (int)json_array_size(b);
+        if (n > cap)
+            return -1;
+        for (int i = 0; i < n; i++) {
+            json_t *v = json_array_get(b, (size_t)i);
+            if (!json_is_integer(v))
+                return -1;
+            out[i] = (uint8_t)json_integer_value(v);
+        }
+        return n;
+    }
+    const char *s = json_string_value(b);
+    if (!s)
+        return -1;
+    static const char tbl[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    int n = 0, bits = 0;
+    uint32_t acc = 0;
+    for (; *s && *s != '='; s++) {
+        const char *p = strchr(tbl, *s);
+        if (!p)
+            return -1;
+        acc = (acc << 6) | (uint32_t)(p - tbl);
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            if (n >= cap)
+                return -1;
+            out[n++] = (uint8_t)(acc >> bits);
+        }
+    }
+    return n;
+}
+
+static const json_t *field(const json_t *o, const char *short_name, const char *long_name)
+{
+    const json_t *v = json_object_get(o, short_name);
+    return v ? v : json_object_get(o, long_name);
+}
+
+static int batch_ack_process(rmq_request *req, const rmq_cmd *cmd, void *ud)
+{
+    store_plugin *sp = ud;
+    const rmq_host_api *a = sp->api;
+    size_t len = 0;
+    const char *body = a->cmd_body(cmd, &len);
+    json_t *root = body ? json_loadb(body, len, 0, NULL) : NULL;
+    const json_t *acks = json_object_get(root, "acks");
+    if (!json_is_array(acks)) {
+        json_decref(root);
+        return store_reply_code(sp, req, cmd, RC_SUCCESS, NULL); /* nothing to acknowledge */
+    }
+    int64_t now = (int64_t)a->now_wall_ms();
+    for (size_t i = 0; i < json_array_size(acks); i++) {
+        const json_t *e = json_array_get(acks, i);
+        ack_req k = {0};
+        k.group = json_string_value(field(e, "c", "consumerGroup"));
+        k.topic = json_string_value(field(e, "t", "topic"));
+        const char *retry = json_string_value(field(e, "r", "retry"));
+        k.queue_id = (int32_t)json_integer_value(field(e, "q", "queueId"));
+        int64_t start = json_integer_value(field(e, "so", "startOffset"));
+        uint8_t bits[4096];
+        int nb = bitset_bytes(field(e, "b", "bitSet"), bits, (int)sizeof bits);
+        /* rmqhost keeps no POP retry topics: a retry receipt names nothing here */
+        if (!k.group || !k.topic || nb < 0 || (retry && strcmp(retry, "0") != 0))
+            continue;
+        for (int bit = 0; bit < nb * 8; bit++) {
+            if (!(bits[bit / 8] & (1u << (bit % 8))))
+                continue;
+            k.offset = start + bit;
+            pop_inflight out;
+            (void)ack_apply(sp, &k, false, now, &out);
+        }
+    }
+    json_decref(root);
+    return store_reply_code(sp, req, cmd, RC_SUCCESS, NULL);
+}
+
 /* ---- life cycle ---- */
 
 int pop_service_init(store_plugin *sp, store_features *f)
@@ -799,6 +884,8 @@ int pop_service_init(store_plugin *sp, store_features *f)
         rc = a->register_processor(sp->ctx, 200051, ack_process, sp, "pull");
     if (rc == 0)
         rc = a->register_processor(sp->ctx, 200053, change_process, sp, "pull");
+    if (rc == 0)
+        rc = a->register_processor(sp->ctx, 200151, batch_ack_process, sp, "pull");
     if (rc == 0)
         rc = a->add_timer(sp->ctx, POP_HOLD_TICK_MS, POP_HOLD_TICK_MS, hold_tick, sp, "pull",
                           &ps->hold_timer);

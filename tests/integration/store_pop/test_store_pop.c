@@ -83,6 +83,17 @@ static void send_ok(fixture *f, const char *topic, const char *body)
     rmq_cmd_free(r);
 }
 
+static rmq_cmd *body_call(fixture *f, int code, const char *body)
+{
+    rmq_cmd *req = rmq_tc_request(code, next_opaque++, NULL);
+    assert_non_null(req);
+    rmq_cmd_set_body(req, body, strlen(body), NULL, NULL);
+    rmq_cmd *r = rmq_tc_call_response(f->fd, req, 5000);
+    rmq_cmd_free(req);
+    assert_non_null(r);
+    return r;
+}
+
 static rmq_cmd *pop(fixture *f, const char *group, const char *topic, int qid, int max,
                     long long invisible_ms, bool order)
 {
@@ -225,6 +236,42 @@ static void pop_invisible_ack_change(void **state)
     rmq_cmd_free(r);
     /* an offset outside the queue: NO_MESSAGE */
     assert_int_equal(ack(f, "PG", "PT", 99), 208);
+}
+
+/* BATCH_ACK_MESSAGE (200151): a BatchAck's bitSet (BitSet.toByteArray,
+ * as numbers or base64) acknowledges startOffset + each set bit. */
+static void batch_ack_by_bitset(void **state)
+{
+    fixture *f = *state;
+    for (int i = 0; i < 5; i++)
+        send_ok(f, "PT", "b");
+    rmq_cmd *r = pop(f, "BG", "PT", 0, 32, 60000, false);
+    assert_int_equal(r->code, 0);
+    stored_record recs[8];
+    assert_int_equal(st_records(r, recs, 8), 5);
+    rmq_cmd_free(r);
+    /* offsets 0 and 2 (bits 0b101 = 5), then 4 (base64 of byte 0x01 from 4) */
+    r = body_call(f, 200151,
+                  "{\"brokerName\":\"broker-p\",\"acks\":[{\"c\":\"BG\",\"t\":\"PT\",\"r\":\"0\","
+                  "\"so\":0,\"q\":0,\"rq\":0,\"pt\":0,\"it\":60000,\"b\":[5]},"
+                  "{\"consumerGroup\":\"BG\",\"topic\":\"PT\",\"retry\":\"0\",\"startOffset\":4,"
+                  "\"queueId\":0,\"bitSet\":\"AQ==\"}]}");
+    assert_int_equal(r->code, 0);
+    rmq_cmd_free(r);
+    /* bring back what is left in flight: only 1 and 3 */
+    for (int o = 0; o < 5; o++) {
+        char extra[64];
+        snprintf(extra, sizeof extra, "0 0 60000 0 0 broker-p 0 %d", o);
+        rmq_cmd *cr = NULL;
+        assert_int_equal(ack_or_change(f, 200053, "BG", "PT", extra, o, 0, &cr), 0);
+        rmq_cmd_free(cr);
+    }
+    r = pop_until_found(f, "BG", "PT", 32, 60000, false);
+    size_t n = st_records(r, recs, 8);
+    assert_int_equal(n, 2);
+    assert_int_equal(recs[0].queue_offset, 1);
+    assert_int_equal(recs[1].queue_offset, 3);
+    rmq_cmd_free(r);
 }
 
 static void redelivered_until_dlq(void **state)
@@ -395,17 +442,6 @@ static void acked_state_survives_kill_9_and_reload(void **state)
     rmq_cmd_free(r);
 }
 
-static rmq_cmd *body_call(fixture *f, int code, const char *body)
-{
-    rmq_cmd *req = rmq_tc_request(code, next_opaque++, NULL);
-    assert_non_null(req);
-    rmq_cmd_set_body(req, body, strlen(body), NULL, NULL);
-    rmq_cmd *r = rmq_tc_call_response(f->fd, req, 5000);
-    rmq_cmd_free(req);
-    assert_non_null(r);
-    return r;
-}
-
 /* QUERY_ASSIGNMENT (400) answers the mode SET_MESSAGE_REQUEST_MODE (401)
  * set: POP over all queues (queueId -1), or PULL split by the strategy. */
 static void assignment_follows_request_mode(void **state)
@@ -446,6 +482,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(pop_invisible_ack_change, setup, teardown),
+        cmocka_unit_test_setup_teardown(batch_ack_by_bitset, setup, teardown),
         cmocka_unit_test_setup_teardown(redelivered_until_dlq, setup, teardown),
         cmocka_unit_test_setup_teardown(order_pop_one_batch_in_flight, setup, teardown),
         cmocka_unit_test_setup_teardown(acked_state_survives_kill_9_and_reload, setup, teardown),
