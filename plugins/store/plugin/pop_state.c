@@ -32,14 +32,64 @@ bool pop_name_ok(const char *name)
     return true;
 }
 
+static uint64_t key_hash(const char *group, const char *topic, int32_t qid)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (const char *p = group; *p; p++)
+        h = (h ^ (uint8_t)*p) * 1099511628211ull;
+    h = (h ^ 0xff) * 1099511628211ull;
+    for (const char *p = topic; *p; p++)
+        h = (h ^ (uint8_t)*p) * 1099511628211ull;
+    return (h ^ (uint32_t)qid) * 1099511628211ull;
+}
+
 static pop_queue *find_queue(pop_state *s, const char *group, const char *topic, int32_t qid)
 {
-    for (size_t i = 0; i < s->nq; i++) {
-        pop_queue *q = &s->q[i];
+    if (!s->nslots)
+        return NULL;
+    size_t mask = s->nslots - 1;
+    for (size_t i = key_hash(group, topic, qid) & mask;; i = (i + 1) & mask) {
+        uint32_t v = s->slots[i];
+        if (!v)
+            return NULL;
+        pop_queue *q = s->q[v - 1];
         if (q->queue_id == qid && strcmp(q->topic, topic) == 0 && strcmp(q->group, group) == 0)
             return q;
     }
-    return NULL;
+}
+
+static void slot_put(uint32_t *slots, size_t nslots, const pop_queue *q, uint32_t v)
+{
+    size_t mask = nslots - 1;
+    size_t i = key_hash(q->group, q->topic, q->queue_id) & mask;
+    while (slots[i])
+        i = (i + 1) & mask;
+    slots[i] = v;
+}
+
+/* Room for one more queue in q and in the index (kept at most half full). */
+static int grow(pop_state *s)
+{
+    if (s->nq == s->capq) {
+        size_t cap = s->capq ? s->capq * 2 : 16;
+        pop_queue **n = realloc(s->q, cap * sizeof *n);
+        if (!n)
+            return -1;
+        s->q = n;
+        s->capq = cap;
+    }
+    if ((s->nq + 1) * 2 > s->nslots) {
+        size_t ns = s->nslots ? s->nslots * 2 : 32;
+        uint32_t *slots = calloc(ns, sizeof *slots);
+        if (!slots)
+            return -1;
+        for (size_t i = 0; i < s->nq; i++)
+            slot_put(slots, ns, s->q[i], (uint32_t)(i + 1));
+        free(s->slots);
+        s->slots = slots;
+        s->nslots = ns;
+    }
+    return 0;
 }
 
 pop_queue *pop_queue_get(pop_state *s, const char *group, const char *topic, int32_t queue_id)
@@ -47,26 +97,24 @@ pop_queue *pop_queue_get(pop_state *s, const char *group, const char *topic, int
     pop_queue *q = find_queue(s, group, topic, queue_id);
     if (q)
         return q;
-    if (s->nq == s->capq) {
-        size_t cap = s->capq ? s->capq * 2 : 16;
-        pop_queue *n = realloc(s->q, cap * sizeof *n);
-        if (!n)
-            return NULL;
-        s->q = n;
-        s->capq = cap;
-    }
-    q = &s->q[s->nq];
-    memset(q, 0, sizeof *q);
+    if (grow(s) != 0)
+        return NULL;
+    q = calloc(1, sizeof *q);
+    if (!q)
+        return NULL;
     q->group = strdup(group);
     q->topic = strdup(topic);
     if (!q->group || !q->topic) {
         free(q->group);
         free(q->topic);
+        free(q);
         return NULL;
     }
     q->queue_id = queue_id;
     q->next_offset = -1;
+    s->q[s->nq] = q;
     s->nq++;
+    slot_put(s->slots, s->nslots, q, (uint32_t)s->nq);
     return q;
 }
 
@@ -194,7 +242,7 @@ static int compact(pop_state *s)
 {
     pop_journal_buf b = {0};
     for (size_t i = 0; i < s->nq; i++) {
-        const pop_queue *q = &s->q[i];
+        const pop_queue *q = s->q[i];
         if (q->next_offset >= 0)
             pop_journal_next(&b, q);
         for (size_t k = 0; k < q->n; k++)
@@ -287,6 +335,8 @@ int pop_state_open(pop_state *s, const char *root_dir, char *err, size_t errlen)
     s->closed = false;
     s->q = NULL;
     s->nq = s->capq = 0;
+    s->slots = NULL;
+    s->nslots = 0;
     s->journal_bytes = 0;
     char dir[1100];
     snprintf(dir, sizeof dir, "%s/pop", root_dir);
@@ -323,12 +373,15 @@ void pop_state_close(pop_state *s)
     s->fd = -1;
     s->closed = true;
     for (size_t i = 0; i < s->nq; i++) {
-        free(s->q[i].group);
-        free(s->q[i].topic);
-        free(s->q[i].inflight);
+        free(s->q[i]->group);
+        free(s->q[i]->topic);
+        free(s->q[i]->inflight);
+        free(s->q[i]);
     }
     free(s->q);
+    free(s->slots);
     s->q = NULL;
-    s->nq = s->capq = 0;
+    s->slots = NULL;
+    s->nq = s->capq = s->nslots = 0;
     pthread_mutex_unlock(&s->mu);
 }

@@ -35,10 +35,12 @@ typedef struct pop_queue {
 typedef struct pop_state {
     pthread_mutex_t mu;
     char path[1100];
-    int fd;      /* journal, O_APPEND; -1 when closed */
-    bool closed; /* handed to a newer generation (hot reload) or shut down */
-    pop_queue *q;
+    int fd;        /* journal, O_APPEND; -1 when closed */
+    bool closed;   /* handed to a newer generation (hot reload) or shut down */
+    pop_queue **q; /* stable pointers: a queue's state never moves */
     size_t nq, capq;
+    uint32_t *slots; /* open-addressing index over q: index + 1, 0 = empty */
+    size_t nslots;   /* power of two, at least twice nq */
     uint64_t journal_bytes;
 } pop_state;
 

@@ -89,6 +89,46 @@ static void journal_replays_acks_and_drops_a_torn_line(void **state)
     rmdir(dir);
 }
 
+/* Many queues: each found again (the index grows), none confused. */
+static void thousands_of_queues_stay_distinct(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/rmq-pop-many.XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    pop_state s;
+    char err[256];
+    pthread_mutex_init(&s.mu, NULL);
+    assert_int_equal(pop_state_open(&s, dir, err, sizeof err), 0);
+    enum { N = 3000 };
+    pop_queue *made[N];
+    for (int i = 0; i < N; i++) {
+        char g[32], t[32];
+        snprintf(g, sizeof g, "G%d", i % 7);
+        snprintf(t, sizeof t, "T%d", i / 7);
+        made[i] = pop_queue_get(&s, g, t, i % 3);
+        assert_non_null(made[i]);
+        made[i]->next_offset = i;
+    }
+    assert_int_equal(s.nq, N);
+    for (int i = 0; i < N; i++) {
+        char g[32], t[32];
+        snprintf(g, sizeof g, "G%d", i % 7);
+        snprintf(t, sizeof t, "T%d", i / 7);
+        pop_queue *q = pop_queue_get(&s, g, t, i % 3);
+        assert_ptr_equal(q, made[i]);
+        assert_int_equal(q->next_offset, i);
+    }
+    assert_int_equal(s.nq, N);
+    pop_state_close(&s);
+    pthread_mutex_destroy(&s.mu);
+    char path[300];
+    snprintf(path, sizeof path, "%s/pop/pop.journal", dir);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/pop", dir);
+    rmdir(path);
+    rmdir(dir);
+}
+
 static void names_with_whitespace_are_refused(void **state)
 {
     (void)state;
@@ -102,6 +142,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(journal_replays_acks_and_drops_a_torn_line),
+        cmocka_unit_test(thousands_of_queues_stay_distinct),
         cmocka_unit_test(names_with_whitespace_are_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
