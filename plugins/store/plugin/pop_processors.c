@@ -551,9 +551,13 @@ static void hold_tick(void *ud)
 {
     store_plugin *sp = ud;
     pop_service *ps = pop_service_of(sp);
+    if (!ps)
+        return;
+    atomic_store(&ps->wake_posted, false);
     pthread_mutex_lock(&ps->hold_mu);
     pop_held *list = ps->held;
     ps->held = NULL;
+    atomic_store(&ps->nheld, 0);
     pthread_mutex_unlock(&ps->hold_mu);
     uint64_t now = sp->api->now_monotonic_ms();
     pop_held *keep = NULL;
@@ -572,14 +576,33 @@ static void hold_tick(void *ud)
         free(h);
     }
     if (keep) {
+        size_t n = 1;
         pthread_mutex_lock(&ps->hold_mu);
         pop_held *tail = keep;
-        while (tail->next)
+        while (tail->next) {
             tail = tail->next;
+            n++;
+        }
         tail->next = ps->held;
         ps->held = keep;
+        atomic_fetch_add(&ps->nheld, n);
         pthread_mutex_unlock(&ps->hold_mu);
     }
+}
+
+static void wake_held(store_plugin *sp, void *arg)
+{
+    (void)arg;
+    hold_tick(sp);
+}
+
+void pop_holds_on_arrival(store_plugin *sp)
+{
+    pop_service *ps = pop_service_of(sp);
+    if (!ps || atomic_load_explicit(&ps->nheld, memory_order_relaxed) == 0)
+        return;
+    if (!atomic_exchange(&ps->wake_posted, true) && slow_worker_post(sp, wake_held, NULL) != 0)
+        atomic_store(&ps->wake_posted, false); /* the 100 ms tick retries them */
 }
 
 void pop_holds_release_all(store_plugin *sp)
@@ -590,6 +613,7 @@ void pop_holds_release_all(store_plugin *sp)
     pthread_mutex_lock(&ps->hold_mu);
     pop_held *list = ps->held;
     ps->held = NULL;
+    atomic_store(&ps->nheld, 0);
     pthread_mutex_unlock(&ps->hold_mu);
     while (list) {
         pop_held *h = list;
@@ -632,7 +656,10 @@ static int pop_process(rmq_request *req, const rmq_cmd *cmd, void *ud)
     pthread_mutex_lock(&ps->hold_mu);
     h->next = ps->held;
     ps->held = h;
+    atomic_fetch_add(&ps->nheld, 1);
     pthread_mutex_unlock(&ps->hold_mu);
+    /* a message stored between the empty POP and this insert wakes no one:
+     * the tick (100 ms) finds it */
     return RMQ_DEFERRED;
 }
 

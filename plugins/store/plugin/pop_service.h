@@ -16,7 +16,9 @@ typedef struct pop_service {
     bool opened;
     atomic_uint turn; /* the first queue of a POP over all queues */
     pthread_mutex_t hold_mu;
-    struct pop_held *held; /* POPs waiting for messages (pollTime) */
+    struct pop_held *held;   /* POPs waiting for messages (pollTime) */
+    atomic_size_t nheld;     /* how many: an arrival looks at it without the lock */
+    atomic_bool wake_posted; /* a retry of the held POPs is queued on the slow worker */
     rmq_timer_id hold_timer;
 } pop_service;
 
@@ -31,5 +33,8 @@ int pop_service_open(store_plugin *sp);
  * generation replays everything this one wrote. */
 void pop_service_handover(store_plugin *sp);
 void pop_holds_release_all(store_plugin *sp);
+/* A message arrived (engine on_arrival, any appending thread): retry the
+ * held POPs soon on the slow worker instead of at the next 100 ms tick. */
+void pop_holds_on_arrival(store_plugin *sp);
 
 #endif

@@ -44,8 +44,8 @@ void store_features_fini(store_plugin *sp)
     store_features *f = features_of(sp);
     if (!f)
         return;
-    pop_service_fini(sp, f);
     schedule_service_fini(sp, f);
+    pop_service_fini(sp, f); /* after the schedule service: its deliveries call on_arrival */
     if (f->tx_check_interval_ms)
         pthread_mutex_destroy(&f->tx_mu);
     broker_admin_state_free(f->admin);

@@ -94,9 +94,25 @@ static rmq_cmd *body_call(fixture *f, int code, const char *body)
     return r;
 }
 
+static rmq_cmd *pop_request(const char *group, const char *topic, int qid, int max,
+                            long long invisible_ms, bool order, long long poll_ms);
+
 static rmq_cmd *pop(fixture *f, const char *group, const char *topic, int qid, int max,
                     long long invisible_ms, bool order)
 {
+    rmq_cmd *req = pop_request(group, topic, qid, max, invisible_ms, order, 0);
+    assert_non_null(req);
+    rmq_cmd *r = rmq_tc_call(f->fd, req, 5000);
+    rmq_cmd_free(req);
+    assert_non_null(r);
+    return r;
+}
+
+static rmq_cmd *pop_request(const char *group, const char *topic, int qid, int max,
+                            long long invisible_ms, bool order, long long poll_ms)
+{
+    char poll[32];
+    snprintf(poll, sizeof poll, "%lld", poll_ms);
     char q[16], m[16], inv[32], born[32];
     snprintf(q, sizeof q, "%d", qid);
     snprintf(m, sizeof m, "%d", max);
@@ -113,7 +129,7 @@ static rmq_cmd *pop(fixture *f, const char *group, const char *topic, int qid, i
                         "invisibleTime",
                         inv,
                         "pollTime",
-                        "0",
+                        poll,
                         "bornTime",
                         born,
                         "initMode",
@@ -125,12 +141,7 @@ static rmq_cmd *pop(fixture *f, const char *group, const char *topic, int qid, i
                         "order",
                         order ? "true" : "false",
                         NULL};
-    rmq_cmd *req = rmq_tc_request(200050, next_opaque++, kv);
-    assert_non_null(req);
-    rmq_cmd *r = rmq_tc_call(f->fd, req, 5000);
-    rmq_cmd_free(req);
-    assert_non_null(r);
-    return r;
+    return rmq_tc_request(200050, next_opaque++, kv);
 }
 
 /* The extraInfo a 5.x client builds from a POP answer for a message. */
@@ -236,6 +247,35 @@ static void pop_invisible_ack_change(void **state)
     rmq_cmd_free(r);
     /* an offset outside the queue: NO_MESSAGE */
     assert_int_equal(ack(f, "PG", "PT", 99), 208);
+}
+
+/* pollTime: an empty POP waits; a message stored meanwhile answers it,
+ * otherwise POLLING_TIMEOUT (210) when the time is up. */
+static void long_polling_pop(void **state)
+{
+    fixture *f = *state;
+    rmq_cmd *req = pop_request("LG", "PT", -1, 32, 60000, false, 300);
+    rmq_cmd *r = rmq_tc_call(f->fd, req, 10000);
+    rmq_cmd_free(req);
+    assert_non_null(r);
+    assert_int_equal(r->code, 210);
+    rmq_cmd_free(r);
+    /* held on one connection while another sends */
+    int pfd = rmq_tc_connect(f->port);
+    assert_true(pfd >= 0);
+    req = pop_request("LG", "PT", -1, 32, 60000, false, 20000);
+    assert_int_equal(rmq_tc_send(pfd, req), 0);
+    rmq_cmd_free(req);
+    rmq_test_pause_ms(200);
+    send_ok(f, "PT", "late");
+    r = rmq_tc_recv(pfd, 25000);
+    close(pfd);
+    assert_non_null(r);
+    assert_int_equal(r->code, 0);
+    stored_record rec;
+    assert_int_equal(st_records(r, &rec, 1), 1);
+    assert_memory_equal(rec.body, "late", 4);
+    rmq_cmd_free(r);
 }
 
 /* BATCH_ACK_MESSAGE (200151): a BatchAck's bitSet (BitSet.toByteArray,
@@ -483,6 +523,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(pop_invisible_ack_change, setup, teardown),
         cmocka_unit_test_setup_teardown(batch_ack_by_bitset, setup, teardown),
+        cmocka_unit_test_setup_teardown(long_polling_pop, setup, teardown),
         cmocka_unit_test_setup_teardown(redelivered_until_dlq, setup, teardown),
         cmocka_unit_test_setup_teardown(order_pop_one_batch_in_flight, setup, teardown),
         cmocka_unit_test_setup_teardown(acked_state_survives_kill_9_and_reload, setup, teardown),
