@@ -314,8 +314,14 @@ static int64_t initial_offset(store_plugin *sp, const pop_req *p, int32_t qid)
     int64_t committed = -1;
     if (meta_offset_query(sp, p->group, p->topic, qid, &committed) == 0 && committed >= 0)
         return committed;
-    return p->init_mode == INIT_MODE_MAX ? store_max_offset(sp->engine, p->topic, qid)
-                                         : store_min_offset(sp->engine, p->topic, qid);
+    int64_t min = store_min_offset(sp->engine, p->topic, qid);
+    if (p->init_mode != INIT_MODE_MAX)
+        return min;
+    /* Java's initPopOffsetByCheckMsgInMem (default true): a queue whose first
+     * message is still in memory starts at 0 even for MAX */
+    if (min <= 0 && !store_check_in_disk_by_consume_offset(sp->engine, p->topic, qid, 0))
+        return 0;
+    return store_max_offset(sp->engine, p->topic, qid);
 }
 
 /* One pass over the queues asked for. RMQ_ESHUTDOWN when the state was

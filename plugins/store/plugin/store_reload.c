@@ -125,7 +125,7 @@ int store_export_state(rmq_plugin_ctx *ctx, void **blob, size_t *len)
         atomic_store(&sp->quiescing, false);
         return RMQ_ENOMEM;
     }
-    ha_stop(sp); /* slaves reconnect to the next generation */
+    ha_stop(sp);              /* slaves reconnect to the next generation */
     pop_service_handover(sp); /* the journal is the new generation's now */
     pthread_rwlock_wrlock(&sp->engine_rw);
     store_engine *e = sp->engine;
