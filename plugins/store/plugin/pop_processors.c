@@ -17,6 +17,7 @@
 #include "header_numbers.h"
 #include "message_id.h"
 #include "pop_service.h"
+#include "pull_request.h"
 #include "store_features.h"
 
 #define RC_NO_MESSAGE 208
@@ -72,48 +73,42 @@ typedef struct pop_req {
     bool order;
 } pop_req;
 
-/* TAG subscription: "*" / empty = all, else tags joined by "||". */
-typedef struct tag_set {
-    bool all;
-    int n;
-    int64_t codes[32];
-} tag_set;
-
-static void tags_parse(const pop_req *p, tag_set *t)
+/* The subscription as PULL filters it (pull_filter.c): TAG hash codes, or
+ * an SQL92 expression compiled by the filter plugin. 0, or a response
+ * code with remark (SUBSCRIPTION_PARSE_FAILED, as Java when the expression
+ * does not compile). Free with pull_filter_reset. */
+static int32_t pop_filter_build(store_plugin *sp, const pop_req *p, pull_req *fp, char *remark,
+                                size_t cap)
 {
-    memset(t, 0, sizeof *t);
-    const char *e = p->exp;
+    memset(fp, 0, sizeof *fp);
+    fp->codes = fp->codes_inline;
     bool tag_type = !p->exp_type || !*p->exp_type || strcmp(p->exp_type, "TAG") == 0;
-    if (!tag_type || !e || !*e || strcmp(e, "*") == 0) {
-        t->all = true; /* SQL92 pop filters are not done (docs/compat.md) */
-        return;
+    if (tag_type) {
+        if (pull_filter_parse_tags(fp, p->exp) != 0) {
+            snprintf(remark, cap, "java.lang.OutOfMemoryError");
+            return RC_SYSTEM_ERROR;
+        }
+        return 0;
     }
-    while (*e && t->n < 32) {
-        const char *bar = strstr(e, "||");
-        const char *end = bar ? bar : e + strlen(e);
-        const char *s = e;
-        while (s < end && *s == ' ')
-            s++;
-        const char *z = end;
-        while (z > s && z[-1] == ' ')
-            z--;
-        if (z > s)
-            t->codes[t->n++] = java_string_hash(s, (size_t)(z - s));
-        e = bar ? bar + 2 : end;
+    fp->is_sql = true;
+    const void *tbl;
+    void *ud;
+    rmq_service_ref ref;
+    int rc = RMQ_EINVAL;
+    if (p->exp && *p->exp &&
+        sp->api->service_acquire(sp->ctx, RMQ_FILTER_EXPR_SERVICE, RMQ_FILTER_EXPR_VERSION, &tbl,
+                                 &ud, &ref) == 0) {
+        const rmq_filter_expr_service *f = tbl;
+        char err[256];
+        rc = f->compile(ud, p->exp_type, p->exp, &fp->sql, err, sizeof err, NULL);
+        sp->api->service_release(sp->ctx, ref);
     }
-    if (t->n == 0)
-        t->all = true;
-}
-
-static bool tags_match(void *ud, int64_t tags_code)
-{
-    const tag_set *t = ud;
-    if (t->all)
-        return true;
-    for (int i = 0; i < t->n; i++)
-        if (t->codes[i] == tags_code)
-            return true;
-    return false;
+    if (rc != 0) {
+        fp->sql = NULL;
+        snprintf(remark, cap, "parse the consumer's subscription failed");
+        return RC_SUBSCRIPTION_PARSE_FAILED;
+    }
+    return 0;
 }
 
 /* RECONSUMETIMES of a stored record sits after the hosts (§10.3.1). */
@@ -266,14 +261,16 @@ static void redeliver(store_plugin *sp, pop_state *st, pop_queue *q, const pop_r
 }
 
 /* New messages of q from its next offset. */
-static void pop_new(store_plugin *sp, pop_queue *q, const pop_req *p, const tag_set *tags,
-                    int64_t now, int *room, pop_out *o, pop_journal_buf *jb, int64_t *offs,
-                    int *noffs)
+static void pop_new(store_plugin *sp, pop_queue *q, const pop_req *p, pull_req *filter, int64_t now,
+                    int *room, pop_out *o, pop_journal_buf *jb, int64_t *offs, int *noffs)
 {
     store_get_result res;
     memset(&res, 0, sizeof res);
-    if (store_get_messages(sp->engine, q->topic, q->queue_id, q->next_offset, *room, tags_match,
-                           NULL, (void *)tags, &res) != 0)
+    pull_filter_ctx fc = {sp, filter};
+    if (store_get_messages(sp->engine, q->topic, q->queue_id, q->next_offset, *room,
+                           filter->match_all ? NULL : pull_filter_cq,
+                           (filter->is_sql && filter->sql) ? pull_filter_record : NULL, &fc,
+                           &res) != 0)
         return;
     if (res.status == STORE_GET_OFFSET_TOO_SMALL || res.status == STORE_GET_OFFSET_OVERFLOW_BADLY)
         q->next_offset = res.next_begin_offset; /* moved: start where the queue is */
@@ -326,15 +323,13 @@ static int64_t initial_offset(store_plugin *sp, const pop_req *p, int32_t qid)
 
 /* One pass over the queues asked for. RMQ_ESHUTDOWN when the state was
  * handed over (reload) or never opened. */
-static int pop_collect(store_plugin *sp, const pop_req *p, int32_t nqueues, int32_t max_times,
-                       pop_out *o, int64_t now)
+static int pop_collect(store_plugin *sp, const pop_req *p, pull_req *filter, int32_t nqueues,
+                       int32_t max_times, pop_out *o, int64_t now)
 {
     pop_service *ps = pop_service_of(sp);
     if (!ps || !ps->opened)
         return RMQ_ESHUTDOWN;
     pop_state *st = &ps->st;
-    tag_set tags;
-    tags_parse(p, &tags);
     int room = p->max_msgs;
     int64_t offs[POP_MAX_MSGS];
     pop_journal_buf jb = {0};
@@ -367,11 +362,11 @@ static int pop_collect(store_plugin *sp, const pop_req *p, int32_t nqueues, int3
                 if (!locked && q->n)
                     redeliver(sp, st, q, p, now, max_times, &room, o, &jb, offs, &noffs);
                 else if (!locked)
-                    pop_new(sp, q, p, &tags, now, &room, o, &jb, offs, &noffs);
+                    pop_new(sp, q, p, filter, now, &room, o, &jb, offs, &noffs);
             } else {
                 redeliver(sp, st, q, p, now, max_times, &room, o, &jb, offs, &noffs);
                 if (room > 0)
-                    pop_new(sp, q, p, &tags, now, &room, o, &jb, offs, &noffs);
+                    pop_new(sp, q, p, filter, now, &room, o, &jb, offs, &noffs);
             }
         }
         if (q->next_offset != before)
@@ -509,10 +504,17 @@ static rmq_cmd *pop_run(store_plugin *sp, const rmq_cmd *cmd, bool may_hold, boo
     int32_t code = pop_checks(sp, &p, &nqueues, &max_times, remark, sizeof remark);
     if (code != 0)
         return a->cmd_new_response(cmd, code, remark);
+    pull_req filter;
+    code = pop_filter_build(sp, &p, &filter, remark, sizeof remark);
+    if (code != 0) {
+        pull_filter_reset(&filter);
+        return a->cmd_new_response(cmd, code, remark);
+    }
     pop_out o;
     memset(&o, 0, sizeof o);
     int64_t now = (int64_t)a->now_wall_ms();
-    int rc = pop_collect(sp, &p, nqueues, max_times, &o, now);
+    int rc = pop_collect(sp, &p, &filter, nqueues, max_times, &o, now);
+    pull_filter_reset(&filter);
     if (rc != 0) {
         pop_out_free(&o);
         return a->cmd_new_response(cmd, RC_SYSTEM_ERROR, "store is shutting down");

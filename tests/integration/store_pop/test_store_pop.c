@@ -56,6 +56,8 @@ static int setup(void **state)
              ns);
     if (ns <= 0 || rmq_td_init(&f->d, servers, NULL) != 0 ||
         bcm_configure_namesrv_and_broker(&f->d, ns, "info", bcm) != 0 ||
+        rmq_td_add_plugin(&f->d, "filter", "filter", "broker", "enablePropertyFilter = true;") !=
+            0 ||
         rmq_td_add_plugin(&f->d, "store", "store", "broker",
                           "mappedFileSizeCommitLog = 1048576;") != 0)
         return -1;
@@ -96,6 +98,8 @@ static rmq_cmd *body_call(fixture *f, int code, const char *body)
 
 static rmq_cmd *pop_request(const char *group, const char *topic, int qid, int max,
                             long long invisible_ms, bool order, long long poll_ms);
+/* The subscription of the next POP requests ("TAG" "*" unless a test sets it). */
+static const char *sub_type = "TAG", *sub_exp = "*";
 
 static rmq_cmd *pop(fixture *f, const char *group, const char *topic, int qid, int max,
                     long long invisible_ms, bool order)
@@ -135,9 +139,9 @@ static rmq_cmd *pop_request(const char *group, const char *topic, int qid, int m
                         "initMode",
                         "0",
                         "expType",
-                        "TAG",
+                        sub_type,
                         "exp",
-                        "*",
+                        sub_exp,
                         "order",
                         order ? "true" : "false",
                         NULL};
@@ -275,6 +279,38 @@ static void long_polling_pop(void **state)
     stored_record rec;
     assert_int_equal(st_records(r, &rec, 1), 1);
     assert_memory_equal(rec.body, "late", 4);
+    rmq_cmd_free(r);
+}
+
+/* An SQL92 subscription filters by the properties; one that does not
+ * compile answers SUBSCRIPTION_PARSE_FAILED (23). */
+static void sql92_pop(void **state)
+{
+    fixture *f = *state;
+    for (int i = 0; i < 6; i++) {
+        char props[32], body[16];
+        snprintf(props, sizeof props, "a\001%d\002", i);
+        snprintf(body, sizeof body, "s%d", i);
+        rmq_cmd *r = st_send(f->fd, next_opaque++, "PT", 0, props, body, NULL);
+        assert_non_null(r);
+        assert_int_equal(r->code, 0);
+        rmq_cmd_free(r);
+    }
+    sub_type = "SQL92";
+    sub_exp = "a >";
+    rmq_cmd *r = pop(f, "SG", "PT", 0, 32, 60000, false);
+    assert_int_equal(r->code, 23);
+    rmq_cmd_free(r);
+    sub_exp = "a > 3";
+    r = pop(f, "SG", "PT", 0, 32, 60000, false);
+    sub_type = "TAG";
+    sub_exp = "*";
+    assert_int_equal(r->code, 0);
+    stored_record recs[8];
+    assert_int_equal(st_records(r, recs, 8), 2);
+    assert_memory_equal(recs[0].body, "s4", 2);
+    assert_memory_equal(recs[1].body, "s5", 2);
+    assert_string_equal(rmq_cmd_ext_get(r, "msgOffsetInfo"), "0 0 4,5");
     rmq_cmd_free(r);
 }
 
@@ -524,6 +560,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(pop_invisible_ack_change, setup, teardown),
         cmocka_unit_test_setup_teardown(batch_ack_by_bitset, setup, teardown),
         cmocka_unit_test_setup_teardown(long_polling_pop, setup, teardown),
+        cmocka_unit_test_setup_teardown(sql92_pop, setup, teardown),
         cmocka_unit_test_setup_teardown(redelivered_until_dlq, setup, teardown),
         cmocka_unit_test_setup_teardown(order_pop_one_batch_in_flight, setup, teardown),
         cmocka_unit_test_setup_teardown(acked_state_survives_kill_9_and_reload, setup, teardown),
