@@ -89,6 +89,7 @@ bool proxy_is_system_key(const char *k);
 int proxy_receive_message(rmq_grpc_call *call, const void *msg, size_t len, void *ud);
 int proxy_ack_message(rmq_grpc_call *call, const void *msg, size_t len, void *ud);
 int proxy_change_invisible_duration(rmq_grpc_call *call, const void *msg, size_t len, void *ud);
+int proxy_forward_to_dlq(rmq_grpc_call *call, const void *msg, size_t len, void *ud);
 
 /* The handlers (proxy_route.c, proxy_send.c, proxy_client.c). */
 int proxy_query_route(rmq_grpc_call *call, const void *msg, size_t len, void *ud);

@@ -113,6 +113,7 @@ static int proxy_init(rmq_plugin_ctx *ctx, const rmq_host_api *api)
         {"ReceiveMessage", RMQ_GRPC_SERVER_STREAMING, proxy_receive_message},
         {"AckMessage", RMQ_GRPC_UNARY, proxy_ack_message},
         {"ChangeInvisibleDuration", RMQ_GRPC_UNARY, proxy_change_invisible_duration},
+        {"ForwardMessageToDeadLetterQueue", RMQ_GRPC_UNARY, proxy_forward_to_dlq},
     };
     int rc =
         api->declare_executor(ctx, "grpc", (int)api->setting_int(ctx, "executorThreads"), 10000);
@@ -128,7 +129,8 @@ static int proxy_init(rmq_plugin_ctx *ctx, const rmq_host_api *api)
     api->log(ctx, RMQ_LOG_INFO,
              "MessagingService ready: QueryRoute, QueryAssignment, Heartbeat, SendMessage, "
              "NotifyClientTermination, Telemetry, ReceiveMessage, AckMessage, "
-             "ChangeInvisibleDuration (routes from server %s, messages to server %s)",
+             "ChangeInvisibleDuration, ForwardMessageToDeadLetterQueue (routes from server %s, "
+             "messages to server %s)",
              px->namesrv_server, px->broker_server);
     return RMQ_OK;
 }

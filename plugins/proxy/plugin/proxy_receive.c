@@ -7,7 +7,10 @@
  * AckMessage → ACK_MESSAGE (200051) per entry; ChangeInvisibleDuration →
  * CHANGE_MESSAGE_INVISIBLETIME (200053). The receipt handle is the POP
  * extraInfo string (ExtraInfoUtil layout: startOffset popTime invisibleTime
- * reviveQid retry brokerName queueId offset); clients treat it as opaque.
+ * reviveQid retry brokerName queueId offset) plus the commit-log offset
+ * (ForwardMessageToDeadLetterQueue needs it); clients treat it as opaque.
+ * ForwardMessageToDeadLetterQueue → CONSUMER_SEND_MSG_BACK (36) with
+ * delayLevel -1 (to %DLQ%<group>), then ACK_MESSAGE, as Java's proxy.
  * No long polling here: a host gRPC handler cannot answer after it returns,
  * so an empty receive answers MESSAGE_NOT_FOUND at once (docs/compat.md). */
 #include <inttypes.h>
@@ -337,10 +340,11 @@ int proxy_receive_message(rmq_grpc_call *call, const void *msg, size_t len, void
         if (!n)
             break;
         char receipt[512];
-        snprintf(receipt, sizeof receipt, "%" PRId64 " %s %" PRId64 " %s 0 %s %" PRId32 " %" PRId64,
+        snprintf(receipt, sizeof receipt,
+                 "%" PRId64 " %s %" PRId64 " %s 0 %s %" PRId32 " %" PRId64 " %" PRId64,
                  start_offset_of(starts, r.queue_id, r.queue_offset), pop_time ? pop_time : "0",
                  invisible, revive ? revive : "0", broker && *broker ? broker : "broker",
-                 r.queue_id, r.queue_offset);
+                 r.queue_id, r.queue_offset, r.phys_offset);
         built b;
         if (msg_build(&b, &r, receipt, invisible) == 0) {
             Apache__Rocketmq__V2__ReceiveMessageResponse m =
@@ -523,15 +527,15 @@ int proxy_change_invisible_duration(rmq_grpc_call *call, const void *msg, size_t
         proxy_status(&status, proxy_code_of_remoting(api->cmd_code(r)), "change invisible failed");
     } else {
         /* the same receipt with the new popTime and invisible time */
-        long long so = 0, pt = 0, it = 0, rq = 0, off = 0;
+        long long so = 0, pt = 0, it = 0, rq = 0, off = 0, phys = -1;
         char retry[8], broker[256];
         int q = 0;
-        sscanf(req->receipt_handle, "%lld %lld %lld %lld %7s %255s %d %lld", &so, &pt, &it, &rq,
-               retry, broker, &q, &off);
+        sscanf(req->receipt_handle, "%lld %lld %lld %lld %7s %255s %d %lld %lld", &so, &pt, &it,
+               &rq, retry, broker, &q, &off, &phys);
         const char *npt = api->cmd_ext_get(r, "popTime");
         const char *nrq = api->cmd_ext_get(r, "reviveQid");
-        snprintf(receipt, sizeof receipt, "%lld %s %" PRId64 " %s %s %s %d %lld", so,
-                 npt ? npt : "0", invisible, nrq ? nrq : "0", retry, broker, q, off);
+        snprintf(receipt, sizeof receipt, "%lld %s %" PRId64 " %s %s %s %d %lld %lld", so,
+                 npt ? npt : "0", invisible, nrq ? nrq : "0", retry, broker, q, off, phys);
         resp.receipt_handle = receipt;
         proxy_status(&status, PX_OK, "OK");
     }
@@ -540,5 +544,81 @@ int proxy_change_invisible_duration(rmq_grpc_call *call, const void *msg, size_t
     resp.status = &status;
     int rc = proxy_reply(px, call, &resp.base);
     apache__rocketmq__v2__change_invisible_duration_request__free_unpacked(req, NULL);
+    return rc;
+}
+
+int proxy_forward_to_dlq(rmq_grpc_call *call, const void *msg, size_t len, void *ud)
+{
+    proxy *px = ud;
+    const rmq_host_api *api = px->api;
+    Apache__Rocketmq__V2__ForwardMessageToDeadLetterQueueRequest *req =
+        apache__rocketmq__v2__forward_message_to_dead_letter_queue_request__unpack(NULL, len, msg);
+    if (!req)
+        return api->grpc_finish(call, RMQ_GRPC_INVALID_ARGUMENT,
+                                "malformed ForwardMessageToDeadLetterQueueRequest");
+    Apache__Rocketmq__V2__ForwardMessageToDeadLetterQueueResponse resp =
+        APACHE__ROCKETMQ__V2__FORWARD_MESSAGE_TO_DEAD_LETTER_QUEUE_RESPONSE__INIT;
+    Apache__Rocketmq__V2__Status status;
+    const char *group = req->group ? req->group->name : NULL;
+    const char *topic = req->topic ? req->topic->name : NULL;
+    long long f[4], off = 0, phys = -1;
+    char retry[8], broker[256];
+    int q = 0;
+    bool parsed = req->receipt_handle &&
+                  sscanf(req->receipt_handle, "%lld %lld %lld %lld %7s %255s %d %lld %lld", &f[0],
+                         &f[1], &f[2], &f[3], retry, broker, &q, &off, &phys) == 9 &&
+                  phys >= 0;
+    rmq_cmd *back = NULL;
+    if (!group || !*group || !topic || !*topic) {
+        proxy_status(&status, APACHE__ROCKETMQ__V2__CODE__BAD_REQUEST,
+                     "group and topic are required");
+    } else if (!parsed) {
+        proxy_status(&status, APACHE__ROCKETMQ__V2__CODE__INVALID_RECEIPT_HANDLE,
+                     "receipt handle is invalid");
+    } else if (!(back = api->cmd_new_request(36))) {
+        proxy_status(&status, PX_INTERNAL_SERVER_ERROR, "out of memory");
+    } else {
+        char po[32], mx[16];
+        snprintf(po, sizeof po, "%lld", phys);
+        snprintf(mx, sizeof mx, "%d",
+                 req->max_delivery_attempts > 0 ? req->max_delivery_attempts : 16);
+        const char *kv[] = {"offset",
+                            po,
+                            "group",
+                            group,
+                            "delayLevel",
+                            "-1",
+                            "originMsgId",
+                            req->message_id,
+                            "originTopic",
+                            topic,
+                            "unitMode",
+                            "false",
+                            "maxReconsumeTimes",
+                            mx,
+                            NULL};
+        for (size_t i = 0; kv[i]; i += 2)
+            api->cmd_ext_set(back, kv[i], kv[i + 1]);
+        rmq_cmd *r = NULL;
+        int lrc = proxy_local(px, px->broker_server, back, &r);
+        int32_t code = lrc < 0 ? -1 : api->cmd_code(r);
+        if (lrc < 0) {
+            proxy_status(&status, PX_PROXY_TIMEOUT, NULL);
+        } else if (code != 0) {
+            proxy_status(&status, proxy_code_of_remoting(code), "forward to DLQ failed");
+        } else {
+            /* stored in the DLQ: the message leaves the group's flight */
+            int alrc = 0;
+            rmq_cmd *a = ack_call(px, ACK_MESSAGE, group, topic, req->receipt_handle, 0, &alrc);
+            if (a)
+                api->cmd_free(a);
+            proxy_status(&status, PX_OK, "OK");
+        }
+        if (r)
+            api->cmd_free(r);
+    }
+    resp.status = &status;
+    int rc = proxy_reply(px, call, &resp.base);
+    apache__rocketmq__v2__forward_message_to_dead_letter_queue_request__free_unpacked(req, NULL);
     return rc;
 }

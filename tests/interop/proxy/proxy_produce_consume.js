@@ -128,9 +128,9 @@ function check(msg) {
   });
   if (rcvStatus !== def.Code.BAD_REQUEST) problems.push(`ReceiveMessage without a queue: ${rcvStatus}`);
   // an RPC with nothing behind it yet: UNIMPLEMENTED
-  const fwd = new svc.ForwardMessageToDeadLetterQueueRequest().setGroup(new def.Resource().setName('cg_simple'));
-  const code = await new Promise((resolve) => raw.forwardMessageToDeadLetterQueue(fwd, md, (e) => resolve(e ? e.code : 'ok')));
-  if (code !== grpc.status.UNIMPLEMENTED) problems.push(`ForwardMessageToDeadLetterQueue: ${code}`);
+  const end = new svc.EndTransactionRequest().setTopic(new def.Resource().setName(topic));
+  const code = await new Promise((resolve) => raw.endTransaction(end, md, (e) => resolve(e ? e.code : 'ok')));
+  if (code !== grpc.status.UNIMPLEMENTED) problems.push(`EndTransaction: ${code}`);
   raw.close();
 
   const deadline = Date.now() + 60000;

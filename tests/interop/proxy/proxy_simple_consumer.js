@@ -4,7 +4,9 @@
 // with their body, tag, keys and user properties (deliveryAttempt 1); all but
 // one are acknowledged; the last one's invisible duration is changed to 1 s
 // and it is received again with deliveryAttempt 2, then acknowledged; after
-// that nothing comes back. argv: proxyEndpoint topic N
+// that nothing comes back. One more message is forwarded to the DLQ
+// (ForwardMessageToDeadLetterQueue): it does not come back and a consumer of
+// %DLQ%GrpcPopGroup receives it. argv: proxyEndpoint topic N
 // stdout: "RESULT ok" or "RESULT fail <why>"
 'use strict';
 const { Producer, SimpleConsumer } = require('rocketmq-client-nodejs');
@@ -77,6 +79,50 @@ async function receiveUntil(consumer, want, invisibleMs, deadlineMs) {
   }
   const after = await receiveUntil(consumer, 1, 1000, 2500);
   if (after.length) problems.push(`${after.length} messages came back after every ack`);
+
+  // ForwardMessageToDeadLetterQueue with the client's own generated stubs
+  await producer.send({ topic, tag: 'Dlq', keys: ['dlq-key'], body: Buffer.from('dlq-body'),
+    properties: new Map([['idx', 'dlq']]) });
+  const toDlq = await receiveUntil(consumer, 1, 1000, 30000);
+  if (toDlq.length !== 1) problems.push(`dlq message received ${toDlq.length} times`);
+  else {
+    const grpc = require('@grpc/grpc-js');
+    const svc = require('rocketmq-client-nodejs/proto/apache/rocketmq/v2/service_pb');
+    const def = require('rocketmq-client-nodejs/proto/apache/rocketmq/v2/definition_pb');
+    const { MessagingServiceClient } = require('rocketmq-client-nodejs/proto/apache/rocketmq/v2/service_grpc_pb');
+    const raw = new MessagingServiceClient(endpoint, grpc.credentials.createInsecure());
+    const md = new grpc.Metadata();
+    md.set('x-mq-client-id', 'raw-dlq-client');
+    const m = toDlq[0];
+    const req = new svc.ForwardMessageToDeadLetterQueueRequest()
+      .setGroup(new def.Resource().setName('GrpcPopGroup'))
+      .setTopic(new def.Resource().setName(topic))
+      .setReceiptHandle(m.receiptHandle).setMessageId(m.messageId)
+      .setDeliveryAttempt(m.deliveryAttempt).setMaxDeliveryAttempts(16);
+    const st = await new Promise((resolve) => raw.forwardMessageToDeadLetterQueue(req, md,
+      (e, r) => resolve(e ? `error ${e.code}` : r.getStatus().getCode())));
+    raw.close();
+    if (st !== def.Code.OK) problems.push(`ForwardMessageToDeadLetterQueue: ${st}`);
+    const back = await receiveUntil(consumer, 1, 1000, 2500);
+    if (back.length) problems.push('the forwarded message came back');
+    // the DLQ topic's route reaches the NameServer shortly after its creation
+    const dlqTopic = '%DLQ%GrpcPopGroup';
+    let dlqConsumer = null;
+    const end = Date.now() + 30000;
+    while (!dlqConsumer && Date.now() < end) {
+      const c = new SimpleConsumer({ endpoints: endpoint, namespace: '', consumerGroup: 'GrpcDlqReader',
+        subscriptions: new Map([[dlqTopic, '*']]), awaitDuration: 1000, logger: quiet });
+      try { await c.startup(); dlqConsumer = c; } catch (e) { await new Promise(r => setTimeout(r, 500)); }
+    }
+    if (!dlqConsumer) problems.push('no route to the DLQ topic');
+    else {
+      const dead = await receiveUntil(dlqConsumer, 1, 60000, 30000);
+      if (dead.length !== 1 || dead[0].body.toString() !== 'dlq-body')
+        problems.push(`DLQ holds ${dead.map(d => d.body.toString())}`);
+      shuttingDown++;
+      await dlqConsumer.shutdown();
+    }
+  }
   shuttingDown++;
   await consumer.shutdown();
   await producer.shutdown();
