@@ -208,6 +208,9 @@ typedef struct bcm_ctx {
     rmq_broker_info_v1 info_table;
     rmq_broker_meta_service meta_table;
     _Atomic unsigned producer_rr; /* ProducerManager.getAvailableChannel's counter */
+    /* messageRequestMode.json (assignment_processors.c), read on first use;
+     * under the tables lock */
+    json_t *request_modes;
 } bcm_ctx;
 
 /* broker_plugin.c */
@@ -224,6 +227,8 @@ int bcm_config_overrides_load(bcm_ctx *c); /* needs config_dir */
  * running, call it under the tables lock (updates change the table). */
 const char *bcm_setting_text(bcm_ctx *c, const char *name);
 int bcm_register_config_processors(bcm_ctx *c);
+/* assignment_processors.c: QUERY_ASSIGNMENT (400), SET_MESSAGE_REQUEST_MODE (401) */
+int bcm_register_assignment_processors(bcm_ctx *c);
 /* broker_inventory_processors.c: GET_ALL_PRODUCER_INFO,
  * GET_SYSTEM_TOPIC_LIST_FROM_BROKER, GET_BROKER_CONSUME_STATS */
 int bcm_register_inventory_processors(bcm_ctx *c);

@@ -138,6 +138,7 @@ static void free_ctx(bcm_ctx *c)
     bcm_lock_table_free(&c->locks);
     free(c->holds);
     json_decref(c->config_overrides);
+    json_decref(c->request_modes);
     pthread_mutex_destroy(&c->lock);
     pthread_mutex_destroy(&c->persist_lock);
     pthread_mutex_destroy(&c->reg_lock);
@@ -205,6 +206,7 @@ static int bcm_init(rmq_plugin_ctx *pctx, const rmq_host_api *api)
         goto fail;
     if ((rc = declare_executors(c)) != 0 || (rc = bcm_register_client_processors(c)) != 0 ||
         (rc = bcm_register_consumer_processors(c)) != 0 ||
+        (rc = bcm_register_assignment_processors(c)) != 0 ||
         (rc = bcm_register_admin_processors(c)) != 0 ||
         (rc = bcm_register_relay_processors(c)) != 0 ||
         (rc = bcm_register_consume_stats_processor(c)) != 0 ||

@@ -81,6 +81,16 @@ typedef struct proxy_route {
 int proxy_route_fetch(proxy *px, const char *topic, proxy_route *out, char *why, size_t whylen);
 void proxy_route_free(proxy_route *r);
 
+/* A property name Java reserves (MessageConst.STRING_HASH_SET, the ones in
+ * use): not a user property (proxy_send.c). */
+bool proxy_is_system_key(const char *k);
+
+/* The consumer handlers (proxy_receive.c): POP through the store. */
+int proxy_receive_message(rmq_grpc_call *call, const void *msg, size_t len, void *ud);
+int proxy_ack_message(rmq_grpc_call *call, const void *msg, size_t len, void *ud);
+int proxy_change_invisible_duration(rmq_grpc_call *call, const void *msg, size_t len, void *ud);
+int proxy_forward_to_dlq(rmq_grpc_call *call, const void *msg, size_t len, void *ud);
+
 /* The handlers (proxy_route.c, proxy_send.c, proxy_client.c). */
 int proxy_query_route(rmq_grpc_call *call, const void *msg, size_t len, void *ud);
 int proxy_query_assignment(rmq_grpc_call *call, const void *msg, size_t len, void *ud);

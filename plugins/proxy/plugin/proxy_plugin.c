@@ -110,6 +110,10 @@ static int proxy_init(rmq_plugin_ctx *ctx, const rmq_host_api *api)
         {"SendMessage", RMQ_GRPC_UNARY, proxy_send_message},
         {"NotifyClientTermination", RMQ_GRPC_UNARY, proxy_notify_client_termination},
         {"Telemetry", RMQ_GRPC_BIDI_STREAMING, proxy_telemetry},
+        {"ReceiveMessage", RMQ_GRPC_SERVER_STREAMING, proxy_receive_message},
+        {"AckMessage", RMQ_GRPC_UNARY, proxy_ack_message},
+        {"ChangeInvisibleDuration", RMQ_GRPC_UNARY, proxy_change_invisible_duration},
+        {"ForwardMessageToDeadLetterQueue", RMQ_GRPC_UNARY, proxy_forward_to_dlq},
     };
     int rc =
         api->declare_executor(ctx, "grpc", (int)api->setting_int(ctx, "executorThreads"), 10000);
@@ -124,7 +128,9 @@ static int proxy_init(rmq_plugin_ctx *ctx, const rmq_host_api *api)
     }
     api->log(ctx, RMQ_LOG_INFO,
              "MessagingService ready: QueryRoute, QueryAssignment, Heartbeat, SendMessage, "
-             "NotifyClientTermination, Telemetry (routes from server %s, messages to server %s)",
+             "NotifyClientTermination, Telemetry, ReceiveMessage, AckMessage, "
+             "ChangeInvisibleDuration, ForwardMessageToDeadLetterQueue (routes from server %s, "
+             "messages to server %s)",
              px->namesrv_server, px->broker_server);
     return RMQ_OK;
 }

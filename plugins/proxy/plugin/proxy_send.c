@@ -63,7 +63,7 @@ static const char *const SYSTEM_KEYS[] = {"TRACE_ON",
                                           "TRACE_CONTEXT",
                                           NULL};
 
-static bool is_system_key(const char *k)
+bool proxy_is_system_key(const char *k)
 {
     for (size_t i = 0; SYSTEM_KEYS[i]; i++)
         if (strcmp(SYSTEM_KEYS[i], k) == 0)
@@ -208,7 +208,7 @@ static void send_one(proxy *px, const Apache__Rocketmq__V2__Message *m, const ch
     prop_buf pb = {0};
     for (size_t i = 0; i < m->n_user_properties; i++) {
         const char *k = m->user_properties[i]->key ? m->user_properties[i]->key : "";
-        if (is_system_key(k)) {
+        if (proxy_is_system_key(k)) {
             free(pb.s);
             out->code = PX_ILLEGAL_PROPERTY_KEY;
             snprintf(out->message, sizeof(out->message), "property is used by system: %s", k);

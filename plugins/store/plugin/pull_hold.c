@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pop_service.h"
 #include "pull_request.h"
 
 #define HOLD_BUCKETS 1024
@@ -87,6 +88,7 @@ void pull_holds_on_arrival(void *ud, const char *topic, int32_t queue_id, int64_
 {
     (void)store_ts;
     store_plugin *sp = ud;
+    pop_holds_on_arrival(sp); /* held POPs (pop_processors.c) */
     pull_hold_table *t = sp->holds;
     /* Lost-wake-up check (with pull_holds_add's re-read of the queue end
      * after its insert): the engine stores the queue end, then releases its

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "broker_stats.h"
+#include "pop_service.h"
 #include "store_features.h"
 
 int store_features_init(store_plugin *sp)
@@ -33,6 +34,8 @@ int store_features_init(store_plugin *sp)
         rc = reply_processor_register(sp);
     if (rc == 0)
         rc = broker_admin_processors_register(sp);
+    if (rc == 0)
+        rc = pop_service_init(sp, f); /* POP, ACK, CHANGE_INVISIBLETIME (5.x) */
     return rc;
 }
 
@@ -42,6 +45,7 @@ void store_features_fini(store_plugin *sp)
     if (!f)
         return;
     schedule_service_fini(sp, f);
+    pop_service_fini(sp, f); /* after the schedule service: its deliveries call on_arrival */
     if (f->tx_check_interval_ms)
         pthread_mutex_destroy(&f->tx_mu);
     broker_admin_state_free(f->admin);

@@ -45,6 +45,7 @@ typedef struct store_features {
     struct broker_stats *broker_stats; /* broker_stats.c; NULL until it exists */
     _Atomic uint32_t uniq_counter;     /* op-record UNIQ_KEYs */
     _Atomic uint32_t retry_turn;       /* retry queue choice */
+    void *pop;                         /* pop_service (pop_processors.c) */
 } store_features;
 
 static inline store_features *features_of(store_plugin *sp)

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "ha.h"
+#include "pop_service.h"
 #include "store_features.h"
 #include "store_plugin.h"
 
@@ -117,6 +118,7 @@ static void store_quiesce(rmq_plugin_ctx *ctx)
         return;
     atomic_store(&sp->quiescing, true);
     pull_holds_release_all(sp);
+    pop_holds_release_all(sp);
 }
 
 static void store_fini(rmq_plugin_ctx *ctx)

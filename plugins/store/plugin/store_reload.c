@@ -10,6 +10,7 @@
 
 #include "ha.h"
 #include "state_blob.h"
+#include "pop_service.h"
 #include "store_features.h"
 #include "store_plugin.h"
 
@@ -70,6 +71,7 @@ static void reopen_after_refusal(void *ud)
         f->nlevels = sp->handed_nlevels;
         pthread_mutex_unlock(&f->delay_mu);
     }
+    (void)pop_service_open(sp);
     atomic_store(&sp->quiescing, false);
     sp->api->log(sp->ctx, RMQ_LOG_WARN, "store reopened by the serving generation at %s",
                  sp->set.root_dir);
@@ -123,7 +125,8 @@ int store_export_state(rmq_plugin_ctx *ctx, void **blob, size_t *len)
         atomic_store(&sp->quiescing, false);
         return RMQ_ENOMEM;
     }
-    ha_stop(sp); /* slaves reconnect to the next generation */
+    ha_stop(sp);              /* slaves reconnect to the next generation */
+    pop_service_handover(sp); /* the journal is the new generation's now */
     pthread_rwlock_wrlock(&sp->engine_rw);
     store_engine *e = sp->engine;
     sp->engine = NULL;
@@ -182,6 +185,8 @@ int store_import_state(rmq_plugin_ctx *ctx, uint32_t version, const void *blob, 
         sp->open_deferred = false;
         ha_start(sp);
     }
+    if (pop_service_open(sp) != 0) /* logged; POP answers SYSTEM_ERROR until a restart */
+        sp->api->log(ctx, RMQ_LOG_ERROR, "pop state could not be opened after the reload");
     /* the old generation's progress is newer than the file this generation's
      * init read; levels both know are taken over and persisted at this
      * generation's next delayOffset.json write (10 s, or its fini) */

@@ -1,6 +1,8 @@
 /* fuzz_proxy_messages.c — every protobuf message the proxy plugin decodes
  * from a client (QueryRouteRequest, SendMessageRequest, HeartbeatRequest,
- * NotifyClientTerminationRequest, TelemetryCommand, QueryAssignmentRequest), through the same
+ * NotifyClientTerminationRequest, TelemetryCommand, QueryAssignmentRequest,
+ * ReceiveMessageRequest, AckMessageRequest, ChangeInvisibleDurationRequest,
+ * ForwardMessageToDeadLetterQueueRequest), through the same
  * protobuf-c generated code: the first byte picks the message, the rest is
  * unpacked, walked the way the handlers read it, re-packed and freed. */
 #include <stdint.h>
@@ -16,6 +18,10 @@ static const ProtobufCMessageDescriptor *const DESCRIPTORS[] = {
     &apache__rocketmq__v2__notify_client_termination_request__descriptor,
     &apache__rocketmq__v2__telemetry_command__descriptor,
     &apache__rocketmq__v2__query_assignment_request__descriptor,
+    &apache__rocketmq__v2__receive_message_request__descriptor,
+    &apache__rocketmq__v2__ack_message_request__descriptor,
+    &apache__rocketmq__v2__change_invisible_duration_request__descriptor,
+    &apache__rocketmq__v2__forward_message_to_dead_letter_queue_request__descriptor,
 };
 
 static volatile size_t sink;

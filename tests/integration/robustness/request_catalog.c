@@ -234,6 +234,45 @@ static const fuzz_code_entry CATALOG[] = {
       {"maxReconsumeTimes", "16", true}}},
     {324, "SEND_REPLY_MESSAGE", BR, FUZZ_BODY_MESSAGE, SEND_V1_EXT},
     {325, "SEND_REPLY_MESSAGE_V2", BR, FUZZ_BODY_MESSAGE, SEND_V2_EXT},
+    /* POP (plugins/store/plugin/pop_processors.c) */
+    {200050,
+     "POP_MESSAGE",
+     BR,
+     FUZZ_BODY_NONE,
+     {FUZZ_GROUP,
+      FUZZ_TOPIC,
+      {"queueId", "-1", true},
+      {"maxMsgNums", "32", true},
+      {"invisibleTime", "60000", true},
+      {"pollTime", "100", true},
+      {"bornTime", "1700000000000", true},
+      {"initMode", "0", true},
+      {"expType", "TAG", false},
+      {"exp", "*", false},
+      {"order", "false", false}}},
+    {200051,
+     "ACK_MESSAGE",
+     BR,
+     FUZZ_BODY_NONE,
+     {FUZZ_GROUP,
+      FUZZ_TOPIC,
+      QUEUE_ID,
+      {"extraInfo", "0 1700000000000 60000 0 0 FuzzBroker 0 0", false},
+      {"offset", "0", true}}},
+    {200053,
+     "CHANGE_MESSAGE_INVISIBLETIME",
+     BR,
+     FUZZ_BODY_NONE,
+     {FUZZ_GROUP,
+      FUZZ_TOPIC,
+      QUEUE_ID,
+      {"extraInfo", "0 1700000000000 60000 0 0 FuzzBroker 0 0", false},
+      {"offset", "0", true},
+      {"invisibleTime", "1000", true}}},
+    {200151, "BATCH_ACK_MESSAGE", BR, FUZZ_BODY_BATCH_ACK, {{NULL, NULL, false}}},
+    /* broker-client-mgr assignment_processors.c */
+    {400, "QUERY_ASSIGNMENT", BR, FUZZ_BODY_QUERY_ASSIGNMENT, {{NULL, NULL, false}}},
+    {401, "SET_MESSAGE_REQUEST_MODE", BR, FUZZ_BODY_REQUEST_MODE, {{NULL, NULL, false}}},
     /* filter (plugins/filter/plugin/filter_server_processor.c) */
     {301,
      "REGISTER_FILTER_SERVER",
@@ -296,6 +335,17 @@ char *fuzz_catalog_body(fuzz_body_kind kind)
                       "\"notifyConsumerIdsChangedEnable\":true,\"retryMaxTimes\":16,"
                       "\"retryQueueNums\":1,\"whichBrokerWhenConsumeSlowly\":1}");
     case FUZZ_BODY_MESSAGE: return strdup("hello from the fuzz test");
+    case FUZZ_BODY_QUERY_ASSIGNMENT:
+        return strdup("{\"clientId\":\"fuzz-client@1\",\"consumerGroup\":\"FuzzGroup\","
+                      "\"messageModel\":\"CLUSTERING\",\"strategyName\":\"AVG\","
+                      "\"topic\":\"FuzzTopic\"}");
+    case FUZZ_BODY_REQUEST_MODE:
+        return strdup("{\"consumerGroup\":\"FuzzGroup\",\"mode\":\"POP\","
+                      "\"popShareQueueNum\":0,\"topic\":\"FuzzTopic\"}");
+    case FUZZ_BODY_BATCH_ACK:
+        return strdup("{\"acks\":[{\"b\":[5],\"c\":\"FuzzGroup\",\"it\":60000,\"pt\":0,"
+                      "\"q\":0,\"r\":\"0\",\"rq\":0,\"so\":0,\"t\":\"FuzzTopic\"}],"
+                      "\"brokerName\":\"FuzzBroker\"}");
     }
     return NULL;
 }

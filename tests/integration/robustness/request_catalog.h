@@ -24,6 +24,9 @@ typedef enum {
     FUZZ_BODY_CHECK_CLIENT,
     FUZZ_BODY_GROUP_CONFIG,
     FUZZ_BODY_MESSAGE,
+    FUZZ_BODY_QUERY_ASSIGNMENT, /* QueryAssignmentRequestBody */
+    FUZZ_BODY_REQUEST_MODE,     /* SetMessageRequestModeRequestBody */
+    FUZZ_BODY_BATCH_ACK,        /* BatchAckMessageRequestBody */
 } fuzz_body_kind;
 
 typedef struct fuzz_ext_template {

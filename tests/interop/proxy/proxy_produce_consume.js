@@ -86,7 +86,8 @@ function check(msg) {
   await lost.shutdown();
 
   // raw RPCs with the client's own generated stubs: QueryAssignment as Java
-  // answers a non-orderly group, an RPC without POP behind it UNIMPLEMENTED
+  // answers a non-orderly group, ReceiveMessage's BAD_REQUEST, an RPC not
+  // implemented yet UNIMPLEMENTED
   const grpc = require('@grpc/grpc-js');
   const svc = require('rocketmq-client-nodejs/proto/apache/rocketmq/v2/service_pb');
   const def = require('rocketmq-client-nodejs/proto/apache/rocketmq/v2/definition_pb');
@@ -115,14 +116,21 @@ function check(msg) {
       problems.push(`QueryAssignment answer ${JSON.stringify(a)}`);
     }
   }
+  // ReceiveMessage without a message queue: a BAD_REQUEST status on the
+  // stream (proxy_simple_consumer.js receives for real)
   const rcv = new svc.ReceiveMessageRequest().setGroup(new def.Resource().setName('cg_simple'));
-  const code = await new Promise((resolve) => {
+  const rcvStatus = await new Promise((resolve) => {
+    let status = null;
     const st = raw.receiveMessage(rcv, md);
-    st.on('data', () => {});
-    st.on('error', (e) => resolve(e.code));
-    st.on('end', () => resolve('ended'));
+    st.on('data', (r) => { if (r.hasStatus()) status = r.getStatus().getCode(); });
+    st.on('error', (e) => resolve(`error ${e.code}`));
+    st.on('end', () => resolve(status));
   });
-  if (code !== grpc.status.UNIMPLEMENTED) problems.push(`ReceiveMessage: ${code}`);
+  if (rcvStatus !== def.Code.BAD_REQUEST) problems.push(`ReceiveMessage without a queue: ${rcvStatus}`);
+  // an RPC with nothing behind it yet: UNIMPLEMENTED
+  const end = new svc.EndTransactionRequest().setTopic(new def.Resource().setName(topic));
+  const code = await new Promise((resolve) => raw.endTransaction(end, md, (e) => resolve(e ? e.code : 'ok')));
+  if (code !== grpc.status.UNIMPLEMENTED) problems.push(`EndTransaction: ${code}`);
   raw.close();
 
   const deadline = Date.now() + 60000;

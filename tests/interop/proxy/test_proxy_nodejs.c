@@ -148,6 +148,29 @@ static void produce_over_grpc_consume_over_remoting(fixture *f, bool tls)
     assert_int_equal(status, 0);
 }
 
+/* SimpleConsumer on the store's POP: receive, ack, change invisible
+ * duration and see the message again (proxy_simple_consumer.js). */
+static void simple_consumer_over_pop(void **state)
+{
+    fixture *f = *state;
+    if (access(PX_GRPC_CLIENT, R_OK) != 0)
+        fail_msg("rocketmq-client-nodejs is not installed (" PX_GRPC_CLIENT "): the fixture "
+                 "test interop_install_rocketmq_client_nodejs installs it from npm");
+    char endpoint[64];
+    snprintf(endpoint, sizeof endpoint, "127.0.0.1:%d", rmq_td_port(&f->d, "proxy"));
+    setenv("HOME", f->d.dir, 1);
+    unsetenv("GRPC_DEFAULT_SSL_ROOTS_FILE_PATH");
+    const char *argv[] = {PX_SIMPLE_SCRIPT, endpoint, TOPIC, "8", NULL};
+    assert_int_equal(rmq_node_start(&f->node, PX_NODE, PX_NODE_PATH, argv), 0);
+    char result[2048] = "";
+    bool got = rmq_node_line(&f->node, "RESULT ", result, sizeof result, 150000);
+    int status = rmq_node_reap(&f->node, 30000);
+    assert_true(got);
+    if (strcmp(result, "RESULT ok") != 0)
+        fail_msg("proxy_simple_consumer.js: %s", result);
+    assert_int_equal(status, 0);
+}
+
 static void plaintext(void **state)
 {
     produce_over_grpc_consume_over_remoting(*state, false);
@@ -163,6 +186,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(plaintext, setup_plain, teardown),
         cmocka_unit_test_setup_teardown(over_tls, setup_tls, teardown),
+        cmocka_unit_test_setup_teardown(simple_consumer_over_pop, setup_plain, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,624 @@
+/* proxy_receive.c — the consumer RPCs of MessagingService on the store's
+ * POP (plugins/store pop_processors.c) through invoke_local:
+ * ReceiveMessage → POP_MESSAGE (200050) over every queue of the topic on
+ * this broker (queueId -1, as Java's proxy for a non-FIFO group), each
+ * stored record becoming a v2 Message (status first, then the messages,
+ * then the delivery timestamp, as Java's ReceiveMessageResponseStreamWriter);
+ * AckMessage → ACK_MESSAGE (200051) per entry; ChangeInvisibleDuration →
+ * CHANGE_MESSAGE_INVISIBLETIME (200053). The receipt handle is the POP
+ * extraInfo string (ExtraInfoUtil layout: startOffset popTime invisibleTime
+ * reviveQid retry brokerName queueId offset) plus the commit-log offset
+ * (ForwardMessageToDeadLetterQueue needs it); clients treat it as opaque.
+ * ForwardMessageToDeadLetterQueue → CONSUMER_SEND_MSG_BACK (36) with
+ * delayLevel -1 (to %DLQ%<group>), then ACK_MESSAGE, as Java's proxy.
+ * No long polling here: a host gRPC handler cannot answer after it returns,
+ * so an empty receive answers MESSAGE_NOT_FOUND at once (docs/compat.md). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proxy_internal.h"
+
+#define POP_MESSAGE 200050
+#define ACK_MESSAGE 200051
+#define CHANGE_INVISIBLETIME 200053
+#define POP_MAX_BATCH 32
+#define DEFAULT_INVISIBLE_MS 30000
+#define PULL_NOT_FOUND 19
+#define POLLING_TIMEOUT 210
+#define NO_MESSAGE 208
+#define SYSFLAG_BORNHOST_V6 0x10
+#define SYSFLAG_STOREHOST_V6 0x20
+
+static uint32_t be32(const uint8_t *p)
+{
+    return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
+}
+
+static uint64_t be64(const uint8_t *p)
+{
+    return ((uint64_t)be32(p) << 32) | be32(p + 4);
+}
+
+static int64_t ms_of(const Google__Protobuf__Duration *d, int64_t dflt)
+{
+    return d ? d->seconds * 1000 + d->nanos / 1000000 : dflt;
+}
+
+/* One stored record (MessageDecoder's layout). */
+typedef struct rec {
+    int32_t body_crc, queue_id, reconsume, sys_flag;
+    int64_t queue_offset, phys_offset, born_ts, store_ts;
+    char born_host[64], store_host[64];
+    const uint8_t *body;
+    int32_t body_len;
+    char topic[256];
+    const char *props;
+    uint16_t props_len;
+} rec;
+
+static void host_text(const uint8_t *p, bool v6, char *out, size_t cap)
+{
+    if (v6) {
+        snprintf(out, cap, "[%02x%02x:%02x%02x:...]:%u", p[0], p[1], p[2], p[3],
+                 (unsigned)be32(p + 16));
+        return;
+    }
+    snprintf(out, cap, "%u.%u.%u.%u:%u", p[0], p[1], p[2], p[3], (unsigned)be32(p + 4));
+}
+
+/* Decode the record at p (len bytes left): its size, 0 when malformed. */
+static size_t rec_decode(const uint8_t *p, size_t len, rec *r)
+{
+    if (len < 4)
+        return 0;
+    size_t total = be32(p);
+    if (total < 60 || total > len)
+        return 0;
+    size_t at = 8;
+    r->body_crc = (int32_t)be32(p + at);
+    r->queue_id = (int32_t)be32(p + at + 4);
+    at += 12; /* crc, queueId, flag */
+    r->queue_offset = (int64_t)be64(p + at);
+    r->phys_offset = (int64_t)be64(p + at + 8);
+    r->sys_flag = (int32_t)be32(p + at + 16);
+    r->born_ts = (int64_t)be64(p + at + 20);
+    at += 28;
+    bool bv6 = r->sys_flag & SYSFLAG_BORNHOST_V6, sv6 = r->sys_flag & SYSFLAG_STOREHOST_V6;
+    size_t bl = bv6 ? 20 : 8, sl = sv6 ? 20 : 8;
+    if (at + bl + 8 + sl + 4 + 8 + 4 > total)
+        return 0;
+    host_text(p + at, bv6, r->born_host, sizeof r->born_host);
+    at += bl;
+    r->store_ts = (int64_t)be64(p + at);
+    at += 8;
+    host_text(p + at, sv6, r->store_host, sizeof r->store_host);
+    at += sl;
+    r->reconsume = (int32_t)be32(p + at);
+    at += 4 + 8; /* reconsumeTimes, preparedTransactionOffset */
+    r->body_len = (int32_t)be32(p + at);
+    at += 4;
+    if (r->body_len < 0 || at + (size_t)r->body_len + 1 > total)
+        return 0;
+    r->body = p + at;
+    at += (size_t)r->body_len;
+    size_t tl = p[at++];
+    if (at + tl + 2 > total)
+        return 0;
+    snprintf(r->topic, sizeof r->topic, "%.*s", (int)tl, (const char *)p + at);
+    at += tl;
+    r->props_len = (uint16_t)((p[at] << 8) | p[at + 1]);
+    at += 2;
+    if (at + r->props_len > total)
+        return 0;
+    r->props = (const char *)p + at;
+    return total;
+}
+
+/* Everything one Message needs, freed by msg_free. */
+typedef struct built {
+    Apache__Rocketmq__V2__Message m;
+    Apache__Rocketmq__V2__Resource topic;
+    Apache__Rocketmq__V2__SystemProperties sys;
+    Apache__Rocketmq__V2__Digest digest;
+    Google__Protobuf__Timestamp born, store;
+    Google__Protobuf__Duration invisible;
+    Apache__Rocketmq__V2__Message__UserPropertiesEntry *ents;
+    Apache__Rocketmq__V2__Message__UserPropertiesEntry **entp;
+    char **keys;
+    char *props; /* NUL-separated copy the strings point into */
+    char digest_text[16], receipt[512], msg_id[40];
+} built;
+
+static void ts_of(Google__Protobuf__Timestamp *t, int64_t ms)
+{
+    google__protobuf__timestamp__init(t);
+    t->seconds = ms / 1000;
+    t->nanos = (int32_t)(ms % 1000) * 1000000;
+}
+
+static int msg_build(built *b, const rec *r, const char *receipt, int64_t invisible_ms)
+{
+    memset(b, 0, sizeof *b);
+    apache__rocketmq__v2__message__init(&b->m);
+    apache__rocketmq__v2__resource__init(&b->topic);
+    apache__rocketmq__v2__system_properties__init(&b->sys);
+    apache__rocketmq__v2__digest__init(&b->digest);
+    b->topic.name = (char *)r->topic;
+    b->m.topic = &b->topic;
+    b->m.system_properties = &b->sys;
+    b->m.body.data = (uint8_t *)r->body;
+    b->m.body.len = (size_t)r->body_len;
+    /* BODYCRC as stored (UtilAll.crc32, masked to 31 bits), in decimal */
+    snprintf(b->digest_text, sizeof b->digest_text, "%" PRId32, r->body_crc);
+    b->digest.type = APACHE__ROCKETMQ__V2__DIGEST_TYPE__CRC32;
+    b->digest.checksum = b->digest_text;
+    b->sys.body_digest = &b->digest;
+    b->sys.body_encoding = APACHE__ROCKETMQ__V2__ENCODING__IDENTITY;
+    b->sys.message_type = APACHE__ROCKETMQ__V2__MESSAGE_TYPE__NORMAL;
+    ts_of(&b->born, r->born_ts);
+    ts_of(&b->store, r->store_ts);
+    b->sys.born_timestamp = &b->born;
+    b->sys.store_timestamp = &b->store;
+    b->sys.born_host = (char *)r->born_host;
+    b->sys.store_host = (char *)r->store_host;
+    b->sys.queue_id = r->queue_id;
+    b->sys.queue_offset = r->queue_offset;
+    b->sys.delivery_attempt = r->reconsume + 1;
+    google__protobuf__duration__init(&b->invisible);
+    b->invisible.seconds = invisible_ms / 1000;
+    b->invisible.nanos = (int32_t)(invisible_ms % 1000) * 1000000;
+    b->sys.invisible_duration = &b->invisible;
+    snprintf(b->receipt, sizeof b->receipt, "%s", receipt);
+    b->sys.receipt_handle = b->receipt;
+    snprintf(b->msg_id, sizeof b->msg_id, "%016" PRIX64 "%08X", (uint64_t)r->phys_offset,
+             (unsigned)r->queue_offset);
+    b->sys.message_id = b->msg_id;
+    /* properties: name U+0001 value U+0002 ... */
+    b->props = malloc((size_t)r->props_len + 1);
+    size_t max = (size_t)r->props_len / 2 + 1;
+    b->ents = calloc(max, sizeof *b->ents);
+    b->entp = calloc(max, sizeof *b->entp);
+    b->keys = calloc(max, sizeof *b->keys);
+    if (!b->props || !b->ents || !b->entp || !b->keys)
+        return RMQ_ENOMEM;
+    memcpy(b->props, r->props, r->props_len);
+    b->props[r->props_len] = '\0';
+    char *p = b->props, *end = b->props + r->props_len;
+    while (p < end) {
+        char *sep = memchr(p, 2, (size_t)(end - p));
+        char *stop = sep ? sep : end;
+        *stop = '\0';
+        char *eq = strchr(p, 1);
+        if (eq && eq > p) {
+            *eq = '\0';
+            char *name = p, *val = eq + 1;
+            if (strcmp(name, "TAGS") == 0) {
+                b->sys.tag = val;
+            } else if (strcmp(name, "KEYS") == 0) {
+                for (char *k = strtok(val, " "); k; k = strtok(NULL, " "))
+                    b->keys[b->sys.n_keys++] = k;
+            } else if (strcmp(name, "UNIQ_KEY") == 0) {
+                b->sys.message_id = val;
+            } else if (strcmp(name, "__SHARDINGKEY") == 0) {
+                b->sys.message_group = val;
+                b->sys.message_type = APACHE__ROCKETMQ__V2__MESSAGE_TYPE__FIFO;
+            } else if (strcmp(name, "TRACE_CONTEXT") == 0) {
+                b->sys.trace_context = val;
+            } else if (!proxy_is_system_key(name) && strcmp(name, "POP_CK") != 0) {
+                Apache__Rocketmq__V2__Message__UserPropertiesEntry *e =
+                    &b->ents[b->m.n_user_properties];
+                apache__rocketmq__v2__message__user_properties_entry__init(e);
+                e->key = name;
+                e->value = val;
+                b->entp[b->m.n_user_properties++] = e;
+            }
+        }
+        p = stop + 1;
+    }
+    b->sys.keys = b->keys;
+    b->m.user_properties = b->entp;
+    return 0;
+}
+
+static void msg_free(built *b)
+{
+    free(b->props);
+    free(b->ents);
+    free(b->entp);
+    free(b->keys);
+}
+
+static int send_status(proxy *px, rmq_grpc_call *call, Apache__Rocketmq__V2__Code code,
+                       const char *message)
+{
+    Apache__Rocketmq__V2__Status st;
+    proxy_status(&st, code, message);
+    Apache__Rocketmq__V2__ReceiveMessageResponse r =
+        APACHE__ROCKETMQ__V2__RECEIVE_MESSAGE_RESPONSE__INIT;
+    r.content_case = APACHE__ROCKETMQ__V2__RECEIVE_MESSAGE_RESPONSE__CONTENT_STATUS;
+    r.status = &st;
+    return proxy_reply(px, call, &r.base);
+}
+
+/* The offset entry of msgOffsetInfo "0 qid o1,o2;0 qid ..." for queue qid:
+ * its start offset from startOffsetInfo. */
+static int64_t start_offset_of(const char *info, int32_t qid, int64_t dflt)
+{
+    for (const char *p = info; p && *p;) {
+        int q = -1;
+        long long off = 0;
+        char flag[4];
+        if (sscanf(p, "%3s %d %lld", flag, &q, &off) == 3 && q == qid)
+            return off;
+        p = strchr(p, ';');
+        if (p)
+            p++;
+    }
+    return dflt;
+}
+
+int proxy_receive_message(rmq_grpc_call *call, const void *msg, size_t len, void *ud)
+{
+    proxy *px = ud;
+    const rmq_host_api *api = px->api;
+    Apache__Rocketmq__V2__ReceiveMessageRequest *req =
+        apache__rocketmq__v2__receive_message_request__unpack(NULL, len, msg);
+    if (!req)
+        return api->grpc_finish(call, RMQ_GRPC_INVALID_ARGUMENT, "malformed ReceiveMessageRequest");
+    int rc = 0;
+    const char *group = req->group ? req->group->name : NULL;
+    const char *topic =
+        req->message_queue && req->message_queue->topic ? req->message_queue->topic->name : NULL;
+    const char *broker =
+        req->message_queue && req->message_queue->broker ? req->message_queue->broker->name : "";
+    if (!group || !*group || !topic || !*topic) {
+        rc = send_status(px, call, APACHE__ROCKETMQ__V2__CODE__BAD_REQUEST,
+                         "group and message_queue.topic are required");
+        goto out;
+    }
+    int64_t invisible = ms_of(req->invisible_duration, DEFAULT_INVISIBLE_MS);
+    if (invisible <= 0) {
+        rc = send_status(px, call, APACHE__ROCKETMQ__V2__CODE__ILLEGAL_INVISIBLE_TIME,
+                         "the invisible time is illegal");
+        goto out;
+    }
+    int batch = req->batch_size > 0 ? req->batch_size : POP_MAX_BATCH;
+    if (batch > POP_MAX_BATCH)
+        batch = POP_MAX_BATCH;
+    bool sql = req->filter_expression &&
+               req->filter_expression->type == APACHE__ROCKETMQ__V2__FILTER_TYPE__SQL;
+    const char *exp = req->filter_expression && req->filter_expression->expression &&
+                              *req->filter_expression->expression
+                          ? req->filter_expression->expression
+                          : "*";
+    char num[4][32];
+    snprintf(num[0], sizeof num[0], "%d", batch);
+    snprintf(num[1], sizeof num[1], "%" PRId64, invisible);
+    snprintf(num[2], sizeof num[2], "%" PRIu64, api->now_wall_ms());
+    rmq_cmd *pr = api->cmd_new_request(POP_MESSAGE);
+    if (!pr) {
+        rc = RMQ_ENOMEM;
+        goto out;
+    }
+    const char *kv[] = {
+        "consumerGroup", group,  "topic",         topic,   "queueId",  "-1",
+        "maxMsgNums",    num[0], "invisibleTime", num[1],  "pollTime", "0",
+        "bornTime",      num[2], "initMode",      "1",     "expType",  sql ? "SQL92" : "TAG",
+        "exp",           exp,    "order",         "false", NULL};
+    for (size_t i = 0; kv[i]; i += 2)
+        api->cmd_ext_set(pr, kv[i], kv[i + 1]);
+    rmq_cmd *resp = NULL;
+    int lrc = proxy_local(px, px->broker_server, pr, &resp);
+    if (lrc < 0) {
+        rc = send_status(px, call, APACHE__ROCKETMQ__V2__CODE__PROXY_TIMEOUT, rmq_strerror(lrc));
+        goto out;
+    }
+    int32_t code = api->cmd_code(resp);
+    if (code == PULL_NOT_FOUND || code == POLLING_TIMEOUT) {
+        api->cmd_free(resp);
+        rc = send_status(px, call, APACHE__ROCKETMQ__V2__CODE__MESSAGE_NOT_FOUND, "no new message");
+        goto out;
+    }
+    if (code != 0) {
+        const char *remark = api->cmd_remark(resp);
+        rc = send_status(px, call, code == 17 ? PX_TOPIC_NOT_FOUND : proxy_code_of_remoting(code),
+                         remark ? remark : "pop failed");
+        api->cmd_free(resp);
+        goto out;
+    }
+    const char *pop_time = api->cmd_ext_get(resp, "popTime");
+    const char *revive = api->cmd_ext_get(resp, "reviveQid");
+    const char *starts = api->cmd_ext_get(resp, "startOffsetInfo");
+    size_t blen = 0;
+    const uint8_t *body = api->cmd_body(resp, &blen);
+    rc = send_status(px, call, PX_OK, "OK");
+    for (size_t at = 0; rc == 0 && body && at < blen;) {
+        rec r;
+        size_t n = rec_decode(body + at, blen - at, &r);
+        if (!n)
+            break;
+        char receipt[512];
+        snprintf(receipt, sizeof receipt,
+                 "%" PRId64 " %s %" PRId64 " %s 0 %s %" PRId32 " %" PRId64 " %" PRId64,
+                 start_offset_of(starts, r.queue_id, r.queue_offset), pop_time ? pop_time : "0",
+                 invisible, revive ? revive : "0", broker && *broker ? broker : "broker",
+                 r.queue_id, r.queue_offset, r.phys_offset);
+        built b;
+        if (msg_build(&b, &r, receipt, invisible) == 0) {
+            Apache__Rocketmq__V2__ReceiveMessageResponse m =
+                APACHE__ROCKETMQ__V2__RECEIVE_MESSAGE_RESPONSE__INIT;
+            m.content_case = APACHE__ROCKETMQ__V2__RECEIVE_MESSAGE_RESPONSE__CONTENT_MESSAGE;
+            m.message = &b.m;
+            rc = proxy_reply(px, call, &m.base);
+        } else {
+            rc = RMQ_ENOMEM;
+        }
+        msg_free(&b);
+        at += n;
+    }
+    if (rc == 0) {
+        Google__Protobuf__Timestamp ts;
+        ts_of(&ts, (int64_t)api->now_wall_ms());
+        Apache__Rocketmq__V2__ReceiveMessageResponse d =
+            APACHE__ROCKETMQ__V2__RECEIVE_MESSAGE_RESPONSE__INIT;
+        d.content_case = APACHE__ROCKETMQ__V2__RECEIVE_MESSAGE_RESPONSE__CONTENT_DELIVERY_TIMESTAMP;
+        d.delivery_timestamp = &ts;
+        rc = proxy_reply(px, call, &d.base);
+    }
+    api->cmd_free(resp);
+out:
+    apache__rocketmq__v2__receive_message_request__free_unpacked(req, NULL);
+    return rc;
+}
+
+/* queueId and offset of a receipt handle (fields 6 and 7): false when it
+ * is not one of ours. */
+static bool receipt_parse(const char *h, int32_t *qid, int64_t *offset)
+{
+    long long f[5];
+    char retry[8], broker[256];
+    int q;
+    long long off;
+    if (!h || sscanf(h, "%lld %lld %lld %lld %7s %255s %d %lld", &f[0], &f[1], &f[2], &f[3], retry,
+                     broker, &q, &off) != 8)
+        return false;
+    *qid = q;
+    *offset = off;
+    return true;
+}
+
+/* One ACK_MESSAGE / CHANGE_MESSAGE_INVISIBLETIME: the remoting answer (or
+ * NULL with *lrc set). */
+static rmq_cmd *ack_call(proxy *px, int code, const char *group, const char *topic,
+                         const char *receipt, int64_t invisible, int *lrc)
+{
+    const rmq_host_api *api = px->api;
+    int32_t qid = 0;
+    int64_t off = 0;
+    *lrc = 0;
+    if (!receipt_parse(receipt, &qid, &off)) {
+        *lrc = RMQ_EINVAL;
+        return NULL;
+    }
+    rmq_cmd *req = api->cmd_new_request(code);
+    if (!req) {
+        *lrc = RMQ_ENOMEM;
+        return NULL;
+    }
+    char q[16], o[32], inv[32];
+    snprintf(q, sizeof q, "%" PRId32, qid);
+    snprintf(o, sizeof o, "%" PRId64, off);
+    snprintf(inv, sizeof inv, "%" PRId64, invisible);
+    const char *kv[] = {
+        "consumerGroup", group,    "topic", topic,           "queueId", q,   "extraInfo",
+        receipt,         "offset", o,       "invisibleTime", inv,       NULL};
+    for (size_t i = 0; kv[i]; i += 2)
+        api->cmd_ext_set(req, kv[i], kv[i + 1]);
+    rmq_cmd *resp = NULL;
+    *lrc = proxy_local(px, px->broker_server, req, &resp);
+    return *lrc < 0 ? NULL : resp;
+}
+
+int proxy_ack_message(rmq_grpc_call *call, const void *msg, size_t len, void *ud)
+{
+    proxy *px = ud;
+    const rmq_host_api *api = px->api;
+    Apache__Rocketmq__V2__AckMessageRequest *req =
+        apache__rocketmq__v2__ack_message_request__unpack(NULL, len, msg);
+    if (!req)
+        return api->grpc_finish(call, RMQ_GRPC_INVALID_ARGUMENT, "malformed AckMessageRequest");
+    Apache__Rocketmq__V2__AckMessageResponse resp =
+        APACHE__ROCKETMQ__V2__ACK_MESSAGE_RESPONSE__INIT;
+    Apache__Rocketmq__V2__Status status;
+    size_t n = req->n_entries;
+    Apache__Rocketmq__V2__AckMessageResultEntry *ents = calloc(n ? n : 1, sizeof *ents);
+    Apache__Rocketmq__V2__AckMessageResultEntry **entp = calloc(n ? n : 1, sizeof *entp);
+    Apache__Rocketmq__V2__Status *sts = calloc(n ? n : 1, sizeof *sts);
+    const char *group = req->group ? req->group->name : NULL;
+    const char *topic = req->topic ? req->topic->name : NULL;
+    int rc = 0;
+    if (!ents || !entp || !sts) {
+        rc = RMQ_ENOMEM;
+        goto out;
+    }
+    if (!group || !*group || !topic || !*topic) {
+        proxy_status(&status, APACHE__ROCKETMQ__V2__CODE__BAD_REQUEST,
+                     "group and topic are required");
+        resp.status = &status;
+        rc = proxy_reply(px, call, &resp.base);
+        goto out;
+    }
+    size_t failed = 0;
+    for (size_t i = 0; i < n; i++) {
+        const Apache__Rocketmq__V2__AckMessageEntry *e = req->entries[i];
+        apache__rocketmq__v2__ack_message_result_entry__init(&ents[i]);
+        ents[i].message_id = e->message_id;
+        ents[i].receipt_handle = e->receipt_handle;
+        int lrc = 0;
+        rmq_cmd *r = ack_call(px, ACK_MESSAGE, group, topic, e->receipt_handle, 0, &lrc);
+        int32_t code = r ? api->cmd_code(r) : -1;
+        if (lrc == RMQ_EINVAL)
+            proxy_status(&sts[i], APACHE__ROCKETMQ__V2__CODE__INVALID_RECEIPT_HANDLE,
+                         "receipt handle is invalid");
+        else if (!r)
+            proxy_status(&sts[i], PX_PROXY_TIMEOUT, NULL);
+        else if (code == 0)
+            proxy_status(&sts[i], PX_OK, "OK");
+        else
+            proxy_status(&sts[i], proxy_code_of_remoting(code), "ack failed");
+        if (r)
+            api->cmd_free(r);
+        failed += sts[i].code != PX_OK;
+        ents[i].status = &sts[i];
+        entp[i] = &ents[i];
+    }
+    /* Java: OK when every entry is, MULTIPLE_RESULTS otherwise (one entry: its own) */
+    if (failed == 0)
+        proxy_status(&status, PX_OK, "OK");
+    else if (n == 1)
+        status = sts[0];
+    else
+        proxy_status(&status, PX_MULTIPLE_RESULTS, "ack has multiple results");
+    resp.status = &status;
+    resp.n_entries = n;
+    resp.entries = entp;
+    rc = proxy_reply(px, call, &resp.base);
+out:
+    free(ents);
+    free(entp);
+    free(sts);
+    apache__rocketmq__v2__ack_message_request__free_unpacked(req, NULL);
+    return rc;
+}
+
+int proxy_change_invisible_duration(rmq_grpc_call *call, const void *msg, size_t len, void *ud)
+{
+    proxy *px = ud;
+    const rmq_host_api *api = px->api;
+    Apache__Rocketmq__V2__ChangeInvisibleDurationRequest *req =
+        apache__rocketmq__v2__change_invisible_duration_request__unpack(NULL, len, msg);
+    if (!req)
+        return api->grpc_finish(call, RMQ_GRPC_INVALID_ARGUMENT,
+                                "malformed ChangeInvisibleDurationRequest");
+    Apache__Rocketmq__V2__ChangeInvisibleDurationResponse resp =
+        APACHE__ROCKETMQ__V2__CHANGE_INVISIBLE_DURATION_RESPONSE__INIT;
+    Apache__Rocketmq__V2__Status status;
+    char receipt[512] = "";
+    const char *group = req->group ? req->group->name : NULL;
+    const char *topic = req->topic ? req->topic->name : NULL;
+    int64_t invisible = ms_of(req->invisible_duration, -1);
+    int lrc = 0;
+    rmq_cmd *r = NULL;
+    if (!group || !*group || !topic || !*topic) {
+        proxy_status(&status, APACHE__ROCKETMQ__V2__CODE__BAD_REQUEST,
+                     "group and topic are required");
+    } else if (invisible < 0) {
+        proxy_status(&status, APACHE__ROCKETMQ__V2__CODE__ILLEGAL_INVISIBLE_TIME,
+                     "the invisible time is illegal");
+    } else if (!(r = ack_call(px, CHANGE_INVISIBLETIME, group, topic, req->receipt_handle,
+                              invisible, &lrc))) {
+        proxy_status(&status,
+                     lrc == RMQ_EINVAL ? APACHE__ROCKETMQ__V2__CODE__INVALID_RECEIPT_HANDLE
+                                       : PX_PROXY_TIMEOUT,
+                     lrc == RMQ_EINVAL ? "receipt handle is invalid" : NULL);
+    } else if (api->cmd_code(r) != 0) {
+        proxy_status(&status, proxy_code_of_remoting(api->cmd_code(r)), "change invisible failed");
+    } else {
+        /* the same receipt with the new popTime and invisible time */
+        long long so = 0, pt = 0, it = 0, rq = 0, off = 0, phys = -1;
+        char retry[8], broker[256];
+        int q = 0;
+        sscanf(req->receipt_handle, "%lld %lld %lld %lld %7s %255s %d %lld %lld", &so, &pt, &it,
+               &rq, retry, broker, &q, &off, &phys);
+        const char *npt = api->cmd_ext_get(r, "popTime");
+        const char *nrq = api->cmd_ext_get(r, "reviveQid");
+        snprintf(receipt, sizeof receipt, "%lld %s %" PRId64 " %s %s %s %d %lld %lld", so,
+                 npt ? npt : "0", invisible, nrq ? nrq : "0", retry, broker, q, off, phys);
+        resp.receipt_handle = receipt;
+        proxy_status(&status, PX_OK, "OK");
+    }
+    if (r)
+        api->cmd_free(r);
+    resp.status = &status;
+    int rc = proxy_reply(px, call, &resp.base);
+    apache__rocketmq__v2__change_invisible_duration_request__free_unpacked(req, NULL);
+    return rc;
+}
+
+int proxy_forward_to_dlq(rmq_grpc_call *call, const void *msg, size_t len, void *ud)
+{
+    proxy *px = ud;
+    const rmq_host_api *api = px->api;
+    Apache__Rocketmq__V2__ForwardMessageToDeadLetterQueueRequest *req =
+        apache__rocketmq__v2__forward_message_to_dead_letter_queue_request__unpack(NULL, len, msg);
+    if (!req)
+        return api->grpc_finish(call, RMQ_GRPC_INVALID_ARGUMENT,
+                                "malformed ForwardMessageToDeadLetterQueueRequest");
+    Apache__Rocketmq__V2__ForwardMessageToDeadLetterQueueResponse resp =
+        APACHE__ROCKETMQ__V2__FORWARD_MESSAGE_TO_DEAD_LETTER_QUEUE_RESPONSE__INIT;
+    Apache__Rocketmq__V2__Status status;
+    const char *group = req->group ? req->group->name : NULL;
+    const char *topic = req->topic ? req->topic->name : NULL;
+    long long f[4], off = 0, phys = -1;
+    char retry[8], broker[256];
+    int q = 0;
+    bool parsed = req->receipt_handle &&
+                  sscanf(req->receipt_handle, "%lld %lld %lld %lld %7s %255s %d %lld %lld", &f[0],
+                         &f[1], &f[2], &f[3], retry, broker, &q, &off, &phys) == 9 &&
+                  phys >= 0;
+    rmq_cmd *back = NULL;
+    if (!group || !*group || !topic || !*topic) {
+        proxy_status(&status, APACHE__ROCKETMQ__V2__CODE__BAD_REQUEST,
+                     "group and topic are required");
+    } else if (!parsed) {
+        proxy_status(&status, APACHE__ROCKETMQ__V2__CODE__INVALID_RECEIPT_HANDLE,
+                     "receipt handle is invalid");
+    } else if (!(back = api->cmd_new_request(36))) {
+        proxy_status(&status, PX_INTERNAL_SERVER_ERROR, "out of memory");
+    } else {
+        char po[32], mx[16];
+        snprintf(po, sizeof po, "%lld", phys);
+        snprintf(mx, sizeof mx, "%d",
+                 req->max_delivery_attempts > 0 ? req->max_delivery_attempts : 16);
+        const char *kv[] = {"offset",
+                            po,
+                            "group",
+                            group,
+                            "delayLevel",
+                            "-1",
+                            "originMsgId",
+                            req->message_id,
+                            "originTopic",
+                            topic,
+                            "unitMode",
+                            "false",
+                            "maxReconsumeTimes",
+                            mx,
+                            NULL};
+        for (size_t i = 0; kv[i]; i += 2)
+            api->cmd_ext_set(back, kv[i], kv[i + 1]);
+        rmq_cmd *r = NULL;
+        int lrc = proxy_local(px, px->broker_server, back, &r);
+        int32_t code = lrc < 0 ? -1 : api->cmd_code(r);
+        if (lrc < 0) {
+            proxy_status(&status, PX_PROXY_TIMEOUT, NULL);
+        } else if (code != 0) {
+            proxy_status(&status, proxy_code_of_remoting(code), "forward to DLQ failed");
+        } else {
+            /* stored in the DLQ: the message leaves the group's flight */
+            int alrc = 0;
+            rmq_cmd *a = ack_call(px, ACK_MESSAGE, group, topic, req->receipt_handle, 0, &alrc);
+            if (a)
+                api->cmd_free(a);
+            proxy_status(&status, PX_OK, "OK");
+        }
+        if (r)
+            api->cmd_free(r);
+    }
+    resp.status = &status;
+    int rc = proxy_reply(px, call, &resp.base);
+    apache__rocketmq__v2__forward_message_to_dead_letter_queue_request__free_unpacked(req, NULL);
+    return rc;
+}

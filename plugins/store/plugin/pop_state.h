@@ -1,0 +1,80 @@
+/* pop_state.h — the POP consumption state of one store (RocketMQ 5.x POP on
+ * the remoting protocol, pop_processors.c): per (group, topic, queue) the
+ * next queue offset to hand out and the messages handed out and not yet
+ * acknowledged (in flight), with when each becomes visible again and how
+ * often it was delivered. Kept in memory and in an append-only journal
+ * (<storePathRootDir>/pop/pop.journal) that is replayed at open and
+ * compacted into a checkpoint of the live state at open and when it grows,
+ * so acknowledged state survives kill -9 and hot reload. Java writes
+ * checkpoints into rmq_sys_REVIVE_LOG_<cluster> instead (docs/compat.md).
+ * Thread-safe: one mutex per state. */
+#ifndef POP_STATE_H
+#define POP_STATE_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct pop_inflight {
+    int64_t offset;     /* queue offset of the message */
+    int64_t pop_time;   /* ms, of the last delivery (or invisible-time change) */
+    int64_t invisible;  /* ms */
+    int32_t deliveries; /* times delivered so far (reconsume times = deliveries - 1) */
+} pop_inflight;
+
+typedef struct pop_queue {
+    char *group;
+    char *topic;
+    int32_t queue_id;
+    int64_t next_offset;    /* -1: not yet started */
+    pop_inflight *inflight; /* ascending offsets */
+    size_t n, cap;
+} pop_queue;
+
+typedef struct pop_state {
+    pthread_mutex_t mu;
+    char path[1100];
+    int fd;        /* journal, O_APPEND; -1 when closed */
+    bool closed;   /* handed to a newer generation (hot reload) or shut down */
+    pop_queue **q; /* stable pointers: a queue's state never moves */
+    size_t nq, capq;
+    uint32_t *slots; /* open-addressing index over q: index + 1, 0 = empty */
+    size_t nslots;   /* power of two, at least twice nq */
+    uint64_t journal_bytes;
+} pop_state;
+
+/* Open (create) the journal under root_dir/pop, replay it and compact it.
+ * s->mu must be initialised by the caller (it outlives close/open pairs).
+ * 0 or a negative errno; err gets a message. */
+int pop_state_open(pop_state *s, const char *root_dir, char *err, size_t errlen);
+void pop_state_close(pop_state *s);
+
+/* Callers hold s->mu for the functions below. */
+/* The queue's state, created when absent (NULL: out of memory). */
+pop_queue *pop_queue_get(pop_state *s, const char *group, const char *topic, int32_t queue_id);
+pop_inflight *pop_inflight_find(pop_queue *q, int64_t offset);
+/* Insert or update one in-flight message; 0 or RMQ_ENOMEM. */
+int pop_inflight_put(pop_queue *q, const pop_inflight *e);
+void pop_inflight_remove(pop_queue *q, int64_t offset);
+/* The offset up to which everything is acknowledged (first in flight, or
+ * next_offset). */
+int64_t pop_queue_commit_offset(const pop_queue *q);
+
+/* Journal lines for the changes made under the lock; pop_journal_flush
+ * writes them with one write(2). */
+typedef struct pop_journal_buf {
+    char *buf;
+    size_t len, cap;
+    bool failed;
+} pop_journal_buf;
+void pop_journal_next(pop_journal_buf *b, const pop_queue *q);
+void pop_journal_inflight(pop_journal_buf *b, const pop_queue *q, const pop_inflight *e);
+void pop_journal_ack(pop_journal_buf *b, const pop_queue *q, int64_t offset);
+/* 0 or a negative errno; compacts when the journal grew past its limit. */
+int pop_journal_flush(pop_state *s, pop_journal_buf *b);
+
+/* Names the journal can hold (no whitespace, not empty, < 256 bytes). */
+bool pop_name_ok(const char *name);
+
+#endif

@@ -1,0 +1,570 @@
+/* test_store_pop.c — POP consumption (RocketMQ 5.x, remoting codes 200050
+ * POP_MESSAGE, 200051 ACK_MESSAGE, 200053 CHANGE_MESSAGE_INVISIBLETIME)
+ * against an all-in-one daemon over raw frames: popped messages are
+ * invisible until their invisible time passes, then come back with the
+ * reconsume times counted; an ack removes a message for good; a change of
+ * invisible time brings one back at once; after the group's retryMaxTimes
+ * the message lands in %DLQ%<group>; order pop hands out a queue's next
+ * message only after the last one was acknowledged; acknowledged state
+ * survives kill -9 and a hot reload of the store while unacknowledged
+ * messages come back. Waits poll a condition with a deadline. */
+#include <limits.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "store_test_client.h"
+
+#define WAIT_MS 20000
+
+typedef struct fixture {
+    rmq_test_daemon d;
+    int port;
+    int fd;
+} fixture;
+
+static int start(fixture *f)
+{
+    const char *args[] = {"-o", "servers.broker.vip_listen=127.0.0.1:0", NULL};
+    if (rmq_td_start(&f->d, args) != 0)
+        return -1;
+    f->port = rmq_td_port(&f->d, "broker");
+    f->fd = f->port > 0 ? rmq_tc_connect(f->port) : -1;
+    return f->fd >= 0 ? 0 : -1;
+}
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    *state = f;
+    if (!f)
+        return -1;
+    f->fd = -1;
+    int ns = rmq_tc_free_port();
+    const char *servers[] = {"namesrv", "broker", NULL};
+    char bcm[512];
+    snprintf(bcm, sizeof bcm,
+             "namesrvAddr = \"127.0.0.1:%d\"; brokerName = \"broker-p\"; brokerIP1 = "
+             "\"127.0.0.1\"; topics = \"PT:1;PD:1;PF:1;PK:1;PA:2\";",
+             ns);
+    if (ns <= 0 || rmq_td_init(&f->d, servers, NULL) != 0 ||
+        bcm_configure_namesrv_and_broker(&f->d, ns, "info", bcm) != 0 ||
+        rmq_td_add_plugin(&f->d, "filter", "filter", "broker", "enablePropertyFilter = true;") !=
+            0 ||
+        rmq_td_add_plugin(&f->d, "store", "store", "broker",
+                          "mappedFileSizeCommitLog = 1048576;") != 0)
+        return -1;
+    return start(f);
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    if (f->fd >= 0)
+        close(f->fd);
+    int st = rmq_td_stop_reporting(&f->d);
+    rmq_td_cleanup(&f->d);
+    free(f);
+    return st == 0 ? 0 : -1;
+}
+
+static int next_opaque = 1000;
+
+static void send_ok(fixture *f, const char *topic, const char *body)
+{
+    rmq_cmd *r = st_send(f->fd, next_opaque++, topic, 0, NULL, body, NULL);
+    assert_non_null(r);
+    assert_int_equal(r->code, 0);
+    rmq_cmd_free(r);
+}
+
+static rmq_cmd *body_call(fixture *f, int code, const char *body)
+{
+    rmq_cmd *req = rmq_tc_request(code, next_opaque++, NULL);
+    assert_non_null(req);
+    rmq_cmd_set_body(req, body, strlen(body), NULL, NULL);
+    rmq_cmd *r = rmq_tc_call_response(f->fd, req, 5000);
+    rmq_cmd_free(req);
+    assert_non_null(r);
+    return r;
+}
+
+static rmq_cmd *pop_request(const char *group, const char *topic, int qid, int max,
+                            long long invisible_ms, bool order, long long poll_ms);
+/* The subscription of the next POP requests ("TAG" "*" unless a test sets it). */
+static const char *sub_type = "TAG", *sub_exp = "*";
+
+static rmq_cmd *pop(fixture *f, const char *group, const char *topic, int qid, int max,
+                    long long invisible_ms, bool order)
+{
+    rmq_cmd *req = pop_request(group, topic, qid, max, invisible_ms, order, 0);
+    assert_non_null(req);
+    rmq_cmd *r = rmq_tc_call(f->fd, req, 5000);
+    rmq_cmd_free(req);
+    assert_non_null(r);
+    return r;
+}
+
+static rmq_cmd *pop_request(const char *group, const char *topic, int qid, int max,
+                            long long invisible_ms, bool order, long long poll_ms)
+{
+    char poll[32];
+    snprintf(poll, sizeof poll, "%lld", poll_ms);
+    char q[16], m[16], inv[32], born[32];
+    snprintf(q, sizeof q, "%d", qid);
+    snprintf(m, sizeof m, "%d", max);
+    snprintf(inv, sizeof inv, "%lld", invisible_ms);
+    snprintf(born, sizeof born, "%lld", 1700000000000LL);
+    const char *kv[] = {"consumerGroup",
+                        group,
+                        "topic",
+                        topic,
+                        "queueId",
+                        q,
+                        "maxMsgNums",
+                        m,
+                        "invisibleTime",
+                        inv,
+                        "pollTime",
+                        poll,
+                        "bornTime",
+                        born,
+                        "initMode",
+                        "0",
+                        "expType",
+                        sub_type,
+                        "exp",
+                        sub_exp,
+                        "order",
+                        order ? "true" : "false",
+                        NULL};
+    return rmq_tc_request(200050, next_opaque++, kv);
+}
+
+/* The extraInfo a 5.x client builds from a POP answer for a message. */
+static void extra_info(const rmq_cmd *r, int qid, long long offset, char *out, size_t cap)
+{
+    snprintf(out, cap, "%s %s %s %s 0 broker-p %d %lld", "0", rmq_cmd_ext_get(r, "popTime"),
+             rmq_cmd_ext_get(r, "invisibleTime"), rmq_cmd_ext_get(r, "reviveQid"), qid, offset);
+}
+
+static int ack_or_change(fixture *f, int code, const char *group, const char *topic,
+                         const char *extra, long long offset, long long invisible, rmq_cmd **resp)
+{
+    char off[32], inv[32];
+    snprintf(off, sizeof off, "%lld", offset);
+    snprintf(inv, sizeof inv, "%lld", invisible);
+    const char *kv[] = {
+        "consumerGroup", group,    "topic", topic,           "queueId", "0", "extraInfo",
+        extra,           "offset", off,     "invisibleTime", inv,       NULL};
+    rmq_cmd *req = rmq_tc_request(code, next_opaque++, kv);
+    assert_non_null(req);
+    rmq_cmd *r = rmq_tc_call(f->fd, req, 5000);
+    rmq_cmd_free(req);
+    assert_non_null(r);
+    int c = r->code;
+    if (resp)
+        *resp = r;
+    else
+        rmq_cmd_free(r);
+    return c;
+}
+
+static int ack(fixture *f, const char *group, const char *topic, long long offset)
+{
+    return ack_or_change(f, 200051, group, topic, "0 0 0 0 0 broker-p 0 0", offset, 0, NULL);
+}
+
+/* Pop until a message comes (deadline); the answer. */
+static rmq_cmd *pop_until_found(fixture *f, const char *group, const char *topic, int max,
+                                long long invisible, bool order)
+{
+    uint64_t deadline = rmq_test_now_ms() + WAIT_MS;
+    for (;;) {
+        rmq_cmd *r = pop(f, group, topic, 0, max, invisible, order);
+        if (r->code == 0)
+            return r;
+        assert_int_equal(r->code, 19); /* PULL_NOT_FOUND without pollTime */
+        rmq_cmd_free(r);
+        assert_true(rmq_test_now_ms() < deadline);
+        rmq_test_pause_ms(50);
+    }
+}
+
+static void pop_invisible_ack_change(void **state)
+{
+    fixture *f = *state;
+    send_ok(f, "PT", "m0");
+    send_ok(f, "PT", "m1");
+    send_ok(f, "PT", "m2");
+    rmq_cmd *r = pop(f, "PG", "PT", -1, 32, 60000, false);
+    assert_int_equal(r->code, 0);
+    stored_record recs[8];
+    assert_int_equal(st_records(r, recs, 8), 3);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(recs[i].queue_offset, i);
+        assert_int_equal(recs[i].reconsume_times, 0);
+    }
+    assert_string_equal(rmq_cmd_ext_get(r, "reviveQid"), "0");
+    assert_string_equal(rmq_cmd_ext_get(r, "invisibleTime"), "60000");
+    assert_string_equal(rmq_cmd_ext_get(r, "startOffsetInfo"), "0 0 0");
+    assert_string_equal(rmq_cmd_ext_get(r, "msgOffsetInfo"), "0 0 0,1,2");
+    assert_string_equal(rmq_cmd_ext_get(r, "restNum"), "0");
+    char extra[256];
+    extra_info(r, 0, 1, extra, sizeof extra);
+    rmq_cmd_free(r);
+    /* invisible: nothing to pop */
+    r = pop(f, "PG", "PT", -1, 32, 60000, false);
+    assert_int_equal(r->code, 19);
+    rmq_cmd_free(r);
+    /* ack 0 for good; bring 1 back at once */
+    assert_int_equal(ack(f, "PG", "PT", 0), 0);
+    rmq_cmd *cr = NULL;
+    assert_int_equal(ack_or_change(f, 200053, "PG", "PT", extra, 1, 0, &cr), 0);
+    assert_non_null(rmq_cmd_ext_get(cr, "popTime"));
+    assert_string_equal(rmq_cmd_ext_get(cr, "invisibleTime"), "0");
+    assert_string_equal(rmq_cmd_ext_get(cr, "reviveQid"), "0");
+    rmq_cmd_free(cr);
+    r = pop_until_found(f, "PG", "PT", 32, 60000, false);
+    assert_int_equal(st_records(r, recs, 8), 1);
+    assert_int_equal(recs[0].queue_offset, 1);
+    assert_int_equal(recs[0].reconsume_times, 1);
+    assert_memory_equal(recs[0].body, "m1", 2);
+    rmq_cmd_free(r);
+    assert_int_equal(ack(f, "PG", "PT", 1), 0);
+    assert_int_equal(ack(f, "PG", "PT", 2), 0);
+    r = pop(f, "PG", "PT", -1, 32, 1, false);
+    assert_int_equal(r->code, 19);
+    rmq_cmd_free(r);
+    /* the consumer offset shows everything acknowledged */
+    const char *kv[] = {"consumerGroup", "PG", "topic", "PT", "queueId", "0", NULL};
+    r = bcm_call(f->port, 14, kv, NULL);
+    assert_int_equal(r->code, 0);
+    assert_string_equal(rmq_cmd_ext_get(r, "offset"), "3");
+    rmq_cmd_free(r);
+    /* an offset outside the queue: NO_MESSAGE */
+    assert_int_equal(ack(f, "PG", "PT", 99), 208);
+}
+
+/* pollTime: an empty POP waits; a message stored meanwhile answers it,
+ * otherwise POLLING_TIMEOUT (210) when the time is up. */
+static void long_polling_pop(void **state)
+{
+    fixture *f = *state;
+    rmq_cmd *req = pop_request("LG", "PT", -1, 32, 60000, false, 300);
+    rmq_cmd *r = rmq_tc_call(f->fd, req, 10000);
+    rmq_cmd_free(req);
+    assert_non_null(r);
+    assert_int_equal(r->code, 210);
+    rmq_cmd_free(r);
+    /* held on one connection while another sends */
+    int pfd = rmq_tc_connect(f->port);
+    assert_true(pfd >= 0);
+    req = pop_request("LG", "PT", -1, 32, 60000, false, 20000);
+    assert_int_equal(rmq_tc_send(pfd, req), 0);
+    rmq_cmd_free(req);
+    rmq_test_pause_ms(200);
+    send_ok(f, "PT", "late");
+    r = rmq_tc_recv(pfd, 25000);
+    close(pfd);
+    assert_non_null(r);
+    assert_int_equal(r->code, 0);
+    stored_record rec;
+    assert_int_equal(st_records(r, &rec, 1), 1);
+    assert_memory_equal(rec.body, "late", 4);
+    rmq_cmd_free(r);
+}
+
+/* An SQL92 subscription filters by the properties; one that does not
+ * compile answers SUBSCRIPTION_PARSE_FAILED (23). */
+static void sql92_pop(void **state)
+{
+    fixture *f = *state;
+    for (int i = 0; i < 6; i++) {
+        char props[32], body[16];
+        snprintf(props, sizeof props, "a\001%d\002", i);
+        snprintf(body, sizeof body, "s%d", i);
+        rmq_cmd *r = st_send(f->fd, next_opaque++, "PT", 0, props, body, NULL);
+        assert_non_null(r);
+        assert_int_equal(r->code, 0);
+        rmq_cmd_free(r);
+    }
+    sub_type = "SQL92";
+    sub_exp = "a >";
+    rmq_cmd *r = pop(f, "SG", "PT", 0, 32, 60000, false);
+    assert_int_equal(r->code, 23);
+    rmq_cmd_free(r);
+    sub_exp = "a > 3";
+    r = pop(f, "SG", "PT", 0, 32, 60000, false);
+    sub_type = "TAG";
+    sub_exp = "*";
+    assert_int_equal(r->code, 0);
+    stored_record recs[8];
+    assert_int_equal(st_records(r, recs, 8), 2);
+    assert_memory_equal(recs[0].body, "s4", 2);
+    assert_memory_equal(recs[1].body, "s5", 2);
+    assert_string_equal(rmq_cmd_ext_get(r, "msgOffsetInfo"), "0 0 4,5");
+    rmq_cmd_free(r);
+}
+
+/* BATCH_ACK_MESSAGE (200151): a BatchAck's bitSet (BitSet.toByteArray,
+ * as numbers or base64) acknowledges startOffset + each set bit. */
+static void batch_ack_by_bitset(void **state)
+{
+    fixture *f = *state;
+    for (int i = 0; i < 5; i++)
+        send_ok(f, "PT", "b");
+    rmq_cmd *r = pop(f, "BG", "PT", 0, 32, 60000, false);
+    assert_int_equal(r->code, 0);
+    stored_record recs[8];
+    assert_int_equal(st_records(r, recs, 8), 5);
+    rmq_cmd_free(r);
+    /* offsets 0 and 2 (bits 0b101 = 5), then 4 (base64 of byte 0x01 from 4) */
+    r = body_call(f, 200151,
+                  "{\"brokerName\":\"broker-p\",\"acks\":[{\"c\":\"BG\",\"t\":\"PT\",\"r\":\"0\","
+                  "\"so\":0,\"q\":0,\"rq\":0,\"pt\":0,\"it\":60000,\"b\":[5]},"
+                  "{\"consumerGroup\":\"BG\",\"topic\":\"PT\",\"retry\":\"0\",\"startOffset\":4,"
+                  "\"queueId\":0,\"bitSet\":\"AQ==\"}]}");
+    assert_int_equal(r->code, 0);
+    rmq_cmd_free(r);
+    /* bring back what is left in flight: only 1 and 3 */
+    for (int o = 0; o < 5; o++) {
+        char extra[64];
+        snprintf(extra, sizeof extra, "0 0 60000 0 0 broker-p 0 %d", o);
+        rmq_cmd *cr = NULL;
+        assert_int_equal(ack_or_change(f, 200053, "BG", "PT", extra, o, 0, &cr), 0);
+        rmq_cmd_free(cr);
+    }
+    r = pop_until_found(f, "BG", "PT", 32, 60000, false);
+    size_t n = st_records(r, recs, 8);
+    assert_int_equal(n, 2);
+    assert_int_equal(recs[0].queue_offset, 1);
+    assert_int_equal(recs[1].queue_offset, 3);
+    rmq_cmd_free(r);
+}
+
+static void redelivered_until_dlq(void **state)
+{
+    fixture *f = *state;
+    const char *group =
+        "{\"groupName\":\"DG\",\"consumeEnable\":true,\"consumeFromMinEnable\":true,"
+        "\"consumeBroadcastEnable\":true,\"retryQueueNums\":1,\"retryMaxTimes\":2,"
+        "\"brokerId\":0,\"whichBrokerWhenConsumeSlowly\":1,"
+        "\"notifyConsumerIdsChangedEnable\":true}";
+    rmq_cmd *r = bcm_call(f->port, 200, NULL, group);
+    assert_int_equal(r->code, 0);
+    rmq_cmd_free(r);
+    send_ok(f, "PD", "dead");
+    /* delivered 3 times (reconsume 0, 1, 2), never acknowledged */
+    for (int i = 0; i < 3; i++) {
+        r = pop_until_found(f, "DG", "PD", 32, 200, false);
+        stored_record rec;
+        assert_int_equal(st_records(r, &rec, 1), 1);
+        assert_int_equal(rec.queue_offset, 0);
+        assert_int_equal(rec.reconsume_times, i);
+        rmq_cmd_free(r);
+    }
+    /* the next expiry moves it to %DLQ%DG */
+    uint64_t deadline = rmq_test_now_ms() + WAIT_MS;
+    for (;;) {
+        r = pop(f, "DG", "PD", 0, 32, 200, false);
+        assert_int_equal(r->code, 19);
+        rmq_cmd_free(r);
+        if (st_max_offset(f->port, "%DLQ%DG", 0) == 1)
+            break;
+        assert_true(rmq_test_now_ms() < deadline);
+        rmq_test_pause_ms(50);
+    }
+    st_pull_args pa = {.group = "X", .topic = "%DLQ%DG", .queue = 0, .offset = 0, .max = 8};
+    r = st_pull(f->fd, next_opaque++, &pa);
+    assert_int_equal(r->code, 0);
+    stored_record rec;
+    assert_int_equal(st_records(r, &rec, 1), 1);
+    assert_memory_equal(rec.body, "dead", 4);
+    assert_int_equal(rec.reconsume_times, 2);
+    char *rt = st_prop(&rec, "RETRY_TOPIC");
+    assert_non_null(rt);
+    assert_string_equal(rt, "PD");
+    free(rt);
+    rmq_cmd_free(r);
+    /* and it does not come back */
+    rmq_test_pause_ms(300);
+    r = pop(f, "DG", "PD", 0, 32, 200, false);
+    assert_int_equal(r->code, 19);
+    rmq_cmd_free(r);
+}
+
+static void order_pop_one_batch_in_flight(void **state)
+{
+    fixture *f = *state;
+    send_ok(f, "PF", "f0");
+    send_ok(f, "PF", "f1");
+    send_ok(f, "PF", "f2");
+    rmq_cmd *r = pop(f, "FG", "PF", 0, 1, 60000, true);
+    assert_int_equal(r->code, 0);
+    stored_record rec;
+    assert_int_equal(st_records(r, &rec, 1), 1);
+    assert_int_equal(rec.queue_offset, 0);
+    assert_string_equal(rmq_cmd_ext_get(r, "reviveQid"), "999");
+    assert_string_equal(rmq_cmd_ext_get(r, "orderCountInfo"), "0 qo0%0 0");
+    rmq_cmd_free(r);
+    /* the queue is locked while offset 0 is in flight */
+    r = pop(f, "FG", "PF", 0, 1, 60000, true);
+    assert_int_equal(r->code, 19);
+    rmq_cmd_free(r);
+    assert_int_equal(ack(f, "FG", "PF", 0), 0);
+    r = pop(f, "FG", "PF", 0, 1, 60000, true);
+    assert_int_equal(r->code, 0);
+    assert_int_equal(st_records(r, &rec, 1), 1);
+    assert_int_equal(rec.queue_offset, 1);
+    char extra[256];
+    extra_info(r, 0, 1, extra, sizeof extra);
+    rmq_cmd_free(r);
+    /* back at once: the same message again, its count 1, not offset 2 */
+    assert_int_equal(ack_or_change(f, 200053, "FG", "PF", extra, 1, 0, &r), 0);
+    assert_string_equal(rmq_cmd_ext_get(r, "reviveQid"), "999");
+    rmq_cmd_free(r);
+    r = pop_until_found(f, "FG", "PF", 1, 60000, true);
+    assert_int_equal(st_records(r, &rec, 1), 1);
+    assert_int_equal(rec.queue_offset, 1);
+    assert_int_equal(rec.reconsume_times, 1);
+    assert_string_equal(rmq_cmd_ext_get(r, "orderCountInfo"), "0 qo0%1 1");
+    rmq_cmd_free(r);
+    assert_int_equal(ack(f, "FG", "PF", 1), 0);
+    r = pop(f, "FG", "PF", 0, 1, 60000, true);
+    assert_int_equal(r->code, 0);
+    assert_int_equal(st_records(r, &rec, 1), 1);
+    assert_int_equal(rec.queue_offset, 2);
+    rmq_cmd_free(r);
+}
+
+/* Pop (after the invisible time) until `want` offsets came back; fails on
+ * an acknowledged one. */
+static void expect_back(fixture *f, const char *topic, const bool *acked, int n, int want)
+{
+    bool seen[16] = {false};
+    int got = 0;
+    uint64_t deadline = rmq_test_now_ms() + WAIT_MS;
+    while (got < want) {
+        assert_true(rmq_test_now_ms() < deadline);
+        rmq_cmd *r = pop(f, "KG", topic, 0, 32, 60000, false);
+        if (r->code == 0) {
+            stored_record recs[16];
+            size_t k = st_records(r, recs, 16);
+            for (size_t i = 0; i < k; i++) {
+                int o = (int)recs[i].queue_offset;
+                assert_true(o >= 0 && o < n);
+                assert_false(acked[o]);
+                assert_false(seen[o]);
+                assert_true(recs[i].reconsume_times >= 1);
+                seen[o] = true;
+                got++;
+            }
+        } else {
+            assert_int_equal(r->code, 19);
+            rmq_test_pause_ms(50);
+        }
+        rmq_cmd_free(r);
+    }
+}
+
+static void acked_state_survives_kill_9_and_reload(void **state)
+{
+    fixture *f = *state;
+    enum { N = 6 };
+    for (int i = 0; i < N; i++)
+        send_ok(f, "PK", "k");
+    rmq_cmd *r = pop(f, "KG", "PK", 0, 32, 1000, false);
+    assert_int_equal(r->code, 0);
+    stored_record recs[N];
+    assert_int_equal(st_records(r, recs, N), N);
+    rmq_cmd_free(r);
+    bool acked[N] = {true, false, true, false, true, false};
+    for (int i = 0; i < N; i++)
+        if (acked[i])
+            assert_int_equal(ack(f, "KG", "PK", i), 0);
+    close(f->fd);
+    f->fd = -1;
+    assert_int_equal(kill(f->d.pid, SIGKILL), 0);
+    assert_int_equal(rmq_td_stop(&f->d), 128 + SIGKILL);
+    assert_int_equal(start(f), 0);
+    /* 1, 3 and 5 come back (once each); 0, 2 and 4 never */
+    expect_back(f, "PK", acked, N, 3);
+    acked[1] = true;
+    assert_int_equal(ack(f, "KG", "PK", 1), 0);
+    /* a hot reload of the store: 3 and 5 stay in flight (60 s), 1 stays acknowledged */
+    int status = -1;
+    rmq_td_ctl_output(&f->d, &status, "reload", "store", NULL);
+    assert_int_equal(status, 0);
+    rmq_cmd *cr = NULL;
+    assert_int_equal(ack_or_change(f, 200053, "KG", "PK", "0 0 60000 0 0 broker-p 0 3", 3, 0, &cr),
+                     0);
+    rmq_cmd_free(cr);
+    assert_int_equal(ack_or_change(f, 200053, "KG", "PK", "0 0 60000 0 0 broker-p 0 5", 5, 0, &cr),
+                     0);
+    rmq_cmd_free(cr);
+    expect_back(f, "PK", acked, N, 2);
+    assert_int_equal(ack(f, "KG", "PK", 3), 0);
+    assert_int_equal(ack(f, "KG", "PK", 5), 0);
+    r = pop(f, "KG", "PK", 0, 32, 1, false);
+    assert_int_equal(r->code, 19);
+    rmq_cmd_free(r);
+}
+
+/* QUERY_ASSIGNMENT (400) answers the mode SET_MESSAGE_REQUEST_MODE (401)
+ * set: POP over all queues (queueId -1), or PULL split by the strategy. */
+static void assignment_follows_request_mode(void **state)
+{
+    fixture *f = *state;
+    char hb[2048];
+    bcm_consumer_heartbeat(hb, sizeof hb, "10.0.0.1@a", "AG", "PA", true);
+    rmq_cmd *r = body_call(f, 34, hb);
+    assert_int_equal(r->code, 0);
+    rmq_cmd_free(r);
+    const char *q = "{\"clientId\":\"10.0.0.1@a\",\"consumerGroup\":\"AG\","
+                    "\"messageModel\":\"CLUSTERING\",\"strategyName\":\"AVG\",\"topic\":\"PA\"}";
+    /* no mode set: PULL, both queues to the only client */
+    r = body_call(f, 400, q);
+    assert_int_equal(r->code, 0);
+    assert_true(bcm_body_contains(r, "\"queueId\":0"));
+    assert_true(bcm_body_contains(r, "\"queueId\":1"));
+    assert_true(bcm_body_contains(r, "\"mode\":\"PULL\""));
+    rmq_cmd_free(r);
+    r = body_call(f, 401, "{\"topic\":\"%RETRY%AG\",\"consumerGroup\":\"AG\",\"mode\":\"POP\"}");
+    assert_int_equal(r->code, 16);
+    rmq_cmd_free(r);
+    r = body_call(
+        f, 401,
+        "{\"topic\":\"PA\",\"consumerGroup\":\"AG\",\"mode\":\"POP\",\"popShareQueueNum\":0}");
+    assert_int_equal(r->code, 0);
+    rmq_cmd_free(r);
+    r = body_call(f, 400, q);
+    assert_int_equal(r->code, 0);
+    assert_true(bcm_body_contains(r, "\"queueId\":-1"));
+    assert_false(bcm_body_contains(r, "\"queueId\":0"));
+    assert_true(bcm_body_contains(r, "\"mode\":\"POP\""));
+    assert_true(bcm_body_contains(r, "\"brokerName\":\"broker-p\""));
+    rmq_cmd_free(r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(pop_invisible_ack_change, setup, teardown),
+        cmocka_unit_test_setup_teardown(batch_ack_by_bitset, setup, teardown),
+        cmocka_unit_test_setup_teardown(long_polling_pop, setup, teardown),
+        cmocka_unit_test_setup_teardown(sql92_pop, setup, teardown),
+        cmocka_unit_test_setup_teardown(redelivered_until_dlq, setup, teardown),
+        cmocka_unit_test_setup_teardown(order_pop_one_batch_in_flight, setup, teardown),
+        cmocka_unit_test_setup_teardown(acked_state_survives_kill_9_and_reload, setup, teardown),
+        cmocka_unit_test_setup_teardown(assignment_follows_request_mode, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,149 @@
+/* test_pop_state.c — the POP state journal (pop_state.c alone): changes
+ * written by pop_journal_flush come back after a reopen, an acknowledged
+ * message stays gone, a torn last line (a crash mid-write) is dropped,
+ * the reopen compacts the journal into a checkpoint of the live state. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "pop_state.h"
+
+static char *read_all(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    static char buf[65536];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+static void journal_replays_acks_and_drops_a_torn_line(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/rmq-pop-state.XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    pop_state s;
+    char err[256];
+    pthread_mutex_init(&s.mu, NULL);
+    assert_int_equal(pop_state_open(&s, dir, err, sizeof err), 0);
+    pop_journal_buf jb = {0};
+    pop_queue *q = pop_queue_get(&s, "G", "T", 3);
+    assert_non_null(q);
+    assert_int_equal(q->next_offset, -1);
+    q->next_offset = 5;
+    pop_journal_next(&jb, q);
+    for (int64_t o = 2; o < 5; o++) {
+        pop_inflight e = {.offset = o, .pop_time = 1000 + o, .invisible = 60000, .deliveries = 1};
+        assert_int_equal(pop_inflight_put(q, &e), 0);
+        pop_journal_inflight(&jb, q, &e);
+    }
+    pop_inflight again = {.offset = 3, .pop_time = 2000, .invisible = 500, .deliveries = 2};
+    assert_int_equal(pop_inflight_put(q, &again), 0);
+    pop_journal_inflight(&jb, q, &again);
+    pop_journal_ack(&jb, q, 2);
+    pop_inflight_remove(q, 2);
+    assert_int_equal(pop_journal_flush(&s, &jb), 0);
+    assert_int_equal(pop_queue_commit_offset(q), 3);
+    pop_state_close(&s);
+
+    /* a crash in the middle of writing the ack of 4 */
+    char path[300];
+    snprintf(path, sizeof path, "%s/pop/pop.journal", dir);
+    FILE *f = fopen(path, "a");
+    assert_non_null(f);
+    fputs("A G T 3 4", f);
+    fclose(f);
+
+    assert_int_equal(pop_state_open(&s, dir, err, sizeof err), 0);
+    pthread_mutex_lock(&s.mu);
+    q = pop_queue_get(&s, "G", "T", 3);
+    assert_int_equal(q->next_offset, 5);
+    assert_int_equal(q->n, 2);
+    assert_null(pop_inflight_find(q, 2));
+    pop_inflight *e3 = pop_inflight_find(q, 3);
+    assert_non_null(e3);
+    assert_int_equal(e3->deliveries, 2);
+    assert_int_equal(e3->pop_time, 2000);
+    assert_int_equal(e3->invisible, 500);
+    assert_non_null(pop_inflight_find(q, 4));
+    pthread_mutex_unlock(&s.mu);
+    /* the reopen wrote a checkpoint: live state only, no ack lines */
+    const char *text = read_all(path);
+    assert_null(strstr(text, "A "));
+    assert_non_null(strstr(text, "N G T 3 5\n"));
+    assert_non_null(strstr(text, "I G T 3 3 2000 500 2\n"));
+    pop_state_close(&s);
+    pthread_mutex_destroy(&s.mu);
+    unlink(path);
+    char sub[300];
+    snprintf(sub, sizeof sub, "%s/pop", dir);
+    rmdir(sub);
+    rmdir(dir);
+}
+
+/* Many queues: each found again (the index grows), none confused. */
+static void thousands_of_queues_stay_distinct(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/rmq-pop-many.XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    pop_state s;
+    char err[256];
+    pthread_mutex_init(&s.mu, NULL);
+    assert_int_equal(pop_state_open(&s, dir, err, sizeof err), 0);
+    enum { N = 3000 };
+    pop_queue *made[N];
+    for (int i = 0; i < N; i++) {
+        char g[32], t[32];
+        snprintf(g, sizeof g, "G%d", i % 7);
+        snprintf(t, sizeof t, "T%d", i / 7);
+        made[i] = pop_queue_get(&s, g, t, i % 3);
+        assert_non_null(made[i]);
+        made[i]->next_offset = i;
+    }
+    assert_int_equal(s.nq, N);
+    for (int i = 0; i < N; i++) {
+        char g[32], t[32];
+        snprintf(g, sizeof g, "G%d", i % 7);
+        snprintf(t, sizeof t, "T%d", i / 7);
+        pop_queue *q = pop_queue_get(&s, g, t, i % 3);
+        assert_ptr_equal(q, made[i]);
+        assert_int_equal(q->next_offset, i);
+    }
+    assert_int_equal(s.nq, N);
+    pop_state_close(&s);
+    pthread_mutex_destroy(&s.mu);
+    char path[300];
+    snprintf(path, sizeof path, "%s/pop/pop.journal", dir);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/pop", dir);
+    rmdir(path);
+    rmdir(dir);
+}
+
+static void names_with_whitespace_are_refused(void **state)
+{
+    (void)state;
+    assert_true(pop_name_ok("%RETRY%G_T"));
+    assert_false(pop_name_ok("a b"));
+    assert_false(pop_name_ok(""));
+    assert_false(pop_name_ok(NULL));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(journal_replays_acks_and_drops_a_torn_line),
+        cmocka_unit_test(thousands_of_queues_stay_distinct),
+        cmocka_unit_test(names_with_whitespace_are_refused),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
