@@ -202,6 +202,14 @@ int schedule_route(store_plugin *sp, send_message *m, int32_t level, const char 
     return 0;
 }
 
+static int timer_send(store_plugin *sp, send_message *m, char *remark, size_t cap)
+{
+    rmq_broker_config bc;
+    if (meta_broker_config(sp, &bc) != 0)
+        snprintf(bc.cluster_name, sizeof bc.cluster_name, "DefaultCluster");
+    return timer_route(sp, m, bc.cluster_name, remark, cap);
+}
+
 int features_special_send(store_plugin *sp, const send_header *h, send_message *m, char *remark,
                           size_t cap)
 {
@@ -210,8 +218,11 @@ int features_special_send(store_plugin *sp, const send_header *h, send_message *
     size_t dl = 0;
     const char *d = props_get(&m->props, "DELAY", &dl);
     int tx = m->sys_flag & STORED_SYSFLAG_TX_MASK;
-    if (!d || (tx != 0 && tx != STORED_SYSFLAG_TX_COMMIT))
+    if (tx != 0 && tx != STORED_SYSFLAG_TX_COMMIT)
         return 0;
+    /* HookUtils: a delay level wins over the TIMER_* properties */
+    if (!d)
+        return timer_props_present(&m->props) ? timer_send(sp, m, remark, cap) : 0;
     char text[256];
     snprintf(text, sizeof text, "%.*s", (int)(dl < 255 ? dl : 255), d);
     int32_t v = 0;
@@ -221,7 +232,7 @@ int features_special_send(store_plugin *sp, const send_header *h, send_message *
         return SEND_CHECK_EXCEPTION;
     }
     if (v <= 0)
-        return 0;
+        return timer_props_present(&m->props) ? timer_send(sp, m, remark, cap) : 0;
     rmq_broker_config bc;
     if (meta_broker_config(sp, &bc) != 0)
         snprintf(bc.cluster_name, sizeof bc.cluster_name, "DefaultCluster");

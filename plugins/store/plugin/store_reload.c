@@ -124,6 +124,7 @@ int store_export_state(rmq_plugin_ctx *ctx, void **blob, size_t *len)
         return RMQ_ENOMEM;
     }
     ha_stop(sp); /* slaves reconnect to the next generation */
+    timer_service_handover(sp); /* checkpointed: the next generation reopens it */
     pthread_rwlock_wrlock(&sp->engine_rw);
     store_engine *e = sp->engine;
     sp->engine = NULL;
