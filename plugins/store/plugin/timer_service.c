@@ -242,8 +242,8 @@ static bool wheel_open(struct timer_service *t)
     char dir[1100], ckpt[1100];
     snprintf(dir, sizeof dir, "%s/timerwheel", sp->set.root_dir);
     snprintf(ckpt, sizeof ckpt, "%s/config/timercheck", sp->set.root_dir);
-    int rc = timer_wheel_open(dir, ckpt, t->precision_ms, (int64_t)sp->api->now_wall_ms(),
-                              &t->wheel);
+    int rc =
+        timer_wheel_open(dir, ckpt, t->precision_ms, (int64_t)sp->api->now_wall_ms(), &t->wheel);
     if (rc != 0) {
         if (!t->failed_logged)
             sp->api->log(sp->ctx, RMQ_LOG_ERROR, "cannot open the timer wheel in %s: %s", dir,
@@ -266,7 +266,8 @@ static void timer_tick(void *ud)
     long n = timer_wheel_deliver_due(t->wheel, (int64_t)sp->api->now_wall_ms(),
                                      DELIVER_MAX_PER_TICK, deliver_entry, t);
     if (n < 0 && !t->failed_logged) {
-        sp->api->log(sp->ctx, RMQ_LOG_ERROR, "timer wheel: delivery stopped: %s", strerror((int)-n));
+        sp->api->log(sp->ctx, RMQ_LOG_ERROR, "timer wheel: delivery stopped: %s",
+                     strerror((int)-n));
         t->failed_logged = true;
     }
     uint64_t mono = sp->api->now_monotonic_ms();

@@ -342,8 +342,7 @@ long timer_wheel_deliver_due(timer_wheel *w, int64_t now_ms, size_t max_entries,
                 timer_entry e = {(int64_t)rd64(r), (int64_t)rd64(r + 8), (int32_t)rd32(r + 16)};
                 /* an entry due later than now (a wheel kept from a coarser
                  * precision) waits */
-                if (rd32(r + 20) == ENTRY_MAGIC &&
-                    (e.deliver_ms > now_ms || !deliver(ud, &e))) {
+                if (rd32(r + 20) == ENTRY_MAGIC && (e.deliver_ms > now_ms || !deliver(ud, &e))) {
                     stop = true;
                     break;
                 }
