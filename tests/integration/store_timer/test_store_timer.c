@@ -302,12 +302,17 @@ static void test_many_pending_timers(void **state)
     fixture *f = *state;
     const char *env = getenv("RMQ_TIMER_MANY");
     int n = env ? atoi(env) : 20000;
+    /* RMQ_TIMER_BASELINE=NAME: the same sends with property NAME instead of
+     * TIMER_DELAY_SEC (e.g. "plain", or "DELAY": the same slow send path),
+     * to see what the daemon's RSS does without timers */
+    const char *baseline = getenv("RMQ_TIMER_BASELINE");
     long rss0 = status_kib(f->d.pid, "VmRSS"), anon0 = status_kib(f->d.pid, "RssAnon");
     int sent = 0, acked = 0, window = 256;
     while (acked < n) {
         while (sent < n && sent - acked < window) {
             char props[64];
-            snprintf(props, sizeof props, "TIMER_DELAY_SEC\001%d\002", 120 + sent % 3600);
+            snprintf(props, sizeof props, "%s\001%d\002", baseline ? baseline : "TIMER_DELAY_SEC",
+                     120 + sent % 3600);
             rmq_cmd *req = st_send_request(sent + 1, "TimerM", sent % 4, props, "m", NULL);
             assert_non_null(req);
             assert_int_equal(rmq_tc_send(f->fd, req), 0);
@@ -319,6 +324,12 @@ static void test_many_pending_timers(void **state)
         assert_int_equal(r->code, 0);
         rmq_cmd_free(r);
         acked++;
+    }
+    if (baseline) {
+        print_message("%d sends with %s: daemon VmRSS %ld -> %ld KiB, RssAnon %ld -> %ld KiB\n", n,
+                      baseline, rss0, status_kib(f->d.pid, "VmRSS"), anon0,
+                      status_kib(f->d.pid, "RssAnon"));
+        return;
     }
     assert_int_equal(st_max_offset(f->port, TIMER_TOPIC, 0), n);
     /* the wheel has taken them all: timercheck's enqueueOffset reaches n */
