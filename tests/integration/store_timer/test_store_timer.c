@@ -279,6 +279,42 @@ static void test_pending_timers_survive_kill_9(void **state)
 
 /* A /proc/<pid>/status figure (VmRSS, RssAnon: the mapped commit log's
  * pages count in VmRSS, not in RssAnon). */
+/* Timers pending across `rmqhostctl reload store`: the old generation hands
+ * the wheel over (checkpointed) and the new one delivers each exactly once. */
+static void test_pending_timers_survive_a_reload(void **state)
+{
+    fixture *f = *state;
+    for (int i = 0; i < 4; i++) {
+        char body[8];
+        snprintf(body, sizeof body, "r%d", i);
+        send_ok(f, "TimerL", 0, i < 2 ? "TIMER_DELAY_MS\0011200\002" : "TIMER_DELAY_MS\0013500\002",
+                body);
+    }
+    rmq_test_pause_ms(1500); /* let the wheel take them (and deliver the first two) */
+    int status = -1;
+    const char *out = rmq_td_ctl_output(&f->d, &status, "reload", "store", NULL);
+    assert_int_equal(status, 0);
+    assert_non_null(strstr(out, "store reloaded"));
+    assert_true(wait_max_offset(f->port, "TimerL", 0, 4));
+    rmq_test_pause_ms(1500); /* a duplicate would show up meanwhile */
+    assert_int_equal(st_max_offset(f->port, "TimerL", 0), 4);
+    close(f->fd);
+    f->fd = rmq_tc_connect(f->port);
+    st_pull_args pa = {.group = "TimerCG", .topic = "TimerL", .queue = 0, .offset = 0, .max = 8};
+    rmq_cmd *c = st_pull(f->fd, 11, &pa);
+    assert_non_null(c);
+    stored_record recs[8];
+    size_t n = st_records(c, recs, 8);
+    assert_int_equal(n, 4);
+    bool seen[4] = {0};
+    for (size_t i = 0; i < n; i++) {
+        int k = recs[i].body[1] - '0';
+        assert_true(k >= 0 && k < 4 && !seen[k]);
+        seen[k] = true;
+    }
+    rmq_cmd_free(c);
+}
+
 static long status_kib(pid_t pid, const char *key)
 {
     char path[64], line[256], fmt[32];
@@ -366,6 +402,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_disabled_wheel_refuses, setup_disabled, teardown),
         cmocka_unit_test_setup_teardown(test_pending_timers_survive_kill_9, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pending_timers_survive_a_reload, setup, teardown),
         cmocka_unit_test_setup_teardown(test_many_pending_timers, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
