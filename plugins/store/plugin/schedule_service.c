@@ -175,6 +175,9 @@ int schedule_route(store_plugin *sp, send_message *m, int32_t level, const char 
     char topic[256];
     snprintf(topic, sizeof topic, "%s", m->topic);
     const char *kv[] = {"REAL_TOPIC", topic, "REAL_QID", qid, NULL};
+    /* HookUtils.checkIfTimerMessage: a delay level clears the 5.x timer
+     * properties */
+    const char *drop[] = {"TIMER_DELIVER_MS", "TIMER_DELAY_SEC", "TIMER_DELAY_MS", NULL};
     char *props = NULL;
     size_t plen = 0;
     int rc;
@@ -184,10 +187,10 @@ int schedule_route(store_plugin *sp, send_message *m, int32_t level, const char 
         if (!v)
             return RMQ_ENOMEM;
         props_parse(m->props_override, m->props_override_len, v);
-        rc = props_rewrite(v, kv, NULL, cluster, &props, &plen);
+        rc = props_rewrite(v, kv, drop, cluster, &props, &plen);
         free(v);
     } else {
-        rc = props_rewrite(&m->props, kv, NULL, cluster, &props, &plen);
+        rc = props_rewrite(&m->props, kv, drop, cluster, &props, &plen);
     }
     if (rc != 0)
         return rc;

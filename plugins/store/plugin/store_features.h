@@ -70,7 +70,8 @@ void schedule_offsets_take(store_features *f, const char *text, size_t len);
 int features_special_send(store_plugin *sp, const send_header *h, send_message *m, char *remark,
                           size_t cap);
 /* Level > 0 (clamped): rewrite `m` to the schedule topic, REAL_TOPIC /
- * REAL_QID added to the stored properties (which keep WAIT). */
+ * REAL_QID added to the stored properties (which keep WAIT), the 5.x
+ * TIMER_* properties removed (a delay level wins, as Java's hook). */
 int schedule_route(store_plugin *sp, send_message *m, int32_t level, const char *cluster);
 
 /* ---- timer_service.c ---- */

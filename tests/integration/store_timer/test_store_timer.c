@@ -191,6 +191,22 @@ static void test_deliver_ms_in_the_future_and_in_the_past(void **state)
     rmq_cmd_free(frame);
 }
 
+/* A delay level and a timer property: the level wins and the TIMER_*
+ * properties are cleared (HookUtils.checkIfTimerMessage). */
+static void test_delay_level_wins_over_timer_properties(void **state)
+{
+    fixture *f = *state;
+    send_ok(f, "TimerV", 0, "DELAY\0011\002TIMER_DELAY_SEC\0013000\002", "level");
+    assert_true(wait_max_offset(f->port, "TimerV", 0, 1)); /* level 1: 1 s, not 3000 s */
+    rmq_cmd *frame;
+    stored_record rec;
+    pull_one(f, "TimerV", 0, 0, &frame, &rec);
+    assert_prop(&rec, "DELAY", "1");
+    assert_prop(&rec, "TIMER_DELAY_SEC", NULL);
+    assert_prop(&rec, "TIMER_OUT_MS", NULL);
+    rmq_cmd_free(frame);
+}
+
 static void assert_refused(fixture *f, const char *props, int code, const char *remark)
 {
     rmq_cmd *r = st_send(f->fd, 3, "TimerR", 0, props, "no", NULL);
@@ -397,6 +413,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_delay_sec_waits_then_reaches_its_real_queue, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_deliver_ms_in_the_future_and_in_the_past, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_delay_level_wins_over_timer_properties, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_over_max_delay_and_unparsable_are_refused, setup,
                                         teardown),
