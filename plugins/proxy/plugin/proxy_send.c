@@ -192,13 +192,6 @@ static void send_one(proxy *px, const Apache__Rocketmq__V2__Message *m, const ch
         snprintf(out->message, sizeof(out->message), "message id is empty");
         return;
     }
-    if (sp->delivery_timestamp) {
-        /* no timer messages in the store yet: refusing beats delivering now */
-        out->code = PX_ILLEGAL_DELIVERY_TIME;
-        snprintf(out->message, sizeof(out->message),
-                 "delivery_timestamp is not supported by this broker (no timer messages)");
-        return;
-    }
     if ((int64_t)m->body.len > px->max_message_size) {
         out->code = PX_BODY_TOO_LARGE;
         snprintf(out->message, sizeof(out->message), "message body size exceeds the limit %lld",
@@ -244,6 +237,11 @@ static void send_one(proxy *px, const Apache__Rocketmq__V2__Message *m, const ch
         prop_add(&pb, "__SHARDINGKEY", sp->message_group);
     if (sp->trace_context && sp->trace_context[0])
         prop_add(&pb, "TRACE_CONTEXT", sp->trace_context);
+    if (sp->delivery_timestamp) {
+        /* the store's timer messages (Java's proxy does the same) */
+        snprintf(num, sizeof(num), "%llu", (unsigned long long)millis_of(sp->delivery_timestamp));
+        prop_add(&pb, "TIMER_DELIVER_MS", num);
+    }
     bool txn = sp->message_type == APACHE__ROCKETMQ__V2__MESSAGE_TYPE__TRANSACTION;
     if (txn) {
         prop_add(&pb, "TRAN_MSG", "true");

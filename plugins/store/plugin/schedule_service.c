@@ -175,6 +175,9 @@ int schedule_route(store_plugin *sp, send_message *m, int32_t level, const char 
     char topic[256];
     snprintf(topic, sizeof topic, "%s", m->topic);
     const char *kv[] = {"REAL_TOPIC", topic, "REAL_QID", qid, NULL};
+    /* HookUtils.checkIfTimerMessage: a delay level clears the 5.x timer
+     * properties */
+    const char *drop[] = {"TIMER_DELIVER_MS", "TIMER_DELAY_SEC", "TIMER_DELAY_MS", NULL};
     char *props = NULL;
     size_t plen = 0;
     int rc;
@@ -184,10 +187,10 @@ int schedule_route(store_plugin *sp, send_message *m, int32_t level, const char 
         if (!v)
             return RMQ_ENOMEM;
         props_parse(m->props_override, m->props_override_len, v);
-        rc = props_rewrite(v, kv, NULL, cluster, &props, &plen);
+        rc = props_rewrite(v, kv, drop, cluster, &props, &plen);
         free(v);
     } else {
-        rc = props_rewrite(&m->props, kv, NULL, cluster, &props, &plen);
+        rc = props_rewrite(&m->props, kv, drop, cluster, &props, &plen);
     }
     if (rc != 0)
         return rc;
@@ -202,6 +205,14 @@ int schedule_route(store_plugin *sp, send_message *m, int32_t level, const char 
     return 0;
 }
 
+static int timer_send(store_plugin *sp, send_message *m, char *remark, size_t cap)
+{
+    rmq_broker_config bc;
+    if (meta_broker_config(sp, &bc) != 0)
+        snprintf(bc.cluster_name, sizeof bc.cluster_name, "DefaultCluster");
+    return timer_route(sp, m, bc.cluster_name, remark, cap);
+}
+
 int features_special_send(store_plugin *sp, const send_header *h, send_message *m, char *remark,
                           size_t cap)
 {
@@ -210,8 +221,11 @@ int features_special_send(store_plugin *sp, const send_header *h, send_message *
     size_t dl = 0;
     const char *d = props_get(&m->props, "DELAY", &dl);
     int tx = m->sys_flag & STORED_SYSFLAG_TX_MASK;
-    if (!d || (tx != 0 && tx != STORED_SYSFLAG_TX_COMMIT))
+    if (tx != 0 && tx != STORED_SYSFLAG_TX_COMMIT)
         return 0;
+    /* HookUtils: a delay level wins over the TIMER_* properties */
+    if (!d)
+        return timer_props_present(&m->props) ? timer_send(sp, m, remark, cap) : 0;
     char text[256];
     snprintf(text, sizeof text, "%.*s", (int)(dl < 255 ? dl : 255), d);
     int32_t v = 0;
@@ -221,7 +235,7 @@ int features_special_send(store_plugin *sp, const send_header *h, send_message *
         return SEND_CHECK_EXCEPTION;
     }
     if (v <= 0)
-        return 0;
+        return timer_props_present(&m->props) ? timer_send(sp, m, remark, cap) : 0;
     rmq_broker_config bc;
     if (meta_broker_config(sp, &bc) != 0)
         snprintf(bc.cluster_name, sizeof bc.cluster_name, "DefaultCluster");

@@ -692,9 +692,13 @@ static int send_run(store_plugin *sp, send_job *j, bool may_block)
         rc = answer(sp, j, RC_NO_PERMISSION, remark);
         goto done;
     }
-    /* DELAY / TRAN_MSG: routed by the delay and transaction hooks (§10.6, §10.10) */
+    /* DELAY / TRAN_MSG / TIMER_*: routed by the delay, transaction and timer
+     * hooks (§10.6, §10.10, 5.x timer messages) */
     if (sp->hooks && sp->hooks->special_send &&
-        (tran || props_get(&m->props, "DELAY", NULL) != NULL)) {
+        (tran || props_get(&m->props, "DELAY", NULL) != NULL ||
+         props_get(&m->props, "TIMER_DELIVER_MS", NULL) != NULL ||
+         props_get(&m->props, "TIMER_DELAY_SEC", NULL) != NULL ||
+         props_get(&m->props, "TIMER_DELAY_MS", NULL) != NULL)) {
         if (!may_block)
             return SEND_NEEDS_SLOW;
         code = sp->hooks->special_send(sp, h, m, remark, sizeof remark);

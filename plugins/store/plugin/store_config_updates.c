@@ -19,13 +19,14 @@
 
 /* Keys no update may change: the file lives under the first, and the
  * second is where the commit log is. The settings read by other files
- * (delay levels, transactions, replies) are not taken either. */
+ * (delay levels, transactions, replies, timers) are not taken either. */
 static bool updatable(const char *key)
 {
     static const char *const OTHERS[] = {
         "storePathRootDir",         "storePathCommitLog", "messageDelayLevel",
         "storeReplyMessageEnable",  "transactionTimeOut", "transactionCheckMax",
-        "transactionCheckInterval",
+        "transactionCheckInterval", "timerWheelEnable",   "timerMaxDelaySec",
+        "timerPrecisionMs",
     };
     for (size_t i = 0; i < sizeof OTHERS / sizeof OTHERS[0]; i++)
         if (strcmp(key, OTHERS[i]) == 0)

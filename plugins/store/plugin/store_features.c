@@ -27,6 +27,8 @@ int store_features_init(store_plugin *sp)
         sp->api->log(sp->ctx, RMQ_LOG_WARN, "cannot create %s: %s", dir, strerror(errno));
     int rc = schedule_service_init(sp, f);
     if (rc == 0)
+        rc = timer_service_init(sp, f);
+    if (rc == 0)
         rc = consumer_send_back_register(sp);
     if (rc == 0)
         rc = transaction_service_init(sp, f);
@@ -45,7 +47,9 @@ void store_features_fini(store_plugin *sp)
     if (!f)
         return;
     schedule_service_fini(sp, f);
-    pop_service_fini(sp, f); /* after the schedule service: its deliveries call on_arrival */
+    timer_service_fini(sp, f);
+    /* after the schedule and timer services: their deliveries call on_arrival */
+    pop_service_fini(sp, f);
     if (f->tx_check_interval_ms)
         pthread_mutex_destroy(&f->tx_mu);
     broker_admin_state_free(f->admin);

@@ -12,6 +12,7 @@
 #include "stored_record.h"
 
 #define SCHEDULE_TOPIC "SCHEDULE_TOPIC_XXXX"
+#define TIMER_TOPIC "rmq_sys_wheel_timer"
 #define HALF_TOPIC "RMQ_SYS_TRANS_HALF_TOPIC"
 #define OP_HALF_TOPIC "RMQ_SYS_TRANS_OP_HALF_TOPIC"
 #define CHECK_MAX_TOPIC "TRANS_CHECK_MAX_TIME_TOPIC"
@@ -31,6 +32,8 @@ typedef struct store_features {
     bool delay_dirty;
     uint64_t delay_flushed_ms;
     char delay_path[1100];
+    /* timer messages (timer_service.c) */
+    struct timer_service *timer;
     /* transactions (transaction_service.c) */
     int64_t tx_timeout_ms;
     int64_t tx_check_max;
@@ -68,8 +71,23 @@ void schedule_offsets_take(store_features *f, const char *text, size_t len);
 int features_special_send(store_plugin *sp, const send_header *h, send_message *m, char *remark,
                           size_t cap);
 /* Level > 0 (clamped): rewrite `m` to the schedule topic, REAL_TOPIC /
- * REAL_QID added to the stored properties (which keep WAIT). */
+ * REAL_QID added to the stored properties (which keep WAIT), the 5.x
+ * TIMER_* properties removed (a delay level wins, as Java's hook). */
 int schedule_route(store_plugin *sp, send_message *m, int32_t level, const char *cluster);
+
+/* ---- timer_service.c ---- */
+int timer_service_init(store_plugin *sp, store_features *f);
+void timer_service_fini(store_plugin *sp, store_features *f);
+/* A reload's export: checkpoint and close the wheel (reopened by the next
+ * generation, or by this one's next tick when the reload is refused). */
+void timer_service_handover(store_plugin *sp);
+/* TIMER_DELIVER_MS, TIMER_DELAY_SEC or TIMER_DELAY_MS is set. */
+bool timer_props_present(const props_view *v);
+/* HookUtils.transformTimerMessage: a delivery time later than now (within
+ * timerMaxDelaySec) rewrites `m` to rmq_sys_wheel_timer queue 0 with
+ * TIMER_OUT_MS (rounded to timerPrecisionMs), REAL_TOPIC and REAL_QID; due
+ * already: left as it is. 0 or a response code with remark. */
+int timer_route(store_plugin *sp, send_message *m, const char *cluster, char *remark, size_t cap);
 
 /* ---- consumer_send_back.c ---- */
 int consumer_send_back_register(store_plugin *sp);

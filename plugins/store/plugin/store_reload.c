@@ -1,9 +1,10 @@
 /* store_reload.c — hot reload of the store (`rmqhostctl reload store`): the
  * new generation's init defers opening the engine while this process's older
  * generation holds the store's lock; the old generation's export flushes and
- * closes the engine and hands over the delay levels' progress and the runtime
- * statistics (28, 208); the new one's import opens the engine (its arrival
- * callback names the new generation). */
+ * closes the engine (the timer wheel checkpointed and closed first) and hands
+ * over the delay levels' progress and the runtime statistics (28, 208); the
+ * new one's import opens the engine (its arrival callback names the new
+ * generation). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,6 +128,8 @@ int store_export_state(rmq_plugin_ctx *ctx, void **blob, size_t *len)
     }
     ha_stop(sp);              /* slaves reconnect to the next generation */
     pop_service_handover(sp); /* the journal is the new generation's now */
+    /* the timer wheel checkpointed and closed: the next generation reopens it */
+    timer_service_handover(sp);
     pthread_rwlock_wrlock(&sp->engine_rw);
     store_engine *e = sp->engine;
     sp->engine = NULL;

@@ -54,6 +54,15 @@ const rmq_setting_decl STORE_SETTINGS[] = {
     {"messageDelayLevel", RMQ_SETTING_STRING,
      "1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h",
      "delay levels (DELAY property, retries)", 0, 0},
+    /* 5.x timer messages (timer_service.c) */
+    {"timerWheelEnable", RMQ_SETTING_BOOL, "true",
+     "TIMER_DELIVER_MS / TIMER_DELAY_SEC / TIMER_DELAY_MS messages wait in the timer wheel "
+     "(false: refused, SYSTEM_ERROR)",
+     0, 0},
+    {"timerMaxDelaySec", RMQ_SETTING_INT, "259200",
+     "latest delivery time accepted, seconds ahead (MESSAGE_ILLEGAL beyond)", 1, 315360000},
+    {"timerPrecisionMs", RMQ_SETTING_INT, "1000",
+     "delivery times are rounded down to this (ms); the wheel's slot width", 10, 3600000},
     /* replication (protocol-ha.md §1.3) */
     {"brokerRole", RMQ_SETTING_STRING, "ASYNC_MASTER",
      "ASYNC_MASTER, SYNC_MASTER (a send is answered once a slave holds it) or SLAVE", 0, 0},

@@ -3,7 +3,8 @@
 # broker-client-mgr + filter + store, ephemeral ports) and one harness JVM
 # of client set SET running every client scenario of RmqInterop.java in
 # sequence (exactly-once delivery with bodies/keys/tags/properties, TAG and
-# SQL92 selectors, retry, DLQ, delay level, orderly consumption,
+# SQL92 selectors, retry, DLQ, delay level, timer messages (5.x client),
+# orderly consumption,
 # transactions with check-back, request/reply, batch). Fails if any
 # scenario fails; rmqhostd and the JVM are stopped on every exit path.
 # usage: client_suite.sh RMQHOSTD PLUGIN_DIR PEERS_DIR HARNESS_DIR SET [SCENARIO...]

@@ -3,7 +3,8 @@
 // remoting) consumes what it produced from the same daemon: every message
 // must arrive once with its body, tag, keys and user properties; the send
 // receipts must carry the message ids the 5.x client made. Also checks the
-// proxy's answer for a topic that does not exist.
+// proxy's answer for a topic that does not exist, and a timer message
+// (delivery_timestamp) arriving once after its time.
 // argv: proxyEndpoint nameSrvPort topic N [tls]
 // stdout: "READY", "SENT <i> <messageId>", "GOT <i>", "RESULT ok" or
 // "RESULT fail <why>"
@@ -34,6 +35,7 @@ process.on('uncaughtException', (e) => {
 });
 const sent = new Map(); // idx -> messageId
 const got = new Map(); // idx -> count
+let timerAt = -1; // delivery time of the timer message (idx N)
 
 function check(msg) {
   const i = Number(msg.properties.idx);
@@ -43,6 +45,14 @@ function check(msg) {
   if (msg.properties.color !== 'green') problems.push(`idx ${i} color ${msg.properties.color}`);
   // the 5.x client's message id is the UNIQ_KEY the 4.x client reads as msgId
   if (sent.has(i) && msg.properties.UNIQ_KEY !== sent.get(i)) problems.push(`idx ${i} UNIQ_KEY ${msg.properties.UNIQ_KEY} != ${sent.get(i)}`);
+  if (i === N) {
+    // the timer message: TIMER_DELIVER_MS as sent, stored at or after its time
+    // (Java's rounding: TIMER_OUT_MS is the second before, or the one it is in)
+    const out = Number(msg.properties.TIMER_OUT_MS);
+    if (Number(msg.properties.TIMER_DELIVER_MS) !== timerAt) problems.push(`timer TIMER_DELIVER_MS ${msg.properties.TIMER_DELIVER_MS} != ${timerAt}`);
+    if (!(out <= timerAt && out > timerAt - 1000 - 1)) problems.push(`timer TIMER_OUT_MS ${out} for ${timerAt}`);
+    if (!(Number(msg.storeTimestamp) >= out)) problems.push(`timer stored at ${msg.storeTimestamp}, before ${out}`);
+  }
   got.set(i, (got.get(i) || 0) + 1);
   console.log(`GOT ${i}`);
 }
@@ -131,12 +141,35 @@ function check(msg) {
   const end = new svc.EndTransactionRequest().setTopic(new def.Resource().setName(topic));
   const code = await new Promise((resolve) => raw.endTransaction(end, md, (e) => resolve(e ? e.code : 'ok')));
   if (code !== grpc.status.UNIMPLEMENTED) problems.push(`EndTransaction: ${code}`);
+
+  // a timer message (delivery_timestamp, 2 s ahead) through a raw SendMessage
+  // (the client itself refuses DELAY on a NORMAL-only topic): the store holds
+  // it until its time, then the 4.x consumer gets it once as message N
+  const { Timestamp } = require('google-protobuf/google/protobuf/timestamp_pb');
+  const at = Date.now() + 2000;
+  const timerId = '01C0A8000100000000000000000000FF';
+  const sysp = new def.SystemProperties().setMessageId(timerId).setTag(N % 2 === 0 ? 'TagA' : 'TagB')
+    .setBodyEncoding(def.Encoding.IDENTITY).setMessageType(def.MessageType.DELAY)
+    .setBornTimestamp(Timestamp.fromDate(new Date())).setBornHost('127.0.0.1')
+    .setDeliveryTimestamp(Timestamp.fromDate(new Date(at)));
+  sysp.addKeys(`K${N}`);
+  sysp.addKeys(`order-${N}`);
+  const tm = new def.Message().setTopic(new def.Resource().setName(topic)).setSystemProperties(sysp)
+    .setBody(Buffer.from(`grpc-body-${N}`));
+  tm.getUserPropertiesMap().set('idx', String(N)).set('color', 'green');
+  const smReq = new svc.SendMessageRequest();
+  smReq.addMessages(tm); // (add returns the element, not the request)
+  const smResp = await new Promise((resolve) => raw.sendMessage(smReq, md, (e, r) => resolve(e || r)));
+  if (smResp instanceof Error) problems.push(`timer SendMessage: ${smResp.message}`);
+  else if (smResp.toObject().status.code !== def.Code.OK) problems.push(`timer SendMessage status ${JSON.stringify(smResp.toObject().status)}`);
+  else sent.set(N, timerId);
+  timerAt = at;
   raw.close();
 
   const deadline = Date.now() + 60000;
-  while (Date.now() < deadline && got.size < N) await new Promise((r) => setTimeout(r, 200));
+  while (Date.now() < deadline && got.size < N + 1) await new Promise((r) => setTimeout(r, 200));
   await new Promise((r) => setTimeout(r, 1000)); // a duplicate would show up meanwhile
-  for (let i = 0; i < N; i++) {
+  for (let i = 0; i <= N; i++) {
     if (!got.has(i)) problems.push(`idx ${i} never consumed`);
     else if (got.get(i) !== 1) problems.push(`idx ${i} consumed ${got.get(i)} times`);
   }

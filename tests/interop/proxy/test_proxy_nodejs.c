@@ -4,7 +4,9 @@
  * (NotifyClientTermination); ali-ons (4.x, remoting) consumes them from the
  * same daemon: each exactly once with body, tag, keys, user properties and
  * the 5.x message id as UNIQ_KEY (proxy_produce_consume.js). A missing topic
- * is answered TOPIC_NOT_FOUND (40402). Over plaintext and over TLS (a
+ * is answered TOPIC_NOT_FOUND (40402); a timer message (raw SendMessage with
+ * delivery_timestamp 2 s ahead) is consumed once, after its time, with
+ * TIMER_DELIVER_MS / TIMER_OUT_MS. Over plaintext and over TLS (a
  * certificate made here with the openssl CLI; the client trusts it through
  * GRPC_DEFAULT_SSL_ROOTS_FILE_PATH). One daemon and one node process per case, both
  * always stopped. */

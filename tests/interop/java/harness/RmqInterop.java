@@ -7,7 +7,7 @@
 //
 //   java RmqInterop NAMESRV RUN_ID SCENARIO[:ARG...]...
 //
-// Client scenarios: basic tag sql retry dlq delay orderly transaction
+// Client scenarios: basic tag sql retry dlq delay timer (5.x) orderly transaction
 // request (callback form) request-sync batch. Store/cluster scenarios
 // (tests/interop/java/store_cluster.sh), message i of a topic being body
 // storeBody(i), key skey-TOPIC-i, tag Tag<i%2>, property idx=i:
@@ -120,6 +120,7 @@ public final class RmqInterop {
       case "retry": retry(); break;
       case "dlq": dlq(); break;
       case "delay": delay(); break;
+      case "timer": timer(); break;
       case "orderly": orderly(); break;
       case "transaction": transaction(); break;
       case "request": request(false); break;
@@ -406,6 +407,52 @@ public final class RmqInterop {
     check("2".equals(d.getProperty("DELAY")), "DELAY property: " + d.getProperty("DELAY"));
     check(topic.equals(d.getTopic()) && "delay-key".equals(d.getKeys()), "delayed message differs: " + d);
     check(System.currentTimeMillis() - sentAt >= 1_900, "delivered too early");
+  }
+
+  /**
+   * 5.x timer messages (5.x client only; called by reflection so the source
+   * compiles against 4.9.8 too): setDelayTimeSec(2) and setDeliverTimeMs(now
+   * + 3 s) are not delivered before their time (TIMER_OUT_MS, Java's rounding
+   * down to 1 s), then once each to their topic with TIMER_OUT_MS /
+   * TIMER_DEQUEUE_MS and without REAL_TOPIC; a delay beyond 3 days is refused
+   * with MESSAGE_ILLEGAL (13).
+   */
+  void timer() throws Exception {
+    String topic = name("Timer");
+    DefaultMQProducer p = producer(name("timer_pg"));
+    send(p, msg(topic, "warmup", null, "warmup"));
+    Received got = new Received();
+    concurrentConsumer(name("timer_cg"), topic, "*", got);
+    await("the warmup message", () -> got.byBody.containsKey("warmup"));
+    Message bySec = msg(topic, "T", "timer-sec", "timer-sec-body");
+    Message.class.getMethod("setDelayTimeSec", long.class).invoke(bySec, 2L);
+    Message byMs = msg(topic, "T", "timer-ms", "timer-ms-body");
+    long at = System.currentTimeMillis() + 3_000;
+    Message.class.getMethod("setDeliverTimeMs", long.class).invoke(byMs, at);
+    long sentAt = System.currentTimeMillis();
+    send(p, bySec);
+    send(p, byMs);
+    got.expectExactly(Set.of("warmup", "timer-sec-body", "timer-ms-body"));
+    for (String b : List.of("timer-sec-body", "timer-ms-body")) {
+      MessageExt d = got.byBody.get(b);
+      check(topic.equals(d.getTopic()), b + " topic: " + d.getTopic());
+      check(d.getProperty("REAL_TOPIC") == null, b + " keeps REAL_TOPIC");
+      long out = Long.parseLong(d.getProperty("TIMER_OUT_MS"));
+      long deq = Long.parseLong(d.getProperty("TIMER_DEQUEUE_MS"));
+      check(deq >= out, b + " delivered before TIMER_OUT_MS: " + deq + " < " + out);
+      check(d.getStoreTimestamp() >= out, b + " stored before its time");
+    }
+    long outMs = Long.parseLong(got.byBody.get("timer-ms-body").getProperty("TIMER_OUT_MS"));
+    check(outMs == (at % 1000 == 0 ? at - 1000 : at / 1000 * 1000), "TIMER_OUT_MS " + outMs + " for " + at);
+    check(System.currentTimeMillis() - sentAt >= 1_000, "delivered too early");
+    Message tooLate = msg(topic, "T", "timer-late", "timer-late-body");
+    Message.class.getMethod("setDelayTimeSec", long.class).invoke(tooLate, 4L * 24 * 3600);
+    try {
+      p.send(tooLate);
+      throw new IllegalStateException("a 4-day timer was accepted");
+    } catch (org.apache.rocketmq.client.exception.MQBrokerException e) {
+      check(e.getResponseCode() == 13, "4-day timer answered " + e.getResponseCode() + " " + e.getErrorMessage());
+    }
   }
 
   /** Orders routed by id to one queue each; MessageListenerOrderly sees each order's steps in order. */
