@@ -38,20 +38,28 @@ stop_pid() {
 }
 
 # broker_ports: prints P such that P (listen), P-2 (Java's VIP port) and
-# P+1 (a Java broker's HA port) are free on loopback.
+# P+1 (a Java broker's HA port) are free on loopback. P is taken below the
+# kernel's ephemeral range (ip_local_port_range): a port the kernel hands
+# out (an outgoing connection, a daemon listening on port 0 — and that
+# daemon's derived HA port, its port + 1) never lands there, and a Java
+# broker, which fails to start when its HA port is taken, keeps its triple.
 broker_ports() {
   python3 - <<'PY'
-import socket
-for _ in range(200):
-    s = socket.socket(); s.bind(("127.0.0.1", 0)); p = s.getsockname()[1]
-    others = []
+import random, socket
+try:
+    low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+except OSError:
+    low = 32768
+for _ in range(400):
+    p = random.randrange(10002, max(10003, low - 2))
+    held = []
     try:
-        for q in (p - 2, p + 1):
-            o = socket.socket(); o.bind(("127.0.0.1", q)); others.append(o)
+        for q in (p - 2, p, p + 1):
+            o = socket.socket(); o.bind(("127.0.0.1", q)); held.append(o)
     except OSError:
         continue
     finally:
-        s.close(); [o.close() for o in others]
+        [o.close() for o in held]
     print(p); break
 PY
 }

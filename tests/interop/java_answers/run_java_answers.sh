@@ -26,7 +26,9 @@ trap cleanup EXIT INT TERM
 port_free() { ! ss -ltn 2>/dev/null | awk '{print $4}' | grep -q ":$1\$"; }
 port=""
 for try in $(seq 1 50); do
-  p=$(( 20000 + ($$ * 7 + try * 131) % 30000 ))
+  # below the kernel's ephemeral range (32768+): no port the kernel hands out
+  # (nor a port-0 daemon's derived HA port, its port + 1) lands here
+  p=$(( 10002 + ($$ * 7 + try * 131) % 22000 ))
   if port_free $((p - 2)) && port_free "$p" && port_free $((p + 1)); then port=$p; break; fi
 done
 [ -n "$port" ] || { echo "java_answers: no free port triple for the Java broker"; exit 1; }

@@ -53,11 +53,14 @@ static bool port_free(int port)
     return ok;
 }
 
-/* A port p with p-2, p-1, p, p+1 free (a broker's VIP, main and HA ports). */
+/* A port p with p-2, p-1, p, p+1 free (a broker's VIP, main and HA ports),
+ * below the kernel's ephemeral range (32768+): no port the kernel hands out
+ * (nor a port-0 daemon's derived HA port, its port + 1) can take them while
+ * the Java broker starts. */
 static int broker_ports(void)
 {
     for (int i = 0; i < 200; i++) {
-        int p = 20000 + (int)((unsigned)rand() % 30000);
+        int p = 10002 + (int)((unsigned)rand() % 22000);
         if (port_free(p - 2) && port_free(p - 1) && port_free(p) && port_free(p + 1))
             return p;
     }
