@@ -223,6 +223,10 @@ int bcm_config_overrides_load(bcm_ctx *c); /* needs config_dir */
 /* The persisted UPDATE_BROKER_CONFIG value of setting `name`, or NULL; once
  * running, call it under the tables lock (updates change the table). */
 const char *bcm_setting_text(bcm_ctx *c, const char *name);
+/* Keep name=value in broker.properties as an update would (read over
+ * conf.d at the next start and by a hot reload): the store's role changes
+ * keep brokerId this way. Takes the tables lock. */
+int bcm_config_override_keep(bcm_ctx *c, const char *name, const char *value);
 int bcm_register_config_processors(bcm_ctx *c);
 /* broker_inventory_processors.c: GET_ALL_PRODUCER_INFO,
  * GET_SYSTEM_TOPIC_LIST_FROM_BROKER, GET_BROKER_CONSUME_STATS */

@@ -47,6 +47,11 @@ static int info_set_broker_id(void *ud, int64_t id)
     c->master_addr[0] = 0;
     c->ha_master_addr[0] = 0;
     pthread_mutex_unlock(&c->reg_lock);
+    /* a promotion must outlive a restart or a hot reload (the store keeps
+     * its brokerRole the same way) */
+    char text[24];
+    snprintf(text, sizeof text, "%lld", (long long)id);
+    bcm_config_override_keep(c, "brokerId", text);
     c->api->log(c->pctx, RMQ_LOG_INFO, "brokerId is now %lld: registering again", (long long)id);
     bcm_registration_request_now(c);
     return 0;

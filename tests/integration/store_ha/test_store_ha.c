@@ -6,7 +6,8 @@
  * commit-log file only, sends are then SEND_OK, the slave refuses sends
  * with Java's 14, serves pulls of replicated messages, catches up after
  * being down, and its commit-log files are byte-identical to the master's;
- * `rmqhostctl promote` turns it into a master that accepts sends.
+ * `rmqhostctl promote` turns it into a master that accepts sends, and
+ * stays one (brokerId 0) across a hot reload of the store and a restart.
  * Ephemeral ports; every daemon stops even when an assertion fails. */
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -222,6 +223,39 @@ static void expect_identical_logs(pair *p, const char *first)
     }
 }
 
+static rmq_cmd *call(int port, int code, const char *const *kv);
+
+/* The promoted broker is still a master with brokerId 0 (its role kept in
+ * store.properties, brokerId in broker.properties): a send is SEND_OK at
+ * queue offset `qoff`. */
+static void expect_still_master(pair *p, long long qoff)
+{
+    int st = 0;
+    const char *out = rmq_td_ctl_output(&p->s, &st, "ha", NULL);
+    if (!strstr(out, "role ASYNC_MASTER"))
+        fprintf(stderr, "promoted broker: %s\n", out);
+    assert_non_null(strstr(out, "role ASYNC_MASTER"));
+    int fd = rmq_tc_connect(p->sport);
+    assert_true(fd >= 0);
+    rmq_cmd *r = st_send(fd, 4, "TopicHA", 0, NULL, "still master", NULL);
+    close(fd);
+    assert_non_null(r);
+    assert_int_equal(r->code, 0);
+    assert_int_equal(st_ext_ll(r, "queueOffset"), qoff);
+    rmq_cmd_free(r);
+    r = call(p->sport, 26, NULL); /* GET_BROKER_CONFIG */
+    assert_non_null(r);
+    assert_int_equal(r->code, 0);
+    char *body = strndup((const char *)r->body, r->body_len);
+    assert_non_null(body);
+    bool id0 = strncmp(body, "brokerId=0\n", 11) == 0 || strstr(body, "\nbrokerId=0\n");
+    if (!id0)
+        fprintf(stderr, "GET_BROKER_CONFIG: %s\n", body);
+    free(body);
+    rmq_cmd_free(r);
+    assert_true(id0);
+}
+
 static void test_replication(void **state)
 {
     pair *p = *state;
@@ -298,6 +332,14 @@ static void test_replication(void **state)
     close(fd);
     out = rmq_td_ctl_output(&p->s, &st, "ha", NULL);
     assert_non_null(strstr(out, "role ASYNC_MASTER"));
+    /* the promotion outlives a hot reload of the store and a restart */
+    out = rmq_td_ctl_output(&p->s, &st, "reload", "store", NULL);
+    assert_int_equal(st, 0);
+    assert_non_null(strstr(out, "reloaded"));
+    expect_still_master(p, n + 1);
+    assert_int_equal(stop(p, true), 0);
+    assert_true(start_slave(p, false) > 0);
+    expect_still_master(p, n + 2);
 
     /* the old master went on alone (11, stored): it holds messages the new
      * master never received. Demoted, it is refused by the new master and
