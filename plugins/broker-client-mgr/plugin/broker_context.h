@@ -330,6 +330,9 @@ bool bcm_store_in_disk(const bcm_store *s, const char *topic, int32_t queue_id, 
 char *bcm_store_config_text(const bcm_store *s);
 /* The store's config_update (RMQ_ENOENT without a store or an older one). */
 int bcm_store_config_update(const bcm_store *s, const char *key, const char *value);
+/* The store's HA port (haListenPort or its port + 1); 0 without a store
+ * (or an older one). */
+int32_t bcm_store_ha_listen_port(const bcm_store *s);
 /* tpsGroupGetNums(group, topic); 0 without a store (or an older one). */
 double bcm_store_consume_tps(const bcm_store *s, const char *group, const char *topic);
 

@@ -21,7 +21,9 @@ static int info_identity(void *ud, rmq_broker_identity *out)
     snprintf(out->broker_name, sizeof out->broker_name, "%s", c->s.broker_name);
     out->broker_id = __atomic_load_n(&c->s.broker_id, __ATOMIC_RELAXED);
     snprintf(out->broker_addr, sizeof out->broker_addr, "%s", c->broker_addr);
+    pthread_mutex_lock(&c->reg_lock); /* registrations refresh it */
     snprintf(out->ha_server_addr, sizeof out->ha_server_addr, "%s", c->ha_addr);
+    pthread_mutex_unlock(&c->reg_lock);
     return 0;
 }
 

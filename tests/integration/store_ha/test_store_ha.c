@@ -1166,6 +1166,42 @@ static void test_slave_against_fake_master(void **state)
     free(log);
 }
 
+/* The master sets only the store's haListenPort (an ephemeral port, not
+ * its port + 1) and no haServerAddr: broker-client-mgr registers the port
+ * the store listens on, so a slave without haMasterAddress finds it
+ * through the NameServer and replicates. */
+static void test_registers_explicit_ha_port(void **state)
+{
+    pair *p = *state;
+    assert_int_equal(configure_slave(p), 0);
+    /* the slave's store without haMasterAddress */
+    char set[256];
+    snprintf(set, sizeof set,
+             "mappedFileSizeCommitLog = 1048576; brokerRole = \"SLAVE\"; haListenPort = %d;",
+             p->s_ha_port);
+    assert_int_equal(rmq_td_add_plugin(&p->s, "store", "store", "broker", set), 0);
+    assert_true(start_slave(p, false) > 0);
+    /* SLAVE_NOT_AVAILABLE until the slave found the master's HA port */
+    uint64_t until = rmq_test_now_ms() + 120000;
+    int n = 0, code = 11;
+    while (code != 0 && rmq_test_now_ms() < until) {
+        code = send_one(p->mport, n++);
+        if (code != 0)
+            rmq_test_pause_ms(250);
+    }
+    int st = 0;
+    if (code != 0)
+        fprintf(stderr, "slave: %s\n", rmq_td_ctl_output(&p->s, &st, "ha", NULL));
+    assert_int_equal(code, 0);
+    char want[64];
+    snprintf(want, sizeof want, "master 127.0.0.1:%d (connected)", p->ha_port);
+    const char *out = rmq_td_ctl_output(&p->s, &st, "ha", NULL);
+    if (!strstr(out, want))
+        fprintf(stderr, "slave: %s\n", out);
+    assert_non_null(strstr(out, want));
+    wait_caught_up(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1177,6 +1213,7 @@ int main(void)
         cmocka_unit_test_teardown(test_learns_master_from_nameserver, teardown),
         cmocka_unit_test_setup_teardown(test_two_slaves, setup, teardown),
         cmocka_unit_test_setup_teardown(test_slave_against_fake_master, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_registers_explicit_ha_port, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
