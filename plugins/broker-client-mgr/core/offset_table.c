@@ -258,8 +258,21 @@ char *bcm_offset_table_encode(const bcm_offset_table *t, bool pretty)
     return b.s;
 }
 
-int bcm_offset_table_load(bcm_offset_table *t, const char *text, size_t len, char *err,
-                          size_t errlen)
+/* An empty entry for `key`, replacing what was there (a slave taking the
+ * master's inner map whole, SlaveSynchronize#syncConsumerOffset's putAll). */
+static int reset_key(bcm_offset_table *t, const char *key)
+{
+    free_offsets(str_map_remove(&t->table, key));
+    bcm_queue_offsets *q = calloc(1, sizeof *q);
+    if (!q || str_map_put(&t->table, key, q, NULL) != 0) {
+        free(q);
+        return -1;
+    }
+    return 0;
+}
+
+static int load_table(bcm_offset_table *t, const char *text, size_t len, bool replace_keys,
+                      char *err, size_t errlen)
 {
     json_t *root = fastjson_load_object(text, len, err, errlen);
     if (!root)
@@ -268,6 +281,11 @@ int bcm_offset_table_load(bcm_offset_table *t, const char *text, size_t len, cha
     json_t *v, *ov;
     json_object_foreach(json_object_get(root, "offsetTable"), k, v)
     {
+        if (replace_keys && json_is_object(v) && reset_key(t, k) != 0) {
+            json_decref(root);
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
         json_object_foreach(v, qk, ov)
         {
             char *end = NULL;
@@ -283,6 +301,18 @@ int bcm_offset_table_load(bcm_offset_table *t, const char *text, size_t len, cha
     }
     json_decref(root);
     return 0;
+}
+
+int bcm_offset_table_load(bcm_offset_table *t, const char *text, size_t len, char *err,
+                          size_t errlen)
+{
+    return load_table(t, text, len, false, err, errlen);
+}
+
+int bcm_offset_table_take_keys(bcm_offset_table *t, const char *text, size_t len, char *err,
+                               size_t errlen)
+{
+    return load_table(t, text, len, true, err, errlen);
 }
 
 size_t bcm_offset_table_count(const bcm_offset_table *t)

@@ -40,6 +40,11 @@ char *bcm_offset_table_encode(const bcm_offset_table *t, bool pretty);
 /* Merge a consumerOffset.json text (bare or quoted keys). 0 or -1 with err. */
 int bcm_offset_table_load(bcm_offset_table *t, const char *text, size_t len, char *err,
                           size_t errlen);
+/* Slave offset sync (43): every TOPIC@GROUP of `text` replaces the table's
+ * whole inner map for that key (queue ids the master lacks go); keys only
+ * the table has stay. 4.9.8: SlaveSynchronize#syncConsumerOffset's putAll. */
+int bcm_offset_table_take_keys(bcm_offset_table *t, const char *text, size_t len, char *err,
+                               size_t errlen);
 size_t bcm_offset_table_count(const bcm_offset_table *t);
 
 #endif

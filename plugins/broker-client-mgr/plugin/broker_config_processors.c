@@ -314,6 +314,33 @@ static char *properties_text(const json_t *o)
     return s;
 }
 
+static int write_overrides(bcm_ctx *c, const char *text)
+{
+    if (!text)
+        return RMQ_ENOMEM;
+    char path[800];
+    snprintf(path, sizeof path, "%s/%s", c->config_dir, OVERRIDES_FILE);
+    pthread_mutex_lock(&c->persist_lock);
+    int rc = c->api->write_file_atomic(c->pctx, path, text, strlen(text));
+    pthread_mutex_unlock(&c->persist_lock);
+    if (rc != 0)
+        c->api->log(c->pctx, RMQ_LOG_ERROR, "cannot write %s: %s", path, rmq_strerror(rc));
+    return rc;
+}
+
+int bcm_config_override_keep(bcm_ctx *c, const char *name, const char *value)
+{
+    pthread_mutex_lock(&c->lock);
+    int rc = json_object_set_new(c->config_overrides, name, json_string(value)) ? RMQ_ENOMEM : 0;
+    bcm_data_version_next(&c->config_dv, c->api->now_wall_ms());
+    char *text = rc == 0 ? properties_text(c->config_overrides) : NULL;
+    pthread_mutex_unlock(&c->lock);
+    if (rc == 0)
+        rc = write_overrides(c, text);
+    free(text);
+    return rc;
+}
+
 static int process_update_config(rmq_request *req, const rmq_cmd *cmd, void *ud)
 {
     bcm_ctx *c = ud;
@@ -364,16 +391,8 @@ static int process_update_config(rmq_request *req, const rmq_cmd *cmd, void *ud)
     c->api->log(c->pctx, RMQ_LOG_INFO, "UPDATE_BROKER_CONFIG: %zu key(s) received",
                 json_object_size(props));
     json_decref(props);
-    if (text) {
-        char path[800];
-        snprintf(path, sizeof path, "%s/%s", c->config_dir, OVERRIDES_FILE);
-        pthread_mutex_lock(&c->persist_lock);
-        int rc = c->api->write_file_atomic(c->pctx, path, text, strlen(text));
-        pthread_mutex_unlock(&c->persist_lock);
-        if (rc != 0)
-            c->api->log(c->pctx, RMQ_LOG_ERROR, "cannot write %s: %s", path, rmq_strerror(rc));
-        free(text);
-    }
+    write_overrides(c, text);
+    free(text);
     /* registerBrokerAll(oneway=false, forceRegister=true): the NameServers
      * learn the new permission of every topic now */
     if (perm_changed)

@@ -226,6 +226,10 @@ int bcm_config_overrides_load(bcm_ctx *c); /* needs config_dir */
 /* The persisted UPDATE_BROKER_CONFIG value of setting `name`, or NULL; once
  * running, call it under the tables lock (updates change the table). */
 const char *bcm_setting_text(bcm_ctx *c, const char *name);
+/* Keep name=value in broker.properties as an update would (read over
+ * conf.d at the next start and by a hot reload): the store's role changes
+ * keep brokerId this way. Takes the tables lock. */
+int bcm_config_override_keep(bcm_ctx *c, const char *name, const char *value);
 int bcm_register_config_processors(bcm_ctx *c);
 /* assignment_processors.c: QUERY_ASSIGNMENT (400), SET_MESSAGE_REQUEST_MODE (401) */
 int bcm_register_assignment_processors(bcm_ctx *c);
@@ -331,6 +335,9 @@ bool bcm_store_in_disk(const bcm_store *s, const char *topic, int32_t queue_id, 
 char *bcm_store_config_text(const bcm_store *s);
 /* The store's config_update (RMQ_ENOENT without a store or an older one). */
 int bcm_store_config_update(const bcm_store *s, const char *key, const char *value);
+/* The store's HA port (haListenPort or its port + 1); 0 without a store
+ * (or an older one). */
+int32_t bcm_store_ha_listen_port(const bcm_store *s);
 /* tpsGroupGetNums(group, topic); 0 without a store (or an older one). */
 double bcm_store_consume_tps(const bcm_store *s, const char *group, const char *topic);
 

@@ -21,7 +21,9 @@ static int info_identity(void *ud, rmq_broker_identity *out)
     snprintf(out->broker_name, sizeof out->broker_name, "%s", c->s.broker_name);
     out->broker_id = __atomic_load_n(&c->s.broker_id, __ATOMIC_RELAXED);
     snprintf(out->broker_addr, sizeof out->broker_addr, "%s", c->broker_addr);
+    pthread_mutex_lock(&c->reg_lock); /* registrations refresh it */
     snprintf(out->ha_server_addr, sizeof out->ha_server_addr, "%s", c->ha_addr);
+    pthread_mutex_unlock(&c->reg_lock);
     return 0;
 }
 
@@ -47,6 +49,11 @@ static int info_set_broker_id(void *ud, int64_t id)
     c->master_addr[0] = 0;
     c->ha_master_addr[0] = 0;
     pthread_mutex_unlock(&c->reg_lock);
+    /* a promotion must outlive a restart or a hot reload (the store keeps
+     * its brokerRole the same way) */
+    char text[24];
+    snprintf(text, sizeof text, "%lld", (long long)id);
+    bcm_config_override_keep(c, "brokerId", text);
     c->api->log(c->pctx, RMQ_LOG_INFO, "brokerId is now %lld: registering again", (long long)id);
     bcm_registration_request_now(c);
     return 0;

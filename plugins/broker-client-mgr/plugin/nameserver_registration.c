@@ -130,9 +130,30 @@ static void on_register_response(int err, const rmq_cmd *resp, void *ud)
     free(call);
 }
 
+/* haServerAddr: the setting when given, else brokerIP1 and the port the
+ * store's HA listener is really on (its haListenPort), so setting the port
+ * once, in the store, is enough. Without a store: port + 1 (settings_load). */
+static void refresh_ha_addr(bcm_ctx *c, char *out, size_t cap)
+{
+    int32_t port = 0;
+    if (!c->s.ha_server_addr[0]) {
+        bcm_store st;
+        bcm_store_acquire(c, &st);
+        port = bcm_store_ha_listen_port(&st);
+        bcm_store_release(c, &st);
+    }
+    pthread_mutex_lock(&c->reg_lock);
+    if (port > 0)
+        snprintf(c->ha_addr, sizeof c->ha_addr, "%s:%d", c->s.advertised_ip, (int)port);
+    snprintf(out, cap, "%s", c->ha_addr);
+    pthread_mutex_unlock(&c->reg_lock);
+}
+
 rmq_cmd *bcm_register_request(bcm_ctx *c, const bcm_body *b)
 {
     const rmq_host_api *a = c->api;
+    char ha[sizeof c->ha_addr];
+    refresh_ha_addr(c, ha, sizeof ha);
     rmq_cmd *req = a->cmd_new_request(BCM_REGISTER_BROKER);
     if (!req)
         return NULL;
@@ -143,7 +164,7 @@ rmq_cmd *bcm_register_request(bcm_ctx *c, const bcm_body *b)
     a->cmd_ext_set(req, "brokerId", num);
     a->cmd_ext_set(req, "brokerName", c->s.broker_name);
     a->cmd_ext_set(req, "clusterName", c->s.cluster_name);
-    a->cmd_ext_set(req, "haServerAddr", c->ha_addr);
+    a->cmd_ext_set(req, "haServerAddr", ha);
     a->cmd_ext_set(req, "compressed", c->s.compressed_register ? "true" : "false");
     snprintf(num, sizeof num, "%u", bcm_body_crc32(b->data, b->len));
     a->cmd_ext_set(req, "bodyCrc32", num);

@@ -17,7 +17,7 @@ const rmq_setting_decl bcm_setting_decls[] = {
     {"brokerIP1", RMQ_SETTING_STRING, NULL, "advertised IP (default: the bound server's address)",
      0, 0},
     {"haServerAddr", RMQ_SETTING_STRING, NULL,
-     "ip:port sent as haServerAddr (default brokerIP1:port+1)", 0, 0},
+     "ip:port sent as haServerAddr (default brokerIP1:the store's HA port)", 0, 0},
     {"namesrvAddr", RMQ_SETTING_STRING, "127.0.0.1:9876", "NameServers, ';'-separated", 0, 0},
     {"registerNameServerPeriod", RMQ_SETTING_INT, "30000", "ms, clamped to 10000..60000", 0, 0},
     {"registerBrokerTimeoutMills", RMQ_SETTING_INT, "6000",

@@ -100,7 +100,7 @@ static void sync_offsets(bcm_ctx *c, const char *master)
         return;
     char err[256] = "";
     pthread_mutex_lock(&c->lock);
-    int rc = bcm_offset_table_load(&c->offsets, text, len, err, sizeof err);
+    int rc = bcm_offset_table_take_keys(&c->offsets, text, len, err, sizeof err);
     if (rc == 0)
         c->offsets_changes++;
     pthread_mutex_unlock(&c->lock);

@@ -79,3 +79,13 @@ double bcm_store_consume_tps(const bcm_store *s, const char *group, const char *
         return 0;
     return s->t->consume_tps(s->ud, group, topic);
 }
+
+int32_t bcm_store_ha_listen_port(const bcm_store *s)
+{
+    if (!s->t ||
+        s->t->size <
+            offsetof(rmq_store_queues_service, ha_listen_port) + sizeof(s->t->ha_listen_port) ||
+        !s->t->ha_listen_port)
+        return 0;
+    return s->t->ha_listen_port(s->ud);
+}

@@ -14,6 +14,8 @@
 #include "ha_frame.h"
 
 /* ---- master (ha_master.c) ---- */
+/* The HA port: haListenPort, else the broker server's port + 1. */
+int ha_master_port(store_plugin *sp);
 /* Listen on the HA port (a port in use is warned about, not fatal). */
 int ha_master_start(store_plugin *sp);
 void ha_master_stop(store_plugin *sp);

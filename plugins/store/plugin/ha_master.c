@@ -380,6 +380,15 @@ static void *acceptor_main(void *arg)
     return NULL;
 }
 
+int ha_master_port(store_plugin *sp)
+{
+    char host[128] = "";
+    int port = 0;
+    if (sp->api->server_address(sp->ctx, host, sizeof host, &port) != 0)
+        port = 10911;
+    return sp->set.ha_listen_port > 0 ? sp->set.ha_listen_port : port + 1;
+}
+
 int ha_master_start(store_plugin *sp)
 {
     struct ha_master *m = calloc(1, sizeof *m);
@@ -389,11 +398,7 @@ int ha_master_start(store_plugin *sp)
     m->listen_fd = -1;
     pthread_mutex_init(&m->mu, NULL);
     m->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    char host[128] = "";
-    int port = 0;
-    if (sp->api->server_address(sp->ctx, host, sizeof host, &port) != 0)
-        port = 10911;
-    int ha_port = sp->set.ha_listen_port > 0 ? sp->set.ha_listen_port : port + 1;
+    int ha_port = ha_master_port(sp);
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     int one = 1;
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)ha_port)};

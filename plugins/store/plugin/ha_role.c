@@ -148,11 +148,16 @@ static int admin_promote(rmq_admin_call *call, int argc, const char *const *argv
                      (long long)cut);
     apply_role(sp, HA_ASYNC_MASTER);
     align_broker_id(sp, HA_ASYNC_MASTER, true);
+    /* kept where UPDATE_BROKER_CONFIG keeps the store's settings, so a
+     * restart or a hot reload does not turn it back into a slave of a
+     * master that may be gone (broker-client-mgr keeps brokerId 0) */
+    int kept = store_role_keep(sp, "brokerRole", "ASYNC_MASTER");
     sp->api->log(sp->ctx, RMQ_LOG_WARN,
                  "promoted to master (ASYNC_MASTER) at commit-log offset %lld: accepting sends",
                  (long long)store_ha_max_offset(sp->engine));
-    sp->api->admin_write(call, "promoted: ASYNC_MASTER, brokerId 0, commitLogMaxOffset %lld\n",
-                         (long long)store_ha_max_offset(sp->engine));
+    sp->api->admin_write(call, "promoted: ASYNC_MASTER, brokerId 0, commitLogMaxOffset %lld%s\n",
+                         (long long)store_ha_max_offset(sp->engine),
+                         kept ? " (NOT kept for a restart: see the log)" : "");
     return 0;
 }
 
@@ -175,11 +180,15 @@ static int admin_demote(rmq_admin_call *call, int argc, const char *const *argv,
     apply_role(sp, HA_SLAVE);
     snprintf(sp->set.ha_master_address, sizeof sp->set.ha_master_address, "%s", argv[0]);
     align_broker_id(sp, HA_SLAVE, true);
+    int kept = store_role_keep(sp, "brokerRole", "SLAVE");
+    if (kept == 0)
+        kept = store_role_keep(sp, "haMasterAddress", argv[0]);
     int rc = ha_slave_start(sp);
     sp->api->log(sp->ctx, RMQ_LOG_WARN, "demoted to slave of %s at commit-log offset %lld", argv[0],
                  (long long)store_ha_max_offset(sp->engine));
-    sp->api->admin_write(call, "demoted: SLAVE of %s, commitLogMaxOffset %lld\n", argv[0],
-                         (long long)store_ha_max_offset(sp->engine));
+    sp->api->admin_write(call, "demoted: SLAVE of %s, commitLogMaxOffset %lld%s\n", argv[0],
+                         (long long)store_ha_max_offset(sp->engine),
+                         kept ? " (NOT kept for a restart: see the log)" : "");
     return rc;
 }
 

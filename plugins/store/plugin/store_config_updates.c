@@ -93,7 +93,7 @@ json_t *store_updates_read(store_plugin *sp)
     return u;
 }
 
-int store_config_update(store_plugin *sp, const char *key, const char *value)
+static int update(store_plugin *sp, const char *key, const char *value, const char *source)
 {
     const rmq_setting_decl *d = decl_of(key);
     if (!d)
@@ -147,7 +147,18 @@ int store_config_update(store_plugin *sp, const char *key, const char *value)
         sp->api->log(sp->ctx, RMQ_LOG_ERROR, "cannot write %s: %s", path, rmq_strerror(rc));
         return rc;
     }
-    sp->api->log(sp->ctx, RMQ_LOG_INFO, "UPDATE_BROKER_CONFIG: %s=%s (%s)", key, value,
-                 retention ? "applied now" : "applies at the next start");
+    sp->api->log(sp->ctx, RMQ_LOG_INFO, "%s: %s=%s kept in %s (%s)", source, key, value, path,
+                 retention || !strcmp(source, "role change") ? "applied now"
+                                                             : "applies at the next start");
     return 0;
+}
+
+int store_config_update(store_plugin *sp, const char *key, const char *value)
+{
+    return update(sp, key, value, "UPDATE_BROKER_CONFIG");
+}
+
+int store_role_keep(store_plugin *sp, const char *key, const char *value)
+{
+    return update(sp, key, value, "role change");
 }

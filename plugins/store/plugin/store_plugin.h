@@ -132,6 +132,10 @@ struct json_t *store_updates_read(store_plugin *sp);
  * RMQ_ENOENT not a setting an update may change, RMQ_EINVAL a value the
  * setting cannot take. */
 int store_config_update(store_plugin *sp, const char *key, const char *value);
+/* The same file for a promotion / demotion (brokerRole, haMasterAddress):
+ * the new role outlives a restart and a hot reload of the store, whose
+ * settings read the file over conf.d. Same answers. */
+int store_role_keep(store_plugin *sp, const char *key, const char *value);
 
 /* ---- answering (store_reply.c) ---- */
 /* Where the answer goes: the processor's request (now) or a deferred handle. */

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ha.h"
 #include "pull_stats.h"
 #include "store_features.h"
 #include "store_plugin.h"
@@ -131,6 +132,11 @@ static int q_config_update(void *ud, const char *key, const char *value)
     return store_config_update(ud, key, value);
 }
 
+static int32_t q_ha_listen_port(void *ud)
+{
+    return (int32_t)ha_master_port(ud);
+}
+
 int store_queues_service_export(store_plugin *sp)
 {
     sp->queues_svc = (rmq_store_queues_service){
@@ -143,6 +149,7 @@ int store_queues_service_export(store_plugin *sp)
         .consume_tps = q_consume_tps,
         .config_text = q_config_text,
         .config_update = q_config_update,
+        .ha_listen_port = q_ha_listen_port,
     };
     return sp->api->export_service(sp->ctx, RMQ_STORE_QUEUES_SERVICE, RMQ_STORE_QUEUES_VERSION,
                                    &sp->queues_svc, sp);

@@ -6,7 +6,9 @@
  * commit-log file only, sends are then SEND_OK, the slave refuses sends
  * with Java's 14, serves pulls of replicated messages, catches up after
  * being down, and its commit-log files are byte-identical to the master's;
- * `rmqhostctl promote` turns it into a master that accepts sends.
+ * `rmqhostctl promote` turns it into a master that accepts sends, and
+ * stays one (brokerId 0) across a hot reload of the store and a restart.
+ * GET_BROKER_RUNTIME_INFO (28) of master and slave as a 4.9.8 pair's.
  * Ephemeral ports; every daemon stops even when an assertion fails. */
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -222,6 +224,123 @@ static void expect_identical_logs(pair *p, const char *first)
     }
 }
 
+static rmq_cmd *call(int port, int code, const char *const *kv);
+
+/* The promoted broker is still a master with brokerId 0 (its role kept in
+ * store.properties, brokerId in broker.properties): a send is SEND_OK at
+ * queue offset `qoff`. */
+static void expect_still_master(pair *p, long long qoff)
+{
+    int st = 0;
+    const char *out = rmq_td_ctl_output(&p->s, &st, "ha", NULL);
+    if (!strstr(out, "role ASYNC_MASTER"))
+        fprintf(stderr, "promoted broker: %s\n", out);
+    assert_non_null(strstr(out, "role ASYNC_MASTER"));
+    int fd = rmq_tc_connect(p->sport);
+    assert_true(fd >= 0);
+    rmq_cmd *r = st_send(fd, 4, "TopicHA", 0, NULL, "still master", NULL);
+    close(fd);
+    assert_non_null(r);
+    assert_int_equal(r->code, 0);
+    assert_int_equal(st_ext_ll(r, "queueOffset"), qoff);
+    rmq_cmd_free(r);
+    r = call(p->sport, 26, NULL); /* GET_BROKER_CONFIG */
+    assert_non_null(r);
+    assert_int_equal(r->code, 0);
+    char *body = strndup((const char *)r->body, r->body_len);
+    assert_non_null(body);
+    bool id0 = strncmp(body, "brokerId=0\n", 11) == 0 || strstr(body, "\nbrokerId=0\n");
+    if (!id0)
+        fprintf(stderr, "GET_BROKER_CONFIG: %s\n", body);
+    free(body);
+    rmq_cmd_free(r);
+    assert_true(id0);
+}
+
+/* GET_BROKER_RUNTIME_INFO (28) of `port` as text (malloc'd; NULL when no
+ * answer). The KVTable's values are strings without quotes inside. */
+static char *runtime_info(int port)
+{
+    rmq_cmd *r = call(port, 28, NULL);
+    char *body = r && r->code == 0 ? strndup((const char *)r->body, r->body_len) : NULL;
+    rmq_cmd_free(r);
+    return body;
+}
+
+static long long runtime_ll(const char *info, const char *key)
+{
+    char needle[128];
+    snprintf(needle, sizeof needle, "\"%s\":\"", key);
+    const char *at = info ? strstr(info, needle) : NULL;
+    return at ? atoll(at + strlen(needle)) : -1;
+}
+
+/* The keys of a 28 table, sorted, one per line, without the per-path
+ * commitLogDiskRatio_<dir> (the two brokers' directories differ). */
+static int cmp_key(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void runtime_keys(const char *info, char *out, size_t cap)
+{
+    char *keys[128];
+    size_t n = 0;
+    for (const char *at = info; at && n < 128 && (at = strstr(at, "\":\""));) {
+        const char *start = at;
+        while (start > info && start[-1] != '"')
+            start--;
+        if (strncmp(start, "commitLogDiskRatio_", 19) != 0)
+            keys[n++] = strndup(start, (size_t)(at - start));
+        at += 3;
+        at = strchr(at, '"'); /* the value's end */
+        if (at)
+            at++;
+    }
+    qsort(keys, n, sizeof *keys, cmp_key);
+    size_t used = 0;
+    out[0] = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (used < cap)
+            used += (size_t)snprintf(out + used, cap - used, "%s\n", keys[i]);
+        free(keys[i]);
+    }
+}
+
+/* 28 on a master and its slave, as a 4.9.8 pair answers (protocol-ha.md
+ * §4.6): no dedicated HA entry, the same keys on both roles; the slave's
+ * commitLogMaxOffset equals the master's, its commitLogMinOffset is the
+ * start of the master's last file it was sent (a fresh slave), and its put
+ * counters count the replicated records. */
+static void expect_runtime_info_of_pair(pair *p)
+{
+    char *m = runtime_info(p->mport), *s = runtime_info(p->sport);
+    assert_non_null(m);
+    assert_non_null(s);
+    long long m_max = runtime_ll(m, "commitLogMaxOffset");
+    long long s_min = runtime_ll(s, "commitLogMinOffset");
+    long long s_puts = runtime_ll(s, "putMessageTimesTotal");
+    long long m_puts = runtime_ll(m, "putMessageTimesTotal");
+    fprintf(stderr, "28: master max %lld puts %lld; slave min %lld max %lld puts %lld\n", m_max,
+            m_puts, s_min, runtime_ll(s, "commitLogMaxOffset"), s_puts);
+    assert_true(m_max > FILE_SIZE);
+    assert_int_equal(runtime_ll(s, "commitLogMaxOffset"), m_max);
+    assert_true(s_min > 0 && s_min % FILE_SIZE == 0 && s_min < m_max);
+    assert_int_equal(runtime_ll(m, "commitLogMinOffset"), 0);
+    /* every record of the slave's log was counted as a put, as Java's reput does */
+    assert_true(s_puts > 0 && s_puts < m_puts);
+    assert_int_equal(runtime_ll(s, "msgPutTotalTodayNow"), s_puts);
+    /* each record is a BODY-byte body plus < 400 bytes of header and topic */
+    assert_true(s_puts <= (m_max - s_min) / BODY && s_puts >= (m_max - s_min) / (BODY + 400));
+    char mk[8192], sk[8192];
+    runtime_keys(m, mk, sizeof mk);
+    runtime_keys(s, sk, sizeof sk);
+    assert_true(strlen(mk) > 100);
+    assert_string_equal(sk, mk);
+    free(m);
+    free(s);
+}
+
 static void test_replication(void **state)
 {
     pair *p = *state;
@@ -237,6 +356,7 @@ static void test_replication(void **state)
     for (int k = 0; k < 50; k++, n++)
         assert_int_equal(send_one(p->mport, n), 0);
     wait_caught_up(p);
+    expect_runtime_info_of_pair(p);
 
     /* a send to the slave: Java's 14 */
     int fd = rmq_tc_connect(p->sport);
@@ -298,6 +418,14 @@ static void test_replication(void **state)
     close(fd);
     out = rmq_td_ctl_output(&p->s, &st, "ha", NULL);
     assert_non_null(strstr(out, "role ASYNC_MASTER"));
+    /* the promotion outlives a hot reload of the store and a restart */
+    out = rmq_td_ctl_output(&p->s, &st, "reload", "store", NULL);
+    assert_int_equal(st, 0);
+    assert_non_null(strstr(out, "reloaded"));
+    expect_still_master(p, n + 1);
+    assert_int_equal(stop(p, true), 0);
+    assert_true(start_slave(p, false) > 0);
+    expect_still_master(p, n + 2);
 
     /* the old master went on alone (11, stored): it holds messages the new
      * master never received. Demoted, it is refused by the new master and
@@ -1038,6 +1166,42 @@ static void test_slave_against_fake_master(void **state)
     free(log);
 }
 
+/* The master sets only the store's haListenPort (an ephemeral port, not
+ * its port + 1) and no haServerAddr: broker-client-mgr registers the port
+ * the store listens on, so a slave without haMasterAddress finds it
+ * through the NameServer and replicates. */
+static void test_registers_explicit_ha_port(void **state)
+{
+    pair *p = *state;
+    assert_int_equal(configure_slave(p), 0);
+    /* the slave's store without haMasterAddress */
+    char set[256];
+    snprintf(set, sizeof set,
+             "mappedFileSizeCommitLog = 1048576; brokerRole = \"SLAVE\"; haListenPort = %d;",
+             p->s_ha_port);
+    assert_int_equal(rmq_td_add_plugin(&p->s, "store", "store", "broker", set), 0);
+    assert_true(start_slave(p, false) > 0);
+    /* SLAVE_NOT_AVAILABLE until the slave found the master's HA port */
+    uint64_t until = rmq_test_now_ms() + 120000;
+    int n = 0, code = 11;
+    while (code != 0 && rmq_test_now_ms() < until) {
+        code = send_one(p->mport, n++);
+        if (code != 0)
+            rmq_test_pause_ms(250);
+    }
+    int st = 0;
+    if (code != 0)
+        fprintf(stderr, "slave: %s\n", rmq_td_ctl_output(&p->s, &st, "ha", NULL));
+    assert_int_equal(code, 0);
+    char want[64];
+    snprintf(want, sizeof want, "master 127.0.0.1:%d (connected)", p->ha_port);
+    const char *out = rmq_td_ctl_output(&p->s, &st, "ha", NULL);
+    if (!strstr(out, want))
+        fprintf(stderr, "slave: %s\n", out);
+    assert_non_null(strstr(out, want));
+    wait_caught_up(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1049,6 +1213,7 @@ int main(void)
         cmocka_unit_test_teardown(test_learns_master_from_nameserver, teardown),
         cmocka_unit_test_setup_teardown(test_two_slaves, setup, teardown),
         cmocka_unit_test_setup_teardown(test_slave_against_fake_master, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_registers_explicit_ha_port, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

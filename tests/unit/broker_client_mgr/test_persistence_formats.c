@@ -78,6 +78,28 @@ static void test_smaller_offset_still_replaces_as_4_9_8(void **state)
     bcm_offset_table_free(&t);
 }
 
+/* Slave offset sync (43): the master's inner map of each TOPIC@GROUP
+ * replaces the slave's whole (queue 5 the master lacks goes), keys only the
+ * slave has stay, as SlaveSynchronize#syncConsumerOffset's putAll. */
+static void test_slave_sync_takes_master_inner_maps_whole(void **state)
+{
+    (void)state;
+    bcm_offset_table t;
+    bcm_offset_table_init(&t);
+    bcm_offset_commit(&t, "T", "G", 0, 3);
+    bcm_offset_commit(&t, "T", "G", 5, 9);
+    bcm_offset_commit(&t, "SlaveOnly", "G", 1, 4);
+    bcm_offset_commit(&t, "Emptied", "G", 2, 6);
+    static const char master[] = "{\"offsetTable\":{\"T@G\":{0:10,1:12},\"Emptied@G\":{}}}";
+    char err[128];
+    assert_int_equal(bcm_offset_table_take_keys(&t, master, strlen(master), err, sizeof err), 0);
+    char *s = bcm_offset_table_encode(&t, false);
+    assert_string_equal(s, "{\"offsetTable\":{\"Emptied@G\":{},\"SlaveOnly@G\":{1:4},"
+                           "\"T@G\":{0:10,1:12}}}");
+    free(s);
+    bcm_offset_table_free(&t);
+}
+
 static void test_quote_bare_keys_leaves_strings_and_arrays_alone(void **state)
 {
     (void)state;
@@ -195,6 +217,7 @@ int main(void)
         cmocka_unit_test(test_java_offset_file_loads_as_is),
         cmocka_unit_test(test_offsets_encode_with_bare_keys_and_round_trip),
         cmocka_unit_test(test_smaller_offset_still_replaces_as_4_9_8),
+        cmocka_unit_test(test_slave_sync_takes_master_inner_maps_whole),
         cmocka_unit_test(test_quote_bare_keys_leaves_strings_and_arrays_alone),
         cmocka_unit_test(test_system_topics_match_java_4_9_8),
         cmocka_unit_test(test_topics_json_loads_and_bumps_version_on_change),

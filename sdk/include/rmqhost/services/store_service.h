@@ -57,6 +57,11 @@ typedef struct rmq_store_queues_service {
      * time), RMQ_ENOENT not a setting an update may change, RMQ_EINVAL a
      * value it cannot take. May write a file: call from EXEC. */
     int (*config_update)(void *svc_ud, const char *key, const char *value);
+    /* The port the store's replication (HA) listener is on: haListenPort,
+     * or the broker server's port + 1 when unset (4.9.8's derivation), so
+     * the broker plugin registers the haServerAddr slaves can reach. 0 when
+     * the store does not listen for slaves. Any thread. */
+    int32_t (*ha_listen_port)(void *svc_ud);
 } rmq_store_queues_service;
 
 #ifdef __cplusplus
