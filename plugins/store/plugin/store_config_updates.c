@@ -4,7 +4,9 @@
  * <storePathRootDir>/config/store.properties and read over conf.d at the
  * next start; fileReservedTime, deleteWhen and diskMaxUsedSpaceRatio also
  * reach the running engine at once (Java's clean-up service reads them on
- * every pass). Java rewrites its whole config file with every field. */
+ * every pass), and the settings Java's processors read per request
+ * (store_setting_is_live) reach the workers at once. Java rewrites its
+ * whole config file with every field. */
 #include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -117,6 +119,9 @@ int store_config_update(store_plugin *sp, const char *key, const char *value)
                 n += (size_t)snprintf(text + n, cap - n, "%s=%s\n", k, json_string_value(v));
         }
     }
+    bool live = store_setting_is_live(key);
+    if (live && u)
+        store_settings_apply_live(sp, u);
     /* the retention settings reach the engine's next pass */
     bool retention = strcmp(key, "fileReservedTime") == 0 || strcmp(key, "deleteWhen") == 0 ||
                      strcmp(key, "diskMaxUsedSpaceRatio") == 0;
@@ -148,6 +153,6 @@ int store_config_update(store_plugin *sp, const char *key, const char *value)
         return rc;
     }
     sp->api->log(sp->ctx, RMQ_LOG_INFO, "UPDATE_BROKER_CONFIG: %s=%s (%s)", key, value,
-                 retention ? "applied now" : "applies at the next start");
+                 retention || live ? "applied now" : "applies at the next start");
     return 0;
 }
