@@ -184,6 +184,7 @@ int store_open(const store_config *cfg, store_engine **out, char *err, size_t er
         return -ENOMEM;
     }
     e->cfg = *cfg;
+    store_set_live_limits(e, cfg);
     e->cfg.cq_file_size = (cfg->cq_file_size + STORE_CQ_UNIT - 1) / STORE_CQ_UNIT * STORE_CQ_UNIT;
     snprintf(e->delete_when, sizeof e->delete_when, "%s", cfg->delete_when ? cfg->delete_when : "");
     e->cfg.delete_when = e->delete_when;

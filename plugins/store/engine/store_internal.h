@@ -145,6 +145,13 @@ struct store_engine {
     /* guards the retention settings (file_reserved_hours, delete_when,
      * disk_max_used_ratio): store_set_retention changes them at run time */
     pthread_mutex_t retention_mu;
+    /* the per-use settings store_set_live_limits changes at run time (read
+     * from here, not from cfg) */
+    struct {
+        _Atomic int32_t xfer_bytes_mem, xfer_count_mem, xfer_bytes_disk, xfer_count_disk;
+        _Atomic int32_t msgs_num_batch;
+        _Atomic int64_t sync_flush_timeout_ms, flush_interval_ms;
+    } live;
 
     pthread_mutex_t append_mu;
     pthread_rwlock_t maps;

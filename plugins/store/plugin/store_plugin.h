@@ -129,6 +129,9 @@ struct json_t;
 bool store_setting_is_live(const char *name);
 /* Store the per-request settings from conf.d with the updates `u` over it. */
 void store_settings_apply_live(store_plugin *sp, struct json_t *u);
+/* The same for the engine's per-use settings (store_set_live_limits). */
+bool store_setting_is_engine_live(const char *name);
+void store_settings_apply_engine(store_plugin *sp, store_engine *e, struct json_t *u);
 
 /* ---- UPDATE_BROKER_CONFIG (store_config_updates.c) ---- */
 /* The persisted updates ({name: value text}, new reference; empty when

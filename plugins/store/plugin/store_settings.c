@@ -194,6 +194,38 @@ void store_settings_apply_live(store_plugin *sp, json_t *u)
     s->slave_read_enable = st_bool(sp, u, "slaveReadEnable");
 }
 
+/* The engine's settings Java's store reads at each use. */
+static const char *const ENGINE_LIVE[] = {
+    "maxTransferBytesOnMessageInMemory",
+    "maxTransferCountOnMessageInMemory",
+    "maxTransferBytesOnMessageInDisk",
+    "maxTransferCountOnMessageInDisk",
+    "maxMsgsNumBatch",
+    "syncFlushTimeout",
+    "flushIntervalCommitLog",
+};
+
+bool store_setting_is_engine_live(const char *name)
+{
+    for (size_t i = 0; i < sizeof ENGINE_LIVE / sizeof ENGINE_LIVE[0]; i++)
+        if (strcmp(name, ENGINE_LIVE[i]) == 0)
+            return true;
+    return false;
+}
+
+void store_settings_apply_engine(store_plugin *sp, store_engine *e, json_t *u)
+{
+    store_config c = sp->set.engine; /* the start values, updated below */
+    c.max_transfer_bytes_in_memory = (int32_t)st_int(sp, u, "maxTransferBytesOnMessageInMemory");
+    c.max_transfer_count_in_memory = (int32_t)st_int(sp, u, "maxTransferCountOnMessageInMemory");
+    c.max_transfer_bytes_in_disk = (int32_t)st_int(sp, u, "maxTransferBytesOnMessageInDisk");
+    c.max_transfer_count_in_disk = (int32_t)st_int(sp, u, "maxTransferCountOnMessageInDisk");
+    c.max_msgs_num_batch = (int32_t)st_int(sp, u, "maxMsgsNumBatch");
+    c.sync_flush_timeout_ms = st_int(sp, u, "syncFlushTimeout");
+    c.flush_interval_ms = st_int(sp, u, "flushIntervalCommitLog");
+    store_set_live_limits(e, &c);
+}
+
 static int read_all(store_plugin *sp, json_t *u)
 {
     const rmq_host_api *a = sp->api;

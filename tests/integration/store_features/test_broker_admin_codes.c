@@ -571,7 +571,8 @@ static void test_store_settings_update_applies_and_persists(void **state)
  * Configuration.update sets the live BrokerConfig field, read per send or
  * pull) and persist: traceOn (TRACE_ON of each send answer), longPollingEnable
  * and shortPollingTimeMills (a suspended pull of an empty queue is held
- * shortPollingTimeMills instead of its suspendTimeoutMillis). */
+ * shortPollingTimeMills instead of its suspendTimeoutMillis), and the
+ * store's maxTransferCountOnMessageInMemory (records per pull). */
 static void test_per_request_settings_apply_at_once(void **state)
 {
     fixture *f = *state;
@@ -604,9 +605,31 @@ static void test_per_request_settings_apply_at_once(void **state)
     assert_non_null(r);
     assert_int_equal(r->code, 19); /* PULL_NOT_FOUND once the short hold ends */
     rmq_cmd_free(r);
+    /* the store's per-read cap (Java's getMessage reads it per call) */
+    for (int i = 0; i < 5; i++)
+        send_ok(f->port, "T", 3, "capped");
+    stored_record recs[8];
+    st_pull_args all = {.group = "CapG", .topic = "T", .queue = 3, .offset = 0, .max = 32};
+    fd = rmq_tc_connect(f->port);
+    assert_true(fd >= 0);
+    r = st_pull(fd, 8, &all);
+    assert_non_null(r);
+    assert_int_equal(r->code, 0);
+    assert_int_equal(st_records(r, recs, 8), 5);
+    rmq_cmd_free(r);
+    r = update_config(f->port, "maxTransferCountOnMessageInMemory=2\n");
+    assert_int_equal(r->code, 0);
+    rmq_cmd_free(r);
+    r = st_pull(fd, 9, &all);
+    close(fd);
+    assert_non_null(r);
+    assert_int_equal(r->code, 0);
+    assert_int_equal(st_records(r, recs, 8), 2);
+    rmq_cmd_free(r);
     long long ver;
     char *cfg = get_config(f->port, &ver);
     assert_non_null(strstr(cfg, "longPollingEnable=false\n"));
+    assert_non_null(strstr(cfg, "maxTransferCountOnMessageInMemory=2\n"));
     free(cfg);
     /* persisted: the next start reads it */
     assert_int_equal(rmq_td_stop_reporting(&f->d), 0);
