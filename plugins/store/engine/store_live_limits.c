@@ -2,6 +2,8 @@
  * (MessageStoreConfig getters per read, query, SYNC_FLUSH put or flush
  * pass), kept in atomics so UPDATE_BROKER_CONFIG can change them while the
  * readers run: one relaxed store each, one load at each use. */
+#include <unistd.h>
+
 #include "store_internal.h"
 
 void store_set_live_limits(store_engine *e, const store_config *c)
@@ -20,4 +22,10 @@ void store_set_live_limits(store_engine *e, const store_config *c)
     atomic_store_explicit(&e->live.sync_flush_timeout_ms, c->sync_flush_timeout_ms,
                           memory_order_relaxed);
     atomic_store_explicit(&e->live.flush_interval_ms, c->flush_interval_ms, memory_order_relaxed);
+    atomic_store_explicit(&e->live.clean_file_forcibly, c->clean_file_forcibly,
+                          memory_order_relaxed);
+    long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+    atomic_store_explicit(&e->mem_limit_bytes,
+                          (int64_t)pages * psz / 100 * c->access_message_in_memory_max_ratio,
+                          memory_order_relaxed);
 }

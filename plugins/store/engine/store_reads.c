@@ -98,6 +98,7 @@ int store_get_messages(store_engine *e, const char *topic, int32_t queue_id, int
         int32_t count_mem = atomic_load_explicit(&e->live.xfer_count_mem, memory_order_relaxed);
         int32_t bytes_disk = atomic_load_explicit(&e->live.xfer_bytes_disk, memory_order_relaxed);
         int32_t count_disk = atomic_load_explicit(&e->live.xfer_count_disk, memory_order_relaxed);
+        int64_t mem_limit = atomic_load_explicit(&e->mem_limit_bytes, memory_order_relaxed);
         int64_t fs = q->files.file_size / STORE_CQ_UNIT;
         int64_t file_end = (offset / fs + 1) * fs;
         int64_t limit_entries = max_msgs * 20LL > 16000 ? max_msgs * 20LL / 20 : 800;
@@ -124,7 +125,7 @@ int store_get_messages(store_engine *e, const char *topic, int32_t queue_id, int
             store_cq_entry en;
             if (!cq_get_entry(q, i, &en))
                 break;
-            bool in_disk = committed - en.phys_offset > e->mem_limit_bytes;
+            bool in_disk = committed - en.phys_offset > mem_limit;
             if (out->msg_count > 0) {
                 int32_t max_bytes = in_disk ? bytes_disk : bytes_mem;
                 int32_t max_count = in_disk ? count_disk : count_mem;
@@ -273,7 +274,8 @@ bool store_check_in_disk_by_consume_offset(store_engine *e, const char *topic, i
     store_cq *q = cq_find(e, topic, queue_id);
     store_cq_entry en;
     bool r = q && offset >= 0 && offset < qmax(q) && cq_get_entry(q, offset, &en) &&
-             committed - en.phys_offset > e->mem_limit_bytes;
+             committed - en.phys_offset >
+                 atomic_load_explicit(&e->mem_limit_bytes, memory_order_relaxed);
     pthread_rwlock_unlock(&e->maps);
     return r;
 }

@@ -78,7 +78,7 @@ typedef struct store_settings {
     int64_t ha_heartbeat_ms;            /* haSendHeartbeatInterval */
     int64_t ha_housekeeping_ms;         /* haHousekeepingInterval */
     int32_t ha_batch;                   /* haTransferBatchSize */
-    int64_t ha_fallbehind_max;          /* haSlaveFallbehindMax */
+    _Atomic int64_t ha_fallbehind_max;  /* haSlaveFallbehindMax (per check, updatable) */
     int64_t slave_timeout_ms;           /* slaveTimeout */
     _Atomic bool offset_check_in_slave; /* offsetCheckInSlave (per pull, updatable) */
     _Atomic bool slave_read_enable;     /* slaveReadEnable (per pull, updatable) */

@@ -170,6 +170,7 @@ static const char *const LIVE[] = {
     "filterSupportRetry",
     "offsetCheckInSlave",
     "slaveReadEnable",
+    "haSlaveFallbehindMax",
 };
 
 bool store_setting_is_live(const char *name)
@@ -192,6 +193,7 @@ void store_settings_apply_live(store_plugin *sp, json_t *u)
     s->filter_support_retry = st_bool(sp, u, "filterSupportRetry");
     s->offset_check_in_slave = st_bool(sp, u, "offsetCheckInSlave");
     s->slave_read_enable = st_bool(sp, u, "slaveReadEnable");
+    s->ha_fallbehind_max = st_int(sp, u, "haSlaveFallbehindMax");
 }
 
 /* The engine's settings Java's store reads at each use. */
@@ -203,6 +205,8 @@ static const char *const ENGINE_LIVE[] = {
     "maxMsgsNumBatch",
     "syncFlushTimeout",
     "flushIntervalCommitLog",
+    "accessMessageInMemoryMaxRatio",
+    "cleanFileForciblyEnable",
 };
 
 bool store_setting_is_engine_live(const char *name)
@@ -223,6 +227,8 @@ void store_settings_apply_engine(store_plugin *sp, store_engine *e, json_t *u)
     c.max_msgs_num_batch = (int32_t)st_int(sp, u, "maxMsgsNumBatch");
     c.sync_flush_timeout_ms = st_int(sp, u, "syncFlushTimeout");
     c.flush_interval_ms = st_int(sp, u, "flushIntervalCommitLog");
+    c.access_message_in_memory_max_ratio = (int32_t)st_int(sp, u, "accessMessageInMemoryMaxRatio");
+    c.clean_file_forcibly = st_bool(sp, u, "cleanFileForciblyEnable");
     store_set_live_limits(e, &c);
 }
 
@@ -305,7 +311,6 @@ static int read_all(store_plugin *sp, json_t *u)
     s->ha_heartbeat_ms = st_int(sp, u, "haSendHeartbeatInterval");
     s->ha_housekeeping_ms = st_int(sp, u, "haHousekeepingInterval");
     s->ha_batch = (int32_t)st_int(sp, u, "haTransferBatchSize");
-    s->ha_fallbehind_max = st_int(sp, u, "haSlaveFallbehindMax");
     s->slave_timeout_ms = st_int(sp, u, "slaveTimeout");
 
     snprintf(s->region_id, sizeof s->region_id, "%s", st_str(sp, u, "regionId"));

@@ -572,7 +572,8 @@ static void test_store_settings_update_applies_and_persists(void **state)
  * pull) and persist: traceOn (TRACE_ON of each send answer), longPollingEnable
  * and shortPollingTimeMills (a suspended pull of an empty queue is held
  * shortPollingTimeMills instead of its suspendTimeoutMillis), and the
- * store's maxTransferCountOnMessageInMemory (records per pull). */
+ * store's maxTransferCountOnMessageInMemory and accessMessageInMemoryMaxRatio
+ * (records per pull). */
 static void test_per_request_settings_apply_at_once(void **state)
 {
     fixture *f = *state;
@@ -621,10 +622,19 @@ static void test_per_request_settings_apply_at_once(void **state)
     assert_int_equal(r->code, 0);
     rmq_cmd_free(r);
     r = st_pull(fd, 9, &all);
-    close(fd);
     assert_non_null(r);
     assert_int_equal(r->code, 0);
     assert_int_equal(st_records(r, recs, 8), 2);
+    rmq_cmd_free(r);
+    /* no record counts as in memory now: the in-disk cap (8) applies */
+    r = update_config(f->port, "accessMessageInMemoryMaxRatio=0\n");
+    assert_int_equal(r->code, 0);
+    rmq_cmd_free(r);
+    r = st_pull(fd, 10, &all);
+    close(fd);
+    assert_non_null(r);
+    assert_int_equal(r->code, 0);
+    assert_int_equal(st_records(r, recs, 8), 5);
     rmq_cmd_free(r);
     long long ver;
     char *cfg = get_config(f->port, &ver);
