@@ -227,8 +227,7 @@ int store_open(const store_config *cfg, store_engine **out, char *err, size_t er
     pthread_mutex_init(&e->hk_mu, NULL);
     pthread_cond_init(&e->hk_cv, NULL);
     atomic_store(&e->writeable, true);
-    long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
-    e->mem_limit_bytes = (int64_t)pages * psz / 100 * (e->cfg.access_message_in_memory_max_ratio);
+    store_set_live_limits(e, cfg); /* also the "in disk" threshold */
 
     int rc;
     const char *dirs[] = {e->root, e->cl_dir, e->cq_dir, e->index_dir};

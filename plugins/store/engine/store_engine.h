@@ -302,6 +302,13 @@ int store_clean_unused_topics(store_engine *e, bool (*keep)(void *ud, const char
 void store_set_retention(store_engine *e, int64_t reserved_hours, const char *delete_when,
                          int32_t max_used_ratio);
 
+/* maxTransfer{Bytes,Count}OnMessageIn{Memory,Disk},
+ * accessMessageInMemoryMaxRatio, maxMsgsNumBatch, syncFlushTimeout,
+ * flushIntervalCommitLog and cleanFileForciblyEnable from c at run time
+ * (UPDATE_BROKER_CONFIG): the next read, query, SYNC_FLUSH wait, flush or
+ * retention pass uses them, as Java reads them at each use. Any thread. */
+void store_set_live_limits(store_engine *e, const store_config *c);
+
 /* Run retention now (normally the engine's own timer does it every 10 s). */
 void store_clean_expired(store_engine *e, bool force);
 

@@ -206,8 +206,11 @@ static void *flusher_main(void *arg)
 {
     store_engine *e = arg;
     bool sync = e->cfg.flush_type == STORE_SYNC_FLUSH;
-    int64_t interval = e->cfg.flush_interval_ms > 0 ? e->cfg.flush_interval_ms : 500;
     for (;;) {
+        /* read at each pass, as Java's flush service does */
+        int64_t interval = atomic_load_explicit(&e->live.flush_interval_ms, memory_order_relaxed);
+        if (interval <= 0)
+            interval = 500;
         pthread_mutex_lock(&e->flush_mu);
         bool pending = e->waiters && atomic_load(&e->flushed) < atomic_load(&e->committed);
         if (!atomic_load(&e->closing) && (!sync || !pending)) {
@@ -296,7 +299,8 @@ int store_wait_flush(store_engine *e, int64_t end_offset, void (*done)(void *ud,
     if (!w)
         return -ENOMEM;
     w->end_offset = end_offset;
-    w->deadline_ms = store_now_ms() + e->cfg.sync_flush_timeout_ms;
+    w->deadline_ms =
+        store_now_ms() + atomic_load_explicit(&e->live.sync_flush_timeout_ms, memory_order_relaxed);
     w->done = done;
     w->ud = ud;
     pthread_mutex_lock(&e->flush_mu);

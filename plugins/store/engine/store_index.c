@@ -373,7 +373,8 @@ int store_query_by_key(store_engine *e, const char *topic, const char *key, int3
     memset(out, 0, sizeof *out);
     if (!e || !topic || !key)
         return -EINVAL;
-    int32_t limit = max_num < e->cfg.max_msgs_num_batch ? max_num : e->cfg.max_msgs_num_batch;
+    int32_t batch = atomic_load_explicit(&e->live.msgs_num_batch, memory_order_relaxed);
+    int32_t limit = max_num < batch ? max_num : batch;
     if (limit <= 0)
         return 0;
     int64_t *offs = malloc((size_t)limit * sizeof *offs);

@@ -145,6 +145,14 @@ struct store_engine {
     /* guards the retention settings (file_reserved_hours, delete_when,
      * disk_max_used_ratio): store_set_retention changes them at run time */
     pthread_mutex_t retention_mu;
+    /* the per-use settings store_set_live_limits changes at run time (read
+     * from here, not from cfg) */
+    struct {
+        _Atomic int32_t xfer_bytes_mem, xfer_count_mem, xfer_bytes_disk, xfer_count_disk;
+        _Atomic int32_t msgs_num_batch;
+        _Atomic int64_t sync_flush_timeout_ms, flush_interval_ms;
+        _Atomic bool clean_file_forcibly;
+    } live;
 
     pthread_mutex_t append_mu;
     pthread_rwlock_t maps;
@@ -243,8 +251,10 @@ struct store_engine {
     int64_t ha_dispatch_pos;     /* slave: log bytes below this are dispatched (append_mu) */
     _Atomic int64_t ha_appended; /* slave: log end appended, dispatched or not */
 
-    int64_t mem_limit_bytes; /* "in disk" threshold */
-    bool recovery_wrote;     /* recovery changed queues, index or the log tail */
+    /* "in disk" threshold: accessMessageInMemoryMaxRatio of RAM
+     * (store_set_live_limits) */
+    _Atomic int64_t mem_limit_bytes;
+    bool recovery_wrote; /* recovery changed queues, index or the log tail */
 
     _Atomic uint64_t put_times, put_bytes, get_found, get_miss;
     int64_t start_ms;

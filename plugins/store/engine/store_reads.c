@@ -93,6 +93,12 @@ int store_get_messages(store_engine *e, const char *topic, int32_t queue_id, int
         out->next_begin_offset = (offset / fs + 1) * fs;
     } else {
         int64_t committed = atomic_load_explicit(&e->committed, memory_order_acquire);
+        /* Java's getMessage reads these per call: one snapshot per read */
+        int32_t bytes_mem = atomic_load_explicit(&e->live.xfer_bytes_mem, memory_order_relaxed);
+        int32_t count_mem = atomic_load_explicit(&e->live.xfer_count_mem, memory_order_relaxed);
+        int32_t bytes_disk = atomic_load_explicit(&e->live.xfer_bytes_disk, memory_order_relaxed);
+        int32_t count_disk = atomic_load_explicit(&e->live.xfer_count_disk, memory_order_relaxed);
+        int64_t mem_limit = atomic_load_explicit(&e->mem_limit_bytes, memory_order_relaxed);
         int64_t fs = q->files.file_size / STORE_CQ_UNIT;
         int64_t file_end = (offset / fs + 1) * fs;
         int64_t limit_entries = max_msgs * 20LL > 16000 ? max_msgs * 20LL / 20 : 800;
@@ -106,11 +112,9 @@ int store_get_messages(store_engine *e, const char *topic, int32_t queue_id, int
         store_cq_entry first;
         if (cq_get_entry(q, offset, &first) && first.size > 0) {
             /* one allocation for the usual batch of similar-sized records */
-            int32_t n = max_msgs < e->cfg.max_transfer_count_in_memory
-                            ? max_msgs
-                            : e->cfg.max_transfer_count_in_memory;
+            int32_t n = max_msgs < count_mem ? max_msgs : count_mem;
             size_t want = (size_t)n * (size_t)first.size;
-            size_t lim = (size_t)e->cfg.max_transfer_bytes_in_memory + (size_t)first.size;
+            size_t lim = (size_t)bytes_mem + (size_t)first.size;
             cap = want < lim ? want : lim;
             out->data = malloc(cap);
             if (!out->data)
@@ -121,12 +125,10 @@ int store_get_messages(store_engine *e, const char *topic, int32_t queue_id, int
             store_cq_entry en;
             if (!cq_get_entry(q, i, &en))
                 break;
-            bool in_disk = committed - en.phys_offset > e->mem_limit_bytes;
+            bool in_disk = committed - en.phys_offset > mem_limit;
             if (out->msg_count > 0) {
-                int32_t max_bytes = in_disk ? e->cfg.max_transfer_bytes_in_disk
-                                            : e->cfg.max_transfer_bytes_in_memory;
-                int32_t max_count = in_disk ? e->cfg.max_transfer_count_in_disk
-                                            : e->cfg.max_transfer_count_in_memory;
+                int32_t max_bytes = in_disk ? bytes_disk : bytes_mem;
+                int32_t max_count = in_disk ? count_disk : count_mem;
                 if (out->msg_count >= max_msgs || out->len + (size_t)en.size > (size_t)max_bytes ||
                     out->msg_count > max_count - 1)
                     break;
@@ -272,7 +274,8 @@ bool store_check_in_disk_by_consume_offset(store_engine *e, const char *topic, i
     store_cq *q = cq_find(e, topic, queue_id);
     store_cq_entry en;
     bool r = q && offset >= 0 && offset < qmax(q) && cq_get_entry(q, offset, &en) &&
-             committed - en.phys_offset > e->mem_limit_bytes;
+             committed - en.phys_offset >
+                 atomic_load_explicit(&e->mem_limit_bytes, memory_order_relaxed);
     pthread_rwlock_unlock(&e->maps);
     return r;
 }

@@ -65,7 +65,8 @@ void store_clean_expired(store_engine *e, bool force)
     if (max_ratio > 95)
         max_ratio = 95;
     bool space = ratio > max_ratio / 100.0;
-    bool immediately = e->cfg.clean_file_forcibly && ratio > CLEAN_FORCIBLY_RATIO;
+    bool immediately = atomic_load_explicit(&e->live.clean_file_forcibly, memory_order_relaxed) &&
+                       ratio > CLEAN_FORCIBLY_RATIO;
     if (!force && !space && !delete_hour)
         return;
     int64_t reserved_ms = reserved_hours * 3600 * 1000;

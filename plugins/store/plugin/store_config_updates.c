@@ -4,7 +4,10 @@
  * <storePathRootDir>/config/store.properties and read over conf.d at the
  * next start; fileReservedTime, deleteWhen and diskMaxUsedSpaceRatio also
  * reach the running engine at once (Java's clean-up service reads them on
- * every pass). Java rewrites its whole config file with every field. */
+ * every pass), and the settings Java reads per request or per use
+ * (store_setting_is_live, store_setting_is_engine_live) reach the workers
+ * and the engine at once. Java rewrites its
+ * whole config file with every field. */
 #include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -117,6 +120,15 @@ static int update(store_plugin *sp, const char *key, const char *value, const ch
                 n += (size_t)snprintf(text + n, cap - n, "%s=%s\n", k, json_string_value(v));
         }
     }
+    bool live = store_setting_is_live(key);
+    if (live && u)
+        store_settings_apply_live(sp, u);
+    bool engine_live = store_setting_is_engine_live(key);
+    if (engine_live && u) {
+        pthread_rwlock_rdlock(&sp->engine_rw);
+        store_settings_apply_engine(sp, sp->engine, u);
+        pthread_rwlock_unlock(&sp->engine_rw);
+    }
     /* the retention settings reach the engine's next pass */
     bool retention = strcmp(key, "fileReservedTime") == 0 || strcmp(key, "deleteWhen") == 0 ||
                      strcmp(key, "diskMaxUsedSpaceRatio") == 0;
@@ -148,8 +160,9 @@ static int update(store_plugin *sp, const char *key, const char *value, const ch
         return rc;
     }
     sp->api->log(sp->ctx, RMQ_LOG_INFO, "%s: %s=%s kept in %s (%s)", source, key, value, path,
-                 retention || !strcmp(source, "role change") ? "applied now"
-                                                             : "applies at the next start");
+                 retention || live || engine_live || !strcmp(source, "role change")
+                     ? "applied now"
+                     : "applies at the next start");
     return 0;
 }
 

@@ -55,31 +55,33 @@ typedef struct ha_slave ha_slave;
 
 /* Settings read once in init (Java's names in comments). */
 typedef struct store_settings {
-    store_config engine;             /* MessageStoreConfig part, see store_settings.c */
-    char root_dir[1024];             /* storePathRootDir */
-    char commitlog_dir[1024];        /* storePathCommitLog */
-    char delete_when[64];            /* deleteWhen */
-    char region_id[128];             /* regionId */
-    bool trace_on;                   /* traceOn */
-    bool reject_transaction_message; /* rejectTransactionMessage */
-    int64_t start_accept_send_ts;    /* startAcceptSendRequestTimeStamp */
-    bool long_polling_enable;        /* longPollingEnable */
-    int64_t short_polling_ms;        /* shortPollingTimeMills */
-    int32_t default_query_max_num;   /* defaultQueryMaxNum */
-    bool filter_support_retry;       /* filterSupportRetry */
-    bool send_inline;                /* sendMessageInline (rmqhost) */
-    bool pull_inline;                /* pullMessageInline (rmqhost) */
+    store_config engine;      /* MessageStoreConfig part, see store_settings.c */
+    char root_dir[1024];      /* storePathRootDir */
+    char commitlog_dir[1024]; /* storePathCommitLog */
+    char delete_when[64];     /* deleteWhen */
+    char region_id[128];      /* regionId */
+    /* read per request, as Java reads them: UPDATE_BROKER_CONFIG stores
+     * new values while workers read (store_settings_apply_live) */
+    _Atomic bool trace_on;                   /* traceOn */
+    _Atomic bool reject_transaction_message; /* rejectTransactionMessage */
+    _Atomic int64_t start_accept_send_ts;    /* startAcceptSendRequestTimeStamp */
+    _Atomic bool long_polling_enable;        /* longPollingEnable */
+    _Atomic int64_t short_polling_ms;        /* shortPollingTimeMills */
+    _Atomic int32_t default_query_max_num;   /* defaultQueryMaxNum */
+    _Atomic bool filter_support_retry;       /* filterSupportRetry */
+    bool send_inline;                        /* sendMessageInline (rmqhost) */
+    bool pull_inline;                        /* pullMessageInline (rmqhost) */
     /* replication (MessageStoreConfig / BrokerConfig names) */
-    ha_role role;                /* brokerRole */
-    int32_t ha_listen_port;      /* haListenPort (0: server port + 1) */
-    char ha_master_address[128]; /* haMasterAddress */
-    int64_t ha_heartbeat_ms;     /* haSendHeartbeatInterval */
-    int64_t ha_housekeeping_ms;  /* haHousekeepingInterval */
-    int32_t ha_batch;            /* haTransferBatchSize */
-    int64_t ha_fallbehind_max;   /* haSlaveFallbehindMax */
-    int64_t slave_timeout_ms;    /* slaveTimeout */
-    bool offset_check_in_slave;  /* offsetCheckInSlave */
-    bool slave_read_enable;      /* slaveReadEnable */
+    ha_role role;                       /* brokerRole */
+    int32_t ha_listen_port;             /* haListenPort (0: server port + 1) */
+    char ha_master_address[128];        /* haMasterAddress */
+    int64_t ha_heartbeat_ms;            /* haSendHeartbeatInterval */
+    int64_t ha_housekeeping_ms;         /* haHousekeepingInterval */
+    int32_t ha_batch;                   /* haTransferBatchSize */
+    _Atomic int64_t ha_fallbehind_max;  /* haSlaveFallbehindMax (per check, updatable) */
+    int64_t slave_timeout_ms;           /* slaveTimeout */
+    _Atomic bool offset_check_in_slave; /* offsetCheckInSlave (per pull, updatable) */
+    _Atomic bool slave_read_enable;     /* slaveReadEnable (per pull, updatable) */
     int32_t send_threads, pull_threads, query_threads, admin_threads;
     int32_t send_queue, pull_queue, query_queue, admin_queue;
     int64_t put_stats_window_ms; /* putStatsWindowMillis (rmqhost; Java: 60 s) */
@@ -122,13 +124,21 @@ typedef struct store_plugin {
 /* ---- settings (store_settings.c) ---- */
 extern const rmq_setting_decl STORE_SETTINGS[];
 int store_settings_read(store_plugin *sp);
+struct json_t;
+/* Java reads it per request: an update applies at once. */
+bool store_setting_is_live(const char *name);
+/* Store the per-request settings from conf.d with the updates `u` over it. */
+void store_settings_apply_live(store_plugin *sp, struct json_t *u);
+/* The same for the engine's per-use settings (store_set_live_limits). */
+bool store_setting_is_engine_live(const char *name);
+void store_settings_apply_engine(store_plugin *sp, store_engine *e, struct json_t *u);
 
 /* ---- UPDATE_BROKER_CONFIG (store_config_updates.c) ---- */
-struct json_t;
 /* The persisted updates ({name: value text}, new reference; empty when
  * none), NULL when out of memory. */
 struct json_t *store_updates_read(store_plugin *sp);
-/* Take key=value: 0 (persisted; the retention settings also applied now),
+/* Take key=value: 0 (persisted; the retention and per-request settings also
+ * applied now),
  * RMQ_ENOENT not a setting an update may change, RMQ_EINVAL a value the
  * setting cannot take. */
 int store_config_update(store_plugin *sp, const char *key, const char *value);

@@ -5,6 +5,7 @@
  * over the delay levels' progress and the runtime statistics (28, 208); the
  * new one's import opens the engine (its arrival callback names the new
  * generation). */
+#include <jansson.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,11 @@ int store_engine_open(store_plugin *sp, char *err, size_t errlen)
     int rc = store_open(&sp->set.engine, &e, err, errlen);
     if (rc != 0)
         return rc;
+    /* an engine opened again keeps the per-use updates made since the start */
+    json_t *u = store_updates_read(sp);
+    if (u)
+        store_settings_apply_engine(sp, e, u);
+    json_decref(u);
     pthread_rwlock_wrlock(&sp->engine_rw);
     sp->engine = e;
     pthread_rwlock_unlock(&sp->engine_rw);

@@ -156,6 +156,82 @@ static const char *st_str(store_plugin *sp, json_t *u, const char *name)
     return o ? o : sp->api->setting_string(sp->ctx, name);
 }
 
+/* The settings Java's processors read on every request (BrokerConfig /
+ * MessageStoreConfig getters called per send, pull or query), so an
+ * UPDATE_BROKER_CONFIG changes them at once: each is one atomic store,
+ * read by the workers with one atomic load. */
+static const char *const LIVE[] = {
+    "traceOn",
+    "rejectTransactionMessage",
+    "startAcceptSendRequestTimeStamp",
+    "longPollingEnable",
+    "shortPollingTimeMills",
+    "defaultQueryMaxNum",
+    "filterSupportRetry",
+    "offsetCheckInSlave",
+    "slaveReadEnable",
+    "haSlaveFallbehindMax",
+};
+
+bool store_setting_is_live(const char *name)
+{
+    for (size_t i = 0; i < sizeof LIVE / sizeof LIVE[0]; i++)
+        if (strcmp(name, LIVE[i]) == 0)
+            return true;
+    return false;
+}
+
+void store_settings_apply_live(store_plugin *sp, json_t *u)
+{
+    store_settings *s = &sp->set;
+    s->trace_on = st_bool(sp, u, "traceOn");
+    s->reject_transaction_message = st_bool(sp, u, "rejectTransactionMessage");
+    s->start_accept_send_ts = st_int(sp, u, "startAcceptSendRequestTimeStamp");
+    s->long_polling_enable = st_bool(sp, u, "longPollingEnable");
+    s->short_polling_ms = st_int(sp, u, "shortPollingTimeMills");
+    s->default_query_max_num = (int32_t)st_int(sp, u, "defaultQueryMaxNum");
+    s->filter_support_retry = st_bool(sp, u, "filterSupportRetry");
+    s->offset_check_in_slave = st_bool(sp, u, "offsetCheckInSlave");
+    s->slave_read_enable = st_bool(sp, u, "slaveReadEnable");
+    s->ha_fallbehind_max = st_int(sp, u, "haSlaveFallbehindMax");
+}
+
+/* The engine's settings Java's store reads at each use. */
+static const char *const ENGINE_LIVE[] = {
+    "maxTransferBytesOnMessageInMemory",
+    "maxTransferCountOnMessageInMemory",
+    "maxTransferBytesOnMessageInDisk",
+    "maxTransferCountOnMessageInDisk",
+    "maxMsgsNumBatch",
+    "syncFlushTimeout",
+    "flushIntervalCommitLog",
+    "accessMessageInMemoryMaxRatio",
+    "cleanFileForciblyEnable",
+};
+
+bool store_setting_is_engine_live(const char *name)
+{
+    for (size_t i = 0; i < sizeof ENGINE_LIVE / sizeof ENGINE_LIVE[0]; i++)
+        if (strcmp(name, ENGINE_LIVE[i]) == 0)
+            return true;
+    return false;
+}
+
+void store_settings_apply_engine(store_plugin *sp, store_engine *e, json_t *u)
+{
+    store_config c = sp->set.engine; /* the start values, updated below */
+    c.max_transfer_bytes_in_memory = (int32_t)st_int(sp, u, "maxTransferBytesOnMessageInMemory");
+    c.max_transfer_count_in_memory = (int32_t)st_int(sp, u, "maxTransferCountOnMessageInMemory");
+    c.max_transfer_bytes_in_disk = (int32_t)st_int(sp, u, "maxTransferBytesOnMessageInDisk");
+    c.max_transfer_count_in_disk = (int32_t)st_int(sp, u, "maxTransferCountOnMessageInDisk");
+    c.max_msgs_num_batch = (int32_t)st_int(sp, u, "maxMsgsNumBatch");
+    c.sync_flush_timeout_ms = st_int(sp, u, "syncFlushTimeout");
+    c.flush_interval_ms = st_int(sp, u, "flushIntervalCommitLog");
+    c.access_message_in_memory_max_ratio = (int32_t)st_int(sp, u, "accessMessageInMemoryMaxRatio");
+    c.clean_file_forcibly = st_bool(sp, u, "cleanFileForciblyEnable");
+    store_set_live_limits(e, &c);
+}
+
 static int read_all(store_plugin *sp, json_t *u)
 {
     const rmq_host_api *a = sp->api;
@@ -197,12 +273,9 @@ static int read_all(store_plugin *sp, json_t *u)
     e->max_hash_slot_num = (int32_t)st_int(sp, u, "maxHashSlotNum");
     e->max_index_num = (int32_t)st_int(sp, u, "maxIndexNum");
     e->check_crc_on_recover = st_bool(sp, u, "checkCRCOnRecover");
-    e->access_message_in_memory_max_ratio =
-        (int32_t)st_int(sp, u, "accessMessageInMemoryMaxRatio");
-    e->max_transfer_bytes_in_memory =
-        (int32_t)st_int(sp, u, "maxTransferBytesOnMessageInMemory");
-    e->max_transfer_count_in_memory =
-        (int32_t)st_int(sp, u, "maxTransferCountOnMessageInMemory");
+    e->access_message_in_memory_max_ratio = (int32_t)st_int(sp, u, "accessMessageInMemoryMaxRatio");
+    e->max_transfer_bytes_in_memory = (int32_t)st_int(sp, u, "maxTransferBytesOnMessageInMemory");
+    e->max_transfer_count_in_memory = (int32_t)st_int(sp, u, "maxTransferCountOnMessageInMemory");
     e->max_transfer_bytes_in_disk = (int32_t)st_int(sp, u, "maxTransferBytesOnMessageInDisk");
     e->max_transfer_count_in_disk = (int32_t)st_int(sp, u, "maxTransferCountOnMessageInDisk");
     e->max_msgs_num_batch = (int32_t)st_int(sp, u, "maxMsgsNumBatch");
@@ -234,24 +307,14 @@ static int read_all(store_plugin *sp, json_t *u)
     }
     s->ha_listen_port = (int32_t)st_int(sp, u, "haListenPort");
     snprintf(s->ha_master_address, sizeof s->ha_master_address, "%s",
-             st_str(sp, u, "haMasterAddress") ? st_str(sp, u, "haMasterAddress")
-                                                     : "");
+             st_str(sp, u, "haMasterAddress") ? st_str(sp, u, "haMasterAddress") : "");
     s->ha_heartbeat_ms = st_int(sp, u, "haSendHeartbeatInterval");
     s->ha_housekeeping_ms = st_int(sp, u, "haHousekeepingInterval");
     s->ha_batch = (int32_t)st_int(sp, u, "haTransferBatchSize");
-    s->ha_fallbehind_max = st_int(sp, u, "haSlaveFallbehindMax");
     s->slave_timeout_ms = st_int(sp, u, "slaveTimeout");
-    s->offset_check_in_slave = st_bool(sp, u, "offsetCheckInSlave");
-    s->slave_read_enable = st_bool(sp, u, "slaveReadEnable");
 
     snprintf(s->region_id, sizeof s->region_id, "%s", st_str(sp, u, "regionId"));
-    s->trace_on = st_bool(sp, u, "traceOn");
-    s->reject_transaction_message = st_bool(sp, u, "rejectTransactionMessage");
-    s->start_accept_send_ts = st_int(sp, u, "startAcceptSendRequestTimeStamp");
-    s->long_polling_enable = st_bool(sp, u, "longPollingEnable");
-    s->short_polling_ms = st_int(sp, u, "shortPollingTimeMills");
-    s->default_query_max_num = (int32_t)st_int(sp, u, "defaultQueryMaxNum");
-    s->filter_support_retry = st_bool(sp, u, "filterSupportRetry");
+    store_settings_apply_live(sp, u);
     s->send_inline = st_bool(sp, u, "sendMessageInline");
     s->pull_inline = st_bool(sp, u, "pullMessageInline");
     s->send_threads = (int32_t)st_int(sp, u, "sendMessageThreadPoolNums");

@@ -513,7 +513,8 @@ static void test_manual_commitlog_and_queue_cleanup(void **state)
 /* ---- 25 for the store's settings ------------------------------------------ */
 
 /* fileReservedTime applies at once (the retention pass reads it), both keys
- * persist in the store's file, maxMessageSize applies at the next start. */
+ * persist in the store's file, maxMessageSize applies at the next start
+ * (Java 4.9.8's put encoder takes it once per send thread, at its first put). */
 static void test_store_settings_update_applies_and_persists(void **state)
 {
     fixture *f = *state;
@@ -564,6 +565,90 @@ static void test_store_settings_update_applies_and_persists(void **state)
     cfg = get_config(f->port, &ver);
     assert_null(strstr(cfg, "storePathCommitLog=/tmp/elsewhere"));
     free(cfg);
+}
+
+/* The settings Java's processors read per request change at once (Java:
+ * Configuration.update sets the live BrokerConfig field, read per send or
+ * pull) and persist: traceOn (TRACE_ON of each send answer), longPollingEnable
+ * and shortPollingTimeMills (a suspended pull of an empty queue is held
+ * shortPollingTimeMills instead of its suspendTimeoutMillis), and the
+ * store's maxTransferCountOnMessageInMemory and accessMessageInMemoryMaxRatio
+ * (records per pull). */
+static void test_per_request_settings_apply_at_once(void **state)
+{
+    fixture *f = *state;
+    rmq_cmd *r = send_to(f->port, "T", 0, "before");
+    assert_non_null(r);
+    assert_int_equal(r->code, 0);
+    assert_string_equal(rmq_cmd_ext_get(r, "TRACE_ON"), "true");
+    rmq_cmd_free(r);
+    r = update_config(f->port,
+                      "traceOn=false\nlongPollingEnable=false\nshortPollingTimeMills=100\n");
+    assert_int_equal(r->code, 0);
+    rmq_cmd_free(r);
+    r = send_to(f->port, "T", 0, "after");
+    assert_non_null(r);
+    assert_int_equal(r->code, 0);
+    assert_string_equal(rmq_cmd_ext_get(r, "TRACE_ON"), "false");
+    rmq_cmd_free(r);
+    /* held an hour under long polling; the client waits 25 s for the answer */
+    int fd = rmq_tc_connect(f->port);
+    assert_true(fd >= 0);
+    st_pull_args pa = {.group = "HoldG",
+                       .topic = "T",
+                       .queue = 2,
+                       .offset = 0,
+                       .max = 32,
+                       .sys_flag = 2 | 4, /* suspend + inline subscription */
+                       .suspend_ms = 3600000};
+    r = st_pull(fd, 7, &pa);
+    close(fd);
+    assert_non_null(r);
+    assert_int_equal(r->code, 19); /* PULL_NOT_FOUND once the short hold ends */
+    rmq_cmd_free(r);
+    /* the store's per-read cap (Java's getMessage reads it per call) */
+    for (int i = 0; i < 5; i++)
+        send_ok(f->port, "T", 3, "capped");
+    stored_record recs[8];
+    st_pull_args all = {.group = "CapG", .topic = "T", .queue = 3, .offset = 0, .max = 32};
+    fd = rmq_tc_connect(f->port);
+    assert_true(fd >= 0);
+    r = st_pull(fd, 8, &all);
+    assert_non_null(r);
+    assert_int_equal(r->code, 0);
+    assert_int_equal(st_records(r, recs, 8), 5);
+    rmq_cmd_free(r);
+    r = update_config(f->port, "maxTransferCountOnMessageInMemory=2\n");
+    assert_int_equal(r->code, 0);
+    rmq_cmd_free(r);
+    r = st_pull(fd, 9, &all);
+    assert_non_null(r);
+    assert_int_equal(r->code, 0);
+    assert_int_equal(st_records(r, recs, 8), 2);
+    rmq_cmd_free(r);
+    /* no record counts as in memory now: the in-disk cap (8) applies */
+    r = update_config(f->port, "accessMessageInMemoryMaxRatio=0\n");
+    assert_int_equal(r->code, 0);
+    rmq_cmd_free(r);
+    r = st_pull(fd, 10, &all);
+    close(fd);
+    assert_non_null(r);
+    assert_int_equal(r->code, 0);
+    assert_int_equal(st_records(r, recs, 8), 5);
+    rmq_cmd_free(r);
+    long long ver;
+    char *cfg = get_config(f->port, &ver);
+    assert_non_null(strstr(cfg, "longPollingEnable=false\n"));
+    assert_non_null(strstr(cfg, "maxTransferCountOnMessageInMemory=2\n"));
+    free(cfg);
+    /* persisted: the next start reads it */
+    assert_int_equal(rmq_td_stop_reporting(&f->d), 0);
+    assert_int_equal(start(f), 0);
+    r = send_to(f->port, "T", 0, "restarted");
+    assert_non_null(r);
+    assert_int_equal(r->code, 0);
+    assert_string_equal(rmq_cmd_ext_get(r, "TRACE_ON"), "false");
+    rmq_cmd_free(r);
 }
 
 /* ---- 316 CLEAN_UNUSED_TOPIC ----------------------------------------------- */
@@ -623,6 +708,7 @@ int main(int argc, char **argv)
                                         teardown),
         T(test_clean_unused_topic_drops_queues_of_unknown_topics),
         T(test_store_settings_update_applies_and_persists),
+        T(test_per_request_settings_apply_at_once),
         cmocka_unit_test_setup_teardown(test_acl_info_names_the_broker, setup_acl, teardown),
     };
     struct CMUnitTest tests[sizeof all / sizeof all[0]];
