@@ -373,20 +373,24 @@ out:
     return rc;
 }
 
-/* queueId and offset of a receipt handle (fields 6 and 7): false when it
- * is not one of ours. */
-static bool receipt_parse(const char *h, int32_t *qid, int64_t *offset)
-{
-    long long f[5];
+/* A receipt handle as ReceiveMessage hands it out: Java's extraInfo
+ * ("startOffset popTime invisibleTime reviveQid retryFlag brokerName
+ * queueId offset") plus the record's commit-log offset. */
+typedef struct pop_receipt {
+    long long start_offset, pop_time, invisible_time, revive_qid;
     char retry[8], broker[256];
-    int q;
-    long long off;
-    if (!h || sscanf(h, "%lld %lld %lld %lld %7s %255s %d %lld", &f[0], &f[1], &f[2], &f[3], retry,
-                     broker, &q, &off) != 8)
-        return false;
-    *qid = q;
-    *offset = off;
-    return true;
+    int queue_id;
+    long long offset;
+    long long phys; /* -1 when the handle has no ninth field */
+} pop_receipt;
+
+/* false when h is not one of ours (fewer than the eight extraInfo fields) */
+static bool receipt_parse(const char *h, pop_receipt *r)
+{
+    r->phys = -1;
+    return h && sscanf(h, "%lld %lld %lld %lld %7s %255s %d %lld %lld", &r->start_offset,
+                       &r->pop_time, &r->invisible_time, &r->revive_qid, r->retry, r->broker,
+                       &r->queue_id, &r->offset, &r->phys) >= 8;
 }
 
 /* One ACK_MESSAGE / CHANGE_MESSAGE_INVISIBLETIME: the remoting answer (or
@@ -395,10 +399,9 @@ static rmq_cmd *ack_call(proxy *px, int code, const char *group, const char *top
                          const char *receipt, int64_t invisible, int *lrc)
 {
     const rmq_host_api *api = px->api;
-    int32_t qid = 0;
-    int64_t off = 0;
+    pop_receipt rh;
     *lrc = 0;
-    if (!receipt_parse(receipt, &qid, &off)) {
+    if (!receipt_parse(receipt, &rh)) {
         *lrc = RMQ_EINVAL;
         return NULL;
     }
@@ -408,8 +411,8 @@ static rmq_cmd *ack_call(proxy *px, int code, const char *group, const char *top
         return NULL;
     }
     char q[16], o[32], inv[32];
-    snprintf(q, sizeof q, "%" PRId32, qid);
-    snprintf(o, sizeof o, "%" PRId64, off);
+    snprintf(q, sizeof q, "%d", rh.queue_id);
+    snprintf(o, sizeof o, "%lld", rh.offset);
     snprintf(inv, sizeof inv, "%" PRId64, invisible);
     const char *kv[] = {
         "consumerGroup", group,    "topic", topic,           "queueId", q,   "extraInfo",
@@ -527,15 +530,13 @@ int proxy_change_invisible_duration(rmq_grpc_call *call, const void *msg, size_t
         proxy_status(&status, proxy_code_of_remoting(api->cmd_code(r)), "change invisible failed");
     } else {
         /* the same receipt with the new popTime and invisible time */
-        long long so = 0, pt = 0, it = 0, rq = 0, off = 0, phys = -1;
-        char retry[8], broker[256];
-        int q = 0;
-        sscanf(req->receipt_handle, "%lld %lld %lld %lld %7s %255s %d %lld %lld", &so, &pt, &it,
-               &rq, retry, broker, &q, &off, &phys);
+        pop_receipt rh;
+        receipt_parse(req->receipt_handle, &rh); /* parsed by ack_call already */
         const char *npt = api->cmd_ext_get(r, "popTime");
         const char *nrq = api->cmd_ext_get(r, "reviveQid");
-        snprintf(receipt, sizeof receipt, "%lld %s %" PRId64 " %s %s %s %d %lld %lld", so,
-                 npt ? npt : "0", invisible, nrq ? nrq : "0", retry, broker, q, off, phys);
+        snprintf(receipt, sizeof receipt, "%lld %s %" PRId64 " %s %s %s %d %lld %lld",
+                 rh.start_offset, npt ? npt : "0", invisible, nrq ? nrq : "0", rh.retry, rh.broker,
+                 rh.queue_id, rh.offset, rh.phys);
         resp.receipt_handle = receipt;
         proxy_status(&status, PX_OK, "OK");
     }
@@ -561,13 +562,8 @@ int proxy_forward_to_dlq(rmq_grpc_call *call, const void *msg, size_t len, void 
     Apache__Rocketmq__V2__Status status;
     const char *group = req->group ? req->group->name : NULL;
     const char *topic = req->topic ? req->topic->name : NULL;
-    long long f[4], off = 0, phys = -1;
-    char retry[8], broker[256];
-    int q = 0;
-    bool parsed = req->receipt_handle &&
-                  sscanf(req->receipt_handle, "%lld %lld %lld %lld %7s %255s %d %lld %lld", &f[0],
-                         &f[1], &f[2], &f[3], retry, broker, &q, &off, &phys) == 9 &&
-                  phys >= 0;
+    pop_receipt rh;
+    bool parsed = receipt_parse(req->receipt_handle, &rh) && rh.phys >= 0;
     rmq_cmd *back = NULL;
     if (!group || !*group || !topic || !*topic) {
         proxy_status(&status, APACHE__ROCKETMQ__V2__CODE__BAD_REQUEST,
@@ -579,7 +575,7 @@ int proxy_forward_to_dlq(rmq_grpc_call *call, const void *msg, size_t len, void 
         proxy_status(&status, PX_INTERNAL_SERVER_ERROR, "out of memory");
     } else {
         char po[32], mx[16];
-        snprintf(po, sizeof po, "%lld", phys);
+        snprintf(po, sizeof po, "%lld", rh.phys);
         snprintf(mx, sizeof mx, "%d",
                  req->max_delivery_attempts > 0 ? req->max_delivery_attempts : 16);
         const char *kv[] = {"offset",
