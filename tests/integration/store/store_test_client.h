@@ -66,4 +66,8 @@ long long st_ext_ll(const rmq_cmd *c, const char *key);
 /* GET_MAX_OFFSET (30) of topic/queue on a fresh connection; -1 on failure. */
 long long st_max_offset(int port, const char *topic, int queue);
 
+/* Whether files a and b both open and hold the same bytes (replicated
+ * commit-log segments compared byte for byte). */
+bool st_same_file(const char *a, const char *b);
+
 #endif

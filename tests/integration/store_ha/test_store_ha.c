@@ -184,24 +184,6 @@ static size_t list_files(const char *dir, char names[][32], size_t max)
     return n;
 }
 
-static bool same_file(const char *a, const char *b)
-{
-    FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
-    bool same = fa && fb;
-    while (same) {
-        int x = fgetc(fa), y = fgetc(fb);
-        if (x != y)
-            same = false;
-        if (x == EOF || y == EOF)
-            break;
-    }
-    if (fa)
-        fclose(fa);
-    if (fb)
-        fclose(fb);
-    return same;
-}
-
 /* Every slave file equals the master's of the same name; the slave's first
  * file is `first`. */
 static void expect_identical_logs(pair *p, const char *first)
@@ -218,9 +200,9 @@ static void expect_identical_logs(pair *p, const char *first)
         char a[600], b[600];
         snprintf(a, sizeof a, "%s/%s", md, sn[i]);
         snprintf(b, sizeof b, "%s/%s", sd, sn[i]);
-        if (!same_file(a, b))
+        if (!st_same_file(a, b))
             fprintf(stderr, "%s differs\n", sn[i]);
-        assert_true(same_file(a, b));
+        assert_true(st_same_file(a, b));
     }
 }
 

@@ -161,24 +161,6 @@ static int send_one(int port, int i)
     return code;
 }
 
-static bool same_file(const char *a, const char *b)
-{
-    FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
-    bool same = fa && fb;
-    while (same) {
-        int x = fgetc(fa), y = fgetc(fb);
-        if (x != y)
-            same = false;
-        if (x == EOF || y == EOF)
-            break;
-    }
-    if (fa)
-        fclose(fa);
-    if (fb)
-        fclose(fb);
-    return same;
-}
-
 /* A Java master pre-creates its next file: only files with a record count. */
 static bool holds_data(const char *dir, const char *name)
 {
@@ -221,7 +203,7 @@ static size_t wait_identical(const char *mdir, const char *sdir)
             snprintf(a, sizeof a, "%s/%s", mdir, de->d_name);
             snprintf(b, sizeof b, "%s/%s", sdir, de->d_name);
             has_newest |= strcmp(de->d_name, newest) == 0;
-            if (same_file(a, b))
+            if (st_same_file(a, b))
                 same++;
             else
                 ok = false;
