@@ -136,6 +136,15 @@ rmq_cmd *rmq_tc_load_vector_cmd(const char *name, char *why, size_t why_len);
  * difference in why. */
 bool rmq_tc_same_answer_head(const rmq_cmd *want, const rmq_cmd *got, char *why, size_t why_len);
 
+/* test_certs.c: a self-signed P-256 certificate for 127.0.0.1 and
+ * localhost (CN cn) in a new directory made from dir_template by mkdtemp
+ * (e.g. "/tmp/rmqcert.XXXXXX", rewritten in place): its paths in cert and
+ * key. 0, or -1 (openssl's words in <dir>/openssl.log). */
+int rmq_test_self_signed_cert(char *dir_template, const char *cn, char *cert, size_t cert_len,
+                              char *key, size_t key_len);
+/* rm -rf dir, a test's own temporary directory (nothing when empty). */
+void rmq_test_remove_tree(const char *dir);
+
 /* Load a vector file (tests/vectors/NAME) into a malloc'd buffer. */
 unsigned char *rmq_tc_load_vector(const char *name, size_t *len);
 

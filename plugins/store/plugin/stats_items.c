@@ -1,9 +1,12 @@
 /* stats_items.c — owns the StatsItemSet counters behind
- * VIEW_BROKER_STATS_DATA: one mutex per set, taken per add for a hash
- * lookup, and by the sampling timer. */
+ * VIEW_BROKER_STATS_DATA. Every send and pull adds to them from several I/O
+ * threads, so an add takes the set's lock shared (a lookup; items are never
+ * removed while the set lives) and bumps atomic counters; only a new key and
+ * the sampling timer take it exclusively. */
 #include "stats_items.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,14 +21,14 @@ typedef struct call_snapshot {
 } call_snapshot;
 
 typedef struct stats_item {
-    int64_t value, times;
+    _Atomic int64_t value, times;
     call_snapshot list[STATS_WINDOWS][MAX_KEEP]; /* oldest first */
     size_t n[STATS_WINDOWS];
     char key[]; /* the map borrows it */
 } stats_item;
 
 struct stats_items {
-    pthread_mutex_t mu;
+    pthread_rwlock_t rw;
     rmq_str_map by_key;
 };
 
@@ -34,7 +37,7 @@ stats_items *stats_items_new(void)
     stats_items *s = calloc(1, sizeof *s);
     if (!s)
         return NULL;
-    pthread_mutex_init(&s->mu, NULL);
+    pthread_rwlock_init(&s->rw, NULL);
     rmq_str_map_init(&s->by_key);
     return s;
 }
@@ -50,7 +53,7 @@ void stats_items_free(stats_items *s)
     while (rmq_str_map_iter_next(&it, &k, &v))
         free(v);
     rmq_str_map_destroy(&s->by_key);
-    pthread_mutex_destroy(&s->mu);
+    pthread_rwlock_destroy(&s->rw);
     free(s);
 }
 
@@ -58,44 +61,57 @@ void stats_items_add(stats_items *s, const char *key, int64_t value, int64_t tim
 {
     if (!s || !key)
         return;
-    pthread_mutex_lock(&s->mu);
+    pthread_rwlock_rdlock(&s->rw);
     stats_item *it = rmq_str_map_get(&s->by_key, key);
+    if (it) {
+        atomic_fetch_add_explicit(&it->value, value, memory_order_relaxed);
+        atomic_fetch_add_explicit(&it->times, times, memory_order_relaxed);
+        pthread_rwlock_unlock(&s->rw);
+        return;
+    }
+    pthread_rwlock_unlock(&s->rw);
+    pthread_rwlock_wrlock(&s->rw);
+    it = rmq_str_map_get(&s->by_key, key); /* another thread may have made it */
     if (!it) { /* getAndCreateStatsItem: empty lists until the next sampling */
         size_t klen = strlen(key) + 1;
         int err = 0;
         it = calloc(1, sizeof *it + klen);
-        if (it)
+        if (it) {
+            atomic_init(&it->value, 0);
+            atomic_init(&it->times, 0);
             memcpy(it->key, key, klen);
+        }
         if (it && !rmq_str_map_put(&s->by_key, it->key, it, &err) && err) {
             free(it);
             it = NULL;
         }
     }
     if (it) {
-        it->value += value;
-        it->times += times;
+        atomic_fetch_add_explicit(&it->value, value, memory_order_relaxed);
+        atomic_fetch_add_explicit(&it->times, times, memory_order_relaxed);
     }
-    pthread_mutex_unlock(&s->mu);
+    pthread_rwlock_unlock(&s->rw);
 }
 
 void stats_items_sample(stats_items *s, int w, uint64_t now_ms)
 {
     if (!s || w < 0 || w >= STATS_WINDOWS)
         return;
-    pthread_mutex_lock(&s->mu);
+    pthread_rwlock_wrlock(&s->rw);
     rmq_str_map_iter it;
     const char *k;
     void *v;
     rmq_str_map_iter_init(&it, &s->by_key);
     while (rmq_str_map_iter_next(&it, &k, &v)) {
         stats_item *i = v;
-        i->list[w][i->n[w]++] = (call_snapshot){now_ms, i->value, i->times};
+        i->list[w][i->n[w]++] =
+            (call_snapshot){now_ms, atomic_load(&i->value), atomic_load(&i->times)};
         if (i->n[w] > KEEP[w]) {
             memmove(i->list[w], i->list[w] + 1, (i->n[w] - 1) * sizeof i->list[w][0]);
             i->n[w]--;
         }
     }
-    pthread_mutex_unlock(&s->mu);
+    pthread_rwlock_unlock(&s->rw);
 }
 
 /* StatsItem.computeStatsData: first and last snapshot of the list. One
@@ -118,11 +134,11 @@ bool stats_items_view(stats_items *s, const char *key, stats_view out[STATS_WIND
 {
     if (!s || !key)
         return false;
-    pthread_mutex_lock(&s->mu);
+    pthread_rwlock_rdlock(&s->rw); /* the lists change only under the exclusive lock */
     stats_item *it = rmq_str_map_get(&s->by_key, key);
     if (it)
         for (int w = 0; w < STATS_WINDOWS; w++)
             out[w] = compute(it->list[w], it->n[w]);
-    pthread_mutex_unlock(&s->mu);
+    pthread_rwlock_unlock(&s->rw);
     return it != NULL;
 }

@@ -38,17 +38,8 @@ typedef struct fixture {
 static int make_cert(fixture *f)
 {
     snprintf(f->cert_dir, sizeof f->cert_dir, "/tmp/rmqproxycert.XXXXXX");
-    if (!mkdtemp(f->cert_dir))
-        return -1;
-    snprintf(f->cert, sizeof f->cert, "%s/proxy.pem", f->cert_dir);
-    snprintf(f->key, sizeof f->key, "%s/proxy.key", f->cert_dir);
-    char cmd[1024];
-    snprintf(cmd, sizeof cmd,
-             "openssl req -x509 -newkey rsa:2048 -nodes -keyout %s -out %s -days 2 "
-             "-subj /CN=rmqhost-proxy-test -addext subjectAltName=IP:127.0.0.1,DNS:localhost "
-             ">/dev/null 2>&1",
-             f->key, f->cert);
-    return system(cmd) == 0 ? 0 : -1;
+    return rmq_test_self_signed_cert(f->cert_dir, "rmqhost-proxy-test", f->cert, sizeof f->cert,
+                                     f->key, sizeof f->key);
 }
 
 static int start(void **state, bool tls)
@@ -110,12 +101,7 @@ static int teardown(void **state)
     rmq_node_reap(&f->node, 0);
     int st = rmq_td_stop_reporting(&f->d);
     rmq_td_cleanup(&f->d);
-    if (f->cert_dir[0]) {
-        char cmd[128];
-        snprintf(cmd, sizeof cmd, "rm -rf %s", f->cert_dir);
-        if (system(cmd) != 0)
-            fprintf(stderr, "cannot remove %s\n", f->cert_dir);
-    }
+    rmq_test_remove_tree(f->cert_dir);
     free(f);
     return st == 0 ? 0 : -1;
 }
