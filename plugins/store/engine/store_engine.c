@@ -377,7 +377,7 @@ static int back_for_put(store_engine *e, mfile *seg, store_cq *q, int64_t qmax, 
     for (size_t i = 0; rc == 0 && q && i < n; i++)
         rc = cq_back_entry(e, q, qmax + (int64_t)i);
     *what = "index file";
-    if (rc == 0 && keys > 0 && e->cfg.message_index_enable)
+    if (rc == 0 && keys > 0)
         rc = index_back_keys(e, keys);
     return rc;
 }
@@ -399,7 +399,7 @@ static store_put_status prepare_locked(store_engine *e, const store_msg *m0, siz
         int64_t qmax = q ? atomic_load(&q->max_offset) : 0;
         bool cq_files = need_cq && (!q || !cq_has_file_for(q, qmax) ||
                                     !cq_has_file_for(q, qmax + (int64_t)n - 1));
-        bool idx = keys > 0 && e->cfg.message_index_enable && index_needs_file(e, keys);
+        bool idx = keys > 0 && index_needs_file(e, keys);
         if (!roll && !cq_files && !idx) {
             /* mapped now (a cold file was unmapped), so the entry write
              * after the record cannot fail */
@@ -477,8 +477,8 @@ static store_put_status prepare_locked(store_engine *e, const store_msg *m0, siz
                 }
             }
         }
-        if (st == STORE_PUT_OK && keys > 0 && e->cfg.message_index_enable &&
-            index_needs_file(e, keys) && index_add_file(e, err, sizeof err) != 0) {
+        if (st == STORE_PUT_OK && keys > 0 && index_needs_file(e, keys) &&
+            index_add_file(e, err, sizeof err) != 0) {
             store_log(e, 0, "%s", err);
             set_not_writeable(e, "cannot create an index file", EIO);
             st = STORE_PUT_CREATE_MAPPED_FILE_FAILED;
@@ -503,7 +503,11 @@ static int append(store_engine *e, const store_msg *msgs, size_t n, int64_t *phy
     if (!sizes)
         return -ENOMEM;
     int64_t total = 0;
+    /* keys counts the index entries to make room for: none while
+     * messageIndexEnable is off (read once per put, as Java's dispatcher
+     * reads it per record; UPDATE_BROKER_CONFIG flips it at run time) */
     int keys = 0;
+    bool index_on = atomic_load_explicit(&e->live.message_index_enable, memory_order_relaxed);
     for (size_t i = 0; i < n; i++) {
         store_put_status st = check_msg(e, &msgs[i], &sizes[i]);
         if (st == STORE_PUT_OK && i > 0 &&
@@ -514,8 +518,7 @@ static int append(store_engine *e, const store_msg *msgs, size_t n, int64_t *phy
             goto done;
         }
         total += (int64_t)sizes[i];
-        if (e->cfg.message_index_enable &&
-            (msgs[i].sys_flag & STORED_SYSFLAG_TX_MASK) != STORED_SYSFLAG_TX_ROLLBACK)
+        if (index_on && (msgs[i].sys_flag & STORED_SYSFLAG_TX_MASK) != STORED_SYSFLAG_TX_ROLLBACK)
             keys += count_keys(&msgs[i]);
     }
     if (total + 8 > e->cfg.commitlog_file_size) {
@@ -594,8 +597,7 @@ static int append(store_engine *e, const store_msg *msgs, size_t n, int64_t *phy
         const store_msg *m = &msgs[i];
         if (q)
             cq_put_entry(e, q, qbase + (int64_t)i, pos, (int32_t)sizes[i], m->tags_code, false);
-        if (e->cfg.message_index_enable &&
-            (m->sys_flag & STORED_SYSFLAG_TX_MASK) != STORED_SYSFLAG_TX_ROLLBACK)
+        if (index_on && (m->sys_flag & STORED_SYSFLAG_TX_MASK) != STORED_SYSFLAG_TX_ROLLBACK)
             index_put_record(e, (const uint8_t *)m->topic, (uint8_t)strlen(m->topic), m->props,
                              m->props_len, m->sys_flag, pos, now);
         if (phys_out)

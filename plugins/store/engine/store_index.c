@@ -278,8 +278,7 @@ static void put_key(store_engine *e, store_index_file *f, const char *key, size_
 void index_put_record(store_engine *e, const uint8_t *topic, size_t topic_len, const char *props,
                       size_t props_len, int32_t sys_flag, int64_t phys, int64_t store_ts)
 {
-    if (!e->cfg.message_index_enable || e->nidx == 0 ||
-        (sys_flag & STORED_SYSFLAG_TX_MASK) == STORED_SYSFLAG_TX_ROLLBACK)
+    if (e->nidx == 0 || (sys_flag & STORED_SYSFLAG_TX_MASK) == STORED_SYSFLAG_TX_ROLLBACK)
         return;
     store_index_file *f = e->idx[e->nidx - 1];
     char key[128 + 1 + 32768];

@@ -152,6 +152,7 @@ struct store_engine {
         _Atomic int32_t msgs_num_batch;
         _Atomic int64_t sync_flush_timeout_ms, flush_interval_ms;
         _Atomic bool clean_file_forcibly;
+        _Atomic bool message_index_enable; /* index keys of new records */
     } live;
 
     pthread_mutex_t append_mu;

@@ -1,7 +1,7 @@
 /* store_live_limits.c — the engine settings Java's store reads at each use
  * (MessageStoreConfig getters per read, query, SYNC_FLUSH put or flush
- * pass), kept in atomics so UPDATE_BROKER_CONFIG can change them while the
- * readers run: one relaxed store each, one load at each use. */
+ * pass, messageIndexEnable per dispatched record), kept in atomics so UPDATE_BROKER_CONFIG can
+ * change them while the readers run: one relaxed store each, one load at each use. */
 #include <unistd.h>
 
 #include "store_internal.h"
@@ -23,6 +23,8 @@ void store_set_live_limits(store_engine *e, const store_config *c)
                           memory_order_relaxed);
     atomic_store_explicit(&e->live.flush_interval_ms, c->flush_interval_ms, memory_order_relaxed);
     atomic_store_explicit(&e->live.clean_file_forcibly, c->clean_file_forcibly,
+                          memory_order_relaxed);
+    atomic_store_explicit(&e->live.message_index_enable, c->message_index_enable,
                           memory_order_relaxed);
     long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
     atomic_store_explicit(&e->mem_limit_bytes,

@@ -229,7 +229,10 @@ void store_dispatch(store_engine *e, const uint8_t *rec, int64_t phys, bool reco
                           (long long)phys, store_back_error(rc));
         }
     }
-    if (e->cfg.message_index_enable && tx != STORED_SYSFLAG_TX_ROLLBACK && phys > e->idx_last_phy) {
+    /* messageIndexEnable as it is now: a slave's dispatch runs while the
+     * broker runs, and an update may flip it */
+    if (atomic_load_explicit(&e->live.message_index_enable, memory_order_relaxed) &&
+        tx != STORED_SYSFLAG_TX_ROLLBACK && phys > e->idx_last_phy) {
         if (index_needs_file(e, 64) && index_add_file(e, err, sizeof err) != 0)
             store_log(e, 0, "recovery: %s", err);
         index_put_record(e, (const uint8_t *)r.topic, r.topic_len, r.props, r.props_len, r.sys_flag,

@@ -49,7 +49,7 @@ rmq_cmd *send_response_new(store_plugin *sp, const rmq_cmd *req, int32_t code, c
 {
     rmq_cmd *r = sp->api->cmd_new_response(req, code, remark);
     if (r) {
-        sp->api->cmd_ext_set(r, "MSG_REGION", sp->set.region_id);
+        sp->api->cmd_ext_set(r, "MSG_REGION", live_text_get(&sp->set.region_id));
         sp->api->cmd_ext_set(r, "TRACE_ON", sp->set.trace_on ? "true" : "false");
     }
     return r;

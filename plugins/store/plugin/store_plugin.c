@@ -26,6 +26,17 @@ static void destroy(store_plugin *sp)
     pthread_rwlock_destroy(&sp->engine_rw);
     pthread_mutex_destroy(&sp->bc_mu);
     pthread_mutex_destroy(&sp->updates_mu);
+    live_text_free(&sp->set.region_id);
+    free(sp);
+}
+
+/* What init made before the store opened (its failure paths). */
+static void free_early(store_plugin *sp)
+{
+    pthread_rwlock_destroy(&sp->engine_rw);
+    pthread_mutex_destroy(&sp->bc_mu);
+    pthread_mutex_destroy(&sp->updates_mu);
+    live_text_free(&sp->set.region_id);
     free(sp);
 }
 
@@ -40,22 +51,17 @@ static int store_init(rmq_plugin_ctx *ctx, const rmq_host_api *api)
     pthread_mutex_init(&sp->bc_mu, NULL);
     pthread_mutex_init(&sp->updates_mu, NULL);
     pthread_rwlock_init(&sp->engine_rw, NULL);
+    live_text_init(&sp->set.region_id);
     int rc = store_settings_read(sp);
     if (rc != 0) {
-        pthread_rwlock_destroy(&sp->engine_rw);
-        pthread_mutex_destroy(&sp->bc_mu);
-        pthread_mutex_destroy(&sp->updates_mu);
-        free(sp);
+        free_early(sp);
         return rc;
     }
     sp->put_lat.window_ms = (uint64_t)sp->set.put_stats_window_ms;
     rc = pull_holds_create(sp);
     if (rc != 0) {
         pull_holds_destroy(sp);
-        pthread_rwlock_destroy(&sp->engine_rw);
-        pthread_mutex_destroy(&sp->bc_mu);
-        pthread_mutex_destroy(&sp->updates_mu);
-        free(sp);
+        free_early(sp);
         return rc;
     }
     char err[512] = "";
@@ -73,10 +79,7 @@ static int store_init(rmq_plugin_ctx *ctx, const rmq_host_api *api)
     if (rc != 0) {
         api->log(ctx, RMQ_LOG_ERROR, "cannot open the store at %s: %s", sp->set.root_dir, err);
         pull_holds_destroy(sp);
-        pthread_rwlock_destroy(&sp->engine_rw);
-        pthread_mutex_destroy(&sp->bc_mu);
-        pthread_mutex_destroy(&sp->updates_mu);
-        free(sp);
+        free_early(sp);
         return rc < 0 ? rc : RMQ_EIO;
     }
     api->set_userdata(ctx, sp);

@@ -14,6 +14,7 @@
 #include <rmqhost/services/broker_meta_service.h>
 #include <rmqhost/services/store_service.h>
 
+#include "live_text.h"
 #include "put_latency.h"
 #include "store_engine.h"
 
@@ -59,7 +60,6 @@ typedef struct store_settings {
     char root_dir[1024];      /* storePathRootDir */
     char commitlog_dir[1024]; /* storePathCommitLog */
     char delete_when[64];     /* deleteWhen */
-    char region_id[128];      /* regionId */
     /* read per request, as Java reads them: UPDATE_BROKER_CONFIG stores
      * new values while workers read (store_settings_apply_live) */
     _Atomic bool trace_on;                   /* traceOn */
@@ -69,6 +69,7 @@ typedef struct store_settings {
     _Atomic int64_t short_polling_ms;        /* shortPollingTimeMills */
     _Atomic int32_t default_query_max_num;   /* defaultQueryMaxNum */
     _Atomic bool filter_support_retry;       /* filterSupportRetry */
+    live_text region_id;                     /* regionId (MSG_REGION of send answers) */
     bool send_inline;                        /* sendMessageInline (rmqhost) */
     bool pull_inline;                        /* pullMessageInline (rmqhost) */
     /* replication (MessageStoreConfig / BrokerConfig names) */

@@ -171,6 +171,7 @@ static const char *const LIVE[] = {
     "offsetCheckInSlave",
     "slaveReadEnable",
     "haSlaveFallbehindMax",
+    "regionId",
 };
 
 bool store_setting_is_live(const char *name)
@@ -194,6 +195,9 @@ void store_settings_apply_live(store_plugin *sp, json_t *u)
     s->offset_check_in_slave = st_bool(sp, u, "offsetCheckInSlave");
     s->slave_read_enable = st_bool(sp, u, "slaveReadEnable");
     s->ha_fallbehind_max = st_int(sp, u, "haSlaveFallbehindMax");
+    const char *region = st_str(sp, u, "regionId");
+    if (live_text_set(&s->region_id, region ? region : "") != 0)
+        sp->api->log(sp->ctx, RMQ_LOG_ERROR, "regionId: out of memory, the old value stays");
 }
 
 /* The engine's settings Java's store reads at each use. */
@@ -207,6 +211,7 @@ static const char *const ENGINE_LIVE[] = {
     "flushIntervalCommitLog",
     "accessMessageInMemoryMaxRatio",
     "cleanFileForciblyEnable",
+    "messageIndexEnable",
 };
 
 bool store_setting_is_engine_live(const char *name)
@@ -229,6 +234,7 @@ void store_settings_apply_engine(store_plugin *sp, store_engine *e, json_t *u)
     c.flush_interval_ms = st_int(sp, u, "flushIntervalCommitLog");
     c.access_message_in_memory_max_ratio = (int32_t)st_int(sp, u, "accessMessageInMemoryMaxRatio");
     c.clean_file_forcibly = st_bool(sp, u, "cleanFileForciblyEnable");
+    c.message_index_enable = st_bool(sp, u, "messageIndexEnable");
     store_set_live_limits(e, &c);
 }
 
@@ -313,7 +319,6 @@ static int read_all(store_plugin *sp, json_t *u)
     s->ha_batch = (int32_t)st_int(sp, u, "haTransferBatchSize");
     s->slave_timeout_ms = st_int(sp, u, "slaveTimeout");
 
-    snprintf(s->region_id, sizeof s->region_id, "%s", st_str(sp, u, "regionId"));
     store_settings_apply_live(sp, u);
     s->send_inline = st_bool(sp, u, "sendMessageInline");
     s->pull_inline = st_bool(sp, u, "pullMessageInline");

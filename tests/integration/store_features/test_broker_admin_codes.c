@@ -651,6 +651,73 @@ static void test_per_request_settings_apply_at_once(void **state)
     rmq_cmd_free(r);
 }
 
+/* messageIndexEnable and regionId, which Java 4.9.8 reads per use (its
+ * index dispatcher per record, its send processor per answer), change at
+ * once and persist: with the index off a new keyed message is not found by
+ * QUERY_MESSAGE (12) while one indexed before still is; MSG_REGION of the
+ * next send answer is the new region; a restart keeps both. */
+static int query_by_key(int port, const char *key)
+{
+    const char *qk[] = {
+        "topic",         "T", "key", key, "maxNum", "32", "beginTimestamp", "0", "endTimestamp",
+        "9999999999999", NULL};
+    rmq_cmd *r = bcm_call(port, 12, qk, NULL);
+    assert_non_null(r);
+    int n = -1;
+    if (r->code == 0) {
+        stored_record rec[4];
+        n = (int)st_records(r, rec, 4);
+    } else {
+        assert_int_equal(r->code, 22); /* QUERY_NOT_FOUND */
+        n = 0;
+    }
+    rmq_cmd_free(r);
+    return n;
+}
+
+static void send_keyed(int port, const char *key, const char *want_region)
+{
+    char props[128];
+    snprintf(props, sizeof props, "KEYS\001%s", key);
+    int fd = rmq_tc_connect(port);
+    assert_true(fd >= 0);
+    rmq_cmd *r = st_send(fd, 1, "T", 0, props, key, NULL);
+    close(fd);
+    assert_non_null(r);
+    assert_int_equal(r->code, 0);
+    assert_string_equal(rmq_cmd_ext_get(r, "MSG_REGION"), want_region);
+    rmq_cmd_free(r);
+}
+
+static void test_index_and_region_apply_at_once(void **state)
+{
+    fixture *f = *state;
+    send_keyed(f->port, "key-before", "DefaultRegion");
+    assert_int_equal(query_by_key(f->port, "key-before"), 1);
+    rmq_cmd *r = update_config(f->port, "messageIndexEnable=false\nregionId=RegionB\n");
+    assert_int_equal(r->code, 0);
+    rmq_cmd_free(r);
+    send_keyed(f->port, "key-after", "RegionB");
+    assert_int_equal(query_by_key(f->port, "key-after"), 0);
+    assert_int_equal(query_by_key(f->port, "key-before"), 1); /* the index stays readable */
+    long long ver;
+    char *cfg = get_config(f->port, &ver);
+    assert_non_null(strstr(cfg, "messageIndexEnable=false\n"));
+    assert_non_null(strstr(cfg, "regionId=RegionB\n"));
+    free(cfg);
+    /* persisted: the next start reads both */
+    assert_int_equal(rmq_td_stop_reporting(&f->d), 0);
+    assert_int_equal(start(f), 0);
+    send_keyed(f->port, "key-restarted", "RegionB");
+    assert_int_equal(query_by_key(f->port, "key-restarted"), 0);
+    /* and back on at once */
+    r = update_config(f->port, "messageIndexEnable=true\n");
+    assert_int_equal(r->code, 0);
+    rmq_cmd_free(r);
+    send_keyed(f->port, "key-on-again", "RegionB");
+    assert_int_equal(query_by_key(f->port, "key-on-again"), 1);
+}
+
 /* ---- 316 CLEAN_UNUSED_TOPIC ----------------------------------------------- */
 
 static void test_clean_unused_topic_drops_queues_of_unknown_topics(void **state)
@@ -709,6 +776,7 @@ int main(int argc, char **argv)
         T(test_clean_unused_topic_drops_queues_of_unknown_topics),
         T(test_store_settings_update_applies_and_persists),
         T(test_per_request_settings_apply_at_once),
+        T(test_index_and_region_apply_at_once),
         cmocka_unit_test_setup_teardown(test_acl_info_names_the_broker, setup_acl, teardown),
     };
     struct CMUnitTest tests[sizeof all / sizeof all[0]];
