@@ -133,10 +133,11 @@ void request_run_after_hooks(rmq_request *req, const rmq_cmd *resp)
 static bool refused_for_queue_wait(rmq_request *req)
 {
     executor *ex = req->entry.ex;
-    if (!ex || !ex->max_wait_ms || !req->received_ms)
+    uint64_t max_wait = ex ? atomic_load_explicit(&ex->max_wait_ms, memory_order_relaxed) : 0;
+    if (!max_wait || !req->received_ms)
         return false;
     uint64_t waited = host_now_ms() - req->received_ms;
-    if (waited <= ex->max_wait_ms)
+    if (waited <= max_wait)
         return false;
     atomic_fetch_add(&ex->timed_out, 1);
     atomic_fetch_add(&req->srv->errors, 1);
@@ -314,7 +315,7 @@ void dispatch_command(connection *c, rmq_cmd *cmd)
         dispatch_resume_held(req);
         return;
     }
-    if (entry.ex->max_wait_ms)
+    if (atomic_load_explicit(&entry.ex->max_wait_ms, memory_order_relaxed))
         req->received_ms = host_now_ms();
     int rc = executor_submit(entry.ex, run_request, req);
     if (rc != 0) {

@@ -59,8 +59,10 @@ struct executor {
     bool stopping;
     atomic_ulong rejected;
     atomic_ulong executed;
-    uint64_t max_wait_ms;  /* requests older than this are refused busy; 0 = off */
-    char busy_remark[160]; /* remark prefix for those refusals */
+    /* requests older than this are refused busy; 0 = off. Changed at run
+     * time by set_executor_queue_wait while the dispatcher reads it */
+    _Atomic uint64_t max_wait_ms;
+    char busy_remark[160]; /* remark prefix for those refusals (set in init) */
     atomic_ulong timed_out;
 };
 

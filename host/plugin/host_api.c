@@ -183,9 +183,20 @@ static int api_set_executor_queue_timeout(rmq_plugin_ctx *ctx, const char *name,
     executor *ex = name ? find_executor(p, name) : NULL;
     if (!ex)
         return RMQ_ENOENT;
-    ex->max_wait_ms = max_wait_ms;
     snprintf(ex->busy_remark, sizeof(ex->busy_remark), "%s",
              remark_prefix ? remark_prefix : "[TIMEOUT_CLEAN_QUEUE]system busy");
+    atomic_store(&ex->max_wait_ms, max_wait_ms);
+    return 0;
+}
+
+/* Any thread: only the wait changes (an atomic the dispatcher loads per
+ * request); the remark was written in init, before any request ran. */
+static int api_set_executor_queue_wait(rmq_plugin_ctx *ctx, const char *name, uint64_t max_wait_ms)
+{
+    executor *ex = name ? find_executor(P(ctx), name) : NULL;
+    if (!ex)
+        return RMQ_ENOENT;
+    atomic_store(&ex->max_wait_ms, max_wait_ms);
     return 0;
 }
 
@@ -920,4 +931,6 @@ void host_api_fill(rmq_host_api *a)
     a->register_grpc_method = api_register_grpc_method;
     a->invoke_local = api_invoke_local;
     grpc_api_fill(a);
+    /* 1.9 */
+    a->set_executor_queue_wait = api_set_executor_queue_wait;
 }

@@ -135,6 +135,7 @@ int bcm_register_body_encode(const json_t *topics, const bcm_data_version *dv,
     }
     json_decref(eff);
     json_decref(filters);
+    out->compressed = compressed;
     return rc;
 }
 

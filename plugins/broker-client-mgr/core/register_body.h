@@ -11,6 +11,7 @@
 typedef struct bcm_body {
     unsigned char *data;
     size_t len;
+    bool compressed; /* the zlib form: the request's `compressed` header */
 } bcm_body;
 
 /* Encode `topics` (name → TopicConfig) with `dv` and `filter_servers` (JSON

@@ -5,8 +5,8 @@
  * of its config objects as "key=value\n" lines with a DataVersion, and an
  * update sets the named fields, bumps the version and rewrites the broker's
  * config file; a key it does not know is ignored. Here the keys are this
- * plugin's settings (Java's BrokerConfig names): the four the running broker
- * reads on every use change at once, every one persisted is applied over the
+ * plugin's settings (Java's BrokerConfig names): those the running broker
+ * reads on every use change at once (apply_now), every one persisted is applied over the
  * conf.d value at the next start (settings_load reads through
  * bcm_setting_text). The store's settings are handed to the store
  * (`store.queues` config_update), which keeps and applies them itself. */
@@ -269,6 +269,23 @@ static bool black_listed(bcm_ctx *c, const json_t *props)
     return hit;
 }
 
+/* Java's BrokerFastFailure reads both settings on each pass (every 10 ms):
+ * the heartbeat executor's longest wait follows them at once (SDK 1.9;
+ * with an older host, at the next start). Tables lock held. */
+static void set_heartbeat_queue_wait(bcm_ctx *c)
+{
+    const rmq_host_api *a = c->api;
+    if (a->abi_minor < 9 || !a->set_executor_queue_wait) {
+        a->log(c->pctx, RMQ_LOG_INFO,
+               "the host predates SDK 1.9: the heartbeat queue's fast failure changes at the "
+               "next start");
+        return;
+    }
+    int rc = a->set_executor_queue_wait(c->pctx, "heartbeat", bcm_heartbeat_queue_wait_ms(c));
+    if (rc != 0)
+        a->log(c->pctx, RMQ_LOG_WARN, "heartbeat queue wait: %s", rmq_strerror(rc));
+}
+
 /* The settings the running broker reads on every use take the new value now;
  * the others apply at the next start (as Java's fields read only there). */
 static bool apply_now(bcm_ctx *c, const char *k, const char *v)
@@ -278,7 +295,14 @@ static bool apply_now(bcm_ctx *c, const char *k, const char *v)
         c->s.broker_permission = (int)strtol(v, NULL, 10);
         return true;
     }
-    if (strcmp(k, "autoCreateTopicEnable") == 0)
+    if (strcmp(k, "compressedRegister") == 0)
+        c->s.compressed_register = on; /* the next registration's body */
+    else if (strcmp(k, "registerBrokerTimeoutMills") == 0)
+        c->s.register_timeout_ms = strtoll(v, NULL, 10); /* the next registration's call */
+    else if (strcmp(k, "brokerFastFailureEnable") == 0 ||
+             strcmp(k, "waitTimeMillsInHeartbeatQueue") == 0)
+        set_heartbeat_queue_wait(c);
+    else if (strcmp(k, "autoCreateTopicEnable") == 0)
         c->s.auto_create_topic_enable = on;
     else if (strcmp(k, "autoCreateSubscriptionGroup") == 0)
         c->s.auto_create_subscription_group = on;

@@ -72,10 +72,10 @@ typedef struct bcm_settings {
     char broker_ip1[64];
     char ha_server_addr[96];
     int64_t register_period_ms;
-    int64_t register_timeout_ms;
-    bool compressed_register;
-    /* the four below change at run time (UPDATE_BROKER_CONFIG) while other
-     * threads read them */
+    /* the atomics change at run time (UPDATE_BROKER_CONFIG, as Java reads
+     * them per use) while other threads read them */
+    _Atomic int64_t register_timeout_ms; /* registerBrokerTimeoutMills */
+    _Atomic bool compressed_register;    /* compressedRegister */
     _Atomic int broker_permission;
     bool enable_split_registration;
     int64_t split_registration_size;
@@ -220,6 +220,10 @@ bcm_ctx *bcm_from_ctx(rmq_plugin_ctx *pctx);
 extern const rmq_setting_decl bcm_setting_decls[];
 int bcm_settings_load(bcm_ctx *c);
 int bcm_settings_topics(bcm_ctx *c); /* settings `topics` into the table */
+/* Java's fast failure of the heartbeat queue as configured now (an update
+ * over conf.d): waitTimeMillsInHeartbeatQueue, or 0 when
+ * brokerFastFailureEnable is off. Once running, under the tables lock. */
+uint64_t bcm_heartbeat_queue_wait_ms(bcm_ctx *c);
 
 /* broker_config_processors.c: GET_BROKER_CONFIG / UPDATE_BROKER_CONFIG */
 int bcm_config_overrides_load(bcm_ctx *c); /* needs config_dir */

@@ -161,12 +161,12 @@ static int declare_executors(bcm_ctx *c)
     int rc = a->declare_executor(c->pctx, "heartbeat",
                                  (int)a->setting_int(c->pctx, "heartbeatThreadPoolNums"),
                                  (int)a->setting_int(c->pctx, "heartbeatThreadPoolQueueCapacity"));
-    /* Java's broker fast failure for the heartbeat queue (protocol.md §7.5). */
-    if (rc == 0 && a->abi_minor >= 3 && a->set_executor_queue_timeout &&
-        a->setting_bool(c->pctx, "brokerFastFailureEnable"))
+    /* Java's broker fast failure for the heartbeat queue (protocol.md §7.5),
+     * with UPDATE_BROKER_CONFIG's values; set even when off (wait 0), so the
+     * remark is there when an update turns it on (SDK 1.9) */
+    if (rc == 0 && a->abi_minor >= 3 && a->set_executor_queue_timeout)
         rc = a->set_executor_queue_timeout(
-            c->pctx, "heartbeat",
-            (uint64_t)a->setting_int(c->pctx, "waitTimeMillsInHeartbeatQueue"),
+            c->pctx, "heartbeat", bcm_heartbeat_queue_wait_ms(c),
             "[TIMEOUT_CLEAN_QUEUE]broker busy, start flow control for a while");
     if (rc == 0)
         rc = a->declare_executor(

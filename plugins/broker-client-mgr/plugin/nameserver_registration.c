@@ -165,7 +165,7 @@ rmq_cmd *bcm_register_request(bcm_ctx *c, const bcm_body *b)
     a->cmd_ext_set(req, "brokerName", c->s.broker_name);
     a->cmd_ext_set(req, "clusterName", c->s.cluster_name);
     a->cmd_ext_set(req, "haServerAddr", ha);
-    a->cmd_ext_set(req, "compressed", c->s.compressed_register ? "true" : "false");
+    a->cmd_ext_set(req, "compressed", b->compressed ? "true" : "false");
     snprintf(num, sizeof num, "%u", bcm_body_crc32(b->data, b->len));
     a->cmd_ext_set(req, "bodyCrc32", num);
     a->cmd_set_body(req, b->data, b->len, NULL, NULL);
@@ -192,14 +192,14 @@ static int build_bodies(bcm_ctx *c, bcm_body **bodies, uint64_t *covers)
         return -1;
     }
     size_t chunk = c->s.enable_split_registration ? (size_t)c->s.split_registration_size : 0;
-    int n = bcm_register_bodies(topics, &dv, filters, c->s.broker_permission,
-                                c->s.compressed_register, chunk, bodies);
+    bool compressed = c->s.compressed_register; /* read per registration, as Java */
+    int n = bcm_register_bodies(topics, &dv, filters, c->s.broker_permission, compressed, chunk,
+                                bodies);
     if (n == 1 && (*bodies)[0].len > MAX_BODY_BYTES) {
         /* too large for one frame: split as Java 5.x does */
         bcm_bodies_free(*bodies, n);
-        n = bcm_register_bodies(topics, &dv, filters, c->s.broker_permission,
-                                c->s.compressed_register, (size_t)c->s.split_registration_size,
-                                bodies);
+        n = bcm_register_bodies(topics, &dv, filters, c->s.broker_permission, compressed,
+                                (size_t)c->s.split_registration_size, bodies);
     }
     json_decref(topics);
     json_decref(filters);

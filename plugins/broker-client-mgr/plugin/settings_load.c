@@ -110,6 +110,13 @@ static void copy_setting(bcm_ctx *c, const char *name, char *dst, size_t len)
     snprintf(dst, len, "%s", v ? v : "");
 }
 
+uint64_t bcm_heartbeat_queue_wait_ms(bcm_ctx *c)
+{
+    return s_bool(c, "brokerFastFailureEnable")
+               ? (uint64_t)s_int(c, "waitTimeMillsInHeartbeatQueue")
+               : 0;
+}
+
 int bcm_settings_load(bcm_ctx *c)
 {
     const rmq_host_api *a = c->api;

@@ -239,7 +239,8 @@ void bcm_topic_registration_wait(bcm_ctx *c)
     pthread_mutex_lock(&c->lock);
     uint64_t mine = c->reg_inc_noted;
     pthread_mutex_unlock(&c->lock);
-    int64_t cap = c->s.register_timeout_ms < WAIT_CAP_MS ? c->s.register_timeout_ms : WAIT_CAP_MS;
+    int64_t timeout = c->s.register_timeout_ms; /* may change meanwhile: read once */
+    int64_t cap = timeout < WAIT_CAP_MS ? timeout : WAIT_CAP_MS;
     if (cap < 0)
         cap = 0;
     struct timespec until;

@@ -45,7 +45,7 @@ extern "C" {
  * entries are appended to rmq_host_api; a plugin may test api->abi_minor (or
  * api->size) before calling an entry newer than the one it was built for. */
 #define RMQ_ABI_MAJOR 1
-#define RMQ_ABI_MINOR 8
+#define RMQ_ABI_MINOR 9
 
 #if defined(__GNUC__)
 #define RMQ_EXPORT __attribute__((visibility("default")))
@@ -432,7 +432,8 @@ typedef struct rmq_host_api {
      * executor `name` is not processed: it is answered SYSTEM_BUSY with the
      * remark "<remark_prefix>, period in queue: <ms>ms, size of queue: <n>"
      * (Java's broker fast failure, e.g. "[TIMEOUT_CLEAN_QUEUE]broker busy,
-     * start flow control for a while"). 0 disables. */
+     * start flow control for a while"). 0 disables (the remark is kept for
+     * a later set_executor_queue_wait). */
     int (*set_executor_queue_timeout)(rmq_plugin_ctx *ctx, const char *name, uint64_t max_wait_ms,
                                       const char *remark_prefix);
 
@@ -517,7 +518,16 @@ typedef struct rmq_host_api {
     int (*invoke_local)(rmq_plugin_ctx *ctx, const char *server, rmq_cmd *req, uint32_t timeout_ms,
                         rmq_cmd **resp);
 
-    void *reserved[17]; /* grows here; never reordered */
+    /* -- ABI 1.9 -- */
+    /* Any thread, any time after init: change the longest queue wait of
+     * executor `name` that set_executor_queue_timeout configured (its remark
+     * stays; 0 disables). Requests queued from now on are measured against
+     * the new value, so a setting read per use (Java's
+     * waitTimeMillsInHeartbeatQueue, brokerFastFailureEnable) can change at
+     * run time. RMQ_ENOENT: no such executor. */
+    int (*set_executor_queue_wait)(rmq_plugin_ctx *ctx, const char *name, uint64_t max_wait_ms);
+
+    void *reserved[16]; /* grows here; never reordered */
 } rmq_host_api;
 
 /* Flags of register_processor_flags (ABI 1.4). */

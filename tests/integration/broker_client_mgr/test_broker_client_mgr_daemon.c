@@ -27,10 +27,21 @@
 
 #define WAIT_MS 15000
 
+/* A raw listener standing in for the NameServer: its connections, and the
+ * next REGISTER_BROKER arriving on any of them. */
+typedef struct fake_ns {
+    int lfd, port;
+    int conns[8];
+    int nconns;
+} fake_ns;
+static void fake_ns_close(fake_ns *n);
+
 typedef struct fixture {
     rmq_test_daemon d;  /* namesrv + broker (or broker only) */
     rmq_test_daemon ns; /* a separate NameServer daemon when needed */
     bool has_ns;
+    fake_ns fake; /* a raw NameServer listener when has_fake, closed by teardown */
+    bool has_fake;
 } fixture;
 
 static int teardown(void **state)
@@ -39,6 +50,8 @@ static int teardown(void **state)
     rmq_td_cleanup(&f->d);
     if (f->has_ns)
         rmq_td_cleanup(&f->ns);
+    if (f->has_fake)
+        fake_ns_close(&f->fake);
     free(f);
     return 0;
 }
@@ -692,8 +705,212 @@ static void test_fast_failure_can_be_switched_off(void **state)
     assert_int_equal(ok, 2000);
 }
 
-int main(void)
+/* ---- UPDATE_BROKER_CONFIG of settings Java reads per use ------------------ */
+
+static void update_broker_config(int broker_port, const char *props)
 {
+    rmq_cmd *r = bcm_call(broker_port, 25, NULL, props);
+    assert_non_null(r);
+    assert_int_equal(r->code, 0);
+    rmq_cmd_free(r);
+}
+
+static char *broker_config_text(int broker_port)
+{
+    rmq_cmd *r = bcm_call(broker_port, 26, NULL, NULL);
+    assert_non_null(r);
+    assert_int_equal(r->code, 0);
+    char *s = strndup((const char *)r->body, r->body_len);
+    rmq_cmd_free(r);
+    return s;
+}
+
+/* Java's BrokerFastFailure reads brokerFastFailureEnable and
+ * waitTimeMillsInHeartbeatQueue on each pass: an update changes which
+ * queued HEART_BEATs are refused at once, and a restart keeps it. */
+static void test_fast_failure_settings_apply_at_once_and_persist(void **state)
+{
+    fixture *f = *state;
+    int ns_port, broker_port, busy, ok;
+    start_both(f, &ns_port, &broker_port,
+               "heartbeatThreadPoolNums = 1; waitTimeMillsInHeartbeatQueue = 3600000;\n");
+    assert_int_equal(heartbeat_burst(broker_port, 2000, &busy, &ok), 0);
+    assert_int_equal(busy, 0); /* none waits an hour */
+    update_broker_config(broker_port, "waitTimeMillsInHeartbeatQueue=1\n");
+    assert_int_equal(heartbeat_burst(broker_port, 2000, &busy, &ok), 0);
+    assert_int_equal(busy + ok, 2000);
+    assert_true(busy > 0);
+    update_broker_config(broker_port, "brokerFastFailureEnable=false\n");
+    assert_int_equal(heartbeat_burst(broker_port, 2000, &busy, &ok), 0);
+    assert_int_equal(busy, 0);
+    assert_int_equal(ok, 2000);
+    /* persisted: the next start has both */
+    assert_int_equal(rmq_td_stop(&f->d), 0);
+    assert_int_equal(rmq_td_start(&f->d, NULL), 0);
+    broker_port = rmq_td_port(&f->d, "broker");
+    char *cfg = broker_config_text(broker_port);
+    assert_non_null(strstr(cfg, "brokerFastFailureEnable=false\n"));
+    assert_non_null(strstr(cfg, "waitTimeMillsInHeartbeatQueue=1\n"));
+    free(cfg);
+    assert_int_equal(heartbeat_burst(broker_port, 2000, &busy, &ok), 0);
+    assert_int_equal(busy, 0);
+    update_broker_config(broker_port, "brokerFastFailureEnable=true\n");
+    assert_int_equal(heartbeat_burst(broker_port, 2000, &busy, &ok), 0);
+    assert_int_equal(busy + ok, 2000);
+    assert_true(busy > 0); /* the persisted 1 ms wait */
+}
+
+static void fake_ns_open(fake_ns *n)
+{
+    memset(n, 0, sizeof *n);
+    n->lfd = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(n->lfd >= 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = 0};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t alen = sizeof a;
+    assert_int_equal(bind(n->lfd, (struct sockaddr *)&a, sizeof a), 0);
+    assert_int_equal(listen(n->lfd, 8), 0);
+    assert_int_equal(getsockname(n->lfd, (struct sockaddr *)&a, &alen), 0);
+    n->port = ntohs(a.sin_port);
+}
+
+static void fake_ns_close(fake_ns *n)
+{
+    for (int i = 0; i < n->nconns; i++)
+        close(n->conns[i]);
+    n->nconns = 0;
+    if (n->lfd > 0)
+        close(n->lfd);
+    n->lfd = -1;
+}
+
+/* The next REGISTER_BROKER within WAIT_MS (other requests are answered
+ * SUCCESS), answered SUCCESS when `answer`; NULL when none came. */
+static rmq_cmd *fake_ns_next_register(fake_ns *n, bool answer)
+{
+    uint64_t deadline = rmq_test_now_ms() + WAIT_MS;
+    while (rmq_test_now_ms() < deadline) {
+        struct pollfd p[9];
+        p[0] = (struct pollfd){.fd = n->lfd, .events = POLLIN};
+        for (int i = 0; i < n->nconns; i++)
+            p[i + 1] = (struct pollfd){.fd = n->conns[i], .events = POLLIN};
+        if (poll(p, (nfds_t)n->nconns + 1, 200) <= 0)
+            continue;
+        if ((p[0].revents & POLLIN) && n->nconns < 8) {
+            int c = accept(n->lfd, NULL, NULL);
+            if (c >= 0)
+                n->conns[n->nconns++] = c;
+        }
+        for (int i = 0; i < n->nconns; i++) {
+            if (!p[i + 1].revents)
+                continue;
+            rmq_cmd *req = rmq_tc_recv(n->conns[i], 2000);
+            if (!req) { /* closed by the broker */
+                close(n->conns[i]);
+                n->conns[i] = n->conns[--n->nconns];
+                break;
+            }
+            if (req->code != 103 || answer) {
+                rmq_cmd *resp = rmq_cmd_new_response(req, 0, NULL);
+                assert_int_equal(rmq_tc_send(n->conns[i], resp), 0);
+                rmq_cmd_free(resp);
+            }
+            if (req->code == 103)
+                return req;
+            rmq_cmd_free(req);
+            break;
+        }
+    }
+    return NULL;
+}
+
+static void create_topic(int broker_port, const char *topic)
+{
+    const char *kv[] = {"topic",
+                        topic,
+                        "readQueueNums",
+                        "4",
+                        "writeQueueNums",
+                        "4",
+                        "perm",
+                        "6",
+                        "topicFilterType",
+                        "SINGLE_TAG",
+                        NULL};
+    rmq_cmd *r = bcm_call(broker_port, 17, kv, NULL);
+    assert_non_null(r);
+    assert_int_equal(r->code, 0);
+    rmq_cmd_free(r);
+}
+
+/* Java reads compressedRegister and registerBrokerTimeoutMills at each
+ * registration: after an update the next REGISTER_BROKER is compressed,
+ * and one the NameServer leaves unanswered fails after the new timeout
+ * (a full registration follows at once; with the old 10-minute timeout and
+ * a 60 s period none could come within the wait). A restart keeps both. */
+static void test_registration_settings_apply_at_once_and_persist(void **state)
+{
+    fixture *f = *state;
+    fake_ns *n = &f->fake;
+    fake_ns_open(n);
+    f->has_fake = true;
+    const char *servers[] = {"broker", NULL};
+    assert_int_equal(rmq_td_init(&f->d, servers, NULL), 0);
+    char settings[400];
+    snprintf(settings, sizeof settings,
+             "brokerName = \"broker-live\"; namesrvAddr = \"127.0.0.1:%d\";\n"
+             "registerNameServerPeriod = 60000; registerBrokerTimeoutMills = 600000;\n"
+             "unregisterBrokerTimeoutMills = 100;\n",
+             n->port);
+    assert_int_equal(
+        rmq_td_add_plugin(&f->d, "broker-client-mgr", "broker-client-mgr", "broker", settings), 0);
+    assert_int_equal(rmq_td_start(&f->d, NULL), 0);
+    int broker_port = rmq_td_port(&f->d, "broker");
+    rmq_cmd *reg = fake_ns_next_register(n, true);
+    assert_non_null(reg);
+    assert_string_equal(rmq_cmd_ext_get(reg, "compressed"), "false");
+    assert_int_equal(reg->body[0], '{');
+    rmq_cmd_free(reg);
+
+    update_broker_config(broker_port, "compressedRegister=true\nregisterBrokerTimeoutMills=300\n");
+    create_topic(broker_port, "LiveTopic1"); /* an incremental registration, left unanswered */
+    reg = fake_ns_next_register(n, false);
+    assert_non_null(reg);
+    assert_string_equal(rmq_cmd_ext_get(reg, "compressed"), "true");
+    assert_true(reg->body_len > 2);
+    assert_int_equal(reg->body[0], 0x78); /* zlib */
+    rmq_cmd_free(reg);
+    reg = fake_ns_next_register(n, true); /* the full round after the 300 ms timeout */
+    assert_non_null(reg);
+    assert_string_equal(rmq_cmd_ext_get(reg, "compressed"), "true");
+    rmq_cmd_free(reg);
+
+    /* persisted: the next start registers compressed, with the short timeout */
+    assert_int_equal(rmq_td_stop(&f->d), 0);
+    assert_int_equal(rmq_td_start(&f->d, NULL), 0);
+    broker_port = rmq_td_port(&f->d, "broker");
+    char *cfg = broker_config_text(broker_port);
+    assert_non_null(strstr(cfg, "compressedRegister=true\n"));
+    assert_non_null(strstr(cfg, "registerBrokerTimeoutMills=300\n"));
+    free(cfg);
+    reg = fake_ns_next_register(n, true);
+    assert_non_null(reg);
+    assert_string_equal(rmq_cmd_ext_get(reg, "compressed"), "true");
+    rmq_cmd_free(reg);
+    create_topic(broker_port, "LiveTopic2");
+    reg = fake_ns_next_register(n, false);
+    assert_non_null(reg);
+    rmq_cmd_free(reg);
+    reg = fake_ns_next_register(n, true);
+    assert_non_null(reg);
+    rmq_cmd_free(reg);
+}
+
+/* argv[1]: a cmocka name pattern to run only those tests */
+int main(int argc, char **argv)
+{
+    if (argc > 1)
+        cmocka_set_test_filter(argv[1]);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_registers_with_live_nameserver_despite_a_dead_one,
                                         setup, teardown),
@@ -717,6 +934,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_heartbeats_waiting_too_long_get_timeout_clean_queue,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_fast_failure_can_be_switched_off, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_fast_failure_settings_apply_at_once_and_persist, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_registration_settings_apply_at_once_and_persist, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_unregister_at_shutdown_removes_broker_from_nameserver,
                                         setup, teardown),
     };
