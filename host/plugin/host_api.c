@@ -10,6 +10,7 @@
 #include <urcu.h>
 
 #include "host.h"
+#include "tls_context.h"
 
 int outgoing_oneway(plugin_inst *p, rmq_channel_id ch, const char *addr, rmq_cmd *req,
                     uint32_t timeout_ms);
@@ -198,6 +199,13 @@ static int api_set_executor_queue_wait(rmq_plugin_ctx *ctx, const char *name, ui
         return RMQ_ENOENT;
     atomic_store(&ex->max_wait_ms, max_wait_ms);
     return 0;
+}
+
+/* Any thread: the client endpoint lives as long as the host; its mode is
+ * an atomic reload-config changes. */
+static bool api_outgoing_tls(rmq_plugin_ctx *ctx)
+{
+    return tls_endpoint_mode(P(ctx)->host->tls_client) != 0;
 }
 
 /* Any thread: the executor list is fixed once init has returned, and during
@@ -933,4 +941,5 @@ void host_api_fill(rmq_host_api *a)
     grpc_api_fill(a);
     /* 1.9 */
     a->set_executor_queue_wait = api_set_executor_queue_wait;
+    a->outgoing_tls = api_outgoing_tls;
 }

@@ -177,7 +177,7 @@ static char *properties_text(const json_t *o);
  * and the store: this plugin's settings (BrokerConfig), the store's
  * (MessageStoreConfig, through "store.queues"), listenPort, and the fields
  * whose value the daemon's design fixes. */
-static json_t *all_configs(bcm_ctx *c, const char *store_text)
+static json_t *all_configs(bcm_ctx *c, const char *store_text, const bcm_java_facts *facts)
 {
     json_t *all = json_object();
     if (!all)
@@ -197,14 +197,15 @@ static json_t *all_configs(bcm_ctx *c, const char *store_text)
     char num[32];
     snprintf(num, sizeof num, "%d", c->s.listen_port);
     json_object_set_new(all, "listenPort", json_string(num));
+    bcm_java_config_keys(all, facts);
     const struct {
         const char *k, *v;
     } fixed[] = {
-        /* exportConfigs reads these: a master here, no filter servers */
+        /* exportConfigs reads these (when no store tells): a master here,
+         * no filter servers */
         {"brokerRole", c->s.broker_id == 0 ? "ASYNC_MASTER" : "SLAVE"},
         {"filterServerNums", "0"},
         {"slaveReadEnable", "false"},
-        {"useTLS", "false"},
     };
     for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
         if (!json_object_get(all, fixed[i].k))
@@ -219,8 +220,10 @@ static int process_get_config(rmq_request *req, const rmq_cmd *cmd, void *ud)
     bcm_store_acquire(c, &st);
     char *store_text = bcm_store_config_text(&st);
     bcm_store_release(c, &st);
+    bcm_java_facts facts;
+    bcm_java_facts_read(c, &facts);
     pthread_mutex_lock(&c->lock);
-    json_t *all = all_configs(c, store_text);
+    json_t *all = all_configs(c, store_text, &facts);
     free(store_text);
     json_t *ver = bcm_data_version_json(&c->config_dv);
     pthread_mutex_unlock(&c->lock);

@@ -235,6 +235,15 @@ const char *bcm_setting_text(bcm_ctx *c, const char *name);
  * keep brokerId this way. Takes the tables lock. */
 int bcm_config_override_keep(bcm_ctx *c, const char *name, const char *value);
 int bcm_register_config_processors(bcm_ctx *c);
+/* java_config_keys.c: the Java getBrokerConfig keys this plugin has no
+ * setting of that name for, with the value the broker behaves as. */
+typedef struct bcm_java_facts {
+    char broker_ip2[96];
+    bool property_filter; /* SQL92 subscriptions accepted */
+    bool use_tls_known, use_tls;
+} bcm_java_facts;
+void bcm_java_facts_read(bcm_ctx *c, bcm_java_facts *f); /* tables lock not held */
+void bcm_java_config_keys(json_t *all, const bcm_java_facts *f);
 /* assignment_processors.c: QUERY_ASSIGNMENT (400), SET_MESSAGE_REQUEST_MODE (401) */
 int bcm_register_assignment_processors(bcm_ctx *c);
 /* broker_inventory_processors.c: GET_ALL_PRODUCER_INFO,

@@ -222,4 +222,10 @@ void pull_holds_on_arrival(void *ud, const char *topic, int32_t queue_id, int64_
 /* Answer every held pull now (quiesce). */
 void pull_holds_release_all(store_plugin *sp);
 
+/* java_config_equivalents.c: append to out[n..cap) the "key=value\n" lines
+ * of Java's MessageStoreConfig / store-side BrokerConfig keys the store has
+ * no setting of that name for, with the value it behaves as; returns the
+ * new length (as snprintf: may exceed cap). */
+size_t store_java_config_text(store_plugin *sp, char *out, size_t cap, size_t n);
+
 #endif

@@ -124,7 +124,7 @@ static size_t q_config_text(void *ud, char *out, size_t cap)
             n += (size_t)w;
     }
     json_decref(u);
-    return n;
+    return store_java_config_text(sp, out, cap, n);
 }
 
 static int q_config_update(void *ud, const char *key, const char *value)

@@ -526,8 +526,12 @@ typedef struct rmq_host_api {
      * waitTimeMillsInHeartbeatQueue, brokerFastFailureEnable) can change at
      * run time. RMQ_ENOENT: no such executor. */
     int (*set_executor_queue_wait)(rmq_plugin_ctx *ctx, const char *name, uint64_t max_wait_ms);
+    /* Any thread: whether the host's outgoing connections (invoke_*_addr)
+     * use TLS now (host.conf tls_client.enable, changed by reload-config):
+     * Java's NettyClientConfig.useTLS. */
+    bool (*outgoing_tls)(rmq_plugin_ctx *ctx);
 
-    void *reserved[16]; /* grows here; never reordered */
+    void *reserved[15]; /* grows here; never reordered */
 } rmq_host_api;
 
 /* Flags of register_processor_flags (ABI 1.4). */

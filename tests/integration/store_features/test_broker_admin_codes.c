@@ -339,6 +339,209 @@ static void test_broker_config_update_applies_and_persists(void **state)
     assert_true(wait_route_perm(f->ns, "T", 6));
 }
 
+/* ---- 26: every Java key an operator's script may read ------------------- */
+
+/* Java 4.9.8's getBrokerConfig keys (the fields of BrokerConfig, NettyServerConfig,
+ * NettyClientConfig and MessageStoreConfig, read from the 4.9.8 jars) that rmqhost
+ * lists; docs/compat.md names the ones it leaves out and why. */
+static const char *const JAVA_KEYS[] = {
+    "namesrvAddr",
+    "brokerIP1",
+    "brokerIP2",
+    "brokerName",
+    "brokerClusterName",
+    "brokerId",
+    "brokerPermission",
+    "defaultTopicQueueNums",
+    "autoCreateTopicEnable",
+    "clusterTopicEnable",
+    "brokerTopicEnable",
+    "autoCreateSubscriptionGroup",
+    "messageStorePlugIn",
+    "msgTraceTopicName",
+    "traceTopicEnable",
+    "sendMessageThreadPoolNums",
+    "putMessageFutureThreadPoolNums",
+    "pullMessageThreadPoolNums",
+    "processReplyMessageThreadPoolNums",
+    "queryMessageThreadPoolNums",
+    "adminBrokerThreadPoolNums",
+    "clientManageThreadPoolNums",
+    "consumerManageThreadPoolNums",
+    "heartbeatThreadPoolNums",
+    "endTransactionThreadPoolNums",
+    "flushConsumerOffsetInterval",
+    "rejectTransactionMessage",
+    "fetchNamesrvAddrByAddressServer",
+    "sendThreadPoolQueueCapacity",
+    "putThreadPoolQueueCapacity",
+    "pullThreadPoolQueueCapacity",
+    "replyThreadPoolQueueCapacity",
+    "queryThreadPoolQueueCapacity",
+    "clientManagerThreadPoolQueueCapacity",
+    "consumerManagerThreadPoolQueueCapacity",
+    "heartbeatThreadPoolQueueCapacity",
+    "endTransactionPoolQueueCapacity",
+    "filterServerNums",
+    "longPollingEnable",
+    "shortPollingTimeMills",
+    "notifyConsumerIdsChangedEnable",
+    "highSpeedMode",
+    "commercialEnable",
+    "commercialTimerCount",
+    "commercialTransCount",
+    "commercialBigCount",
+    "commercialBaseCount",
+    "transferMsgByHeap",
+    "regionId",
+    "registerBrokerTimeoutMills",
+    "slaveReadEnable",
+    "disableConsumeIfConsumerReadSlowly",
+    "consumerFallbehindThreshold",
+    "brokerFastFailureEnable",
+    "waitTimeMillsInSendQueue",
+    "waitTimeMillsInPullQueue",
+    "waitTimeMillsInHeartbeatQueue",
+    "waitTimeMillsInTransactionQueue",
+    "startAcceptSendRequestTimeStamp",
+    "traceOn",
+    "enableCalcFilterBitMap",
+    "filterSupportRetry",
+    "enablePropertyFilter",
+    "compressedRegister",
+    "forceRegister",
+    "registerNameServerPeriod",
+    "transactionTimeOut",
+    "transactionCheckMax",
+    "transactionCheckInterval",
+    "storeReplyMessageEnable",
+    "enableDetailStat",
+    "autoDeleteUnusedStats",
+    "isolateLogEnable",
+    "configBlackList",
+    "listenPort",
+    "useTLS",
+    "storePathRootDir",
+    "storePathCommitLog",
+    "mappedFileSizeCommitLog",
+    "mappedFileSizeConsumeQueue",
+    "enableConsumeQueueExt",
+    "mappedFileSizeConsumeQueueExt",
+    "bitMapLengthConsumeQueueExt",
+    "flushIntervalCommitLog",
+    "commitIntervalCommitLog",
+    "useReentrantLockWhenPutMessage",
+    "flushCommitLogTimed",
+    "flushIntervalConsumeQueue",
+    "cleanResourceInterval",
+    "deleteWhen",
+    "diskMaxUsedSpaceRatio",
+    "fileReservedTime",
+    "maxMessageSize",
+    "checkCRCOnRecover",
+    "flushCommitLogLeastPages",
+    "commitCommitLogLeastPages",
+    "flushLeastPagesWhenWarmMapedFile",
+    "flushConsumeQueueLeastPages",
+    "flushCommitLogThoroughInterval",
+    "commitCommitLogThoroughInterval",
+    "flushConsumeQueueThoroughInterval",
+    "maxTransferBytesOnMessageInMemory",
+    "maxTransferCountOnMessageInMemory",
+    "maxTransferBytesOnMessageInDisk",
+    "maxTransferCountOnMessageInDisk",
+    "accessMessageInMemoryMaxRatio",
+    "messageIndexEnable",
+    "maxHashSlotNum",
+    "maxIndexNum",
+    "maxMsgsNumBatch",
+    "haListenPort",
+    "haSendHeartbeatInterval",
+    "haHousekeepingInterval",
+    "haTransferBatchSize",
+    "haMasterAddress",
+    "haSlaveFallbehindMax",
+    "brokerRole",
+    "flushDiskType",
+    "syncFlushTimeout",
+    "slaveTimeout",
+    "messageDelayLevel",
+    "cleanFileForciblyEnable",
+    "warmMapedFileEnable",
+    "offsetCheckInSlave",
+    "debugLockEnable",
+    "duplicationEnable",
+    "osPageCacheBusyTimeOutMills",
+    "defaultQueryMaxNum",
+    "transientStorePoolEnable",
+    "transientStorePoolSize",
+    "fastFailIfNoBufferInStorePool",
+    "enableDLegerCommitLog",
+    "isEnableBatchPush",
+    "enableLmq",
+    "enableMultiDispatch",
+    "maxLmqConsumeQueueNum",
+    "enableScheduleAsyncDeliver",
+    "scheduleAsyncDeliverMaxPendingLimit",
+    "scheduleAsyncDeliverMaxResendNum2Blocked",
+    NULL,
+};
+/* The value of `key` in a getBrokerConfig body, or NULL. */
+static char *config_value(const char *cfg, const char *key)
+{
+    char needle[160];
+    snprintf(needle, sizeof needle, "\n%s=", key);
+    const char *p = strstr(cfg, needle);
+    if (!p && strncmp(cfg, needle + 1, strlen(needle + 1)) == 0)
+        p = cfg - 1; /* the first line */
+    if (!p)
+        return NULL;
+    p += strlen(needle);
+    return strndup(p, strcspn(p, "\n"));
+}
+
+static void assert_config_value(const char *cfg, const char *key, const char *want)
+{
+    char *v = config_value(cfg, key);
+    if (!v || strcmp(v, want) != 0)
+        fail_msg("getBrokerConfig: %s=%s, want %s", key, v ? v : "(absent)", want);
+    free(v);
+}
+
+static void test_broker_config_lists_java_keys(void **state)
+{
+    fixture *f = *state;
+    long long ver;
+    char *cfg = get_config(f->port, &ver);
+    for (const char *const *k = JAVA_KEYS; *k; k++) {
+        char *v = config_value(cfg, *k);
+        if (!v)
+            fail_msg("getBrokerConfig lacks Java's key %s", *k);
+        free(v);
+    }
+    /* values that say what this broker does, not Java's defaults */
+    assert_config_value(cfg, "brokerIP2", "127.0.0.1");
+    assert_config_value(cfg, "useTLS", "false");
+    assert_config_value(cfg, "enablePropertyFilter", "false"); /* no filter plugin yet */
+    assert_config_value(cfg, "commercialEnable", "false");
+    assert_config_value(cfg, "waitTimeMillsInSendQueue", "9223372036854775807");
+    assert_config_value(cfg, "endTransactionPoolQueueCapacity", "100000");
+    assert_config_value(cfg, "transferMsgByHeap", "true");
+    assert_config_value(cfg, "messageIndexEnable", "true");
+    assert_config_value(cfg, "regionId", "DefaultRegion");
+    assert_config_value(cfg, "brokerFastFailureEnable", "true");
+    assert_config_value(cfg, "mappedFileSizeCommitLog", "1048576");
+    assert_null(strstr(cfg, "secretKey"));
+    free(cfg);
+    /* with the filter plugin SQL92 subscriptions are accepted: the key follows */
+    assert_int_equal(rmq_td_stop_reporting(&f->d), 0);
+    assert_int_equal(rmq_td_add_plugin(&f->d, "filter", "filter", "broker", NULL), 0);
+    assert_int_equal(start(f), 0);
+    cfg = get_config(f->port, &ver);
+    assert_config_value(cfg, "enablePropertyFilter", "true");
+    free(cfg);
+}
+
 /* ---- 317 GET_BROKER_CONSUME_STATS ---------------------------------------- */
 
 static void test_broker_consume_stats_covers_every_group(void **state)
@@ -769,6 +972,7 @@ int main(int argc, char **argv)
         T(test_producer_info_lists_heartbeating_producers),
         T(test_system_topic_list_names_the_broker_topics),
         T(test_broker_config_update_applies_and_persists),
+        T(test_broker_config_lists_java_keys),
         T(test_broker_consume_stats_covers_every_group),
         T(test_view_stats_counts_puts_and_gets_per_window),
         cmocka_unit_test_setup_teardown(test_manual_commitlog_and_queue_cleanup, setup_no_retention,

@@ -48,7 +48,8 @@ typedef struct rmq_store_queues_service {
     double (*consume_tps)(void *svc_ud, const char *group, const char *topic);
     /* The store's settings (MessageStoreConfig names: flushDiskType,
      * fileReservedTime, maxMessageSize...) as "key=value\n" lines, the part
-     * of GET_BROKER_CONFIG's answer the broker plugin does not hold. Writes
+     * of GET_BROKER_CONFIG's answer the broker plugin does not hold, and the
+     * other Java keys of that part with the value the store behaves as. Writes
      * at most cap bytes (NUL-terminated); returns the length of the whole
      * text, so a larger buffer can be retried. Any thread. */
     size_t (*config_text)(void *svc_ud, char *out, size_t cap);
