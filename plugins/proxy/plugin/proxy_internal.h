@@ -85,6 +85,17 @@ void proxy_route_free(proxy_route *r);
  * use): not a user property (proxy_send.c). */
 bool proxy_is_system_key(const char *k);
 
+/* The message types QueryRoute says `topic`'s queues accept (its
+ * message.type attribute on the broker role; proxy_topic_type.c). */
+const Apache__Rocketmq__V2__MessageType *proxy_topic_accept_types(proxy *px, const char *topic,
+                                                                  size_t *n);
+
+/* PullMessage and the offset RPCs (proxy_pull.c, proxy_offset.c). */
+int proxy_pull_message(rmq_grpc_call *call, const void *msg, size_t len, void *ud);
+int proxy_get_offset(rmq_grpc_call *call, const void *msg, size_t len, void *ud);
+int proxy_update_offset(rmq_grpc_call *call, const void *msg, size_t len, void *ud);
+int proxy_query_offset(rmq_grpc_call *call, const void *msg, size_t len, void *ud);
+
 /* The consumer handlers (proxy_receive.c): POP through the store. */
 int proxy_receive_message(rmq_grpc_call *call, const void *msg, size_t len, void *ud);
 int proxy_ack_message(rmq_grpc_call *call, const void *msg, size_t len, void *ud);

@@ -114,6 +114,10 @@ static int proxy_init(rmq_plugin_ctx *ctx, const rmq_host_api *api)
         {"AckMessage", RMQ_GRPC_UNARY, proxy_ack_message},
         {"ChangeInvisibleDuration", RMQ_GRPC_UNARY, proxy_change_invisible_duration},
         {"ForwardMessageToDeadLetterQueue", RMQ_GRPC_UNARY, proxy_forward_to_dlq},
+        {"PullMessage", RMQ_GRPC_SERVER_STREAMING, proxy_pull_message},
+        {"GetOffset", RMQ_GRPC_UNARY, proxy_get_offset},
+        {"UpdateOffset", RMQ_GRPC_UNARY, proxy_update_offset},
+        {"QueryOffset", RMQ_GRPC_UNARY, proxy_query_offset},
     };
     int rc =
         api->declare_executor(ctx, "grpc", (int)api->setting_int(ctx, "executorThreads"), 10000);
@@ -129,7 +133,8 @@ static int proxy_init(rmq_plugin_ctx *ctx, const rmq_host_api *api)
     api->log(ctx, RMQ_LOG_INFO,
              "MessagingService ready: QueryRoute, QueryAssignment, Heartbeat, SendMessage, "
              "NotifyClientTermination, Telemetry, ReceiveMessage, AckMessage, "
-             "ChangeInvisibleDuration, ForwardMessageToDeadLetterQueue (routes from server %s, "
+             "ChangeInvisibleDuration, ForwardMessageToDeadLetterQueue, PullMessage, GetOffset, "
+             "UpdateOffset, QueryOffset (routes from server %s, "
              "messages to server %s)",
              px->namesrv_server, px->broker_server);
     return RMQ_OK;
