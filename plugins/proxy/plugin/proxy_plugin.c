@@ -121,12 +121,15 @@ static int proxy_init(rmq_plugin_ctx *ctx, const rmq_host_api *api)
     };
     int rc =
         api->declare_executor(ctx, "grpc", (int)api->setting_int(ctx, "executorThreads"), 10000);
+    if (rc == 0)
+        rc = proxy_clients_init(px);
     for (size_t i = 0; rc == 0 && i < sizeof(methods) / sizeof(methods[0]); i++) {
         char path[128];
         snprintf(path, sizeof(path), PROXY_SERVICE "%s", methods[i].method);
         rc = api->register_grpc_method(ctx, path, methods[i].kind, methods[i].fn, px, "grpc");
     }
     if (rc != 0) {
+        proxy_clients_fini(px);
         free(px);
         return rc;
     }
@@ -142,7 +145,10 @@ static int proxy_init(rmq_plugin_ctx *ctx, const rmq_host_api *api)
 
 static void proxy_fini(rmq_plugin_ctx *ctx)
 {
-    free(rmq_ctx_userdata(ctx));
+    proxy *px = rmq_ctx_userdata(ctx);
+    if (px)
+        proxy_clients_fini(px);
+    free(px);
 }
 
 RMQ_PLUGIN(.name = "proxy", .version = "0.1.0",

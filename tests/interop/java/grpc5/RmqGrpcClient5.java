@@ -342,6 +342,34 @@ public class RmqGrpcClient5 {
     result("offsets_and_pull", why);
   }
 
+  // ---- the clients in the broker's client housekeeping (mqadmin) ----
+  // The suite script runs mqadmin consumerConnection / producerConnection
+  // while this waits: files in GRPC5_SYNC_DIR say when ("up" → "checked-up",
+  // "down" → "checked-down"); the script prints its verdicts itself.
+  static void await(java.nio.file.Path dir, String name) throws Exception {
+    long until = System.currentTimeMillis() + 120000;
+    while (!java.nio.file.Files.exists(dir.resolve(name))) {
+      if (System.currentTimeMillis() > until) throw new IllegalStateException("no " + name);
+      Thread.sleep(100);
+    }
+  }
+
+  static void connections(String topic) throws Exception {
+    java.nio.file.Path dir = java.nio.file.Paths.get(System.getenv("GRPC5_SYNC_DIR"));
+    Producer p = sp.newProducerBuilder().setClientConfiguration(cfg).setTopics(topic).build();
+    SimpleConsumer c = simple("grpc5_conn_" + run, topic, "tagA || tagB");
+    try {
+      Thread.sleep(12000); // the clients' heartbeats (every 10 s) after their settings
+      java.nio.file.Files.createFile(dir.resolve("up"));
+      await(dir, "checked-up");
+    } finally {
+      c.close(); // NotifyClientTermination and the end of its Telemetry stream
+      p.close();
+    }
+    java.nio.file.Files.createFile(dir.resolve("down"));
+    await(dir, "checked-down"); // the verdict is the script's mqadmin_connections
+  }
+
   public static void main(String[] args) throws Exception {
     proxy = args[0];
     run = args[1];
@@ -354,7 +382,7 @@ public class RmqGrpcClient5 {
         .setTopics(normal, fifo, delay, push, off).build();
     try {
       String[] names = {"simple_consumer_normal", "producer_fifo", "producer_delay",
-          "push_consumer_tag", "offsets_and_pull"};
+          "push_consumer_tag", "offsets_and_pull", "connections_registered"};
       for (String n : names) {
         if (args.length > 2 && !args[2].contains(n)) continue;
         try {
@@ -363,7 +391,9 @@ public class RmqGrpcClient5 {
             case "producer_fifo": fifo(p, fifo, normal); break;
             case "producer_delay": delay(p, delay); break;
             case "push_consumer_tag": push(p, push); break;
-            default: offsets(p, off); break;
+            case "connections_registered": connections("grpc5_conn_" + run); break;
+            case "offsets_and_pull": offsets(p, off); break;
+            default: throw new IllegalStateException(n);
           }
         } catch (Exception e) {
           result(n, e.toString());
