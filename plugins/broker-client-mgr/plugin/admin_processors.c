@@ -192,6 +192,14 @@ static int process_create_topic(rmq_request *req, const rmq_cmd *cmd, void *ud)
                              order && strcasecmp(order, "true") == 0, ft);
     pthread_mutex_lock(&c->lock);
     bool is_new = !bcm_topic_table_has(&c->topics, topic);
+    /* 5.x `attributes` ("+message.type=FIFO"): altered from the current ones */
+    int32_t bad = bcm_topic_attributes_set(c, cfg, topic, a->cmd_ext_get(cmd, "attributes"), is_new,
+                                           remark, sizeof remark);
+    if (bad != 0) {
+        pthread_mutex_unlock(&c->lock);
+        json_decref(cfg);
+        return bcm_reply(c, req, cmd, bad, remark);
+    }
     int rc = bcm_topic_table_put(&c->topics, cfg, a->now_wall_ms());
     /* a sender must not be answered for it before topics.json holds it */
     if (rc == 0 && is_new)
@@ -363,6 +371,7 @@ int bcm_register_admin_processors(bcm_ctx *c)
         {BCM_UPDATE_AND_CREATE_TOPIC, process_create_topic},
         {BCM_DELETE_TOPIC_IN_BROKER, process_delete_topic},
         {BCM_GET_ALL_TOPIC_CONFIG, process_all_topics},
+        {BCM_GET_TOPIC_CONFIG, bcm_process_get_topic_config},
         {BCM_UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, process_update_group},
         {BCM_GET_ALL_SUBSCRIPTIONGROUP_CONFIG, process_all_groups},
         {BCM_DELETE_SUBSCRIPTIONGROUP, process_delete_group},

@@ -54,6 +54,7 @@ enum {
     BCM_GET_BROKER_CONSUME_STATS = 317,
     BCM_GET_ALL_PRODUCER_INFO = 328,
     BCM_CONSUME_MESSAGE_DIRECTLY = 309,
+    BCM_GET_TOPIC_CONFIG = 351, /* 5.x */
 };
 
 /* Response codes (protocol.md §3.2). */
@@ -273,6 +274,12 @@ int bcm_register_client_processors(bcm_ctx *c);
 int bcm_register_consumer_processors(bcm_ctx *c);
 /* admin_processors.c */
 int bcm_register_admin_processors(bcm_ctx *c);
+/* topic_config_processor.c: 5.x GET_TOPIC_CONFIG (351), and the attributes
+ * of UPDATE_AND_CREATE_TOPIC put into `cfg` (caller holds c->lock; 0, or
+ * the response code Java answers with its remark). */
+int bcm_process_get_topic_config(rmq_request *req, const rmq_cmd *cmd, void *ud);
+int32_t bcm_topic_attributes_set(bcm_ctx *c, json_t *cfg, const char *topic,
+                                 const char *modification, bool is_new, char *remark, size_t cap);
 /* client_relay.c */
 int bcm_register_relay_processors(bcm_ctx *c);
 /* storage_stub_processors.c */

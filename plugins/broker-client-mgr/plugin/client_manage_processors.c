@@ -59,6 +59,28 @@ static int heartbeat_consumer(bcm_ctx *c, const bcm_consumer_data *cd, const bcm
     return 0;
 }
 
+/* The client's identity: its connection, or — for an in-process request of
+ * the gRPC proxy (channel 0, peer "local", which no connection has) — the
+ * channel and address the proxy names for its 5.x client, as Java's proxy
+ * registers a GrpcClientChannel per client in local mode. */
+static rmq_channel_id client_channel(bcm_ctx *c, rmq_request *req, const rmq_cmd *cmd, char *addr,
+                                     size_t cap)
+{
+    const rmq_host_api *a = c->api;
+    rmq_channel_id ch = a->request_channel(req);
+    const char *peer = a->request_peer(req);
+    snprintf(addr, cap, "%s", peer ? peer : "");
+    if (ch == 0 && peer && strcmp(peer, "local") == 0) {
+        const char *pc = a->cmd_ext_get(cmd, "proxyClientChannel");
+        const char *pa = a->cmd_ext_get(cmd, "proxyClientAddr");
+        if (pc)
+            ch = (rmq_channel_id)strtoull(pc, NULL, 10);
+        if (pa)
+            snprintf(addr, cap, "%s", pa);
+    }
+    return ch;
+}
+
 static int process_heartbeat(rmq_request *req, const rmq_cmd *cmd, void *ud)
 {
     bcm_ctx *c = ud;
@@ -71,13 +93,11 @@ static int process_heartbeat(rmq_request *req, const rmq_cmd *cmd, void *ud)
         a->request_fail(req, err);
         return RMQ_EINVAL;
     }
-    bcm_client info = {.channel = a->request_channel(req),
-                       .client_id = (char *)(hb.client_id ? hb.client_id : ""),
+    bcm_client info = {.client_id = (char *)(hb.client_id ? hb.client_id : ""),
                        .language = a->cmd_language(cmd),
                        .version = a->cmd_version(cmd),
                        .last_update_ms = a->now_monotonic_ms()};
-    const char *peer = a->request_peer(req);
-    snprintf(info.addr, sizeof info.addr, "%s", peer ? peer : "");
+    info.channel = client_channel(c, req, cmd, info.addr, sizeof info.addr);
     bool groups_dirty = false, topics_dirty = false;
     int rc = 0;
     for (size_t i = 0; i < hb.nconsumers && rc == 0; i++)
@@ -108,7 +128,8 @@ static int process_unregister_client(rmq_request *req, const rmq_cmd *cmd, void 
 {
     bcm_ctx *c = ud;
     const rmq_host_api *a = c->api;
-    rmq_channel_id ch = a->request_channel(req);
+    char addr[64];
+    rmq_channel_id ch = client_channel(c, req, cmd, addr, sizeof addr);
     const char *client_id = a->cmd_ext_get(cmd, "clientID");
     const char *pg = nonempty(a->cmd_ext_get(cmd, "producerGroup"));
     const char *cg = nonempty(a->cmd_ext_get(cmd, "consumerGroup"));

@@ -1,5 +1,6 @@
 /* proxy_client.c — the client-session RPCs: Heartbeat and
- * NotifyClientTermination (answered OK, as Java's proxy answers producers),
+ * NotifyClientTermination (registering and unregistering the client in the
+ * broker role, proxy_clients.c),
  * and Telemetry, the bidi stream on which a client sends its Settings and
  * gets back the server's: the client's own settings merged with what this
  * proxy enforces (Java's GrpcClientSettingsManager): a publishing client
@@ -26,14 +27,16 @@ int proxy_heartbeat(rmq_grpc_call *call, const void *msg, size_t len, void *ud)
                                     "HeartbeatRequest: undecodable protobuf");
     Apache__Rocketmq__V2__HeartbeatResponse resp = APACHE__ROCKETMQ__V2__HEARTBEAT_RESPONSE__INIT;
     Apache__Rocketmq__V2__Status st;
+    char why[256] = "";
     const char *client_id = px->api->grpc_metadata(call, "x-mq-client-id");
     if (!client_id || !client_id[0])
         proxy_status(&st, PX_CLIENT_ID_REQUIRED, "client id cannot be empty");
-    else
-        proxy_status(&st, PX_OK, NULL);
+    else /* registered in the broker role's client housekeeping */
+        proxy_clients_heartbeat(px, call, client_id, req, &st, why, sizeof why);
     resp.status = &st;
+    int rc = reply_status_only(px, call, &resp.base);
     apache__rocketmq__v2__heartbeat_request__free_unpacked(req, NULL);
-    return reply_status_only(px, call, &resp.base);
+    return rc;
 }
 
 int proxy_notify_client_termination(rmq_grpc_call *call, const void *msg, size_t len, void *ud)
@@ -48,10 +51,12 @@ int proxy_notify_client_termination(rmq_grpc_call *call, const void *msg, size_t
         APACHE__ROCKETMQ__V2__NOTIFY_CLIENT_TERMINATION_RESPONSE__INIT;
     Apache__Rocketmq__V2__Status st;
     const char *client_id = px->api->grpc_metadata(call, "x-mq-client-id");
-    if (!client_id || !client_id[0])
+    if (!client_id || !client_id[0]) {
         proxy_status(&st, PX_CLIENT_ID_REQUIRED, "client id cannot be empty");
-    else
+    } else {
+        proxy_clients_terminate(px, client_id);
         proxy_status(&st, PX_OK, NULL);
+    }
     resp.status = &st;
     apache__rocketmq__v2__notify_client_termination_request__free_unpacked(req, NULL);
     return reply_status_only(px, call, &resp.base);
@@ -94,8 +99,13 @@ static int answer_settings(proxy *px, rmq_grpc_call *call, Apache__Rocketmq__V2_
 int proxy_telemetry(rmq_grpc_call *call, const void *msg, size_t len, void *ud)
 {
     proxy *px = ud;
-    if (!msg)
-        return 0; /* the client closed its side: the host ends the call OK */
+    if (!msg) {
+        /* the client closed its side: it leaves (the host ends the call OK) */
+        const char *id = px->api->grpc_metadata(call, "x-mq-client-id");
+        if (id && id[0])
+            proxy_clients_terminate(px, id);
+        return 0;
+    }
     Apache__Rocketmq__V2__TelemetryCommand *cmd =
         apache__rocketmq__v2__telemetry_command__unpack(NULL, len, msg);
     if (!cmd)
@@ -111,6 +121,7 @@ int proxy_telemetry(rmq_grpc_call *call, const void *msg, size_t len, void *ud)
         rc = proxy_reply(px, call, &out.base);
     } else if (cmd->command_case == APACHE__ROCKETMQ__V2__TELEMETRY_COMMAND__COMMAND_SETTINGS &&
                cmd->settings) {
+        proxy_clients_settings(px, call, client_id, cmd->settings);
         rc = answer_settings(px, call, cmd->settings);
     }
     /* thread stack traces and verify-message results answer commands this

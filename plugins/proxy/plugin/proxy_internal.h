@@ -37,6 +37,8 @@
 #define PX_HA_NOT_AVAILABLE APACHE__ROCKETMQ__V2__CODE__HA_NOT_AVAILABLE
 #define PX_CONSUMER_GROUP_NOT_FOUND APACHE__ROCKETMQ__V2__CODE__CONSUMER_GROUP_NOT_FOUND
 
+typedef struct proxy_clients proxy_clients;
+
 typedef struct proxy {
     const rmq_host_api *api;
     rmq_plugin_ctx *ctx;
@@ -45,6 +47,7 @@ typedef struct proxy {
     int64_t max_message_size;
     uint32_t local_timeout_ms;
     atomic_uint send_round; /* round-robin over writable queues */
+    proxy_clients *clients; /* 5.x clients' settings and registrations */
 } proxy;
 
 /* Answer a unary call with `msg` packed (protobuf-c). */
@@ -84,6 +87,36 @@ void proxy_route_free(proxy_route *r);
 /* A property name Java reserves (MessageConst.STRING_HASH_SET, the ones in
  * use): not a user property (proxy_send.c). */
 bool proxy_is_system_key(const char *k);
+
+/* Java's String.hashCode of a UTF-8 string (proxy_send.c). */
+int32_t proxy_java_string_hash(const char *s);
+
+/* The clients' registrations in the broker role's client housekeeping
+ * (proxy_clients.c), as Java's ClientActivity: the Settings a client sent on
+ * Telemetry, registered by each Heartbeat (producers under each publishing
+ * topic, consumers under their group with their subscriptions) and
+ * unregistered by NotifyClientTermination, the Telemetry stream's end or the
+ * connection's close. */
+int proxy_clients_init(proxy *px);
+void proxy_clients_fini(proxy *px);
+void proxy_clients_settings(proxy *px, rmq_grpc_call *call, const char *client_id,
+                            const Apache__Rocketmq__V2__Settings *s);
+/* Fills st (OK, or why the registration failed). */
+void proxy_clients_heartbeat(proxy *px, rmq_grpc_call *call, const char *client_id,
+                             const Apache__Rocketmq__V2__HeartbeatRequest *req,
+                             Apache__Rocketmq__V2__Status *st, char *buf, size_t cap);
+void proxy_clients_terminate(proxy *px, const char *client_id);
+
+/* The message types QueryRoute says `topic`'s queues accept (its
+ * message.type attribute on the broker role; proxy_topic_type.c). */
+const Apache__Rocketmq__V2__MessageType *proxy_topic_accept_types(proxy *px, const char *topic,
+                                                                  size_t *n);
+
+/* PullMessage and the offset RPCs (proxy_pull.c, proxy_offset.c). */
+int proxy_pull_message(rmq_grpc_call *call, const void *msg, size_t len, void *ud);
+int proxy_get_offset(rmq_grpc_call *call, const void *msg, size_t len, void *ud);
+int proxy_update_offset(rmq_grpc_call *call, const void *msg, size_t len, void *ud);
+int proxy_query_offset(rmq_grpc_call *call, const void *msg, size_t len, void *ud);
 
 /* The consumer handlers (proxy_receive.c): POP through the store. */
 int proxy_receive_message(rmq_grpc_call *call, const void *msg, size_t len, void *ud);

@@ -114,22 +114,30 @@ static int proxy_init(rmq_plugin_ctx *ctx, const rmq_host_api *api)
         {"AckMessage", RMQ_GRPC_UNARY, proxy_ack_message},
         {"ChangeInvisibleDuration", RMQ_GRPC_UNARY, proxy_change_invisible_duration},
         {"ForwardMessageToDeadLetterQueue", RMQ_GRPC_UNARY, proxy_forward_to_dlq},
+        {"PullMessage", RMQ_GRPC_SERVER_STREAMING, proxy_pull_message},
+        {"GetOffset", RMQ_GRPC_UNARY, proxy_get_offset},
+        {"UpdateOffset", RMQ_GRPC_UNARY, proxy_update_offset},
+        {"QueryOffset", RMQ_GRPC_UNARY, proxy_query_offset},
     };
     int rc =
         api->declare_executor(ctx, "grpc", (int)api->setting_int(ctx, "executorThreads"), 10000);
+    if (rc == 0)
+        rc = proxy_clients_init(px);
     for (size_t i = 0; rc == 0 && i < sizeof(methods) / sizeof(methods[0]); i++) {
         char path[128];
         snprintf(path, sizeof(path), PROXY_SERVICE "%s", methods[i].method);
         rc = api->register_grpc_method(ctx, path, methods[i].kind, methods[i].fn, px, "grpc");
     }
     if (rc != 0) {
+        proxy_clients_fini(px);
         free(px);
         return rc;
     }
     api->log(ctx, RMQ_LOG_INFO,
              "MessagingService ready: QueryRoute, QueryAssignment, Heartbeat, SendMessage, "
              "NotifyClientTermination, Telemetry, ReceiveMessage, AckMessage, "
-             "ChangeInvisibleDuration, ForwardMessageToDeadLetterQueue (routes from server %s, "
+             "ChangeInvisibleDuration, ForwardMessageToDeadLetterQueue, PullMessage, GetOffset, "
+             "UpdateOffset, QueryOffset (routes from server %s, "
              "messages to server %s)",
              px->namesrv_server, px->broker_server);
     return RMQ_OK;
@@ -137,7 +145,10 @@ static int proxy_init(rmq_plugin_ctx *ctx, const rmq_host_api *api)
 
 static void proxy_fini(rmq_plugin_ctx *ctx)
 {
-    free(rmq_ctx_userdata(ctx));
+    proxy *px = rmq_ctx_userdata(ctx);
+    if (px)
+        proxy_clients_fini(px);
+    free(px);
 }
 
 RMQ_PLUGIN(.name = "proxy", .version = "0.1.0",

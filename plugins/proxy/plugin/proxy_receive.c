@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "proxy_internal.h"
+#include "proxy_message.h"
 
 #define POP_MESSAGE 200050
 #define ACK_MESSAGE 200051
@@ -46,18 +47,6 @@ static int64_t ms_of(const Google__Protobuf__Duration *d, int64_t dflt)
     return d ? d->seconds * 1000 + d->nanos / 1000000 : dflt;
 }
 
-/* One stored record (MessageDecoder's layout). */
-typedef struct rec {
-    int32_t body_crc, queue_id, reconsume, sys_flag;
-    int64_t queue_offset, phys_offset, born_ts, store_ts;
-    char born_host[64], store_host[64];
-    const uint8_t *body;
-    int32_t body_len;
-    char topic[256];
-    const char *props;
-    uint16_t props_len;
-} rec;
-
 static void host_text(const uint8_t *p, bool v6, char *out, size_t cap)
 {
     if (v6) {
@@ -69,7 +58,7 @@ static void host_text(const uint8_t *p, bool v6, char *out, size_t cap)
 }
 
 /* Decode the record at p (len bytes left): its size, 0 when malformed. */
-static size_t rec_decode(const uint8_t *p, size_t len, rec *r)
+size_t rec_decode(const uint8_t *p, size_t len, rec *r)
 {
     if (len < 4)
         return 0;
@@ -116,21 +105,6 @@ static size_t rec_decode(const uint8_t *p, size_t len, rec *r)
     return total;
 }
 
-/* Everything one Message needs, freed by msg_free. */
-typedef struct built {
-    Apache__Rocketmq__V2__Message m;
-    Apache__Rocketmq__V2__Resource topic;
-    Apache__Rocketmq__V2__SystemProperties sys;
-    Apache__Rocketmq__V2__Digest digest;
-    Google__Protobuf__Timestamp born, store;
-    Google__Protobuf__Duration invisible;
-    Apache__Rocketmq__V2__Message__UserPropertiesEntry *ents;
-    Apache__Rocketmq__V2__Message__UserPropertiesEntry **entp;
-    char **keys;
-    char *props; /* NUL-separated copy the strings point into */
-    char digest_text[16], receipt[512], msg_id[40];
-} built;
-
 static void ts_of(Google__Protobuf__Timestamp *t, int64_t ms)
 {
     google__protobuf__timestamp__init(t);
@@ -138,7 +112,7 @@ static void ts_of(Google__Protobuf__Timestamp *t, int64_t ms)
     t->nanos = (int32_t)(ms % 1000) * 1000000;
 }
 
-static int msg_build(built *b, const rec *r, const char *receipt, int64_t invisible_ms)
+int msg_build(built *b, const rec *r, const char *receipt, int64_t invisible_ms)
 {
     memset(b, 0, sizeof *b);
     apache__rocketmq__v2__message__init(&b->m);
@@ -150,9 +124,10 @@ static int msg_build(built *b, const rec *r, const char *receipt, int64_t invisi
     b->m.system_properties = &b->sys;
     b->m.body.data = (uint8_t *)r->body;
     b->m.body.len = (size_t)r->body_len;
-    /* BODYCRC as stored (UtilAll.crc32, masked to 31 bits), in decimal */
-    snprintf(b->digest_text, sizeof b->digest_text, "%" PRId32, r->body_crc);
-    b->digest.type = APACHE__ROCKETMQ__V2__DIGEST_TYPE__CRC32;
+    /* MD5 of the body in upper-case hex, as Java's proxy (GrpcConverter):
+     * the 5.x clients verify it and discard a mismatch as corrupted */
+    proxy_md5_hex(r->body, (size_t)r->body_len, b->digest_text);
+    b->digest.type = APACHE__ROCKETMQ__V2__DIGEST_TYPE__MD5;
     b->digest.checksum = b->digest_text;
     b->sys.body_digest = &b->digest;
     b->sys.body_encoding = APACHE__ROCKETMQ__V2__ENCODING__IDENTITY;
@@ -222,7 +197,7 @@ static int msg_build(built *b, const rec *r, const char *receipt, int64_t invisi
     return 0;
 }
 
-static void msg_free(built *b)
+void msg_free(built *b)
 {
     free(b->props);
     free(b->ents);

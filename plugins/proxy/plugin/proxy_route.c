@@ -294,8 +294,9 @@ int proxy_query_route(rmq_grpc_call *call, const void *msg, size_t len, void *ud
         apache__rocketmq__v2__query_route_request__free_unpacked(req, NULL);
         return RMQ_ENOMEM;
     }
-    /* a 4.x topic has no message.type attribute: Java reads it as NORMAL */
-    Apache__Rocketmq__V2__MessageType normal = APACHE__ROCKETMQ__V2__MESSAGE_TYPE__NORMAL;
+    size_t ntypes = 0;
+    const Apache__Rocketmq__V2__MessageType *types =
+        rc == 0 ? proxy_topic_accept_types(px, topic, &ntypes) : NULL;
     size_t nmq = 0, nb = 0;
     for (size_t i = 0; i < route.nqd && rc == 0; i++) {
         const proxy_queue_data *q = &route.qd[i];
@@ -319,8 +320,8 @@ int proxy_query_route(rmq_grpc_call *call, const void *msg, size_t len, void *ud
                     mq->id = id++;
                     mq->permission = perms[k];
                     mq->broker = br;
-                    mq->n_accept_message_types = 1;
-                    mq->accept_message_types = &normal;
+                    mq->n_accept_message_types = ntypes;
+                    mq->accept_message_types = (Apache__Rocketmq__V2__MessageType *)types;
                     mqp[nmq++] = mq;
                 }
         }

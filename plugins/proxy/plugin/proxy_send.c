@@ -72,7 +72,7 @@ bool proxy_is_system_key(const char *k)
 }
 
 /* Java's String.hashCode over the UTF-16 code units of a UTF-8 string. */
-static int32_t java_string_hash(const char *s)
+int32_t proxy_java_string_hash(const char *s)
 {
     uint32_t h = 0;
     const unsigned char *p = (const unsigned char *)s;
@@ -382,7 +382,7 @@ int proxy_send_message(rmq_grpc_call *call, const void *msg, size_t len, void *u
                                 : NULL;
         size_t pick;
         if (group && group[0])
-            pick = (size_t)consistent_hash(java_string_hash(group), (int)nwq);
+            pick = (size_t)consistent_hash(proxy_java_string_hash(group), (int)nwq);
         else
             pick = atomic_fetch_add(&px->send_round, 1) % nwq;
         bool mixed = false;

@@ -1,0 +1,77 @@
+/* proxy_topic_type.c — a topic's message type as Java 5's proxy reads it for
+ * QueryRoute (MetadataService.getTopicMessageType): the `message.type`
+ * attribute of the topic's config on the broker role (GET_TOPIC_CONFIG,
+ * 351, through invoke_local). No attribute: NORMAL; no such topic on the
+ * broker: UNSPECIFIED; MIXED: every type (RouteActivity's
+ * parseTopicMessageType). The 5.x clients refuse to send a message whose
+ * type the route does not accept. */
+#include <jansson.h>
+#include <string.h>
+
+#include "proxy_internal.h"
+
+#define GET_TOPIC_CONFIG 351
+
+static const Apache__Rocketmq__V2__MessageType T_NORMAL[] = {
+    APACHE__ROCKETMQ__V2__MESSAGE_TYPE__NORMAL};
+static const Apache__Rocketmq__V2__MessageType T_FIFO[] = {
+    APACHE__ROCKETMQ__V2__MESSAGE_TYPE__FIFO};
+static const Apache__Rocketmq__V2__MessageType T_DELAY[] = {
+    APACHE__ROCKETMQ__V2__MESSAGE_TYPE__DELAY};
+static const Apache__Rocketmq__V2__MessageType T_TRANSACTION[] = {
+    APACHE__ROCKETMQ__V2__MESSAGE_TYPE__TRANSACTION};
+static const Apache__Rocketmq__V2__MessageType T_MIXED[] = {
+    APACHE__ROCKETMQ__V2__MESSAGE_TYPE__NORMAL, APACHE__ROCKETMQ__V2__MESSAGE_TYPE__FIFO,
+    APACHE__ROCKETMQ__V2__MESSAGE_TYPE__DELAY, APACHE__ROCKETMQ__V2__MESSAGE_TYPE__TRANSACTION};
+static const Apache__Rocketmq__V2__MessageType T_UNSPECIFIED[] = {
+    APACHE__ROCKETMQ__V2__MESSAGE_TYPE__MESSAGE_TYPE_UNSPECIFIED};
+
+static const Apache__Rocketmq__V2__MessageType *types_of(const char *v, size_t *n)
+{
+    static const struct {
+        const char *name;
+        const Apache__Rocketmq__V2__MessageType *t;
+        size_t n;
+    } map[] = {{"NORMAL", T_NORMAL, 1},
+               {"FIFO", T_FIFO, 1},
+               {"DELAY", T_DELAY, 1},
+               {"TRANSACTION", T_TRANSACTION, 1},
+               {"MIXED", T_MIXED, 4}};
+    for (size_t i = 0; v && i < sizeof map / sizeof map[0]; i++)
+        if (strcmp(v, map[i].name) == 0) {
+            *n = map[i].n;
+            return map[i].t;
+        }
+    *n = 1;
+    return T_UNSPECIFIED;
+}
+
+const Apache__Rocketmq__V2__MessageType *proxy_topic_accept_types(proxy *px, const char *topic,
+                                                                  size_t *n)
+{
+    const rmq_host_api *api = px->api;
+    rmq_cmd *req = api->cmd_new_request(GET_TOPIC_CONFIG);
+    if (!req || api->cmd_ext_set(req, "topic", topic) < 0 ||
+        api->cmd_ext_set(req, "lo", "false") < 0) {
+        if (req)
+            api->cmd_free(req);
+        return types_of(NULL, n);
+    }
+    rmq_cmd *resp = NULL;
+    if (proxy_local(px, px->broker_server, req, &resp) < 0)
+        return types_of(NULL, n);
+    const Apache__Rocketmq__V2__MessageType *t;
+    if (api->cmd_code(resp) != 0) {
+        t = types_of(NULL, n); /* TOPIC_NOT_EXIST (or an old broker): UNSPECIFIED */
+    } else {
+        size_t blen = 0;
+        const char *body = api->cmd_body(resp, &blen);
+        json_t *cfg = body ? json_loadb(body, blen, 0, NULL) : NULL;
+        const char *v =
+            json_string_value(json_object_get(json_object_get(cfg, "attributes"), "message.type"));
+        t = types_of(v ? v : "NORMAL", n);
+        json_decref(cfg);
+    }
+    api->cmd_free(resp);
+    return t;
+}
