@@ -10,7 +10,8 @@
 # topic on the restarted daemon. Not a test.
 #
 # usage: tests/bench/topics_scale.sh [BUILD_DIR] [N] [send|admin|perqueue] [FLUSH] [REPORT_EVERY]
-# RMQBENCH=path runs another build's rmqbench (a baseline daemon build
+# SAVE_STOPPED=DIR keeps a copy of the cleanly stopped state_dir
+# (tests/bench/restart_scale.sh restarts on it). RMQBENCH=path runs another build's rmqbench (a baseline daemon build
 # without the create-topics mode).
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
@@ -21,7 +22,7 @@ every=${5:-1000}
 bin=$build/bin
 rmqbench=${RMQBENCH:-$bin/rmqbench}
 plugins=$build/plugins
-dir=$(mktemp -d /tmp/rmqtopics.XXXXXX)
+dir=$(mktemp -d "${TMPDIR:-/tmp}/rmqtopics.XXXXXX")
 dpid=
 nspid=
 cleanup() {
@@ -99,6 +100,8 @@ echo
 [[ -n ${KEEP_STATE:-} ]] && cp -a "$dir/state" "$KEEP_STATE"
 stop
 echo "clean stop: ${stopped} s; topics.json $(stat -c %s "$dir/state/broker-client-mgr/topics.json") bytes, journal $(stat -c %s "$dir/state/broker-client-mgr/topics.journal" 2>/dev/null || echo -) bytes"
+# SAVE_STOPPED=DIR: the cleanly stopped state_dir, for restart_scale.sh
+[[ -n ${SAVE_STOPPED:-} ]] && cp -a --sparse=always "$dir/state" "$SAVE_STOPPED"
 start restart
 echo "restart: ${started} s to listening; $(rss)"
 sleep 2

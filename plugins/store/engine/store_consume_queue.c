@@ -55,14 +55,10 @@ static int table_grow(cq_table *t)
     return 0;
 }
 
-store_cq *cq_create(store_engine *e, const char *topic, int32_t qid, char *err, size_t errlen)
+store_cq *cq_alloc(store_engine *e, const char *topic, int32_t qid, char *err, size_t errlen)
 {
     if (strlen(topic) > STORED_RECORD_MAX_TOPIC) {
         snprintf(err, errlen, "topic too long");
-        return NULL;
-    }
-    if (e->cqs.count >= e->cqs.nb && table_grow(&e->cqs) != 0) {
-        snprintf(err, errlen, "out of memory");
         return NULL;
     }
     size_t tl = strlen(topic);
@@ -87,9 +83,33 @@ store_cq *cq_create(store_engine *e, const char *topic, int32_t qid, char *err, 
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
+    return q;
+}
+
+int cq_insert(store_engine *e, store_cq *q)
+{
+    if (e->cqs.count >= e->cqs.nb && table_grow(&e->cqs) != 0)
+        return -ENOMEM;
     q->next = e->cqs.b[q->hash & (e->cqs.nb - 1)];
     e->cqs.b[q->hash & (e->cqs.nb - 1)] = q;
     e->cqs.count++;
+    return 0;
+}
+
+void cq_free_unlinked(store_cq *q)
+{
+    mfile_list_free(&q->files, false);
+    free(q);
+}
+
+store_cq *cq_create(store_engine *e, const char *topic, int32_t qid, char *err, size_t errlen)
+{
+    store_cq *q = cq_alloc(e, topic, qid, err, errlen);
+    if (q && cq_insert(e, q) != 0) {
+        snprintf(err, errlen, "out of memory");
+        cq_free_unlinked(q);
+        return NULL;
+    }
     return q;
 }
 
@@ -348,7 +368,12 @@ int cq_back_entry(store_engine *e, store_cq *q, int64_t index)
     int64_t need = pos - f->start + STORE_CQ_UNIT;
     if (need <= atomic_load_explicit(&f->backed, memory_order_acquire))
         return 0;
-    int64_t to = (need + STORE_CQ_BACK_CHUNK - 1) / STORE_CQ_BACK_CHUNK * STORE_CQ_BACK_CHUNK;
+    /* ahead by what the file already holds, 4 KiB to STORE_CQ_BACK_CHUNK:
+     * 400,000 queues of one message each reserving 64 KiB apiece took
+     * 26 GB of disk for 8 MB of entries */
+    int64_t chunk = need < 4096 ? 4096 : need > STORE_CQ_BACK_CHUNK ? STORE_CQ_BACK_CHUNK : need;
+    chunk = (chunk + 4095) / 4096 * 4096;
+    int64_t to = (need + chunk - 1) / chunk * chunk;
     int rc = mfile_back(e, f, to);
     if (rc != 0 && to > need)
         rc = mfile_back(e, f, need); /* the chunk did not fit: this entry alone */
@@ -374,6 +399,7 @@ int cq_put_entry(store_engine *e, store_cq *q, int64_t index, int64_t phys, int3
     int64_t max = atomic_load_explicit(&q->max_offset, memory_order_relaxed);
     write_entry(p, phys, size, tags);
     q->max_phys_end = phys + size;
+    cq_note_covered(e, phys, size);
     if (publish && index + 1 > max)
         atomic_store_explicit(&q->max_offset, index + 1, memory_order_release);
     return 0;
@@ -399,6 +425,26 @@ bool cq_get_entry(const store_cq *q, int64_t index, store_cq_entry *out)
     out->size = (int32_t)stored_be32(p + 8);
     out->tags_code = (int64_t)stored_be64(p + 12);
     return true;
+}
+
+bool cq_read_entry(const store_cq *q, int64_t index, store_cq_entry *out)
+{
+    mfile *f = mfile_list_find(&q->files, index * STORE_CQ_UNIT);
+    if (!f)
+        return false;
+    if (mfile_mapped(f))
+        return cq_get_entry(q, index, out);
+    uint8_t b[STORE_CQ_UNIT];
+    int fd = open(f->path, O_RDONLY | O_CLOEXEC);
+    bool ok = fd >= 0 && pread(fd, b, sizeof b, index * STORE_CQ_UNIT - f->start) == sizeof b;
+    if (fd >= 0)
+        close(fd);
+    if (ok) {
+        out->phys_offset = (int64_t)stored_be64(b);
+        out->size = (int32_t)stored_be32(b + 8);
+        out->tags_code = (int64_t)stored_be64(b + 12);
+    }
+    return ok;
 }
 
 static bool entry_valid(const store_cq *q, int64_t index)
@@ -490,124 +536,54 @@ static void cq_find_end(store_cq *q)
         close(fd);
 }
 
-/* Loading every queue at start: one directory listing, a stat and a read
- * per queue, but 400,000 of them, and on a cold cache each waits for the
- * disk. LOAD_THREADS workers take topics in turn so those waits overlap;
- * only the table insertion is serialised. */
-#define LOAD_THREADS 4
-
-typedef struct load_job {
-    store_engine *e;
-    char **topics;
-    size_t n;
-    _Atomic size_t next;
-    pthread_mutex_t mu; /* the queue table; rc and err */
-    int rc;
-    char err[256];
-} load_job;
-
-static void load_failed(load_job *j, int rc, const char *err)
+int cq_read_topic(store_engine *e, const char *topic, store_cq **head, char *err, size_t errlen)
 {
-    pthread_mutex_lock(&j->mu);
-    if (j->rc == 0) {
-        j->rc = rc;
-        snprintf(j->err, sizeof j->err, "%s", err);
-    }
-    pthread_mutex_unlock(&j->mu);
-}
-
-static void load_topic(load_job *j, const char *topic)
-{
-    char tdir[PATH_MAX], err[256] = "";
-    snprintf(tdir, sizeof tdir, "%s/%s", j->e->cq_dir, topic);
+    *head = NULL;
+    char tdir[PATH_MAX];
+    snprintf(tdir, sizeof tdir, "%s/%s", e->cq_dir, topic);
     DIR *td = opendir(tdir);
     if (!td)
-        return;
+        return errno == ENOENT || errno == ENOTDIR ? 0 : -errno;
     struct dirent *qe;
-    while ((qe = readdir(td)) != NULL) {
+    int rc = 0;
+    while (rc == 0 && (qe = readdir(td)) != NULL) {
         char *end;
         long qid = strtol(qe->d_name, &end, 10);
         if (qe->d_name[0] < '0' || qe->d_name[0] > '9' || *end || qid > INT32_MAX)
             continue; /* non-numeric dirs are skipped, as Java does */
-        pthread_mutex_lock(&j->mu);
-        store_cq *q = j->rc == 0 ? cq_create(j->e, topic, (int32_t)qid, err, sizeof err) : NULL;
-        bool stop = j->rc != 0;
-        pthread_mutex_unlock(&j->mu);
-        if (stop)
-            break;
+        store_cq *q = cq_alloc(e, topic, (int32_t)qid, err, errlen);
         if (!q) {
-            load_failed(j, -ENOMEM, err);
+            rc = -ENOMEM;
             break;
         }
-        int rc = mfile_list_load(&q->files, err, sizeof err);
-        if (rc != 0) {
-            load_failed(j, rc, err);
-            break;
-        }
-        cq_find_end(q);
+        q->next = *head;
+        *head = q;
+        rc = mfile_list_load(&q->files, err, errlen);
+        if (rc == 0)
+            cq_find_end(q);
     }
     closedir(td);
-}
-
-static void *load_worker(void *arg)
-{
-    load_job *j = arg;
-    for (size_t i; (i = atomic_fetch_add(&j->next, 1)) < j->n;) {
-        pthread_mutex_lock(&j->mu);
-        bool stop = j->rc != 0;
-        pthread_mutex_unlock(&j->mu);
-        if (stop)
-            break;
-        load_topic(j, j->topics[i]);
-    }
-    return NULL;
-}
-
-int cq_load_all(store_engine *e, char *err, size_t errlen)
-{
-    DIR *d = opendir(e->cq_dir);
-    if (!d)
-        return errno == ENOENT ? 0 : -errno;
-    load_job j = {.e = e};
-    pthread_mutex_init(&j.mu, NULL);
-    atomic_init(&j.next, 0);
-    size_t cap = 0;
-    struct dirent *de;
-    while (j.rc == 0 && (de = readdir(d)) != NULL) {
-        if (de->d_name[0] == '.' || strlen(de->d_name) > STORED_RECORD_MAX_TOPIC)
-            continue;
-        if (j.n == cap) {
-            cap = cap ? cap * 2 : 256;
-            char **nt = realloc(j.topics, cap * sizeof *nt);
-            if (!nt) {
-                j.rc = -ENOMEM;
-                break;
-            }
-            j.topics = nt;
+    if (rc != 0) {
+        while (*head) {
+            store_cq *nx = (*head)->next;
+            cq_free_unlinked(*head);
+            *head = nx;
         }
-        if ((j.topics[j.n] = strdup(de->d_name)) == NULL)
-            j.rc = -ENOMEM;
-        else
-            j.n++;
     }
-    closedir(d);
-    if (j.rc == 0) {
-        pthread_t th[LOAD_THREADS - 1];
-        size_t started = 0;
-        for (; j.n > 64 && started < LOAD_THREADS - 1; started++)
-            if (pthread_create(&th[started], NULL, load_worker, &j) != 0)
-                break;
-        load_worker(&j); /* this thread too (alone when there are few topics) */
-        for (size_t i = 0; i < started; i++)
-            pthread_join(th[i], NULL);
+    return rc;
+}
+
+void cq_drop_expired_files(store_engine *e, store_cq *q, int64_t cl_min)
+{
+    (void)e;
+    while (q->files.n > 1) {
+        mfile *f = q->files.v[0];
+        int64_t last_ix = (f->start + f->size) / STORE_CQ_UNIT - 1;
+        store_cq_entry en;
+        if (!cq_get_entry(q, last_ix, &en) || en.phys_offset >= cl_min)
+            break;
+        mfile_list_drop_first(&q->files, true);
     }
-    if (j.rc != 0)
-        snprintf(err, errlen, "%s", j.err[0] ? j.err : "out of memory");
-    for (size_t i = 0; i < j.n; i++)
-        free(j.topics[i]);
-    free(j.topics);
-    pthread_mutex_destroy(&j.mu);
-    return j.rc;
 }
 
 /* First index in [lo, hi) whose entry's commit-log offset is >= off (hi if none). */

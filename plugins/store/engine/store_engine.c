@@ -133,7 +133,9 @@ static void free_engine(store_engine *e)
     e->spare = NULL;
     pthread_mutex_unlock(&e->spare_mu);
     mfile_list_free(&e->cl, false);
+    cq_lazy_stop(e);
     cq_table_free(e);
+    cq_lazy_free(e);
     index_free(e);
     mfile_close(e->checkpoint, false);
     if (e->state_fd >= 0)
@@ -154,6 +156,7 @@ static void free_engine(store_engine *e)
     pthread_mutex_destroy(&e->stage_mu);
     pthread_mutex_destroy(&e->cq_hot_mu);
     pthread_mutex_destroy(&e->cq_map_mu);
+    pthread_mutex_destroy(&e->lazy_mu);
     pthread_mutex_destroy(&e->flush_mu);
     pthread_cond_destroy(&e->flush_cv);
     pthread_mutex_destroy(&e->done_mu);
@@ -220,6 +223,9 @@ int store_open(const store_config *cfg, store_engine **out, char *err, size_t er
     pthread_mutex_init(&e->stage_mu, NULL);
     pthread_mutex_init(&e->cq_hot_mu, NULL);
     pthread_mutex_init(&e->cq_map_mu, NULL);
+    pthread_mutex_init(&e->lazy_mu, NULL);
+    atomic_store(&e->cov_off, -1);
+    atomic_store(&e->state_cov_off, -1);
     pthread_mutex_init(&e->flush_mu, NULL);
     pthread_cond_init(&e->flush_cv, NULL);
     pthread_mutex_init(&e->done_mu, NULL);
@@ -267,9 +273,11 @@ int store_open(const store_config *cfg, store_engine **out, char *err, size_t er
         free_engine(e);
         return rc;
     }
+    /* consume queues: only the topics' names now (store_cq_lazy.c) */
     if ((rc = mfile_list_load(&e->cl, err, errlen)) != 0 ||
-        (rc = cq_load_all(e, err, errlen)) != 0 || (rc = index_load(e, err, errlen)) != 0 ||
-        (rc = store_recover(e, clean, err, errlen)) != 0) {
+        (rc = cq_lazy_scan(e, err, errlen)) != 0 ||
+        (cfg->cq_load == STORE_CQ_LOAD_AT_START && (rc = cq_load_all(e, err, errlen)) != 0) ||
+        (rc = index_load(e, err, errlen)) != 0 || (rc = store_recover(e, clean, err, errlen)) != 0) {
         free_engine(e);
         return rc;
     }
@@ -289,7 +297,10 @@ int store_open(const store_config *cfg, store_engine **out, char *err, size_t er
         flush_all_now(e); /* what recovery rebuilt is durable before we say so */
     else
         state_write(e, false); /* no longer a clean stop */
-    if ((rc = flusher_start(e)) != 0 || (rc = housekeeper_start(e)) != 0) {
+    if ((rc = flusher_start(e)) != 0 || (rc = housekeeper_start(e)) != 0 ||
+        (rc = cq_lazy_start(e)) != 0) {
+        atomic_store(&e->closing, true);
+        housekeeper_stop(e);
         flusher_stop(e);
         snprintf(err, errlen, "start store threads: %s", strerror(-rc));
         free_engine(e);
@@ -304,6 +315,7 @@ void store_close(store_engine *e)
     if (!e)
         return;
     atomic_store(&e->closing, true);
+    cq_lazy_stop(e); /* stops after the topic it is loading */
     housekeeper_stop(e);
     flusher_stop(e); /* flushes and completes every waiter */
     pthread_mutex_lock(&e->append_mu);
@@ -527,6 +539,11 @@ static int append(store_engine *e, const store_msg *msgs, size_t n, int64_t *phy
     }
     if (atomic_load(&e->closing) || !atomic_load(&e->writeable) || atomic_load(&e->slave)) {
         out->status = STORE_PUT_SERVICE_NOT_AVAILABLE;
+        goto done;
+    }
+    /* a queue still on disk only is read before its next entry is written */
+    if (!no_cq_entry(msgs[0].sys_flag) && !cq_ready(e, msgs[0].topic)) {
+        out->status = STORE_PUT_CREATE_MAPPED_FILE_FAILED;
         goto done;
     }
     pthread_mutex_lock(&e->append_mu);

@@ -140,8 +140,9 @@ static void dispatch_new(store_engine *e)
             char topic[128];
             memcpy(topic, r.topic, r.topic_len);
             topic[r.topic_len] = 0;
+            /* a topic whose queues are still on disk only is loaded first */
             bool fresh = r.topic_len > 0 && !memchr(topic, '/', r.topic_len) && r.queue_id >= 0 &&
-                         !cq_find(e, topic, r.queue_id);
+                         cq_ensure_topic(e, topic, true) && !cq_find(e, topic, r.queue_id);
             store_dispatch(e, p, pos, false);
             store_cq *q = fresh ? cq_find(e, topic, r.queue_id) : NULL;
             if (q && r.queue_offset > 0)

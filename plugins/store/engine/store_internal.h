@@ -89,7 +89,8 @@ int store_back_fd(int fd, int64_t expected_size, int64_t from, int64_t to);
 bool mfile_truncated(const mfile *f);
 /* Text for a mfile_back error. */
 const char *store_back_error(int rc);
-/* Chunks reserved ahead of the entries being written */
+/* Chunks reserved ahead of the entries being written (a queue file's chunk
+ * grows from 4 KiB with what the file holds, up to this) */
 #define STORE_CQ_BACK_CHUNK (64 * 1024)
 #define STORE_INDEX_BACK_CHUNK (1024 * 1024)
 
@@ -116,6 +117,15 @@ typedef struct cq_table {
     store_cq **b;
     size_t nb, count;
 } cq_table;
+
+/* A topic directory found under consumequeue/ at start whose queues are
+ * not in the table yet (store_cq_lazy.c) */
+typedef struct lazy_topic {
+    struct lazy_topic *next; /* hash chain */
+    uint32_t hash;
+    bool pending; /* under lazy_mu; cleared when its queues enter the table */
+    char name[];
+} lazy_topic;
 
 /* One index file (§10.15.6) */
 typedef struct store_index_file {
@@ -183,6 +193,27 @@ struct store_engine {
     _Atomic int64_t file_written; /* log bytes below this are in the file */
 
     cq_table cqs;
+    /* queues loaded on first use (store_cq_lazy.c). lazy_mu is a leaf lock
+     * guarding the set; a topic's queues are read without any lock, then
+     * entered into the table with append_mu and `maps` exclusive held.
+     * lazy_left counts pending topics: 0 (the common case once the
+     * background pass is done) skips every look-up. */
+    pthread_mutex_t lazy_mu;
+    lazy_topic **lazy_b, **lazy_v; /* hash buckets; every topic in listing order */
+    size_t lazy_nb, lazy_n;
+    _Atomic size_t lazy_left;
+    /* queue entries at or past this commit-log offset were torn off by
+     * recovery: a queue loaded later is cut there (INT64_MAX during recovery,
+     * which cuts the queues it loaded itself) */
+    _Atomic int64_t lazy_cut_end;
+    bool lazy_recovering;
+    pthread_t lazy_thread;
+    bool lazy_started;
+    /* the record with the largest queue entry (offset; -1 none) and its size:
+     * the state file names it (below the written end) so a start can check
+     * the queues' reach by loading one queue instead of all */
+    _Atomic int64_t cov_off, cov_size;
+    _Atomic int64_t state_cov_off, state_cov_size;
     /* queues whose next entries' pages the housekeeper should fault in,
      * so the appender does not take a first-touch fault (leaf lock) */
     pthread_mutex_t cq_hot_mu;
@@ -307,10 +338,49 @@ int cq_add_file_for(store_engine *e, store_cq *q, int64_t index, char *err, size
 int cq_put_entry(store_engine *e, store_cq *q, int64_t index, int64_t phys, int32_t size,
                  int64_t tags, bool publish);
 bool cq_get_entry(const store_cq *q, int64_t index, store_cq_entry *out);
+/* The same without mapping the file when it is not mapped (a start's check
+ * must not map a queue file) */
+bool cq_read_entry(const store_cq *q, int64_t index, store_cq_entry *out);
 void cq_fill_blank(store_engine *e, store_cq *q, int64_t from, int64_t to);
 /* Blocks for entry `index` (and a chunk after it); 0 or -errno. */
 int cq_back_entry(store_engine *e, store_cq *q, int64_t index);
+/* Allocate a queue (not in the table) / enter it into the table (`maps`
+ * exclusive or open/close) / free one that is not in the table. */
+store_cq *cq_alloc(store_engine *e, const char *topic, int32_t qid, char *err, size_t errlen);
+int cq_insert(store_engine *e, store_cq *q);
+void cq_free_unlinked(store_cq *q);
+/* Read topic's queues from disk (no lock: nothing else touches a pending
+ * topic's files) into a list chained by ->next. 0 or -errno. */
+int cq_read_topic(store_engine *e, const char *topic, store_cq **head, char *err, size_t errlen);
+/* Retention's per-queue step: drop files (not the last) whose last entry is
+ * behind cl_min. append_mu and `maps` exclusive. */
+void cq_drop_expired_files(store_engine *e, store_cq *q, int64_t cl_min);
+
+/* store_cq_lazy.c. cq_lazy_scan: list consumequeue/ into the pending set
+ * (open). cq_ready: make topic's queues be in the table (locked: the caller
+ * holds append_mu and `maps` exclusive); false when they could not be read.
+ * cq_load_all: every pending topic now (4 threads; at open or before a
+ * walk over every queue). cq_lazy_start/_stop: the background pass. */
+int cq_lazy_scan(store_engine *e, char *err, size_t errlen);
+bool cq_ensure_topic(store_engine *e, const char *topic, bool locked);
+static inline bool cq_ready(store_engine *e, const char *topic)
+{
+    return atomic_load_explicit(&e->lazy_left, memory_order_acquire) == 0 ||
+           cq_ensure_topic(e, topic, false);
+}
 int cq_load_all(store_engine *e, char *err, size_t errlen);
+/* A queue entry now names the record [phys, phys + size) (append_mu). */
+static inline void cq_note_covered(store_engine *e, int64_t phys, int64_t size)
+{
+    if (phys >= atomic_load_explicit(&e->cov_off, memory_order_relaxed)) {
+        /* size first: a reader taking the offset (acquire) finds its size */
+        atomic_store_explicit(&e->cov_size, size, memory_order_relaxed);
+        atomic_store_explicit(&e->cov_off, phys, memory_order_release);
+    }
+}
+int cq_lazy_start(store_engine *e);
+void cq_lazy_stop(store_engine *e);
+void cq_lazy_free(store_engine *e);
 void cq_truncate_past(store_engine *e, store_cq *q, int64_t cl_end);
 void cq_correct_min(store_engine *e, store_cq *q, int64_t cl_min);
 void cq_destroy(store_engine *e, store_cq *q, bool remove_files);

@@ -16,6 +16,9 @@ int store_clean_expired_queues(store_engine *e)
     int n = 0;
     if (!e)
         return 0;
+    char err[256];
+    if (cq_load_all(e, err, sizeof err) != 0) /* queues still on disk only: now */
+        store_log(e, 0, "consume-queue clean-up: %s", err);
     pthread_mutex_lock(&e->append_mu);
     pthread_rwlock_wrlock(&e->maps);
     int64_t cl_min = atomic_load(&e->cl_min_offset);
@@ -46,6 +49,9 @@ int store_clean_unused_topics(store_engine *e, bool (*keep)(void *ud, const char
     int n = 0;
     if (!e)
         return 0;
+    char err[256];
+    if (cq_load_all(e, err, sizeof err) != 0) /* queues still on disk only: now */
+        store_log(e, 0, "consume-queue clean-up: %s", err);
     pthread_mutex_lock(&e->append_mu);
     pthread_rwlock_wrlock(&e->maps);
     for (size_t i = 0; i < e->cqs.nb; i++) {

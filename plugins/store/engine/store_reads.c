@@ -68,6 +68,7 @@ int store_get_messages(store_engine *e, const char *topic, int32_t queue_id, int
     if (max_msgs <= 0)
         max_msgs = 1;
     int rc = 0;
+    cq_ready(e, topic); /* loaded on first use */
     pthread_rwlock_rdlock(&e->maps);
     store_cq *q = cq_find(e, topic, queue_id);
     int64_t min = q ? atomic_load(&q->min_offset) : 0, max = q ? qmax(q) : 0;
@@ -175,6 +176,7 @@ int store_get_messages(store_engine *e, const char *topic, int32_t queue_id, int
 
 int64_t store_max_offset(store_engine *e, const char *topic, int32_t queue_id)
 {
+    cq_ready(e, topic); /* loaded on first use */
     pthread_rwlock_rdlock(&e->maps);
     store_cq *q = cq_find(e, topic, queue_id);
     int64_t v = q ? qmax(q) : 0;
@@ -184,6 +186,7 @@ int64_t store_max_offset(store_engine *e, const char *topic, int32_t queue_id)
 
 bool store_queue_exists(store_engine *e, const char *topic, int32_t queue_id)
 {
+    cq_ready(e, topic);
     pthread_rwlock_rdlock(&e->maps);
     bool found = cq_find(e, topic, queue_id) != NULL;
     pthread_rwlock_unlock(&e->maps);
@@ -192,6 +195,7 @@ bool store_queue_exists(store_engine *e, const char *topic, int32_t queue_id)
 
 int64_t store_min_offset(store_engine *e, const char *topic, int32_t queue_id)
 {
+    cq_ready(e, topic); /* loaded on first use */
     pthread_rwlock_rdlock(&e->maps);
     store_cq *q = cq_find(e, topic, queue_id);
     int64_t v = q ? atomic_load(&q->min_offset) : 0;
@@ -217,6 +221,7 @@ int64_t store_message_store_time(store_engine *e, const char *topic, int32_t que
                                  int64_t offset)
 {
     int64_t committed = atomic_load_explicit(&e->committed, memory_order_acquire);
+    cq_ready(e, topic); /* loaded on first use */
     pthread_rwlock_rdlock(&e->maps);
     store_cq *q = cq_find(e, topic, queue_id);
     int64_t v = -1;
@@ -235,6 +240,7 @@ int64_t store_offset_by_time(store_engine *e, const char *topic, int32_t queue_i
                              int64_t timestamp_ms)
 {
     int64_t committed = atomic_load_explicit(&e->committed, memory_order_acquire);
+    cq_ready(e, topic); /* loaded on first use */
     pthread_rwlock_rdlock(&e->maps);
     store_cq *q = cq_find(e, topic, queue_id);
     int64_t result = 0;
@@ -270,6 +276,7 @@ bool store_check_in_disk_by_consume_offset(store_engine *e, const char *topic, i
                                            int64_t offset)
 {
     int64_t committed = atomic_load_explicit(&e->committed, memory_order_acquire);
+    cq_ready(e, topic); /* loaded on first use */
     pthread_rwlock_rdlock(&e->maps);
     store_cq *q = cq_find(e, topic, queue_id);
     store_cq_entry en;
@@ -311,6 +318,7 @@ size_t store_read_cq(store_engine *e, const char *topic, int32_t queue_id, int64
                      store_cq_entry *out, size_t max)
 {
     size_t n = 0;
+    cq_ready(e, topic); /* loaded on first use */
     pthread_rwlock_rdlock(&e->maps);
     store_cq *q = cq_find(e, topic, queue_id);
     if (q && index >= 0) {
@@ -333,6 +341,11 @@ typedef struct queue_snap {
 
 void store_for_each_queue(store_engine *e, store_queue_fn fn, void *ud)
 {
+    /* every queue: those still on disk only are loaded now (on this
+     * thread, alongside the background pass) */
+    char err[256];
+    if (cq_load_all(e, err, sizeof err) != 0)
+        store_log(e, 0, "listing queues: %s", err);
     /* copied first: fn may call back into the engine */
     pthread_rwlock_rdlock(&e->maps);
     size_t n = e->cqs.count, k = 0;
@@ -356,6 +369,8 @@ void store_for_each_queue(store_engine *e, store_queue_fn fn, void *ud)
 int store_delete_topic(store_engine *e, const char *topic)
 {
     int n = 0;
+    if (!cq_ready(e, topic)) /* its files are removed with its queues */
+        store_log(e, 0, "delete topic %s: its consume queues could not be read", topic);
     pthread_mutex_lock(&e->append_mu);
     pthread_rwlock_wrlock(&e->maps);
     for (size_t i = 0; i < e->cqs.nb; i++) {

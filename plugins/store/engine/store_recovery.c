@@ -10,13 +10,22 @@
  * are walked until the first invalid one; the torn tail is zeroed, later
  * segments removed, queues cut back to the log end, min offsets corrected.
  *
- * rmqhost_store_state (124 bytes, big-endian; Java ignores unknown files):
- *   0 "RMQHST02"  8 clean flag (int32)  12 reserved
+ * rmqhost_store_state (140 bytes, big-endian; Java ignores unknown files):
+ *   0 "RMQHST03"  8 clean flag (int32)  12 reserved
  *   16 clean end offset  24 last record offset  32 last record size
  *   40 durable offset  48 its store time  56 commit-log file size
  *   64 largest consume-queue end (offset + size) at the clean stop
  *   72 written offset  80 boot id (/proc/sys/kernel/random/boot_id, 40 bytes)
- *   120 CRC-32 of bytes 0..119
+ *   120 offset and 128 size of the record with the largest queue entry below
+ *   the written offset (-1: none)  136 CRC-32 of bytes 0..135
+ * ("RMQHST02", 124 bytes with the CRC at 120, is still read: its start loads
+ * every queue.)
+ * Consume queues are loaded on first use (store_cq_lazy.c): the queues'
+ * reach (the largest queue end, which must cover what recovery does not
+ * re-dispatch) is checked on the one queue holding the record named at 120
+ * — its entry must name that record (and, for a clean stop, be the queue's
+ * last) — and when that fails every queue is loaded and the largest end
+ * taken, as before. Queues loaded later are cut at the recovered end.
  * Written every 100 ms (written offset) and after each full flush (durable
  * offset, once a second); each write only names data already in the page
  * cache (written) or on disk (durable).
@@ -33,11 +42,12 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#define STATE_SIZE 124
+#define STATE_SIZE 140
+#define STATE_SIZE_V2 124
 
 typedef struct state_rec {
-    bool valid, clean;
-    int64_t end, last_off, last_size, safe, safe_ts, covered, written;
+    bool valid, clean, has_cov;
+    int64_t end, last_off, last_size, safe, safe_ts, covered, written, cov_off, cov_size;
     bool same_boot;
 } state_rec;
 
@@ -54,8 +64,19 @@ static int64_t cq_covered(store_engine *e)
 void state_write(store_engine *e, bool clean)
 {
     int64_t written = cl_file_end(e); /* not what is only staged in memory */
+    /* the record with the largest queue entry, if it is in the file;
+     * else the one named last time (below an earlier written offset) */
+    int64_t cov = atomic_load_explicit(&e->cov_off, memory_order_acquire);
+    int64_t cov_size = atomic_load_explicit(&e->cov_size, memory_order_relaxed);
+    if (cov >= 0 && cov + cov_size <= written) {
+        atomic_store(&e->state_cov_off, cov);
+        atomic_store(&e->state_cov_size, cov_size);
+    } else {
+        cov = atomic_load(&e->state_cov_off);
+        cov_size = atomic_load(&e->state_cov_size);
+    }
     uint8_t b[STATE_SIZE] = {0};
-    memcpy(b, "RMQHST02", 8);
+    memcpy(b, "RMQHST03", 8);
     stored_put_be32(b + 8, clean ? 1 : 0);
     stored_put_be64(b + 16, (uint64_t)(clean ? e->write_pos : -1));
     stored_put_be64(b + 24,
@@ -65,10 +86,12 @@ void state_write(store_engine *e, bool clean)
     stored_put_be64(b + 40, (uint64_t)e->durable_safe);
     stored_put_be64(b + 48, (uint64_t)e->durable_safe_ts);
     stored_put_be64(b + 56, (uint64_t)e->cfg.commitlog_file_size);
-    stored_put_be64(b + 64, (uint64_t)(clean ? cq_covered(e) : -1));
+    stored_put_be64(b + 64, (uint64_t)(clean ? (cov >= 0 ? cov + cov_size : 0) : -1));
     stored_put_be64(b + 72, (uint64_t)written);
     memcpy(b + 80, e->boot_id, 40);
-    stored_put_be32(b + 120, (uint32_t)crc32(0, b, 120));
+    stored_put_be64(b + 120, (uint64_t)cov);
+    stored_put_be64(b + 128, (uint64_t)cov_size);
+    stored_put_be32(b + 136, (uint32_t)crc32(0, b, 136));
     if (pwrite(e->state_fd, b, sizeof b, 0) != (ssize_t)sizeof b)
         store_log(e, 1, "write %s: %s", STORE_STATE_FILE, strerror(errno));
 }
@@ -77,11 +100,17 @@ static state_rec state_read(store_engine *e)
 {
     state_rec s = {0};
     uint8_t b[STATE_SIZE];
-    if (pread(e->state_fd, b, sizeof b, 0) != (ssize_t)sizeof b || memcmp(b, "RMQHST02", 8) ||
-        stored_be32(b + 120) != (uint32_t)crc32(0, b, 120) ||
-        (int64_t)stored_be64(b + 56) != e->cfg.commitlog_file_size)
+    ssize_t got = pread(e->state_fd, b, sizeof b, 0);
+    bool v3 = got == STATE_SIZE && memcmp(b, "RMQHST03", 8) == 0 &&
+              stored_be32(b + 136) == (uint32_t)crc32(0, b, 136);
+    bool v2 = !v3 && got >= STATE_SIZE_V2 && memcmp(b, "RMQHST02", 8) == 0 &&
+              stored_be32(b + 120) == (uint32_t)crc32(0, b, 120);
+    if ((!v3 && !v2) || (int64_t)stored_be64(b + 56) != e->cfg.commitlog_file_size)
         return s;
     s.valid = true;
+    s.has_cov = v3;
+    s.cov_off = v3 ? (int64_t)stored_be64(b + 120) : -1;
+    s.cov_size = v3 ? (int64_t)stored_be64(b + 128) : 0;
     s.clean = stored_be32(b + 8) == 1;
     s.end = (int64_t)stored_be64(b + 16);
     s.last_off = (int64_t)stored_be64(b + 24);
@@ -133,10 +162,72 @@ static bool boundary_ok(store_engine *e, int64_t off)
     return left >= 8 && stored_be64(p) == 0; /* end of data */
 }
 
-static bool clean_state_ok(store_engine *e, const state_rec *s)
+/* Does the queue of the record at [off, off + size) have the entry naming
+ * it (the queue's last one when `last`)? Loads that one queue. */
+static bool record_in_queue(store_engine *e, int64_t off, int64_t size, bool last)
+{
+    mfile *f = mfile_list_find(&e->cl, off);
+    stored_record r;
+    if (!f || size <= 0 || off + size > f->start + f->size ||
+        stored_record_decode(f->map + (off - f->start), (size_t)size, e->cfg.check_crc_on_recover,
+                             &r) != STORED_RECORD_OK ||
+        r.phys_offset != off || r.total_size != size || r.topic_len == 0 ||
+        memchr(r.topic, '/', r.topic_len) || r.queue_id < 0 || r.queue_offset < 0)
+        return false;
+    char topic[128];
+    memcpy(topic, r.topic, r.topic_len);
+    topic[r.topic_len] = 0;
+    if (!cq_ensure_topic(e, topic, false))
+        return false;
+    store_cq *q = cq_find(e, topic, r.queue_id);
+    store_cq_entry en;
+    int64_t max = q ? atomic_load(&q->max_offset) : 0;
+    return q && r.queue_offset < max && (!last || r.queue_offset == max - 1) &&
+           cq_read_entry(q, r.queue_offset, &en) && en.phys_offset == off && en.size == size;
+}
+
+/* How far the consume queues reach: from the record the state file names
+ * when its queue confirms it (exact: a clean stop's largest end, else a
+ * lower bound, which only makes recovery re-dispatch a little more), else
+ * the largest end of every queue, all loaded now. -1 when they cannot be
+ * loaded. */
+static int64_t queues_reach(store_engine *e, const state_rec *s, bool exact, char *err,
+                            size_t errlen)
+{
+    if (atomic_load(&e->lazy_left) > 0 && s->has_cov && s->cov_off >= 0 &&
+        record_in_queue(e, s->cov_off, s->cov_size, exact)) {
+        atomic_store(&e->cov_off, s->cov_off);
+        atomic_store(&e->cov_size, s->cov_size);
+        return s->cov_off + s->cov_size;
+    }
+    if (atomic_load(&e->lazy_left) > 0) {
+        store_log(e, 2, "recovery: loading every consume queue to find how far they reach");
+        if (cq_load_all(e, err, errlen) != 0)
+            return -1;
+    }
+    return cq_covered(e);
+}
+
+/* After a start that loaded every queue: the record of the largest entry. */
+static void cov_from_table(store_engine *e)
+{
+    store_cq *best = NULL;
+    for (size_t i = 0; i < e->cqs.nb; i++)
+        for (store_cq *q = e->cqs.b[i]; q; q = q->next)
+            if (atomic_load(&q->max_offset) > 0 && (!best || q->max_phys_end > best->max_phys_end))
+                best = q;
+    store_cq_entry en;
+    if (best && cq_get_entry(best, atomic_load(&best->max_offset) - 1, &en)) {
+        atomic_store(&e->cov_off, en.phys_offset);
+        atomic_store(&e->cov_size, en.size);
+    }
+}
+
+/* s->covered is checked last (it may load every queue) */
+static bool clean_state_ok(store_engine *e, const state_rec *s, char *err, size_t errlen)
 {
     if (!s->valid || !s->clean || s->end < 0 || s->end > cl_end_of_files(e) ||
-        s->covered != cq_covered(e) || (e->cl.n && s->end < e->cl.v[0]->start))
+        (e->cl.n && s->end < e->cl.v[0]->start))
         return false;
     if (s->last_size > 0) {
         mfile *f = mfile_list_find(&e->cl, s->last_off);
@@ -156,7 +247,7 @@ static bool clean_state_ok(store_engine *e, const state_rec *s)
     mfile *f = mfile_list_find(&e->cl, s->end);
     if (f && f->start + f->size - s->end >= 8 && stored_be64(f->map + (s->end - f->start)) != 0)
         return false; /* something was appended after our clean stop */
-    return true;
+    return s->covered == queues_reach(e, s, true, err, errlen);
 }
 
 static const int64_t java_delay_ms[] = {1000,   5000,   10000,   30000,   60000,   120000,
@@ -187,7 +278,6 @@ static int64_t recovered_tags(const stored_record *r)
 
 void store_dispatch(store_engine *e, const uint8_t *rec, int64_t phys, bool recovering)
 {
-    (void)recovering;
     stored_record r;
     if (stored_record_decode(rec, stored_be32(rec), false, &r) != STORED_RECORD_OK)
         return;
@@ -205,6 +295,10 @@ void store_dispatch(store_engine *e, const uint8_t *rec, int64_t phys, bool reco
     if (!sane && tx != STORED_SYSFLAG_TX_PREPARED && tx != STORED_SYSFLAG_TX_ROLLBACK)
         store_log(e, 1, "recovery: record at %lld has an unusable topic/queue, not enqueued",
                   (long long)phys);
+    /* the topic's queues from disk first (recovery holds no lock;
+     * replication holds append_mu and `maps` exclusively) */
+    if (sane && !cq_ensure_topic(e, topic, !recovering))
+        sane = false;
     if (sane && tx != STORED_SYSFLAG_TX_PREPARED && tx != STORED_SYSFLAG_TX_ROLLBACK) {
         store_cq *q = cq_find(e, topic, r.queue_id);
         if (!q)
@@ -227,6 +321,8 @@ void store_dispatch(store_engine *e, const uint8_t *rec, int64_t phys, bool reco
             if (rc != 0) /* no blocks for it: the queue ends here, the store refuses puts */
                 store_log(e, 0, "recovery: no queue entry for the record at %lld: %s",
                           (long long)phys, store_back_error(rc));
+        } else if (q) {
+            cq_note_covered(e, phys, r.total_size); /* its queue has it already */
         }
     }
     /* messageIndexEnable as it is now: a slave's dispatch runs while the
@@ -315,14 +411,17 @@ static void cut_tail(store_engine *e, int64_t end, bool trusted)
 
 int store_recover(store_engine *e, bool clean, char *err, size_t errlen)
 {
-    (void)err;
-    (void)errlen;
     int64_t t0 = store_now_ms();
     int64_t cl_min = e->cl.n ? e->cl.v[0]->start : 0;
     state_rec s = state_read(e);
     int64_t end = -1, dispatched = 0;
     const char *how = "clean-stop state";
-    if (clean && clean_state_ok(e, &s)) {
+    /* queues loaded meanwhile are cut and corrected below with the rest */
+    e->lazy_recovering = true;
+    atomic_store(&e->lazy_cut_end, INT64_MAX);
+    atomic_store(&e->cl_min_offset, cl_min);
+    err[0] = 0;
+    if (clean && clean_state_ok(e, &s, err, errlen)) {
         end = s.end;
         e->last_rec_offset = s.last_off;
         e->last_rec_size = s.last_size;
@@ -362,7 +461,9 @@ int store_recover(store_engine *e, bool clean, char *err, size_t errlen)
             how = "abnormal (checkpoint)";
         }
         /* records no consume queue covers yet must be re-dispatched */
-        int64_t covered = cq_covered(e);
+        int64_t covered = queues_reach(e, &s, false, err, errlen);
+        if (covered < 0)
+            return -EIO;
         if (covered < start) {
             if (covered < cl_min || !boundary_ok(e, covered))
                 covered = cl_min;
@@ -371,6 +472,8 @@ int store_recover(store_engine *e, bool clean, char *err, size_t errlen)
         }
         end = scan(e, start, &dispatched);
     }
+    if (err[0])
+        return -EIO; /* the queues could not be loaded */
     cut_tail(e, end, dispatched == 0 && strcmp(how, "clean-stop state") == 0);
     e->recovery_wrote = dispatched > 0 || strcmp(how, "clean-stop state") != 0;
     e->write_pos = end;
@@ -382,13 +485,20 @@ int store_recover(store_engine *e, bool clean, char *err, size_t errlen)
                 cq_truncate_past(e, q, end);
             cq_correct_min(e, q, cl_min);
         }
+    if (atomic_load(&e->lazy_left) == 0)
+        cov_from_table(e);
+    else if (atomic_load(&e->cov_off) >= end)
+        atomic_store(&e->cov_off, -1); /* cannot happen: the entries were checked below it */
+    atomic_store(&e->lazy_cut_end, end);
+    e->lazy_recovering = false;
     if (e->idx_last_phy >= end)
         e->idx_last_phy = end - 1;
     store_log(e, 2,
               "store recovered (%s, %s): commit log [%lld, %lld), %lld records scanned, "
-              "%zu queues, %lld ms",
+              "%zu queues loaded, %zu topics' queues to load on use, %lld ms",
               clean ? "normal" : "after a crash", how, (long long)cl_min, (long long)end,
-              (long long)dispatched, e->cqs.count, (long long)(store_now_ms() - t0));
+              (long long)dispatched, e->cqs.count, (size_t)atomic_load(&e->lazy_left),
+              (long long)(store_now_ms() - t0));
     e->durable_safe = end; /* made true by the flush store_open runs next */
     e->durable_safe_ts = atomic_load(&e->committed_ts);
     return 0;

@@ -92,15 +92,8 @@ void store_clean_expired(store_engine *e, bool force)
         atomic_store(&e->cl_min_offset, cl_min);
         for (size_t i = 0; i < e->cqs.nb; i++)
             for (store_cq *q = e->cqs.b[i]; q; q = q->next) {
-                /* drop files (not the last) whose last entry is behind the log */
-                while (q->files.n > 1) {
-                    mfile *f = q->files.v[0];
-                    int64_t last_ix = (f->start + f->size) / STORE_CQ_UNIT - 1;
-                    store_cq_entry en;
-                    if (!cq_get_entry(q, last_ix, &en) || en.phys_offset >= cl_min)
-                        break;
-                    mfile_list_drop_first(&q->files, true);
-                }
+                /* queues still pending get the same when they are loaded */
+                cq_drop_expired_files(e, q, cl_min);
                 cq_correct_min(e, q, cl_min);
             }
         index_delete_before(e, cl_min);

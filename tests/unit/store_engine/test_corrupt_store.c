@@ -146,7 +146,7 @@ static void test_damaged_stores_never_crash(void **state)
         }
         if (what == 3 || what == 5) {
             snprintf(p, sizeof p, "%s/rmqhost_store_state", root);
-            damage(p, &seed, 4, 124);
+            damage(p, &seed, 4, 140);
             snprintf(p, sizeof p, "%s/checkpoint", root);
             damage(p, &seed, 4, 24);
         }

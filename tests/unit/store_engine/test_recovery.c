@@ -214,10 +214,10 @@ static void forget_boot(const char *root)
     snprintf(p, sizeof p, "%s/rmqhost_store_state", root);
     int fd = open(p, O_RDWR);
     assert_true(fd >= 0);
-    uint8_t b[124];
+    uint8_t b[140];
     assert_int_equal(pread(fd, b, sizeof b, 0), (ssize_t)sizeof b);
     memset(b + 80, 'x', 40);
-    stored_put_be32(b + 120, (uint32_t)crc32(0, b, 120));
+    stored_put_be32(b + 136, (uint32_t)crc32(0, b, 136));
     assert_int_equal(pwrite(fd, b, sizeof b, 0), (ssize_t)sizeof b);
     close(fd);
 }

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# Restart figures of docs/benchmarks.md (issue 21 §2): the broker daemon
+# restarted on a store made once by topics_scale.sh (SAVE_STOPPED=DIR keeps
+# the cleanly stopped state_dir). RUNS clean restarts, then RUNS restarts
+# after kill -9 (a send to the last topic before each kill): each the time
+# from process start to its listeners up, the time until the first and the
+# last topic answer a send, and VmRSS right after and 5 s later. The state
+# is used in place (each run leaves it cleanly stopped). Not a test.
+#
+# usage: tests/bench/restart_scale.sh BUILD_DIR STATE_DIR N [RUNS]
+set -euo pipefail
+build=$(cd "$1" && pwd)
+state=$(cd "$2" && pwd)
+n=$3
+runs=${4:-2}
+bin=$build/bin
+plugins=$build/plugins
+dir=$(mktemp -d "${TMPDIR:-/tmp}/rmqrestart.XXXXXX")
+dpid=
+nspid=
+cleanup() {
+  if [[ -n $dpid ]]; then kill "$dpid" 2>/dev/null || true; wait "$dpid" 2>/dev/null || true; fi
+  if [[ -n $nspid ]]; then kill "$nspid" 2>/dev/null || true; wait "$nspid" 2>/dev/null || true; fi
+  rm -rf "$dir"
+}
+trap cleanup EXIT
+
+# shellcheck source=../support/all_in_one_conf.sh
+. "$(dirname "$0")/../support/all_in_one_conf.sh"
+ns=$(free_port)
+write_all_in_one_conf "$dir" "$plugins" "$ns" 1 "flushDiskType = \"${FLUSH:-ASYNC_FLUSH}\";"
+mkdir -p "$dir/ns/conf.d" "$dir/ns/state"
+cat >"$dir/ns/conf.d/host.conf" <<CONF
+state_dir = "$dir/ns/state";
+io_threads = 1;
+log_level = "warn";
+servers = { namesrv = { listen = "127.0.0.1:$ns"; }; };
+CONF
+mv "$dir/conf.d/10-namesrv.conf" "$dir/ns/conf.d/"
+cat >"$dir/conf.d/host.conf" <<CONF
+state_dir = "$state";
+io_threads = 1;
+log_level = "${LOG_LEVEL:-warn}";
+servers = { broker = { listen = "127.0.0.1:0"; }; };
+CONF
+"$bin/rmqhostd" -c "$dir/ns/conf.d" >"$dir/ns.log" 2>&1 &
+nspid=$!
+
+now() { date +%s.%N; }
+rss() { awk '/^VmRSS/{printf "%d MB", $2/1024}' "/proc/$dpid/status"; }
+send_one() { # topic: one send, retried until answered
+  "$bin/rmqbench" -a "127.0.0.1:$sport" --mode send --topic "$1" --size 100 -c 1 -d 1 \
+    -w 0 -s 0.01 >/dev/null 2>&1
+}
+start() {
+  rm -f "$state/listen.addrs"
+  t0=$(now)
+  "$bin/rmqhostd" -c "$dir/conf.d" >>"$dir/daemon.log" 2>&1 &
+  dpid=$!
+  for _ in $(seq 1 12000); do [[ -f $state/listen.addrs ]] && break; sleep 0.005; done
+  if [[ ! -f $state/listen.addrs ]]; then cat "$dir/daemon.log"; exit 1; fi
+  up=$(echo "$(now) - $t0" | bc)
+  sport=$(awk '$1=="broker"{n=split($2,a,":"); print a[n]}' "$state/listen.addrs")
+  send_one "Scale-0"
+  first=$(echo "$(now) - $t0" | bc)
+  send_one "Scale-$((n - 1))"
+  last=$(echo "$(now) - $t0" | bc)
+  r0=$(rss)
+  sleep 5
+  echo "$1: listening ${up} s, first topic answered ${first} s, last ${last} s; VmRSS $r0, 5 s later $(rss)"
+}
+stop() {
+  kill -TERM "$dpid"
+  wait "$dpid" 2>/dev/null || true
+  dpid=
+}
+for _ in $(seq 1 "$runs"); do start "clean restart"; stop; done
+for _ in $(seq 1 "$runs"); do
+  start "warm-up"
+  send_one "Scale-$((n - 1))"
+  kill -9 "$dpid"
+  wait "$dpid" 2>/dev/null || true
+  dpid=
+  start "after kill -9"
+  stop
+done
+[[ ${LOG_LEVEL:-} == info ]] && grep -E "store recovered|store ready|loaded|ready \(conf|lazy" "$dir/daemon.log" | tail -20
+exit 0
