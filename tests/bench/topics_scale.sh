@@ -80,6 +80,9 @@ stop() {
   stopped=$(echo "$(date +%s.%N) - $t0" | bc)
 }
 rss() { awk '/^(VmRSS|RssAnon|RssFile)/{printf "%s %d MB  ", $1, $2/1024}' "/proc/$dpid/status"; }
+# INSPECT=CMD: runs `CMD PHASE PID STATE_DIR` after creating and after the
+# restart (e.g. a script reading /proc/PID/smaps_rollup or malloc_info)
+inspect() { if [[ -n ${INSPECT:-} ]]; then $INSPECT "$1" "$dpid" "$dir/state" || true; fi; }
 
 start
 args=(-a "127.0.0.1:$sport" --create-topics "$n" --topic Scale --size 100 --queues 4 --report-every "$every")
@@ -93,6 +96,7 @@ fi
 "$rmqbench" "${args[@]}"
 [[ -n ${PERF:-} ]] && { kill -INT "$perfpid"; wait "$perfpid" || true; }
 echo "after creating: $(rss)"
+inspect created
 if [[ -n ${THREADS:-} ]]; then ps -L -o comm,time -p "$dpid" | sort -k2 -r | head -12; fi
 du -sh "$dir/state/broker-client-mgr" "$dir/state/store/consumequeue" 2>/dev/null | tr '\n' ' '
 echo
@@ -103,6 +107,7 @@ start restart
 echo "restart: ${started} s to listening; $(rss)"
 sleep 2
 echo "2 s later: $(rss)"
+inspect restarted
 # LOG_LEVEL=info: where the restart's time went
 [[ ${LOG_LEVEL:-} == info ]] && grep -E "loaded .*topics.json|topics.journal:|store recovered|store ready|ready \(conf" "$dir/daemon.log" | tail -5
 "$rmqbench" -a "127.0.0.1:$sport" --create-topics 1 --topic "Scale-$((n - 1))-again" --size 100 \
