@@ -7,7 +7,8 @@
 # grows; then the broker daemon's RSS (the NameServer runs in a process of
 # its own), a clean stop, the restart time (process start
 # to its listeners up), the RSS after it, and sends to the first and last
-# topic on the restarted daemon. Not a test.
+# topic on the restarted daemon (DELETE=K: then the cost of deleting K
+# topics). Not a test.
 #
 # usage: tests/bench/topics_scale.sh [BUILD_DIR] [N] [send|admin|perqueue] [FLUSH] [REPORT_EVERY]
 # RMQBENCH=path runs another build's rmqbench (a baseline daemon build
@@ -114,4 +115,11 @@ inspect restarted
   --queues 4 | grep -E "^sends"
 "$rmqbench" -a "127.0.0.1:$sport" --mode send --topic "Scale-0" --size 100 -c 1 -d 1 -s 2 -w 0.5 | grep -iE "latency|p50|req" | head -3
 "$rmqbench" -a "127.0.0.1:$sport" --mode send --topic "Scale-$((n - 1))" --size 100 -c 1 -d 1 -s 2 -w 0.5 | grep -iE "latency|p50|req" | head -3
+# DELETE=K: then delete Scale-0..K-1 as mqadmin deleteTopic does (215 to the
+# broker, 216 to the NameServer), timed per DELETE_EVERY (default 1000)
+if [[ -n ${DELETE:-} ]]; then
+  "$rmqbench" -a "127.0.0.1:$sport" --delete-topics "$DELETE" --namesrv "127.0.0.1:$ns" \
+    --topic Scale --report-every "${DELETE_EVERY:-1000}"
+  echo "after deleting $DELETE: $(rss)"
+fi
 stop
