@@ -60,6 +60,11 @@ static const char usage_text[] =
     "  --per-queue      a message to each of the --queues queues of every new topic\n"
     "                   (the block times then include those sends)\n"
     "  --report-every K  creations per reported block (1000)\n"
+    "delete-topics mode (one connection, one request at a time):\n"
+    "  --delete-topics N  delete topics <--topic>-0..N-1 by DELETE_TOPIC_IN_BROKER\n"
+    "                   (215); report the time per 1000 every --report-every\n"
+    "  --namesrv H:P    then DELETE_TOPIC_IN_NAMESRV (216) there, as mqadmin\n"
+    "                   deleteTopic does\n"
     "hold mode:\n"
     "  --hold N         open N connections (127.0.0.x sources), keep them -s s\n"
     "  --hold-request   send each one request (--code, -e) first\n";
@@ -113,6 +118,22 @@ static int resolve_target(rmq_bench_options *o, const char *spec)
     memcpy(&o->addr, res->ai_addr, res->ai_addrlen);
     freeaddrinfo(res);
     return 0;
+}
+
+/* --namesrv: resolved like the target, into its own fields. */
+static int resolve_namesrv(rmq_bench_options *o, const char *spec)
+{
+    char target[sizeof o->target];
+    struct sockaddr_storage addr = o->addr;
+    memcpy(target, o->target, sizeof target);
+    int rc = resolve_target(o, spec);
+    if (rc == 0) {
+        memcpy(o->namesrv_target, o->target, sizeof o->namesrv_target);
+        o->namesrv_addr = o->addr;
+    }
+    memcpy(o->target, target, sizeof target);
+    o->addr = addr;
+    return rc;
 }
 
 static int add_ext(rmq_bench_options *o, const char *kv)
@@ -251,7 +272,9 @@ enum {
     OPT_CREATE_TOPICS,
     OPT_CREATE_VIA_ADMIN,
     OPT_REPORT_EVERY,
-    OPT_PER_QUEUE
+    OPT_PER_QUEUE,
+    OPT_DELETE_TOPICS,
+    OPT_NAMESRV
 };
 
 int rmq_bench_options_parse(rmq_bench_options *o, int argc, char **argv)
@@ -303,6 +326,8 @@ int rmq_bench_options_parse(rmq_bench_options *o, int argc, char **argv)
         {"create-via-admin", no_argument, NULL, OPT_CREATE_VIA_ADMIN},
         {"report-every", required_argument, NULL, OPT_REPORT_EVERY},
         {"per-queue", no_argument, NULL, OPT_PER_QUEUE},
+        {"delete-topics", required_argument, NULL, OPT_DELETE_TOPICS},
+        {"namesrv", required_argument, NULL, OPT_NAMESRV},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -383,6 +408,8 @@ int rmq_bench_options_parse(rmq_bench_options *o, int argc, char **argv)
             break;
         case OPT_CREATE_VIA_ADMIN: o->create_via_admin = 1; break;
         case OPT_PER_QUEUE: o->per_queue = 1; break;
+        case OPT_DELETE_TOPICS: bad = parse_uint(optarg, 1, 10000000, &o->delete_topics); break;
+        case OPT_NAMESRV: bad = resolve_namesrv(o, optarg); break;
         case OPT_REPORT_EVERY: bad = parse_uint(optarg, 1, 10000000, &o->report_every); break;
         case 'h': fputs(usage_text, stdout); return 1;
         default: fputs(usage_text, stderr); return -1;

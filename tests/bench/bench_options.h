@@ -44,9 +44,13 @@ typedef struct rmq_bench_options {
     unsigned report_every;  /* creations per reported block (1000) */
     int create_via_admin;   /* UPDATE_AND_CREATE_TOPIC instead of a send */
     int per_queue;          /* a message to every queue of each new topic */
-    unsigned hold;          /* hold mode (hold_mode.c): connections to open and keep */
-    int hold_request;       /* ... each sending one request first */
-    int tls;                /* --tls: every connection speaks TLS (server not verified) */
+    /* delete-topics mode (delete_topics_mode.c) */
+    unsigned delete_topics;               /* 0 = not this mode */
+    char namesrv_target[256];             /* --namesrv as given ("" = none) */
+    struct sockaddr_storage namesrv_addr; /* resolved --namesrv */
+    unsigned hold;    /* hold mode (hold_mode.c): connections to open and keep */
+    int hold_request; /* ... each sending one request first */
+    int tls;          /* --tls: every connection speaks TLS (server not verified) */
     /* --mode: raw (the request as given), send (SEND_MESSAGE_V2 of --size
      * bytes to --topic, the broker picks the queue), pull (PULL_MESSAGE of
      * --batch messages; connection i drains queue i % --queues from offset 0

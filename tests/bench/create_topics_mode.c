@@ -5,82 +5,14 @@
  * figures decide nothing: they go to docs/benchmarks.md. */
 #include "create_topics_mode.h"
 
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <time.h>
-#include <unistd.h>
 
+#include "blocking_call.h"
 #include "remoting_command.h"
-#include "response_peek.h"
 
 #define FIXED_SENDS 200
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static int write_all(int fd, const uint8_t *p, size_t n)
-{
-    while (n > 0) {
-        ssize_t w = write(fd, p, n);
-        if (w <= 0)
-            return -1;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
-static int read_all(int fd, uint8_t *p, size_t n)
-{
-    while (n > 0) {
-        ssize_t r = read(fd, p, n);
-        if (r <= 0)
-            return -1;
-        p += r;
-        n -= (size_t)r;
-    }
-    return 0;
-}
-
-/* One request, its answer's code (or INT32_MIN when the connection failed). */
-static int32_t call(int fd, rmq_cmd *req, uint8_t **buf, size_t *cap)
-{
-    size_t n = rmq_cmd_encoded_size(req);
-    if (n > *cap) {
-        uint8_t *nb = realloc(*buf, n);
-        if (!nb)
-            return INT32_MIN;
-        *buf = nb;
-        *cap = n;
-    }
-    if (rmq_cmd_encode(req, *buf, n) != n || write_all(fd, *buf, n) != 0)
-        return INT32_MIN;
-    uint8_t pre[4];
-    if (read_all(fd, pre, 4) != 0)
-        return INT32_MIN;
-    size_t len = ((size_t)pre[0] << 24) | ((size_t)pre[1] << 16) | ((size_t)pre[2] << 8) | pre[3];
-    if (len + 4 > *cap) {
-        uint8_t *nb = realloc(*buf, len + 4);
-        if (!nb)
-            return INT32_MIN;
-        *buf = nb;
-        *cap = len + 4;
-    }
-    memcpy(*buf, pre, 4);
-    if (read_all(fd, *buf + 4, len) != 0)
-        return INT32_MIN;
-    rmq_frame_peek pk;
-    if (rmq_peek_frame(*buf, len + 4, &pk) != 0)
-        return INT32_MIN;
-    return pk.code;
-}
 
 static rmq_cmd *request_for(const rmq_bench_options *o, const char *topic, int32_t opaque,
                             const char *born, int queue)
@@ -117,23 +49,9 @@ static rmq_cmd *request_for(const rmq_bench_options *o, const char *topic, int32
     return c;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* Sorts v. */
-static void pcts(uint64_t *v, size_t n, double *p50_ms, double *p99_ms)
-{
-    qsort(v, n, sizeof *v, cmp_u64);
-    *p50_ms = (double)v[n / 2] / 1e6;
-    *p99_ms = (double)v[(n * 99) / 100 < n ? (n * 99) / 100 : n - 1] / 1e6;
-}
-
 /* FIXED_SENDS sends to `topic`: their median and p99 into out. */
-static int fixed_sends(const rmq_bench_options *o, int fd, const char *topic, const char *born,
-                       uint8_t **buf, size_t *cap, FILE *out)
+static int fixed_sends(const rmq_bench_options *o, rmq_blocking_conn *conn, const char *topic,
+                       const char *born, FILE *out)
 {
     uint64_t lat[FIXED_SENDS];
     rmq_bench_options so = *o;
@@ -142,9 +60,9 @@ static int fixed_sends(const rmq_bench_options *o, int fd, const char *topic, co
         rmq_cmd *req = request_for(&so, topic, 2000000 + i, born, -1);
         if (!req)
             return -1;
-        uint64_t t0 = now_ns();
-        int32_t code = call(fd, req, buf, cap);
-        lat[i] = now_ns() - t0;
+        uint64_t t0 = rmq_bench_now_ns();
+        int32_t code = rmq_blocking_call(conn, req);
+        lat[i] = rmq_bench_now_ns() - t0;
         rmq_cmd_free(req);
         if (code != 0) {
             fprintf(stderr, "rmqbench: send to %s answered %d\n", topic, code);
@@ -152,7 +70,7 @@ static int fixed_sends(const rmq_bench_options *o, int fd, const char *topic, co
         }
     }
     double p50, p99;
-    pcts(lat, FIXED_SENDS, &p50, &p99);
+    rmq_bench_pcts(lat, FIXED_SENDS, &p50, &p99);
     fprintf(out, "sends to %s: p50 %.3f ms, p99 %.3f ms (%d sends)\n", topic, p50, p99,
             FIXED_SENDS);
     return 0;
@@ -160,54 +78,44 @@ static int fixed_sends(const rmq_bench_options *o, int fd, const char *topic, co
 
 int rmq_bench_create_topics_run(const rmq_bench_options *o, FILE *out)
 {
-    int fd = socket(o->addr.ss_family, SOCK_STREAM, 0);
-    if (fd < 0 || connect(fd, (const struct sockaddr *)&o->addr,
-                          o->addr.ss_family == AF_INET6 ? sizeof(struct sockaddr_in6)
-                                                        : sizeof(struct sockaddr_in)) != 0) {
-        fprintf(stderr, "rmqbench: cannot connect to %s\n", o->target);
-        if (fd >= 0)
-            close(fd);
+    rmq_blocking_conn conn;
+    if (rmq_blocking_connect(&conn, &o->addr, o->target) != 0)
         return 1;
-    }
-    int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     char born[32];
     snprintf(born, sizeof born, "%lld", (long long)time(NULL) * 1000);
     unsigned every = o->report_every ? o->report_every : 1000;
     uint64_t *lat = malloc(every * sizeof *lat);
-    uint8_t *buf = NULL;
-    size_t cap = 0;
     int status = lat ? 0 : 1;
     fprintf(out, "creating %u topics %s-<i> (%u queues) by %s, one at a time%s\n", o->create_topics,
             o->topic, o->queues,
             o->create_via_admin ? "UPDATE_AND_CREATE_TOPIC" : "SEND_MESSAGE_V2",
             o->per_queue && !o->create_via_admin ? ", then a message to each other queue" : "");
-    uint64_t block_start = now_ns(), all_start = block_start;
+    uint64_t block_start = rmq_bench_now_ns(), all_start = block_start;
     unsigned in_block = 0;
     for (unsigned i = 0; i < o->create_topics && status == 0; i++) {
         char topic[160];
         snprintf(topic, sizeof topic, "%s-%u", o->topic, i);
         /* with --per-queue, one message to each queue (queue 0 creates) */
         unsigned sends = o->per_queue && !o->create_via_admin ? o->queues : 1;
-        uint64_t t0 = now_ns();
+        uint64_t t0 = rmq_bench_now_ns();
         for (unsigned q = 0; q < sends && status == 0; q++) {
             rmq_cmd *req = request_for(o, topic, (int32_t)(i % 1000000000u) + 1, born,
                                        o->per_queue ? (int)q : -1);
-            int32_t code = req ? call(fd, req, &buf, &cap) : INT32_MIN;
+            int32_t code = req ? rmq_blocking_call(&conn, req) : INT32_MIN;
             rmq_cmd_free(req);
             if (code != 0) {
                 fprintf(stderr, "rmqbench: send %u to %s answered %d\n", q, topic, code);
                 status = 1;
             }
         }
-        lat[in_block++] = now_ns() - t0;
+        lat[in_block++] = rmq_bench_now_ns() - t0;
         if (status != 0)
             break;
         if (in_block == every || i + 1 == o->create_topics) {
-            uint64_t t = now_ns();
+            uint64_t t = rmq_bench_now_ns();
             double secs = (double)(t - block_start) / 1e9;
             double p50, p99;
-            pcts(lat, in_block, &p50, &p99);
+            rmq_bench_pcts(lat, in_block, &p50, &p99);
             fprintf(out,
                     "topics %u: %.3f s per 1000 (this block of %u), p50 %.3f ms, p99 %.3f ms\n",
                     i + 1, secs * 1000.0 / in_block, in_block, p50, p99);
@@ -218,16 +126,15 @@ int rmq_bench_create_topics_run(const rmq_bench_options *o, FILE *out)
     }
     if (status == 0) {
         fprintf(out, "%u topics in %.1f s\n", o->create_topics,
-                (double)(now_ns() - all_start) / 1e9);
+                (double)(rmq_bench_now_ns() - all_start) / 1e9);
         char first[160], last[160];
         snprintf(first, sizeof first, "%s-0", o->topic);
         snprintf(last, sizeof last, "%s-%u", o->topic, o->create_topics - 1);
-        if (fixed_sends(o, fd, first, born, &buf, &cap, out) != 0 ||
-            fixed_sends(o, fd, last, born, &buf, &cap, out) != 0)
+        if (fixed_sends(o, &conn, first, born, out) != 0 ||
+            fixed_sends(o, &conn, last, born, out) != 0)
             status = 1;
     }
     free(lat);
-    free(buf);
-    close(fd);
+    rmq_blocking_close(&conn);
     return status;
 }

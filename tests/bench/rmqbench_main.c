@@ -11,6 +11,7 @@
 #include "bench_report.h"
 #include "bench_worker.h"
 #include "create_topics_mode.h"
+#include "delete_topics_mode.h"
 #include "hold_mode.h"
 #include "register_mode.h"
 #include "request_template.h"
@@ -113,6 +114,11 @@ int main(int argc, char **argv)
         int crc = rmq_bench_create_topics_run(&opts, stdout);
         rmq_bench_options_free(&opts);
         return crc;
+    }
+    if (opts.delete_topics > 0) {
+        int drc = rmq_bench_delete_topics_run(&opts, stdout);
+        rmq_bench_options_free(&opts);
+        return drc;
     }
     if (opts.register_topics > 0) {
         char prefix[64];

@@ -7,7 +7,8 @@
 # grows; then the broker daemon's RSS (the NameServer runs in a process of
 # its own), a clean stop, the restart time (process start
 # to its listeners up), the RSS after it, and sends to the first and last
-# topic on the restarted daemon. Not a test.
+# topic on the restarted daemon (DELETE=K: then the cost of deleting K
+# topics). Not a test.
 #
 # usage: tests/bench/topics_scale.sh [BUILD_DIR] [N] [send|admin|perqueue] [FLUSH] [REPORT_EVERY]
 # SAVE_STOPPED=DIR keeps a copy of the cleanly stopped state_dir
@@ -81,6 +82,9 @@ stop() {
   stopped=$(echo "$(date +%s.%N) - $t0" | bc)
 }
 rss() { awk '/^(VmRSS|RssAnon|RssFile)/{printf "%s %d MB  ", $1, $2/1024}' "/proc/$dpid/status"; }
+# INSPECT=CMD: runs `CMD PHASE PID STATE_DIR` after creating and after the
+# restart (e.g. a script reading /proc/PID/smaps_rollup or malloc_info)
+inspect() { if [[ -n ${INSPECT:-} ]]; then $INSPECT "$1" "$dpid" "$dir/state" || true; fi; }
 
 start
 args=(-a "127.0.0.1:$sport" --create-topics "$n" --topic Scale --size 100 --queues 4 --report-every "$every")
@@ -94,6 +98,7 @@ fi
 "$rmqbench" "${args[@]}"
 [[ -n ${PERF:-} ]] && { kill -INT "$perfpid"; wait "$perfpid" || true; }
 echo "after creating: $(rss)"
+inspect created
 if [[ -n ${THREADS:-} ]]; then ps -L -o comm,time -p "$dpid" | sort -k2 -r | head -12; fi
 du -sh "$dir/state/broker-client-mgr" "$dir/state/store/consumequeue" 2>/dev/null | tr '\n' ' '
 echo
@@ -106,10 +111,18 @@ start restart
 echo "restart: ${started} s to listening; $(rss)"
 sleep 2
 echo "2 s later: $(rss)"
+inspect restarted
 # LOG_LEVEL=info: where the restart's time went
 [[ ${LOG_LEVEL:-} == info ]] && grep -E "loaded .*topics.json|topics.journal:|store recovered|store ready|ready \(conf" "$dir/daemon.log" | tail -5
 "$rmqbench" -a "127.0.0.1:$sport" --create-topics 1 --topic "Scale-$((n - 1))-again" --size 100 \
   --queues 4 | grep -E "^sends"
 "$rmqbench" -a "127.0.0.1:$sport" --mode send --topic "Scale-0" --size 100 -c 1 -d 1 -s 2 -w 0.5 | grep -iE "latency|p50|req" | head -3
 "$rmqbench" -a "127.0.0.1:$sport" --mode send --topic "Scale-$((n - 1))" --size 100 -c 1 -d 1 -s 2 -w 0.5 | grep -iE "latency|p50|req" | head -3
+# DELETE=K: then delete Scale-0..K-1 as mqadmin deleteTopic does (215 to the
+# broker, 216 to the NameServer), timed per DELETE_EVERY (default 1000)
+if [[ -n ${DELETE:-} ]]; then
+  "$rmqbench" -a "127.0.0.1:$sport" --delete-topics "$DELETE" --namesrv "127.0.0.1:$ns" \
+    --topic Scale --report-every "${DELETE_EVERY:-1000}"
+  echo "after deleting $DELETE: $(rss)"
+fi
 stop

@@ -4,6 +4,7 @@
 #define BCM_REGISTER_BODY_H
 
 #include "data_version.h"
+#include "topic_table.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -14,19 +15,16 @@ typedef struct bcm_body {
     bool compressed; /* the zlib form: the request's `compressed` header */
 } bcm_body;
 
-/* Encode `topics` (name → TopicConfig) with `dv` and `filter_servers` (JSON
- * array of strings, NULL = []). broker_perm < 6 replaces every perm (4.9.8).
- * compressed: the zlib form of §4.6. 0 or -1. */
-int bcm_register_body_encode(const json_t *topics, const bcm_data_version *dv,
-                             const json_t *filter_servers, int broker_perm, bool compressed,
-                             bcm_body *out);
-/* Split the table into chunks of at most chunk_topics topics (Java 5.x
- * enableSplitRegistration), each a full body with the same DataVersion.
- * chunk_topics 0 = one body. Returns the number of bodies (malloc'd array in
- * *out) or -1. */
-int bcm_register_bodies(const json_t *topics, const bcm_data_version *dv,
-                        const json_t *filter_servers, int broker_perm, bool compressed,
-                        size_t chunk_topics, bcm_body **out);
+/* Encode the snapshot's topics (sorted first) with its DataVersion and
+ * `filter_servers` (JSON array of strings, NULL = []), streamed from the
+ * structs into the body: no jansson object per topic. broker_perm < 6
+ * replaces every perm (4.9.8). compressed: the zlib form of §4.6. The table
+ * is cut into bodies of at most chunk_topics topics (Java 5.x
+ * enableSplitRegistration), each a full body with the same DataVersion;
+ * chunk_topics 0 = one body. Returns the number of bodies (malloc'd array
+ * in *out, at least one) or -1. */
+int bcm_register_bodies(bcm_topic_snapshot *s, const json_t *filter_servers, int broker_perm,
+                        bool compressed, size_t chunk_topics, bcm_body **out);
 void bcm_bodies_free(bcm_body *bodies, int n);
 /* CRC32 of the bytes masked with 0x7FFFFFFF (bodyCrc32 header). */
 uint32_t bcm_body_crc32(const void *data, size_t len);

@@ -6,6 +6,7 @@
 #include "topic_table.h"
 
 #include "fastjson_text.h"
+#include "json_writer.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -173,31 +174,85 @@ json_t *bcm_topic_table_json(const bcm_topic_table *t)
     return j;
 }
 
-int bcm_topic_table_snapshot(const bcm_topic_table *t, bcm_topic_snapshot *s)
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(((const bcm_topic_snap_entry *)a)->name, ((const bcm_topic_snap_entry *)b)->name);
+}
+
+void bcm_topic_snapshot_sort(bcm_topic_snapshot *s)
+{
+    if (s->sorted)
+        return;
+    qsort(s->v, s->n, sizeof *s->v, by_name);
+    size_t k = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        if (k > 0 && strcmp(s->v[k - 1].name, s->v[i].name) == 0) {
+            json_decref(s->v[i].cfg.attributes);
+            continue;
+        }
+        s->v[k++] = s->v[i];
+    }
+    s->n = k;
+    s->sorted = true;
+}
+
+static int snapshot_alloc(bcm_topic_snapshot *s, const bcm_topic_table *t, size_t n, size_t bytes)
 {
     memset(s, 0, sizeof *s);
     s->dv = t->dv;
-    size_t n = t->cfgs.count;
-    s->names = calloc(n ? n : 1, sizeof *s->names);
-    s->cfgs = malloc((n ? n : 1) * sizeof *s->cfgs);
-    if (!s->names || !s->cfgs) {
+    s->v = malloc((n ? n : 1) * sizeof *s->v);
+    s->names = malloc(bytes ? bytes : 1);
+    if (!s->v || !s->names) {
         bcm_topic_snapshot_free(s);
         return -1;
     }
+    return 0;
+}
+
+/* Appends name's config (its name copied at *at). */
+static void snapshot_add(bcm_topic_snapshot *s, char **at, const char *name, const bcm_topic_cfg *c)
+{
+    size_t len = strlen(name);
+    if (!bcm_utf8_valid(name, len))
+        return;
+    memcpy(*at, name, len + 1);
+    s->v[s->n] = (bcm_topic_snap_entry){.name = *at, .cfg = *c};
+    if (c->attributes)
+        json_incref(c->attributes); /* atomic: freed unlocked */
+    *at += len + 1;
+    s->n++;
+}
+
+int bcm_topic_table_snapshot_of(const bcm_topic_table *t, const char *const *names, size_t n,
+                                bcm_topic_snapshot *s)
+{
+    size_t bytes = 0;
+    for (size_t i = 0; i < n; i++)
+        bytes += strlen(names[i]) + 1;
+    if (snapshot_alloc(s, t, n, bytes) != 0)
+        return -1;
+    char *at = s->names;
+    for (size_t i = 0; i < n; i++) {
+        const bcm_topic_cfg *c = str_map_get(&t->cfgs, names[i]);
+        if (c)
+            snapshot_add(s, &at, names[i], c);
+    }
+    return 0;
+}
+
+int bcm_topic_table_snapshot(const bcm_topic_table *t, bcm_topic_snapshot *s)
+{
+    size_t bytes = 0;
     str_map_iter it;
     str_map_iter_init(&t->cfgs, &it);
-    for (str_map_entry *e; (e = str_map_iter_next(&t->cfgs, &it)) != NULL;) {
-        char *name = strdup(e->key);
-        if (!name) {
-            bcm_topic_snapshot_free(s);
-            return -1;
-        }
-        s->names[s->n] = name;
-        s->cfgs[s->n] = *(const bcm_topic_cfg *)e->value;
-        if (s->cfgs[s->n].attributes)
-            json_incref(s->cfgs[s->n].attributes); /* atomic: freed unlocked */
-        s->n++;
-    }
+    for (str_map_entry *e; (e = str_map_iter_next(&t->cfgs, &it)) != NULL;)
+        bytes += strlen(e->key) + 1;
+    if (snapshot_alloc(s, t, t->cfgs.count, bytes) != 0)
+        return -1;
+    char *at = s->names;
+    str_map_iter_init(&t->cfgs, &it);
+    for (str_map_entry *e; (e = str_map_iter_next(&t->cfgs, &it)) != NULL;)
+        snapshot_add(s, &at, e->key, e->value);
     return 0;
 }
 
@@ -205,8 +260,8 @@ json_t *bcm_topic_snapshot_json(const bcm_topic_snapshot *s)
 {
     json_t *o = json_object();
     for (size_t i = 0; o && i < s->n; i++) {
-        json_t *j = cfg_json(s->names[i], &s->cfgs[i]);
-        if (!j || json_object_set_new(o, s->names[i], j) != 0) {
+        json_t *j = cfg_json(s->v[i].name, &s->v[i].cfg);
+        if (!j || json_object_set_new(o, s->v[i].name, j) != 0) {
             json_decref(o);
             return NULL;
         }
@@ -214,24 +269,12 @@ json_t *bcm_topic_snapshot_json(const bcm_topic_snapshot *s)
     return o;
 }
 
-char *bcm_topic_snapshot_encode(const bcm_topic_snapshot *s)
-{
-    json_t *o = bcm_topic_snapshot_json(s);
-    if (!o)
-        return NULL;
-    char *text = bcm_versioned_table_encode(&s->dv, "topicConfigTable", o);
-    json_decref(o);
-    return text;
-}
-
 void bcm_topic_snapshot_free(bcm_topic_snapshot *s)
 {
-    for (size_t i = 0; i < s->n; i++) {
-        free(s->names[i]);
-        json_decref(s->cfgs[i].attributes);
-    }
+    for (size_t i = 0; s->v && i < s->n; i++)
+        json_decref(s->v[i].cfg.attributes);
+    free(s->v);
     free(s->names);
-    free(s->cfgs);
     memset(s, 0, sizeof *s);
 }
 

@@ -37,14 +37,24 @@ typedef struct bcm_topic_table {
     bcm_data_version dv;
 } bcm_topic_table;
 
+/* One topic of a snapshot. */
+typedef struct bcm_topic_snap_entry {
+    const char *name;  /* in the snapshot's name block */
+    bcm_topic_cfg cfg; /* attributes referenced */
+} bcm_topic_snap_entry;
+
 /* The table's configs copied (under the caller's lock) to be encoded
  * without it: registration bodies and topics.json at 100,000 topics take
- * tens of ms to encode. */
+ * tens of ms to encode. The encoders sort it by name first (strcmp: the
+ * order of jansson's JSON_SORT_KEYS, so the texts stay what they were) and
+ * drop duplicates. Names that are not valid UTF-8 are left out: jansson
+ * refused them, which failed the whole document. */
 typedef struct bcm_topic_snapshot {
     size_t n;
-    char **names;
-    bcm_topic_cfg *cfgs; /* attributes referenced */
+    bcm_topic_snap_entry *v;
+    char *names; /* one block holding every name */
     bcm_data_version dv;
+    bool sorted;
 } bcm_topic_snapshot;
 
 typedef struct bcm_system_topic_opts {
@@ -78,8 +88,17 @@ json_t *bcm_topic_table_config_json(const bcm_topic_table *t, const char *name);
 json_t *bcm_topic_table_json(const bcm_topic_table *t);
 /* 0, or -1 when out of memory (s zeroed). */
 int bcm_topic_table_snapshot(const bcm_topic_table *t, bcm_topic_snapshot *s);
+/* The same for the listed names (duplicates and absent ones ignored). */
+int bcm_topic_table_snapshot_of(const bcm_topic_table *t, const char *const *names, size_t n,
+                                bcm_topic_snapshot *s);
+/* By name, one entry per name (outside the table's lock: 100,000 names). */
+void bcm_topic_snapshot_sort(bcm_topic_snapshot *s);
+/* name → TopicConfig as a jansson object (tests compare the streamed texts
+ * with it). */
 json_t *bcm_topic_snapshot_json(const bcm_topic_snapshot *s);
-char *bcm_topic_snapshot_encode(const bcm_topic_snapshot *s);
+/* topics.json text streamed from the snapshot (sorted first;
+ * topic_config_json.c). malloc'd, or NULL. */
+char *bcm_topic_snapshot_encode(bcm_topic_snapshot *s);
 void bcm_topic_snapshot_free(bcm_topic_snapshot *s);
 /* Calls fn for every topic (the table must not change meanwhile). */
 void bcm_topic_table_for_each(const bcm_topic_table *t,

@@ -184,24 +184,21 @@ static int build_bodies(bcm_ctx *c, bcm_body **bodies, uint64_t *covers)
     int src = bcm_topic_table_snapshot(&c->topics, &snap);
     *covers = c->reg_inc_noted;
     pthread_mutex_unlock(&c->lock);
-    json_t *topics = src == 0 ? bcm_topic_snapshot_json(&snap) : NULL;
-    bcm_data_version dv = snap.dv;
-    bcm_topic_snapshot_free(&snap);
-    if (!topics) {
+    if (src != 0) {
         json_decref(filters);
         return -1;
     }
     size_t chunk = c->s.enable_split_registration ? (size_t)c->s.split_registration_size : 0;
     bool compressed = c->s.compressed_register; /* read per registration, as Java */
-    int n = bcm_register_bodies(topics, &dv, filters, c->s.broker_permission, compressed, chunk,
-                                bodies);
+    int n = bcm_register_bodies(&snap, filters, c->s.broker_permission, compressed,
+                                chunk, bodies);
     if (n == 1 && (*bodies)[0].len > MAX_BODY_BYTES) {
         /* too large for one frame: split as Java 5.x does */
         bcm_bodies_free(*bodies, n);
-        n = bcm_register_bodies(topics, &dv, filters, c->s.broker_permission, compressed,
+        n = bcm_register_bodies(&snap, filters, c->s.broker_permission, compressed,
                                 (size_t)c->s.split_registration_size, bodies);
     }
-    json_decref(topics);
+    bcm_topic_snapshot_free(&snap);
     json_decref(filters);
     return n;
 }

@@ -160,27 +160,25 @@ static void on_inc_response(int err, const rmq_cmd *resp, void *ud)
 static int build_round(bcm_ctx *c, uint64_t from, bcm_body **bodies, uint64_t *upto)
 {
     json_t *filters = bcm_filter_server_list(c);
-    json_t *topics = json_object();
+    bcm_topic_snapshot snap;
     pthread_mutex_lock(&c->lock);
     *upto = c->reg_inc_noted;
-    for (size_t k = 0; topics && k < c->reg_inc_nlog; k++) {
-        const bcm_inc_change *e = &c->reg_inc_log[k];
-        /* a new object per config (the table keeps structs): few per round */
-        json_t *cfg = e->seq > from ? bcm_topic_table_config_json(&c->topics, e->name) : NULL;
-        if (cfg && json_object_set_new(topics, e->name, cfg) != 0) {
-            json_decref(topics);
-            topics = NULL;
-        }
-    }
-    bcm_data_version dv = c->topics.dv;
+    const char **names = malloc((c->reg_inc_nlog ? c->reg_inc_nlog : 1) * sizeof *names);
+    size_t n = 0;
+    for (size_t k = 0; names && k < c->reg_inc_nlog; k++)
+        if (c->reg_inc_log[k].seq > from)
+            names[n++] = c->reg_inc_log[k].name;
+    int src = names ? bcm_topic_table_snapshot_of(&c->topics, names, n, &snap) : -1;
     pthread_mutex_unlock(&c->lock);
-    int n = -1;
-    if (topics)
-        n = bcm_register_bodies(topics, &dv, filters, c->s.broker_permission,
-                                c->s.compressed_register, 0, bodies);
-    json_decref(topics);
+    free(names);
+    int nb = -1;
+    if (src == 0) {
+        nb = bcm_register_bodies(&snap, filters, c->s.broker_permission, c->s.compressed_register,
+                                 0, bodies);
+        bcm_topic_snapshot_free(&snap);
+    }
     json_decref(filters);
-    return n;
+    return nb;
 }
 
 /* reg_lock held on entry and on return (released meanwhile): a round to

@@ -478,6 +478,8 @@ static void on_topic_deleted(const char *event, const void *data, size_t len, vo
         return;
     const char *topic = data;
     int rc = store_delete_topic(st->sp->engine, topic);
+    if (st->sp->set.auto_delete_unused_stats) /* 4.9.8 keeps them by default */
+        broker_stats_on_topic_deleted(st->sp, topic);
     st->sp->api->log(st->sp->ctx, RMQ_LOG_INFO, "topic %s deleted: consume queues removed (%s)",
                      topic, rmq_strerror(rc));
 }

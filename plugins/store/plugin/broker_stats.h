@@ -21,6 +21,10 @@ void broker_stats_on_put(store_plugin *sp, const char *topic, int64_t msgs, int6
 /* A FOUND pull (PullMessageProcessor's incGroupGetNums / incGroupGetSize). */
 void broker_stats_on_get(store_plugin *sp, const char *group, const char *topic, int64_t msgs,
                          int64_t bytes);
+/* BrokerStatsManager.onTopicDeleted (4.9.8, with autoDeleteUnusedStats):
+ * the topic's put counters and its "topic@group" get counters go (the
+ * latter by a walk over the group sets, as Java's delValueByPrefixKey). */
+void broker_stats_on_topic_deleted(store_plugin *sp, const char *topic);
 /* Every second from the admin sampler: `tick` counts seconds since start;
  * StatsItemSet samples every 10 s, 10 min and hour from its start. */
 void broker_stats_tick(store_plugin *sp, unsigned tick, uint64_t now_wall_ms);

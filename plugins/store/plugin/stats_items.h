@@ -6,6 +6,7 @@
 #define STORE_STATS_ITEMS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 typedef struct stats_items stats_items;
@@ -23,6 +24,10 @@ stats_items *stats_items_new(void);
 void stats_items_free(stats_items *s);
 /* addValue(key, value, times). Any thread. */
 void stats_items_add(stats_items *s, const char *key, int64_t value, int64_t times);
+/* Drops key (its topic was deleted); false when absent. Any thread. */
+bool stats_items_remove(stats_items *s, const char *key);
+/* Drops every key starting with prefix (a walk over the set); the count. */
+size_t stats_items_remove_prefix(stats_items *s, const char *prefix);
 /* One snapshot of every key into window w's list (STATS_MINUTE every 10 s,
  * STATS_HOUR every 10 min, STATS_DAY every hour), at wall time now_ms. */
 void stats_items_sample(stats_items *s, int w, uint64_t now_ms);

@@ -72,6 +72,7 @@ typedef struct store_settings {
     live_text region_id;                     /* regionId (MSG_REGION of send answers) */
     bool send_inline;                        /* sendMessageInline (rmqhost) */
     bool pull_inline;                        /* pullMessageInline (rmqhost) */
+    bool auto_delete_unused_stats;           /* autoDeleteUnusedStats */
     /* replication (MessageStoreConfig / BrokerConfig names) */
     ha_role role;                       /* brokerRole */
     int32_t ha_listen_port;             /* haListenPort (0: server port + 1) */

@@ -91,6 +91,8 @@ const rmq_setting_decl STORE_SETTINGS[] = {
     {"slaveReadEnable", RMQ_SETTING_BOOL, "false",
      "PULL's suggestWhichBrokerId may send consumers of 'in disk' messages to a slave", 0, 0},
     {"regionId", RMQ_SETTING_STRING, "DefaultRegion", "MSG_REGION of send answers", 0, 0},
+    {"autoDeleteUnusedStats", RMQ_SETTING_BOOL, "false",
+     "DELETE_TOPIC_IN_BROKER also drops the topic's VIEW_BROKER_STATS_DATA counters", 0, 0},
     {"traceOn", RMQ_SETTING_BOOL, "true", "TRACE_ON of send answers", 0, 0},
     {"rejectTransactionMessage", RMQ_SETTING_BOOL, "false", "refuse TRAN_MSG sends", 0, 0},
     {"startAcceptSendRequestTimeStamp", RMQ_SETTING_INT, "0",
@@ -319,6 +321,7 @@ static int read_all(store_plugin *sp, json_t *u)
     s->ha_batch = (int32_t)st_int(sp, u, "haTransferBatchSize");
     s->slave_timeout_ms = st_int(sp, u, "slaveTimeout");
 
+    s->auto_delete_unused_stats = st_bool(sp, u, "autoDeleteUnusedStats");
     store_settings_apply_live(sp, u);
     s->send_inline = st_bool(sp, u, "sendMessageInline");
     s->pull_inline = st_bool(sp, u, "pullMessageInline");

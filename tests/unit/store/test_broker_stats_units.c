@@ -60,6 +60,105 @@ static void minute_list_keeps_seven_snapshots(void **state)
     stats_items_free(s);
 }
 
+/* StatsItem's lists as Java keeps them (every snapshot stored, timed): the
+ * compact lists must read the same through any sequence of adds and
+ * samples. */
+typedef struct ref_snap {
+    uint64_t at;
+    int64_t value, times;
+} ref_snap;
+
+static void ref_push(ref_snap *l, size_t *n, size_t keep, ref_snap x)
+{
+    l[(*n)++] = x;
+    if (*n > keep) {
+        memmove(l, l + 1, (*n - 1) * sizeof *l);
+        (*n)--;
+    }
+}
+
+static void assert_same_view(stats_view got, const ref_snap *l, size_t n)
+{
+    if (n == 0) {
+        assert_int_equal(got.sum, 0);
+        assert_true(got.tps == 0.0 && got.avgpt == 0.0);
+        return;
+    }
+    int64_t sum = l[n - 1].value - l[0].value, td = l[n - 1].times - l[0].times;
+    double tps = ((double)sum * 1000.0) / (double)((int64_t)l[n - 1].at - (int64_t)l[0].at);
+    assert_int_equal(got.sum, sum);
+    if (isnan(tps))
+        assert_true(isnan(got.tps));
+    else
+        assert_true(got.tps == tps);
+    assert_true(got.avgpt == (td > 0 ? (double)sum / (double)td : 0.0));
+}
+
+static void compact_lists_read_as_full_lists(void **state)
+{
+    (void)state;
+    static const size_t keep[STATS_WINDOWS] = {7, 7, 25};
+    enum { KEYS = 5 };
+    stats_items *s = stats_items_new();
+    ref_snap ref[KEYS][STATS_WINDOWS][26];
+    size_t rn[KEYS][STATS_WINDOWS] = {{0}};
+    int64_t val[KEYS] = {0}, tim[KEYS] = {0};
+    bool made[KEYS] = {false};
+    char key[8];
+    srand(7);
+    uint64_t now = 1000;
+    for (int step = 0; step < 4000; step++) {
+        int k = rand() % KEYS;
+        int what = rand() % 10;
+        snprintf(key, sizeof key, "k%d", k);
+        if (what < 4 && (k != 0 || step < 40)) { /* k0 goes idle: its lists settle */
+            int64_t v = rand() % 100, t = 1 + rand() % 3;
+            stats_items_add(s, key, v, t);
+            val[k] += v;
+            tim[k] += t;
+            made[k] = true;
+        } else if (what < 7) {
+            int w = rand() % STATS_WINDOWS;
+            now += 1 + (uint64_t)(rand() % 5000);
+            stats_items_sample(s, w, now);
+            for (int j = 0; j < KEYS; j++)
+                if (made[j])
+                    ref_push(ref[j][w], &rn[j][w], keep[w], (ref_snap){now, val[j], tim[j]});
+        } else {
+            stats_view v[STATS_WINDOWS];
+            assert_int_equal(stats_items_view(s, key, v), made[k]);
+            for (int w = 0; made[k] && w < STATS_WINDOWS; w++)
+                assert_same_view(v[w], ref[k][w], rn[k][w]);
+        }
+    }
+    stats_items_free(s);
+}
+
+static void deleted_topic_keys_go(void **state)
+{
+    (void)state;
+    stats_items *s = stats_items_new();
+    stats_items_add(s, "T@g1", 1, 1);
+    stats_items_add(s, "T@g2", 1, 1);
+    stats_items_add(s, "TT@g1", 1, 1);
+    stats_items_add(s, "T", 1, 1);
+    stats_items_sample(s, STATS_MINUTE, 10000);
+    stats_items_add(s, "T@g1", 5, 1);
+    stats_items_sample(s, STATS_MINUTE, 20000); /* T@g1 holds a ring now */
+    assert_int_equal(stats_items_remove_prefix(s, "T@"), 2);
+    stats_view v[STATS_WINDOWS];
+    assert_false(stats_items_view(s, "T@g1", v));
+    assert_false(stats_items_view(s, "T@g2", v));
+    assert_true(stats_items_view(s, "TT@g1", v));
+    assert_true(stats_items_remove(s, "T"));
+    assert_false(stats_items_remove(s, "T"));
+    assert_false(stats_items_view(s, "T", v));
+    stats_items_add(s, "T", 2, 1); /* a re-created topic starts again */
+    assert_true(stats_items_view(s, "T", v));
+    assert_int_equal(v[STATS_MINUTE].sum, 0);
+    stats_items_free(s);
+}
+
 static void latency_shows_the_last_closed_window(void **state)
 {
     (void)state;
@@ -99,6 +198,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(minute_window_is_last_minus_first_snapshot),
         cmocka_unit_test(minute_list_keeps_seven_snapshots),
+        cmocka_unit_test(compact_lists_read_as_full_lists),
+        cmocka_unit_test(deleted_topic_keys_go),
         cmocka_unit_test(latency_shows_the_last_closed_window),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
