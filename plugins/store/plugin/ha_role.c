@@ -174,10 +174,19 @@ static int admin_demote(rmq_admin_call *call, int argc, const char *const *argv,
         sp->api->admin_write(call, "already a slave\n");
         return RMQ_EINVAL;
     }
-    /* sends are refused from here on; the new master's stream continues our
-     * log only if it holds everything we hold (else the slave halts and
-     * says so: the divergent tail is never mixed in) */
+    /* sends are refused from here on; before replicating, the slave
+     * compares our log with the new master's and sets aside what it never
+     * received (ha_rejoin.c): the divergent tail is never mixed in */
+    ha_slave_status st[1];
+    int64_t acked = 0;
+    ha_master_status(sp, st, 1, &acked);
     apply_role(sp, HA_SLAVE);
+    int marked = ha_rejoin_mark(sp, argv[0], acked);
+    if (marked != 0)
+        sp->api->log(sp->ctx, RMQ_LOG_ERROR,
+                     "demote: cannot record the pending log comparison (%s): a divergent "
+                     "tail will halt replication instead of being set aside",
+                     strerror(-marked));
     snprintf(sp->set.ha_master_address, sizeof sp->set.ha_master_address, "%s", argv[0]);
     align_broker_id(sp, HA_SLAVE, true);
     int kept = store_role_keep(sp, "brokerRole", "SLAVE");
@@ -264,6 +273,8 @@ int ha_init(store_plugin *sp)
         rc = sp->api->register_admin_command(sp->ctx, "demote",
                                              "MASTER_HA_ADDR: turn this master into a slave of it",
                                              admin_demote, sp);
+    if (rc == 0)
+        rc = ha_rejoin_init(sp);
     rmq_timer_id tid;
     if (rc == 0) /* broker.info may load after the store */
         rc = sp->api->add_timer(sp->ctx, 500, 0, align_tick, sp, NULL, &tid);

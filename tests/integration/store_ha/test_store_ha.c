@@ -323,6 +323,8 @@ static void expect_runtime_info_of_pair(pair *p)
     free(s);
 }
 
+static void expect_rejoined(pair *p, long long common, long long diverged_end, int first);
+
 static void test_replication(void **state)
 {
     pair *p = *state;
@@ -410,10 +412,14 @@ static void test_replication(void **state)
     expect_still_master(p, n + 2);
 
     /* the old master went on alone (11, stored): it holds messages the new
-     * master never received. Demoted, it is refused by the new master and
-     * halts, saying why, instead of mixing the two histories */
+     * master never received. Demoted, it compares its log with the new
+     * master's, sets those messages aside, cuts its log where the two part
+     * and replicates: both logs end up identical */
+    long long before = log_end(&p->m);
     for (int k = 0; k < 3; k++)
         assert_int_equal(send_one(p->mport, n + 10 + k), 11);
+    long long diverged_end = log_end(&p->m);
+    assert_true(diverged_end > before);
     char addr[64];
     snprintf(addr, sizeof addr, "127.0.0.1:%d", p->s_ha_port);
     out = rmq_td_ctl_output(&p->m, &st, "demote", addr, NULL);
@@ -421,19 +427,119 @@ static void test_replication(void **state)
         fprintf(stderr, "demote: %s\n", out);
     assert_int_equal(st, 0);
     assert_non_null(strstr(out, "demoted"));
+    assert_int_equal(send_one(p->mport, n + 20), 14); /* a slave now */
+    expect_rejoined(p, before, diverged_end, n + 10);
+    /* and it goes on replicating what the new master receives */
+    fd = rmq_tc_connect(p->sport);
+    r = st_send(fd, 5, "TopicHA", 0, NULL, "after the rejoin", NULL);
+    close(fd);
+    assert_non_null(r);
+    assert_int_equal(r->code, 0);
+    long long qoff = st_ext_ll(r, "queueOffset");
+    rmq_cmd_free(r);
+    wait_caught_up(p);
+    expect_identical_logs(p, "00000000000001048576");
+    /* the demoted broker serves the new master's message at that offset */
+    fd = rmq_tc_connect(p->mport);
+    st_pull_args pa2 = {.group = "GHA2", .topic = "TopicHA", .queue = 0, .offset = qoff, .max = 1};
+    r = st_pull(fd, 6, &pa2);
+    close(fd);
+    assert_non_null(r);
+    assert_int_equal(r->code, 0);
+    assert_int_equal(st_records(r, rec, 2), 1);
+    assert_int_equal(rec[0].queue_offset, qoff);
+    assert_int_equal(rec[0].body_len, strlen("after the rejoin"));
+    rmq_cmd_free(r);
+}
+
+/* The demoted broker (p->m) replicates again from the new master (p->s):
+ * its log equals the new master's, and the one set-aside file holds
+ * exactly its three records in [common, diverged_end) — bodies of messages
+ * first..first+2, whole 4000-byte bodies — with a manifest saying so. */
+static void expect_rejoined(pair *p, long long common, long long diverged_end, int first)
+{
     uint64_t until = rmq_test_now_ms() + 60000;
-    bool halted = false;
-    while (!halted && rmq_test_now_ms() < until) {
-        out = rmq_td_ctl_output(&p->m, &st, "ha", NULL);
-        halted = strstr(out, "STOPPED") && strstr(out, "diverge");
-        if (!halted)
+    int st = 0;
+    const char *out = "";
+    bool rejoined = false;
+    while (!rejoined && rmq_test_now_ms() < until) {
+        out = rmq_td_ctl_output(&p->m, &st, "ha-setaside", NULL);
+        rejoined = st == 0 && strstr(out, "3 messages") != NULL;
+        if (!rejoined)
             rmq_test_pause_ms(100);
     }
-    if (!halted)
-        fprintf(stderr, "demoted broker: %s\n", out);
-    assert_true(halted);
-    assert_true(rmq_td_log_contains(&p->s, "beyond this master's log end"));
-    assert_int_equal(send_one(p->mport, n + 20), 14); /* a slave now */
+    if (!rejoined)
+        fprintf(stderr, "ha-setaside: %s\nha: %s\n", out,
+                rmq_td_ctl_output(&p->m, &st, "ha", NULL));
+    assert_true(rejoined);
+    char range[128];
+    snprintf(range, sizeof range, "log [%lld, %lld)", common, diverged_end);
+    if (!strstr(out, range))
+        fprintf(stderr, "ha-setaside: %s (want %s)\n", out, range);
+    assert_non_null(strstr(out, range));
+    assert_non_null(strstr(p->m.ctl_out, "new master 127.0.0.1:"));
+    wait_caught_up(p);
+    out = rmq_td_ctl_output(&p->m, &st, "ha", NULL);
+    assert_non_null(strstr(out, "role SLAVE"));
+    assert_null(strstr(out, "STOPPED"));
+    expect_identical_logs(p, "00000000000001048576");
+    assert_true(rmq_td_log_contains(&p->m, "SET ASIDE"));
+
+    /* the set-aside file: Java's stored-record layout, exactly the three */
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/store/ha-setaside", p->m.state_dir);
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    char log_path[1024] = "", man_path[1024] = "";
+    int logs = 0, mans = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        size_t l = strlen(de->d_name);
+        if (l > 10 && strcmp(de->d_name + l - 10, ".commitlog") == 0) {
+            snprintf(log_path, sizeof log_path, "%s/%s", dir, de->d_name);
+            logs++;
+        } else if (l > 5 && strcmp(de->d_name + l - 5, ".json") == 0) {
+            snprintf(man_path, sizeof man_path, "%s/%s", dir, de->d_name);
+            mans++;
+        }
+    }
+    closedir(d);
+    assert_int_equal(logs, 1);
+    assert_int_equal(mans, 1);
+    FILE *f = fopen(log_path, "rb");
+    assert_non_null(f);
+    uint8_t *buf = malloc(1 << 20);
+    size_t len = fread(buf, 1, 1 << 20, f);
+    fclose(f);
+    size_t pos = 0;
+    int count = 0;
+    long long phys = common;
+    while (pos < len) {
+        stored_record r;
+        assert_int_equal(stored_record_decode(buf + pos, len - pos, true, &r), STORED_RECORD_OK);
+        assert_int_equal(r.phys_offset, phys);
+        assert_int_equal(r.body_len, BODY);
+        assert_int_equal(((const char *)r.body)[0], body_of(first + count));
+        assert_int_equal(r.topic_len, strlen("TopicHA"));
+        pos += r.total_size;
+        phys += r.total_size;
+        count++;
+    }
+    free(buf);
+    assert_int_equal(count, 3);
+    assert_int_equal(phys, diverged_end);
+    f = fopen(man_path, "r");
+    assert_non_null(f);
+    char man[8192];
+    size_t ml = fread(man, 1, sizeof man - 1, f);
+    fclose(f);
+    man[ml] = 0;
+    assert_non_null(strstr(man, "\"count\": 3"));
+    char want[96];
+    snprintf(want, sizeof want, "\"fromOffset\": %lld", common);
+    assert_non_null(strstr(man, want));
+    snprintf(want, sizeof want, "\"newMaster\": \"127.0.0.1:%d\"", p->s_ha_port);
+    assert_non_null(strstr(man, want));
 }
 
 /* A raw request with ext pairs (NULL-terminated) to port; the answer. */
