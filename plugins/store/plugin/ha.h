@@ -31,7 +31,9 @@ typedef struct ha_slave_status {
     char peer[64];
     int64_t ack_offset;
     int64_t behind_bytes;
-    int64_t behind_ms; /* since the slave last held everything; 0 when caught up */
+    int64_t behind_ms;  /* since the slave last held everything; 0 when caught up */
+    int64_t ack_age_ms; /* since its last report (-1: none yet) */
+    int64_t rate_bps;   /* acknowledged bytes per second, last window */
 } ha_slave_status;
 /* Connected slaves into out[0..max); returns how many are connected. */
 size_t ha_master_status(store_plugin *sp, ha_slave_status *out, size_t max,
@@ -79,6 +81,9 @@ ha_rejoin_rc ha_rejoin_frame(store_plugin *sp, ha_rejoin *rj, int64_t phys, cons
                              int32_t len, int32_t *used, char *why, size_t why_cap);
 /* The admin command `ha-setaside`. */
 int ha_rejoin_init(store_plugin *sp);
+
+/* ---- figures (ha_gauges.c): SDK 1.9 gauges ---- */
+int ha_gauges_init(store_plugin *sp);
 
 /* ---- roles (ha_role.c) ---- */
 /* Start what the configured role needs; the admin commands "ha",

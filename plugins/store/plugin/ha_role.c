@@ -108,18 +108,22 @@ static void status_write(store_plugin *sp, rmq_admin_call *call)
         for (size_t i = 0; i < n && i < 16; i++)
             a->admin_write(call,
                            "%s{\"peer\":\"%s\",\"ackOffset\":%lld,\"behindBytes\":%lld,"
-                           "\"behindMs\":%lld}",
+                           "\"behindMs\":%lld,\"lastAckAgeMs\":%lld,\"bytesPerSecond\":%lld}",
                            i ? "," : "", st[i].peer, (long long)st[i].ack_offset,
-                           (long long)st[i].behind_bytes, (long long)st[i].behind_ms);
+                           (long long)st[i].behind_bytes, (long long)st[i].behind_ms,
+                           (long long)st[i].ack_age_ms, (long long)st[i].rate_bps);
         a->admin_write(call, "]}\n");
         return;
     }
     a->admin_write(call, "role %s\ncommitLogMaxOffset %lld\npush2SlaveMaxOffset %lld\nslaves %zu\n",
                    role_name(r), (long long)max, (long long)push, n);
     for (size_t i = 0; i < n && i < 16; i++)
-        a->admin_write(call, "slave %s ack %lld behind %lld bytes %lld ms\n", st[i].peer,
-                       (long long)st[i].ack_offset, (long long)st[i].behind_bytes,
-                       (long long)st[i].behind_ms);
+        a->admin_write(call,
+                       "slave %s ack %lld behind %lld bytes %lld ms last ack %lld ms ago %lld "
+                       "B/s\n",
+                       st[i].peer, (long long)st[i].ack_offset, (long long)st[i].behind_bytes,
+                       (long long)st[i].behind_ms, (long long)st[i].ack_age_ms,
+                       (long long)st[i].rate_bps);
 }
 
 static int admin_ha(rmq_admin_call *call, int argc, const char *const *argv, void *ud)
@@ -275,6 +279,8 @@ int ha_init(store_plugin *sp)
                                              admin_demote, sp);
     if (rc == 0)
         rc = ha_rejoin_init(sp);
+    if (rc == 0)
+        rc = ha_gauges_init(sp);
     rmq_timer_id tid;
     if (rc == 0) /* broker.info may load after the store */
         rc = sp->api->add_timer(sp->ctx, 500, 0, align_tick, sp, NULL, &tid);

@@ -26,6 +26,8 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <jansson.h>
+#include <math.h>
 
 #include "store_test_client.h"
 
@@ -34,7 +36,7 @@
 
 typedef struct pair {
     rmq_test_daemon m, s;
-    int mport, sport, ha_port, s_ha_port;
+    int mport, sport, ha_port, s_ha_port, metrics_port;
     bool s_started, m_stopped, s_stopped;
 } pair;
 
@@ -723,6 +725,141 @@ static bool read_full(int fd, uint8_t *b, size_t n)
     return true;
 }
 
+/* An ASYNC_MASTER serving the metrics endpoint, for the per-slave figures. */
+static int setup_metrics(void **state)
+{
+    pair *p = calloc(1, sizeof *p);
+    if (!p)
+        return -1;
+    *state = p;
+    p->ha_port = rmq_tc_free_port();
+    char set[256];
+    snprintf(set, sizeof set, "haListenPort = %d;", p->ha_port);
+    p->metrics_port = rmq_tc_free_port();
+    char host[128];
+    snprintf(host, sizeof host, "metrics_listen = \"127.0.0.1:%d\";", p->metrics_port);
+    if (st_configure_host(&p->m, set, host) != 0 || rmq_td_start(&p->m, NULL) != 0)
+        return -1;
+    p->mport = rmq_td_port(&p->m, "broker");
+    return p->mport > 0 ? 0 : -1;
+}
+
+/* The value of gauge `name` of slave `peer` in `rmqhostctl stats --json`
+ * (NAN when absent). */
+static double stats_gauge(pair *p, const char *name, const char *peer)
+{
+    int st = 0;
+    const char *out = rmq_td_ctl_output(&p->m, &st, "stats", "--json", NULL);
+    json_t *j = st == 0 ? json_loads(out, 0, NULL) : NULL;
+    if (!j)
+        fprintf(stderr, "stats: %s\n", out);
+    json_t *g = json_object_get(json_object_get(j, "data"), "gauges");
+    if (!g)
+        g = json_object_get(j, "gauges");
+    double v = NAN;
+    size_t i;
+    json_t *e;
+    json_array_foreach(g, i, e)
+    {
+        const char *lab = json_string_value(json_object_get(json_object_get(e, "labels"), "slave"));
+        if (strcmp(json_string_value(json_object_get(e, "plugin")), "store") == 0 &&
+            strcmp(json_string_value(json_object_get(e, "name")), name) == 0 &&
+            (!peer || (lab && strcmp(lab, peer) == 0)))
+            v = json_number_value(json_object_get(e, "value"));
+    }
+    json_decref(j);
+    return v;
+}
+
+static char *metrics_text(pair *p)
+{
+    int port = p->metrics_port;
+    int fd = rmq_tc_connect(port);
+    if (fd < 0)
+        fprintf(stderr, "metrics port %d: cannot connect\n", port);
+    if (fd < 0)
+        return NULL;
+    const char req[] = "GET /metrics HTTP/1.0\r\n\r\n";
+    if (write(fd, req, sizeof req - 1) != (ssize_t)(sizeof req - 1)) {
+        close(fd);
+        return NULL;
+    }
+    size_t cap = 1 << 20, len = 0;
+    char *buf = malloc(cap);
+    ssize_t n;
+    while (buf && (n = read(fd, buf + len, cap - 1 - len)) > 0)
+        len += (size_t)n;
+    close(fd);
+    if (buf)
+        buf[len] = 0;
+    return buf;
+}
+
+/* Per-slave figures in `rmqhostctl stats` and on the metrics endpoint: a
+ * fake slave reports the start of the master's last file, so its
+ * acknowledged offset and the bytes it is behind are known exactly; after
+ * it reports the master's end a second later it is 0 behind with a
+ * positive transfer rate. */
+static void test_slave_figures(void **state)
+{
+    pair *p = *state;
+    for (int n = 0; n < 300; n++)
+        assert_int_equal(send_one(p->mport, n), 0); /* ASYNC_MASTER: SEND_OK */
+    long long end = log_end(&p->m);
+    assert_true(end > FILE_SIZE);
+    assert_int_equal(stats_gauge(p, "ha_slaves", NULL), 0);
+
+    int fd = rmq_tc_connect(p->ha_port);
+    assert_true(fd >= 0);
+    struct sockaddr_in me;
+    socklen_t ml = sizeof me;
+    assert_int_equal(getsockname(fd, (struct sockaddr *)&me, &ml), 0);
+    char peer[64];
+    snprintf(peer, sizeof peer, "127.0.0.1:%d", ntohs(me.sin_port));
+    uint8_t rep[8];
+    put_be64(rep, FILE_SIZE);
+    assert_int_equal(write(fd, rep, 8), 8);
+    uint64_t until = rmq_test_now_ms() + 60000;
+    while (stats_gauge(p, "ha_slave_ack_offset", peer) != FILE_SIZE && rmq_test_now_ms() < until)
+        rmq_test_pause_ms(100);
+    assert_int_equal(stats_gauge(p, "ha_slaves", NULL), 1);
+    assert_int_equal(stats_gauge(p, "ha_slave_ack_offset", peer), FILE_SIZE);
+    assert_int_equal(stats_gauge(p, "ha_slave_behind_bytes", peer), end - FILE_SIZE);
+    assert_true(stats_gauge(p, "ha_slave_last_ack_age_seconds", peer) >= 0);
+    assert_true(stats_gauge(p, "ha_slave_behind_seconds", peer) >= 0);
+    char *text = metrics_text(p);
+    assert_non_null(text);
+    char want[256];
+    snprintf(want, sizeof want, "rmqhost_ha_slave_ack_offset{plugin=\"store\",slave=\"%s\"} %d\n",
+             peer, FILE_SIZE);
+    if (!strstr(text, want))
+        fprintf(stderr, "metrics lack %s:\n%s\n", want, text);
+    assert_non_null(strstr(text, want));
+    snprintf(want, sizeof want,
+             "rmqhost_ha_slave_behind_bytes{plugin=\"store\",slave=\"%s\"} %lld\n", peer,
+             end - FILE_SIZE);
+    assert_non_null(strstr(text, want));
+    assert_non_null(strstr(text, "# TYPE rmqhost_ha_slave_transfer_bytes_per_second gauge"));
+    free(text);
+
+    /* a second later it holds everything: 0 behind, bytes moved per second */
+    rmq_test_pause_ms(1100);
+    put_be64(rep, end);
+    assert_int_equal(write(fd, rep, 8), 8);
+    until = rmq_test_now_ms() + 60000;
+    while (stats_gauge(p, "ha_slave_ack_offset", peer) != end && rmq_test_now_ms() < until)
+        rmq_test_pause_ms(50);
+    assert_int_equal(stats_gauge(p, "ha_slave_behind_bytes", peer), 0);
+    double rate = stats_gauge(p, "ha_slave_transfer_bytes_per_second", peer);
+    /* (end - FILE_SIZE) bytes over a window of at least 1.1 s */
+    assert_true(rate > 0 && rate < (double)(end - FILE_SIZE));
+    close(fd);
+    until = rmq_test_now_ms() + 60000;
+    while (stats_gauge(p, "ha_slaves", NULL) != 0 && rmq_test_now_ms() < until)
+        rmq_test_pause_ms(100);
+    assert_int_equal(stats_gauge(p, "ha_slaves", NULL), 0);
+}
+
 /* Raw HA protocol against our master (§2.2–§2.4, §7 T11): a fake slave
  * reporting 0 gets the last file from its start in frames of at most 32 KiB
  * that never cross a file end, whose bytes are the master's file; garbage
@@ -1292,11 +1429,15 @@ static void test_registers_explicit_ha_port(void **state)
 
 int main(void)
 {
+    /* RMQ_TEST_FILTER=test_name runs one test (cmocka pattern) */
+    if (getenv("RMQ_TEST_FILTER"))
+        cmocka_set_test_filter(getenv("RMQ_TEST_FILTER"));
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_replication, setup, teardown),
         cmocka_unit_test_setup_teardown(test_identical_logs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_slave_timeout, setup, teardown),
         cmocka_unit_test_setup_teardown(test_raw_frames, setup_raw, teardown),
+        cmocka_unit_test_setup_teardown(test_slave_figures, setup_metrics, teardown),
         cmocka_unit_test_setup_teardown(test_kill_master_under_load, setup, teardown),
         cmocka_unit_test_teardown(test_learns_master_from_nameserver, teardown),
         cmocka_unit_test_setup_teardown(test_two_slaves, setup, teardown),
