@@ -146,6 +146,21 @@ static json_t *cmd_stats(admin_ctx *a)
                 json_integer_value(json_object_get(s, "queue_depth")),
                 json_integer_value(json_object_get(s, "executed")),
                 json_integer_value(json_object_get(s, "rejected")));
+    /* plugins' gauges (ABI 1.10): "plugin name{k=v,...} value" */
+    json_array_foreach(json_object_get(data, "gauges"), i, s)
+    {
+        out_add(&o, "%s %s", json_string_value(json_object_get(s, "plugin")),
+                json_string_value(json_object_get(s, "name")));
+        const char *key;
+        json_t *val;
+        bool first = true;
+        json_object_foreach(json_object_get(s, "labels"), key, val)
+        {
+            out_add(&o, "%s%s=%s", first ? "{" : ",", key, json_string_value(val));
+            first = false;
+        }
+        out_add(&o, "%s %.17g\n", first ? "" : "}", json_number_value(json_object_get(s, "value")));
+    }
     return respond_out(0, &o, data);
 }
 

@@ -1,6 +1,8 @@
 /* admin_stats.c — the daemon's figures as JSON (`rmqhostctl stats`) and as
  * Prometheus text (metrics endpoint). Labels are bounded by construction:
- * server, request code, plugin, executor — never a topic or a peer. */
+ * server, request code, plugin, executor — never a topic or a client. A
+ * plugin's own gauges (ABI 1.10) carry labels the plugin bounds (the store's
+ * per-slave figures: the few slaves of a master, by address). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +24,18 @@ static json_t *codes_json(request_stats *st)
     }
     return arr;
 }
+
+typedef struct prom_buf prom_buf;
+
+/* What api->gauge writes into: the stats JSON array or the metrics text. */
+struct rmq_gauge_sink {
+    const char *plugin;
+    json_t *arr;
+    prom_buf *prom;
+    char last[128]; /* name whose HELP/TYPE went out last */
+};
+
+static void plugin_gauges(rmq_host *h, json_t *arr, prom_buf *prom);
 
 json_t *admin_stats_json(rmq_host *h)
 {
@@ -58,15 +72,17 @@ json_t *admin_stats_json(rmq_host *h)
         }
     }
     pthread_mutex_unlock(&h->registry_mu);
-    return json_pack("{s:o, s:o, s:I}", "servers", servers, "executors", execs, "inflight",
-                     (json_int_t)atomic_load(&h->inflight_requests));
+    json_t *gauges = json_array();
+    plugin_gauges(h, gauges, NULL);
+    return json_pack("{s:o, s:o, s:I, s:o}", "servers", servers, "executors", execs, "inflight",
+                     (json_int_t)atomic_load(&h->inflight_requests), "gauges", gauges);
 }
 
-typedef struct prom_buf {
+struct prom_buf {
     char *buf;
     size_t len, cap;
     bool oom;
-} prom_buf;
+};
 
 static void emit(prom_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void emit(prom_buf *b, const char *fmt, ...)
@@ -166,10 +182,82 @@ char *admin_stats_prometheus(rmq_host *h, size_t *len)
                  h->plugins[i]->conf.name, h->plugins[i]->executors[k]->name,
                  executor_depth(h->plugins[i]->executors[k]));
     pthread_mutex_unlock(&h->registry_mu);
+    plugin_gauges(h, NULL, &b);
     if (b.oom) {
         free(b.buf);
         return NULL;
     }
     *len = b.len;
     return b.buf;
+}
+
+/* Label values in Prometheus text: backslash, quote and newline escaped. */
+static void emit_label_value(prom_buf *b, const char *v)
+{
+    for (; *v; v++) {
+        if (*v == '\\' || *v == '"')
+            emit(b, "\\%c", *v);
+        else if (*v == '\n')
+            emit(b, "\\n");
+        else
+            emit(b, "%c", *v);
+    }
+}
+
+void admin_stats_gauge(rmq_gauge_sink *sink, const char *name, const char *help,
+                       const char *const *labels, double value)
+{
+    if (!sink || !name || !name[0])
+        return;
+    if (sink->arr) {
+        json_t *lab = json_object();
+        for (size_t i = 0; labels && labels[i] && labels[i + 1]; i += 2)
+            json_object_set_new(lab, labels[i], json_string(labels[i + 1]));
+        json_array_append_new(sink->arr, json_pack("{s:s, s:s, s:o, s:f}", "plugin", sink->plugin,
+                                                   "name", name, "labels", lab, "value", value));
+        return;
+    }
+    prom_buf *b = sink->prom;
+    if (strcmp(sink->last, name) != 0) {
+        emit(b, "# HELP rmqhost_%s %s\n# TYPE rmqhost_%s gauge\n", name, help ? help : name, name);
+        snprintf(sink->last, sizeof(sink->last), "%s", name);
+    }
+    emit(b, "rmqhost_%s{plugin=\"", name);
+    emit_label_value(b, sink->plugin);
+    emit(b, "\"");
+    for (size_t i = 0; labels && labels[i] && labels[i + 1]; i += 2) {
+        emit(b, ",%s=\"", labels[i]);
+        emit_label_value(b, labels[i + 1]);
+        emit(b, "\"");
+    }
+    emit(b, "} %.17g\n", value);
+}
+
+/* Each live plugin's gauges: collected under registry_mu (the plugin held
+ * by its inflight count, as an admin command is), reported outside it. */
+static void plugin_gauges(rmq_host *h, json_t *arr, prom_buf *prom)
+{
+    typedef struct {
+        plugin_inst *p;
+        rmq_gauges_fn fn;
+        void *ud;
+    } src;
+    src *v = NULL;
+    size_t n = 0;
+    pthread_mutex_lock(&h->registry_mu);
+    v = h->nplugins ? calloc(h->nplugins, sizeof(*v)) : NULL;
+    for (size_t i = 0; v && i < h->nplugins; i++) {
+        plugin_inst *p = h->plugins[i];
+        if (p->state != PLUGIN_LIVE || !p->gauges_fn)
+            continue;
+        atomic_fetch_add(&p->inflight, 1);
+        v[n++] = (src){p, p->gauges_fn, p->gauges_ud};
+    }
+    pthread_mutex_unlock(&h->registry_mu);
+    for (size_t i = 0; i < n; i++) {
+        rmq_gauge_sink sink = {.plugin = v[i].p->conf.name, .arr = arr, .prom = prom};
+        v[i].fn(v[i].ud, &sink);
+        atomic_fetch_sub(&v[i].p->inflight, 1);
+    }
+    free(v);
 }

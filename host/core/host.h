@@ -560,6 +560,8 @@ struct plugin_inst {
     size_t nservices;
     admin_cmd_rec *admin_cmds;
     size_t nadmin;
+    rmq_gauges_fn gauges_fn; /* ABI 1.10 */
+    void *gauges_ud;
     event_sub *subs;
     size_t nsubs;
 
@@ -726,5 +728,10 @@ int atomic_file_write(const char *path, const void *data, size_t len);
 int file_copy(const char *src, const char *dst, int mode, bool sync);
 int file_read_with_backup(const char *path, bool (*valid)(const char *, size_t, void *), void *ud,
                           char **data, size_t *len, bool *used_backup);
+
+/* ABI 1.10 api->gauge (admin_stats.c): one value of a plugin's gauges into
+ * the stats JSON or the Prometheus text being built. */
+void admin_stats_gauge(rmq_gauge_sink *sink, const char *name, const char *help,
+                       const char *const *labels, double value);
 
 #endif

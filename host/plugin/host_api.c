@@ -446,6 +446,19 @@ static int api_export_service(rmq_plugin_ctx *ctx, const char *name, uint32_t ve
     return 0;
 }
 
+static int api_register_gauges(rmq_plugin_ctx *ctx, rmq_gauges_fn fn, void *ud)
+{
+    plugin_inst *p = P(ctx);
+    int rc = need_init(p, "register_gauges");
+    if (rc)
+        return rc;
+    if (!fn)
+        return RMQ_EINVAL;
+    p->gauges_fn = fn;
+    p->gauges_ud = ud;
+    return 0;
+}
+
 static int api_register_admin_command(rmq_plugin_ctx *ctx, const char *name, const char *usage,
                                       rmq_admin_fn fn, void *ud)
 {
@@ -942,4 +955,7 @@ void host_api_fill(rmq_host_api *a)
     /* 1.9 */
     a->set_executor_queue_wait = api_set_executor_queue_wait;
     a->outgoing_tls = api_outgoing_tls;
+    /* 1.10 */
+    a->register_gauges = api_register_gauges;
+    a->gauge = admin_stats_gauge;
 }

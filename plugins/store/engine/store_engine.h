@@ -375,6 +375,13 @@ void store_ha_dispatch(store_engine *e);
  * (a frame may end inside one), so appends start at a record boundary.
  * Returns the bytes cut. */
 int64_t store_ha_end_replication(store_engine *e);
+/* A demoted master rejoining its new master (ha_rejoin.c): cut the log at
+ * `to` (a record boundary, at or below the end): the bytes past it are
+ * zeroed, later files removed, consume-queue entries at or past it dropped,
+ * the index resumes there. last_off/last_size: the record ending at `to`
+ * (size 0: unknown), for the clean-stop state. 0; -ERANGE: `to` is outside
+ * the log; -EIO: a staged write failed. */
+int store_ha_truncate(store_engine *e, int64_t to, int64_t last_off, int64_t last_size);
 /* Role SLAVE: puts are refused (STORE_PUT_SERVICE_NOT_AVAILABLE, Java's
  * checkStoreStatus); the log grows only by store_ha_append. */
 void store_set_slave(store_engine *e, bool slave);

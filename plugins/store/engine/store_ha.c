@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <string.h>
+#include <sys/mman.h>
 
 static void dispatch_new(store_engine *e);
 
@@ -96,6 +97,57 @@ int64_t store_ha_end_replication(store_engine *e)
     pthread_rwlock_unlock(&e->maps);
     pthread_mutex_unlock(&e->append_mu);
     return dropped;
+}
+
+int store_ha_truncate(store_engine *e, int64_t to, int64_t last_off, int64_t last_size)
+{
+    int rc = 0;
+    pthread_mutex_lock(&e->append_mu);
+    pthread_rwlock_wrlock(&e->maps);
+    int64_t end = e->write_pos;
+    int64_t first = e->cl.n ? e->cl.v[0]->start : 0;
+    if (to < first || to > end) {
+        rc = -ERANGE;
+        goto out;
+    }
+    if (to == end)
+        goto out;
+    if ((rc = cl_stage_drain(e)) != 0)
+        goto out;
+    /* zero the tail in the file holding `to` (a file-end padding included:
+     * the new master's bytes land there and the log must stay identical to
+     * its), then drop the files past it */
+    mfile *f = mfile_list_find(&e->cl, to);
+    if (f) {
+        int64_t stop = end < f->start + f->size ? end : f->start + f->size;
+        memset(f->map + (to - f->start), 0, (size_t)(stop - to));
+        int64_t a = (to - f->start) / 4096 * 4096;
+        msync(f->map + a, (size_t)(stop - f->start - a), MS_SYNC);
+    }
+    while (e->cl.n > 0 && e->cl.v[e->cl.n - 1]->start > to)
+        mfile_list_drop_last(&e->cl, true);
+    for (size_t i = 0; i < e->cqs.nb; i++)
+        for (store_cq *q = e->cqs.b[i]; q; q = q->next)
+            if (q->max_phys_end > to)
+                cq_truncate_past(e, q, to);
+    /* index entries past `to` stay: a lookup reads the record they point at
+     * and drops those whose key it does not hold */
+    if (e->idx_last_phy >= to)
+        e->idx_last_phy = to - 1;
+    e->write_pos = to;
+    e->ha_dispatch_pos = to;
+    if (atomic_load(&e->file_written) > to)
+        atomic_store(&e->file_written, to);
+    if (atomic_load(&e->flushed) > to)
+        atomic_store(&e->flushed, to);
+    atomic_store(&e->last_rec_offset, last_size > 0 ? last_off : to);
+    atomic_store(&e->last_rec_size, last_size > 0 ? last_size : 0);
+    atomic_store_explicit(&e->committed, to, memory_order_release);
+    atomic_store_explicit(&e->ha_appended, to, memory_order_release);
+out:
+    pthread_rwlock_unlock(&e->maps);
+    pthread_mutex_unlock(&e->append_mu);
+    return rc;
 }
 
 void store_set_slave(store_engine *e, bool slave)

@@ -31,7 +31,9 @@ typedef struct ha_slave_status {
     char peer[64];
     int64_t ack_offset;
     int64_t behind_bytes;
-    int64_t behind_ms; /* since the slave last held everything; 0 when caught up */
+    int64_t behind_ms;  /* since the slave last held everything; 0 when caught up */
+    int64_t ack_age_ms; /* since its last report (-1: none yet) */
+    int64_t rate_bps;   /* acknowledged bytes per second, last window */
 } ha_slave_status;
 /* Connected slaves into out[0..max); returns how many are connected. */
 size_t ha_master_status(store_plugin *sp, ha_slave_status *out, size_t max,
@@ -49,6 +51,39 @@ typedef struct ha_slave_info {
     int64_t reconnects;
 } ha_slave_info;
 void ha_slave_info_get(store_plugin *sp, ha_slave_info *out);
+
+/* ---- a demoted master rejoining (ha_rejoin.c) ---- */
+typedef struct ha_rejoin {
+    bool active;      /* comparing our log with the master's stream */
+    bool compared;    /* this connection brought data */
+    int64_t from;     /* this connection's first report (a file start) */
+    int64_t floor_hi; /* > 0: retrying lower since the first record at it differed */
+    int64_t pos;      /* compared up to */
+    int64_t end;      /* our log end */
+    int64_t empty_at; /* offset of the last empty frame (-1: data came since) */
+    int64_t rec, prev_off, prev_size; /* our next record boundary; the record before */
+    char master[128];
+} ha_rejoin;
+typedef enum ha_rejoin_rc {
+    HA_REJOIN_MORE,      /* the frame matched our log: next frame */
+    HA_REJOIN_APPEND,    /* all of our log matched: append the frame past *used */
+    HA_REJOIN_RECONNECT, /* settled (log cut) or retrying lower: reconnect */
+    HA_REJOIN_FAILED,    /* halt replication with `why` */
+} ha_rejoin_rc;
+/* Demotion: remember to compare from the file start at or below `acked`
+ * (what our slaves acknowledged; 0 unknown) before replicating. */
+int ha_rejoin_mark(store_plugin *sp, const char *master, int64_t acked);
+/* Slave start: a pending rejoin (kept across restarts) into *rj. */
+void ha_rejoin_load(store_plugin *sp, ha_rejoin *rj);
+/* A connection starts: the offset to report first. */
+int64_t ha_rejoin_begin(store_plugin *sp, ha_rejoin *rj);
+ha_rejoin_rc ha_rejoin_frame(store_plugin *sp, ha_rejoin *rj, int64_t phys, const uint8_t *body,
+                             int32_t len, int32_t *used, char *why, size_t why_cap);
+/* The admin command `ha-setaside`. */
+int ha_rejoin_init(store_plugin *sp);
+
+/* ---- figures (ha_gauges.c): SDK 1.10 gauges ---- */
+int ha_gauges_init(store_plugin *sp);
 
 /* ---- roles (ha_role.c) ---- */
 /* Start what the configured role needs; the admin commands "ha",

@@ -34,6 +34,10 @@ typedef struct ha_conn {
     _Atomic int64_t lag_since; /* wall ms since the slave is behind; 0 caught up */
     _Atomic bool done;
     _Atomic int64_t tell_end; /* divergent slave: one empty frame at our end, then nothing */
+    /* figures (stats/metrics): when the last report came, and the
+     * acknowledged bytes per second over the last window of >= 1 s */
+    _Atomic int64_t ack_wall_ms, rate_bps;
+    int64_t rate_t0, rate_a0; /* conn thread only */
     struct ha_conn *next_c;
 } ha_conn;
 
@@ -171,6 +175,16 @@ static void on_report(ha_conn *c, int64_t v)
         atomic_store(&c->next, start);
         sp->api->log(sp->ctx, RMQ_LOG_INFO, "HA slave %s: first report %lld, streaming from %lld",
                      c->peer, (long long)v, (long long)start);
+    }
+    int64_t now = (int64_t)wall_ms();
+    atomic_store(&c->ack_wall_ms, now);
+    if (first || v < c->rate_a0) {
+        c->rate_t0 = now;
+        c->rate_a0 = v;
+    } else if (now - c->rate_t0 >= 1000) {
+        atomic_store(&c->rate_bps, (v - c->rate_a0) * 1000 / (now - c->rate_t0));
+        c->rate_t0 = now;
+        c->rate_a0 = v;
     }
     /* an ack beyond our end acknowledges nothing of ours (§3.1 trap) */
     if (v <= max) {
@@ -513,6 +527,11 @@ size_t ha_master_status(store_plugin *sp, ha_slave_status *out, size_t max, int6
             s->behind_bytes = s->ack_offset >= 0 && end > s->ack_offset ? end - s->ack_offset : 0;
             int64_t since = atomic_load(&c->lag_since);
             s->behind_ms = s->behind_bytes > 0 && since > 0 ? (int64_t)now - since : 0;
+            int64_t at = atomic_load(&c->ack_wall_ms);
+            s->ack_age_ms = at > 0 ? (int64_t)now - at : -1;
+            /* no report for a whole window: nothing moves */
+            s->rate_bps =
+                s->ack_age_ms >= 0 && s->ack_age_ms < 2000 ? atomic_load(&c->rate_bps) : 0;
         }
         n++;
     }

@@ -108,18 +108,22 @@ static void status_write(store_plugin *sp, rmq_admin_call *call)
         for (size_t i = 0; i < n && i < 16; i++)
             a->admin_write(call,
                            "%s{\"peer\":\"%s\",\"ackOffset\":%lld,\"behindBytes\":%lld,"
-                           "\"behindMs\":%lld}",
+                           "\"behindMs\":%lld,\"lastAckAgeMs\":%lld,\"bytesPerSecond\":%lld}",
                            i ? "," : "", st[i].peer, (long long)st[i].ack_offset,
-                           (long long)st[i].behind_bytes, (long long)st[i].behind_ms);
+                           (long long)st[i].behind_bytes, (long long)st[i].behind_ms,
+                           (long long)st[i].ack_age_ms, (long long)st[i].rate_bps);
         a->admin_write(call, "]}\n");
         return;
     }
     a->admin_write(call, "role %s\ncommitLogMaxOffset %lld\npush2SlaveMaxOffset %lld\nslaves %zu\n",
                    role_name(r), (long long)max, (long long)push, n);
     for (size_t i = 0; i < n && i < 16; i++)
-        a->admin_write(call, "slave %s ack %lld behind %lld bytes %lld ms\n", st[i].peer,
-                       (long long)st[i].ack_offset, (long long)st[i].behind_bytes,
-                       (long long)st[i].behind_ms);
+        a->admin_write(call,
+                       "slave %s ack %lld behind %lld bytes %lld ms last ack %lld ms ago %lld "
+                       "B/s\n",
+                       st[i].peer, (long long)st[i].ack_offset, (long long)st[i].behind_bytes,
+                       (long long)st[i].behind_ms, (long long)st[i].ack_age_ms,
+                       (long long)st[i].rate_bps);
 }
 
 static int admin_ha(rmq_admin_call *call, int argc, const char *const *argv, void *ud)
@@ -174,10 +178,19 @@ static int admin_demote(rmq_admin_call *call, int argc, const char *const *argv,
         sp->api->admin_write(call, "already a slave\n");
         return RMQ_EINVAL;
     }
-    /* sends are refused from here on; the new master's stream continues our
-     * log only if it holds everything we hold (else the slave halts and
-     * says so: the divergent tail is never mixed in) */
+    /* sends are refused from here on; before replicating, the slave
+     * compares our log with the new master's and sets aside what it never
+     * received (ha_rejoin.c): the divergent tail is never mixed in */
+    ha_slave_status st[1];
+    int64_t acked = 0;
+    ha_master_status(sp, st, 1, &acked);
     apply_role(sp, HA_SLAVE);
+    int marked = ha_rejoin_mark(sp, argv[0], acked);
+    if (marked != 0)
+        sp->api->log(sp->ctx, RMQ_LOG_ERROR,
+                     "demote: cannot record the pending log comparison (%s): a divergent "
+                     "tail will halt replication instead of being set aside",
+                     strerror(-marked));
     snprintf(sp->set.ha_master_address, sizeof sp->set.ha_master_address, "%s", argv[0]);
     align_broker_id(sp, HA_SLAVE, true);
     int kept = store_role_keep(sp, "brokerRole", "SLAVE");
@@ -264,6 +277,10 @@ int ha_init(store_plugin *sp)
         rc = sp->api->register_admin_command(sp->ctx, "demote",
                                              "MASTER_HA_ADDR: turn this master into a slave of it",
                                              admin_demote, sp);
+    if (rc == 0)
+        rc = ha_rejoin_init(sp);
+    if (rc == 0)
+        rc = ha_gauges_init(sp);
     rmq_timer_id tid;
     if (rc == 0) /* broker.info may load after the store */
         rc = sp->api->add_timer(sp->ctx, 500, 0, align_tick, sp, NULL, &tid);

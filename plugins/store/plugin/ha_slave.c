@@ -33,6 +33,7 @@ struct ha_slave {
     _Atomic bool stopping;
     pthread_mutex_t mu; /* info */
     ha_slave_info info;
+    ha_rejoin rj; /* slave thread only */
 };
 
 static uint64_t mono_ms(void)
@@ -136,7 +137,8 @@ static void run_connection(struct ha_slave *s, int fd, ha_frame_reader *rd)
 {
     store_plugin *sp = s->sp;
     store_engine *e = sp->engine;
-    int64_t reported = store_ha_appended(e);
+    /* a demoted master first compares its log with the master's */
+    int64_t reported = s->rj.active ? ha_rejoin_begin(sp, &s->rj) : store_ha_appended(e);
     uint64_t last_write = mono_ms(), last_read = mono_ms();
     /* report at once (Java waits haSendHeartbeatInterval; a Java master
      * takes whatever arrives first as the start) */
@@ -170,6 +172,21 @@ static void run_connection(struct ha_slave *s, int fd, ha_frame_reader *rd)
                     store_ha_dispatch(e);
                     return;
                 }
+                if (s->rj.active) {
+                    int32_t used = 0;
+                    char why[512];
+                    ha_rejoin_rc jr =
+                        ha_rejoin_frame(sp, &s->rj, phys, body, len, &used, why, sizeof why);
+                    if (jr == HA_REJOIN_FAILED)
+                        set_halted(s, why);
+                    if (jr == HA_REJOIN_FAILED || jr == HA_REJOIN_RECONNECT)
+                        return;
+                    if (jr == HA_REJOIN_MORE) {
+                        ha_frame_consume(rd);
+                        continue;
+                    }
+                    phys += used, body += used, len -= used;
+                }
                 int arc = store_ha_append(e, phys, body, len);
                 if (arc == -EPROTO || arc == -EXDEV) {
                     char why[256];
@@ -201,7 +218,7 @@ static void run_connection(struct ha_slave *s, int fd, ha_frame_reader *rd)
                 appended = true;
             }
             /* ack what arrived (page cache, as Java), then dispatch it */
-            int64_t mine = store_ha_appended(e);
+            int64_t mine = s->rj.active ? s->rj.pos : store_ha_appended(e);
             if (mine > reported) {
                 if (!report(fd, mine)) {
                     store_ha_dispatch(e);
@@ -281,6 +298,7 @@ int ha_slave_start(store_plugin *sp)
     if (!s)
         return RMQ_ENOMEM;
     s->sp = sp;
+    ha_rejoin_load(sp, &s->rj);
     pthread_mutex_init(&s->mu, NULL);
     s->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (s->stop_fd < 0 || pthread_create(&s->th, NULL, slave_main, s) != 0) {

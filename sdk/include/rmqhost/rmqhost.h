@@ -45,7 +45,7 @@ extern "C" {
  * entries are appended to rmq_host_api; a plugin may test api->abi_minor (or
  * api->size) before calling an entry newer than the one it was built for. */
 #define RMQ_ABI_MAJOR 1
-#define RMQ_ABI_MINOR 9
+#define RMQ_ABI_MINOR 10
 
 #if defined(__GNUC__)
 #define RMQ_EXPORT __attribute__((visibility("default")))
@@ -109,7 +109,10 @@ typedef struct rmq_admin_call rmq_admin_call; /* one admin command invocation */
 typedef uint64_t rmq_channel_id;              /* stable id of a connection; 0 = none */
 typedef uint64_t rmq_timer_id;
 typedef uint64_t rmq_service_ref;
-typedef struct rmq_grpc_call rmq_grpc_call; /* one gRPC call (ABI 1.8) */
+typedef struct rmq_grpc_call rmq_grpc_call;   /* one gRPC call (ABI 1.8) */
+typedef struct rmq_gauge_sink rmq_gauge_sink; /* a plugin's gauges being read (ABI 1.10) */
+/* ABI 1.10: report the plugin's gauges into `sink` with api->gauge. */
+typedef void (*rmq_gauges_fn)(void *ud, rmq_gauge_sink *sink);
 
 typedef enum rmq_log_level {
     RMQ_LOG_ERROR = 0,
@@ -531,7 +534,21 @@ typedef struct rmq_host_api {
      * Java's NettyClientConfig.useTLS. */
     bool (*outgoing_tls)(rmq_plugin_ctx *ctx);
 
-    void *reserved[15]; /* grows here; never reordered */
+    /* -- ABI 1.10 -- */
+    /* INIT. fn reports the plugin's own figures each time `rmqhostctl
+     * stats` or the metrics endpoint is read (on the admin thread, while
+     * the plugin is live: keep it short and non-blocking). One per plugin;
+     * a hot reload's new generation registers its own. */
+    int (*register_gauges)(rmq_plugin_ctx *ctx, rmq_gauges_fn fn, void *ud);
+    /* Inside fn only. One value: `name` ([a-z_][a-z0-9_]*, served as
+     * rmqhost_<name> with label plugin="<instance>"), `help` (one line, the
+     * same for every value of a name), `labels` NULL-terminated key/value
+     * pairs or NULL. Values of one name come one after another. Label
+     * values must be bounded by the plugin (no topic, no client). */
+    void (*gauge)(rmq_gauge_sink *sink, const char *name, const char *help,
+                  const char *const *labels, double value);
+
+    void *reserved[13]; /* grows here; never reordered */
 } rmq_host_api;
 
 /* Flags of register_processor_flags (ABI 1.4). */

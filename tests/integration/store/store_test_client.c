@@ -9,7 +9,27 @@
 #include <string.h>
 #include <unistd.h>
 
+/* bcm_configure_namesrv_and_broker writes host.conf whole: extra lines go
+ * after it */
+static int host_conf_append(rmq_test_daemon *d, const char *extra)
+{
+    if (!extra)
+        return 0;
+    char path[512];
+    snprintf(path, sizeof path, "%s/host.conf", d->conf_dir);
+    FILE *f = fopen(path, "a");
+    if (!f)
+        return -1;
+    int rc = fprintf(f, "%s\n", extra) > 0 ? 0 : -1;
+    return fclose(f) == 0 ? rc : -1;
+}
+
 int st_configure(rmq_test_daemon *d, const char *store_settings)
+{
+    return st_configure_host(d, store_settings, NULL);
+}
+
+int st_configure_host(rmq_test_daemon *d, const char *store_settings, const char *extra_host_conf)
 {
     int ns = rmq_tc_free_port();
     const char *servers[] = {"namesrv", "broker", NULL};
@@ -25,6 +45,7 @@ int st_configure(rmq_test_daemon *d, const char *store_settings)
              store_settings ? store_settings : "");
     if (ns <= 0 || rmq_td_init(d, servers, NULL) != 0 ||
         bcm_configure_namesrv_and_broker(d, ns, "info", bcm) != 0 ||
+        host_conf_append(d, extra_host_conf) != 0 ||
         rmq_td_add_plugin(d, "filter", "filter", "broker", "enablePropertyFilter = true;") != 0 ||
         rmq_td_add_plugin(d, "store", "store", "broker", store) != 0)
         return -1;

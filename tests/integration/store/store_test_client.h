@@ -14,6 +14,8 @@
 /* rmq_td_init + namesrv + broker-client-mgr + filter + store (settings body
  * `store_settings`, may be NULL) configured, not started. 0 or -1. */
 int st_configure(rmq_test_daemon *d, const char *store_settings);
+/* st_configure with extra_host_conf appended to host.conf (may be NULL). */
+int st_configure_host(rmq_test_daemon *d, const char *store_settings, const char *extra_host_conf);
 /* st_configure + rmq_td_start; the broker port or -1. */
 int st_start(rmq_test_daemon *d, const char *store_settings);
 

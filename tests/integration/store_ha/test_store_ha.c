@@ -26,6 +26,8 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <jansson.h>
+#include <math.h>
 
 #include "store_test_client.h"
 
@@ -34,7 +36,7 @@
 
 typedef struct pair {
     rmq_test_daemon m, s;
-    int mport, sport, ha_port, s_ha_port;
+    int mport, sport, ha_port, s_ha_port, metrics_port;
     bool s_started, m_stopped, s_stopped;
 } pair;
 
@@ -323,6 +325,8 @@ static void expect_runtime_info_of_pair(pair *p)
     free(s);
 }
 
+static void expect_rejoined(pair *p, long long common, long long diverged_end, int first);
+
 static void test_replication(void **state)
 {
     pair *p = *state;
@@ -410,10 +414,14 @@ static void test_replication(void **state)
     expect_still_master(p, n + 2);
 
     /* the old master went on alone (11, stored): it holds messages the new
-     * master never received. Demoted, it is refused by the new master and
-     * halts, saying why, instead of mixing the two histories */
+     * master never received. Demoted, it compares its log with the new
+     * master's, sets those messages aside, cuts its log where the two part
+     * and replicates: both logs end up identical */
+    long long before = log_end(&p->m);
     for (int k = 0; k < 3; k++)
         assert_int_equal(send_one(p->mport, n + 10 + k), 11);
+    long long diverged_end = log_end(&p->m);
+    assert_true(diverged_end > before);
     char addr[64];
     snprintf(addr, sizeof addr, "127.0.0.1:%d", p->s_ha_port);
     out = rmq_td_ctl_output(&p->m, &st, "demote", addr, NULL);
@@ -421,19 +429,119 @@ static void test_replication(void **state)
         fprintf(stderr, "demote: %s\n", out);
     assert_int_equal(st, 0);
     assert_non_null(strstr(out, "demoted"));
+    assert_int_equal(send_one(p->mport, n + 20), 14); /* a slave now */
+    expect_rejoined(p, before, diverged_end, n + 10);
+    /* and it goes on replicating what the new master receives */
+    fd = rmq_tc_connect(p->sport);
+    r = st_send(fd, 5, "TopicHA", 0, NULL, "after the rejoin", NULL);
+    close(fd);
+    assert_non_null(r);
+    assert_int_equal(r->code, 0);
+    long long qoff = st_ext_ll(r, "queueOffset");
+    rmq_cmd_free(r);
+    wait_caught_up(p);
+    expect_identical_logs(p, "00000000000001048576");
+    /* the demoted broker serves the new master's message at that offset */
+    fd = rmq_tc_connect(p->mport);
+    st_pull_args pa2 = {.group = "GHA2", .topic = "TopicHA", .queue = 0, .offset = qoff, .max = 1};
+    r = st_pull(fd, 6, &pa2);
+    close(fd);
+    assert_non_null(r);
+    assert_int_equal(r->code, 0);
+    assert_int_equal(st_records(r, rec, 2), 1);
+    assert_int_equal(rec[0].queue_offset, qoff);
+    assert_int_equal(rec[0].body_len, strlen("after the rejoin"));
+    rmq_cmd_free(r);
+}
+
+/* The demoted broker (p->m) replicates again from the new master (p->s):
+ * its log equals the new master's, and the one set-aside file holds
+ * exactly its three records in [common, diverged_end) — bodies of messages
+ * first..first+2, whole 4000-byte bodies — with a manifest saying so. */
+static void expect_rejoined(pair *p, long long common, long long diverged_end, int first)
+{
     uint64_t until = rmq_test_now_ms() + 60000;
-    bool halted = false;
-    while (!halted && rmq_test_now_ms() < until) {
-        out = rmq_td_ctl_output(&p->m, &st, "ha", NULL);
-        halted = strstr(out, "STOPPED") && strstr(out, "diverge");
-        if (!halted)
+    int st = 0;
+    const char *out = "";
+    bool rejoined = false;
+    while (!rejoined && rmq_test_now_ms() < until) {
+        out = rmq_td_ctl_output(&p->m, &st, "ha-setaside", NULL);
+        rejoined = st == 0 && strstr(out, "3 messages") != NULL;
+        if (!rejoined)
             rmq_test_pause_ms(100);
     }
-    if (!halted)
-        fprintf(stderr, "demoted broker: %s\n", out);
-    assert_true(halted);
-    assert_true(rmq_td_log_contains(&p->s, "beyond this master's log end"));
-    assert_int_equal(send_one(p->mport, n + 20), 14); /* a slave now */
+    if (!rejoined)
+        fprintf(stderr, "ha-setaside: %s\nha: %s\n", out,
+                rmq_td_ctl_output(&p->m, &st, "ha", NULL));
+    assert_true(rejoined);
+    char range[128];
+    snprintf(range, sizeof range, "log [%lld, %lld)", common, diverged_end);
+    if (!strstr(out, range))
+        fprintf(stderr, "ha-setaside: %s (want %s)\n", out, range);
+    assert_non_null(strstr(out, range));
+    assert_non_null(strstr(p->m.ctl_out, "new master 127.0.0.1:"));
+    wait_caught_up(p);
+    out = rmq_td_ctl_output(&p->m, &st, "ha", NULL);
+    assert_non_null(strstr(out, "role SLAVE"));
+    assert_null(strstr(out, "STOPPED"));
+    expect_identical_logs(p, "00000000000001048576");
+    assert_true(rmq_td_log_contains(&p->m, "SET ASIDE"));
+
+    /* the set-aside file: Java's stored-record layout, exactly the three */
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/store/ha-setaside", p->m.state_dir);
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    char log_path[1024] = "", man_path[1024] = "";
+    int logs = 0, mans = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        size_t l = strlen(de->d_name);
+        if (l > 10 && strcmp(de->d_name + l - 10, ".commitlog") == 0) {
+            snprintf(log_path, sizeof log_path, "%s/%s", dir, de->d_name);
+            logs++;
+        } else if (l > 5 && strcmp(de->d_name + l - 5, ".json") == 0) {
+            snprintf(man_path, sizeof man_path, "%s/%s", dir, de->d_name);
+            mans++;
+        }
+    }
+    closedir(d);
+    assert_int_equal(logs, 1);
+    assert_int_equal(mans, 1);
+    FILE *f = fopen(log_path, "rb");
+    assert_non_null(f);
+    uint8_t *buf = malloc(1 << 20);
+    size_t len = fread(buf, 1, 1 << 20, f);
+    fclose(f);
+    size_t pos = 0;
+    int count = 0;
+    long long phys = common;
+    while (pos < len) {
+        stored_record r;
+        assert_int_equal(stored_record_decode(buf + pos, len - pos, true, &r), STORED_RECORD_OK);
+        assert_int_equal(r.phys_offset, phys);
+        assert_int_equal(r.body_len, BODY);
+        assert_int_equal(((const char *)r.body)[0], body_of(first + count));
+        assert_int_equal(r.topic_len, strlen("TopicHA"));
+        pos += r.total_size;
+        phys += r.total_size;
+        count++;
+    }
+    free(buf);
+    assert_int_equal(count, 3);
+    assert_int_equal(phys, diverged_end);
+    f = fopen(man_path, "r");
+    assert_non_null(f);
+    char man[8192];
+    size_t ml = fread(man, 1, sizeof man - 1, f);
+    fclose(f);
+    man[ml] = 0;
+    assert_non_null(strstr(man, "\"count\": 3"));
+    char want[96];
+    snprintf(want, sizeof want, "\"fromOffset\": %lld", common);
+    assert_non_null(strstr(man, want));
+    snprintf(want, sizeof want, "\"newMaster\": \"127.0.0.1:%d\"", p->s_ha_port);
+    assert_non_null(strstr(man, want));
 }
 
 /* A raw request with ext pairs (NULL-terminated) to port; the answer. */
@@ -615,6 +723,141 @@ static bool read_full(int fd, uint8_t *b, size_t n)
         got += (size_t)r;
     }
     return true;
+}
+
+/* An ASYNC_MASTER serving the metrics endpoint, for the per-slave figures. */
+static int setup_metrics(void **state)
+{
+    pair *p = calloc(1, sizeof *p);
+    if (!p)
+        return -1;
+    *state = p;
+    p->ha_port = rmq_tc_free_port();
+    char set[256];
+    snprintf(set, sizeof set, "haListenPort = %d;", p->ha_port);
+    p->metrics_port = rmq_tc_free_port();
+    char host[128];
+    snprintf(host, sizeof host, "metrics_listen = \"127.0.0.1:%d\";", p->metrics_port);
+    if (st_configure_host(&p->m, set, host) != 0 || rmq_td_start(&p->m, NULL) != 0)
+        return -1;
+    p->mport = rmq_td_port(&p->m, "broker");
+    return p->mport > 0 ? 0 : -1;
+}
+
+/* The value of gauge `name` of slave `peer` in `rmqhostctl stats --json`
+ * (NAN when absent). */
+static double stats_gauge(pair *p, const char *name, const char *peer)
+{
+    int st = 0;
+    const char *out = rmq_td_ctl_output(&p->m, &st, "stats", "--json", NULL);
+    json_t *j = st == 0 ? json_loads(out, 0, NULL) : NULL;
+    if (!j)
+        fprintf(stderr, "stats: %s\n", out);
+    json_t *g = json_object_get(json_object_get(j, "data"), "gauges");
+    if (!g)
+        g = json_object_get(j, "gauges");
+    double v = NAN;
+    size_t i;
+    json_t *e;
+    json_array_foreach(g, i, e)
+    {
+        const char *lab = json_string_value(json_object_get(json_object_get(e, "labels"), "slave"));
+        if (strcmp(json_string_value(json_object_get(e, "plugin")), "store") == 0 &&
+            strcmp(json_string_value(json_object_get(e, "name")), name) == 0 &&
+            (!peer || (lab && strcmp(lab, peer) == 0)))
+            v = json_number_value(json_object_get(e, "value"));
+    }
+    json_decref(j);
+    return v;
+}
+
+static char *metrics_text(pair *p)
+{
+    int port = p->metrics_port;
+    int fd = rmq_tc_connect(port);
+    if (fd < 0)
+        fprintf(stderr, "metrics port %d: cannot connect\n", port);
+    if (fd < 0)
+        return NULL;
+    const char req[] = "GET /metrics HTTP/1.0\r\n\r\n";
+    if (write(fd, req, sizeof req - 1) != (ssize_t)(sizeof req - 1)) {
+        close(fd);
+        return NULL;
+    }
+    size_t cap = 1 << 20, len = 0;
+    char *buf = malloc(cap);
+    ssize_t n;
+    while (buf && (n = read(fd, buf + len, cap - 1 - len)) > 0)
+        len += (size_t)n;
+    close(fd);
+    if (buf)
+        buf[len] = 0;
+    return buf;
+}
+
+/* Per-slave figures in `rmqhostctl stats` and on the metrics endpoint: a
+ * fake slave reports the start of the master's last file, so its
+ * acknowledged offset and the bytes it is behind are known exactly; after
+ * it reports the master's end a second later it is 0 behind with a
+ * positive transfer rate. */
+static void test_slave_figures(void **state)
+{
+    pair *p = *state;
+    for (int n = 0; n < 300; n++)
+        assert_int_equal(send_one(p->mport, n), 0); /* ASYNC_MASTER: SEND_OK */
+    long long end = log_end(&p->m);
+    assert_true(end > FILE_SIZE);
+    assert_int_equal(stats_gauge(p, "ha_slaves", NULL), 0);
+
+    int fd = rmq_tc_connect(p->ha_port);
+    assert_true(fd >= 0);
+    struct sockaddr_in me;
+    socklen_t ml = sizeof me;
+    assert_int_equal(getsockname(fd, (struct sockaddr *)&me, &ml), 0);
+    char peer[64];
+    snprintf(peer, sizeof peer, "127.0.0.1:%d", ntohs(me.sin_port));
+    uint8_t rep[8];
+    put_be64(rep, FILE_SIZE);
+    assert_int_equal(write(fd, rep, 8), 8);
+    uint64_t until = rmq_test_now_ms() + 60000;
+    while (stats_gauge(p, "ha_slave_ack_offset", peer) != FILE_SIZE && rmq_test_now_ms() < until)
+        rmq_test_pause_ms(100);
+    assert_int_equal(stats_gauge(p, "ha_slaves", NULL), 1);
+    assert_int_equal(stats_gauge(p, "ha_slave_ack_offset", peer), FILE_SIZE);
+    assert_int_equal(stats_gauge(p, "ha_slave_behind_bytes", peer), end - FILE_SIZE);
+    assert_true(stats_gauge(p, "ha_slave_last_ack_age_seconds", peer) >= 0);
+    assert_true(stats_gauge(p, "ha_slave_behind_seconds", peer) >= 0);
+    char *text = metrics_text(p);
+    assert_non_null(text);
+    char want[256];
+    snprintf(want, sizeof want, "rmqhost_ha_slave_ack_offset{plugin=\"store\",slave=\"%s\"} %d\n",
+             peer, FILE_SIZE);
+    if (!strstr(text, want))
+        fprintf(stderr, "metrics lack %s:\n%s\n", want, text);
+    assert_non_null(strstr(text, want));
+    snprintf(want, sizeof want,
+             "rmqhost_ha_slave_behind_bytes{plugin=\"store\",slave=\"%s\"} %lld\n", peer,
+             end - FILE_SIZE);
+    assert_non_null(strstr(text, want));
+    assert_non_null(strstr(text, "# TYPE rmqhost_ha_slave_transfer_bytes_per_second gauge"));
+    free(text);
+
+    /* a second later it holds everything: 0 behind, bytes moved per second */
+    rmq_test_pause_ms(1100);
+    put_be64(rep, end);
+    assert_int_equal(write(fd, rep, 8), 8);
+    until = rmq_test_now_ms() + 60000;
+    while (stats_gauge(p, "ha_slave_ack_offset", peer) != end && rmq_test_now_ms() < until)
+        rmq_test_pause_ms(50);
+    assert_int_equal(stats_gauge(p, "ha_slave_behind_bytes", peer), 0);
+    double rate = stats_gauge(p, "ha_slave_transfer_bytes_per_second", peer);
+    /* (end - FILE_SIZE) bytes over a window of at least 1.1 s */
+    assert_true(rate > 0 && rate < (double)(end - FILE_SIZE));
+    close(fd);
+    until = rmq_test_now_ms() + 60000;
+    while (stats_gauge(p, "ha_slaves", NULL) != 0 && rmq_test_now_ms() < until)
+        rmq_test_pause_ms(100);
+    assert_int_equal(stats_gauge(p, "ha_slaves", NULL), 0);
 }
 
 /* Raw HA protocol against our master (§2.2–§2.4, §7 T11): a fake slave
@@ -1186,11 +1429,15 @@ static void test_registers_explicit_ha_port(void **state)
 
 int main(void)
 {
+    /* RMQ_TEST_FILTER=test_name runs one test (cmocka pattern) */
+    if (getenv("RMQ_TEST_FILTER"))
+        cmocka_set_test_filter(getenv("RMQ_TEST_FILTER"));
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_replication, setup, teardown),
         cmocka_unit_test_setup_teardown(test_identical_logs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_slave_timeout, setup, teardown),
         cmocka_unit_test_setup_teardown(test_raw_frames, setup_raw, teardown),
+        cmocka_unit_test_setup_teardown(test_slave_figures, setup_metrics, teardown),
         cmocka_unit_test_setup_teardown(test_kill_master_under_load, setup, teardown),
         cmocka_unit_test_teardown(test_learns_master_from_nameserver, teardown),
         cmocka_unit_test_setup_teardown(test_two_slaves, setup, teardown),
