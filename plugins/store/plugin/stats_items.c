@@ -17,11 +17,11 @@ static const size_t KEEP[STATS_WINDOWS] = {7, 7, 25}; /* StatsItem's list bounds
 
 typedef struct call_snapshot {
     uint64_t at_ms;
-    int64_t value, times;
+    int64_t value[STATS_SERIES], times;
 } call_snapshot;
 
 typedef struct stats_item {
-    _Atomic int64_t value, times;
+    _Atomic int64_t value[STATS_SERIES], times;
     call_snapshot list[STATS_WINDOWS][MAX_KEEP]; /* oldest first */
     size_t n[STATS_WINDOWS];
     char key[]; /* the map borrows it */
@@ -57,15 +57,21 @@ void stats_items_free(stats_items *s)
     free(s);
 }
 
-void stats_items_add(stats_items *s, const char *key, int64_t value, int64_t times)
+static void bump(stats_item *it, int64_t v0, int64_t v1, int64_t times)
+{
+    atomic_fetch_add_explicit(&it->value[0], v0, memory_order_relaxed);
+    atomic_fetch_add_explicit(&it->value[1], v1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&it->times, times, memory_order_relaxed);
+}
+
+void stats_items_add(stats_items *s, const char *key, int64_t v0, int64_t v1, int64_t times)
 {
     if (!s || !key)
         return;
     pthread_rwlock_rdlock(&s->rw);
     stats_item *it = rmq_str_map_get(&s->by_key, key);
     if (it) {
-        atomic_fetch_add_explicit(&it->value, value, memory_order_relaxed);
-        atomic_fetch_add_explicit(&it->times, times, memory_order_relaxed);
+        bump(it, v0, v1, times);
         pthread_rwlock_unlock(&s->rw);
         return;
     }
@@ -77,7 +83,8 @@ void stats_items_add(stats_items *s, const char *key, int64_t value, int64_t tim
         int err = 0;
         it = calloc(1, sizeof *it + klen);
         if (it) {
-            atomic_init(&it->value, 0);
+            atomic_init(&it->value[0], 0);
+            atomic_init(&it->value[1], 0);
             atomic_init(&it->times, 0);
             memcpy(it->key, key, klen);
         }
@@ -86,10 +93,8 @@ void stats_items_add(stats_items *s, const char *key, int64_t value, int64_t tim
             it = NULL;
         }
     }
-    if (it) {
-        atomic_fetch_add_explicit(&it->value, value, memory_order_relaxed);
-        atomic_fetch_add_explicit(&it->times, times, memory_order_relaxed);
-    }
+    if (it)
+        bump(it, v0, v1, times);
     pthread_rwlock_unlock(&s->rw);
 }
 
@@ -104,8 +109,8 @@ void stats_items_sample(stats_items *s, int w, uint64_t now_ms)
     rmq_str_map_iter_init(&it, &s->by_key);
     while (rmq_str_map_iter_next(&it, &k, &v)) {
         stats_item *i = v;
-        i->list[w][i->n[w]++] =
-            (call_snapshot){now_ms, atomic_load(&i->value), atomic_load(&i->times)};
+        i->list[w][i->n[w]++] = (call_snapshot){
+            now_ms, {atomic_load(&i->value[0]), atomic_load(&i->value[1])}, atomic_load(&i->times)};
         if (i->n[w] > KEEP[w]) {
             memmove(i->list[w], i->list[w] + 1, (i->n[w] - 1) * sizeof i->list[w][0]);
             i->n[w]--;
@@ -116,13 +121,13 @@ void stats_items_sample(stats_items *s, int w, uint64_t now_ms)
 
 /* StatsItem.computeStatsData: first and last snapshot of the list. One
  * snapshot divides 0 by 0 as Java does (NaN); none is all zeros. */
-static stats_view compute(const call_snapshot *l, size_t n)
+static stats_view compute(const call_snapshot *l, size_t n, int series)
 {
     stats_view r = {0, 0, 0};
     if (!n)
         return r;
     const call_snapshot *first = &l[0], *last = &l[n - 1];
-    r.sum = last->value - first->value;
+    r.sum = last->value[series] - first->value[series];
     r.tps = ((double)r.sum * 1000.0) / (double)((int64_t)last->at_ms - (int64_t)first->at_ms);
     int64_t td = last->times - first->times;
     if (td > 0)
@@ -130,15 +135,15 @@ static stats_view compute(const call_snapshot *l, size_t n)
     return r;
 }
 
-bool stats_items_view(stats_items *s, const char *key, stats_view out[STATS_WINDOWS])
+bool stats_items_view(stats_items *s, int series, const char *key, stats_view out[STATS_WINDOWS])
 {
-    if (!s || !key)
+    if (!s || !key || series < 0 || series >= STATS_SERIES)
         return false;
     pthread_rwlock_rdlock(&s->rw); /* the lists change only under the exclusive lock */
     stats_item *it = rmq_str_map_get(&s->by_key, key);
     if (it)
         for (int w = 0; w < STATS_WINDOWS; w++)
-            out[w] = compute(it->list[w], it->n[w]);
+            out[w] = compute(it->list[w], it->n[w], series);
     pthread_rwlock_unlock(&s->rw);
     return it != NULL;
 }
