@@ -57,6 +57,7 @@ struct ha_master {
     ha_waiter *waiters;
     _Atomic int64_t push2slave; /* highest acknowledged offset (HAService push2SlaveMaxOffset) */
     _Atomic int reporting;      /* connections that reported at least once */
+    _Atomic int sleepers;       /* connections with `idle` set: notify looks only then */
 };
 
 static uint64_t mono_ms(void)
@@ -265,17 +266,24 @@ static void *conn_main(void *arg)
             if (got > 0)
                 continue;
         }
-        /* idle: wait for a report, new log bytes or a heartbeat's time */
+        /* idle: wait for a report, new log bytes or a heartbeat's time.
+         * `idle` and `sleepers` are set before the log end is read again, and
+         * an appender moves the end before it reads `sleepers` (both sides
+         * fenced): either we see the new bytes or it sees us and wakes us. */
+        atomic_fetch_add(&m->sleepers, 1);
         atomic_store(&c->idle, true);
+        atomic_thread_fence(memory_order_seq_cst);
         int64_t again = atomic_load(&c->next);
         if (again >= 0 && again < store_ha_max_offset(sp->engine)) {
             atomic_store(&c->idle, false);
+            atomic_fetch_sub(&m->sleepers, 1);
             continue;
         }
         struct pollfd pf[2] = {{.fd = c->fd, .events = POLLIN},
                                {.fd = c->wake_fd, .events = POLLIN}};
         int rc = poll(pf, 2, 100);
         atomic_store(&c->idle, false);
+        atomic_fetch_sub(&m->sleepers, 1);
         if (rc > 0 && (pf[1].revents & POLLIN))
             drain(c->wake_fd);
         if (rc > 0 && (pf[0].revents & (POLLERR | POLLHUP | POLLNVAL)) && !(pf[0].revents & POLLIN))
@@ -454,6 +462,10 @@ void ha_master_notify(store_plugin *sp)
 {
     struct ha_master *m = sp->ha_m;
     if (!m)
+        return;
+    /* every send calls this: no lock unless a connection sleeps (see conn_main) */
+    atomic_thread_fence(memory_order_seq_cst);
+    if (atomic_load_explicit(&m->sleepers, memory_order_relaxed) == 0)
         return;
     pthread_mutex_lock(&m->mu);
     for (ha_conn *c = m->conns; c; c = c->next_c)
