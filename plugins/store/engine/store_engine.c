@@ -415,7 +415,8 @@ static store_put_status prepare_locked(store_engine *e, const store_msg *m0, siz
         if (!roll && !cq_files && !idx) {
             /* mapped now (a cold file was unmapped), so the entry write
              * after the record cannot fail */
-            if (q && (cq_map_for(e, q, qmax) != 0 || cq_map_for(e, q, qmax + (int64_t)n - 1) != 0))
+            if (q && (cq_map_for(e, q, qmax) != 0 ||
+                      (n > 1 && cq_map_for(e, q, qmax + (int64_t)n - 1) != 0)))
                 return STORE_PUT_CREATE_MAPPED_FILE_FAILED;
             const char *what;
             int brc = back_for_put(e, seg, q, qmax, n, keys, &what);
@@ -612,8 +613,8 @@ static int append(store_engine *e, const store_msg *msgs, size_t n, int64_t *phy
     pos = out_start;
     for (size_t i = 0; i < n; i++) {
         const store_msg *m = &msgs[i];
-        if (q)
-            cq_put_entry(e, q, qbase + (int64_t)i, pos, (int32_t)sizes[i], m->tags_code, false);
+        if (q) /* mapped and backed by prepare_locked */
+            cq_write_entry(q, qbase + (int64_t)i, pos, (int32_t)sizes[i], m->tags_code);
         if (index_on && (m->sys_flag & STORED_SYSFLAG_TX_MASK) != STORED_SYSFLAG_TX_ROLLBACK)
             index_put_record(e, (const uint8_t *)m->topic, (uint8_t)strlen(m->topic), m->props,
                              m->props_len, m->sys_flag, pos, now);

@@ -272,10 +272,9 @@ int store_ha_append(store_engine *e, int64_t phys, const uint8_t *data, int64_t 
 out:
     pthread_rwlock_unlock(&e->maps);
     pthread_mutex_unlock(&e->append_mu);
-    if (rc == 0 && len > 0) {
-        pthread_mutex_lock(&e->flush_mu);
-        pthread_cond_signal(&e->flush_cv);
-        pthread_mutex_unlock(&e->flush_mu);
-    }
+    /* no flusher wake-up: the slave's log is flushed on its flusher's own
+     * cycle (flushIntervalCommitLog; 10 ms under SYNC_FLUSH), as Java's
+     * appendToCommitLog leaves it. A wake-up per frame made the slave sync
+     * after every frame, competing with the appends it acknowledges. */
     return rc;
 }

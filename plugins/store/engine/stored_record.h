@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define STORED_RECORD_MAGIC 0xDAA320A7u       /* CommitLog.MESSAGE_MAGIC_CODE */
 #define STORED_RECORD_BLANK_MAGIC 0xCBD43194u /* CommitLog.BLANK_MAGIC_CODE */
@@ -66,26 +67,40 @@ typedef enum stored_record_rc {
 
 const char *stored_record_rc_name(stored_record_rc rc);
 
-/* Big-endian helpers, exported because every user of records needs them. */
+/* Big-endian helpers, exported because every user of records needs them.
+ * One load or store and a byte swap: gcc did not merge the byte-wise form
+ * (a queue entry's write took ~100 instructions). */
 static inline uint32_t stored_be32(const uint8_t *p)
 {
-    return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
+    uint32_t v;
+    memcpy(&v, p, sizeof v);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    v = __builtin_bswap32(v);
+#endif
+    return v;
 }
 static inline uint64_t stored_be64(const uint8_t *p)
 {
-    return ((uint64_t)stored_be32(p) << 32) | stored_be32(p + 4);
+    uint64_t v;
+    memcpy(&v, p, sizeof v);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    v = __builtin_bswap64(v);
+#endif
+    return v;
 }
 static inline void stored_put_be32(uint8_t *p, uint32_t v)
 {
-    p[0] = (uint8_t)(v >> 24);
-    p[1] = (uint8_t)(v >> 16);
-    p[2] = (uint8_t)(v >> 8);
-    p[3] = (uint8_t)v;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    v = __builtin_bswap32(v);
+#endif
+    memcpy(p, &v, sizeof v);
 }
 static inline void stored_put_be64(uint8_t *p, uint64_t v)
 {
-    stored_put_be32(p, (uint32_t)(v >> 32));
-    stored_put_be32(p + 4, (uint32_t)v);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    v = __builtin_bswap64(v);
+#endif
+    memcpy(p, &v, sizeof v);
 }
 
 /* Size of a record with these parts (CommitLog.calMsgLength). */

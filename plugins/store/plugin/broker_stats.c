@@ -13,10 +13,12 @@
 #include "stats_items.h"
 #include "store_features.h"
 
-enum { TOPIC_PUT_NUMS, TOPIC_PUT_SIZE, GROUP_GET_NUMS, GROUP_GET_SIZE, NSETS };
-/* BrokerStatsManager's names of the sets kept here */
-static const char *const SET_NAMES[NSETS] = {"TOPIC_PUT_NUMS", "TOPIC_PUT_SIZE", "GROUP_GET_NUMS",
-                                             "GROUP_GET_SIZE"};
+/* Java's NUMS and SIZE sets of one key space are always added together:
+ * they share a stats_items (series 0 the count, series 1 the bytes) */
+enum { TOPIC_PUT, GROUP_GET, NSETS };
+/* BrokerStatsManager's names of the sets kept here, by set and series */
+static const char *const SET_NAMES[NSETS][STATS_SERIES] = {{"TOPIC_PUT_NUMS", "TOPIC_PUT_SIZE"},
+                                                           {"GROUP_GET_NUMS", "GROUP_GET_SIZE"}};
 
 struct broker_stats {
     stats_items *set[NSETS];
@@ -42,8 +44,7 @@ void broker_stats_on_put(store_plugin *sp, const char *topic, int64_t msgs, int6
     broker_stats *bs = stats_of(sp);
     if (!bs || !topic)
         return;
-    stats_items_add(bs->set[TOPIC_PUT_NUMS], topic, msgs, 1);
-    stats_items_add(bs->set[TOPIC_PUT_SIZE], topic, bytes, 1);
+    stats_items_add(bs->set[TOPIC_PUT], topic, msgs, bytes, 1);
 }
 
 void broker_stats_on_get(store_plugin *sp, const char *group, const char *topic, int64_t msgs,
@@ -54,8 +55,7 @@ void broker_stats_on_get(store_plugin *sp, const char *group, const char *topic,
         return;
     char key[640];
     snprintf(key, sizeof key, "%s@%s", topic, group); /* buildStatsKey(topic, group) */
-    stats_items_add(bs->set[GROUP_GET_NUMS], key, msgs, 1);
-    stats_items_add(bs->set[GROUP_GET_SIZE], key, bytes, 1);
+    stats_items_add(bs->set[GROUP_GET], key, msgs, bytes, 1);
 }
 
 void broker_stats_on_topic_deleted(store_plugin *sp, const char *topic)
@@ -111,8 +111,9 @@ static int process_view_stats(rmq_request *req, const rmq_cmd *cmd, void *ud)
     stats_view v[STATS_WINDOWS];
     bool found = false;
     for (int i = 0; bs && i < NSETS && !found; i++)
-        if (strcmp(name, SET_NAMES[i]) == 0)
-            found = stats_items_view(bs->set[i], key, v);
+        for (int k = 0; k < STATS_SERIES && !found; k++)
+            if (strcmp(name, SET_NAMES[i][k]) == 0)
+                found = stats_items_view(bs->set[i], k, key, v);
     if (!found) {
         char remark[1200];
         snprintf(remark, sizeof remark, "The stats <%s> <%s> not exist", name, key);

@@ -46,7 +46,7 @@ typedef struct ha_waiter {
     uint64_t deadline_ms;
     void (*done)(void *ud, int code);
     void *ud;
-    struct ha_waiter *next;
+    struct ha_waiter *next, *prev;
 } ha_waiter;
 
 struct ha_master {
@@ -58,9 +58,13 @@ struct ha_master {
     _Atomic bool stopping;
     pthread_mutex_t mu; /* conns, waiters */
     ha_conn *conns;
-    ha_waiter *waiters;
+    /* ordered by end, lowest first: an ack completes a prefix. Sends are
+     * stored in offset order, so a new waiter goes last (with several I/O
+     * threads, a few places before it) */
+    ha_waiter *waiters, *waiters_tail;
     _Atomic int64_t push2slave; /* highest acknowledged offset (HAService push2SlaveMaxOffset) */
     _Atomic int reporting;      /* connections that reported at least once */
+    _Atomic int sleepers;       /* connections with `idle` set: notify looks only then */
 };
 
 static uint64_t mono_ms(void)
@@ -93,25 +97,42 @@ static void drain(int fd)
     }
 }
 
-/* Complete every waiter the acks cover, or whose deadline passed. */
+static void waiter_unlink(struct ha_master *m, ha_waiter *w)
+{
+    if (w->prev)
+        w->prev->next = w->next;
+    else
+        m->waiters = w->next;
+    if (w->next)
+        w->next->prev = w->prev;
+    else
+        m->waiters_tail = w->prev;
+}
+
+/* Complete every waiter the acks cover (a prefix of the list: an ack looks
+ * at no other), or with `expire` also those whose deadline passed (the whole
+ * list, every 100 ms). Answered in offset order. */
 static void complete_waiters(struct ha_master *m, bool expire)
 {
     int64_t acked = atomic_load(&m->push2slave);
     uint64_t now = expire ? mono_ms() : 0;
-    ha_waiter *ready = NULL;
+    bool all = atomic_load(&m->stopping);
+    ha_waiter *ready = NULL, **last = &ready;
     pthread_mutex_lock(&m->mu);
-    ha_waiter **pp = &m->waiters;
-    while (*pp) {
-        ha_waiter *w = *pp;
+    ha_waiter *w = m->waiters;
+    while (w) {
+        ha_waiter *nx = w->next;
         bool ok = w->end <= acked;
-        if (ok || (expire && now >= w->deadline_ms) || atomic_load(&m->stopping)) {
-            *pp = w->next;
-            w->next = ready;
+        if (!ok && !expire && !all)
+            break;
+        if (ok || all || now >= w->deadline_ms) {
+            waiter_unlink(m, w);
             w->end = ok ? 0 : -1;
-            ready = w;
-        } else {
-            pp = &w->next;
+            w->next = NULL;
+            *last = w;
+            last = &w->next;
         }
+        w = nx;
     }
     pthread_mutex_unlock(&m->mu);
     while (ready) {
@@ -279,17 +300,24 @@ static void *conn_main(void *arg)
             if (got > 0)
                 continue;
         }
-        /* idle: wait for a report, new log bytes or a heartbeat's time */
+        /* idle: wait for a report, new log bytes or a heartbeat's time.
+         * `idle` and `sleepers` are set before the log end is read again, and
+         * an appender moves the end before it reads `sleepers` (both sides
+         * fenced): either we see the new bytes or it sees us and wakes us. */
+        atomic_fetch_add(&m->sleepers, 1);
         atomic_store(&c->idle, true);
+        atomic_thread_fence(memory_order_seq_cst);
         int64_t again = atomic_load(&c->next);
         if (again >= 0 && again < store_ha_max_offset(sp->engine)) {
             atomic_store(&c->idle, false);
+            atomic_fetch_sub(&m->sleepers, 1);
             continue;
         }
         struct pollfd pf[2] = {{.fd = c->fd, .events = POLLIN},
                                {.fd = c->wake_fd, .events = POLLIN}};
         int rc = poll(pf, 2, 100);
         atomic_store(&c->idle, false);
+        atomic_fetch_sub(&m->sleepers, 1);
         if (rc > 0 && (pf[1].revents & POLLIN))
             drain(c->wake_fd);
         if (rc > 0 && (pf[0].revents & (POLLERR | POLLHUP | POLLNVAL)) && !(pf[0].revents & POLLIN))
@@ -469,6 +497,10 @@ void ha_master_notify(store_plugin *sp)
     struct ha_master *m = sp->ha_m;
     if (!m)
         return;
+    /* every send calls this: no lock unless a connection sleeps (see conn_main) */
+    atomic_thread_fence(memory_order_seq_cst);
+    if (atomic_load_explicit(&m->sleepers, memory_order_relaxed) == 0)
+        return;
     pthread_mutex_lock(&m->mu);
     for (ha_conn *c = m->conns; c; c = c->next_c)
         if (atomic_exchange(&c->idle, false))
@@ -501,10 +533,23 @@ void ha_master_wait_replica(store_plugin *sp, int64_t end_offset, void (*done)(v
     w->done = done;
     w->ud = ud;
     pthread_mutex_lock(&m->mu);
-    w->next = m->waiters;
-    m->waiters = w;
+    ha_waiter *after = m->waiters_tail;
+    while (after && after->end > end_offset)
+        after = after->prev;
+    w->prev = after;
+    w->next = after ? after->next : m->waiters;
+    if (w->next)
+        w->next->prev = w;
+    else
+        m->waiters_tail = w;
+    if (after)
+        after->next = w;
+    else
+        m->waiters = w;
     pthread_mutex_unlock(&m->mu);
-    complete_waiters(m, false); /* an ack may have come in meanwhile */
+    /* an ack may have come in meanwhile: it completes the list's prefix */
+    if (atomic_load(&m->push2slave) >= end_offset)
+        complete_waiters(m, false);
 }
 
 size_t ha_master_status(store_plugin *sp, ha_slave_status *out, size_t max, int64_t *push2slave_max)

@@ -51,6 +51,15 @@ const char *props_get(const props_view *v, const char *name, size_t *len)
     return NULL;
 }
 
+bool props_has_any(const props_view *v, const prop_name *names, size_t n)
+{
+    for (size_t k = 0; k < v->n; k++)
+        for (size_t i = 0; i < n; i++)
+            if (span_eq(v->e[k].name, v->e[k].name_len, names[i].s, names[i].len))
+                return true;
+    return false;
+}
+
 bool props_value_is(const props_view *v, const char *name, const char *lit)
 {
     size_t l;

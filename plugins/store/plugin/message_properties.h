@@ -37,6 +37,15 @@ void props_parse(const char *s, size_t len, props_view *out);
 
 /* Value of `name` (NUL-terminated) or NULL; *len gets its length. */
 const char *props_get(const props_view *v, const char *name, size_t *len);
+/* A name with its length, for props_has_any. */
+typedef struct prop_name {
+    const char *s;
+    size_t len;
+} prop_name;
+#define PROP_NAME(lit) {lit, sizeof lit - 1}
+/* Some entry is named one of names[0..n): one pass over the entries (every
+ * send asks for several names). */
+bool props_has_any(const props_view *v, const prop_name *names, size_t n);
 /* Value equals `lit` exactly. */
 bool props_value_is(const props_view *v, const char *name, const char *lit);
 

@@ -694,11 +694,10 @@ static int send_run(store_plugin *sp, send_job *j, bool may_block)
     }
     /* DELAY / TRAN_MSG / TIMER_*: routed by the delay, transaction and timer
      * hooks (§10.6, §10.10, 5.x timer messages) */
+    static const prop_name special[] = {PROP_NAME("DELAY"), PROP_NAME("TIMER_DELIVER_MS"),
+                                        PROP_NAME("TIMER_DELAY_SEC"), PROP_NAME("TIMER_DELAY_MS")};
     if (sp->hooks && sp->hooks->special_send &&
-        (tran || props_get(&m->props, "DELAY", NULL) != NULL ||
-         props_get(&m->props, "TIMER_DELIVER_MS", NULL) != NULL ||
-         props_get(&m->props, "TIMER_DELAY_SEC", NULL) != NULL ||
-         props_get(&m->props, "TIMER_DELAY_MS", NULL) != NULL)) {
+        (tran || props_has_any(&m->props, special, sizeof special / sizeof special[0]))) {
         if (!may_block)
             return SEND_NEEDS_SLOW;
         code = sp->hooks->special_send(sp, h, m, remark, sizeof remark);

@@ -22,9 +22,9 @@
 #define KEEP_MAX 25
 static const uint8_t KEEP[STATS_WINDOWS] = {7, 7, KEEP_MAX}; /* StatsItem's list bounds */
 
-/* One sampled (value, times). */
+/* One sampled (values of each series, times). */
 typedef struct call_snapshot {
-    int64_t value, times;
+    int64_t value[STATS_SERIES], times;
 } call_snapshot;
 
 /* One window's list of an item: its last n samples, `last` the newest.
@@ -36,7 +36,7 @@ typedef struct window_list {
 } window_list;
 
 typedef struct stats_item {
-    _Atomic int64_t value, times;
+    _Atomic int64_t value[STATS_SERIES], times;
     window_list w[STATS_WINDOWS];
     char key[]; /* the map borrows it */
 } stats_item;
@@ -86,15 +86,21 @@ void stats_items_free(stats_items *s)
     free(s);
 }
 
-void stats_items_add(stats_items *s, const char *key, int64_t value, int64_t times)
+static void bump(stats_item *it, int64_t v0, int64_t v1, int64_t times)
+{
+    atomic_fetch_add_explicit(&it->value[0], v0, memory_order_relaxed);
+    atomic_fetch_add_explicit(&it->value[1], v1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&it->times, times, memory_order_relaxed);
+}
+
+void stats_items_add(stats_items *s, const char *key, int64_t v0, int64_t v1, int64_t times)
 {
     if (!s || !key)
         return;
     pthread_rwlock_rdlock(&s->rw);
     stats_item *it = rmq_str_map_get(&s->by_key, key);
     if (it) {
-        atomic_fetch_add_explicit(&it->value, value, memory_order_relaxed);
-        atomic_fetch_add_explicit(&it->times, times, memory_order_relaxed);
+        bump(it, v0, v1, times);
         pthread_rwlock_unlock(&s->rw);
         return;
     }
@@ -106,7 +112,8 @@ void stats_items_add(stats_items *s, const char *key, int64_t value, int64_t tim
         int err = 0;
         it = calloc(1, sizeof *it + klen);
         if (it) {
-            atomic_init(&it->value, 0);
+            atomic_init(&it->value[0], 0);
+            atomic_init(&it->value[1], 0);
             atomic_init(&it->times, 0);
             memcpy(it->key, key, klen);
         }
@@ -115,10 +122,8 @@ void stats_items_add(stats_items *s, const char *key, int64_t value, int64_t tim
             it = NULL;
         }
     }
-    if (it) {
-        atomic_fetch_add_explicit(&it->value, value, memory_order_relaxed);
-        atomic_fetch_add_explicit(&it->times, times, memory_order_relaxed);
-    }
+    if (it)
+        bump(it, v0, v1, times);
     pthread_rwlock_unlock(&s->rw);
 }
 
@@ -163,7 +168,7 @@ size_t stats_items_remove_prefix(stats_items *s, const char *prefix)
 
 static bool same(call_snapshot a, call_snapshot b)
 {
-    return a.value == b.value && a.times == b.times;
+    return a.value[0] == b.value[0] && a.value[1] == b.value[1] && a.times == b.times;
 }
 
 /* Appends snap to a list of at most keep entries (the oldest goes). */
@@ -221,14 +226,15 @@ void stats_items_sample(stats_items *s, int w, uint64_t now_ms)
     while (rmq_str_map_iter_next(&it, &k, &v)) {
         stats_item *i = v;
         list_push(&i->w[w], KEEP[w],
-                  (call_snapshot){atomic_load(&i->value), atomic_load(&i->times)});
+                  (call_snapshot){{atomic_load(&i->value[0]), atomic_load(&i->value[1])},
+                                  atomic_load(&i->times)});
     }
     pthread_rwlock_unlock(&s->rw);
 }
 
 /* StatsItem.computeStatsData: first and last snapshot of the list. One
  * snapshot divides 0 by 0 as Java does (NaN); none is all zeros. */
-static stats_view compute(const window_list *l, uint8_t keep, const sample_times *t)
+static stats_view compute(const window_list *l, uint8_t keep, const sample_times *t, int series)
 {
     stats_view r = {0, 0, 0};
     if (!l->n)
@@ -236,7 +242,7 @@ static stats_view compute(const window_list *l, uint8_t keep, const sample_times
     call_snapshot first = l->ring ? l->ring[l->head] : l->last, last = l->last;
     uint64_t first_at = t->at_ms[(t->head + t->n - l->n) % keep];
     uint64_t last_at = t->at_ms[(t->head + t->n - 1) % keep];
-    r.sum = last.value - first.value;
+    r.sum = last.value[series] - first.value[series];
     r.tps = ((double)r.sum * 1000.0) / (double)((int64_t)last_at - (int64_t)first_at);
     int64_t td = last.times - first.times;
     if (td > 0)
@@ -244,15 +250,15 @@ static stats_view compute(const window_list *l, uint8_t keep, const sample_times
     return r;
 }
 
-bool stats_items_view(stats_items *s, const char *key, stats_view out[STATS_WINDOWS])
+bool stats_items_view(stats_items *s, int series, const char *key, stats_view out[STATS_WINDOWS])
 {
-    if (!s || !key)
+    if (!s || !key || series < 0 || series >= STATS_SERIES)
         return false;
     pthread_rwlock_rdlock(&s->rw); /* the lists change only under the exclusive lock */
     stats_item *it = rmq_str_map_get(&s->by_key, key);
     if (it)
         for (int w = 0; w < STATS_WINDOWS; w++)
-            out[w] = compute(&it->w[w], KEEP[w], &s->at[w]);
+            out[w] = compute(&it->w[w], KEEP[w], &s->at[w], series);
     pthread_rwlock_unlock(&s->rw);
     return it != NULL;
 }

@@ -663,8 +663,20 @@ static void test_view_stats_counts_puts_and_gets_per_window(void **state)
      * (at start, before the item existed: none) */
     assert_int_equal(json_integer_value(json_object_get(json_object_get(v, "statsDay"), "sum")), 0);
     json_decref(v);
-    /* the pull: GROUP_GET_NUMS topic@group exists */
+    /* TOPIC_PUT_SIZE, sampled with it: the stored bytes of the same three
+     * sends (each record is longer than its 4-byte body), per send */
+    v = view_stats(f->port, "TOPIC_PUT_SIZE", "T", &code);
+    assert_int_equal(code, 0);
+    m = json_object_get(v, "statsMinute");
+    long long bytes = json_integer_value(json_object_get(m, "sum"));
+    assert_true(bytes > 3 * 4);
+    assert_true(json_number_value(json_object_get(m, "avgpt")) == (double)bytes / 3.0);
+    json_decref(v);
+    /* the pull: GROUP_GET_NUMS and GROUP_GET_SIZE topic@group exist */
     v = view_stats(f->port, "GROUP_GET_NUMS", "T@PullG", &code);
+    assert_int_equal(code, 0);
+    json_decref(v);
+    v = view_stats(f->port, "GROUP_GET_SIZE", "T@PullG", &code);
     assert_int_equal(code, 0);
     json_decref(v);
     v = view_stats(f->port, "TOPIC_PUT_NUMS", "NoSuchTopic", &code);

@@ -22,25 +22,31 @@ static void minute_window_is_last_minus_first_snapshot(void **state)
     stats_items *s = stats_items_new();
     assert_non_null(s);
     stats_view v[STATS_WINDOWS];
-    assert_false(stats_items_view(s, "T", v)); /* never added: "not exist" */
-    stats_items_add(s, "T", 1, 1);             /* created: no snapshot yet */
-    assert_true(stats_items_view(s, "T", v));
+    assert_false(stats_items_view(s, 0, "T", v)); /* never added: "not exist" */
+    stats_items_add(s, "T", 1, 7, 1);           /* created: no snapshot yet */
+    assert_true(stats_items_view(s, 0, "T", v));
     assert_int_equal(v[STATS_MINUTE].sum, 0);
     assert_true(v[STATS_MINUTE].tps == 0.0);
     stats_items_sample(s, STATS_MINUTE, 10000);
-    assert_true(stats_items_view(s, "T", v));
+    assert_true(stats_items_view(s, 0, "T", v));
     /* one snapshot: Java divides 0 by 0 */
     assert_int_equal(v[STATS_MINUTE].sum, 0);
     assert_true(isnan(v[STATS_MINUTE].tps));
-    stats_items_add(s, "T", 30, 3); /* three sends of ten messages */
+    stats_items_add(s, "T", 30, 3000, 3); /* three sends of ten messages, 1,000 bytes each */
     stats_items_sample(s, STATS_MINUTE, 20000);
-    assert_true(stats_items_view(s, "T", v));
+    assert_true(stats_items_view(s, 0, "T", v));
     assert_int_equal(v[STATS_MINUTE].sum, 30);
     assert_true(fabs(v[STATS_MINUTE].tps - 3.0) < 1e-9);
     assert_true(fabs(v[STATS_MINUTE].avgpt - 10.0) < 1e-9);
     /* hour and day lists are sampled on their own schedule */
     assert_int_equal(v[STATS_HOUR].sum, 0);
     assert_int_equal(v[STATS_DAY].sum, 0);
+    /* the second series (the SIZE set) has its own values, the same calls */
+    assert_true(stats_items_view(s, 1, "T", v));
+    assert_int_equal(v[STATS_MINUTE].sum, 3000);
+    assert_true(fabs(v[STATS_MINUTE].tps - 300.0) < 1e-9);
+    assert_true(fabs(v[STATS_MINUTE].avgpt - 1000.0) < 1e-9);
+    assert_false(stats_items_view(s, 2, "T", v));
     stats_items_free(s);
 }
 
@@ -49,11 +55,11 @@ static void minute_list_keeps_seven_snapshots(void **state)
     (void)state;
     stats_items *s = stats_items_new();
     for (int i = 0; i < 10; i++) {
-        stats_items_add(s, "k", 5, 1);
+        stats_items_add(s, "k", 5, 50, 1);
         stats_items_sample(s, STATS_MINUTE, (uint64_t)(i + 1) * 10000);
     }
     stats_view v[STATS_WINDOWS];
-    assert_true(stats_items_view(s, "k", v));
+    assert_true(stats_items_view(s, 0, "k", v));
     /* 7 snapshots: 6 intervals of 5 */
     assert_int_equal(v[STATS_MINUTE].sum, 30);
     assert_true(fabs(v[STATS_MINUTE].tps - 0.5) < 1e-9);
