@@ -63,12 +63,10 @@ void broker_stats_on_topic_deleted(store_plugin *sp, const char *topic)
     broker_stats *bs = stats_of(sp);
     if (!bs || !topic)
         return;
-    stats_items_remove(bs->set[TOPIC_PUT_NUMS], topic);
-    stats_items_remove(bs->set[TOPIC_PUT_SIZE], topic);
+    stats_items_remove(bs->set[TOPIC_PUT], topic);
     char prefix[640];
     snprintf(prefix, sizeof prefix, "%s@", topic);
-    stats_items_remove_prefix(bs->set[GROUP_GET_NUMS], prefix);
-    stats_items_remove_prefix(bs->set[GROUP_GET_SIZE], prefix);
+    stats_items_remove_prefix(bs->set[GROUP_GET], prefix);
 }
 
 void broker_stats_tick(store_plugin *sp, unsigned tick, uint64_t now_wall_ms)

@@ -119,7 +119,7 @@ static void compact_lists_read_as_full_lists(void **state)
         snprintf(key, sizeof key, "k%d", k);
         if (what < 4 && (k != 0 || step < 40)) { /* k0 goes idle: its lists settle */
             int64_t v = rand() % 100, t = 1 + rand() % 3;
-            stats_items_add(s, key, v, t);
+            stats_items_add(s, key, v, 0, t);
             val[k] += v;
             tim[k] += t;
             made[k] = true;
@@ -132,7 +132,7 @@ static void compact_lists_read_as_full_lists(void **state)
                     ref_push(ref[j][w], &rn[j][w], keep[w], (ref_snap){now, val[j], tim[j]});
         } else {
             stats_view v[STATS_WINDOWS];
-            assert_int_equal(stats_items_view(s, key, v), made[k]);
+            assert_int_equal(stats_items_view(s, 0, key, v), made[k]);
             for (int w = 0; made[k] && w < STATS_WINDOWS; w++)
                 assert_same_view(v[w], ref[k][w], rn[k][w]);
         }
@@ -144,23 +144,23 @@ static void deleted_topic_keys_go(void **state)
 {
     (void)state;
     stats_items *s = stats_items_new();
-    stats_items_add(s, "T@g1", 1, 1);
-    stats_items_add(s, "T@g2", 1, 1);
-    stats_items_add(s, "TT@g1", 1, 1);
-    stats_items_add(s, "T", 1, 1);
+    stats_items_add(s, "T@g1", 1, 0, 1);
+    stats_items_add(s, "T@g2", 1, 0, 1);
+    stats_items_add(s, "TT@g1", 1, 0, 1);
+    stats_items_add(s, "T", 1, 0, 1);
     stats_items_sample(s, STATS_MINUTE, 10000);
-    stats_items_add(s, "T@g1", 5, 1);
+    stats_items_add(s, "T@g1", 5, 0, 1);
     stats_items_sample(s, STATS_MINUTE, 20000); /* T@g1 holds a ring now */
     assert_int_equal(stats_items_remove_prefix(s, "T@"), 2);
     stats_view v[STATS_WINDOWS];
-    assert_false(stats_items_view(s, "T@g1", v));
-    assert_false(stats_items_view(s, "T@g2", v));
-    assert_true(stats_items_view(s, "TT@g1", v));
+    assert_false(stats_items_view(s, 0, "T@g1", v));
+    assert_false(stats_items_view(s, 0, "T@g2", v));
+    assert_true(stats_items_view(s, 0, "TT@g1", v));
     assert_true(stats_items_remove(s, "T"));
     assert_false(stats_items_remove(s, "T"));
-    assert_false(stats_items_view(s, "T", v));
-    stats_items_add(s, "T", 2, 1); /* a re-created topic starts again */
-    assert_true(stats_items_view(s, "T", v));
+    assert_false(stats_items_view(s, 0, "T", v));
+    stats_items_add(s, "T", 2, 0, 1); /* a re-created topic starts again */
+    assert_true(stats_items_view(s, 0, "T", v));
     assert_int_equal(v[STATS_MINUTE].sum, 0);
     stats_items_free(s);
 }
