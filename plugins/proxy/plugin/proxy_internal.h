@@ -85,6 +85,10 @@ void proxy_route_free(proxy_route *r);
  * use): not a user property (proxy_send.c). */
 bool proxy_is_system_key(const char *k);
 
+/* MD5 of data in upper-case hex (proxy_digest.c): a received message's
+ * body digest, as Java's proxy; RMQ_ENOMEM when libcrypto fails. */
+int proxy_md5_hex(const void *data, size_t len, char out[33]);
+
 /* The consumer handlers (proxy_receive.c): POP through the store. */
 int proxy_receive_message(rmq_grpc_call *call, const void *msg, size_t len, void *ud);
 int proxy_ack_message(rmq_grpc_call *call, const void *msg, size_t len, void *ud);

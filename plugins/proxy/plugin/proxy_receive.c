@@ -122,13 +122,13 @@ typedef struct built {
     Apache__Rocketmq__V2__Resource topic;
     Apache__Rocketmq__V2__SystemProperties sys;
     Apache__Rocketmq__V2__Digest digest;
-    Google__Protobuf__Timestamp born, store;
+    Google__Protobuf__Timestamp born, store, deliver;
     Google__Protobuf__Duration invisible;
     Apache__Rocketmq__V2__Message__UserPropertiesEntry *ents;
     Apache__Rocketmq__V2__Message__UserPropertiesEntry **entp;
     char **keys;
     char *props; /* NUL-separated copy the strings point into */
-    char digest_text[16], receipt[512], msg_id[40];
+    char digest_text[33], receipt[512], msg_id[40];
 } built;
 
 static void ts_of(Google__Protobuf__Timestamp *t, int64_t ms)
@@ -138,8 +138,11 @@ static void ts_of(Google__Protobuf__Timestamp *t, int64_t ms)
     t->nanos = (int32_t)(ms % 1000) * 1000000;
 }
 
-static int msg_build(built *b, const rec *r, const char *receipt, int64_t invisible_ms)
+static int msg_build(built *b, const rec *r, const char *receipt, int64_t invisible_ms,
+                     uint64_t now_ms)
 {
+    int64_t deliver_ms = -1;
+    bool delayed = false;
     memset(b, 0, sizeof *b);
     apache__rocketmq__v2__message__init(&b->m);
     apache__rocketmq__v2__resource__init(&b->topic);
@@ -150,9 +153,11 @@ static int msg_build(built *b, const rec *r, const char *receipt, int64_t invisi
     b->m.system_properties = &b->sys;
     b->m.body.data = (uint8_t *)r->body;
     b->m.body.len = (size_t)r->body_len;
-    /* BODYCRC as stored (UtilAll.crc32, masked to 31 bits), in decimal */
-    snprintf(b->digest_text, sizeof b->digest_text, "%" PRId32, r->body_crc);
-    b->digest.type = APACHE__ROCKETMQ__V2__DIGEST_TYPE__CRC32;
+    /* Java's proxy (GrpcConverter): MD5 of the body in upper-case hex; the
+     * Python client marks a message whose digest does not match corrupted */
+    if (proxy_md5_hex(r->body, (size_t)r->body_len, b->digest_text) != 0)
+        return RMQ_ENOMEM;
+    b->digest.type = APACHE__ROCKETMQ__V2__DIGEST_TYPE__MD5;
     b->digest.checksum = b->digest_text;
     b->sys.body_digest = &b->digest;
     b->sys.body_encoding = APACHE__ROCKETMQ__V2__ENCODING__IDENTITY;
@@ -206,6 +211,15 @@ static int msg_build(built *b, const rec *r, const char *receipt, int64_t invisi
                 b->sys.message_type = APACHE__ROCKETMQ__V2__MESSAGE_TYPE__FIFO;
             } else if (strcmp(name, "TRACE_CONTEXT") == 0) {
                 b->sys.trace_context = val;
+            } else if (strcmp(name, "TIMER_DELIVER_MS") == 0) {
+                deliver_ms = deliver_ms < 0 ? strtoll(val, NULL, 10) : deliver_ms;
+                delayed = true;
+            } else if (strcmp(name, "TIMER_DELAY_SEC") == 0) {
+                /* Java's proxy: now + the delay, and it wins over DELIVER_MS */
+                deliver_ms = (int64_t)now_ms + strtoll(val, NULL, 10) * 1000;
+                delayed = true;
+            } else if (strcmp(name, "DELAY") == 0) {
+                delayed = true;
             } else if (!proxy_is_system_key(name) && strcmp(name, "POP_CK") != 0) {
                 Apache__Rocketmq__V2__Message__UserPropertiesEntry *e =
                     &b->ents[b->m.n_user_properties];
@@ -216,6 +230,14 @@ static int msg_build(built *b, const rec *r, const char *receipt, int64_t invisi
             }
         }
         p = stop + 1;
+    }
+    /* Java's order: TRANSACTION, then DELAY (a delay level or a timer
+     * property), then FIFO (a sharding key), else NORMAL */
+    if (delayed)
+        b->sys.message_type = APACHE__ROCKETMQ__V2__MESSAGE_TYPE__DELAY;
+    if (deliver_ms >= 0) {
+        ts_of(&b->deliver, deliver_ms);
+        b->sys.delivery_timestamp = &b->deliver;
     }
     b->sys.keys = b->keys;
     b->m.user_properties = b->entp;
@@ -346,7 +368,7 @@ int proxy_receive_message(rmq_grpc_call *call, const void *msg, size_t len, void
                  invisible, revive ? revive : "0", broker && *broker ? broker : "broker",
                  r.queue_id, r.queue_offset, r.phys_offset);
         built b;
-        if (msg_build(&b, &r, receipt, invisible) == 0) {
+        if (msg_build(&b, &r, receipt, invisible, api->now_wall_ms()) == 0) {
             Apache__Rocketmq__V2__ReceiveMessageResponse m =
                 APACHE__ROCKETMQ__V2__RECEIVE_MESSAGE_RESPONSE__INIT;
             m.content_case = APACHE__ROCKETMQ__V2__RECEIVE_MESSAGE_RESPONSE__CONTENT_MESSAGE;
