@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# run_python.sh BIN_DIR PLUGIN_DIR PY_OUT_DIR — RocketMQ 5.x's Python client
+# (rocketmq-python-client, in the venv install_python.sh made) against the
+# proxy plugin of an all-in-one rmqhostd, over plaintext: producer, delay,
+# SimpleConsumer receive/ack/change invisible duration/redelivery, FIFO when
+# the route accepts it (proxy_interop.py says exactly what it checks). The
+# program's own checks decide; the daemon is stopped whatever they say.
+set -euo pipefail
+RMQ_BIN=${1:?usage: run_python.sh BIN_DIR PLUGIN_DIR PY_OUT_DIR}
+plugins=${2:?plugin dir}
+out=${3:?python out dir}
+py=$out/venv/bin/python
+if [[ ! -x $py ]] || ! "$py" -c 'import rocketmq' 2>/dev/null; then
+  echo "proxy python interop: no rocketmq-python-client in $out/venv: the fixture" \
+       "interop_install_python5_client did not get it from PyPI" >&2
+  exit 1
+fi
+# shellcheck source=../proxy_daemon.sh
+source "$(dirname "$0")/../proxy_daemon.sh"
+start_proxy_daemon "$plugins" "PyProxyTopic:4"
+# the client logs under ~/logs/rocketmq_python
+export HOME=$client_daemon_dir
+run_tied 240 "$py" "$(dirname "$0")/proxy_interop.py" "$proxy_addr" PyProxyTopic PyPopGroup 20
