@@ -4,8 +4,10 @@
 # filter + store, as `make run`) plus the proxy plugin on a gRPC server of
 # its own, every port an ephemeral loopback one. The gRPC server's TLS is
 # `permissive` (as Java's proxy by default) with a self-signed P-256
-# certificate made here: the Go client always dials TLS (it skips the
-# certificate check), the Python client and raw stubs speak plaintext.
+# certificate for 127.0.0.1 made here ($client_daemon_dir/proxy-cert.pem): the
+# Go client always dials TLS (it skips the certificate check), the Python
+# client speaks either (it trusts the certificate through
+# GRPC_DEFAULT_SSL_ROOTS_FILE_PATH), the raw stubs plaintext.
 # The daemon dies with the test however it ends (client_daemon.sh: rmq_tied,
 # EXIT trap).
 # The sourcing script sets RMQ_BIN (the build's bin/: rmqhostd, rmq_tied).
@@ -14,7 +16,7 @@
 source "$(dirname "${BASH_SOURCE[0]}")/../client_daemon.sh"
 
 # start_proxy_daemon PLUGIN_DIR TOPICS
-# TOPICS: broker-client-mgr's `topics` setting ("name:queues,..."), the
+# TOPICS: broker-client-mgr's `topics` setting ("Name:queues;..."), the
 # topics the clients use (5.x clients need a route before they start).
 # Sets client_daemon_dir, client_daemon_pid, ns_addr and proxy_addr
 # (127.0.0.1:PORT of the gRPC server); fails with the daemon's log when it
@@ -30,7 +32,7 @@ start_proxy_daemon() {
     "mappedFileSizeCommitLog = 16777216;" "topics = \"$topics\";"
   local cert=$client_daemon_dir/proxy-cert.pem key=$client_daemon_dir/proxy-key.pem
   if ! openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
-      -subj /CN=rmqhost-proxy-test -keyout "$key" -out "$cert" >/dev/null 2>&1; then
+      -subj /CN=rmqhost-proxy-test -addext subjectAltName=IP:127.0.0.1 -keyout "$key" -out "$cert" >/dev/null 2>&1; then
     echo "openssl could not make the proxy's test certificate" >&2
     return 1
   fi

@@ -21,7 +21,10 @@ runs it with the venv's python.
   refuse them.
 - After everything is acknowledged nothing comes back.
 
-argv: endpoint topic group N.  Prints "RESULT ok" or "RESULT fail <why>".
+argv: endpoint topic group N [tls].  With tls the client speaks TLS (it
+trusts the roots grpc reads from GRPC_DEFAULT_SSL_ROOTS_FILE_PATH), else
+plaintext; the raw stubs speak plaintext (the test server is permissive).
+Prints "RESULT ok" or "RESULT fail <why>".
 """
 import sys
 import threading
@@ -125,9 +128,10 @@ def raw_timer_send(endpoint, topic, at_s):
 
 def main():
     endpoint, topic, group, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+    tls = len(sys.argv) > 5 and sys.argv[5] == "tls"
     threading.Thread(target=hard_timeout, daemon=True).start()
     config = ClientConfiguration(endpoint, Credentials())
-    producer = Producer(config, (topic,))
+    producer = Producer(config, (topic,), tls_enable=tls)
     try:
         producer.startup()
     except Exception as e:
@@ -149,7 +153,8 @@ def main():
     if len(set(sent_ids.values())) != n or not all(sent_ids.values()):
         problem(f"{len(set(sent_ids.values()))} distinct message ids for {n} sends")
 
-    consumer = SimpleConsumer(config, group, {topic: FilterExpression("*")}, await_duration=1)
+    consumer = SimpleConsumer(config, group, {topic: FilterExpression("*")}, await_duration=1,
+                              tls_enable=tls)
     try:
         consumer.startup()
     except Exception as e:

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # run_python.sh BIN_DIR PLUGIN_DIR PY_OUT_DIR — RocketMQ 5.x's Python client
 # (rocketmq-python-client, in the venv install_python.sh made) against the
-# proxy plugin of an all-in-one rmqhostd, over plaintext: producer, delay,
+# proxy plugin of an all-in-one rmqhostd, over plaintext and over TLS (each
+# with a topic and group of its own): producer, delay,
 # SimpleConsumer receive/ack/change invisible duration/redelivery, FIFO when
 # the route accepts it (proxy_interop.py says exactly what it checks). The
 # program's own checks decide; the daemon is stopped whatever they say.
@@ -17,7 +18,11 @@ if [[ ! -x $py ]] || ! "$py" -c 'import rocketmq' 2>/dev/null; then
 fi
 # shellcheck source=../proxy_daemon.sh
 source "$(dirname "$0")/../proxy_daemon.sh"
-start_proxy_daemon "$plugins" "PyProxyTopic:4"
+start_proxy_daemon "$plugins" "PyProxyTopic:4;PyTlsTopic:4"
 # the client logs under ~/logs/rocketmq_python
 export HOME=$client_daemon_dir
-run_tied 240 "$py" "$(dirname "$0")/proxy_interop.py" "$proxy_addr" PyProxyTopic PyPopGroup 20
+echo "== plaintext"
+run_tied 120 "$py" "$(dirname "$0")/proxy_interop.py" "$proxy_addr" PyProxyTopic PyPopGroup 20
+echo "== TLS"
+GRPC_DEFAULT_SSL_ROOTS_FILE_PATH=$client_daemon_dir/proxy-cert.pem \
+  run_tied 120 "$py" "$(dirname "$0")/proxy_interop.py" "$proxy_addr" PyTlsTopic PyTlsGroup 20 tls
