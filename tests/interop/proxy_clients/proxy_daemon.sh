@@ -8,12 +8,41 @@
 # Go client always dials TLS (it skips the certificate check), the Python
 # client speaks either (it trusts the certificate through
 # GRPC_DEFAULT_SSL_ROOTS_FILE_PATH), the raw stubs plaintext.
-# The daemon dies with the test however it ends (client_daemon.sh: rmq_tied,
-# EXIT trap).
+# The daemon dies with the test however it ends (rmq_tied, EXIT trap); the
+# helpers free_port, write_all_in_one_conf and run_tied come from
+# client_daemon.sh.
 # The sourcing script sets RMQ_BIN (the build's bin/: rmqhostd, rmq_tied).
 
 # shellcheck source=../client_daemon.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../client_daemon.sh"
+
+# The EXIT trap: stops the daemon (TERM, then KILL after 10 s) and fails the
+# test, whatever the clients said, when it did not exit 0 or its log holds a
+# sanitizer report (the ASan build runs these tests too); then removes its
+# directory unless RMQ_TEST_KEEP is set.
+proxy_daemon_cleanup() {
+  local rc=$? st=0
+  if [[ -n $client_daemon_pid ]]; then
+    kill -TERM "$client_daemon_pid" 2>/dev/null || true
+    for _ in $(seq 1 100); do
+      kill -0 "$client_daemon_pid" 2>/dev/null || break
+      sleep 0.1
+    done
+    kill -KILL "$client_daemon_pid" 2>/dev/null || true
+    wait "$client_daemon_pid" 2>/dev/null || st=$?
+  fi
+  wait 2>/dev/null || true
+  local log=$client_daemon_dir/daemon.log
+  if [[ $st -ne 0 ]] || grep -qE 'Sanitizer|runtime error:' "$log" 2>/dev/null; then
+    echo "rmqhostd exited with status $st or reported a sanitizer error; its log:" >&2
+    tail -n 60 "$log" >&2
+    rc=1
+  fi
+  if [[ -n $client_daemon_dir && -z ${RMQ_TEST_KEEP:-} ]]; then
+    rm -rf "$client_daemon_dir"
+  fi
+  exit "$rc"
+}
 
 # start_proxy_daemon PLUGIN_DIR TOPICS
 # TOPICS: broker-client-mgr's `topics` setting ("Name:queues;..."), the
@@ -23,7 +52,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/../client_daemon.sh"
 # does not come up.
 start_proxy_daemon() {
   local bin=$RMQ_BIN plugins=$1 topics=$2
-  trap client_daemon_cleanup EXIT
+  trap proxy_daemon_cleanup EXIT
   trap 'exit 143' TERM INT
   client_daemon_dir=$(mktemp -d "${TMPDIR:-/tmp}/rmq-proxy-test.XXXXXX")
   local ns
