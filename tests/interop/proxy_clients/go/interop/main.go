@@ -5,7 +5,8 @@
 //   - Producer, normal messages: N bodies with a tag, two keys and user
 //     properties; every send has a message id, all distinct.
 //   - SimpleConsumer: each of the N is received exactly once with its body,
-//     tag, keys, properties, message id and delivery attempt 1; all but one
+//     tag, keys, properties, message id, the queue offset its send receipt
+//     gave and delivery attempt 1; all but one
 //     are acknowledged; the last one's invisible duration is changed to 1 s
 //     and it comes back once with attempt 2, then is acknowledged.
 //   - A message received with a 2 s invisible duration and not acknowledged
@@ -185,6 +186,7 @@ func main() {
 		fatal("producer Start: %v", err)
 	}
 	sentIDs := map[int]string{}
+	sentOffsets := map[int]int64{}
 	for i := 0; i < *n; i++ {
 		msg := &rmq.Message{Topic: *topic, Body: []byte(fmt.Sprintf("go5-body-%d", i))}
 		msg.SetTag(fmt.Sprintf("Tag%d", i%2))
@@ -196,6 +198,7 @@ func main() {
 			fatal("send %d: %v (%d receipts)", i, err, len(r))
 		}
 		sentIDs[i] = r[0].MessageID
+		sentOffsets[i] = r[0].Offset
 	}
 	distinct := map[string]bool{}
 	for _, id := range sentIDs {
@@ -246,6 +249,9 @@ func main() {
 		}
 		if m.GetDeliveryAttempt() != 1 {
 			problem("idx %d delivery attempt %d", i, m.GetDeliveryAttempt())
+		}
+		if m.GetOffset() != sentOffsets[i] {
+			problem("idx %d queue offset %d, the send receipt said %d", i, m.GetOffset(), sentOffsets[i])
 		}
 		if i == *n-1 {
 			last = m
