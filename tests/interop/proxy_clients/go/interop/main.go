@@ -6,8 +6,8 @@
 //     properties; every send has a message id, all distinct.
 //   - SimpleConsumer: each of the N is received exactly once with its body,
 //     tag, keys, properties, message id, the queue offset its send receipt
-//     gave and delivery attempt 1; all but one
-//     are acknowledged; the last one's invisible duration is changed to 1 s
+//     gave, a born timestamp within its send and delivery attempt 1; all
+//     but one are acknowledged; the last one's invisible duration is changed to 1 s
 //     and it comes back once with attempt 2, then is acknowledged.
 //   - A message received with a 2 s invisible duration and not acknowledged
 //     comes back once with attempt 2.
@@ -187,6 +187,8 @@ func main() {
 	}
 	sentIDs := map[int]string{}
 	sentOffsets := map[int]int64{}
+	// born timestamps are kept in milliseconds
+	bornFrom := time.Now().Truncate(time.Millisecond)
 	for i := 0; i < *n; i++ {
 		msg := &rmq.Message{Topic: *topic, Body: []byte(fmt.Sprintf("go5-body-%d", i))}
 		msg.SetTag(fmt.Sprintf("Tag%d", i%2))
@@ -200,6 +202,7 @@ func main() {
 		sentIDs[i] = r[0].MessageID
 		sentOffsets[i] = r[0].Offset
 	}
+	bornTo := time.Now()
 	distinct := map[string]bool{}
 	for _, id := range sentIDs {
 		distinct[id] = true
@@ -249,6 +252,9 @@ func main() {
 		}
 		if m.GetDeliveryAttempt() != 1 {
 			problem("idx %d delivery attempt %d", i, m.GetDeliveryAttempt())
+		}
+		if b := m.GetBornTimestamp(); b == nil || b.Before(bornFrom) || b.After(bornTo) {
+			problem("idx %d born timestamp %v outside its send, %v .. %v", i, b, bornFrom, bornTo)
 		}
 		if m.GetOffset() != sentOffsets[i] {
 			problem("idx %d queue offset %d, the send receipt said %d", i, m.GetOffset(), sentOffsets[i])
