@@ -9,6 +9,8 @@
 //     gave, a born timestamp within its send and delivery attempt 1; all
 //     but one are acknowledged; the last one's invisible duration is changed to 1 s
 //     and it comes back once with attempt 2, then is acknowledged.
+//   - Two more groups, with the TAG filter "Tag1" and the SQL92 filter
+//     "idx >= N-3", receive exactly the messages they select, each once.
 //   - A message received with a 2 s invisible duration and not acknowledged
 //     comes back once with attempt 2.
 //   - Delay: a message with a delivery timestamp 3 s ahead is received
@@ -269,6 +271,53 @@ func main() {
 		if seen[i] != 1 {
 			problem("idx %d received %d times", i, seen[i])
 		}
+	}
+
+	// filters: other groups see exactly what their expression selects
+	for _, f := range []struct {
+		group string
+		expr  *rmq.FilterExpression
+		want  func(i int) bool
+	}{
+		{*group + "Tag", rmq.NewFilterExpression("Tag1"), func(i int) bool { return i%2 == 1 }},
+		{*group + "Sql", rmq.NewFilterExpressionWithType(fmt.Sprintf("idx >= %d", *n-3), rmq.SQL92),
+			func(i int) bool { return i >= *n-3 }},
+	} {
+		want := 0
+		for i := 0; i < *n; i++ {
+			if f.want(i) {
+				want++
+			}
+		}
+		fc, err := rmq.NewSimpleConsumer(&rmq.Config{Endpoint: *endpoint,
+			ConsumerGroup: f.group, Credentials: creds},
+			rmq.WithAwaitDuration(time.Second),
+			rmq.WithSubscriptionExpressions(map[string]*rmq.FilterExpression{*topic: f.expr}))
+		if err != nil {
+			fatal("NewSimpleConsumer %s: %v", f.group, err)
+		}
+		if err := fc.Start(); err != nil {
+			fatal("consumer %s Start: %v", f.group, err)
+		}
+		got := receiveUntil(fc, want, 60*time.Second, 30*time.Second)
+		// anything more would be a filter miss or a duplicate
+		got = append(got, receiveUntil(fc, 1, 60*time.Second, 2*time.Second)...)
+		count := map[int]int{}
+		for _, m := range got {
+			var i int
+			fmt.Sscanf(m.GetProperties()["idx"], "%d", &i)
+			count[i]++
+			fc.Ack(context.Background(), m)
+		}
+		for i := 0; i < *n; i++ {
+			if w := map[bool]int{true: 1, false: 0}[f.want(i)]; count[i] != w {
+				problem("group %s: idx %d received %d times, expected %d", f.group, i, count[i], w)
+			}
+		}
+		if len(got) != want {
+			problem("group %s: %d messages, expected %d", f.group, len(got), want)
+		}
+		fc.GracefulStop()
 	}
 
 	// changeInvisibleDuration: the last one comes back at once with attempt 2
