@@ -5,7 +5,9 @@
 # with a topic and group of its own): producer, delay,
 # SimpleConsumer receive/ack/change invisible duration/redelivery, FIFO when
 # the route accepts it (proxy_interop.py says exactly what it checks); then
-# PushConsumers with TAG and SQL92 filters, retries and DLQ (push_interop.py). The
+# PushConsumers with TAG and SQL92 filters, retries and DLQ (push_interop.py);
+# then hot reloads of the proxy and store plugins under the client
+# (reload_interop.py). The
 # program's own checks decide; the daemon is stopped whatever they say.
 set -euo pipefail
 RMQ_BIN=${1:?usage: run_python.sh BIN_DIR PLUGIN_DIR PY_OUT_DIR}
@@ -19,7 +21,7 @@ if [[ ! -x $py ]] || ! "$py" -c 'import rocketmq' 2>/dev/null; then
 fi
 # shellcheck source=../proxy_daemon.sh
 source "$(dirname "$0")/../proxy_daemon.sh"
-start_proxy_daemon "$plugins" "PyProxyTopic:4;PyTlsTopic:4;PyPushTopic:4;PyDlqTopic:1"
+start_proxy_daemon "$plugins" "PyProxyTopic:4;PyTlsTopic:4;PyPushTopic:4;PyDlqTopic:1;PyReloadTopic:4"
 # the client logs under ~/logs/rocketmq_python
 export HOME=$client_daemon_dir
 echo "== plaintext"
@@ -29,3 +31,6 @@ GRPC_DEFAULT_SSL_ROOTS_FILE_PATH=$client_daemon_dir/proxy-cert.pem \
   run_tied 120 "$py" "$(dirname "$0")/proxy_interop.py" "$proxy_addr" PyTlsTopic PyTlsGroup 20 tls
 echo "== PushConsumer (TAG and SQL92 filters, retries, DLQ)"
 run_tied 240 "$py" "$(dirname "$0")/push_interop.py" "$proxy_addr" PyPushTopic 10 PyDlqTopic
+echo "== hot reload of the proxy and store plugins under the client"
+run_tied 120 "$py" "$(dirname "$0")/reload_interop.py" "$proxy_addr" PyReloadTopic 10 \
+  "$RMQ_BIN/rmqhostctl" "$client_daemon_dir/conf.d"
