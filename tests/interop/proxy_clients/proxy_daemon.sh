@@ -49,7 +49,8 @@ proxy_daemon_cleanup() {
 # topics the clients use (5.x clients need a route before they start).
 # Sets client_daemon_dir, client_daemon_pid, ns_addr and proxy_addr
 # (127.0.0.1:PORT of the gRPC server); fails with the daemon's log when it
-# does not come up.
+# does not come up. kill9_proxy_daemon then launch_proxy_daemon restart it
+# after a SIGKILL on the same state.
 start_proxy_daemon() {
   local bin=$RMQ_BIN plugins=$1 topics=$2
   trap proxy_daemon_cleanup EXIT
@@ -77,10 +78,20 @@ CONF
   cat >"$client_daemon_dir/conf.d/50-proxy.conf" <<CONF
 plugin = { name = "proxy"; path = "$plugins/proxy.so"; server = "proxy"; };
 CONF
-  "$bin/rmq_tied" "$bin/rmqhostd" -c "$client_daemon_dir/conf.d" \
-    >"$client_daemon_dir/daemon.log" 2>&1 &
-  client_daemon_pid=$!
+  ns_addr="127.0.0.1:$ns"
+  launch_proxy_daemon
+}
+
+# launch_proxy_daemon: starts rmqhostd on the conf.d start_proxy_daemon wrote
+# (appending to its log) and waits for its listen.addrs; sets
+# client_daemon_pid and proxy_addr.
+launch_proxy_daemon() {
+  local bin=$RMQ_BIN
   local addrs=$client_daemon_dir/state/listen.addrs
+  rm -f "$addrs"
+  "$bin/rmq_tied" "$bin/rmqhostd" -c "$client_daemon_dir/conf.d" \
+    >>"$client_daemon_dir/daemon.log" 2>&1 &
+  client_daemon_pid=$!
   for _ in $(seq 1 100); do
     [[ -f $addrs ]] && break
     kill -0 "$client_daemon_pid" 2>/dev/null || break
@@ -92,5 +103,12 @@ CONF
     cat "$client_daemon_dir/daemon.log" >&2
     return 1
   fi
-  ns_addr="127.0.0.1:$ns"
+}
+
+# kill9_proxy_daemon: SIGKILL, no clean stop; launch_proxy_daemon brings it
+# back on the same state (the proxy gets a new ephemeral port).
+kill9_proxy_daemon() {
+  kill -KILL "$client_daemon_pid" 2>/dev/null || true
+  wait "$client_daemon_pid" 2>/dev/null || true
+  client_daemon_pid=""
 }

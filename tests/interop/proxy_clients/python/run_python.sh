@@ -7,7 +7,8 @@
 # the route accepts it (proxy_interop.py says exactly what it checks); then
 # PushConsumers with TAG and SQL92 filters, retries and DLQ (push_interop.py);
 # then hot reloads of the proxy and store plugins under the client
-# (reload_interop.py). The
+# (reload_interop.py) and a kill -9 of the daemon during POP consumption
+# (kill9_interop.py). The
 # program's own checks decide; the daemon is stopped whatever they say.
 set -euo pipefail
 RMQ_BIN=${1:?usage: run_python.sh BIN_DIR PLUGIN_DIR PY_OUT_DIR}
@@ -21,7 +22,7 @@ if [[ ! -x $py ]] || ! "$py" -c 'import rocketmq' 2>/dev/null; then
 fi
 # shellcheck source=../proxy_daemon.sh
 source "$(dirname "$0")/../proxy_daemon.sh"
-start_proxy_daemon "$plugins" "PyProxyTopic:4;PyTlsTopic:4;PyPushTopic:4;PyDlqTopic:1;PyReloadTopic:4"
+start_proxy_daemon "$plugins" "PyProxyTopic:4;PyTlsTopic:4;PyPushTopic:4;PyDlqTopic:1;PyReloadTopic:4;PyKill9Topic:4"
 # the client logs under ~/logs/rocketmq_python
 export HOME=$client_daemon_dir
 echo "== plaintext"
@@ -34,3 +35,9 @@ run_tied 240 "$py" "$(dirname "$0")/push_interop.py" "$proxy_addr" PyPushTopic 1
 echo "== hot reload of the proxy and store plugins under the client"
 run_tied 120 "$py" "$(dirname "$0")/reload_interop.py" "$proxy_addr" PyReloadTopic 10 \
   "$RMQ_BIN/rmqhostctl" "$client_daemon_dir/conf.d"
+echo "== kill -9 during POP consumption"
+state=$client_daemon_dir/kill9-state.json
+run_tied 120 "$py" "$(dirname "$0")/kill9_interop.py" phase1 "$proxy_addr" PyKill9Topic 10 "$state"
+kill9_proxy_daemon
+launch_proxy_daemon
+run_tied 120 "$py" "$(dirname "$0")/kill9_interop.py" phase2 "$proxy_addr" PyKill9Topic 10 "$state"
