@@ -24,7 +24,9 @@ BUILD_DEBS := libuv1-dev libconfig-dev libjansson-dev libcmocka-dev zlib1g-dev l
               libnghttp2-dev libprotobuf-c-dev protobuf-c-compiler libprotobuf-dev
 # clang catches a different set of warnings than gcc; the test target builds
 # the whole tree with it too.
-TEST_DEBS  := $(BUILD_DEBS) nodejs clang clang-format valgrind python3 openssl
+# python3-venv: the 5.x Python client test installs rocketmq-python-client
+# from PyPI into a venv of the build tree.
+TEST_DEBS  := $(BUILD_DEBS) nodejs clang clang-format valgrind python3 python3-venv openssl
 # The interop tests drive the Java clients, mqadmin and a Java broker (fetched
 # from Maven Central by tests/interop/java/fetch_java_peers.sh).
 # The Go interop test builds github.com/apache/rocketmq-client-go/v2 (pinned

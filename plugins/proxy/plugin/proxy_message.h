@@ -24,7 +24,7 @@ typedef struct built {
     Apache__Rocketmq__V2__Resource topic;
     Apache__Rocketmq__V2__SystemProperties sys;
     Apache__Rocketmq__V2__Digest digest;
-    Google__Protobuf__Timestamp born, store;
+    Google__Protobuf__Timestamp born, store, deliver;
     Google__Protobuf__Duration invisible;
     Apache__Rocketmq__V2__Message__UserPropertiesEntry *ents;
     Apache__Rocketmq__V2__Message__UserPropertiesEntry **entp;
@@ -36,8 +36,9 @@ typedef struct built {
 /* Decode the record at p (len bytes left): its size, 0 when malformed. */
 size_t rec_decode(const uint8_t *p, size_t len, rec *r);
 /* r as a Message (pointing into r and b) with receipt handle and invisible
- * duration; 0 or RMQ_ENOMEM. msg_free in every case. */
-int msg_build(built *b, const rec *r, const char *receipt, int64_t invisible_ms);
+ * duration; now_ms (wall) dates a TIMER_DELAY_SEC message's delivery time
+ * as Java's proxy does. 0 or RMQ_ENOMEM. msg_free in every case. */
+int msg_build(built *b, const rec *r, const char *receipt, int64_t invisible_ms, uint64_t now_ms);
 void msg_free(built *b);
 /* The body's MD5 as 32 upper-case hex digits (out: 33 bytes). */
 void proxy_md5_hex(const uint8_t *body, size_t len, char *out);

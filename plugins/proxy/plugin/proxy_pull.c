@@ -53,7 +53,7 @@ static int send_messages(proxy *px, rmq_grpc_call *call, const uint8_t *body, si
         if (!n)
             break;
         built b;
-        if (msg_build(&b, &r, "", 0) == 0) {
+        if (msg_build(&b, &r, "", 0, px->api->now_wall_ms()) == 0) {
             b.sys.receipt_handle = NULL;
             b.sys.invisible_duration = NULL;
             Apache__Rocketmq__V2__PullMessageResponse m =

@@ -112,8 +112,10 @@ static void ts_of(Google__Protobuf__Timestamp *t, int64_t ms)
     t->nanos = (int32_t)(ms % 1000) * 1000000;
 }
 
-int msg_build(built *b, const rec *r, const char *receipt, int64_t invisible_ms)
+int msg_build(built *b, const rec *r, const char *receipt, int64_t invisible_ms, uint64_t now_ms)
 {
+    int64_t deliver_ms = -1;
+    bool delayed = false;
     memset(b, 0, sizeof *b);
     apache__rocketmq__v2__message__init(&b->m);
     apache__rocketmq__v2__resource__init(&b->topic);
@@ -181,6 +183,15 @@ int msg_build(built *b, const rec *r, const char *receipt, int64_t invisible_ms)
                 b->sys.message_type = APACHE__ROCKETMQ__V2__MESSAGE_TYPE__FIFO;
             } else if (strcmp(name, "TRACE_CONTEXT") == 0) {
                 b->sys.trace_context = val;
+            } else if (strcmp(name, "TIMER_DELIVER_MS") == 0) {
+                deliver_ms = deliver_ms < 0 ? strtoll(val, NULL, 10) : deliver_ms;
+                delayed = true;
+            } else if (strcmp(name, "TIMER_DELAY_SEC") == 0) {
+                /* Java's proxy: now + the delay, and it wins over DELIVER_MS */
+                deliver_ms = (int64_t)now_ms + strtoll(val, NULL, 10) * 1000;
+                delayed = true;
+            } else if (strcmp(name, "DELAY") == 0) {
+                delayed = true;
             } else if (!proxy_is_system_key(name) && strcmp(name, "POP_CK") != 0) {
                 Apache__Rocketmq__V2__Message__UserPropertiesEntry *e =
                     &b->ents[b->m.n_user_properties];
@@ -191,6 +202,14 @@ int msg_build(built *b, const rec *r, const char *receipt, int64_t invisible_ms)
             }
         }
         p = stop + 1;
+    }
+    /* Java's order: TRANSACTION, then DELAY (a delay level or a timer
+     * property), then FIFO (a sharding key), else NORMAL */
+    if (delayed)
+        b->sys.message_type = APACHE__ROCKETMQ__V2__MESSAGE_TYPE__DELAY;
+    if (deliver_ms >= 0) {
+        ts_of(&b->deliver, deliver_ms);
+        b->sys.delivery_timestamp = &b->deliver;
     }
     b->sys.keys = b->keys;
     b->m.user_properties = b->entp;
@@ -321,7 +340,7 @@ int proxy_receive_message(rmq_grpc_call *call, const void *msg, size_t len, void
                  invisible, revive ? revive : "0", broker && *broker ? broker : "broker",
                  r.queue_id, r.queue_offset, r.phys_offset);
         built b;
-        if (msg_build(&b, &r, receipt, invisible) == 0) {
+        if (msg_build(&b, &r, receipt, invisible, api->now_wall_ms()) == 0) {
             Apache__Rocketmq__V2__ReceiveMessageResponse m =
                 APACHE__ROCKETMQ__V2__RECEIVE_MESSAGE_RESPONSE__INIT;
             m.content_case = APACHE__ROCKETMQ__V2__RECEIVE_MESSAGE_RESPONSE__CONTENT_MESSAGE;
