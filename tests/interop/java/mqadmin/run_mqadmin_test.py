@@ -158,7 +158,8 @@ def main():
         os.makedirs(env["RMQ_JAVA_HOME_DIR"])
         jvm = subprocess.Popen(["sh", a.java_peer, a.peers, "tools-4.9.8:" + classes,
                                 "MqadminBatch", os.path.join(HERE, "steps.tsv"), out, home],
-                               env=env, start_new_session=True)
+                               env=env, start_new_session=True,
+                               cwd=work)  # consumerStatus -s writes <time>/<client> here
         try:
             jvm.wait(timeout=1500)
         except subprocess.TimeoutExpired:
