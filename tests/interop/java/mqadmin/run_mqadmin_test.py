@@ -130,7 +130,7 @@ def main():
         print("FAIL: no mqadmin jars in %s (the java_peers fixture, fetch_java_peers.sh, "
               "could not get rocketmq-tools 4.9.8)" % tools)
         return 1
-    work = a.work or tempfile.mkdtemp(prefix="rmq-mqadmin-")
+    work = os.path.abspath(a.work or tempfile.mkdtemp(prefix="rmq-mqadmin-"))
     os.makedirs(work, exist_ok=True)
     daemon = jvm = None
     log = open(os.path.join(work, "rmqhostd.log"), "w")
