@@ -117,6 +117,13 @@ EXPECT = {
         ("re", r"^brokerName\s+=  broker-mqa$"), ("re", r"^brokerClusterName\s+=  MqaCluster$"),
         ("re", r"^autoCreateSubscriptionGroup\s+=  true$"), ("re", r"^flushDiskType\s+=  ASYNC_FLUSH$"),
         ("re", r"^brokerRole\s+=  ASYNC_MASTER$"), ("re", r"^listenPort\s+=  \d+$"),
+        # Java's keys rmqhost has no setting of that name for, with the value
+        # it behaves as (docs/compat.md GET_BROKER_CONFIG)
+        ("re", r"^brokerIP2\s+=  127\.0\.0\.1$"), ("re", r"^enablePropertyFilter\s+=  true$"),
+        ("re", r"^useTLS\s+=  false$"), ("re", r"^commercialEnable\s+=  false$"),
+        ("re", r"^waitTimeMillsInSendQueue\s+=  9223372036854775807$"),
+        ("re", r"^messageIndexEnable\s+=  true$"), ("re", r"^regionId\s+=  DefaultRegion$"),
+        ("not", "secretKey"),
     ],
     "48_updateBrokerConfig": [("has", "update broker config success, ${BROKER}")],
     "48b_updateBrokerConfigStore": [("has", "update broker config success, ${BROKER}")],
