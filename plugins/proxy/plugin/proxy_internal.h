@@ -117,6 +117,8 @@ int proxy_pull_message(rmq_grpc_call *call, const void *msg, size_t len, void *u
 int proxy_get_offset(rmq_grpc_call *call, const void *msg, size_t len, void *ud);
 int proxy_update_offset(rmq_grpc_call *call, const void *msg, size_t len, void *ud);
 int proxy_query_offset(rmq_grpc_call *call, const void *msg, size_t len, void *ud);
+/* RecallMessage: a timer message cancelled by its handle (proxy_recall.c). */
+int proxy_recall_message(rmq_grpc_call *call, const void *msg, size_t len, void *ud);
 
 /* The consumer handlers (proxy_receive.c): POP through the store. */
 int proxy_receive_message(rmq_grpc_call *call, const void *msg, size_t len, void *ud);

@@ -118,6 +118,7 @@ static int proxy_init(rmq_plugin_ctx *ctx, const rmq_host_api *api)
         {"GetOffset", RMQ_GRPC_UNARY, proxy_get_offset},
         {"UpdateOffset", RMQ_GRPC_UNARY, proxy_update_offset},
         {"QueryOffset", RMQ_GRPC_UNARY, proxy_query_offset},
+        {"RecallMessage", RMQ_GRPC_UNARY, proxy_recall_message},
     };
     int rc =
         api->declare_executor(ctx, "grpc", (int)api->setting_int(ctx, "executorThreads"), 10000);
@@ -137,7 +138,7 @@ static int proxy_init(rmq_plugin_ctx *ctx, const rmq_host_api *api)
              "MessagingService ready: QueryRoute, QueryAssignment, Heartbeat, SendMessage, "
              "NotifyClientTermination, Telemetry, ReceiveMessage, AckMessage, "
              "ChangeInvisibleDuration, ForwardMessageToDeadLetterQueue, PullMessage, GetOffset, "
-             "UpdateOffset, QueryOffset (routes from server %s, "
+             "UpdateOffset, QueryOffset, RecallMessage (routes from server %s, "
              "messages to server %s)",
              px->namesrv_server, px->broker_server);
     return RMQ_OK;

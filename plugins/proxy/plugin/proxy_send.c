@@ -175,6 +175,7 @@ typedef struct send_outcome {
     char message[256];
     char msg_id[128];
     int64_t offset;
+    char recall_handle[1024]; /* a timer message's (RecallMessage) */
 } send_outcome;
 
 static uint64_t millis_of(const Google__Protobuf__Timestamp *t)
@@ -307,6 +308,9 @@ static void send_one(proxy *px, const Apache__Rocketmq__V2__Message *m, const ch
         snprintf(out->message, sizeof(out->message), "OK");
         snprintf(out->msg_id, sizeof(out->msg_id), "%s", sp->message_id);
         out->offset = offset ? strtoll(offset, NULL, 10) : 0;
+        snprintf(out->recall_handle, sizeof(out->recall_handle), "%s",
+                 api->cmd_ext_get(resp, "recallHandle") ? api->cmd_ext_get(resp, "recallHandle")
+                                                        : "");
         break;
     case FLUSH_DISK_TIMEOUT:
         out->code = PX_MASTER_PERSISTENCE_TIMEOUT;
@@ -400,6 +404,7 @@ int proxy_send_message(rmq_grpc_call *call, const void *msg, size_t len, void *u
             ents[i].message_id = outs[i].msg_id;
             ents[i].transaction_id = (char *)"";
             ents[i].offset = outs[i].offset;
+            ents[i].recall_handle = outs[i].recall_handle;
             entp[i] = &ents[i];
             mixed |= outs[i].code != outs[0].code;
         }

@@ -17,6 +17,7 @@
 #include "message_id.h"
 #include "ha.h"
 #include "send_put.h"
+#include "store_features.h"
 
 typedef struct send_job {
     reply_target t;
@@ -178,7 +179,7 @@ static void replica_done(void *ud, int code)
  * recorded then (put_began_ms). */
 static int answer_stored(store_plugin *sp, send_job *j, const store_put_result *pr,
                          const char *msg_id, int32_t queue_id, bool wait_store,
-                         uint64_t put_began_ms)
+                         uint64_t put_began_ms, const store_msg *timer_msg, const char *broker_name)
 {
     ha_master_notify(sp);
     bool flush_wait_needed = sp->set.engine.flush_type == STORE_SYNC_FLUSH && wait_store;
@@ -193,6 +194,8 @@ static int answer_stored(store_plugin *sp, send_job *j, const store_put_result *
     sp->api->cmd_ext_set(r, "msgId", msg_id);
     store_ext_i64(sp, r, "queueId", queue_id);
     store_ext_i64(sp, r, "queueOffset", pr->queue_offset);
+    if (timer_msg) /* 5.x: the handle RECALL_MESSAGE takes */
+        recall_handle_attach(sp, r, timer_msg->props, timer_msg->props_len, broker_name);
     if (!flush_wait_needed && !replica_needed)
         return store_answer(sp, &j->t, r);
     flush_wait *fw = malloc(sizeof *fw);
@@ -431,7 +434,8 @@ static int put_single(store_plugin *sp, send_job *j, const rmq_broker_config *bc
     char id[64];
     offset_msg_id(&sm.store_host, pr.phys_offset, id);
     broker_stats_on_put(sp, m->topic, 1, pr.total_size);
-    return answer_stored(sp, j, &pr, id, m->resp_queue_id, wait_store_ok(&m->props), began);
+    return answer_stored(sp, j, &pr, id, m->resp_queue_id, wait_store_ok(&m->props), began,
+                         strcmp(m->topic, TIMER_TOPIC) == 0 ? &sm : NULL, bc->broker_name);
 }
 
 static int put_batch(store_plugin *sp, send_job *j, const rmq_broker_config *bc,
@@ -591,7 +595,7 @@ static int put_batch(store_plugin *sp, send_job *j, const rmq_broker_config *bc,
     }
     ids[il] = 0;
     broker_stats_on_put(sp, h->topic, (int64_t)got, pr.total_size);
-    rc = answer_stored(sp, j, &pr, ids, queue_id, wait, began);
+    rc = answer_stored(sp, j, &pr, ids, queue_id, wait, began, NULL, NULL);
 out:
     free(items);
     free(msgs);

@@ -29,6 +29,8 @@ int store_features_init(store_plugin *sp)
     if (rc == 0)
         rc = timer_service_init(sp, f);
     if (rc == 0)
+        rc = recall_processor_register(sp);
+    if (rc == 0)
         rc = consumer_send_back_register(sp);
     if (rc == 0)
         rc = transaction_service_init(sp, f);

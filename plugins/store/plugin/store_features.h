@@ -88,6 +88,12 @@ bool timer_props_present(const props_view *v);
  * TIMER_OUT_MS (rounded to timerPrecisionMs), REAL_TOPIC and REAL_QID; due
  * already: left as it is. 0 or a response code with remark. */
 int timer_route(store_plugin *sp, send_message *m, const char *cluster, char *remark, size_t cap);
+/* recall_processor.c: RECALL_MESSAGE (370), and the recall handle put on a
+ * SEND answer for a message the timer wheel holds (props: the stored
+ * properties with TIMER_OUT_MS, REAL_TOPIC, UNIQ_KEY). */
+int recall_processor_register(store_plugin *sp);
+void recall_handle_attach(store_plugin *sp, rmq_cmd *resp, const char *props, size_t len,
+                          const char *broker_name);
 
 /* ---- consumer_send_back.c ---- */
 int consumer_send_back_register(store_plugin *sp);

@@ -30,7 +30,58 @@ struct timer_service {
     int64_t precision_ms;
     uint64_t checkpointed_mono;
     bool failed_logged;
+    /* recall markers (TIMER_DEL_UNIQKEY "realTopic+uniqKey") of the bucket
+     * being delivered: its messages with those keys are dropped */
+    int64_t del_bucket;
+    char **del_keys;
+    size_t ndel, capdel;
 };
+
+static void del_clear(struct timer_service *t, int64_t bucket)
+{
+    for (size_t i = 0; i < t->ndel; i++)
+        free(t->del_keys[i]);
+    t->ndel = 0;
+    t->del_bucket = bucket;
+}
+
+static void del_add(struct timer_service *t, int64_t bucket, const char *k, size_t len)
+{
+    if (bucket != t->del_bucket)
+        del_clear(t, bucket);
+    for (size_t i = 0; i < t->ndel; i++)
+        if (strlen(t->del_keys[i]) == len && memcmp(t->del_keys[i], k, len) == 0)
+            return; /* the bucket's markers come again when a tick resumes it */
+    if (t->ndel == t->capdel) {
+        size_t ncap = t->capdel ? t->capdel * 2 : 8;
+        char **nk = realloc(t->del_keys, ncap * sizeof *nk);
+        if (!nk)
+            return;
+        t->del_keys = nk;
+        t->capdel = ncap;
+    }
+    char *copy = strndup(k, len);
+    if (copy)
+        t->del_keys[t->ndel++] = copy;
+}
+
+/* Whether the record (topic, uniq key) was recalled in its bucket. */
+static bool del_has(struct timer_service *t, int64_t bucket, const props_view *v)
+{
+    if (t->ndel == 0 || bucket != t->del_bucket)
+        return false;
+    size_t tl = 0, ul = 0;
+    const char *topic = props_get(v, "REAL_TOPIC", &tl), *uk = props_get(v, "UNIQ_KEY", &ul);
+    if (!topic || !uk)
+        return false;
+    for (size_t i = 0; i < t->ndel; i++) {
+        const char *k = t->del_keys[i];
+        if (strlen(k) == tl + 1 + ul && memcmp(k, topic, tl) == 0 && k[tl] == '+' &&
+            memcmp(k + tl + 1, uk, ul) == 0)
+            return true;
+    }
+    return false;
+}
 
 /* ---- send side (HookUtils.transformTimerMessage) --------------------------- */
 
@@ -135,7 +186,9 @@ int timer_route(store_plugin *sp, send_message *m, const char *cluster, char *re
     snprintf(m->topic, sizeof m->topic, "%s", TIMER_TOPIC);
     m->queue_id = 0;
     m->has_tags_code = true;
-    m->tags_code = deliver; /* the wheel reads delivery times from the consume queue */
+    /* the wheel reads delivery times from the consume queue; a recall
+     * marker's is negated, so the wheel knows it without reading it */
+    m->tags_code = props_get(pv, "TIMER_DEL_UNIQKEY", NULL) ? -deliver : deliver;
 out:
     free(parsed);
     return rc;
@@ -165,7 +218,17 @@ static bool deliver_entry(void *ud, const timer_entry *e)
     bool ok = true;
     char topic[256];
     store_msg m;
-    if (store_msg_to_real_queue(&r, v, topic, &m)) {
+    int64_t bucket = e->deliver_ms / t->precision_ms;
+    size_t dl = 0;
+    const char *dk = props_get(v, "TIMER_DEL_UNIQKEY", &dl);
+    if (e->deleting || dk) {
+        /* a recall marker: remembered for its bucket, never delivered */
+        if (dk)
+            del_add(t, bucket, dk, dl);
+    } else if (del_has(t, bucket, v)) {
+        sp->api->log(sp->ctx, RMQ_LOG_DEBUG, "timer message at %" PRId64 " recalled: dropped",
+                     e->phys_offset);
+    } else if (store_msg_to_real_queue(&r, v, topic, &m)) {
         char enq[24], deq[24];
         snprintf(enq, sizeof enq, "%" PRId64, r.store_ts);
         snprintf(deq, sizeof deq, "%" PRIu64, sp->api->now_wall_ms());
@@ -210,7 +273,10 @@ static void enqueue_new(struct timer_service *t)
             break;
         size_t i = 0;
         for (; i < n; i++) {
-            timer_entry te = {e[i].phys_offset, e[i].tags_code, e[i].size};
+            /* a negative delivery time marks a recall (timer_route) */
+            timer_entry te = {e[i].phys_offset,
+                              e[i].tags_code < 0 ? -e[i].tags_code : e[i].tags_code, e[i].size,
+                              e[i].tags_code < 0};
             int rc = timer_wheel_add(t->wheel, &te);
             if (rc == 1 && !deliver_entry(t, &te))
                 break;
@@ -318,6 +384,8 @@ void timer_service_fini(store_plugin *sp, store_features *f)
     if (!f->timer)
         return;
     timer_wheel_close(f->timer->wheel);
+    del_clear(f->timer, 0);
+    free(f->timer->del_keys);
     free(f->timer);
     f->timer = NULL;
 }

@@ -18,8 +18,9 @@
 
 #include "timer_wheel.h"
 
-#define ENTRY_MAGIC 0x544D5231u /* "TMR1" */
-#define READ_CHUNK 256          /* entries read per pread */
+#define ENTRY_MAGIC 0x544D5231u  /* "TMR1" */
+#define DELETE_MAGIC 0x544D5244u /* "TMRD": a recall marker */
+#define READ_CHUNK 256           /* entries read per pread */
 
 struct timer_wheel {
     char dir[1024];
@@ -270,7 +271,7 @@ int timer_wheel_add(timer_wheel *w, const timer_entry *e)
     be64(rec, (uint64_t)e->phys_offset);
     be64(rec + 8, (uint64_t)e->deliver_ms);
     be32(rec + 16, (uint32_t)e->size);
-    be32(rec + 20, ENTRY_MAGIC);
+    be32(rec + 20, e->deleting ? DELETE_MAGIC : ENTRY_MAGIC);
     ssize_t n = write(w->add_fd, rec, sizeof rec);
     if (n != (ssize_t)sizeof rec) {
         int err = n < 0 ? -errno : -EIO;
@@ -302,6 +303,27 @@ static int finish_bucket(timer_wheel *w)
     return 0;
 }
 
+/* The recall markers of the open slot, to deliver before its messages.
+ * 0, or -1 with errno. */
+static int pass_deletes(int fd, uint8_t *buf, int64_t now_ms, timer_deliver_fn deliver, void *ud)
+{
+    for (off_t at = 0;;) {
+        ssize_t n = pread(fd, buf, (size_t)READ_CHUNK * TIMER_ENTRY_BYTES, at);
+        if (n < 0)
+            return -1;
+        size_t cnt = (size_t)n / TIMER_ENTRY_BYTES;
+        if (cnt == 0)
+            return 0;
+        for (size_t i = 0; i < cnt; i++) {
+            const uint8_t *r = buf + i * TIMER_ENTRY_BYTES;
+            timer_entry e = {(int64_t)rd64(r), (int64_t)rd64(r + 8), (int32_t)rd32(r + 16), true};
+            if (rd32(r + 20) == DELETE_MAGIC && e.deliver_ms <= now_ms)
+                (void)deliver(ud, &e);
+        }
+        at += (off_t)(cnt * TIMER_ENTRY_BYTES);
+    }
+}
+
 long timer_wheel_deliver_due(timer_wheel *w, int64_t now_ms, size_t max_entries,
                              timer_deliver_fn deliver, void *ud)
 {
@@ -325,6 +347,11 @@ long timer_wheel_deliver_due(timer_wheel *w, int64_t now_ms, size_t max_entries,
             w->dirty = true;
             continue;
         }
+        if (pass_deletes(fd, buf, now_ms, deliver, ud) != 0) {
+            done = -errno;
+            close(fd);
+            break;
+        }
         bool stop = false;
         for (;;) {
             ssize_t n = pread(fd, buf, (size_t)READ_CHUNK * TIMER_ENTRY_BYTES,
@@ -339,9 +366,10 @@ long timer_wheel_deliver_due(timer_wheel *w, int64_t now_ms, size_t max_entries,
                 break; /* end of the slot (a torn tail is ignored) */
             for (size_t i = 0; i < cnt; i++) {
                 const uint8_t *r = buf + i * TIMER_ENTRY_BYTES;
-                timer_entry e = {(int64_t)rd64(r), (int64_t)rd64(r + 8), (int32_t)rd32(r + 16)};
+                timer_entry e = {(int64_t)rd64(r), (int64_t)rd64(r + 8), (int32_t)rd32(r + 16),
+                                 false};
                 /* an entry due later than now (a wheel kept from a coarser
-                 * precision) waits */
+                 * precision) waits; recall markers went by in pass_deletes */
                 if (rd32(r + 20) == ENTRY_MAGIC && (e.deliver_ms > now_ms || !deliver(ud, &e))) {
                     stop = true;
                     break;

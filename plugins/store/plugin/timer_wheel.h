@@ -19,6 +19,9 @@ typedef struct timer_entry {
     int64_t phys_offset; /* commit-log offset of the rmq_sys_wheel_timer record */
     int64_t deliver_ms;  /* TIMER_OUT_MS */
     int32_t size;        /* its size */
+    /* a recall (TIMER_DEL_UNIQKEY) marker: handed to `deliver` before the
+     * other entries of its bucket, never delivered as a message */
+    bool deleting;
 } timer_entry;
 
 #define TIMER_ENTRY_BYTES 24 /* on disk: phys (8) deliver (8) size (4) magic (4), big-endian */
@@ -44,6 +47,10 @@ int timer_wheel_add(timer_wheel *w, const timer_entry *e);
 /* Delivers every entry of the buckets that start at or before now_ms, oldest
  * bucket first, in arrival order within a bucket: deliver returns true when
  * done with the entry, false to stop (retried from that entry next call).
+ * Before a bucket's entries (and again when a call resumes a bucket), its
+ * `deleting` entries are each handed to deliver once (Java's timer reads a
+ * slot's delete markers first), so a recall added after the message it
+ * cancels still precedes it; their return value is ignored.
  * At most max_entries entries per call. Returns the number delivered, or
  * -errno on an I/O error. A finished bucket's file is removed once the
  * checkpoint saying so is on disk. */

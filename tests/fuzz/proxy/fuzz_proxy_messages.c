@@ -2,7 +2,9 @@
  * from a client (QueryRouteRequest, SendMessageRequest, HeartbeatRequest,
  * NotifyClientTerminationRequest, TelemetryCommand, QueryAssignmentRequest,
  * ReceiveMessageRequest, AckMessageRequest, ChangeInvisibleDurationRequest,
- * ForwardMessageToDeadLetterQueueRequest), through the same
+ * ForwardMessageToDeadLetterQueueRequest, GetOffsetRequest,
+ * UpdateOffsetRequest, QueryOffsetRequest, PullMessageRequest,
+ * RecallMessageRequest), through the same
  * protobuf-c generated code: the first byte picks the message, the rest is
  * unpacked, walked the way the handlers read it, re-packed and freed. */
 #include <stdint.h>
@@ -22,6 +24,11 @@ static const ProtobufCMessageDescriptor *const DESCRIPTORS[] = {
     &apache__rocketmq__v2__ack_message_request__descriptor,
     &apache__rocketmq__v2__change_invisible_duration_request__descriptor,
     &apache__rocketmq__v2__forward_message_to_dead_letter_queue_request__descriptor,
+    &apache__rocketmq__v2__get_offset_request__descriptor,
+    &apache__rocketmq__v2__update_offset_request__descriptor,
+    &apache__rocketmq__v2__query_offset_request__descriptor,
+    &apache__rocketmq__v2__pull_message_request__descriptor,
+    &apache__rocketmq__v2__recall_message_request__descriptor,
 };
 
 static volatile size_t sink;
@@ -66,6 +73,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (t->command_case == APACHE__ROCKETMQ__V2__TELEMETRY_COMMAND__COMMAND_SETTINGS &&
             t->settings && t->settings->backoff_policy)
             sink += (size_t)t->settings->backoff_policy->max_attempts;
+        /* what proxy_clients.c keeps of a consumer's Settings */
+        if (t->command_case == APACHE__ROCKETMQ__V2__TELEMETRY_COMMAND__COMMAND_SETTINGS &&
+            t->settings &&
+            t->settings->pub_sub_case == APACHE__ROCKETMQ__V2__SETTINGS__PUB_SUB_SUBSCRIPTION &&
+            t->settings->subscription)
+            for (size_t i = 0; i < t->settings->subscription->n_subscriptions; i++) {
+                const Apache__Rocketmq__V2__SubscriptionEntry *e =
+                    t->settings->subscription->subscriptions[i];
+                if (e->topic && e->topic->name)
+                    sink += strlen(e->topic->name);
+                if (e->expression && e->expression->expression)
+                    sink += strlen(e->expression->expression);
+            }
     }
     size_t n = protobuf_c_message_get_packed_size(m);
     uint8_t *out = malloc(n ? n : 1);

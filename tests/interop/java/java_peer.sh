@@ -2,7 +2,7 @@
 # Runs one Java RocketMQ peer of the interop tests in the foreground:
 #   java_peer.sh PEERS_DIR SET[:EXTRA_CLASSPATH] MAIN_CLASS [ARGS...]
 # SET is a jar directory fetch_java_peers.sh made (client-4.9.8, tools-4.9.8,
-# server-4.9.7, client-5.3.3). It execs java, so the caller's pid is the
+# server-4.9.7, client-5.3.3, grpc-client-java-5). It execs java, so the caller's pid is the
 # JVM's: a test stops it by that pid (or its process group). The JVM gets a
 # ROCKETMQ_HOME whose conf/ holds quiet logback files, and a private user.home
 # (RMQ_JAVA_HOME_DIR, default a fresh temporary directory) so nothing lands in

@@ -2,8 +2,9 @@
  * entries come out at their bucket's time and not before, in arrival order,
  * a delivery refused is retried from that entry, the progress survives a
  * reopen (no loss, and delivered buckets are not repeated), a torn entry
- * from a crash is trimmed, a bucket already passed is reported late, and a
- * delivered bucket's slot file is removed. */
+ * from a crash is trimmed, a bucket already passed is reported late, a
+ * delivered bucket's slot file is removed, and a bucket's recall markers
+ * come before its messages. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -32,6 +33,10 @@ typedef struct got {
 static bool collect(void *ud, const timer_entry *e)
 {
     got *g = ud;
+    if (e->deleting) { /* a recall marker: recorded negated, never refused */
+        g->phys[g->n++] = -e->phys_offset;
+        return true;
+    }
     if (g->n == g->refuse_at) {
         g->refuse_at = SIZE_MAX;
         return false;
@@ -84,7 +89,7 @@ static size_t slot_files(const dirs *d)
 
 static void add(timer_wheel *w, int64_t phys, int64_t at)
 {
-    timer_entry e = {phys, at, 100};
+    timer_entry e = {phys, at, 100, false};
     assert_int_equal(timer_wheel_add(w, &e), 0);
 }
 
@@ -108,7 +113,7 @@ static void due_in_time_order_not_before(void **state)
     assert_int_equal(g.phys[2], 3);
     assert_int_equal(slot_files(d), 0);
     /* a time whose bucket was delivered: the caller delivers it */
-    timer_entry late = {9, t0 + 3 * P, 1};
+    timer_entry late = {9, t0 + 3 * P, 1, false};
     assert_int_equal(timer_wheel_add(w, &late), 1);
     timer_wheel_close(w);
 }
@@ -157,7 +162,7 @@ static void crash_without_checkpoint_loses_nothing(void **state)
         timer_wheel *w = NULL;
         if (timer_wheel_open(d->wheel, d->ckpt, P, t0, &w) != 0 || timer_wheel_checkpoint(w) != 0)
             _exit(1);
-        timer_entry a = {1, t0 + 2 * P, 1}, b = {2, t0 + 2 * P, 1};
+        timer_entry a = {1, t0 + 2 * P, 1, false}, b = {2, t0 + 2 * P, 1, false};
         _exit(timer_wheel_add(w, &a) == 0 && timer_wheel_add(w, &b) == 0 ? 0 : 1);
     }
     int st = 0;
@@ -207,6 +212,33 @@ static void many_timers_stream_through_fixed_memory(void **state)
     timer_wheel_close(w);
 }
 
+/* A recall marker added after the messages of its bucket is handed over
+ * before them, and again when a refused delivery resumes the bucket. */
+static void recall_markers_come_first(void **state)
+{
+    dirs *d = *state;
+    timer_wheel *w = NULL;
+    int64_t t0 = 1000000 * (int64_t)P;
+    assert_int_equal(timer_wheel_open(d->wheel, d->ckpt, P, t0, &w), 0);
+    add(w, 1, t0 + 2 * P);
+    add(w, 2, t0 + 2 * P + 10);
+    timer_entry del = {3, t0 + 2 * P, 1, true};
+    assert_int_equal(timer_wheel_add(w, &del), 0);
+    got g = {.refuse_at = 2}; /* refuses message 2 once */
+    assert_int_equal(timer_wheel_deliver_due(w, t0 + 3 * P, 100, collect, &g), 1);
+    assert_int_equal(g.n, 2);
+    assert_int_equal(g.phys[0], -3);
+    assert_int_equal(g.phys[1], 1);
+    /* resumed: the marker again, then message 2; the marker entry itself
+     * is passed over, never delivered as a message */
+    assert_int_equal(timer_wheel_deliver_due(w, t0 + 3 * P, 100, collect, &g), 2);
+    assert_int_equal(g.n, 4);
+    assert_int_equal(g.phys[2], -3);
+    assert_int_equal(g.phys[3], 2);
+    assert_int_equal(slot_files(d), 0);
+    timer_wheel_close(w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -215,6 +247,7 @@ int main(void)
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(crash_without_checkpoint_loses_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(many_timers_stream_through_fixed_memory, setup, teardown),
+        cmocka_unit_test_setup_teardown(recall_markers_come_first, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -230,6 +230,54 @@ public class RmqGrpcClient5 {
     result("producer_delay", why);
   }
 
+  // ---- recall: a timer message cancelled by its recall handle ----
+  static void recall(Producer p, String topic, String normalTopic) throws Exception {
+    String why = null;
+    SimpleConsumer c = simple("grpc5_recall_" + run, topic, "*");
+    try {
+      c.receive(1, Duration.ofSeconds(30));
+      long at = System.currentTimeMillis() + 4000;
+      SendReceipt gone = p.send(msg(topic, "tagR", "key-r0", "recall-0", null, at));
+      p.send(msg(topic, "tagR", "key-r1", "recall-1", null, at));
+      String handle = gone.getRecallHandle();
+      if (handle == null || handle.isEmpty()) why = "no recall handle for a timer message";
+      if (why == null) {
+        String id = String.valueOf(p.recallMessage(topic, handle).getMessageId());
+        if (!gone.getMessageId().toString().equals(id))
+          why = "recalled " + id + ", expected " + gone.getMessageId();
+      }
+      if (why == null) {
+        try {
+          p.recallMessage(normalTopic, handle);
+          why = "a recall on a NORMAL topic was accepted";
+        } catch (Exception e) {
+          if (!String.valueOf(e.getMessage()).contains("TopicMessageType validate failed"))
+            why = "recall on NORMAL refused for another reason: " + e;
+        }
+      }
+      if (why == null) {
+        try {
+          p.recallMessage(topic, "bm90IGEgaGFuZGxl");
+          why = "a bogus recall handle was accepted";
+        } catch (Exception e) {
+          if (!String.valueOf(e.getMessage()).contains("recall handle is invalid"))
+            why = "bogus handle refused for another reason: " + e;
+        }
+      }
+      if (why == null) {
+        // both were due in the same second: recall-1 only, and nothing after
+        List<MessageView> got = drain(c, 1, true);
+        if (got.size() != 1 || !describe(got.get(0)).equals(
+            expected("recall-1", "tagR", "key-r1", null)))
+          why = "received " + got.size() + (got.isEmpty() ? "" : ": " + describe(got.get(0)));
+        if (why == null) why = nothingMore(c);
+      }
+    } finally {
+      c.close();
+    }
+    result("producer_recall", why);
+  }
+
   // ---- PushConsumer with a TAG filter ----
   static void push(Producer p, String topic) throws Exception {
     String why = null;
@@ -377,11 +425,11 @@ public class RmqGrpcClient5 {
     cfg = ClientConfiguration.newBuilder().setEndpoints(proxy).enableSsl(false)
         .setRequestTimeout(Duration.ofSeconds(10)).build();
     String normal = "grpc5_normal_" + run, fifo = "grpc5_fifo_" + run,
-        delay = "grpc5_delay_" + run, push = "grpc5_push_" + run, off = "grpc5_off_" + run;
+        delay = "grpc5_delay_" + run, recall = "grpc5_recall_" + run, push = "grpc5_push_" + run, off = "grpc5_off_" + run;
     Producer p = sp.newProducerBuilder().setClientConfiguration(cfg)
-        .setTopics(normal, fifo, delay, push, off).build();
+        .setTopics(normal, fifo, delay, recall, push, off).build();
     try {
-      String[] names = {"simple_consumer_normal", "producer_fifo", "producer_delay",
+      String[] names = {"simple_consumer_normal", "producer_fifo", "producer_delay", "producer_recall",
           "push_consumer_tag", "offsets_and_pull", "connections_registered"};
       for (String n : names) {
         if (args.length > 2 && !args[2].contains(n)) continue;
@@ -390,6 +438,7 @@ public class RmqGrpcClient5 {
             case "simple_consumer_normal": normalAndSimple(p, normal); break;
             case "producer_fifo": fifo(p, fifo, normal); break;
             case "producer_delay": delay(p, delay); break;
+            case "producer_recall": recall(p, recall, normal); break;
             case "push_consumer_tag": push(p, push); break;
             case "connections_registered": connections("grpc5_conn_" + run); break;
             case "offsets_and_pull": offsets(p, off); break;

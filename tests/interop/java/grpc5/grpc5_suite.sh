@@ -49,7 +49,7 @@ peer() {
 }
 rc=0
 peer client-5.3.3 "$work/setup" GrpcTopicSetup "$ns_addr" "127.0.0.1:$port" \
-  "grpc5_normal_$run=NORMAL" "grpc5_fifo_$run=FIFO" "grpc5_delay_$run=DELAY" \
+  "grpc5_normal_$run=NORMAL" "grpc5_fifo_$run=FIFO" "grpc5_delay_$run=DELAY" "grpc5_recall_$run=DELAY" \
   "grpc5_push_$run=-" "grpc5_off_$run=NORMAL" "grpc5_conn_$run=NORMAL" || rc=$?
 # mqadmin (tools 4.9.8) on the broker's client housekeeping: prints its
 # verdict line, returns non-zero on a wrong answer.
