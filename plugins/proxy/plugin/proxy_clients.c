@@ -197,25 +197,28 @@ void proxy_clients_heartbeat(proxy *px, rmq_grpc_call *call, const char *client_
     json_t *subs = NULL;
     char *group = NULL;
     pthread_mutex_lock(&t->mu);
-    px_client *c = find(t, client_id, true);
-    if (c) {
+    px_client *c = find(t, client_id, false);
+    bool known = c && c->have_settings;
+    if (known) {
         c->channel = ch;
         snprintf(c->addr, sizeof c->addr, "%s", peer ? peer : "");
-        if (c->have_settings) {
-            type = c->type;
-            subs = json_incref(c->subs);
-            group = c->group ? strdup(c->group) : NULL;
-        } else {
-            /* no Settings yet (Java answers UNRECOGNIZED_CLIENT_TYPE): the
-             * heartbeat's own type and group, subscriptions to come */
-            c->type = type;
-        }
+        type = c->type;
+        subs = json_incref(c->subs);
+        group = c->group ? strdup(c->group) : NULL;
     }
     pthread_mutex_unlock(&t->mu);
+    json_t *hb = NULL;
+    if (!known) {
+        /* Java's ClientActivity: no Settings from this client (none sent
+         * yet, or its NotifyClientTermination already came: a heartbeat
+         * still in flight then must not register it again) */
+        proxy_status(st, APACHE__ROCKETMQ__V2__CODE__UNRECOGNIZED_CLIENT_TYPE,
+                     "cannot find client settings for this client");
+        goto out;
+    }
     if (!group && req->group && req->group->name && req->group->name[0])
         group = strdup(req->group->name);
-    json_t *hb =
-        json_pack("{sss[]s[]}", "clientID", client_id, "producerDataSet", "consumerDataSet");
+    hb = json_pack("{sss[]s[]}", "clientID", client_id, "producerDataSet", "consumerDataSet");
     size_t i;
     json_t *v;
     bool consumer = type == APACHE__ROCKETMQ__V2__CLIENT_TYPE__PUSH_CONSUMER ||
