@@ -39,10 +39,17 @@ struct rmq_grpc_call {
     uint8_t *first;
     size_t first_len;
     int nmsgs;
-    pthread_mutex_t mu; /* the task queue */
+    pthread_mutex_t mu; /* the task queue; the hold's on_done */
     call_task *head, *tail;
     bool running;
     grpc_method_entry entry; /* of the task being run */
+    /* ABI 1.9 grpc_hold: the plugin keeps the call open past its handler.
+     * on_done and the generation it belongs to are cleared (under mu) by
+     * grpc_finish, or taken once by the stream's end. */
+    atomic_bool held;
+    rmq_grpc_done_fn on_done;
+    void *on_done_ud;
+    plugin_inst *on_done_plugin;
 };
 
 static void call_unref(rmq_grpc_call *call)
@@ -133,9 +140,11 @@ static int call_finish(rmq_grpc_call *call, int status, const char *message)
 {
     if (!call || status < 0 || status > 16)
         return RMQ_EINVAL;
-    if (atomic_exchange(&call->finished, true))
-        return RMQ_ENOTCONN;
-    if (atomic_load(&call->gone))
+    pthread_mutex_lock(&call->mu);
+    bool was = atomic_exchange(&call->finished, true);
+    call->on_done = NULL; /* never told after grpc_finish has returned */
+    pthread_mutex_unlock(&call->mu);
+    if (was || atomic_load(&call->gone))
         return RMQ_ENOTCONN;
     answer_op *op = calloc(1, sizeof(*op));
     if (!op)
@@ -174,6 +183,12 @@ static void after_handler(rmq_grpc_call *call, call_task *t, int rc)
 {
     if (atomic_load(&call->finished))
         return;
+    if (atomic_load(&call->held)) {
+        /* the plugin answers later; a failing handler still ends it */
+        if (rc < 0)
+            call_finish(call, RMQ_GRPC_INTERNAL, rmq_strerror(rc));
+        return;
+    }
     char why[160];
     if (call->kind == RMQ_GRPC_BIDI_STREAMING) {
         if (!t->msg)
@@ -424,6 +439,21 @@ void grpc_call_half_close(rmq_grpc_call *call)
 void grpc_call_gone(rmq_grpc_call *call)
 {
     atomic_store(&call->gone, true);
+    /* A held call's plugin is told, with its generation counted in flight
+     * so that an unload waits for the callback (under mu: a concurrent
+     * grpc_finish either cleared on_done first or waits for us to take it). */
+    pthread_mutex_lock(&call->mu);
+    rmq_grpc_done_fn fn = atomic_load(&call->finished) ? NULL : call->on_done;
+    void *ud = call->on_done_ud;
+    plugin_inst *p = call->on_done_plugin;
+    call->on_done = NULL;
+    if (fn)
+        atomic_fetch_add(&p->inflight, 1);
+    pthread_mutex_unlock(&call->mu);
+    if (fn) {
+        fn(call, ud);
+        atomic_fetch_sub(&p->inflight, 1);
+    }
     call_unref(call);
 }
 
@@ -459,8 +489,41 @@ static uint64_t call_deadline(const rmq_grpc_call *call)
     return call ? call->deadline_ms : 0;
 }
 
+static int call_hold(rmq_grpc_call *call, rmq_grpc_done_fn on_done, void *ud)
+{
+    if (!call)
+        return RMQ_EINVAL;
+    pthread_mutex_lock(&call->mu);
+    int rc = 0;
+    if (atomic_load(&call->held))
+        rc = RMQ_EEXIST;
+    else if (atomic_load(&call->gone) || atomic_load(&call->finished))
+        rc = RMQ_ENOTCONN;
+    else if (!call->entry.plugin)
+        rc = RMQ_EINVAL; /* not during a handler */
+    else if (atomic_load(&call->entry.plugin->quiesced))
+        rc = RMQ_ESHUTDOWN; /* its quiesce could no longer answer it */
+    if (rc == 0) {
+        atomic_fetch_add(&call->refs, 1); /* the plugin's, until grpc_release */
+        atomic_store(&call->held, true);
+        call->on_done = on_done;
+        call->on_done_ud = ud;
+        call->on_done_plugin = call->entry.plugin;
+    }
+    pthread_mutex_unlock(&call->mu);
+    return rc;
+}
+
+static void call_release(rmq_grpc_call *call)
+{
+    if (call)
+        call_unref(call);
+}
+
 void grpc_api_fill(rmq_host_api *a)
 {
+    a->grpc_hold = call_hold;
+    a->grpc_release = call_release;
     a->grpc_send = call_send;
     a->grpc_finish = call_finish;
     a->grpc_metadata = call_metadata;
