@@ -44,6 +44,7 @@ typedef struct proxy {
     const char *broker_server;
     int64_t max_message_size;
     uint32_t local_timeout_ms;
+    int64_t min_poll_ms, max_poll_ms; /* ReceiveMessage long polling bounds */
     atomic_uint send_round; /* round-robin over writable queues */
 } proxy;
 
@@ -90,6 +91,20 @@ int proxy_receive_message(rmq_grpc_call *call, const void *msg, size_t len, void
 int proxy_ack_message(rmq_grpc_call *call, const void *msg, size_t len, void *ud);
 int proxy_change_invisible_duration(rmq_grpc_call *call, const void *msg, size_t len, void *ud);
 int proxy_forward_to_dlq(rmq_grpc_call *call, const void *msg, size_t len, void *ud);
+/* The POP answer (lrc < 0: none) to the ReceiveMessage client. */
+int proxy_receive_answer(proxy *px, rmq_grpc_call *call, int lrc, const rmq_cmd *resp,
+                         int64_t invisible, const char *broker);
+
+/* Long polling (proxy_receive_wait.c). The POP's pollTime as Java's proxy
+ * computes it from long_polling_timeout and the deadline; -1 with *why
+ * when the deadline leaves too little (ILLEGAL_POLLING_TIME). */
+int proxy_polling_time(proxy *px, rmq_grpc_call *call,
+                       const Apache__Rocketmq__V2__ReceiveMessageRequest *req, int64_t *poll_ms,
+                       const char **why);
+/* Hold the call and send the POP `pop` without waiting: the store's answer
+ * finishes the call. 0, or an error with pop still the caller's. */
+int proxy_receive_wait(proxy *px, rmq_grpc_call *call, rmq_cmd *pop, int64_t invisible,
+                       const char *broker);
 
 /* The handlers (proxy_route.c, proxy_send.c, proxy_client.c). */
 int proxy_query_route(rmq_grpc_call *call, const void *msg, size_t len, void *ud);

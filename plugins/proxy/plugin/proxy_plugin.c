@@ -31,6 +31,20 @@ static const rmq_setting_decl proxy_settings[] = {
      .description = "longest wait for a broker role's answer (then PROXY_TIMEOUT)",
      .min = 1,
      .max = 600000},
+    {.name = "minLongPollingTimeoutMs",
+     .type = RMQ_SETTING_INT,
+     .default_value = "5000",
+     .description = "shortest ReceiveMessage long poll (Java's "
+                    "grpcClientConsumerMinLongPollingTimeoutMillis)",
+     .min = 0,
+     .max = 600000},
+    {.name = "maxLongPollingTimeoutMs",
+     .type = RMQ_SETTING_INT,
+     .default_value = "20000",
+     .description = "longest ReceiveMessage long poll (Java's "
+                    "grpcClientConsumerMaxLongPollingTimeoutMillis)",
+     .min = 0,
+     .max = 600000},
     {.name = "executorThreads",
      .type = RMQ_SETTING_INT,
      .default_value = "8",
@@ -87,7 +101,7 @@ int proxy_local(proxy *px, const char *server, rmq_cmd *req, rmq_cmd **resp)
 
 static int proxy_init(rmq_plugin_ctx *ctx, const rmq_host_api *api)
 {
-    if (api->abi_minor < 8) /* gRPC methods and invoke_local */
+    if (api->abi_minor < 9) /* gRPC methods, invoke_local, held calls */
         return RMQ_EINVAL;
     proxy *px = calloc(1, sizeof(*px));
     if (!px)
@@ -98,6 +112,8 @@ static int proxy_init(rmq_plugin_ctx *ctx, const rmq_host_api *api)
     px->broker_server = api->setting_string(ctx, "brokerServer");
     px->max_message_size = api->setting_int(ctx, "maxMessageSize");
     px->local_timeout_ms = (uint32_t)api->setting_int(ctx, "localCallTimeoutMs");
+    px->min_poll_ms = api->setting_int(ctx, "minLongPollingTimeoutMs");
+    px->max_poll_ms = api->setting_int(ctx, "maxLongPollingTimeoutMs");
     api->set_userdata(ctx, px);
     static const struct {
         const char *method;

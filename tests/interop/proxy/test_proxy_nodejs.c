@@ -8,7 +8,9 @@
  * delivery_timestamp 2 s ahead) is consumed once, after its time, with
  * TIMER_DELIVER_MS / TIMER_OUT_MS. Over plaintext and over TLS (a
  * certificate made here with the openssl CLI; the client trusts it through
- * GRPC_DEFAULT_SSL_ROOTS_FILE_PATH). One daemon and one node process per case, both
+ * GRPC_DEFAULT_SSL_ROOTS_FILE_PATH). A SimpleConsumer's receive waits (long
+ * polling) for a message produced 2 s after it started (proxy_long_poll.js).
+ * One daemon and one node process per case, both
  * always stopped. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -25,6 +27,8 @@
 #include "rmq_test_node.h"
 
 #define TOPIC "GrpcInteropTopic"
+#define LONG_POLL_TOPIC "GrpcLongPollTopic"
+#define TXN_TOPIC "GrpcTxnTopic"
 #define COUNT "30"
 
 typedef struct fixture {
@@ -60,7 +64,7 @@ static int start(void **state, bool tls)
     char bcm[512];
     snprintf(bcm, sizeof bcm,
              "namesrvAddr = \"127.0.0.1:%d\"; brokerName = \"broker-g\"; brokerIP1 = "
-             "\"127.0.0.1\"; topics = \"" TOPIC ":4\";",
+             "\"127.0.0.1\"; topics = \"" TOPIC ":4;" LONG_POLL_TOPIC ":4;" TXN_TOPIC ":4\";",
              f->ns_port);
     if (f->ns_port <= 0 || rmq_td_init(&f->d, NULL, NULL) != 0)
         return -1;
@@ -159,6 +163,33 @@ static void simple_consumer_over_pop(void **state)
     assert_int_equal(status, 0);
 }
 
+/* A script of this directory given the endpoint and a topic: "RESULT ok". */
+static void run_script(fixture *f, const char *script, const char *topic)
+{
+    if (access(PX_GRPC_CLIENT, R_OK) != 0)
+        fail_msg("rocketmq-client-nodejs is not installed (" PX_GRPC_CLIENT "): the fixture "
+                 "test interop_install_rocketmq_client_nodejs installs it from npm");
+    char endpoint[64];
+    snprintf(endpoint, sizeof endpoint, "127.0.0.1:%d", rmq_td_port(&f->d, "proxy"));
+    setenv("HOME", f->d.dir, 1);
+    unsetenv("GRPC_DEFAULT_SSL_ROOTS_FILE_PATH");
+    const char *argv[] = {script, endpoint, topic, NULL};
+    assert_int_equal(rmq_node_start(&f->node, PX_NODE, PX_NODE_PATH, argv), 0);
+    char result[2048] = "";
+    bool got = rmq_node_line(&f->node, "RESULT ", result, sizeof result, 150000);
+    int status = rmq_node_reap(&f->node, 30000);
+    assert_true(got);
+    if (strcmp(result, "RESULT ok") != 0)
+        fail_msg("%s: %s", script, result);
+    assert_int_equal(status, 0);
+}
+
+/* ReceiveMessage long polling (proxy_long_poll.js). */
+static void receive_long_poll(void **state)
+{
+    run_script(*state, PX_LONG_POLL_SCRIPT, LONG_POLL_TOPIC);
+}
+
 static void plaintext(void **state)
 {
     produce_over_grpc_consume_over_remoting(*state, false);
@@ -175,6 +206,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(plaintext, setup_plain, teardown),
         cmocka_unit_test_setup_teardown(over_tls, setup_tls, teardown),
         cmocka_unit_test_setup_teardown(simple_consumer_over_pop, setup_plain, teardown),
+        cmocka_unit_test_setup_teardown(receive_long_poll, setup_plain, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
