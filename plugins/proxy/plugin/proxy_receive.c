@@ -231,6 +231,44 @@ static void msg_free(built *b)
     free(b->keys);
 }
 
+struct proxy_built {
+    built b;
+    rec r;
+    uint8_t *copy; /* the record the message points into */
+};
+
+proxy_built *proxy_message_build(const uint8_t *record, size_t len)
+{
+    proxy_built *pb = calloc(1, sizeof *pb);
+    if (!pb || !(pb->copy = malloc(len ? len : 1))) {
+        free(pb);
+        return NULL;
+    }
+    memcpy(pb->copy, record, len);
+    if (rec_decode(pb->copy, len, &pb->r) == 0 || msg_build(&pb->b, &pb->r, "", 0) != 0) {
+        proxy_message_free(pb);
+        return NULL;
+    }
+    /* not a received message: no receipt handle, no invisible time */
+    pb->b.sys.receipt_handle = NULL;
+    pb->b.sys.invisible_duration = NULL;
+    return pb;
+}
+
+Apache__Rocketmq__V2__Message *proxy_message_of(proxy_built *pb)
+{
+    return &pb->b.m;
+}
+
+void proxy_message_free(proxy_built *pb)
+{
+    if (!pb)
+        return;
+    msg_free(&pb->b);
+    free(pb->copy);
+    free(pb);
+}
+
 static int send_status(proxy *px, rmq_grpc_call *call, Apache__Rocketmq__V2__Code code,
                        const char *message)
 {
