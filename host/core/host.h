@@ -603,8 +603,8 @@ struct rmq_host {
 
     plugin_inst **plugins; /* live generations */
     size_t nplugins;
-    pthread_mutex_t registry_mu; /* services, event subs, admin commands, plugin list */
-    pthread_cond_t hold_cv;      /* broadcast (under registry_mu) when a reload hold ends */
+    pthread_mutex_t registry_mu;    /* services, event subs, admin commands, plugin list */
+    pthread_cond_t hold_cv;         /* broadcast (under registry_mu) when a reload hold ends */
     pthread_mutex_t local_async_mu; /* invoke_local_async calls in flight */
     sync_waiter *local_async;
 

@@ -48,8 +48,8 @@ typedef struct proxy {
     uint32_t local_timeout_ms;
     int64_t min_poll_ms, max_poll_ms; /* ReceiveMessage long polling bounds */
     bool validate_message_type;       /* Java's enableTopicMessageTypeCheck */
-    telemetry_table *tele;     /* open Telemetry streams (proxy_telemetry.c) */
-    atomic_uint send_round; /* round-robin over writable queues */
+    telemetry_table *tele;            /* open Telemetry streams (proxy_telemetry.c) */
+    atomic_uint send_round;           /* round-robin over writable queues */
 } proxy;
 
 /* Answer a unary call with `msg` packed (protobuf-c). */
@@ -144,8 +144,7 @@ int proxy_telemetry_admin(rmq_admin_call *ac, int argc, const char *const *argv,
 /* Transactions (proxy_transaction.c). The transaction id a half message's
  * SendResultEntry carries, from the store's answer (offset msgId, queue
  * offset); init subscribes to the store's check-backs. */
-void proxy_transaction_id(const char *offset_msg_id, int64_t queue_offset, char *out,
-                          size_t cap);
+void proxy_transaction_id(const char *offset_msg_id, int64_t queue_offset, char *out, size_t cap);
 int proxy_transaction_init(proxy *px);
 /* The stored record at a commit-log offset (service store.queues): *rec
  * malloc'd. */

@@ -23,13 +23,13 @@ int proxy_polling_time(proxy *px, rmq_grpc_call *call,
     const rmq_host_api *api = px->api;
     uint64_t deadline = api->grpc_call_deadline_ms(call);
     uint64_t now = api->now_monotonic_ms();
-    int64_t remaining = deadline == 0 ? INT64_MAX / 2
+    int64_t remaining = deadline == 0    ? INT64_MAX / 2
                         : deadline > now ? (int64_t)(deadline - now)
                                          : 0;
     int64_t poll;
     if (req->long_polling_timeout)
-        poll = req->long_polling_timeout->seconds * 1000 +
-               req->long_polling_timeout->nanos / 1000000;
+        poll =
+            req->long_polling_timeout->seconds * 1000 + req->long_polling_timeout->nanos / 1000000;
     else
         poll = remaining - CLIENT_REQUEST_TIMEOUT_MS / 2;
     if (poll < px->min_poll_ms)

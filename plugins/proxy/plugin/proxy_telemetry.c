@@ -258,12 +258,11 @@ int proxy_telemetry(rmq_grpc_call *call, const void *msg, size_t len, void *ud)
     case APACHE__ROCKETMQ__V2__TELEMETRY_COMMAND__COMMAND_VERIFY_MESSAGE_COMMAND: {
         /* Java's clients answer with a VerifyMessageResult; the Node.js
          * client echoes the command with status NOT_IMPLEMENTED */
-        const char *nonce = cmd->command_case ==
-                                    APACHE__ROCKETMQ__V2__TELEMETRY_COMMAND__COMMAND_VERIFY_MESSAGE_RESULT
-                                ? (cmd->verify_message_result ? cmd->verify_message_result->nonce
-                                                              : NULL)
-                                : (cmd->verify_message_command ? cmd->verify_message_command->nonce
-                                                               : NULL);
+        const char *nonce =
+            cmd->command_case ==
+                    APACHE__ROCKETMQ__V2__TELEMETRY_COMMAND__COMMAND_VERIFY_MESSAGE_RESULT
+                ? (cmd->verify_message_result ? cmd->verify_message_result->nonce : NULL)
+                : (cmd->verify_message_command ? cmd->verify_message_command->nonce : NULL);
         snprintf(text, sizeof text, "%s %s",
                  proxy_code_name(cmd->status ? cmd->status->code : PX_OK),
                  cmd->status && cmd->status->message ? cmd->status->message : "");
@@ -397,7 +396,8 @@ int proxy_telemetry_admin(rmq_admin_call *ac, int argc, const char *const *argv,
     proxy_built *pb = NULL;
     if (stack) {
         pc.nonce = nonce;
-        cmd.command_case = APACHE__ROCKETMQ__V2__TELEMETRY_COMMAND__COMMAND_PRINT_THREAD_STACK_TRACE_COMMAND;
+        cmd.command_case =
+            APACHE__ROCKETMQ__V2__TELEMETRY_COMMAND__COMMAND_PRINT_THREAD_STACK_TRACE_COMMAND;
         cmd.print_thread_stack_trace_command = &pc;
     } else {
         char *end = NULL;

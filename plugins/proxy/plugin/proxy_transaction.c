@@ -187,9 +187,8 @@ static void on_transaction_check(const char *event, const void *data, size_t len
     char client[128] = "";
     int prc = proxy_telemetry_push_to_group(px, ev->producer_group, &cmd, client, sizeof client);
     if (prc == 0)
-        px->api->log(px->ctx, RMQ_LOG_INFO,
-                     "transaction check of %s (group %s) sent to client %s", ev->msg_id,
-                     ev->producer_group, client);
+        px->api->log(px->ctx, RMQ_LOG_INFO, "transaction check of %s (group %s) sent to client %s",
+                     ev->msg_id, ev->producer_group, client);
     proxy_message_free(pb);
 }
 

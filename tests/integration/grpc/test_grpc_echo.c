@@ -161,8 +161,7 @@ static bool held_counts(fixture *f, long *held, long *ended)
 
 /* Wait (bounded) until the counts are what the test expects; false with the
  * last counts seen otherwise. */
-static bool held_counts_become(fixture *f, long want_held, long want_ended, long *held,
-                               long *ended)
+static bool held_counts_become(fixture *f, long want_held, long want_ended, long *held, long *ended)
 {
     for (int i = 0; i < 300; i++) {
         if (held_counts(f, held, ended) && *held == want_held && *ended == want_ended)

@@ -218,7 +218,8 @@ static void transactions(void **state)
         fail_msg("proxy_transaction.js never named its client");
     const char *client = line + strlen("CLIENT ");
     int code = -1;
-    const char *out = rmq_td_ctl_output(&f->d, &code, "proxy-client-command", "stack", client, NULL);
+    const char *out =
+        rmq_td_ctl_output(&f->d, &code, "proxy-client-command", "stack", client, NULL);
     if (code != 0 || !out || strcmp(out, "mock stack\n") != 0)
         fail_msg("stack of %s: %d %s", client, code, out ? out : "(no output)");
     out = rmq_td_ctl_output(&f->d, &code, "proxy-client-command", "verify", client, "0", NULL);
