@@ -23,6 +23,18 @@ static void waiter_unref(sync_waiter *w)
     free(w);
 }
 
+/* Under h->local_async_mu. */
+static void async_unlink_locked(rmq_host *h, sync_waiter *w)
+{
+    if (w->async_prev)
+        w->async_prev->async_next = w->async_next;
+    else
+        h->local_async = w->async_next;
+    if (w->async_next)
+        w->async_next->async_prev = w->async_prev;
+    w->async_prev = w->async_next = NULL;
+}
+
 /* An async waiter's one answer: the first of the callee's answer, its end
  * without one, or the caller's quiesce claims it (done, under mu); the
  * claimer unlinks it, runs cb and drops the registration's reference. */
@@ -36,12 +48,7 @@ static void async_complete(sync_waiter *w, int err, const rmq_cmd *resp)
         return;
     rmq_host *h = w->caller->host;
     pthread_mutex_lock(&h->local_async_mu);
-    if (w->async_prev)
-        w->async_prev->async_next = w->async_next;
-    else
-        h->local_async = w->async_next;
-    if (w->async_next)
-        w->async_next->async_prev = w->async_prev;
+    async_unlink_locked(h, w);
     pthread_mutex_unlock(&h->local_async_mu);
     plugin_inst *caller = w->caller;
     w->cb(err, resp, w->cb_ud);
@@ -63,12 +70,7 @@ void local_invoke_cancel_plugin(rmq_host *h, plugin_inst *p)
         pthread_mutex_unlock(&w->mu);
         if (!claimed)
             continue; /* its answer is being delivered; that side unlinks it */
-        if (w->async_prev)
-            w->async_prev->async_next = w->async_next;
-        else
-            h->local_async = w->async_next;
-        if (w->async_next)
-            w->async_next->async_prev = w->async_prev;
+        async_unlink_locked(h, w);
         w->async_next = mine;
         mine = w;
     }
@@ -178,10 +180,6 @@ int local_invoke_async(rmq_host *h, plugin_inst *caller, const char *server_name
         rmq_cmd_free(cmd);
         return RMQ_EINVAL;
     }
-    if (atomic_load(&caller->quiesced)) {
-        rmq_cmd_free(cmd);
-        return RMQ_ESHUTDOWN;
-    }
     sync_waiter *w = waiter_new(2); /* the request's and the registration's */
     if (!w) {
         rmq_cmd_free(cmd);
@@ -190,8 +188,18 @@ int local_invoke_async(rmq_host *h, plugin_inst *caller, const char *server_name
     w->cb = cb;
     w->cb_ud = ud;
     w->caller = caller;
-    atomic_fetch_add(&caller->inflight, 1);
     pthread_mutex_lock(&h->local_async_mu);
+    /* checked under the list's lock: plugin_quiesce sets the flag before
+     * local_invoke_cancel_plugin walks the list, so a call is either
+     * refused here or on the list that walk ends */
+    if (atomic_load(&caller->quiesced)) {
+        pthread_mutex_unlock(&h->local_async_mu);
+        waiter_unref(w);
+        waiter_unref(w);
+        rmq_cmd_free(cmd);
+        return RMQ_ESHUTDOWN;
+    }
+    atomic_fetch_add(&caller->inflight, 1);
     w->async_next = h->local_async;
     if (h->local_async)
         h->local_async->async_prev = w;
@@ -199,17 +207,19 @@ int local_invoke_async(rmq_host *h, plugin_inst *caller, const char *server_name
     pthread_mutex_unlock(&h->local_async_mu);
     int rc = local_start(h, server_name, cmd, w);
     if (rc != 0) {
-        /* never dispatched: take it back without telling cb */
+        /* never dispatched: take it back without telling cb — unless the
+         * caller's quiesce claimed it meanwhile and tells cb itself */
+        pthread_mutex_lock(&w->mu);
+        bool mine = !w->done;
+        w->done = true;
+        pthread_mutex_unlock(&w->mu);
+        waiter_unref(w); /* the request's: there is none */
+        if (!mine)
+            return 0;
         pthread_mutex_lock(&h->local_async_mu);
-        if (w->async_prev)
-            w->async_prev->async_next = w->async_next;
-        else
-            h->local_async = w->async_next;
-        if (w->async_next)
-            w->async_next->async_prev = w->async_prev;
+        async_unlink_locked(h, w);
         pthread_mutex_unlock(&h->local_async_mu);
         atomic_fetch_sub(&caller->inflight, 1);
-        waiter_unref(w);
         waiter_unref(w);
     }
     return rc;

@@ -3,7 +3,10 @@
 // empty topic is still waiting when a message is produced 2 s later, and
 // returns that message; a raw ReceiveMessage on an empty group waits its
 // long_polling_timeout and ends with status MESSAGE_NOT_FOUND (40401)
-// "no new message", as Java's proxy answers. argv: proxyEndpoint topic
+// "no new message", as Java's proxy answers; a poll waiting during a
+// reload of the proxy plugin ("POLLING" printed, then a line on stdin once
+// the test reloaded it) is ended at once, MESSAGE_NOT_FOUND.
+// argv: proxyEndpoint topic
 // stdout: "RESULT ok" or "RESULT fail <why>"
 'use strict';
 const { Producer, SimpleConsumer } = require('rocketmq-client-nodejs');
@@ -82,6 +85,17 @@ function rawReceive(group, pollMs, deadlineMs) {
   shuttingDown++;
   await consumer.shutdown();
   await producer.shutdown();
+
+  // 3. a poll waiting while the test reloads the proxy plugin: the old
+  // generation's quiesce ends it with MESSAGE_NOT_FOUND long before its 20 s
+  // (the client polls again, reaching the new generation)
+  const waiting = rawReceive('GrpcLongPollGroup', 20000, 30000); // it acked all there is
+  await sleep(1000);
+  console.log('POLLING');
+  await new Promise((resolve) => process.stdin.once('data', resolve));
+  const cut = await waiting;
+  if (cut.statuses.join('|') !== '40401 no new message' || cut.took >= 15000)
+    problems.push(`poll across a reload: ${cut.statuses.join('|')} after ${cut.took} ms`);
   console.log(problems.length ? `RESULT fail ${problems.slice(0, 5).join('; ')}` : 'RESULT ok');
   process.exit(problems.length ? 1 : 0);
 })().catch((e) => { console.log(`RESULT fail ${e && (e.stack || e)}`); process.exit(1); });

@@ -169,8 +169,8 @@ static void simple_consumer_over_pop(void **state)
     assert_int_equal(status, 0);
 }
 
-/* A script of this directory given the endpoint and a topic: "RESULT ok". */
-static void run_script(fixture *f, const char *script, const char *topic)
+/* Start a script of this directory with the proxy's endpoint and a topic. */
+static void start_script(fixture *f, const char *script, const char *topic)
 {
     if (access(PX_GRPC_CLIENT, R_OK) != 0)
         fail_msg("rocketmq-client-nodejs is not installed (" PX_GRPC_CLIENT "): the fixture "
@@ -181,19 +181,28 @@ static void run_script(fixture *f, const char *script, const char *topic)
     unsetenv("GRPC_DEFAULT_SSL_ROOTS_FILE_PATH");
     const char *argv[] = {script, endpoint, topic, NULL};
     assert_int_equal(rmq_node_start(&f->node, PX_NODE, PX_NODE_PATH, argv), 0);
-    char result[2048] = "";
-    bool got = rmq_node_line(&f->node, "RESULT ", result, sizeof result, 150000);
-    int status = rmq_node_reap(&f->node, 30000);
-    assert_true(got);
-    if (strcmp(result, "RESULT ok") != 0)
-        fail_msg("%s: %s", script, result);
-    assert_int_equal(status, 0);
 }
 
-/* ReceiveMessage long polling (proxy_long_poll.js). */
+/* ReceiveMessage long polling (proxy_long_poll.js), and a poll held while
+ * the proxy plugin is reloaded. */
 static void receive_long_poll(void **state)
 {
-    run_script(*state, PX_LONG_POLL_SCRIPT, LONG_POLL_TOPIC);
+    fixture *f = *state;
+    start_script(f, PX_LONG_POLL_SCRIPT, LONG_POLL_TOPIC);
+    char line[2048] = "";
+    if (!rmq_node_line(&f->node, "POLLING", line, sizeof line, 90000))
+        fail_msg("proxy_long_poll.js did not reach its reload step");
+    int code = -1;
+    const char *out = rmq_td_ctl_output(&f->d, &code, "reload", "proxy", NULL);
+    if (code != 0 || !out || !strstr(out, "proxy reloaded"))
+        fail_msg("reload proxy: %s", out ? out : "(no output)");
+    rmq_node_send(&f->node, "go");
+    bool got = rmq_node_line(&f->node, "RESULT ", line, sizeof line, 60000);
+    int status = rmq_node_reap(&f->node, 30000);
+    assert_true(got);
+    if (strcmp(line, "RESULT ok") != 0)
+        fail_msg("proxy_long_poll.js: %s", line);
+    assert_int_equal(status, 0);
 }
 
 /* Transactions (proxy_transaction.js): commit, rollback and check-back
@@ -204,15 +213,7 @@ static void receive_long_poll(void **state)
 static void transactions(void **state)
 {
     fixture *f = *state;
-    if (access(PX_GRPC_CLIENT, R_OK) != 0)
-        fail_msg("rocketmq-client-nodejs is not installed (" PX_GRPC_CLIENT "): the fixture "
-                 "test interop_install_rocketmq_client_nodejs installs it from npm");
-    char endpoint[64];
-    snprintf(endpoint, sizeof endpoint, "127.0.0.1:%d", rmq_td_port(&f->d, "proxy"));
-    setenv("HOME", f->d.dir, 1);
-    unsetenv("GRPC_DEFAULT_SSL_ROOTS_FILE_PATH");
-    const char *argv[] = {PX_TXN_SCRIPT, endpoint, TXN_TOPIC, NULL};
-    assert_int_equal(rmq_node_start(&f->node, PX_NODE, PX_NODE_PATH, argv), 0);
+    start_script(f, PX_TXN_SCRIPT, TXN_TOPIC);
     char line[2048] = "";
     if (!rmq_node_line(&f->node, "CLIENT ", line, sizeof line, 60000))
         fail_msg("proxy_transaction.js never named its client");
