@@ -436,14 +436,18 @@ void grpc_call_half_close(rmq_grpc_call *call)
     enqueue(call, m, call->first_len);
 }
 
-void grpc_call_gone(rmq_grpc_call *call)
+/* Tell a held call's plugin that the call ended without its grpc_finish,
+ * with its generation counted in flight so that an unload waits for the
+ * callback (under mu: a concurrent grpc_finish either cleared on_done first
+ * or finds the call finished). `finish` also marks the call finished, for an
+ * end the host answers itself (the deadline). */
+static void tell_done(rmq_grpc_call *call, bool finish)
 {
-    atomic_store(&call->gone, true);
-    /* A held call's plugin is told, with its generation counted in flight
-     * so that an unload waits for the callback (under mu: a concurrent
-     * grpc_finish either cleared on_done first or waits for us to take it). */
     pthread_mutex_lock(&call->mu);
-    rmq_grpc_done_fn fn = atomic_load(&call->finished) ? NULL : call->on_done;
+    bool was = atomic_load(&call->finished);
+    if (finish)
+        atomic_store(&call->finished, true);
+    rmq_grpc_done_fn fn = was ? NULL : call->on_done;
     void *ud = call->on_done_ud;
     plugin_inst *p = call->on_done_plugin;
     call->on_done = NULL;
@@ -454,6 +458,35 @@ void grpc_call_gone(rmq_grpc_call *call)
         fn(call, ud);
         atomic_fetch_sub(&p->inflight, 1);
     }
+}
+
+void grpc_call_gone(rmq_grpc_call *call)
+{
+    atomic_store(&call->gone, true);
+    tell_done(call, false);
+    call_unref(call);
+}
+
+void grpc_call_tick(connection *c, rmq_grpc_call *call, uint64_t now_ms)
+{
+    /* only held calls: a running handler is not interrupted, and a call
+     * nobody holds is finished when its handler returns */
+    if (!atomic_load(&call->held) || !call->deadline_ms || now_ms <= call->deadline_ms ||
+        atomic_load(&call->finished) || atomic_load(&call->gone))
+        return;
+    pthread_mutex_lock(&call->mu);
+    bool was = atomic_load(&call->finished);
+    pthread_mutex_unlock(&call->mu);
+    if (was)
+        return;
+    /* finished (no more answers from the plugin) and on_done told, then the
+     * status, as grpc-java's server answers DEADLINE_EXCEEDED when the
+     * deadline passes. Writing it may close the stream, whose end drops the
+     * session's reference, and on_done may drop the plugin's: ours keeps the
+     * call alive meanwhile. */
+    atomic_fetch_add(&call->refs, 1);
+    tell_done(call, true);
+    grpc_conn_finish(c, call->stream_id, RMQ_GRPC_DEADLINE_EXCEEDED, "deadline exceeded");
     call_unref(call);
 }
 

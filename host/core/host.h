@@ -431,6 +431,8 @@ void conn_mark_dirty(connection *c);
  * (after TLS) go to its HTTP/2 session; conn_close frees it. */
 void grpc_conn_input(connection *c);
 void grpc_conn_free(connection *c);
+/* the loop's tick: held calls past their deadline (grpc_calls.c) */
+void grpc_conn_tick(connection *c);
 
 /* ---- requests --------------------------------------------------------------- */
 struct rmq_request {

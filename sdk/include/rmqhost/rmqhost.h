@@ -250,7 +250,8 @@ typedef enum rmq_grpc_kind {
 typedef int (*rmq_grpc_handler_fn)(rmq_grpc_call *call, const void *msg, size_t len, void *ud);
 
 /* ABI 1.9: a held call (grpc_hold) ended without the plugin's grpc_finish:
- * the client cancelled it (RST_STREAM) or its connection closed. Runs once,
+ * the client cancelled it (RST_STREAM), its connection closed, or the host
+ * finished it at its deadline. Runs once,
  * on the connection's IO thread (must not block), possibly while the
  * handler that held the call is still running. grpc_send / grpc_finish
  * answer RMQ_ENOTCONN from now on; the plugin still owes grpc_release. */
@@ -537,10 +538,10 @@ typedef struct rmq_host_api {
      * Each successful hold owes exactly one grpc_release, after the plugin's
      * last use of the call, from any thread. The plugin's quiesce must
      * grpc_finish every call it holds (a hot reload or shutdown waits for
-     * running on_done callbacks, not for held calls). The host does not
-     * enforce the client's deadline on a held call: answer by
-     * grpc_call_deadline_ms (clients cancel at their deadline, which runs
-     * on_done). */
+     * running on_done callbacks, not for held calls). A held call still
+     * open a second past its deadline (grpc_call_deadline_ms) is finished
+     * DEADLINE_EXCEEDED by the host, which then tells on_done as for a
+     * cancel (most clients cancel at their deadline themselves). */
     int (*grpc_hold)(rmq_grpc_call *call, rmq_grpc_done_fn on_done, void *ud);
     void (*grpc_release)(rmq_grpc_call *call);
     /* invoke_local without blocking, from any thread (IO too): `cb` gets the

@@ -10,7 +10,8 @@
 //        node grpc_echo_client.js HOST:PORT hold
 //   (held calls, ABI 1.9: Later answered from another thread, Later calls
 //    cancelled while their answer is on its way, then 30 Hang calls of
-//    which 15 are cancelled; prints "HUNG" and, after the line "exit" on
+//    which 15 are cancelled, 5 more past their deadline; prints
+//    "RESULT HUNG" and, after the line "exit" on
 //    stdin, exits with the other 15 still open)
 // Prints "CHECK name ok|FAIL detail" per check and "RESULT ok" or
 // "RESULT FAIL ...".
@@ -175,6 +176,32 @@ async function held() {
   calls.slice(0, 15).forEach((c) => c.cancel());
   while (ends.length < 15) await new Promise((r) => setTimeout(r, 20));
   check('hang_cancelled', ends.every((c) => c === grpc.status.CANCELLED), ends.join(','));
+  // 5 more with a 1.5 s deadline: ended by the client's RST_STREAM or by the
+  // server's DEADLINE_EXCEEDED, whichever comes first
+  const late = await Promise.all([...Array(5).keys()].map(() => unary('Hang', Buffer.from('h'),
+    { deadline: Date.now() + 1500 })));
+  check('hang_deadline', late.every((x) => x.err && x.err.code === grpc.status.DEADLINE_EXCEEDED),
+    late.map((x) => (x.err ? x.err.code : 'answered')).join(','));
+  // a client that does not enforce its deadline itself (node's http2, a
+  // bare gRPC request with grpc-timeout 1 s): the server ends the held call
+  // DEADLINE_EXCEEDED on its own
+  const trailers = await new Promise((resolve) => {
+    const http2 = require('http2');
+    const session = http2.connect(`http://${target}`);
+    session.on('error', (e) => resolve({ error: String(e) }));
+    const req = session.request({ ':method': 'POST', ':path': '/rmqhost.example.Echo/Hang',
+      'content-type': 'application/grpc', te: 'trailers', 'grpc-timeout': '1000m' });
+    // a call that sent nothing ends with trailers only: they come as the
+    // response's headers
+    const done = (t) => { if (t['grpc-status'] !== undefined) { resolve(t); session.close(); } };
+    req.on('response', done);
+    req.on('trailers', done);
+    req.on('close', () => resolve({ closed: 'without a grpc-status' }));
+    req.on('error', (e) => resolve({ error: String(e) }));
+    req.end(Buffer.from([0, 0, 0, 0, 1, 0x68]));
+  });
+  check('hang_server_deadline', trailers['grpc-status'] === '4' &&
+    trailers['grpc-message'] === 'deadline exceeded', JSON.stringify(trailers));
   console.log(failures.length ? `RESULT FAIL ${failures.join('; ')}` : 'RESULT HUNG');
   await new Promise((resolve) => process.stdin.once('data', resolve));
   process.exit(0); // the 15 other Hang calls end with the connection
