@@ -39,10 +39,17 @@ struct rmq_grpc_call {
     uint8_t *first;
     size_t first_len;
     int nmsgs;
-    pthread_mutex_t mu; /* the task queue */
+    pthread_mutex_t mu; /* the task queue; the hold's on_done */
     call_task *head, *tail;
     bool running;
     grpc_method_entry entry; /* of the task being run */
+    /* ABI 1.11 grpc_hold: the plugin keeps the call open past its handler.
+     * on_done and the generation it belongs to are cleared (under mu) by
+     * grpc_finish, or taken once by the stream's end. */
+    atomic_bool held;
+    rmq_grpc_done_fn on_done;
+    void *on_done_ud;
+    plugin_inst *on_done_plugin;
 };
 
 static void call_unref(rmq_grpc_call *call)
@@ -133,9 +140,11 @@ static int call_finish(rmq_grpc_call *call, int status, const char *message)
 {
     if (!call || status < 0 || status > 16)
         return RMQ_EINVAL;
-    if (atomic_exchange(&call->finished, true))
-        return RMQ_ENOTCONN;
-    if (atomic_load(&call->gone))
+    pthread_mutex_lock(&call->mu);
+    bool was = atomic_exchange(&call->finished, true);
+    call->on_done = NULL; /* never told after grpc_finish has returned */
+    pthread_mutex_unlock(&call->mu);
+    if (was || atomic_load(&call->gone))
         return RMQ_ENOTCONN;
     answer_op *op = calloc(1, sizeof(*op));
     if (!op)
@@ -174,6 +183,12 @@ static void after_handler(rmq_grpc_call *call, call_task *t, int rc)
 {
     if (atomic_load(&call->finished))
         return;
+    if (atomic_load(&call->held)) {
+        /* the plugin answers later; a failing handler still ends it */
+        if (rc < 0)
+            call_finish(call, RMQ_GRPC_INTERNAL, rmq_strerror(rc));
+        return;
+    }
     char why[160];
     if (call->kind == RMQ_GRPC_BIDI_STREAMING) {
         if (!t->msg)
@@ -421,9 +436,57 @@ void grpc_call_half_close(rmq_grpc_call *call)
     enqueue(call, m, call->first_len);
 }
 
+/* Tell a held call's plugin that the call ended without its grpc_finish,
+ * with its generation counted in flight so that an unload waits for the
+ * callback (under mu: a concurrent grpc_finish either cleared on_done first
+ * or finds the call finished). `finish` also marks the call finished, for an
+ * end the host answers itself (the deadline). */
+static void tell_done(rmq_grpc_call *call, bool finish)
+{
+    pthread_mutex_lock(&call->mu);
+    bool was = atomic_load(&call->finished);
+    if (finish)
+        atomic_store(&call->finished, true);
+    rmq_grpc_done_fn fn = was ? NULL : call->on_done;
+    void *ud = call->on_done_ud;
+    plugin_inst *p = call->on_done_plugin;
+    call->on_done = NULL;
+    if (fn)
+        atomic_fetch_add(&p->inflight, 1);
+    pthread_mutex_unlock(&call->mu);
+    if (fn) {
+        fn(call, ud);
+        atomic_fetch_sub(&p->inflight, 1);
+    }
+}
+
 void grpc_call_gone(rmq_grpc_call *call)
 {
     atomic_store(&call->gone, true);
+    tell_done(call, false);
+    call_unref(call);
+}
+
+void grpc_call_tick(connection *c, rmq_grpc_call *call, uint64_t now_ms)
+{
+    /* only held calls: a running handler is not interrupted, and a call
+     * nobody holds is finished when its handler returns */
+    if (!atomic_load(&call->held) || !call->deadline_ms || now_ms <= call->deadline_ms ||
+        atomic_load(&call->finished) || atomic_load(&call->gone))
+        return;
+    pthread_mutex_lock(&call->mu);
+    bool was = atomic_load(&call->finished);
+    pthread_mutex_unlock(&call->mu);
+    if (was)
+        return;
+    /* finished (no more answers from the plugin) and on_done told, then the
+     * status, as grpc-java's server answers DEADLINE_EXCEEDED when the
+     * deadline passes. Writing it may close the stream, whose end drops the
+     * session's reference, and on_done may drop the plugin's: ours keeps the
+     * call alive meanwhile. */
+    atomic_fetch_add(&call->refs, 1);
+    tell_done(call, true);
+    grpc_conn_finish(c, call->stream_id, RMQ_GRPC_DEADLINE_EXCEEDED, "deadline exceeded");
     call_unref(call);
 }
 
@@ -459,8 +522,41 @@ static uint64_t call_deadline(const rmq_grpc_call *call)
     return call ? call->deadline_ms : 0;
 }
 
+static int call_hold(rmq_grpc_call *call, rmq_grpc_done_fn on_done, void *ud)
+{
+    if (!call)
+        return RMQ_EINVAL;
+    pthread_mutex_lock(&call->mu);
+    int rc = 0;
+    if (atomic_load(&call->held))
+        rc = RMQ_EEXIST;
+    else if (atomic_load(&call->gone) || atomic_load(&call->finished))
+        rc = RMQ_ENOTCONN;
+    else if (!call->entry.plugin)
+        rc = RMQ_EINVAL; /* not during a handler */
+    else if (atomic_load(&call->entry.plugin->quiesced))
+        rc = RMQ_ESHUTDOWN; /* its quiesce could no longer answer it */
+    if (rc == 0) {
+        atomic_fetch_add(&call->refs, 1); /* the plugin's, until grpc_release */
+        atomic_store(&call->held, true);
+        call->on_done = on_done;
+        call->on_done_ud = ud;
+        call->on_done_plugin = call->entry.plugin;
+    }
+    pthread_mutex_unlock(&call->mu);
+    return rc;
+}
+
+static void call_release(rmq_grpc_call *call)
+{
+    if (call)
+        call_unref(call);
+}
+
 void grpc_api_fill(rmq_host_api *a)
 {
+    a->grpc_hold = call_hold;
+    a->grpc_release = call_release;
     a->grpc_send = call_send;
     a->grpc_finish = call_finish;
     a->grpc_metadata = call_metadata;

@@ -16,6 +16,9 @@ void grpc_call_half_close(rmq_grpc_call *call);
 /* The stream is gone: answers are dropped from now on; the session's
  * reference is released. */
 void grpc_call_gone(rmq_grpc_call *call);
+/* Loop thread of c, about once a second: a held call whose deadline passed
+ * is finished DEADLINE_EXCEEDED and its plugin's on_done told. */
+void grpc_call_tick(connection *c, rmq_grpc_call *call, uint64_t now_ms);
 
 /* Loop thread: queue an answer on stream `stream_id` of connection c and
  * write what the session wants written (grpc_conn.c). */

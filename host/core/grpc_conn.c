@@ -163,6 +163,20 @@ void grpc_conn_finish(connection *c, int32_t id, int status, const char *message
     pump(c);
 }
 
+void grpc_conn_tick(connection *c)
+{
+    grpc_conn *g = c->grpc;
+    if (!g || c->closing)
+        return;
+    uint64_t now = host_now_ms();
+    /* by index from the end: a finish may close a stream (on_close swaps
+     * the last link into its slot) or, on a session error, the connection
+     * (grpc_conn_free) */
+    for (size_t i = g->ncalls; i-- > 0 && c->grpc == g && !c->closing;)
+        if (i < g->ncalls)
+            grpc_call_tick(c, g->calls[i].call, now);
+}
+
 void grpc_conn_free(connection *c)
 {
     grpc_conn *g = c->grpc;

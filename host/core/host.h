@@ -220,6 +220,14 @@ typedef struct sync_waiter {
     int err;
     rmq_cmd *resp;
     atomic_int refs;
+    /* invoke_local_async (ABI 1.11): told instead of a blocked caller; the
+     * caller's generation is counted in flight until cb has run, and the
+     * waiter sits on the host's local_async list (under local_async_mu) so
+     * that the caller's quiesce can end it */
+    rmq_response_fn cb;
+    void *cb_ud;
+    plugin_inst *caller;
+    struct sync_waiter *async_prev, *async_next;
 } sync_waiter;
 
 typedef enum { CALL_ONEWAY, CALL_ASYNC, CALL_SYNC } call_kind;
@@ -425,6 +433,8 @@ void conn_mark_dirty(connection *c);
  * (after TLS) go to its HTTP/2 session; conn_close frees it. */
 void grpc_conn_input(connection *c);
 void grpc_conn_free(connection *c);
+/* the loop's tick: held calls past their deadline (grpc_calls.c) */
+void grpc_conn_tick(connection *c);
 
 /* ---- requests --------------------------------------------------------------- */
 struct rmq_request {
@@ -567,6 +577,10 @@ struct plugin_inst {
 
     atomic_long inflight; /* requests, timer ticks, service refs, pending calls */
     atomic_ulong served;
+    /* set before the plugin's quiesce runs: from then on it may take no new
+     * grpc_hold nor start invoke_local_async (ABI 1.11), so that what its
+     * quiesce answered stays answered */
+    atomic_bool quiesced;
     /* Hot reload: while set, new requests for this generation are queued on
      * held_head (under host registry_mu) instead of run; see plugin_reload.c. */
     atomic_bool held;
@@ -595,8 +609,10 @@ struct rmq_host {
 
     plugin_inst **plugins; /* live generations */
     size_t nplugins;
-    pthread_mutex_t registry_mu; /* services, event subs, admin commands, plugin list */
-    pthread_cond_t hold_cv;      /* broadcast (under registry_mu) when a reload hold ends */
+    pthread_mutex_t registry_mu;    /* services, event subs, admin commands, plugin list */
+    pthread_cond_t hold_cv;         /* broadcast (under registry_mu) when a reload hold ends */
+    pthread_mutex_t local_async_mu; /* invoke_local_async calls in flight */
+    sync_waiter *local_async;
 
     /* housekeeping thread: timers */
     uv_loop_t timer_loop;
@@ -669,6 +685,10 @@ int local_invoke(rmq_host *h, plugin_inst *caller, const char *server, rmq_cmd *
 /* dispatch.c hands a local request's answer and its end to local_invoke.c */
 void local_invoke_deliver(rmq_request *req, rmq_cmd *resp);
 void local_invoke_finished(rmq_request *req);
+int local_invoke_async(rmq_host *h, plugin_inst *caller, const char *server, rmq_cmd *req,
+                       rmq_response_fn cb, void *ud);
+/* plugin_quiesce: end p's invoke_local_async calls (RMQ_ESHUTDOWN) */
+void local_invoke_cancel_plugin(rmq_host *h, plugin_inst *p);
 
 /* plugin_loader.c */
 plugin_inst *plugin_load(rmq_host *h, const plugin_conf *pc, uint32_t generation, char *err,

@@ -38,6 +38,7 @@ int host_init(rmq_host *h, const host_conf *conf, const char *exe_dir, char *err
     host_log_init(&h->log, level);
     host_api_fill(&h->api);
     pthread_mutex_init(&h->registry_mu, NULL);
+    pthread_mutex_init(&h->local_async_mu, NULL);
     pthread_cond_init(&h->hold_cv, NULL);
     /* up to four frames of the largest size Java accepts stay pooled */
     frame_pool_init(&h->large_frames, 4 * (size_t)h->conf.max_frame_bytes);
@@ -366,6 +367,7 @@ void host_destroy(rmq_host *h)
         close(h->lock_fd);
     host_conf_free(&h->conf);
     pthread_mutex_destroy(&h->registry_mu);
+    pthread_mutex_destroy(&h->local_async_mu);
     pthread_cond_destroy(&h->hold_cv);
     frame_pool_destroy(&h->large_frames);
     for (size_t i = 0; i < h->nconf_overrides; i++)

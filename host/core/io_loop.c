@@ -197,6 +197,8 @@ static void on_tick(uv_timer_t *t)
             HLOG_INFO(l->host, "server %s: closing idle connection %s (no traffic for %d s)",
                       c->srv->name, c->peer, c->srv->idle_ms / 1000);
             conn_close(c, RMQ_CHANNEL_IDLE);
+        } else if (c->grpc) {
+            grpc_conn_tick(c);
         }
         c = n;
     }

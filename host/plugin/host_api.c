@@ -312,6 +312,13 @@ static int api_invoke_local(rmq_plugin_ctx *ctx, const char *server, rmq_cmd *re
     return local_invoke(p->host, p, server, req, timeout_ms, resp);
 }
 
+static int api_invoke_local_async(rmq_plugin_ctx *ctx, const char *server, rmq_cmd *req,
+                                  rmq_response_fn cb, void *ud)
+{
+    plugin_inst *p = P(ctx);
+    return local_invoke_async(p->host, p, server, req, cb, ud);
+}
+
 static int api_register_processor(rmq_plugin_ctx *ctx, int32_t code, rmq_processor_fn fn, void *ud,
                                   const char *executor_name)
 {
@@ -951,11 +958,13 @@ void host_api_fill(rmq_host_api *a)
     /* 1.8 */
     a->register_grpc_method = api_register_grpc_method;
     a->invoke_local = api_invoke_local;
-    grpc_api_fill(a);
+    grpc_api_fill(a); /* the gRPC entries of 1.8 and grpc_hold/grpc_release of 1.11 */
     /* 1.9 */
     a->set_executor_queue_wait = api_set_executor_queue_wait;
     a->outgoing_tls = api_outgoing_tls;
     /* 1.10 */
     a->register_gauges = api_register_gauges;
     a->gauge = admin_stats_gauge;
+    /* 1.11 */
+    a->invoke_local_async = api_invoke_local_async;
 }

@@ -314,8 +314,12 @@ int plugin_run_init(plugin_inst *p, char *err, size_t errlen)
 
 void plugin_quiesce(plugin_inst *p)
 {
+    atomic_store(&p->quiesced, true);
     if (p->inited && p->desc->quiesce)
         p->desc->quiesce((rmq_plugin_ctx *)p);
+    /* after the plugin's own quiesce: what it still waits for locally ends */
+    if (p->inited)
+        local_invoke_cancel_plugin(p->host, p);
 }
 
 void plugin_unload(plugin_inst *p)

@@ -167,6 +167,8 @@ static int refuse(rmq_host *h, plugin_inst *old, plugin_inst *np, bool held, cha
 {
     if (held) {
         timers_revive(h, old);
+        /* it serves on: it may hold gRPC calls and call asynchronously again */
+        atomic_store(&old->quiesced, false);
         hold_release(old);
     }
     if (np)
@@ -204,9 +206,9 @@ int plugin_reload(rmq_host *h, plugin_retired *r, const char *name, const plugin
     uint64_t hold_ns = request_stats_now_ns();
     atomic_store(&old->held, true);
     timers_cancel_plugin(h, old);
-    /* what the old generation deferred is answered now, not at its timer */
-    if (old->desc->quiesce)
-        old->desc->quiesce((rmq_plugin_ctx *)old);
+    /* what the old generation deferred is answered now, not at its timer;
+     * its gRPC calls held and local calls pending end too (plugin_quiesce) */
+    plugin_quiesce(old);
     if (!wait_drained(old, h->conf.drain_timeout_ms)) {
         say(err, sizeof(err), "generation %u did not drain within %d ms (%ld in flight)",
             old->generation, h->conf.drain_timeout_ms, atomic_load(&old->inflight));
@@ -375,6 +377,7 @@ int plugin_stop(rmq_host *h, plugin_retired *r, const char *name, char *msg, siz
     if (p->srv && p->srv->listening)
         server_rebuild_bindings(h, p->srv);
     timers_cancel_plugin(h, p);
+    plugin_quiesce(p); /* before the drain, as for a reload */
     uint32_t gen = p->generation;
     int retired =
         wait_drained(p, h->conf.drain_timeout_ms) ? (plugin_unload(p), 0) : retire(h, r, p);

@@ -1,8 +1,8 @@
 /* proxy_client.c — the client-session RPCs: Heartbeat and
  * NotifyClientTermination (registering and unregistering the client in the
- * broker role, proxy_clients.c),
- * and Telemetry, the bidi stream on which a client sends its Settings and
- * gets back the server's: the client's own settings merged with what this
+ * broker role, proxy_clients.c), and the answer to the Settings a client
+ * sends on its Telemetry stream (proxy_telemetry.c): the client's own
+ * settings merged with what this
  * proxy enforces (Java's GrpcClientSettingsManager): a publishing client
  * gets max_body_size and validate_message_type, every client an
  * exponential backoff policy. */
@@ -62,8 +62,9 @@ int proxy_notify_client_termination(rmq_grpc_call *call, const void *msg, size_t
     return reply_status_only(px, call, &resp.base);
 }
 
-/* Answer one Settings command with the merged settings. */
-static int answer_settings(proxy *px, rmq_grpc_call *call, Apache__Rocketmq__V2__Settings *s)
+/* Answer one Settings command with the merged settings (Telemetry,
+ * proxy_telemetry.c). */
+int proxy_answer_settings(proxy *px, rmq_grpc_call *call, Apache__Rocketmq__V2__Settings *s)
 {
     Google__Protobuf__Duration initial = GOOGLE__PROTOBUF__DURATION__INIT;
     Google__Protobuf__Duration max = GOOGLE__PROTOBUF__DURATION__INIT;
@@ -83,7 +84,7 @@ static int answer_settings(proxy *px, rmq_grpc_call *call, Apache__Rocketmq__V2_
     s->backoff_policy = &rp;
     if (s->pub_sub_case == APACHE__ROCKETMQ__V2__SETTINGS__PUB_SUB_PUBLISHING && s->publishing) {
         s->publishing->max_body_size = (int32_t)px->max_message_size;
-        s->publishing->validate_message_type = true;
+        s->publishing->validate_message_type = px->validate_message_type;
     }
     Apache__Rocketmq__V2__TelemetryCommand out = APACHE__ROCKETMQ__V2__TELEMETRY_COMMAND__INIT;
     Apache__Rocketmq__V2__Status st;
@@ -93,39 +94,5 @@ static int answer_settings(proxy *px, rmq_grpc_call *call, Apache__Rocketmq__V2_
     out.settings = s;
     int rc = proxy_reply(px, call, &out.base);
     s->backoff_policy = was; /* the unpacked message frees its own */
-    return rc;
-}
-
-int proxy_telemetry(rmq_grpc_call *call, const void *msg, size_t len, void *ud)
-{
-    proxy *px = ud;
-    if (!msg) {
-        /* the client closed its side: it leaves (the host ends the call OK) */
-        const char *id = px->api->grpc_metadata(call, "x-mq-client-id");
-        if (id && id[0])
-            proxy_clients_terminate(px, id);
-        return 0;
-    }
-    Apache__Rocketmq__V2__TelemetryCommand *cmd =
-        apache__rocketmq__v2__telemetry_command__unpack(NULL, len, msg);
-    if (!cmd)
-        return px->api->grpc_finish(call, RMQ_GRPC_INVALID_ARGUMENT,
-                                    "TelemetryCommand: undecodable protobuf");
-    int rc = 0;
-    const char *client_id = px->api->grpc_metadata(call, "x-mq-client-id");
-    if (!client_id || !client_id[0]) {
-        Apache__Rocketmq__V2__TelemetryCommand out = APACHE__ROCKETMQ__V2__TELEMETRY_COMMAND__INIT;
-        Apache__Rocketmq__V2__Status st;
-        proxy_status(&st, PX_CLIENT_ID_REQUIRED, "client id cannot be empty");
-        out.status = &st;
-        rc = proxy_reply(px, call, &out.base);
-    } else if (cmd->command_case == APACHE__ROCKETMQ__V2__TELEMETRY_COMMAND__COMMAND_SETTINGS &&
-               cmd->settings) {
-        proxy_clients_settings(px, call, client_id, cmd->settings);
-        rc = answer_settings(px, call, cmd->settings);
-    }
-    /* thread stack traces and verify-message results answer commands this
-     * proxy never sends: nothing to do with them */
-    apache__rocketmq__v2__telemetry_command__free_unpacked(cmd, NULL);
     return rc;
 }

@@ -38,6 +38,7 @@
 #define PX_CONSUMER_GROUP_NOT_FOUND APACHE__ROCKETMQ__V2__CODE__CONSUMER_GROUP_NOT_FOUND
 
 typedef struct proxy_clients proxy_clients;
+typedef struct telemetry_table telemetry_table;
 
 typedef struct proxy {
     const rmq_host_api *api;
@@ -46,8 +47,11 @@ typedef struct proxy {
     const char *broker_server;
     int64_t max_message_size;
     uint32_t local_timeout_ms;
-    atomic_uint send_round; /* round-robin over writable queues */
-    proxy_clients *clients; /* 5.x clients' settings and registrations */
+    int64_t min_poll_ms, max_poll_ms; /* ReceiveMessage long polling bounds */
+    bool validate_message_type;       /* Java's enableTopicMessageTypeCheck */
+    telemetry_table *tele;            /* open Telemetry streams (proxy_telemetry.c) */
+    atomic_uint send_round;           /* round-robin over writable queues */
+    proxy_clients *clients;           /* 5.x clients' settings and registrations */
 } proxy;
 
 /* Answer a unary call with `msg` packed (protobuf-c). */
@@ -125,6 +129,27 @@ int proxy_receive_message(rmq_grpc_call *call, const void *msg, size_t len, void
 int proxy_ack_message(rmq_grpc_call *call, const void *msg, size_t len, void *ud);
 int proxy_change_invisible_duration(rmq_grpc_call *call, const void *msg, size_t len, void *ud);
 int proxy_forward_to_dlq(rmq_grpc_call *call, const void *msg, size_t len, void *ud);
+/* A stored record (MessageDecoder layout) as a v2 Message, for the
+ * commands the server pushes (proxy_receive.c); NULL when malformed. */
+typedef struct proxy_built proxy_built;
+proxy_built *proxy_message_build(const uint8_t *record, size_t len);
+Apache__Rocketmq__V2__Message *proxy_message_of(proxy_built *pb);
+void proxy_message_free(proxy_built *pb);
+
+/* The POP answer (lrc < 0: none) to the ReceiveMessage client. */
+int proxy_receive_answer(proxy *px, rmq_grpc_call *call, int lrc, const rmq_cmd *resp,
+                         int64_t invisible, const char *broker);
+
+/* Long polling (proxy_receive_wait.c). The POP's pollTime as Java's proxy
+ * computes it from long_polling_timeout and the deadline; -1 with *why
+ * when the deadline leaves too little (ILLEGAL_POLLING_TIME). */
+int proxy_polling_time(proxy *px, rmq_grpc_call *call,
+                       const Apache__Rocketmq__V2__ReceiveMessageRequest *req, int64_t *poll_ms,
+                       const char **why);
+/* Hold the call and send the POP `pop` without waiting: the store's answer
+ * finishes the call. 0, or an error with pop still the caller's. */
+int proxy_receive_wait(proxy *px, rmq_grpc_call *call, rmq_cmd *pop, int64_t invisible,
+                       const char *broker);
 
 /* The handlers (proxy_route.c, proxy_send.c, proxy_client.c). */
 int proxy_query_route(rmq_grpc_call *call, const void *msg, size_t len, void *ud);
@@ -133,5 +158,30 @@ int proxy_send_message(rmq_grpc_call *call, const void *msg, size_t len, void *u
 int proxy_heartbeat(rmq_grpc_call *call, const void *msg, size_t len, void *ud);
 int proxy_notify_client_termination(rmq_grpc_call *call, const void *msg, size_t len, void *ud);
 int proxy_telemetry(rmq_grpc_call *call, const void *msg, size_t len, void *ud);
+int proxy_end_transaction(rmq_grpc_call *call, const void *msg, size_t len, void *ud);
+
+/* The merged settings answered to a client's Settings (proxy_client.c). */
+int proxy_answer_settings(proxy *px, rmq_grpc_call *call, Apache__Rocketmq__V2__Settings *s);
+
+/* Telemetry streams (proxy_telemetry.c). init/fini/quiesce from the plugin's
+ * own; push_to_group sends `cmd` to one producer client whose publishing
+ * topics hold `group` (5.x producer group = topic) and names it in
+ * client_id: 0, RMQ_ENOENT when none has a stream, or grpc_send's error. */
+int proxy_telemetry_init(proxy *px);
+void proxy_telemetry_quiesce(proxy *px);
+void proxy_telemetry_fini(proxy *px);
+int proxy_telemetry_push_to_group(proxy *px, const char *group,
+                                  const Apache__Rocketmq__V2__TelemetryCommand *cmd,
+                                  char *client_id, size_t cap);
+int proxy_telemetry_admin(rmq_admin_call *ac, int argc, const char *const *argv, void *ud);
+
+/* Transactions (proxy_transaction.c). The transaction id a half message's
+ * SendResultEntry carries, from the store's answer (offset msgId, queue
+ * offset); init subscribes to the store's check-backs. */
+void proxy_transaction_id(const char *offset_msg_id, int64_t queue_offset, char *out, size_t cap);
+int proxy_transaction_init(proxy *px);
+/* The stored record at a commit-log offset (service store.queues): *rec
+ * malloc'd. */
+int proxy_message_by_offset(proxy *px, int64_t phys, void **rec, size_t *len);
 
 #endif

@@ -31,6 +31,26 @@ static const rmq_setting_decl proxy_settings[] = {
      .description = "longest wait for a broker role's answer (then PROXY_TIMEOUT)",
      .min = 1,
      .max = 600000},
+    {.name = "minLongPollingTimeoutMs",
+     .type = RMQ_SETTING_INT,
+     .default_value = "5000",
+     .description = "shortest ReceiveMessage long poll (Java's "
+                    "grpcClientConsumerMinLongPollingTimeoutMillis)",
+     .min = 0,
+     .max = 600000},
+    {.name = "maxLongPollingTimeoutMs",
+     .type = RMQ_SETTING_INT,
+     .default_value = "20000",
+     .description = "longest ReceiveMessage long poll (Java's "
+                    "grpcClientConsumerMaxLongPollingTimeoutMillis)",
+     .min = 0,
+     .max = 600000},
+    {.name = "enableTopicMessageTypeCheck",
+     .type = RMQ_SETTING_BOOL,
+     .default_value = "true",
+     .description = "Publishing.validate_message_type told to producers (Java's "
+                    "enableTopicMessageTypeCheck); false lets 5.x clients send FIFO, delay and "
+                    "transaction messages to topics routed as NORMAL"},
     {.name = "executorThreads",
      .type = RMQ_SETTING_INT,
      .default_value = "8",
@@ -87,7 +107,7 @@ int proxy_local(proxy *px, const char *server, rmq_cmd *req, rmq_cmd **resp)
 
 static int proxy_init(rmq_plugin_ctx *ctx, const rmq_host_api *api)
 {
-    if (api->abi_minor < 8) /* gRPC methods and invoke_local */
+    if (api->abi_minor < 11) /* gRPC methods, invoke_local, held calls */
         return RMQ_EINVAL;
     proxy *px = calloc(1, sizeof(*px));
     if (!px)
@@ -98,6 +118,9 @@ static int proxy_init(rmq_plugin_ctx *ctx, const rmq_host_api *api)
     px->broker_server = api->setting_string(ctx, "brokerServer");
     px->max_message_size = api->setting_int(ctx, "maxMessageSize");
     px->local_timeout_ms = (uint32_t)api->setting_int(ctx, "localCallTimeoutMs");
+    px->min_poll_ms = api->setting_int(ctx, "minLongPollingTimeoutMs");
+    px->max_poll_ms = api->setting_int(ctx, "maxLongPollingTimeoutMs");
+    px->validate_message_type = api->setting_bool(ctx, "enableTopicMessageTypeCheck");
     api->set_userdata(ctx, px);
     static const struct {
         const char *method;
@@ -119,39 +142,61 @@ static int proxy_init(rmq_plugin_ctx *ctx, const rmq_host_api *api)
         {"UpdateOffset", RMQ_GRPC_UNARY, proxy_update_offset},
         {"QueryOffset", RMQ_GRPC_UNARY, proxy_query_offset},
         {"RecallMessage", RMQ_GRPC_UNARY, proxy_recall_message},
+        {"EndTransaction", RMQ_GRPC_UNARY, proxy_end_transaction},
     };
-    int rc =
-        api->declare_executor(ctx, "grpc", (int)api->setting_int(ctx, "executorThreads"), 10000);
+    int rc = proxy_telemetry_init(px);
     if (rc == 0)
         rc = proxy_clients_init(px);
+    if (rc == 0)
+        rc = api->declare_executor(ctx, "grpc", (int)api->setting_int(ctx, "executorThreads"),
+                                   10000);
     for (size_t i = 0; rc == 0 && i < sizeof(methods) / sizeof(methods[0]); i++) {
         char path[128];
         snprintf(path, sizeof(path), PROXY_SERVICE "%s", methods[i].method);
         rc = api->register_grpc_method(ctx, path, methods[i].kind, methods[i].fn, px, "grpc");
     }
+    if (rc == 0)
+        rc = proxy_transaction_init(px);
+    if (rc == 0)
+        rc = api->register_admin_command(ctx, "proxy-client-command",
+                                         "proxy-client-command list | stack CLIENT_ID | verify "
+                                         "CLIENT_ID COMMIT_LOG_OFFSET",
+                                         proxy_telemetry_admin, px);
     if (rc != 0) {
         proxy_clients_fini(px);
+        proxy_telemetry_fini(px);
         free(px);
         return rc;
     }
     api->log(ctx, RMQ_LOG_INFO,
              "MessagingService ready: QueryRoute, QueryAssignment, Heartbeat, SendMessage, "
              "NotifyClientTermination, Telemetry, ReceiveMessage, AckMessage, "
-             "ChangeInvisibleDuration, ForwardMessageToDeadLetterQueue, PullMessage, GetOffset, "
-             "UpdateOffset, QueryOffset, RecallMessage (routes from server %s, "
+             "ChangeInvisibleDuration, ForwardMessageToDeadLetterQueue, EndTransaction, "
+             "PullMessage, GetOffset, UpdateOffset, QueryOffset, RecallMessage (routes from server "
+             "%s, "
              "messages to server %s)",
              px->namesrv_server, px->broker_server);
     return RMQ_OK;
 }
 
+/* Held calls end before the generation goes: Telemetry streams here;
+ * long-polling receives when the host ends their POP right after. */
+static void proxy_quiesce(rmq_plugin_ctx *ctx)
+{
+    proxy_telemetry_quiesce(rmq_ctx_userdata(ctx));
+}
+
 static void proxy_fini(rmq_plugin_ctx *ctx)
 {
     proxy *px = rmq_ctx_userdata(ctx);
-    if (px)
+    if (px) {
         proxy_clients_fini(px);
+        proxy_telemetry_fini(px);
+    }
     free(px);
 }
 
 RMQ_PLUGIN(.name = "proxy", .version = "0.1.0",
            .description = "RocketMQ 5.x gRPC endpoint (apache.rocketmq.v2.MessagingService)",
-           .settings = proxy_settings, .init = proxy_init, .fini = proxy_fini);
+           .settings = proxy_settings, .init = proxy_init, .fini = proxy_fini,
+           .quiesce = proxy_quiesce);

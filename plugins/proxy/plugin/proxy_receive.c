@@ -11,12 +11,14 @@
  * (ForwardMessageToDeadLetterQueue needs it); clients treat it as opaque.
  * ForwardMessageToDeadLetterQueue → CONSUMER_SEND_MSG_BACK (36) with
  * delayLevel -1 (to %DLQ%<group>), then ACK_MESSAGE, as Java's proxy.
- * No long polling here: a host gRPC handler cannot answer after it returns,
- * so an empty receive answers MESSAGE_NOT_FOUND at once (docs/compat.md). */
+ * Long polling: the POP carries the polling time (proxy_receive_wait.c) and
+ * the store holds it until a message arrives; the gRPC call is held
+ * meanwhile and answered from the store's answer (ABI 1.11). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "proxy_internal.h"
 #include "proxy_message.h"
@@ -224,6 +226,47 @@ void msg_free(built *b)
     free(b->keys);
 }
 
+struct proxy_built {
+    built b;
+    rec r;
+    uint8_t *copy; /* the record the message points into */
+};
+
+proxy_built *proxy_message_build(const uint8_t *record, size_t len)
+{
+    proxy_built *pb = calloc(1, sizeof *pb);
+    if (!pb || !(pb->copy = malloc(len ? len : 1))) {
+        free(pb);
+        return NULL;
+    }
+    memcpy(pb->copy, record, len);
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    uint64_t now_ms = (uint64_t)now.tv_sec * 1000u + (uint64_t)now.tv_nsec / 1000000u;
+    if (rec_decode(pb->copy, len, &pb->r) == 0 || msg_build(&pb->b, &pb->r, "", 0, now_ms) != 0) {
+        proxy_message_free(pb);
+        return NULL;
+    }
+    /* not a received message: no receipt handle, no invisible time */
+    pb->b.sys.receipt_handle = NULL;
+    pb->b.sys.invisible_duration = NULL;
+    return pb;
+}
+
+Apache__Rocketmq__V2__Message *proxy_message_of(proxy_built *pb)
+{
+    return &pb->b.m;
+}
+
+void proxy_message_free(proxy_built *pb)
+{
+    if (!pb)
+        return;
+    msg_free(&pb->b);
+    free(pb->copy);
+    free(pb);
+}
+
 static int send_status(proxy *px, rmq_grpc_call *call, Apache__Rocketmq__V2__Code code,
                        const char *message)
 {
@@ -253,74 +296,24 @@ static int64_t start_offset_of(const char *info, int32_t qid, int64_t dflt)
     return dflt;
 }
 
-int proxy_receive_message(rmq_grpc_call *call, const void *msg, size_t len, void *ud)
+/* The POP's answer (or lrc < 0) to the client: status, messages, delivery
+ * timestamp; takes resp. */
+int proxy_receive_answer(proxy *px, rmq_grpc_call *call, int lrc, const rmq_cmd *resp,
+                         int64_t invisible, const char *broker)
 {
-    proxy *px = ud;
     const rmq_host_api *api = px->api;
-    Apache__Rocketmq__V2__ReceiveMessageRequest *req =
-        apache__rocketmq__v2__receive_message_request__unpack(NULL, len, msg);
-    if (!req)
-        return api->grpc_finish(call, RMQ_GRPC_INVALID_ARGUMENT, "malformed ReceiveMessageRequest");
     int rc = 0;
-    const char *group = req->group ? req->group->name : NULL;
-    const char *topic =
-        req->message_queue && req->message_queue->topic ? req->message_queue->topic->name : NULL;
-    const char *broker =
-        req->message_queue && req->message_queue->broker ? req->message_queue->broker->name : "";
-    if (!group || !*group || !topic || !*topic) {
-        rc = send_status(px, call, APACHE__ROCKETMQ__V2__CODE__BAD_REQUEST,
-                         "group and message_queue.topic are required");
-        goto out;
-    }
-    int64_t invisible = ms_of(req->invisible_duration, DEFAULT_INVISIBLE_MS);
-    if (invisible <= 0) {
-        rc = send_status(px, call, APACHE__ROCKETMQ__V2__CODE__ILLEGAL_INVISIBLE_TIME,
-                         "the invisible time is illegal");
-        goto out;
-    }
-    int batch = req->batch_size > 0 ? req->batch_size : POP_MAX_BATCH;
-    if (batch > POP_MAX_BATCH)
-        batch = POP_MAX_BATCH;
-    bool sql = req->filter_expression &&
-               req->filter_expression->type == APACHE__ROCKETMQ__V2__FILTER_TYPE__SQL;
-    const char *exp = req->filter_expression && req->filter_expression->expression &&
-                              *req->filter_expression->expression
-                          ? req->filter_expression->expression
-                          : "*";
-    char num[4][32];
-    snprintf(num[0], sizeof num[0], "%d", batch);
-    snprintf(num[1], sizeof num[1], "%" PRId64, invisible);
-    snprintf(num[2], sizeof num[2], "%" PRIu64, api->now_wall_ms());
-    rmq_cmd *pr = api->cmd_new_request(POP_MESSAGE);
-    if (!pr) {
-        rc = RMQ_ENOMEM;
-        goto out;
-    }
-    const char *kv[] = {
-        "consumerGroup", group,  "topic",         topic,   "queueId",  "-1",
-        "maxMsgNums",    num[0], "invisibleTime", num[1],  "pollTime", "0",
-        "bornTime",      num[2], "initMode",      "1",     "expType",  sql ? "SQL92" : "TAG",
-        "exp",           exp,    "order",         "false", NULL};
-    for (size_t i = 0; kv[i]; i += 2)
-        api->cmd_ext_set(pr, kv[i], kv[i + 1]);
-    rmq_cmd *resp = NULL;
-    int lrc = proxy_local(px, px->broker_server, pr, &resp);
-    if (lrc < 0) {
-        rc = send_status(px, call, APACHE__ROCKETMQ__V2__CODE__PROXY_TIMEOUT, rmq_strerror(lrc));
-        goto out;
-    }
+    if (lrc < 0)
+        return send_status(px, call, APACHE__ROCKETMQ__V2__CODE__PROXY_TIMEOUT, rmq_strerror(lrc));
     int32_t code = api->cmd_code(resp);
-    if (code == PULL_NOT_FOUND || code == POLLING_TIMEOUT) {
-        api->cmd_free(resp);
-        rc = send_status(px, call, APACHE__ROCKETMQ__V2__CODE__MESSAGE_NOT_FOUND, "no new message");
-        goto out;
-    }
+    if (code == PULL_NOT_FOUND || code == POLLING_TIMEOUT)
+        return send_status(px, call, APACHE__ROCKETMQ__V2__CODE__MESSAGE_NOT_FOUND,
+                           "no new message");
     if (code != 0) {
         const char *remark = api->cmd_remark(resp);
         rc = send_status(px, call, code == 17 ? PX_TOPIC_NOT_FOUND : proxy_code_of_remoting(code),
                          remark ? remark : "pop failed");
-        api->cmd_free(resp);
-        goto out;
+        return rc;
     }
     const char *pop_time = api->cmd_ext_get(resp, "popTime");
     const char *revive = api->cmd_ext_get(resp, "reviveQid");
@@ -361,7 +354,76 @@ int proxy_receive_message(rmq_grpc_call *call, const void *msg, size_t len, void
         d.delivery_timestamp = &ts;
         rc = proxy_reply(px, call, &d.base);
     }
-    api->cmd_free(resp);
+    return rc;
+}
+
+int proxy_receive_message(rmq_grpc_call *call, const void *msg, size_t len, void *ud)
+{
+    proxy *px = ud;
+    const rmq_host_api *api = px->api;
+    Apache__Rocketmq__V2__ReceiveMessageRequest *req =
+        apache__rocketmq__v2__receive_message_request__unpack(NULL, len, msg);
+    if (!req)
+        return api->grpc_finish(call, RMQ_GRPC_INVALID_ARGUMENT, "malformed ReceiveMessageRequest");
+    int rc = 0;
+    const char *group = req->group ? req->group->name : NULL;
+    const char *topic =
+        req->message_queue && req->message_queue->topic ? req->message_queue->topic->name : NULL;
+    const char *broker =
+        req->message_queue && req->message_queue->broker ? req->message_queue->broker->name : "";
+    if (!group || !*group || !topic || !*topic) {
+        rc = send_status(px, call, APACHE__ROCKETMQ__V2__CODE__BAD_REQUEST,
+                         "group and message_queue.topic are required");
+        goto out;
+    }
+    int64_t poll_ms = 0;
+    const char *poll_why = NULL;
+    if (proxy_polling_time(px, call, req, &poll_ms, &poll_why) != 0) {
+        rc = send_status(px, call, APACHE__ROCKETMQ__V2__CODE__ILLEGAL_POLLING_TIME, poll_why);
+        goto out;
+    }
+    int64_t invisible = ms_of(req->invisible_duration, DEFAULT_INVISIBLE_MS);
+    if (invisible <= 0) {
+        rc = send_status(px, call, APACHE__ROCKETMQ__V2__CODE__ILLEGAL_INVISIBLE_TIME,
+                         "the invisible time is illegal");
+        goto out;
+    }
+    int batch = req->batch_size > 0 ? req->batch_size : POP_MAX_BATCH;
+    if (batch > POP_MAX_BATCH)
+        batch = POP_MAX_BATCH;
+    bool sql = req->filter_expression &&
+               req->filter_expression->type == APACHE__ROCKETMQ__V2__FILTER_TYPE__SQL;
+    const char *exp = req->filter_expression && req->filter_expression->expression &&
+                              *req->filter_expression->expression
+                          ? req->filter_expression->expression
+                          : "*";
+    char num[4][32];
+    snprintf(num[0], sizeof num[0], "%d", batch);
+    snprintf(num[1], sizeof num[1], "%" PRId64, invisible);
+    snprintf(num[2], sizeof num[2], "%" PRIu64, api->now_wall_ms());
+    snprintf(num[3], sizeof num[3], "%" PRId64, poll_ms);
+    rmq_cmd *pr = api->cmd_new_request(POP_MESSAGE);
+    if (!pr) {
+        rc = RMQ_ENOMEM;
+        goto out;
+    }
+    const char *kv[] = {
+        "consumerGroup", group,  "topic",         topic,   "queueId",  "-1",
+        "maxMsgNums",    num[0], "invisibleTime", num[1],  "pollTime", num[3],
+        "bornTime",      num[2], "initMode",      "1",     "expType",  sql ? "SQL92" : "TAG",
+        "exp",           exp,    "order",         "false", NULL};
+    for (size_t i = 0; kv[i]; i += 2)
+        api->cmd_ext_set(pr, kv[i], kv[i + 1]);
+    /* a long poll waits in the store without holding this thread */
+    if (poll_ms > 0 && proxy_receive_wait(px, call, pr, invisible, broker) == 0)
+        goto out;
+    if (poll_ms > 0) /* no hold (the generation is quiescing): answer now */
+        api->cmd_ext_set(pr, "pollTime", "0");
+    rmq_cmd *resp = NULL;
+    int lrc = proxy_local(px, px->broker_server, pr, &resp);
+    rc = proxy_receive_answer(px, call, lrc, resp, invisible, broker);
+    if (resp)
+        api->cmd_free(resp);
 out:
     apache__rocketmq__v2__receive_message_request__free_unpacked(req, NULL);
     return rc;

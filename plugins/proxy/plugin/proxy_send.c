@@ -176,6 +176,7 @@ typedef struct send_outcome {
     char msg_id[128];
     int64_t offset;
     char recall_handle[1024]; /* a timer message's (RecallMessage) */
+    char tx_id[64];           /* a half message's transaction id (proxy_transaction.c); "" else */
 } send_outcome;
 
 static uint64_t millis_of(const Google__Protobuf__Timestamp *t)
@@ -246,11 +247,13 @@ static void send_one(proxy *px, const Apache__Rocketmq__V2__Message *m, const ch
     bool txn = sp->message_type == APACHE__ROCKETMQ__V2__MESSAGE_TYPE__TRANSACTION;
     if (txn) {
         prop_add(&pb, "TRAN_MSG", "true");
-        snprintf(num, sizeof(num), "%lld",
-                 (long long)(sp->orphaned_transaction_recovery_duration
-                                 ? sp->orphaned_transaction_recovery_duration->seconds
-                                 : 0));
-        prop_add(&pb, "CHECK_IMMUNITY_TIME_IN_SECONDS", num);
+        /* only when the client gave one, as Java's proxy: else the store's
+         * transactionTimeOut is the immunity */
+        if (sp->orphaned_transaction_recovery_duration) {
+            snprintf(num, sizeof(num), "%lld",
+                     (long long)sp->orphaned_transaction_recovery_duration->seconds);
+            prop_add(&pb, "CHECK_IMMUNITY_TIME_IN_SECONDS", num);
+        }
     }
     if (pb.oom) {
         free(pb.s);
@@ -311,6 +314,9 @@ static void send_one(proxy *px, const Apache__Rocketmq__V2__Message *m, const ch
         snprintf(out->recall_handle, sizeof(out->recall_handle), "%s",
                  api->cmd_ext_get(resp, "recallHandle") ? api->cmd_ext_get(resp, "recallHandle")
                                                         : "");
+        if (txn)
+            proxy_transaction_id(api->cmd_ext_get(resp, "msgId"), out->offset, out->tx_id,
+                                 sizeof(out->tx_id));
         break;
     case FLUSH_DISK_TIMEOUT:
         out->code = PX_MASTER_PERSISTENCE_TIMEOUT;
@@ -402,7 +408,7 @@ int proxy_send_message(rmq_grpc_call *call, const void *msg, size_t len, void *u
             proxy_status(&sts[i], outs[i].code, outs[i].message);
             ents[i].status = &sts[i];
             ents[i].message_id = outs[i].msg_id;
-            ents[i].transaction_id = (char *)"";
+            ents[i].transaction_id = outs[i].tx_id;
             ents[i].offset = outs[i].offset;
             ents[i].recall_handle = outs[i].recall_handle;
             entp[i] = &ents[i];

@@ -10,6 +10,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include <rmqhost/services/transaction_check_event.h>
+
 #include "ha.h"
 #include "header_numbers.h"
 #include "message_id.h"
@@ -233,13 +235,14 @@ static int64_t progress(store_plugin *sp, const char *topic)
 }
 
 /* CHECK_TRANSACTION_STATE for the re-appended half record at `phys`: its
- * bytes with topic and queue id set back to REAL_TOPIC / REAL_QID. */
+ * bytes with topic and queue id set back to REAL_TOPIC / REAL_QID. Without
+ * a remoting producer of the group the check is published as event
+ * store.transaction_check for 5.x clients behind a gRPC endpoint; with no
+ * one there either, the next round asks again. */
 static void send_check(store_plugin *sp, int64_t phys, int64_t queue_offset, const char *group)
 {
     uint64_t ch = 0;
     meta_producer_channel(sp, group, &ch);
-    if (!ch)
-        return; /* no producer of the group online: the next round asks again */
     uint8_t *buf = NULL;
     stored_record r;
     if (features_read_record(sp, phys, &buf, &r) != 0)
@@ -269,8 +272,17 @@ static void send_check(store_plugin *sp, int64_t phys, int64_t queue_offset, con
         body = malloc(cap);
         if (body)
             blen = stored_record_encode(&c, false, body, cap);
-        rmq_cmd *req = sp->api->cmd_new_request(CHECK_TRANSACTION_STATE);
-        if (req && body && blen) {
+        rmq_cmd *req = ch ? sp->api->cmd_new_request(CHECK_TRANSACTION_STATE) : NULL;
+        if (!ch && body && blen) {
+            rmq_transaction_check_event ev = {.size = sizeof ev,
+                                              .producer_group = group,
+                                              .msg_id = uniq,
+                                              .commit_log_offset = r.phys_offset,
+                                              .tran_state_table_offset = queue_offset,
+                                              .record = body,
+                                              .record_len = blen};
+            sp->api->publish_event(sp->ctx, RMQ_STORE_TRANSACTION_CHECK_EVENT, &ev, sizeof ev);
+        } else if (req && body && blen) {
             store_msg tmp;
             store_msg_from_record(&r, &tmp);
             char offid[64];

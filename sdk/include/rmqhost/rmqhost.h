@@ -45,7 +45,7 @@ extern "C" {
  * entries are appended to rmq_host_api; a plugin may test api->abi_minor (or
  * api->size) before calling an entry newer than the one it was built for. */
 #define RMQ_ABI_MAJOR 1
-#define RMQ_ABI_MINOR 10
+#define RMQ_ABI_MINOR 11
 
 #if defined(__GNUC__)
 #define RMQ_EXPORT __attribute__((visibility("default")))
@@ -237,8 +237,9 @@ typedef int (*rmq_admin_fn)(rmq_admin_call *call, int argc, const char *const *a
  *                              half-closed.
  * Messages are the serialized protobuf bytes (an empty message is a non-NULL
  * msg of length 0). During the handler (and only then) the call may be
- * answered with grpc_send / grpc_finish. When the handler returns without
- * grpc_finish: unary and server-streaming calls are finished by the host
+ * answered with grpc_send / grpc_finish (after it too when the handler
+ * took grpc_hold, ABI 1.11). When the handler returns without grpc_finish
+ * or grpc_hold: unary and server-streaming calls are finished by the host
  * (a return < 0 → INTERNAL with rmq_strerror's text; a unary call that sent
  * nothing → INTERNAL; otherwise OK); a bidi call stays open until its
  * half-close run returns, then it is finished OK. The handler runs on the
@@ -250,6 +251,14 @@ typedef enum rmq_grpc_kind {
 } rmq_grpc_kind;
 
 typedef int (*rmq_grpc_handler_fn)(rmq_grpc_call *call, const void *msg, size_t len, void *ud);
+
+/* ABI 1.11: a held call (grpc_hold) ended without the plugin's grpc_finish:
+ * the client cancelled it (RST_STREAM), its connection closed, or the host
+ * finished it at its deadline. Runs once,
+ * on the connection's IO thread (must not block), possibly while the
+ * handler that held the call is still running. grpc_send / grpc_finish
+ * answer RMQ_ENOTCONN from now on; the plugin still owes grpc_release. */
+typedef void (*rmq_grpc_done_fn)(rmq_grpc_call *call, void *ud);
 
 /* gRPC status codes used with grpc_finish. */
 #define RMQ_GRPC_OK 0
@@ -548,7 +557,37 @@ typedef struct rmq_host_api {
     void (*gauge)(rmq_gauge_sink *sink, const char *name, const char *help,
                   const char *const *labels, double value);
 
-    void *reserved[13]; /* grows here; never reordered */
+    /* -- ABI 1.11 -- */
+    /* The handler's thread, during the handler. Keep the call open after the
+     * handler returns: the host no longer finishes it (unary and
+     * server-streaming) nor ends a bidi call after its half-close run, and
+     * grpc_send / grpc_finish work from any thread until grpc_finish (the
+     * remoting defer / deferred_reply, for gRPC). on_done (may be NULL) is
+     * told once if the call ends first (rmq_grpc_done_fn); it does not
+     * start after grpc_finish has returned. At most one hold per call
+     * (RMQ_EEXIST); RMQ_ENOTCONN when the call is already gone or finished.
+     * Each successful hold owes exactly one grpc_release, after the plugin's
+     * last use of the call, from any thread. The plugin's quiesce must
+     * grpc_finish every call it holds (a hot reload or shutdown waits for
+     * running on_done callbacks, not for held calls). A held call still
+     * open a second past its deadline (grpc_call_deadline_ms) is finished
+     * DEADLINE_EXCEEDED by the host, which then tells on_done as for a
+     * cancel (most clients cancel at their deadline themselves). */
+    int (*grpc_hold)(rmq_grpc_call *call, rmq_grpc_done_fn on_done, void *ud);
+    void (*grpc_release)(rmq_grpc_call *call);
+    /* invoke_local without blocking, from any thread (IO too): `cb` gets the
+     * answer exactly once — err 0 and resp (owned by the host, valid during
+     * cb), or err < 0 and resp NULL: RMQ_EIO the processor sent no answer,
+     * RMQ_ESHUTDOWN the calling plugin's generation is quiescing (the
+     * callee's late answer is then dropped). cb runs on the thread that
+     * answered (the callee's executor, timer or IO thread): keep it short.
+     * There is no host timeout: the callee bounds the wait (a held POP
+     * answers after its pollTime). Returns 0 when cb will be called, else
+     * the error (cb is not called; `req` is freed). */
+    int (*invoke_local_async)(rmq_plugin_ctx *ctx, const char *server, rmq_cmd *req,
+                              rmq_response_fn cb, void *ud);
+
+    void *reserved[10]; /* grows here; never reordered */
 } rmq_host_api;
 
 /* Flags of register_processor_flags (ABI 1.4). */

@@ -3,9 +3,16 @@
 // status with a message, an unknown method, a deadline, invoke_local.
 // Usage: node grpc_echo_client.js HOST:PORT [tls CA_FILE]
 //        node grpc_echo_client.js HOST:PORT reload
-//   (reload: a Chat stream is opened, "OPEN" printed, and after the line
-//    "go" on stdin — the test reloads the plugin meanwhile — the stream and
-//    new calls must still be answered)
+//   (reload: a Chat stream and three Hang calls are opened, "OPEN" printed,
+//    and after the line "go" on stdin — the test reloads the plugin
+//    meanwhile — the stream and new calls must still be answered and the
+//    Hang calls ended UNAVAILABLE by the old generation's quiesce)
+//        node grpc_echo_client.js HOST:PORT hold
+//   (held calls, ABI 1.9: Later answered from another thread, Later calls
+//    cancelled while their answer is on its way, then 30 Hang calls of
+//    which 15 are cancelled, 5 more past their deadline; prints
+//    "RESULT HUNG" and, after the line "exit" on
+//    stdin, exits with the other 15 still open)
 // Prints "CHECK name ok|FAIL detail" per check and "RESULT ok" or
 // "RESULT FAIL ...".
 'use strict';
@@ -27,6 +34,10 @@ const def = {
   Fail: { path: '/rmqhost.example.Echo/Fail', requestStream: false, responseStream: false,
          requestSerialize: id, requestDeserialize: id, responseSerialize: id, responseDeserialize: id },
   Remote: { path: '/rmqhost.example.Echo/Remote', requestStream: false, responseStream: false,
+         requestSerialize: id, requestDeserialize: id, responseSerialize: id, responseDeserialize: id },
+  Later: { path: '/rmqhost.example.Echo/Later', requestStream: false, responseStream: false,
+         requestSerialize: id, requestDeserialize: id, responseSerialize: id, responseDeserialize: id },
+  Hang: { path: '/rmqhost.example.Echo/Hang', requestStream: false, responseStream: false,
          requestSerialize: id, requestDeserialize: id, responseSerialize: id, responseDeserialize: id },
   Missing: { path: '/rmqhost.example.Echo/Missing', requestStream: false, responseStream: false,
          requestSerialize: id, requestDeserialize: id, responseSerialize: id, responseDeserialize: id },
@@ -119,6 +130,7 @@ async function acrossReload() {
   s.on('status', (st) => { status = st.code; });
   s.on('error', () => {});
   s.write(Buffer.from('before'));
+  const hangs = [0, 1, 2].map(() => unary('Hang', Buffer.from('h'), { deadline: Date.now() + 60000 }));
   while (out.length < 1 && status === null) await new Promise((r) => setTimeout(r, 20));
   console.log('OPEN');
   await new Promise((resolve) => process.stdin.once('data', resolve));
@@ -129,10 +141,71 @@ async function acrossReload() {
     `code ${status} got ${out.join(',')}`);
   const r = await unary('Say', Buffer.from('fresh'));
   check('call_after_reload', !r.err && r.res.toString() === 'fresh', r.err ? r.err.message : 'bad');
+  const ended = await Promise.all(hangs);
+  check('held_calls_answered_by_quiesce', ended.every((x) => x.err &&
+    x.err.code === grpc.status.UNAVAILABLE && x.err.details === 'grpc_echo is reloading'),
+    ended.map((x) => (x.err ? `${x.err.code} ${x.err.details}` : 'answered')).join(', '));
   client.close();
   console.log(failures.length ? `RESULT FAIL ${failures.join('; ')}` : 'RESULT ok');
   process.exit(0);
 }
 
-(mode === 'reload' ? acrossReload() : main())
+// Held calls (grpc_hold, invoke_local_async).
+async function held() {
+  let r = await unary('Later', Buffer.from('9002'));
+  check('later_answered_from_another_thread', !r.err && r.res.toString() === '0 ',
+    r.err ? r.err.message : `got '${r.res.toString()}'`);
+  r = await unary('Later', Buffer.from('4242'));
+  check('later_unknown_code', !r.err && r.res.toString() === '3  request type 4242 not supported',
+    r.err ? r.err.message : `got '${r.res.toString()}'`);
+  const many = await Promise.all([...Array(20).keys()].map(() =>
+    unary('Later', Buffer.from('9002')).then((x) => !x.err && x.res.toString() === '0 ')));
+  check('later_concurrent', many.every((x) => x), `${many.filter((x) => !x).length} failed`);
+  // cancelled while the answer is on its way: the answer races the cancel
+  const raced = await Promise.all([...Array(40).keys()].map((i) => new Promise((resolve) => {
+    const c = client.Later(Buffer.from('9002'), new grpc.Metadata(), { deadline: deadline() },
+      (err) => resolve(!err || err.code === grpc.status.CANCELLED));
+    setTimeout(() => c.cancel(), (i * 7) % 150);
+  })));
+  check('later_cancel_race', raced.every((x) => x), 'a call ended otherwise than OK/CANCELLED');
+  // Hang: 30 held, 15 cancelled by the client, 15 left to the connection's end
+  const ends = [];
+  const calls = [...Array(30).keys()].map(() => client.Hang(Buffer.from('h'), new grpc.Metadata(),
+    { deadline: Date.now() + 120000 }, (err) => ends.push(err ? err.code : 0)));
+  await new Promise((r) => setTimeout(r, 300));
+  calls.slice(0, 15).forEach((c) => c.cancel());
+  while (ends.length < 15) await new Promise((r) => setTimeout(r, 20));
+  check('hang_cancelled', ends.every((c) => c === grpc.status.CANCELLED), ends.join(','));
+  // 5 more with a 1.5 s deadline: ended by the client's RST_STREAM or by the
+  // server's DEADLINE_EXCEEDED, whichever comes first
+  const late = await Promise.all([...Array(5).keys()].map(() => unary('Hang', Buffer.from('h'),
+    { deadline: Date.now() + 1500 })));
+  check('hang_deadline', late.every((x) => x.err && x.err.code === grpc.status.DEADLINE_EXCEEDED),
+    late.map((x) => (x.err ? x.err.code : 'answered')).join(','));
+  // a client that does not enforce its deadline itself (node's http2, a
+  // bare gRPC request with grpc-timeout 1 s): the server ends the held call
+  // DEADLINE_EXCEEDED on its own
+  const trailers = await new Promise((resolve) => {
+    const http2 = require('http2');
+    const session = http2.connect(`http://${target}`);
+    session.on('error', (e) => resolve({ error: String(e) }));
+    const req = session.request({ ':method': 'POST', ':path': '/rmqhost.example.Echo/Hang',
+      'content-type': 'application/grpc', te: 'trailers', 'grpc-timeout': '1000m' });
+    // a call that sent nothing ends with trailers only: they come as the
+    // response's headers
+    const done = (t) => { if (t['grpc-status'] !== undefined) { resolve(t); session.close(); } };
+    req.on('response', done);
+    req.on('trailers', done);
+    req.on('close', () => resolve({ closed: 'without a grpc-status' }));
+    req.on('error', (e) => resolve({ error: String(e) }));
+    req.end(Buffer.from([0, 0, 0, 0, 1, 0x68]));
+  });
+  check('hang_server_deadline', trailers['grpc-status'] === '4' &&
+    trailers['grpc-message'] === 'deadline exceeded', JSON.stringify(trailers));
+  console.log(failures.length ? `RESULT FAIL ${failures.join('; ')}` : 'RESULT HUNG');
+  await new Promise((resolve) => process.stdin.once('data', resolve));
+  process.exit(0); // the 15 other Hang calls end with the connection
+}
+
+(mode === 'reload' ? acrossReload() : mode === 'hold' ? held() : main())
   .catch((e) => { console.log(`RESULT FAIL exception ${e.stack}`); });

@@ -4,7 +4,13 @@
  * message, UNIMPLEMENTED for an unknown method, invoke_local to the echo
  * plugin on a remoting server, 50 concurrent calls; over plaintext and over
  * TLS (a certificate made here with the openssl CLI, ALPN h2). A remoting
- * client on the gRPC port is refused without harming the server. */
+ * client on the gRPC port is refused without harming the server. Held calls
+ * (ABI 1.9 grpc_hold, invoke_local_async): answered later from another
+ * thread, cancelled while the answer is on its way, ended by the client's
+ * RST_STREAM or its disconnection or, for a client that does not cancel at
+ * its deadline, by the server's DEADLINE_EXCEEDED (the plugin's on_done
+ * counts them all), and
+ * answered by quiesce at a hot reload. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -147,6 +153,50 @@ static void stream_across_hot_reload(void **state)
     assert_int_equal(status, 0);
 }
 
+/* "held N ended_by_client M" from grpc_echo's admin command. */
+static bool held_counts(fixture *f, long *held, long *ended)
+{
+    int code = -1;
+    const char *out = rmq_td_ctl_output(&f->d, &code, "grpc-echo-held", NULL);
+    return code == 0 && out && sscanf(out, "held %ld ended_by_client %ld", held, ended) == 2;
+}
+
+/* Wait (bounded) until the counts are what the test expects; false with the
+ * last counts seen otherwise. */
+static bool held_counts_become(fixture *f, long want_held, long want_ended, long *held, long *ended)
+{
+    for (int i = 0; i < 300; i++) {
+        if (held_counts(f, held, ended) && *held == want_held && *ended == want_ended)
+            return true;
+        usleep(100 * 1000);
+    }
+    return false;
+}
+
+static void held_calls(void **state)
+{
+    fixture *f = *state;
+    char target[64];
+    snprintf(target, sizeof target, "127.0.0.1:%d", rmq_td_port(&f->d, "g"));
+    const char *argv[] = {GE_SCRIPT, target, "hold", NULL};
+    assert_int_equal(rmq_node_start(&f->node, GE_NODE, GE_NODE_MODULES, argv), 0);
+    char line[4096] = "";
+    if (!rmq_node_line(&f->node, "RESULT ", line, sizeof line, 120000) ||
+        strcmp(line, "RESULT HUNG") != 0)
+        fail_msg("grpc_echo_client.js hold: %s", line);
+    long held = -1, ended = -1;
+    /* 15 cancelled, 6 past their deadline, 15 still held */
+    if (!held_counts_become(f, 15, 21, &held, &ended))
+        fail_msg("after 15 cancels and 6 deadlines: held %ld ended_by_client %ld (want 15 21)",
+                 held, ended);
+    rmq_node_send(&f->node, "exit");
+    rmq_node_reap(&f->node, 30000);
+    if (!held_counts_become(f, 0, 36, &held, &ended))
+        fail_msg("after the client left: held %ld ended_by_client %ld (want 0 36)", held, ended);
+    /* the server goes on */
+    run_client(f, false);
+}
+
 static void echo_tls(void **state)
 {
     run_client(*state, true);
@@ -158,6 +208,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(echo_plaintext, setup_plain, teardown),
         cmocka_unit_test_setup_teardown(stream_across_hot_reload, setup_plain, teardown),
         cmocka_unit_test_setup_teardown(echo_tls, setup_tls, teardown),
+        cmocka_unit_test_setup_teardown(held_calls, setup_plain, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -137,10 +137,12 @@ function check(msg) {
     st.on('end', () => resolve(status));
   });
   if (rcvStatus !== def.Code.BAD_REQUEST) problems.push(`ReceiveMessage without a queue: ${rcvStatus}`);
-  // an RPC with nothing behind it yet: UNIMPLEMENTED
+  // EndTransaction without a transaction id: Java's INVALID_TRANSACTION_ID
   const end = new svc.EndTransactionRequest().setTopic(new def.Resource().setName(topic));
-  const code = await new Promise((resolve) => raw.endTransaction(end, md, (e) => resolve(e ? e.code : 'ok')));
-  if (code !== grpc.status.UNIMPLEMENTED) problems.push(`EndTransaction: ${code}`);
+  const code = await new Promise((resolve) => raw.endTransaction(end, md, (e, r) => resolve(e
+    ? `error ${e.code}` : `${r.getStatus().getCode()} ${r.getStatus().getMessage()}`)));
+  if (code !== `${def.Code.INVALID_TRANSACTION_ID} transaction id cannot be empty`)
+    problems.push(`EndTransaction: ${code}`);
 
   // a timer message (delivery_timestamp, 2 s ahead) through a raw SendMessage
   // (the client itself refuses DELAY on a NORMAL-only topic): the store holds

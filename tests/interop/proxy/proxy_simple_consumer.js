@@ -46,8 +46,9 @@ async function receiveUntil(consumer, want, invisibleMs, deadlineMs) {
       body: Buffer.from(`pop-body-${i}`), properties: new Map([['idx', String(i)]]) });
   }
   const consumer = new SimpleConsumer({ endpoints: endpoint, namespace: '',
+    // Java's proxy long-polls at least 5 s and refuses a shorter deadline
     consumerGroup: 'GrpcPopGroup', subscriptions: new Map([[topic, '*']]),
-    awaitDuration: 1000, logger: quiet });
+    awaitDuration: 5000, logger: quiet });
   await consumer.startup();
   const problems = [];
   const first = await receiveUntil(consumer, N, 60000, 30000);
@@ -111,7 +112,7 @@ async function receiveUntil(consumer, want, invisibleMs, deadlineMs) {
     const end = Date.now() + 30000;
     while (!dlqConsumer && Date.now() < end) {
       const c = new SimpleConsumer({ endpoints: endpoint, namespace: '', consumerGroup: 'GrpcDlqReader',
-        subscriptions: new Map([[dlqTopic, '*']]), awaitDuration: 1000, logger: quiet });
+        subscriptions: new Map([[dlqTopic, '*']]), awaitDuration: 5000, logger: quiet });
       try { await c.startup(); dlqConsumer = c; } catch (e) { await new Promise(r => setTimeout(r, 500)); }
     }
     if (!dlqConsumer) problems.push('no route to the DLQ topic');

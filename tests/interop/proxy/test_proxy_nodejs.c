@@ -8,7 +8,11 @@
  * delivery_timestamp 2 s ahead) is consumed once, after its time, with
  * TIMER_DELIVER_MS / TIMER_OUT_MS. Over plaintext and over TLS (a
  * certificate made here with the openssl CLI; the client trusts it through
- * GRPC_DEFAULT_SSL_ROOTS_FILE_PATH). One daemon and one node process per case, both
+ * GRPC_DEFAULT_SSL_ROOTS_FILE_PATH). A SimpleConsumer's receive waits (long
+ * polling) for a message produced 2 s after it started (proxy_long_poll.js).
+ * Transactions: commit, rollback, check-back through Telemetry, and the
+ * server's thread-stack / verify-message commands (proxy_transaction.js).
+ * One daemon and one node process per case, both
  * always stopped. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -25,6 +29,8 @@
 #include "rmq_test_node.h"
 
 #define TOPIC "GrpcInteropTopic"
+#define LONG_POLL_TOPIC "GrpcLongPollTopic"
+#define TXN_TOPIC "GrpcTxnTopic"
 #define COUNT "30"
 
 typedef struct fixture {
@@ -60,7 +66,7 @@ static int start(void **state, bool tls)
     char bcm[512];
     snprintf(bcm, sizeof bcm,
              "namesrvAddr = \"127.0.0.1:%d\"; brokerName = \"broker-g\"; brokerIP1 = "
-             "\"127.0.0.1\"; topics = \"" TOPIC ":4\";",
+             "\"127.0.0.1\"; topics = \"" TOPIC ":4;" LONG_POLL_TOPIC ":4;" TXN_TOPIC ":4\";",
              f->ns_port);
     if (f->ns_port <= 0 || rmq_td_init(&f->d, NULL, NULL) != 0)
         return -1;
@@ -76,8 +82,12 @@ static int start(void **state, bool tls)
         rmq_td_add_plugin(&f->d, "namesrv", "namesrv", "namesrv", NULL) != 0 ||
         rmq_td_add_plugin(&f->d, "broker-client-mgr", "broker-client-mgr", "broker", bcm) != 0 ||
         rmq_td_add_plugin(&f->d, "store", "store", "broker",
-                          "mappedFileSizeCommitLog = 1048576;") != 0 ||
-        rmq_td_add_plugin(&f->d, "proxy", "proxy", "proxy", NULL) != 0 ||
+                          "mappedFileSizeCommitLog = 1048576; transactionCheckInterval = 1000; "
+                          "transactionTimeOut = 1000;") != 0 ||
+        /* topics are NORMAL to 5.x clients: transaction messages need the
+         * client-side type check off (Java's enableTopicMessageTypeCheck) */
+        rmq_td_add_plugin(&f->d, "proxy", "proxy", "proxy",
+                          "enableTopicMessageTypeCheck = false;") != 0 ||
         rmq_td_start(&f->d, NULL) != 0)
         return -1;
     return 0;
@@ -159,6 +169,76 @@ static void simple_consumer_over_pop(void **state)
     assert_int_equal(status, 0);
 }
 
+/* Start a script of this directory with the proxy's endpoint and a topic. */
+static void start_script(fixture *f, const char *script, const char *topic)
+{
+    if (access(PX_GRPC_CLIENT, R_OK) != 0)
+        fail_msg("rocketmq-client-nodejs is not installed (" PX_GRPC_CLIENT "): the fixture "
+                 "test interop_install_rocketmq_client_nodejs installs it from npm");
+    char endpoint[64];
+    snprintf(endpoint, sizeof endpoint, "127.0.0.1:%d", rmq_td_port(&f->d, "proxy"));
+    setenv("HOME", f->d.dir, 1);
+    unsetenv("GRPC_DEFAULT_SSL_ROOTS_FILE_PATH");
+    const char *argv[] = {script, endpoint, topic, NULL};
+    assert_int_equal(rmq_node_start(&f->node, PX_NODE, PX_NODE_PATH, argv), 0);
+}
+
+/* ReceiveMessage long polling (proxy_long_poll.js), and a poll held while
+ * the proxy plugin is reloaded. */
+static void receive_long_poll(void **state)
+{
+    fixture *f = *state;
+    start_script(f, PX_LONG_POLL_SCRIPT, LONG_POLL_TOPIC);
+    char line[2048] = "";
+    if (!rmq_node_line(&f->node, "POLLING", line, sizeof line, 90000))
+        fail_msg("proxy_long_poll.js did not reach its reload step");
+    int code = -1;
+    const char *out = rmq_td_ctl_output(&f->d, &code, "reload", "proxy", NULL);
+    if (code != 0 || !out || !strstr(out, "proxy reloaded"))
+        fail_msg("reload proxy: %s", out ? out : "(no output)");
+    rmq_node_send(&f->node, "go");
+    bool got = rmq_node_line(&f->node, "RESULT ", line, sizeof line, 60000);
+    int status = rmq_node_reap(&f->node, 30000);
+    assert_true(got);
+    if (strcmp(line, "RESULT ok") != 0)
+        fail_msg("proxy_long_poll.js: %s", line);
+    assert_int_equal(status, 0);
+}
+
+/* Transactions (proxy_transaction.js): commit, rollback and check-back
+ * through the producer's Telemetry stream; meanwhile the server pushes a
+ * thread-stack and a verify-message command to that producer, whose
+ * answers (the Node.js client's "mock stack", NOT_IMPLEMENTED for verify)
+ * come back on the stream. */
+static void transactions(void **state)
+{
+    fixture *f = *state;
+    start_script(f, PX_TXN_SCRIPT, TXN_TOPIC);
+    char line[2048] = "";
+    if (!rmq_node_line(&f->node, "CLIENT ", line, sizeof line, 60000))
+        fail_msg("proxy_transaction.js never named its client");
+    const char *client = line + strlen("CLIENT ");
+    int code = -1;
+    const char *out =
+        rmq_td_ctl_output(&f->d, &code, "proxy-client-command", "stack", client, NULL);
+    if (code != 0 || !out || strcmp(out, "mock stack\n") != 0)
+        fail_msg("stack of %s: %d %s", client, code, out ? out : "(no output)");
+    out = rmq_td_ctl_output(&f->d, &code, "proxy-client-command", "verify", client, "0", NULL);
+    if (code != 0 || !out || strncmp(out, "NOT_IMPLEMENTED", 15) != 0)
+        fail_msg("verify by %s: %d %s", client, code, out ? out : "(no output)");
+    out = rmq_td_ctl_output(&f->d, &code, "proxy-client-command", "stack", "no-such-client", NULL);
+    if (code != 1 || !out || !strstr(out, "no telemetry stream of that client"))
+        fail_msg("stack of an unknown client: %d %s", code, out ? out : "(no output)");
+    rmq_node_send(&f->node, "go");
+    bool got = rmq_node_line(&f->node, "RESULT ", line, sizeof line, 150000);
+    int status = rmq_node_reap(&f->node, 30000);
+    assert_true(got);
+    if (strcmp(line, "RESULT ok") != 0)
+        fail_msg("proxy_transaction.js: %s", line);
+    assert_int_equal(status, 0);
+    assert_true(rmq_td_log_contains(&f->d, "transaction check of"));
+}
+
 static void plaintext(void **state)
 {
     produce_over_grpc_consume_over_remoting(*state, false);
@@ -175,6 +255,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(plaintext, setup_plain, teardown),
         cmocka_unit_test_setup_teardown(over_tls, setup_tls, teardown),
         cmocka_unit_test_setup_teardown(simple_consumer_over_pop, setup_plain, teardown),
+        cmocka_unit_test_setup_teardown(receive_long_poll, setup_plain, teardown),
+        cmocka_unit_test_setup_teardown(transactions, setup_plain, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
