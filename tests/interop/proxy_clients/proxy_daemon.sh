@@ -76,7 +76,10 @@ servers = { namesrv = { listen = "127.0.0.1:$ns"; };
                       tls = { mode = "permissive"; cert_file = "$cert"; key_file = "$key"; }; }; };
 CONF
   cat >"$client_daemon_dir/conf.d/50-proxy.conf" <<CONF
-plugin = { name = "proxy"; path = "$plugins/proxy.so"; server = "proxy"; };
+plugin = { name = "proxy"; path = "$plugins/proxy.so"; server = "proxy";
+           # the clients here poll with 1 s awaits; Java's 5 s minimum (the
+           # default) answers those ILLEGAL_POLLING_TIME, as Java's proxy does
+           settings = { minLongPollingTimeoutMs = 500; }; };
 CONF
   ns_addr="127.0.0.1:$ns"
   launch_proxy_daemon
