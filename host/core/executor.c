@@ -30,7 +30,7 @@ static void *worker_main(void *arg)
             break;
         }
         exec_task t = ex->ring[ex->head];
-        ex->head = (ex->head + 1) % ex->cap;
+        ex->head = (ex->head + 1) % ex->slots;
         ex->count--;
         pthread_mutex_unlock(&ex->mu);
         t.fn(t.arg);
@@ -38,6 +38,27 @@ static void *worker_main(void *arg)
     }
     rcu_unregister_thread();
     return NULL;
+}
+
+/* Slots allocated at start; the ring doubles (up to the queue's capacity)
+ * when a submit finds them all taken. */
+#define FIRST_SLOTS 256
+
+/* Locked: twice the slots (at most cap), the queued tasks moved to the
+ * front in order. false when out of memory (the submit is refused). */
+static bool grow_locked(executor *ex)
+{
+    size_t n = ex->slots * 2 < ex->cap ? ex->slots * 2 : ex->cap;
+    exec_task *r = malloc(n * sizeof *r);
+    if (!r)
+        return false;
+    for (size_t i = 0; i < ex->count; i++)
+        r[i] = ex->ring[(ex->head + i) % ex->slots];
+    free(ex->ring);
+    ex->ring = r;
+    ex->slots = n;
+    ex->head = 0;
+    return true;
 }
 
 int executor_start(executor *ex, rmq_host *h, const char *name, int threads, int queue_cap)
@@ -50,7 +71,8 @@ int executor_start(executor *ex, rmq_host *h, const char *name, int threads, int
     if (queue_cap < 1)
         queue_cap = 1;
     ex->cap = (size_t)queue_cap;
-    ex->ring = calloc(ex->cap, sizeof(exec_task));
+    ex->slots = ex->cap < FIRST_SLOTS ? ex->cap : FIRST_SLOTS;
+    ex->ring = calloc(ex->slots, sizeof(exec_task));
     ex->threads = calloc((size_t)threads, sizeof(pthread_t));
     if (!ex->ring || !ex->threads) {
         free(ex->ring);
@@ -78,12 +100,12 @@ int executor_submit(executor *ex, task_fn fn, void *arg)
         pthread_mutex_unlock(&ex->mu);
         return RMQ_ESHUTDOWN;
     }
-    if (ex->count == ex->cap) {
+    if (ex->count == ex->cap || (ex->count == ex->slots && !grow_locked(ex))) {
         pthread_mutex_unlock(&ex->mu);
         atomic_fetch_add(&ex->rejected, 1);
         return RMQ_EBUSY;
     }
-    ex->ring[(ex->head + ex->count) % ex->cap] = (exec_task){fn, arg, now};
+    ex->ring[(ex->head + ex->count) % ex->slots] = (exec_task){fn, arg, now};
     ex->count++;
     pthread_cond_signal(&ex->cv);
     pthread_mutex_unlock(&ex->mu);

@@ -52,8 +52,11 @@ struct executor {
     plugin_inst *owner;
     pthread_mutex_t mu;
     pthread_cond_t cv;
+    /* `slots` entries allocated, grown by doubling up to cap: a queue of
+     * 1,000,000 (Java's client and consumer pools) would otherwise become
+     * 24 MB resident as the ring turns, however short the queue stays */
     exec_task *ring;
-    size_t cap, head, count;
+    size_t cap, slots, head, count;
     pthread_t *threads;
     int nthreads;
     bool stopping;

@@ -36,7 +36,8 @@ trap cleanup EXIT
 # shellcheck source=../support/all_in_one_conf.sh
 . "$(dirname "$0")/../support/all_in_one_conf.sh"
 ns=$(free_port)
-write_all_in_one_conf "$dir" "$plugins" "$ns" 1 "flushDiskType = \"$flush\";"
+# STORE_EXTRA: more store settings (libconfig statements)
+write_all_in_one_conf "$dir" "$plugins" "$ns" 1 "flushDiskType = \"$flush\"; ${STORE_EXTRA:-}"
 # the NameServer in a process of its own: the RSS figures are the broker's
 mkdir -p "$dir/ns/conf.d" "$dir/ns/state"
 cat >"$dir/ns/conf.d/host.conf" <<CONF

@@ -13,6 +13,7 @@
 #include <rmqhost/services/filter_service.h>
 
 #include "register_body.h"
+#include "topic_config_json.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -190,6 +191,11 @@ static int build_bodies(bcm_ctx *c, bcm_body **bodies, uint64_t *covers)
     }
     size_t chunk = c->s.enable_split_registration ? (size_t)c->s.split_registration_size : 0;
     bool compressed = c->s.compressed_register; /* read per registration, as Java */
+    /* a JSON body surely too large for one frame is split at once (its
+     * size is known from the names before it is written) */
+    if (chunk == 0 && !compressed &&
+        bcm_topic_configs_size_hint(snap.v, snap.n) > MAX_BODY_BYTES + MAX_BODY_BYTES / 8)
+        chunk = (size_t)c->s.split_registration_size;
     int n = bcm_register_bodies(&snap, filters, c->s.broker_permission, compressed,
                                 chunk, bodies);
     if (n == 1 && (*bodies)[0].len > MAX_BODY_BYTES) {

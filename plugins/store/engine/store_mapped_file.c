@@ -37,6 +37,19 @@ int store_mkdirs(const char *path)
     return 0;
 }
 
+/* A zeroed mfile with its path in the same block: one allocation per
+ * file, 400,000 queue files. */
+static mfile *mfile_alloc(const char *path)
+{
+    size_t n = strlen(path) + 1;
+    mfile *f = calloc(1, sizeof *f + n);
+    if (f) {
+        f->path = (char *)(f + 1);
+        memcpy(f->path, path, n);
+    }
+    return f;
+}
+
 static int open_file(const char *path, int64_t start, int64_t size, bool create, bool prealloc,
                      bool map_now, mfile **out, char *err, size_t errlen)
 {
@@ -89,12 +102,10 @@ static int open_file(const char *path, int64_t start, int64_t size, bool create,
     /* the mapping keeps the file; no descriptor per segment (thousands of
      * queue files would exhaust the process's limit) */
     close(fd);
-    mfile *f = calloc(1, sizeof *f);
-    char *p = f ? strdup(path) : NULL;
-    if (!p) {
+    mfile *f = mfile_alloc(path);
+    if (!f) {
         if (map)
             munmap(map, (size_t)size);
-        free(f);
         snprintf(err, errlen, "out of memory");
         return -ENOMEM;
     }
@@ -103,7 +114,6 @@ static int open_file(const char *path, int64_t start, int64_t size, bool create,
     f->map = map;
     atomic_init(&f->fd, -1);
     atomic_init(&f->backed, backed);
-    f->path = p;
     *out = f;
     return 0;
 }
@@ -137,17 +147,14 @@ static int mfile_stat_unmapped(const char *path, int64_t start, int64_t size, mf
                  (long long)size);
         return -EINVAL;
     }
-    mfile *f = calloc(1, sizeof *f);
-    char *p = f ? strdup(path) : NULL;
-    if (!p) {
-        free(f);
+    mfile *f = mfile_alloc(path);
+    if (!f) {
         snprintf(err, errlen, "out of memory");
         return -ENOMEM;
     }
     f->start = start;
     f->size = size;
     atomic_init(&f->fd, -1);
-    f->path = p;
     *out = f;
     return 0;
 }
@@ -202,8 +209,7 @@ void mfile_close(mfile *f, bool remove_file)
         munmap(f->map, (size_t)f->size);
     if (remove_file)
         unlink(f->path);
-    free(f->path);
-    free(f);
+    free(f); /* the path with it */
 }
 
 int mfile_list_push(mfile_list *l, mfile *f)

@@ -75,6 +75,11 @@ static int setup_no_retention(void **state)
     return setup_with(state, "fileReservedTime = 0;");
 }
 
+static int setup_delete_stats(void **state)
+{
+    return setup_with(state, "autoDeleteUnusedStats = true;");
+}
+
 /* with the acl plugin on the broker; loopback is a global white address */
 static int setup_acl(void **state)
 {
@@ -698,6 +703,38 @@ static long long runtime_ll(int port, const char *key)
     return n;
 }
 
+/* DELETE_TOPIC_IN_BROKER keeps the topic's put counters (4.9.8's default)
+ * unless autoDeleteUnusedStats: then VIEW_BROKER_STATS_DATA says "not exist". */
+static void delete_topic_then_view(fixture *f, int want_code)
+{
+    send_ok(f->port, "TD", 1, "one");
+    int code;
+    json_t *v = view_stats(f->port, "TOPIC_PUT_NUMS", "TD", &code);
+    assert_int_equal(code, 0);
+    json_decref(v);
+    const char *kv[] = {"topic", "TD", NULL};
+    rmq_cmd *r = bcm_call(f->port, 215, kv, NULL);
+    assert_non_null(r);
+    assert_int_equal(r->code, 0);
+    rmq_cmd_free(r);
+    v = view_stats(f->port, "TOPIC_PUT_NUMS", "TD", &code);
+    assert_int_equal(code, want_code);
+    json_decref(v);
+    v = view_stats(f->port, "TOPIC_PUT_SIZE", "TD", &code);
+    assert_int_equal(code, want_code);
+    json_decref(v);
+}
+
+static void test_deleted_topic_keeps_its_stats_by_default(void **state)
+{
+    delete_topic_then_view(*state, 0);
+}
+
+static void test_deleted_topic_stats_go_with_auto_delete_unused_stats(void **state)
+{
+    delete_topic_then_view(*state, 1);
+}
+
 static void test_manual_commitlog_and_queue_cleanup(void **state)
 {
     fixture *f = *state;
@@ -987,6 +1024,9 @@ int main(int argc, char **argv)
         T(test_broker_config_lists_java_keys),
         T(test_broker_consume_stats_covers_every_group),
         T(test_view_stats_counts_puts_and_gets_per_window),
+        T(test_deleted_topic_keeps_its_stats_by_default),
+        cmocka_unit_test_setup_teardown(test_deleted_topic_stats_go_with_auto_delete_unused_stats,
+                                        setup_delete_stats, teardown),
         cmocka_unit_test_setup_teardown(test_manual_commitlog_and_queue_cleanup, setup_no_retention,
                                         teardown),
         T(test_clean_unused_topic_drops_queues_of_unknown_topics),

@@ -53,7 +53,9 @@ static void ref_compressed_raw(const bcm_topic_table *t, const json_t *filters, 
                                bcm_buf *raw)
 {
     json_t *topics = ref_topics(t, broker_perm);
-    char *dvs = json_dumps(bcm_data_version_json(&t->dv), JSON_COMPACT | JSON_SORT_KEYS);
+    json_t *dvj = bcm_data_version_json(&t->dv);
+    char *dvs = json_dumps(dvj, JSON_COMPACT | JSON_SORT_KEYS);
+    json_decref(dvj);
     bcm_buf_be32(raw, (uint32_t)strlen(dvs));
     bcm_buf_str(raw, dvs);
     free(dvs);
