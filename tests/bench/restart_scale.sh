@@ -48,9 +48,9 @@ nspid=$!
 
 now() { date +%s.%N; }
 rss() { awk '/^VmRSS/{printf "%d MB", $2/1024}' "/proc/$dpid/status"; }
-send_one() { # topic: one send, retried until answered
-  "$bin/rmqbench" -a "127.0.0.1:$sport" --mode send --topic "$1" --size 100 -c 1 -d 1 \
-    -w 0 -s 0.01 >/dev/null 2>&1
+send_one() { # topic: one send; says so when it is not answered SEND_OK
+  "$(dirname "$0")/send_one.py" "127.0.0.1:$sport" "$1" >"$dir/send.out" 2>&1 ||
+    { echo "send to $1:"; cat "$dir/send.out"; }
 }
 start() {
   rm -f "$state/listen.addrs"

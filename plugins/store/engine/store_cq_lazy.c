@@ -236,7 +236,8 @@ static void *lazy_main(void *arg)
     if (atomic_load(&e->closing))
         return NULL;
     store_log(e, 2, "consume queues of %zu topics loaded in the background in %lld ms%s", e->lazy_n,
-              (long long)(store_now_ms() - t0), failed ? " (some could not be read: see above)" : "");
+              (long long)(store_now_ms() - t0),
+              failed ? " (some could not be read: see above)" : "");
     /* the set is no longer needed (100,000 topics: ~6 MB); a thread that
      * read a topic meanwhile looks it up again under these locks */
     pthread_mutex_lock(&e->append_mu);
