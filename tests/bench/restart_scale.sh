@@ -48,6 +48,9 @@ nspid=$!
 
 now() { date +%s.%N; }
 rss() { awk '/^VmRSS/{printf "%d MB", $2/1024}' "/proc/$dpid/status"; }
+# CPU seconds the daemon used so far (user + system, all threads): on a
+# loaded machine the wall-clock figures mostly measure the wait for a core
+cpu() { awk -v t="$(getconf CLK_TCK)" '{printf "%.2f", ($14 + $15) / t}' "/proc/$dpid/stat"; }
 send_one() { # topic: one send; says so when it is not answered SEND_OK
   "$(dirname "$0")/send_one.py" "127.0.0.1:$sport" "$1" >"$dir/send.out" 2>&1 ||
     { echo "send to $1:"; cat "$dir/send.out"; }
@@ -57,9 +60,12 @@ start() {
   t0=$(now)
   "$bin/rmqhostd" -c "$dir/conf.d" >>"$dir/daemon.log" 2>&1 &
   dpid=$!
+  # PERF=FILE: a profile of the daemon's first 4 s (start and first answers)
+  if [[ -n ${PERF:-} ]]; then perf record -g -o "$PERF" -p "$dpid" -- sleep 4 >/dev/null 2>&1 & fi
   for _ in $(seq 1 12000); do [[ -f $state/listen.addrs ]] && break; sleep 0.005; done
   if [[ ! -f $state/listen.addrs ]]; then cat "$dir/daemon.log"; exit 1; fi
   up=$(echo "$(now) - $t0" | bc)
+  upcpu=$(cpu)
   sport=$(awk '$1=="broker"{n=split($2,a,":"); print a[n]}' "$state/listen.addrs")
   send_one "Scale-0"
   first=$(echo "$(now) - $t0" | bc)
@@ -67,7 +73,7 @@ start() {
   last=$(echo "$(now) - $t0" | bc)
   r0=$(rss)
   sleep 5
-  echo "$1: listening ${up} s, first topic answered ${first} s, last ${last} s; VmRSS $r0, 5 s later $(rss)"
+  echo "$1: listening ${up} s (CPU ${upcpu} s), first topic answered ${first} s, last ${last} s; VmRSS $r0, 5 s later $(rss) (CPU $(cpu) s); load $(cut -d' ' -f1 /proc/loadavg)"
 }
 stop() {
   kill -TERM "$dpid"
