@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -74,6 +75,15 @@ static char *sibling(const char *root, const char *suffix)
 static void same_queue(store_engine *a, store_engine *b, const char *topic, int32_t qid,
                        const int64_t *times, size_t ntimes)
 {
+    /* a pull first: it must load the queue itself */
+    store_get_result g0a, g0b;
+    assert_int_equal(store_get_messages(a, topic, qid, 0, 8, NULL, NULL, NULL, &g0a), 0);
+    assert_int_equal(store_get_messages(b, topic, qid, 0, 8, NULL, NULL, NULL, &g0b), 0);
+    assert_int_equal(g0b.status, g0a.status);
+    assert_int_equal(g0b.max_offset, g0a.max_offset);
+    assert_int_equal(g0b.len, g0a.len);
+    free(g0a.data);
+    free(g0b.data);
     int64_t max = store_max_offset(a, topic, qid);
     assert_int_equal(store_max_offset(b, topic, qid), max);
     assert_int_equal(store_min_offset(b, topic, qid), store_min_offset(a, topic, qid));
@@ -437,6 +447,126 @@ static void test_retention_deletes_files_of_untouched_queues(void **state)
     free(root);
 }
 
+/* Many threads naming topics still on disk only at once, with the
+ * background pass, puts, pulls and topic deletions: every queue ends with
+ * exactly its messages (none lost, none twice), deleted topics with none. */
+#define CTOPICS 48
+#define CTHREADS 4
+
+typedef struct conc {
+    store_engine *e;
+    int id;
+    _Atomic int64_t puts[CTOPICS][2];
+} conc;
+
+static void *conc_worker(void *arg)
+{
+    conc *c = arg;
+    for (int round = 0; round < 3; round++)
+        for (int k = 0; k < CTOPICS; k++) {
+            int t = (k * 7 + c->id * 13 + round) % CTOPICS;
+            char topic[32];
+            snprintf(topic, sizeof topic, "Conc%d", t);
+            if (t % 8 == 7) { /* deleted by thread 0, named by the others */
+                if (c->id == 0)
+                    store_delete_topic(c->e, topic);
+                else
+                    (void)store_max_offset(c->e, topic, 0);
+                continue;
+            }
+            int32_t q = (int32_t)((t + round) % 2);
+            store_get_result g;
+            assert_int_equal(store_get_messages(c->e, topic, q, 0, 4, NULL, NULL, NULL, &g), 0);
+            assert_true(g.max_offset >= 5); /* never an empty queue on the way */
+            free(g.data);
+            st_msg m;
+            st_make(&m, topic, q, "T", NULL, NULL, 80, t);
+            store_put_result r;
+            assert_int_equal(store_put(c->e, &m.m, &r), 0);
+            assert_int_equal(r.status, STORE_PUT_OK);
+            assert_true(r.queue_offset >= 5);
+            atomic_fetch_add(&c->puts[t][q], 1);
+        }
+    return NULL;
+}
+
+static void test_concurrent_first_use(void **state)
+{
+    (void)state;
+    char *root = st_tmpdir();
+    store_engine *e = open_mode(root, STORE_CQ_LOAD_AT_START, STORE_ASYNC_FLUSH);
+    for (int t = 0; t < CTOPICS; t++)
+        for (int q = 0; q < 2; q++)
+            for (int i = 0; i < 5; i++) {
+                char topic[32];
+                snprintf(topic, sizeof topic, "Conc%d", t);
+                st_msg m;
+                st_make(&m, topic, q, "T", NULL, NULL, 80, i);
+                store_put_result r;
+                assert_int_equal(store_put(e, &m.m, &r), 0);
+            }
+    store_close(e);
+    /* on use: no background pass, so the threads are the first to name
+     * every topic (a second round with it below) */
+    e = open_mode(root, STORE_CQ_LOAD_ON_USE, STORE_ASYNC_FLUSH);
+    static conc cs[CTHREADS];
+    pthread_t th[CTHREADS];
+    for (int i = 0; i < CTHREADS; i++) {
+        memset(&cs[i], 0, sizeof cs[i]);
+        cs[i].e = e;
+        cs[i].id = i;
+        assert_int_equal(pthread_create(&th[i], NULL, conc_worker, &cs[i]), 0);
+    }
+    for (int i = 0; i < CTHREADS; i++)
+        pthread_join(th[i], NULL);
+    for (int t = 0; t < CTOPICS; t++) {
+        char topic[32];
+        snprintf(topic, sizeof topic, "Conc%d", t);
+        for (int q = 0; q < 2; q++) {
+            int64_t want = 5;
+            for (int i = 0; i < CTHREADS; i++)
+                want += atomic_load(&cs[i].puts[t][q]);
+            assert_int_equal(store_max_offset(e, topic, q), t % 8 == 7 ? 0 : want);
+        }
+    }
+    assert_int_equal(store_queues_pending_topics(e), 0); /* every topic was named */
+    store_close(e);
+    /* with the background pass racing the threads */
+    e = open_mode(root, STORE_CQ_LOAD_LAZY, STORE_ASYNC_FLUSH);
+    int64_t before[CTOPICS][2];
+    for (int t = 0; t < CTOPICS; t++)
+        for (int q = 0; q < 2; q++) {
+            before[t][q] = 5;
+            for (int i = 0; i < CTHREADS; i++)
+                before[t][q] += atomic_load(&cs[i].puts[t][q]);
+        }
+    for (int i = 0; i < CTHREADS; i++) {
+        memset(&cs[i], 0, sizeof cs[i]);
+        cs[i].e = e;
+        cs[i].id = i;
+        assert_int_equal(pthread_create(&th[i], NULL, conc_worker, &cs[i]), 0);
+    }
+    for (int i = 0; i < CTHREADS; i++)
+        pthread_join(th[i], NULL);
+    int64_t deadline = st_mono_ms() + 60000;
+    while (store_queues_pending_topics(e) > 0 && st_mono_ms() < deadline)
+        usleep(10000);
+    assert_int_equal(store_queues_pending_topics(e), 0);
+    for (int t = 0; t < CTOPICS; t++) {
+        char topic[32];
+        snprintf(topic, sizeof topic, "Conc%d", t);
+        for (int q = 0; q < 2 && t % 8 != 7; q++) {
+            int64_t want = before[t][q];
+            for (int i = 0; i < CTHREADS; i++)
+                want += atomic_load(&cs[i].puts[t][q]);
+            assert_int_equal(store_max_offset(e, topic, q), want);
+        }
+    }
+    store_close(e);
+    st_rmrf(root);
+    free(root);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -445,6 +575,7 @@ int main(void)
         cmocka_unit_test(test_unclean_stop_torn_queue_and_log_tails),
         cmocka_unit_test(test_kill9_lazy_equals_eager),
         cmocka_unit_test(test_retention_deletes_files_of_untouched_queues),
+        cmocka_unit_test(test_concurrent_first_use),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
