@@ -5,7 +5,9 @@
 # after kill -9 (a send to the last topic before each kill): each the time
 # from process start to its listeners up, the time until the first and the
 # last topic answer a send, and VmRSS right after and 5 s later. The state
-# is used in place (each run leaves it cleanly stopped). Not a test.
+# is used in place (each run leaves it cleanly stopped). SETTLE=S: the RSS
+# S s later too (after the background pass over the queues). PERF=FILE: a
+# profile of each start's first 4 s. Not a test.
 #
 # usage: tests/bench/restart_scale.sh BUILD_DIR STATE_DIR N [RUNS]
 set -euo pipefail
@@ -74,6 +76,11 @@ start() {
   r0=$(rss)
   sleep 5
   echo "$1: listening ${up} s (CPU ${upcpu} s), first topic answered ${first} s, last ${last} s; VmRSS $r0, 5 s later $(rss) (CPU $(cpu) s); load $(cut -d' ' -f1 /proc/loadavg)"
+  # SETTLE=S: S s more, then the RSS once the background pass is done
+  if [[ -n ${SETTLE:-} ]]; then
+    sleep "$SETTLE"
+    echo "  $SETTLE s more: VmRSS $(rss) (CPU $(cpu) s); $(grep -o 'consume queues of .* in the background in [0-9]* ms' "$dir/daemon.log" | tail -1)"
+  fi
 }
 stop() {
   kill -TERM "$dpid"
