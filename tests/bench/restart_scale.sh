@@ -7,7 +7,8 @@
 # last topic answer a send, and VmRSS right after and 5 s later. The state
 # is used in place (each run leaves it cleanly stopped). SETTLE=S: the RSS
 # S s later too (after the background pass over the queues). PERF=FILE: a
-# profile of each start's first 4 s. Not a test.
+# profile of each start's first 4 s. LATENCY=1: send latency during the
+# background pass (and after it, with SETTLE). Not a test.
 #
 # usage: tests/bench/restart_scale.sh BUILD_DIR STATE_DIR N [RUNS]
 set -euo pipefail
@@ -74,12 +75,22 @@ start() {
   send_one "Scale-$((n - 1))"
   last=$(echo "$(now) - $t0" | bc)
   r0=$(rss)
+  # LATENCY=1: send latency to the first topic for 3 s while the background
+  # pass loads the queues (it takes the store's locks once per topic)
+  if [[ -n ${LATENCY:-} ]]; then
+    echo "  sends during the background pass: $("$bin/rmqbench" -a "127.0.0.1:$sport" --mode send \
+      --topic Scale-0 --size 100 -c 1 -d 1 -s 3 -w 0 | grep -E '^latency' | tr -s ' ')"
+  fi
   sleep 5
   echo "$1: listening ${up} s (CPU ${upcpu} s), first topic answered ${first} s, last ${last} s; VmRSS $r0, 5 s later $(rss) (CPU $(cpu) s); load $(cut -d' ' -f1 /proc/loadavg)"
   # SETTLE=S: S s more, then the RSS once the background pass is done
   if [[ -n ${SETTLE:-} ]]; then
     sleep "$SETTLE"
     echo "  $SETTLE s more: VmRSS $(rss) (CPU $(cpu) s); $(grep -o 'consume queues of .* in the background in [0-9]* ms' "$dir/daemon.log" | tail -1)"
+    if [[ -n ${LATENCY:-} ]]; then
+      echo "  sends after it: $("$bin/rmqbench" -a "127.0.0.1:$sport" --mode send \
+        --topic Scale-0 --size 100 -c 1 -d 1 -s 3 -w 0 | grep -E '^latency' | tr -s ' ')"
+    fi
   fi
 }
 stop() {
