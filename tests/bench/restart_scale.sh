@@ -5,7 +5,10 @@
 # after kill -9 (a send to the last topic before each kill): each the time
 # from process start to its listeners up, the time until the first and the
 # last topic answer a send, and VmRSS right after and 5 s later. The state
-# is used in place (each run leaves it cleanly stopped). Not a test.
+# is used in place (each run leaves it cleanly stopped). SETTLE=S: the RSS
+# S s later too (after the background pass over the queues). PERF=FILE: a
+# profile of each start's first 4 s. LATENCY=1: send latency during the
+# background pass (and after it, with SETTLE). Not a test.
 #
 # usage: tests/bench/restart_scale.sh BUILD_DIR STATE_DIR N [RUNS]
 set -euo pipefail
@@ -48,26 +51,47 @@ nspid=$!
 
 now() { date +%s.%N; }
 rss() { awk '/^VmRSS/{printf "%d MB", $2/1024}' "/proc/$dpid/status"; }
-send_one() { # topic: one send, retried until answered
-  "$bin/rmqbench" -a "127.0.0.1:$sport" --mode send --topic "$1" --size 100 -c 1 -d 1 \
-    -w 0 -s 0.01 >/dev/null 2>&1
+# CPU seconds the daemon used so far (user + system, all threads): on a
+# loaded machine the wall-clock figures mostly measure the wait for a core
+cpu() { awk -v t="$(getconf CLK_TCK)" '{printf "%.2f", ($14 + $15) / t}' "/proc/$dpid/stat"; }
+send_one() { # topic: one send; says so when it is not answered SEND_OK
+  "$(dirname "$0")/send_one.py" "127.0.0.1:$sport" "$1" >"$dir/send.out" 2>&1 ||
+    { echo "send to $1:"; cat "$dir/send.out"; }
 }
 start() {
   rm -f "$state/listen.addrs"
   t0=$(now)
   "$bin/rmqhostd" -c "$dir/conf.d" >>"$dir/daemon.log" 2>&1 &
   dpid=$!
+  # PERF=FILE: a profile of the daemon's first 4 s (start and first answers)
+  if [[ -n ${PERF:-} ]]; then perf record -g -o "$PERF" -p "$dpid" -- sleep 4 >/dev/null 2>&1 & fi
   for _ in $(seq 1 12000); do [[ -f $state/listen.addrs ]] && break; sleep 0.005; done
   if [[ ! -f $state/listen.addrs ]]; then cat "$dir/daemon.log"; exit 1; fi
   up=$(echo "$(now) - $t0" | bc)
+  upcpu=$(cpu)
   sport=$(awk '$1=="broker"{n=split($2,a,":"); print a[n]}' "$state/listen.addrs")
   send_one "Scale-0"
   first=$(echo "$(now) - $t0" | bc)
   send_one "Scale-$((n - 1))"
   last=$(echo "$(now) - $t0" | bc)
   r0=$(rss)
+  # LATENCY=1: send latency to the first topic for 3 s while the background
+  # pass loads the queues (it takes the store's locks once per topic)
+  if [[ -n ${LATENCY:-} ]]; then
+    echo "  sends during the background pass: $("$bin/rmqbench" -a "127.0.0.1:$sport" --mode send \
+      --topic Scale-0 --size 100 -c 1 -d 1 -s 3 -w 0 | grep -E '^latency' | tr -s ' ')"
+  fi
   sleep 5
-  echo "$1: listening ${up} s, first topic answered ${first} s, last ${last} s; VmRSS $r0, 5 s later $(rss)"
+  echo "$1: listening ${up} s (CPU ${upcpu} s), first topic answered ${first} s, last ${last} s; VmRSS $r0, 5 s later $(rss) (CPU $(cpu) s); load $(cut -d' ' -f1 /proc/loadavg)"
+  # SETTLE=S: S s more, then the RSS once the background pass is done
+  if [[ -n ${SETTLE:-} ]]; then
+    sleep "$SETTLE"
+    echo "  $SETTLE s more: VmRSS $(rss) (CPU $(cpu) s); $(grep -o 'consume queues of .* in the background in [0-9]* ms' "$dir/daemon.log" | tail -1)"
+    if [[ -n ${LATENCY:-} ]]; then
+      echo "  sends after it: $("$bin/rmqbench" -a "127.0.0.1:$sport" --mode send \
+        --topic Scale-0 --size 100 -c 1 -d 1 -s 3 -w 0 | grep -E '^latency' | tr -s ' ')"
+    fi
+  fi
 }
 stop() {
   kill -TERM "$dpid"

@@ -226,6 +226,10 @@ int store_open(const store_config *cfg, store_engine **out, char *err, size_t er
     pthread_mutex_init(&e->lazy_mu, NULL);
     atomic_store(&e->cov_off, -1);
     atomic_store(&e->state_cov_off, -1);
+    /* queues loaded before recovery ends (all of them with
+     * STORE_CQ_LOAD_AT_START) are cut and corrected by store_recover */
+    e->lazy_recovering = true;
+    atomic_store(&e->lazy_cut_end, INT64_MAX);
     pthread_mutex_init(&e->flush_mu, NULL);
     pthread_cond_init(&e->flush_cv, NULL);
     pthread_mutex_init(&e->done_mu, NULL);
@@ -277,7 +281,8 @@ int store_open(const store_config *cfg, store_engine **out, char *err, size_t er
     if ((rc = mfile_list_load(&e->cl, err, errlen)) != 0 ||
         (rc = cq_lazy_scan(e, err, errlen)) != 0 ||
         (cfg->cq_load == STORE_CQ_LOAD_AT_START && (rc = cq_load_all(e, err, errlen)) != 0) ||
-        (rc = index_load(e, err, errlen)) != 0 || (rc = store_recover(e, clean, err, errlen)) != 0) {
+        (rc = index_load(e, err, errlen)) != 0 ||
+        (rc = store_recover(e, clean, err, errlen)) != 0) {
         free_engine(e);
         return rc;
     }
