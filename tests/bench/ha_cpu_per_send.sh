@@ -8,7 +8,9 @@
 #
 # usage: tests/bench/ha_cpu_per_send.sh BUILD_DIR [SECONDS] [ROLE]
 #   ROLE: SYNC_MASTER (default) | ASYNC_MASTER; STORE_SO=path runs both
-#   daemons with another store.so (e.g. one built from an older commit).
+#   daemons with another store.so (e.g. one built from an older commit);
+#   RECORD=PREFIX also writes perf record -g profiles PREFIX.master.data and
+#   PREFIX.slave.data of the run.
 set -euo pipefail
 build=$(cd "$1" && pwd)
 secs=${2:-4}
@@ -58,10 +60,18 @@ perf stat -e task-clock,context-switches -p "$mpid" -o "$dir/m.txt" -- sleep "$s
 p1=$!
 perf stat -e task-clock,context-switches -p "$spid" -o "$dir/s.txt" -- sleep "$secs" &
 p2=$!
+rec=()
+if [[ -n ${RECORD:-} ]]; then
+  perf record -g -o "$RECORD.master.data" -p "$mpid" -- sleep "$secs" >/dev/null 2>&1 &
+  rec+=($!)
+  perf record -g -o "$RECORD.slave.data" -p "$spid" -- sleep "$secs" >/dev/null 2>&1 &
+  rec+=($!)
+fi
 "$bin/rmqbench" -a "127.0.0.1:$mport" --mode send --size 1024 -c 4 -d 32 -s "$secs" -w 0 --json \
   >"$dir/bench.json" 2>/dev/null
 wait $p1 || true
 wait $p2 || true
+for r in "${rec[@]}"; do wait "$r" || true; done
 python3 - "$dir" "$secs" "$(cut -d' ' -f1 /proc/loadavg)" <<'PY'
 import json, re, sys
 d, secs, load = sys.argv[1], float(sys.argv[2]), sys.argv[3]

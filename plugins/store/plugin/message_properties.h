@@ -42,7 +42,10 @@ typedef struct prop_name {
     const char *s;
     size_t len;
 } prop_name;
-#define PROP_NAME(lit) {lit, sizeof lit - 1}
+#define PROP_NAME(lit)                                                                             \
+    {                                                                                              \
+        lit, sizeof lit - 1                                                                        \
+    }
 /* Some entry is named one of names[0..n): one pass over the entries (every
  * send asks for several names). */
 bool props_has_any(const props_view *v, const prop_name *names, size_t n);

@@ -414,7 +414,8 @@ static int put_single(store_plugin *sp, send_job *j, const rmq_broker_config *bc
     sm.props = props;
     sm.props_len = plen;
     /* the answer waits for the flush (SYNC_FLUSH): the flusher writes it */
-    sm.defer_write = !j->oneway && wait_store_ok(&m->props);
+    bool wait = wait_store_ok(&m->props);
+    sm.defer_write = !j->oneway && wait;
 
     store_put_result pr;
     uint64_t began = coarse_now_ms();
@@ -434,7 +435,7 @@ static int put_single(store_plugin *sp, send_job *j, const rmq_broker_config *bc
     char id[64];
     offset_msg_id(&sm.store_host, pr.phys_offset, id);
     broker_stats_on_put(sp, m->topic, 1, pr.total_size);
-    return answer_stored(sp, j, &pr, id, m->resp_queue_id, wait_store_ok(&m->props), began,
+    return answer_stored(sp, j, &pr, id, m->resp_queue_id, wait, began,
                          strcmp(m->topic, TIMER_TOPIC) == 0 ? &sm : NULL, bc->broker_name);
 }
 

@@ -23,7 +23,7 @@ static void minute_window_is_last_minus_first_snapshot(void **state)
     assert_non_null(s);
     stats_view v[STATS_WINDOWS];
     assert_false(stats_items_view(s, 0, "T", v)); /* never added: "not exist" */
-    stats_items_add(s, "T", 1, 7, 1);           /* created: no snapshot yet */
+    stats_items_add(s, "T", 1, 7, 1);             /* created: no snapshot yet */
     assert_true(stats_items_view(s, 0, "T", v));
     assert_int_equal(v[STATS_MINUTE].sum, 0);
     assert_true(v[STATS_MINUTE].tps == 0.0);

@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -36,6 +37,37 @@ static void props_java_example(void **state)
     expect_prop(&v, "TAGS", "TagA");
     assert_true(props_value_is(&v, "WAIT", "true"));
     assert_null(props_get(&v, "DELAY", NULL));
+}
+
+/* One pass for several names (the send's DELAY / TIMER_* check): a name
+ * found at any position, names of the same length told apart, long names
+ * compared whole. */
+static void props_has_any_of_names(void **state)
+{
+    (void)state;
+    static const prop_name special[] = {PROP_NAME("DELAY"), PROP_NAME("TIMER_DELIVER_MS"),
+                                        PROP_NAME("TIMER_DELAY_SEC"), PROP_NAME("TIMER_DELAY_MS")};
+    const size_t n = sizeof special / sizeof special[0];
+    props_view v;
+    const char *none = "KEYS\001k\002WAIT\001true\002DELAX\0013\002TIMER_DELAY_MX\0011";
+    props_parse(none, strlen(none), &v);
+    assert_false(props_has_any(&v, special, n));
+    const char *last = "WAIT\001true\002TAGS\001a\002TIMER_DELAY_SEC\00110";
+    props_parse(last, strlen(last), &v);
+    assert_true(props_has_any(&v, special, n));
+    const char *first = "DELAY\0013\002WAIT\001true";
+    props_parse(first, strlen(first), &v);
+    assert_true(props_has_any(&v, special, n));
+    char longname[200];
+    memset(longname, 'N', 70);
+    snprintf(longname + 70, sizeof longname - 70, "\001v\002WAIT\001true");
+    static const prop_name long_names[] = {
+        PROP_NAME("NNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNN")};
+    props_parse(longname, strlen(longname), &v);
+    assert_true(props_has_any(&v, long_names, 1));
+    assert_false(props_has_any(&v, special, n));
+    props_parse("", 0, &v);
+    assert_false(props_has_any(&v, special, n));
 }
 
 static void props_drop_rules(void **state)
@@ -226,10 +258,15 @@ static void offset_message_ids(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(props_java_example),     cmocka_unit_test(props_drop_rules),
-        cmocka_unit_test(props_stored_form),      cmocka_unit_test(tag_hash_is_java_string_hash),
-        cmocka_unit_test(batch_verified_example), cmocka_unit_test(batch_malformed),
-        cmocka_unit_test(java_numbers),           cmocka_unit_test(offset_message_ids),
+        cmocka_unit_test(props_java_example),
+        cmocka_unit_test(props_has_any_of_names),
+        cmocka_unit_test(props_drop_rules),
+        cmocka_unit_test(props_stored_form),
+        cmocka_unit_test(tag_hash_is_java_string_hash),
+        cmocka_unit_test(batch_verified_example),
+        cmocka_unit_test(batch_malformed),
+        cmocka_unit_test(java_numbers),
+        cmocka_unit_test(offset_message_ids),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
