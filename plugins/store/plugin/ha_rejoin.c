@@ -87,7 +87,17 @@ int64_t ha_rejoin_begin(store_plugin *sp, ha_rejoin *rj)
     rj->end = store_ha_max_offset(e);
     if (rj->from > rj->end)
         rj->from = rj->end;
-    rj->pos = rj->from;
+    if (rj->end == 0) {
+        /* an empty log: nothing to compare, a fresh slave */
+        marker_clear(sp);
+        rj->active = false;
+        return 0;
+    }
+    /* a first report of 0 means "a fresh slave" to every master (it starts
+     * at its last file): from offset 0 we ask for 1 and compare from there
+     * (byte 0 is the high byte of the first record's size, 0 in both logs) */
+    int64_t report = rj->from == 0 ? 1 : rj->from;
+    rj->pos = report;
     rj->rec = rj->from;
     rj->prev_size = 0;
     rj->compared = false;
@@ -96,7 +106,7 @@ int64_t ha_rejoin_begin(store_plugin *sp, ha_rejoin *rj)
                  "HA rejoin: comparing this log [%lld, %lld) with the master's before "
                  "replicating (this broker was a master)",
                  (long long)rj->from, (long long)rj->end);
-    return rj->from;
+    return report;
 }
 
 /* Move the record cursor over every record of ours that ends at or below
