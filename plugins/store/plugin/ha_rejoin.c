@@ -334,13 +334,22 @@ ha_rejoin_rc ha_rejoin_frame(store_plugin *sp, ha_rejoin *rj, int64_t phys, cons
 /* The admin command `ha-setaside`: what rejoins set aside. */
 static int admin_setaside(rmq_admin_call *call, int argc, const char *const *argv, void *ud)
 {
-    (void)argc;
-    (void)argv;
     store_plugin *sp = ud;
     const rmq_host_api *a = sp->api;
     bool json = a->admin_wants_json(call);
     char dir[1200];
     snprintf(dir, sizeof dir, "%s/%s", sp->set.root_dir, SETASIDE_DIR);
+    if (argc >= 2 && strcmp(argv[1], "resend") == 0) {
+        if (argc < 3 || argc > 4) {
+            a->admin_write(call, "usage: ha-setaside resend FILE.commitlog [BROKER_HOST:PORT]\n");
+            return 2;
+        }
+        return ha_resend(sp, call, dir, argv[2], argc == 4 ? argv[3] : NULL);
+    }
+    if (argc >= 2) {
+        a->admin_write(call, "usage: ha-setaside [resend FILE.commitlog [BROKER_HOST:PORT]]\n");
+        return 2;
+    }
     DIR *d = opendir(dir);
     int n = 0;
     if (json)
@@ -389,6 +398,7 @@ int ha_rejoin_init(store_plugin *sp)
 {
     return sp->api->register_admin_command(
         sp->ctx, "ha-setaside",
-        "list the messages a demoted master set aside (never received by its new master)",
+        "[resend FILE [BROKER_ADDR]]: list the messages a demoted master set aside (never "
+        "received by its new master), or send those of FILE to the master",
         admin_setaside, sp);
 }

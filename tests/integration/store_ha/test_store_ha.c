@@ -351,7 +351,7 @@ static void expect_runtime_info_of_pair(pair *p)
 }
 
 static void expect_rejoined(pair *p, long long common, long long diverged_end, int first,
-                            int count_want, const char *first_file);
+                            int count_want, const char *first_file, char *file_out);
 
 static void test_replication(void **state)
 {
@@ -456,7 +456,8 @@ static void test_replication(void **state)
     assert_int_equal(st, 0);
     assert_non_null(strstr(out, "demoted"));
     assert_int_equal(send_one(p->mport, n + 20), 14); /* a slave now */
-    expect_rejoined(p, before, diverged_end, n + 10, 3, "00000000000001048576");
+    char set_aside[256];
+    expect_rejoined(p, before, diverged_end, n + 10, 3, "00000000000001048576", set_aside);
     /* and it goes on replicating what the new master receives */
     fd = rmq_tc_connect(p->sport);
     r = st_send(fd, 5, "TopicHA", 0, NULL, "after the rejoin", NULL);
@@ -478,6 +479,33 @@ static void test_replication(void **state)
     assert_int_equal(rec[0].queue_offset, qoff);
     assert_int_equal(rec[0].body_len, strlen("after the rejoin"));
     rmq_cmd_free(r);
+
+    /* the operator resends the set-aside messages to the new master: they
+     * follow at the next queue offsets, intact, and replicate back */
+    char to[64];
+    snprintf(to, sizeof to, "127.0.0.1:%d", p->sport);
+    out = rmq_td_ctl_output(&p->m, &st, "ha-setaside", "resend", set_aside, to, NULL);
+    if (st != 0 || !strstr(out, "resent 3 messages"))
+        fprintf(stderr, "resend: %s\n", out);
+    assert_int_equal(st, 0);
+    assert_non_null(strstr(out, "resent 3 messages"));
+    fd = rmq_tc_connect(p->sport);
+    st_pull_args pa3 = {
+        .group = "GHA3", .topic = "TopicHA", .queue = 0, .offset = qoff + 1, .max = 8};
+    r = st_pull(fd, 7, &pa3);
+    close(fd);
+    assert_non_null(r);
+    assert_int_equal(r->code, 0);
+    stored_record all[8];
+    assert_int_equal(st_records(r, all, 8), 3);
+    for (int k = 0; k < 3; k++) {
+        assert_int_equal(all[k].queue_offset, qoff + 1 + k);
+        assert_int_equal(all[k].body_len, BODY);
+        assert_int_equal(((const char *)all[k].body)[0], body_of(n + 10 + k));
+    }
+    rmq_cmd_free(r);
+    wait_caught_up(p);
+    expect_identical_logs(p, "00000000000001048576");
 }
 
 /* The demoted broker (p->m) replicates again from the new master (p->s):
@@ -486,7 +514,7 @@ static void test_replication(void **state)
  * diverged_end) — bodies of messages first.., whole 4000-byte bodies —
  * with a manifest saying so. */
 static void expect_rejoined(pair *p, long long common, long long diverged_end, int first,
-                            int count_want, const char *first_file)
+                            int count_want, const char *first_file, char *file_out)
 {
     uint64_t until = rmq_test_now_ms() + 60000;
     int st = 0;
@@ -529,6 +557,7 @@ static void expect_rejoined(pair *p, long long common, long long diverged_end, i
         size_t l = strlen(de->d_name);
         if (l > 10 && strcmp(de->d_name + l - 10, ".commitlog") == 0) {
             snprintf(log_path, sizeof log_path, "%s/%s", dir, de->d_name);
+            snprintf(file_out, 256, "%s", de->d_name);
             logs++;
         } else if (l > 5 && strcmp(de->d_name + l - 5, ".json") == 0) {
             snprintf(man_path, sizeof man_path, "%s/%s", dir, de->d_name);
@@ -617,7 +646,8 @@ static void test_rejoin_after_restart(void **state)
     out = rmq_td_ctl_output(&p->m, &st, "demote", addr, NULL);
     assert_int_equal(st, 0);
     assert_non_null(strstr(out, "demoted"));
-    expect_rejoined(p, common, diverged_end, first, 300, "00000000000000000000");
+    char set_aside[256];
+    expect_rejoined(p, common, diverged_end, first, 300, "00000000000000000000", set_aside);
     assert_true(rmq_td_log_contains(&p->m, "comparing from 0"));
 }
 
