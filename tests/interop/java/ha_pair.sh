@@ -57,6 +57,7 @@ cat >"$work/ns/conf.d/10-namesrv.conf" <<CONF
 plugin = { name = "namesrv"; path = "$plugins/namesrv.so"; server = "namesrv"; };
 CONF
 start_rmqhostd "$rmqhostd" "$work/ns"
+ns_pid=$rmq_pid
 
 # The master (HA port: its port + 1, which broker_ports keeps free) and the slave.
 mport=$(broker_ports)
@@ -68,6 +69,7 @@ sport=$(broker_ports)
 rmq_conf "$work/slave" "$plugins" "" "$sport" broker-ha "$work/slave/store" "brokerId = 1;" \
   "brokerRole = \"SLAVE\"; haMasterAddress = \"127.0.0.1:$((mport + 1))\"; slaveReadEnable = true;"
 start_rmqhostd "$rmqhostd" "$work/slave"
+slave_pid=$rmq_pid
 
 for _ in $(seq 1 600); do
   "$ctl" -c "$work/master/conf.d" ha 2>/dev/null | grep -q '^slaves 1$' && break
@@ -133,4 +135,8 @@ cat "$work/producer.out"
 [[ $rc -eq 0 && -f $work/signal/resent ]] || fail "the producer's sends did not succeed after the promotion"
 grep -q "^PASS failover:TopicJavaHA" "$work/producer.out" || fail "no PASS line from the producer"
 echo "PASS sends SEND_OK again on the promoted broker"
+# the promoted broker and the NameServer stop cleanly (a sanitizer's report
+# would make the exit status non-zero)
+stop_pid "$slave_pid" || fail "the promoted broker did not stop cleanly (status $?)"
+stop_pid "$ns_pid" || fail "the NameServer did not stop cleanly (status $?)"
 failed=0
