@@ -219,7 +219,7 @@ static long write_set_aside(store_plugin *sp, const ha_rejoin *rj, int64_t from,
 static ha_rejoin_rc settle(store_plugin *sp, ha_rejoin *rj, int64_t cut, char *why, size_t why_cap)
 {
     if (cut < rj->end) {
-        char name[1400];
+        char name[1400] = "";
         long n = write_set_aside(sp, rj, cut, rj->end, name, sizeof name);
         if (n < 0) {
             snprintf(why, why_cap,
