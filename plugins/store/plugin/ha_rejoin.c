@@ -138,6 +138,7 @@ static long write_set_aside(store_plugin *sp, const ha_rejoin *rj, int64_t from,
     store_engine *e = sp->engine;
     char dir[1200], base[128], path[1400];
     snprintf(dir, sizeof dir, "%s/%s", sp->set.root_dir, SETASIDE_DIR);
+    snprintf(name, name_cap, "%s", dir);
     if (mkdir(dir, 0755) != 0 && errno != EEXIST)
         return -1;
     struct timespec now;
@@ -145,6 +146,7 @@ static long write_set_aside(store_plugin *sp, const ha_rejoin *rj, int64_t from,
     long long at_ms = (long long)now.tv_sec * 1000 + now.tv_nsec / 1000000;
     snprintf(base, sizeof base, "%lld-%020lld", at_ms, (long long)from);
     snprintf(path, sizeof path, "%s/%s.commitlog", dir, base);
+    snprintf(name, name_cap, "%s", path);
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0)
         return -1;
@@ -210,7 +212,6 @@ static long write_set_aside(store_plugin *sp, const ha_rejoin *rj, int64_t from,
     if (!man || json_dump_file(man, path, JSON_INDENT(1)) != 0)
         ok = false;
     json_decref(man);
-    snprintf(name, name_cap, "%s/%s.commitlog", dir, base);
     return ok ? count : -1;
 }
 
