@@ -81,6 +81,10 @@ ha_rejoin_rc ha_rejoin_frame(store_plugin *sp, ha_rejoin *rj, int64_t phys, cons
                              int32_t len, int32_t *used, char *why, size_t why_cap);
 /* The admin command `ha-setaside`. */
 int ha_rejoin_init(store_plugin *sp);
+/* `ha-setaside resend FILE [ADDR]` (ha_resend.c): FILE's records (in dir)
+ * sent to the master; the command's exit status. */
+int ha_resend(store_plugin *sp, rmq_admin_call *call, const char *dir, const char *file,
+              const char *addr);
 
 /* ---- figures (ha_gauges.c): SDK 1.10 gauges ---- */
 int ha_gauges_init(store_plugin *sp);

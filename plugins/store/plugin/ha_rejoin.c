@@ -87,7 +87,17 @@ int64_t ha_rejoin_begin(store_plugin *sp, ha_rejoin *rj)
     rj->end = store_ha_max_offset(e);
     if (rj->from > rj->end)
         rj->from = rj->end;
-    rj->pos = rj->from;
+    if (rj->end == 0) {
+        /* an empty log: nothing to compare, a fresh slave */
+        marker_clear(sp);
+        rj->active = false;
+        return 0;
+    }
+    /* a first report of 0 means "a fresh slave" to every master (it starts
+     * at its last file): from offset 0 we ask for 1 and compare from there
+     * (byte 0 is the high byte of the first record's size, 0 in both logs) */
+    int64_t report = rj->from == 0 ? 1 : rj->from;
+    rj->pos = report;
     rj->rec = rj->from;
     rj->prev_size = 0;
     rj->compared = false;
@@ -96,7 +106,7 @@ int64_t ha_rejoin_begin(store_plugin *sp, ha_rejoin *rj)
                  "HA rejoin: comparing this log [%lld, %lld) with the master's before "
                  "replicating (this broker was a master)",
                  (long long)rj->from, (long long)rj->end);
-    return rj->from;
+    return report;
 }
 
 /* Move the record cursor over every record of ours that ends at or below
@@ -128,6 +138,7 @@ static long write_set_aside(store_plugin *sp, const ha_rejoin *rj, int64_t from,
     store_engine *e = sp->engine;
     char dir[1200], base[128], path[1400];
     snprintf(dir, sizeof dir, "%s/%s", sp->set.root_dir, SETASIDE_DIR);
+    snprintf(name, name_cap, "%s", dir);
     if (mkdir(dir, 0755) != 0 && errno != EEXIST)
         return -1;
     struct timespec now;
@@ -135,6 +146,7 @@ static long write_set_aside(store_plugin *sp, const ha_rejoin *rj, int64_t from,
     long long at_ms = (long long)now.tv_sec * 1000 + now.tv_nsec / 1000000;
     snprintf(base, sizeof base, "%lld-%020lld", at_ms, (long long)from);
     snprintf(path, sizeof path, "%s/%s.commitlog", dir, base);
+    snprintf(name, name_cap, "%s", path);
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0)
         return -1;
@@ -200,7 +212,6 @@ static long write_set_aside(store_plugin *sp, const ha_rejoin *rj, int64_t from,
     if (!man || json_dump_file(man, path, JSON_INDENT(1)) != 0)
         ok = false;
     json_decref(man);
-    snprintf(name, name_cap, "%s/%s.commitlog", dir, base);
     return ok ? count : -1;
 }
 
@@ -209,7 +220,7 @@ static long write_set_aside(store_plugin *sp, const ha_rejoin *rj, int64_t from,
 static ha_rejoin_rc settle(store_plugin *sp, ha_rejoin *rj, int64_t cut, char *why, size_t why_cap)
 {
     if (cut < rj->end) {
-        char name[1400];
+        char name[1400] = "";
         long n = write_set_aside(sp, rj, cut, rj->end, name, sizeof name);
         if (n < 0) {
             snprintf(why, why_cap,
@@ -324,13 +335,22 @@ ha_rejoin_rc ha_rejoin_frame(store_plugin *sp, ha_rejoin *rj, int64_t phys, cons
 /* The admin command `ha-setaside`: what rejoins set aside. */
 static int admin_setaside(rmq_admin_call *call, int argc, const char *const *argv, void *ud)
 {
-    (void)argc;
-    (void)argv;
     store_plugin *sp = ud;
     const rmq_host_api *a = sp->api;
     bool json = a->admin_wants_json(call);
     char dir[1200];
     snprintf(dir, sizeof dir, "%s/%s", sp->set.root_dir, SETASIDE_DIR);
+    if (argc >= 2 && strcmp(argv[1], "resend") == 0) {
+        if (argc < 3 || argc > 4) {
+            a->admin_write(call, "usage: ha-setaside resend FILE.commitlog [BROKER_HOST:PORT]\n");
+            return 2;
+        }
+        return ha_resend(sp, call, dir, argv[2], argc == 4 ? argv[3] : NULL);
+    }
+    if (argc >= 2) {
+        a->admin_write(call, "usage: ha-setaside [resend FILE.commitlog [BROKER_HOST:PORT]]\n");
+        return 2;
+    }
     DIR *d = opendir(dir);
     int n = 0;
     if (json)
@@ -379,6 +399,7 @@ int ha_rejoin_init(store_plugin *sp)
 {
     return sp->api->register_admin_command(
         sp->ctx, "ha-setaside",
-        "list the messages a demoted master set aside (never received by its new master)",
+        "[resend FILE [BROKER_ADDR]]: list the messages a demoted master set aside (never "
+        "received by its new master), or send those of FILE to the master",
         admin_setaside, sp);
 }

@@ -6,7 +6,8 @@
  * Unlike Java it waits 5 s after a close too (no reconnect storm), notices
  * a silent master, and halts — loudly — when the master's bytes would not
  * continue its own log (divergent history or a different
- * mappedFileSizeCommitLog) instead of mixing two histories. */
+ * mappedFileSizeCommitLog) instead of mixing two histories. A demoted
+ * master first compares its log with the master's (ha_rejoin.c). */
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>

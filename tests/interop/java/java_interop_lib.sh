@@ -1,9 +1,11 @@
 # shellcheck shell=bash
 # java_interop_lib.sh — sourced by the Java interop tests (client_suite.sh,
-# store_cluster.sh): ports, rmqhostd conf.d pieces, starting and stopping
-# rmqhostd and Java peers. Every process started here is recorded in
+# store_cluster.sh, ha_pair.sh): ports, rmqhostd conf.d pieces, starting and
+# stopping rmqhostd and Java peers. Every process started here is recorded in
 # started_pids; stop_all (the scripts' EXIT trap) kills them all, so a
-# failing test leaves no daemon or JVM behind.
+# failing test leaves no daemon or JVM behind. A script that sets RMQ_TIED
+# (the build's rmq_tied) also ties each of them to itself (PR_SET_PDEATHSIG):
+# they die even when the script is killed and no trap runs.
 # shellcheck source=../../support/all_in_one_conf.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../../support/all_in_one_conf.sh"
 
@@ -64,14 +66,14 @@ for _ in range(400):
 PY
 }
 
-# rmq_conf DIR PLUGINS NS_LISTEN BROKER_PORT BROKER_NAME STORE_ROOT [EXTRA_BCM]
+# rmq_conf DIR PLUGINS NS_LISTEN BROKER_PORT BROKER_NAME STORE_ROOT [EXTRA_BCM [EXTRA_STORE]]
 # rmqhostd's conf.d in DIR: a NameServer on NS_LISTEN (empty: none, the
 # broker registers to $ns_addr) and a broker (broker-client-mgr, filter,
 # store) on BROKER_PORT with its VIP port at BROKER_PORT-2, whose store and
 # config files live in STORE_ROOT (one Java-layout store directory). Delay
 # levels 1 s 2 s 1 s ... keep retries short; transaction checks every second.
 rmq_conf() {
-  local dir=$1 plugins=$2 ns_listen=$3 port=$4 name=$5 root=$6 bcm=${7:-}
+  local dir=$1 plugins=$2 ns_listen=$3 port=$4 name=$5 root=$6 bcm=${7:-} store=${8:-}
   local ns_server=""
   mkdir -p "$dir/conf.d" "$dir/state"
   [[ -n $ns_listen ]] && ns_server="namesrv = { listen = \"$ns_listen\"; };"
@@ -100,7 +102,7 @@ CONF
 plugin = { name = "store"; path = "$plugins/store.so"; server = "broker";
   settings = { storePathRootDir = "$root"; mappedFileSizeCommitLog = 67108864;
                messageDelayLevel = "$DELAY_LEVELS";
-               transactionCheckInterval = 1000; transactionTimeOut = 1000; }; };
+               transactionCheckInterval = 1000; transactionTimeOut = 1000; $store }; };
 CONF
 }
 DELAY_LEVELS="1s 2s 1s 1s 1s 1s 1s 1s 1s 1s 1s 1s 1s 1s 1s 1s 1s 1s"
@@ -110,7 +112,7 @@ DELAY_LEVELS="1s 2s 1s 1s 1s 1s 1s 1s 1s 1s 1s 1s 1s 1s 1s 1s 1s 1s"
 start_rmqhostd() {
   local bin=$1 dir=$2
   rm -f "$dir/state/listen.addrs"
-  "$bin" -c "$dir/conf.d" >"$dir/daemon.log" 2>&1 &
+  ${RMQ_TIED:+"$RMQ_TIED"} "$bin" -c "$dir/conf.d" >"$dir/daemon.log" 2>&1 &
   rmq_pid=$!
   started_pids+=("$rmq_pid")
   for _ in $(seq 1 300); do
@@ -142,8 +144,8 @@ wait_port() {
 harness() {
   local set=$1
   shift
-  RMQ_JAVA_HOME_DIR="$work/java-home" sh "$java_dir/java_peer.sh" "$peers" \
-    "$set:$harness_dir/$set" RmqInterop "$ns_addr" "$@" &
+  RMQ_JAVA_HOME_DIR="$work/java-home" ${RMQ_TIED:+"$RMQ_TIED"} sh "$java_dir/java_peer.sh" \
+    "$peers" "$set:$harness_dir/$set" RmqInterop "$ns_addr" "$@" &
   local pid=$!
   started_pids+=("$pid")
   wait "$pid"

@@ -17,6 +17,12 @@
 //   spread:TOPIC:N:BROKER,BROKER.. N sends spread over the brokers' queues; a
 //                                  group of two consumers gets exactly N, from
 //                                  each broker as many as were sent to it
+//   failover:TOPIC:BROKER:N:DIR    (tests/interop/java/ha_pair.sh) sends 0..N-1
+//                                  to BROKER, each SEND_OK; creates DIR/sent,
+//                                  waits for DIR/promoted (master killed, its
+//                                  slave promoted), then the same producer's
+//                                  sends N..N+9 are SEND_OK on BROKER again
+//                                  once its route names the promoted broker
 // RUN_ID makes topics and groups unique per run (client scenarios).
 // The scenarios need the broker's messageDelayLevel to start "1s 2s 1s"
 // (retries wait level 3) and transactionCheckInterval/transactionTimeOut of
@@ -130,6 +136,7 @@ public final class RmqInterop {
       case "consume": consume(sc[1], sc[2], Integer.parseInt(sc[3]), Integer.parseInt(sc[4])); break;
       case "query": query(sc[1], Integer.parseInt(sc[2]), Integer.parseInt(sc[3])); break;
       case "spread": spread(sc[1], Integer.parseInt(sc[2]), sc[3].split(",")); break;
+      case "failover": failover(sc[1], sc[2], Integer.parseInt(sc[3]), sc[4]); break;
       default: throw new Fail("unknown scenario " + sc[0]);
     }
   }
@@ -659,6 +666,42 @@ public final class RmqInterop {
       m.putUserProperty("idx", Integer.toString(i));
       send(p, m, new MessageQueue(topic, broker, i % 4));
     }
+  }
+
+  void failover(String topic, String broker, int n, String dir) throws Exception {
+    DefaultMQProducer p = producer(topic + "_pg");
+    for (int i = 0; i < n; i++) send(p, storeMsg(topic, i), new MessageQueue(topic, broker, i % 4));
+    java.nio.file.Files.createFile(java.nio.file.Paths.get(dir, "sent"));
+    long end = System.currentTimeMillis() + 300_000;
+    while (!java.nio.file.Files.exists(java.nio.file.Paths.get(dir, "promoted"))) {
+      if (System.currentTimeMillis() > end) throw new Fail("no promotion within 300 s");
+      Thread.sleep(100);
+    }
+    // sends fail while the route names the dead master (or no master); the
+    // producer polls the NameServer every second
+    end = System.currentTimeMillis() + 60_000;
+    SendResult r = null;
+    while (r == null) {
+      try {
+        r = p.send(storeMsg(topic, n), new MessageQueue(topic, broker, n % 4), 3_000);
+      } catch (Exception e) {
+        if (System.currentTimeMillis() > end) throw new Fail("no send accepted 60 s after the promotion: " + e);
+        Thread.sleep(300);
+      }
+    }
+    check(r.getSendStatus() == SendStatus.SEND_OK, "first send after the promotion: " + r.getSendStatus());
+    check(broker.equals(r.getMessageQueue().getBrokerName()), "sent to " + r.getMessageQueue());
+    for (int i = n + 1; i < n + 10; i++) {
+      SendResult k = p.send(storeMsg(topic, i), new MessageQueue(topic, broker, i % 4), 10_000);
+      check(k.getSendStatus() == SendStatus.SEND_OK, "send " + i + " after the promotion: " + k.getSendStatus());
+    }
+    java.nio.file.Files.createFile(java.nio.file.Paths.get(dir, "resent"));
+  }
+
+  static Message storeMsg(String topic, int i) {
+    Message m = msg(topic, "Tag" + (i % 2), "skey-" + topic + "-" + i, storeBody(i));
+    m.putUserProperty("idx", Integer.toString(i));
+    return m;
   }
 
   void consume(String topic, String group, int from, int to) throws Exception {
