@@ -387,13 +387,15 @@ static void write_entry(uint8_t *p, int64_t phys, int32_t size, int64_t tags)
     stored_put_be64(p + 12, (uint64_t)tags);
 }
 
-int cq_write_entry(store_cq *q, int64_t index, int64_t phys, int32_t size, int64_t tags)
+int cq_write_entry(store_engine *e, store_cq *q, int64_t index, int64_t phys, int32_t size,
+                   int64_t tags)
 {
     uint8_t *p = entry_ptr(q, index);
     if (!p)
         return -ENOENT;
     write_entry(p, phys, size, tags);
     q->max_phys_end = phys + size;
+    cq_note_covered(e, phys, size); /* the queues' reach, kept in the state file */
     return 0;
 }
 

@@ -619,7 +619,7 @@ static int append(store_engine *e, const store_msg *msgs, size_t n, int64_t *phy
     for (size_t i = 0; i < n; i++) {
         const store_msg *m = &msgs[i];
         if (q) /* mapped and backed by prepare_locked */
-            cq_write_entry(q, qbase + (int64_t)i, pos, (int32_t)sizes[i], m->tags_code);
+            cq_write_entry(e, q, qbase + (int64_t)i, pos, (int32_t)sizes[i], m->tags_code);
         if (index_on && (m->sys_flag & STORED_SYSFLAG_TX_MASK) != STORED_SYSFLAG_TX_ROLLBACK)
             index_put_record(e, (const uint8_t *)m->topic, (uint8_t)strlen(m->topic), m->props,
                              m->props_len, m->sys_flag, pos, now);

@@ -340,7 +340,8 @@ int cq_put_entry(store_engine *e, store_cq *q, int64_t index, int64_t phys, int3
 /* The appender's entry write, without cq_put_entry's block reservation:
  * the caller mapped the entry's file and reserved its blocks (cq_map_for,
  * cq_back_entry) under the append_mu and `maps` hold it still has. */
-int cq_write_entry(store_cq *q, int64_t index, int64_t phys, int32_t size, int64_t tags);
+int cq_write_entry(store_engine *e, store_cq *q, int64_t index, int64_t phys, int32_t size,
+                   int64_t tags);
 bool cq_get_entry(const store_cq *q, int64_t index, store_cq_entry *out);
 /* The same without mapping the file when it is not mapped (a start's check
  * must not map a queue file) */
