@@ -196,8 +196,7 @@ static int build_bodies(bcm_ctx *c, bcm_body **bodies, uint64_t *covers)
     if (chunk == 0 && !compressed &&
         bcm_topic_configs_size_hint(snap.v, snap.n) > MAX_BODY_BYTES + MAX_BODY_BYTES / 8)
         chunk = (size_t)c->s.split_registration_size;
-    int n = bcm_register_bodies(&snap, filters, c->s.broker_permission, compressed,
-                                chunk, bodies);
+    int n = bcm_register_bodies(&snap, filters, c->s.broker_permission, compressed, chunk, bodies);
     if (n == 1 && (*bodies)[0].len > MAX_BODY_BYTES) {
         /* too large for one frame: split as Java 5.x does */
         bcm_bodies_free(*bodies, n);
