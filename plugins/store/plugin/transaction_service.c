@@ -273,14 +273,14 @@ static void send_check(store_plugin *sp, int64_t phys, int64_t queue_offset, con
         if (body)
             blen = stored_record_encode(&c, false, body, cap);
         rmq_cmd *req = ch ? sp->api->cmd_new_request(CHECK_TRANSACTION_STATE) : NULL;
+        rmq_transaction_check_event ev = {.size = sizeof ev,
+                                          .producer_group = group,
+                                          .msg_id = uniq,
+                                          .commit_log_offset = r.phys_offset,
+                                          .tran_state_table_offset = queue_offset,
+                                          .record = body,
+                                          .record_len = blen};
         if (!ch && body && blen) {
-            rmq_transaction_check_event ev = {.size = sizeof ev,
-                                              .producer_group = group,
-                                              .msg_id = uniq,
-                                              .commit_log_offset = r.phys_offset,
-                                              .tran_state_table_offset = queue_offset,
-                                              .record = body,
-                                              .record_len = blen};
             sp->api->publish_event(sp->ctx, RMQ_STORE_TRANSACTION_CHECK_EVENT, &ev, sizeof ev);
         } else if (req && body && blen) {
             store_msg tmp;
@@ -294,9 +294,14 @@ static void send_check(store_plugin *sp, int64_t phys, int64_t queue_offset, con
             sp->api->cmd_ext_set(req, "offsetMsgId", offid);
             sp->api->cmd_set_body(req, body, blen, NULL, NULL);
             int rc = sp->api->invoke_oneway(sp->ctx, ch, req, 3000);
-            if (rc != 0)
+            if (rc != 0) {
                 sp->api->log(sp->ctx, RMQ_LOG_WARN, "CHECK_TRANSACTION_STATE to %s: %s", group,
                              rmq_strerror(rc));
+                /* the producer the broker role gave has no connection here
+                 * (a 5.x client registered by a gRPC endpoint): the event
+                 * reaches it through that endpoint's Telemetry stream */
+                sp->api->publish_event(sp->ctx, RMQ_STORE_TRANSACTION_CHECK_EVENT, &ev, sizeof ev);
+            }
         } else if (req) {
             sp->api->cmd_free(req);
         }
