@@ -20,6 +20,7 @@ import sys
 import threading
 import time
 
+import pop_receive
 from rocketmq import (ClientConfiguration, Credentials, FilterExpression,
                       Message, Producer, SimpleConsumer)
 
@@ -29,18 +30,7 @@ problems = []
 
 
 def receive_until(consumer, want, invisible_s, deadline):
-    got = []
-    while len(got) < want and time.time() < deadline:
-        try:
-            msgs = consumer.receive(16, invisible_s) or []
-        except Exception as e:
-            if not any(w in str(e) for w in ("MESSAGE_NOT_FOUND", "no new message", "40401")):
-                problems.append(f"receive: {e!r}")
-            msgs = []
-        got.extend(msgs)
-        if not msgs:
-            time.sleep(0.1)
-    return got
+    return pop_receive.receive_until(consumer, want, invisible_s, deadline, problems.append)
 
 
 def consumer_of(config, topic):

@@ -31,6 +31,7 @@ import threading
 import time
 
 import grpc
+import pop_receive
 from rocketmq import (ClientConfiguration, Credentials, FilterExpression,
                       Message, Producer, SimpleConsumer)
 from rocketmq.grpc_protocol import definition_pb2, service_pb2, service_pb2_grpc
@@ -68,19 +69,8 @@ def hard_timeout():
 
 
 def receive_until(consumer, want, invisible_s, deadline_s):
-    got = []
-    end = time.time() + deadline_s
-    while len(got) < want and time.time() < end:
-        msgs = []
-        try:
-            msgs = consumer.receive(16, invisible_s) or []
-        except Exception as e:  # an empty answer is no error
-            if not any(w in str(e) for w in ("MESSAGE_NOT_FOUND", "no new message", "40401")):
-                problem(f"receive: {e!r}")
-        got.extend(msgs)
-        if not msgs:
-            time.sleep(0.1)
-    return got
+    return pop_receive.receive_until(consumer, want, invisible_s, time.time() + deadline_s,
+                                     problem)
 
 
 def raw_stub(endpoint):
