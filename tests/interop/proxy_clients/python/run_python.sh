@@ -11,6 +11,8 @@
 # (kill9_interop.py). The
 # program's own checks decide; the daemon is stopped whatever they say.
 set -euo pipefail
+# the scripts import pop_receive.py from the source tree: no __pycache__ there
+export PYTHONDONTWRITEBYTECODE=1
 RMQ_BIN=${1:?usage: run_python.sh BIN_DIR PLUGIN_DIR PY_OUT_DIR}
 plugins=${2:?plugin dir}
 out=${3:?python out dir}
