@@ -172,6 +172,8 @@ uint8_t *cq_file_map(store_engine *e, mfile *f)
     uint32_t now = atomic_load_explicit(&e->cq_clock, memory_order_relaxed);
     if (atomic_load_explicit(&f->last_use, memory_order_relaxed) != now)
         atomic_store_explicit(&f->last_use, now, memory_order_relaxed);
+    if (!atomic_load_explicit(&f->touched, memory_order_relaxed))
+        atomic_store_explicit(&f->touched, 1, memory_order_relaxed);
     if (m)
         return m;
     pthread_mutex_lock(&e->cq_map_mu);
@@ -250,17 +252,72 @@ void cq_unmap_cold(store_engine *e)
     free(v);
 }
 
+/* The idle sweep: a pass starts CQ_SWEEP_EVERY_MS after the last one ended
+ * and visits CQ_SWEEP_BUCKETS buckets per housekeeper tick (~3,000 queues,
+ * a fraction of a ms under `maps` shared), so 400,000 queues take ~1.3 s a
+ * pass. Why: up to maxMappedConsumeQueueFiles queue files stay mapped, and
+ * every page an append or a read touched stays in the RSS with them (55 MB
+ * for 8,192 one-message queues); a file idle for a whole pass gives its
+ * pages back. MADV_DONTNEED on a shared file mapping only removes the
+ * process's PTEs: the data stay in the page cache (dirty ones are written
+ * back as usual) and the next access maps them again (a minor fault). The
+ * mapping itself stays: no pointer a reader holds becomes invalid. */
+#define CQ_SWEEP_EVERY_MS 2000
+#define CQ_SWEEP_BUCKETS 4096
+
+static void release_if_idle(mfile *f)
+{
+    uint8_t *m = mfile_mapped(f);
+    if (!m)
+        return;
+    if (atomic_load_explicit(&f->touched, memory_order_relaxed)) {
+        atomic_store_explicit(&f->touched, 0, memory_order_relaxed);
+        f->released = false;
+        return;
+    }
+    if (f->released)
+        return;
+    madvise(m, (size_t)f->size, MADV_DONTNEED);
+    f->released = true;
+}
+
+void cq_release_idle(store_engine *e)
+{
+    if (atomic_load_explicit(&e->cq_mapped, memory_order_relaxed) == 0)
+        return;
+    int64_t now = store_now_ms();
+    if (e->cq_sweep_next == 0 && now - e->cq_sweep_done_ms < CQ_SWEEP_EVERY_MS)
+        return;
+    pthread_rwlock_rdlock(&e->maps);
+    size_t b = e->cq_sweep_next;
+    size_t end = b + CQ_SWEEP_BUCKETS;
+    if (end > e->cqs.nb)
+        end = e->cqs.nb;
+    for (; b < end; b++)
+        for (store_cq *q = e->cqs.b[b]; q; q = q->next)
+            for (size_t i = 0; i < q->files.n; i++)
+                release_if_idle(q->files.v[i]);
+    pthread_rwlock_unlock(&e->maps);
+    e->cq_sweep_next = b >= e->cqs.nb ? 0 : b;
+    if (e->cq_sweep_next == 0)
+        e->cq_sweep_done_ms = now;
+}
+
 /* Entries faulted in ahead of a queue's end: 5 pages, one page being
  * ~204 entries, so a queue is looked at about once per 800 appends. */
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23
 #endif
 #define CQ_PREFAULT_AHEAD (1024 * STORE_CQ_UNIT)
+/* At least this far ahead: half a page, so a queue's second page is faulted
+ * in once its first is half full (~100 entries ahead of the appender), not
+ * with its first entry: 400,000 one-message queues held two pages each */
+#define CQ_PREFAULT_MIN 2048
 
 void cq_want_prefault(store_engine *e, store_cq *q)
 {
     int64_t end = atomic_load_explicit(&q->max_offset, memory_order_relaxed) * STORE_CQ_UNIT;
-    int64_t ahead = end < 4096 ? 4096 : end;
+    int64_t ahead = end < CQ_PREFAULT_MIN ? CQ_PREFAULT_MIN : end;
     if (ahead > CQ_PREFAULT_AHEAD)
         ahead = CQ_PREFAULT_AHEAD;
     if (end + ahead / 2 <= atomic_load_explicit(&q->prefault_end, memory_order_relaxed))
@@ -299,7 +356,7 @@ void cq_prefault_hot(store_engine *e)
         /* ahead by what the queue already holds, up to CQ_PREFAULT_AHEAD:
          * 100,000 queues of one message each must not fault in 20 KiB
          * apiece */
-        int64_t ahead = end < 4096 ? 4096 : end;
+        int64_t ahead = end < CQ_PREFAULT_MIN ? CQ_PREFAULT_MIN : end;
         int64_t to = end + (ahead < CQ_PREFAULT_AHEAD ? ahead : CQ_PREFAULT_AHEAD);
         from = from / 4096 * 4096;
         while (from < to) {

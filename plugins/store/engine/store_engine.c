@@ -43,6 +43,7 @@ void store_config_defaults(store_config *c)
     c->clean_interval_ms = 10000;
     c->clean_file_forcibly = true;
     c->page_cache_keep_bytes = 512LL * 1048576;
+    c->mapped_keep_bytes = 16LL * 1048576;
     c->max_mapped_cq_files = 8192;
 }
 
@@ -295,6 +296,7 @@ int store_open(const store_config *cfg, store_engine **out, char *err, size_t er
     atomic_store(&e->flushed, e->write_pos);
     atomic_store(&e->file_written, e->write_pos);
     e->drop_pos = e->write_pos; /* what recovery read stays cached */
+    e->unmap_pos = e->write_pos;
     /* a slave resumes dispatching after the last whole record (a frame may
      * have ended inside one) */
     e->ha_dispatch_pos = e->last_rec_offset + e->last_rec_size;

@@ -35,6 +35,11 @@ typedef struct mfile {
      * mfile_mapped / cq_file_map */
     uint8_t *map;
     _Atomic uint32_t last_use; /* engine's cq_clock at the last access (lazy files) */
+    /* queue files: set by an access, cleared by the idle sweep
+     * (cq_release_idle), which drops the pages of a file found idle for a
+     * whole pass from the process (`released`: the sweep's own flag) */
+    _Atomic uint8_t touched;
+    bool released;
     char *path;                /* malloc'd */
     _Atomic int fd;            /* -1; a commit-log segment written with pwrite keeps one */
     /* [0, backed) has real blocks (store_backing.c): nothing is written
@@ -225,6 +230,10 @@ struct store_engine {
     pthread_mutex_t cq_map_mu;
     _Atomic int64_t cq_mapped;
     _Atomic uint32_t cq_clock;
+    /* the idle sweep over the queue table (housekeeper only): next bucket,
+     * when the last pass ended */
+    size_t cq_sweep_next;
+    int64_t cq_sweep_done_ms;
 
     /* index */
     store_index_file **idx;
@@ -262,6 +271,7 @@ struct store_engine {
     pthread_cond_t hk_cv;
     int64_t prefault_pos;
     int64_t drop_pos; /* commit log below this was dropped from the page cache */
+    int64_t unmap_pos; /* and below this unmapped from the process (mapped_keep_bytes) */
     int64_t last_clean_ms, last_disk_check_ms;
 
     _Atomic bool closing;
@@ -334,6 +344,10 @@ uint8_t *cq_file_map(store_engine *e, mfile *f);
 int cq_map_for(store_engine *e, store_cq *q, int64_t index);
 /* Housekeeper: unmap the least recently used queue files past the cap. */
 void cq_unmap_cold(store_engine *e);
+/* Part of a pass over the queues (housekeeper): the pages of a mapped queue
+ * file not used since the previous pass leave the process (MADV_DONTNEED;
+ * they stay in the page cache). */
+void cq_release_idle(store_engine *e);
 int cq_add_file_for(store_engine *e, store_cq *q, int64_t index, char *err, size_t errlen);
 int cq_put_entry(store_engine *e, store_cq *q, int64_t index, int64_t phys, int32_t size,
                  int64_t tags, bool publish);

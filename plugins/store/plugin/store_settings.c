@@ -128,6 +128,10 @@ const rmq_setting_decl STORE_SETTINGS[] = {
      "commit-log bytes kept in the page cache behind the flushed end (older: dropped, "
      "their pages reused by new segments; 0: keep all, as Java)",
      0, INT64_MAX},
+    {"commitLogMappedKeep", RMQ_SETTING_INT, "16777216",
+     "flushed commit-log bytes kept mapped in the process behind the flushed end (older: "
+     "unmapped, still in the page cache, so they leave the RSS; 0: keep all mapped)",
+     0, INT64_MAX},
     {"maxMappedConsumeQueueFiles", RMQ_SETTING_INT, "8192",
      "consume-queue files mapped at once (mapped on first use, least recently used unmapped "
      "past this; 0: no limit)",
@@ -288,6 +292,7 @@ static int read_all(store_plugin *sp, json_t *u)
     e->max_transfer_count_in_disk = (int32_t)st_int(sp, u, "maxTransferCountOnMessageInDisk");
     e->max_msgs_num_batch = (int32_t)st_int(sp, u, "maxMsgsNumBatch");
     e->page_cache_keep_bytes = st_int(sp, u, "commitLogPageCacheKeep");
+    e->mapped_keep_bytes = st_int(sp, u, "commitLogMappedKeep");
     e->max_mapped_cq_files = st_int(sp, u, "maxMappedConsumeQueueFiles");
     const char *cw = st_str(sp, u, "commitLogWrite");
     if (!cw || strcmp(cw, "auto") == 0)

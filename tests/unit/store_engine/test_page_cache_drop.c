@@ -151,22 +151,25 @@ static void test_sync_burst_completes(void **state)
     free(root);
 }
 
+#define PF_ENTRIES 150
+
 static void test_queue_pages_faulted_ahead(void **state)
 {
     (void)state;
     char *root = st_tmpdir();
     store_engine *e = open_keep(root, 2 * SEG, STORE_ASYNC_FLUSH);
     st_msg m;
-    for (int i = 0; i < 10; i++) {
+    for (int i = 0; i < PF_ENTRIES; i++) {
         st_make(&m, "Pf", 0, NULL, NULL, NULL, 100, i);
         store_put_result r;
         assert_int_equal(store_put(e, &m.m, &r), 0);
         assert_int_equal(r.status, STORE_PUT_OK);
     }
-    /* 10 entries use the first page; the next one (entries 205..408) is
-     * not written yet but should become resident. A queue is faulted in
-     * ahead by what it holds (at least a page, at most 1024 entries): a
-     * tiny queue must not cost 20 KiB of resident pages (100,000 topics). */
+    /* 150 entries use most of the first page; the next one (entries
+     * 205..408) is not written yet but should become resident. A queue is
+     * faulted in ahead by what it holds (at least half a page, at most 1024
+     * entries): a tiny queue must not cost 20 KiB of resident pages
+     * (100,000 topics), nor its second page with its first entry. */
     char path[4096];
     snprintf(path, sizeof path, "%s/consumequeue/Pf/0/%020d", root, 0);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -190,10 +193,10 @@ static void test_queue_pages_faulted_ahead(void **state)
         assert_false(vec[p] & 1);
     munmap(map, 120000);
     /* and they still read as no entries (zeros): the queue end is unchanged */
-    assert_int_equal(store_max_offset(e, "Pf", 0), 10);
+    assert_int_equal(store_max_offset(e, "Pf", 0), PF_ENTRIES);
     store_close(e);
     e = open_keep(root, 2 * SEG, STORE_ASYNC_FLUSH);
-    assert_int_equal(store_max_offset(e, "Pf", 0), 10);
+    assert_int_equal(store_max_offset(e, "Pf", 0), PF_ENTRIES);
     store_close(e);
     st_rmrf(root);
     free(root);
