@@ -40,8 +40,8 @@ typedef struct mfile {
      * whole pass from the process (`released`: the sweep's own flag) */
     _Atomic uint8_t touched;
     bool released;
-    char *path;                /* malloc'd */
-    _Atomic int fd;            /* -1; a commit-log segment written with pwrite keeps one */
+    char *path;     /* malloc'd */
+    _Atomic int fd; /* -1; a commit-log segment written with pwrite keeps one */
     /* [0, backed) has real blocks (store_backing.c): nothing is written
      * through the mapping past it */
     _Atomic int64_t backed;
@@ -270,7 +270,7 @@ struct store_engine {
     pthread_mutex_t hk_mu;
     pthread_cond_t hk_cv;
     int64_t prefault_pos;
-    int64_t drop_pos; /* commit log below this was dropped from the page cache */
+    int64_t drop_pos;  /* commit log below this was dropped from the page cache */
     int64_t unmap_pos; /* and below this unmapped from the process (mapped_keep_bytes) */
     int64_t last_clean_ms, last_disk_check_ms;
 
