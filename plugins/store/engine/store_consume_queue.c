@@ -75,15 +75,12 @@ store_cq *cq_alloc(store_engine *e, const char *topic, int32_t qid, char *err, s
     q->files.random_access = true;
     q->files.lazy_map = true;
     q->load_first_phys = -1;
-    char dir[PATH_MAX];
-    snprintf(dir, sizeof dir, "%s/%s/%d", e->cq_dir, topic, qid);
-    q->files.dir = strdup(dir);
-    if (!q->files.dir) {
-        free(q);
-        snprintf(err, errlen, "out of memory");
-        return NULL;
-    }
     return q;
+}
+
+void cq_dir_path(const store_engine *e, const store_cq *q, char *out, size_t cap)
+{
+    snprintf(out, cap, "%s/%s/%d", e->cq_dir, q->topic, q->queue_id);
 }
 
 int cq_insert(store_engine *e, store_cq *q)
@@ -137,16 +134,14 @@ void cq_destroy(store_engine *e, store_cq *q, bool remove_files)
 {
     cq_unlink(e, q);
     cq_hot_remove(e, q);
-    char *dir = q->files.dir;
-    q->files.dir = NULL;
     mfile_list_free(&q->files, remove_files);
     if (remove_files) {
+        char dir[PATH_MAX];
+        cq_dir_path(e, q, dir, sizeof dir);
         rmdir(dir);
-        char topic_dir[PATH_MAX];
-        snprintf(topic_dir, sizeof topic_dir, "%s/%s", e->cq_dir, q->topic);
-        rmdir(topic_dir); /* fails while other queues of the topic remain */
+        snprintf(dir, sizeof dir, "%s/%s", e->cq_dir, q->topic);
+        rmdir(dir); /* fails while other queues of the topic remain */
     }
-    free(dir);
     free(q);
 }
 
@@ -384,13 +379,15 @@ int cq_add_file_for(store_engine *e, store_cq *q, int64_t index, char *err, size
 {
     int64_t fs = q->files.file_size;
     int64_t start = index * STORE_CQ_UNIT / fs * fs;
-    int rc = store_mkdirs(q->files.dir);
+    char dir[PATH_MAX];
+    cq_dir_path(e, q, dir, sizeof dir);
+    int rc = store_mkdirs(dir);
     if (rc != 0) {
-        snprintf(err, errlen, "mkdir %s: %s", q->files.dir, strerror(-rc));
+        snprintf(err, errlen, "mkdir %s: %s", dir, strerror(-rc));
         return rc;
     }
     char path[PATH_MAX];
-    store_name20(path, sizeof path, q->files.dir, start);
+    store_name20(path, sizeof path, dir, start);
     mfile *f;
     if (atomic_load(&e->inject_errno)) {
         snprintf(err, errlen, "injected fault");
@@ -627,7 +624,9 @@ int cq_read_topic(store_engine *e, const char *topic, store_cq **head, char *err
         }
         q->next = *head;
         *head = q;
-        rc = mfile_list_load(&q->files, err, errlen);
+        char dir[PATH_MAX];
+        cq_dir_path(e, q, dir, sizeof dir);
+        rc = mfile_list_load(&q->files, dir, err, errlen);
         if (rc == 0)
             cq_find_end(q);
     }

@@ -207,12 +207,6 @@ int store_open(const store_config *cfg, store_engine **out, char *err, size_t er
     e->state_fd = -1;
     e->root_fd = -1;
     e->cl.file_size = e->cfg.commitlog_file_size;
-    e->cl.dir = strdup(e->cl_dir);
-    if (!e->cl.dir) {
-        free(e);
-        snprintf(err, errlen, "out of memory");
-        return -ENOMEM;
-    }
     pthread_mutex_init(&e->append_mu, NULL);
     pthread_mutex_init(&e->retention_mu, NULL);
     pthread_rwlockattr_t ra;
@@ -279,7 +273,7 @@ int store_open(const store_config *cfg, store_engine **out, char *err, size_t er
         return rc;
     }
     /* consume queues: only the topics' names now (store_cq_lazy.c) */
-    if ((rc = mfile_list_load(&e->cl, err, errlen)) != 0 ||
+    if ((rc = mfile_list_load(&e->cl, e->cl_dir, err, errlen)) != 0 ||
         (rc = cq_lazy_scan(e, err, errlen)) != 0 ||
         (cfg->cq_load == STORE_CQ_LOAD_AT_START && (rc = cq_load_all(e, err, errlen)) != 0) ||
         (rc = index_load(e, err, errlen)) != 0 ||

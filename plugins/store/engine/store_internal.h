@@ -26,7 +26,9 @@
 #define STORE_CHECKPOINT_SIZE 4096
 #define STORE_STATE_FILE "rmqhost_store_state"
 
-/* One mapped segment file (commit log, consume queue or index). */
+/* One mapped segment file (commit log, consume queue or index). Laid out
+ * for the 400,000 queue files of 100,000 topics: the path in the same
+ * block, no padding before it. */
 typedef struct mfile {
     int64_t start; /* byte offset of the file in its space (its name) */
     int64_t size;
@@ -34,25 +36,28 @@ typedef struct mfile {
      * under cq_map_mu, cleared only with `maps` exclusive; read with
      * mfile_mapped / cq_file_map */
     uint8_t *map;
+    /* [0, backed) has real blocks (store_backing.c): nothing is written
+     * through the mapping past it */
+    _Atomic int64_t backed;
     _Atomic uint32_t last_use; /* engine's cq_clock at the last access (lazy files) */
+    _Atomic int fd;            /* -1; a commit-log segment written with pwrite keeps one */
     /* queue files: set by an access, cleared by the idle sweep
      * (cq_release_idle), which drops the pages of a file found idle for a
      * whole pass from the process (`released`: the sweep's own flag) */
     _Atomic uint8_t touched;
     bool released;
-    char *path;     /* malloc'd */
-    _Atomic int fd; /* -1; a commit-log segment written with pwrite keeps one */
-    /* [0, backed) has real blocks (store_backing.c): nothing is written
-     * through the mapping past it */
-    _Atomic int64_t backed;
+    char path[]; /* allocated with the struct */
 } mfile;
 
-/* The ordered segments of one byte space. */
+/* The ordered segments of one byte space (its directory is the engine's:
+ * cl_dir, or cq_dir/TOPIC/QID for a queue). A list of one file (most
+ * queues) keeps it in `one` instead of an array of its own. Never copied
+ * or moved: v may point into it. */
 typedef struct mfile_list {
     mfile **v;
-    size_t n, cap;
+    mfile *one;
     int64_t file_size;
-    char *dir;          /* malloc'd */
+    uint32_t n, cap;
     bool random_access; /* no read-ahead (queue files: a fault reads one page) */
     bool lazy_map;      /* files are mapped on first use (queue files) */
 } mfile_list;
@@ -76,7 +81,8 @@ int mfile_keep_fd(mfile *f);
 /* Small random accesses (queue and index files): without this, the first
  * touch of a sparse file reads ahead (and zero-fills) megabytes per file. */
 void mfile_advise_random(mfile *f);
-int mfile_list_load(mfile_list *l, char *err, size_t errlen);
+/* Loads the segments found in dir. */
+int mfile_list_load(mfile_list *l, const char *dir, char *err, size_t errlen);
 int mfile_list_push(mfile_list *l, mfile *f);
 void mfile_list_free(mfile_list *l, bool remove_files);
 /* The file holding byte `off` or NULL. */
@@ -102,21 +108,25 @@ const char *store_back_error(int rc);
 void store_name20(char *out, size_t cap, const char *dir, int64_t off);
 int store_mkdirs(const char *path);
 
-/* A consume queue: (topic, queue id) -> 20-byte entries in mfile_list. */
+/* A consume queue: (topic, queue id) -> 20-byte entries in mfile_list.
+ * Its directory is derived (cq_dir_path), not kept: 400,000 queues. */
 typedef struct store_cq {
     struct store_engine *e; /* its engine (lazy mapping of its files) */
-    int32_t queue_id;
-    uint32_t hash;
+    struct store_cq *next;  /* hash chain */
     mfile_list files;
     _Atomic int64_t max_offset;   /* entries written (next message index) */
     _Atomic int64_t min_offset;   /* first entry still served */
     int64_t max_phys_end;         /* offset + size of the last entry */
     int64_t load_first_phys;      /* offset of the first entry as loaded, -1 unknown */
     _Atomic int64_t prefault_end; /* entries below this have their page faulted in */
-    bool pf_queued;               /* in e->cq_hot (under cq_hot_mu) */
-    struct store_cq *next;        /* hash chain */
-    char topic[];                 /* allocated to its length: 400,000 queues */
+    int32_t queue_id;
+    uint32_t hash;
+    bool pf_queued; /* in e->cq_hot (under cq_hot_mu) */
+    char topic[];   /* allocated to its length: 400,000 queues */
 } store_cq;
+
+/* The directory of q's files: cq_dir/TOPIC/QID. */
+void cq_dir_path(const struct store_engine *e, const store_cq *q, char *out, size_t cap);
 
 typedef struct cq_table {
     store_cq **b;

@@ -43,10 +43,8 @@ static mfile *mfile_alloc(const char *path)
 {
     size_t n = strlen(path) + 1;
     mfile *f = calloc(1, sizeof *f + n);
-    if (f) {
-        f->path = (char *)(f + 1);
+    if (f)
         memcpy(f->path, path, n);
-    }
     return f;
 }
 
@@ -215,13 +213,21 @@ void mfile_close(mfile *f, bool remove_file)
 int mfile_list_push(mfile_list *l, mfile *f)
 {
     if (l->n == l->cap) {
-        /* a queue mostly has one file: 400,000 queues */
-        size_t nc = l->cap ? l->cap * 2 : (l->lazy_map ? 1 : 8);
-        mfile **nv = realloc(l->v, nc * sizeof *nv);
-        if (!nv)
-            return -ENOMEM;
-        l->v = nv;
-        l->cap = nc;
+        /* a queue mostly has one file (400,000 queues): kept in `one` */
+        if (l->cap == 0 && l->lazy_map) {
+            l->v = &l->one;
+            l->cap = 1;
+        } else {
+            uint32_t nc = l->cap ? l->cap * 2 : 8;
+            bool inline_one = l->v == &l->one;
+            mfile **nv = realloc(inline_one ? NULL : l->v, nc * sizeof *nv);
+            if (!nv)
+                return -ENOMEM;
+            if (inline_one)
+                nv[0] = l->one;
+            l->v = nv;
+            l->cap = nc;
+        }
     }
     l->v[l->n++] = f;
     return 0;
@@ -259,9 +265,9 @@ static bool unlink_if_unused(const char *path)
     return unlink(path) == 0;
 }
 
-int mfile_list_load(mfile_list *l, char *err, size_t errlen)
+int mfile_list_load(mfile_list *l, const char *dir, char *err, size_t errlen)
 {
-    DIR *d = opendir(l->dir);
+    DIR *d = opendir(dir);
     if (!d)
         return errno == ENOENT ? 0 : -errno;
     int64_t *starts = NULL;
@@ -288,7 +294,7 @@ int mfile_list_load(mfile_list *l, char *err, size_t errlen)
     int rc = 0;
     for (size_t i = 0; i < n && rc == 0; i++) {
         char path[PATH_MAX];
-        store_name20(path, sizeof path, l->dir, starts[i]);
+        store_name20(path, sizeof path, dir, starts[i]);
         mfile *f;
         rc = l->lazy_map ? mfile_stat_unmapped(path, starts[i], l->file_size, &f, err, errlen)
                          : mfile_open(path, starts[i], l->file_size, false, false, &f, err, errlen);
@@ -342,9 +348,9 @@ void mfile_list_free(mfile_list *l, bool remove_files)
 {
     for (size_t i = 0; i < l->n; i++)
         mfile_close(l->v[i], remove_files);
-    free(l->v);
+    if (l->v != &l->one)
+        free(l->v);
     l->v = NULL;
+    l->one = NULL;
     l->n = l->cap = 0;
-    free(l->dir);
-    l->dir = NULL;
 }
