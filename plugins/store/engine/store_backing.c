@@ -81,7 +81,8 @@ int mfile_back(store_engine *e, mfile *f, int64_t to)
         return -inj;
     int fd = atomic_load(&f->fd);
     bool own = fd < 0;
-    if (own && (fd = open(f->path, O_RDWR | O_CLOEXEC)) < 0)
+    char buf[PATH_MAX];
+    if (own && (fd = open(mfile_path(f, buf, sizeof buf), O_RDWR | O_CLOEXEC)) < 0)
         return -errno;
     int rc = store_back_fd(fd, f->size, have, to);
     if (own)
@@ -101,7 +102,8 @@ bool mfile_truncated(const mfile *f)
     int fd = atomic_load(&f->fd);
     if (fd >= 0)
         return fstat(fd, &st) == 0 && st.st_size < f->size;
-    return stat(f->path, &st) == 0 && st.st_size < f->size;
+    char buf[PATH_MAX];
+    return stat(mfile_path(f, buf, sizeof buf), &st) == 0 && st.st_size < f->size;
 }
 
 const char *store_back_error(int rc)

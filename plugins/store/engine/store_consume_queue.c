@@ -393,7 +393,7 @@ int cq_add_file_for(store_engine *e, store_cq *q, int64_t index, char *err, size
         snprintf(err, errlen, "injected fault");
         return -atomic_load(&e->inject_errno);
     }
-    rc = mfile_open_unmapped(path, start, fs, true, &f, err, errlen);
+    rc = mfile_open_unmapped(path, q, start, fs, true, &f, err, errlen);
     if (rc != 0)
         return rc;
     /* keep the list ordered: new files normally come last */
@@ -501,7 +501,8 @@ bool cq_read_entry(const store_cq *q, int64_t index, store_cq_entry *out)
     if (mfile_mapped(f))
         return cq_get_entry(q, index, out);
     uint8_t b[STORE_CQ_UNIT];
-    int fd = open(f->path, O_RDONLY | O_CLOEXEC);
+    char buf[PATH_MAX];
+    int fd = open(mfile_path(f, buf, sizeof buf), O_RDONLY | O_CLOEXEC);
     bool ok = fd >= 0 && pread(fd, b, sizeof b, index * STORE_CQ_UNIT - f->start) == sizeof b;
     if (fd >= 0)
         close(fd);
@@ -539,7 +540,8 @@ static void cq_find_end(store_cq *q)
         return;
     mfile *last = q->files.v[q->files.n - 1];
     int64_t lo = last->start / STORE_CQ_UNIT, hi = lo + last->size / STORE_CQ_UNIT;
-    int fd = open(last->path, O_RDONLY | O_CLOEXEC);
+    char pbuf[PATH_MAX];
+    int fd = open(mfile_path(last, pbuf, sizeof pbuf), O_RDONLY | O_CLOEXEC);
     if (fd >= 0) {
         off_t hole = lseek(fd, 0, SEEK_HOLE);
         if (hole >= 0 && hole < last->size)
@@ -591,7 +593,9 @@ static void cq_find_end(store_cq *q)
         if (q->files.v[0] == last && got >= STORE_CQ_UNIT) {
             q->load_first_phys = (int64_t)stored_be64(head); /* base is the file's start */
         } else {
-            int ffd = q->files.v[0] == last ? fd : open(q->files.v[0]->path, O_RDONLY | O_CLOEXEC);
+            int ffd = q->files.v[0] == last ? fd
+                                            : open(mfile_path(q->files.v[0], pbuf, sizeof pbuf),
+                                                   O_RDONLY | O_CLOEXEC);
             if (ffd >= 0 && pread(ffd, b, sizeof b, 0) == (ssize_t)sizeof b)
                 q->load_first_phys = (int64_t)stored_be64(b);
             if (ffd >= 0 && ffd != fd)

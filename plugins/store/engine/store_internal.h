@@ -39,6 +39,9 @@ typedef struct mfile {
     /* [0, backed) has real blocks (store_backing.c): nothing is written
      * through the mapping past it */
     _Atomic int64_t backed;
+    /* a queue file's queue: its path is derived (mfile_path), path[] is ""
+     * (400,000 queue files); NULL for the commit log and index files */
+    const struct store_cq *owner;
     _Atomic uint32_t last_use; /* engine's cq_clock at the last access (lazy files) */
     _Atomic int fd;            /* -1; a commit-log segment written with pwrite keeps one */
     /* queue files: set by an access, cleared by the idle sweep
@@ -46,8 +49,11 @@ typedef struct mfile {
      * whole pass from the process (`released`: the sweep's own flag) */
     _Atomic uint8_t touched;
     bool released;
-    char path[]; /* allocated with the struct */
+    char path[]; /* allocated with the struct; "" for a queue file (owner) */
 } mfile;
+
+/* f's path: f->path, or for a queue file built into buf (PATH_MAX). */
+const char *mfile_path(const mfile *f, char *buf, size_t cap);
 
 /* The ordered segments of one byte space (its directory is the engine's:
  * cl_dir, or cq_dir/TOPIC/QID for a queue). A list of one file (most
@@ -64,9 +70,10 @@ typedef struct mfile_list {
 
 int mfile_open(const char *path, int64_t start, int64_t size, bool create, bool prealloc,
                mfile **out, char *err, size_t errlen);
-/* The same without mapping (f->map NULL): a lazily mapped file. */
-int mfile_open_unmapped(const char *path, int64_t start, int64_t size, bool create, mfile **out,
-                        char *err, size_t errlen);
+/* The same without mapping (f->map NULL): a lazily mapped file of queue
+ * owner (its path not kept: mfile_path derives it). */
+int mfile_open_unmapped(const char *path, const struct store_cq *owner, int64_t start, int64_t size,
+                        bool create, mfile **out, char *err, size_t errlen);
 /* Map an unmapped file (the caller serialises): 0 or -errno. */
 int mfile_map(mfile *f);
 /* Unmap (the caller holds `maps` exclusively: no reader has the pointer). */

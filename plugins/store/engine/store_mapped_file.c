@@ -6,6 +6,7 @@
 #include "store_internal.h"
 
 #include <dirent.h>
+#include <stddef.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -38,18 +39,34 @@ int store_mkdirs(const char *path)
 }
 
 /* A zeroed mfile with its path in the same block: one allocation per
- * file, 400,000 queue files. */
-static mfile *mfile_alloc(const char *path)
+ * file, 400,000 queue files. A queue file keeps no path (its queue gives
+ * it): 64 bytes instead of ~160 with a path under a long state_dir. Sized
+ * from the path's offset, not sizeof (which rounds up past it). */
+static mfile *mfile_alloc(const char *path, const struct store_cq *owner)
 {
-    size_t n = strlen(path) + 1;
-    mfile *f = calloc(1, sizeof *f + n);
-    if (f)
-        memcpy(f->path, path, n);
+    size_t n = owner ? 1 : strlen(path) + 1;
+    mfile *f = calloc(1, offsetof(mfile, path) + n);
+    if (f) {
+        if (!owner)
+            memcpy(f->path, path, n);
+        f->owner = owner;
+    }
     return f;
 }
 
-static int open_file(const char *path, int64_t start, int64_t size, bool create, bool prealloc,
-                     bool map_now, mfile **out, char *err, size_t errlen)
+const char *mfile_path(const mfile *f, char *buf, size_t cap)
+{
+    if (!f->owner)
+        return f->path;
+    char dir[PATH_MAX];
+    cq_dir_path(f->owner->e, f->owner, dir, sizeof dir);
+    store_name20(buf, cap, dir, f->start);
+    return buf;
+}
+
+static int open_file(const char *path, const struct store_cq *owner, int64_t start, int64_t size,
+                     bool create, bool prealloc, bool map_now, mfile **out, char *err,
+                     size_t errlen)
 {
     *out = NULL;
     int fd = open(path, O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0), 0644);
@@ -100,7 +117,7 @@ static int open_file(const char *path, int64_t start, int64_t size, bool create,
     /* the mapping keeps the file; no descriptor per segment (thousands of
      * queue files would exhaust the process's limit) */
     close(fd);
-    mfile *f = mfile_alloc(path);
+    mfile *f = mfile_alloc(path, owner);
     if (!f) {
         if (map)
             munmap(map, (size_t)size);
@@ -119,19 +136,19 @@ static int open_file(const char *path, int64_t start, int64_t size, bool create,
 int mfile_open(const char *path, int64_t start, int64_t size, bool create, bool prealloc,
                mfile **out, char *err, size_t errlen)
 {
-    return open_file(path, start, size, create, prealloc, true, out, err, errlen);
+    return open_file(path, NULL, start, size, create, prealloc, true, out, err, errlen);
 }
 
-int mfile_open_unmapped(const char *path, int64_t start, int64_t size, bool create, mfile **out,
-                        char *err, size_t errlen)
+int mfile_open_unmapped(const char *path, const struct store_cq *owner, int64_t start, int64_t size,
+                        bool create, mfile **out, char *err, size_t errlen)
 {
-    return open_file(path, start, size, create, false, false, out, err, errlen);
+    return open_file(path, owner, start, size, create, false, false, out, err, errlen);
 }
 
 /* Loading a lazily mapped list: one stat per file (100,000s of queue files
  * at start), nothing opened. */
-static int mfile_stat_unmapped(const char *path, int64_t start, int64_t size, mfile **out,
-                               char *err, size_t errlen)
+static int mfile_stat_unmapped(const char *path, const struct store_cq *owner, int64_t start,
+                               int64_t size, mfile **out, char *err, size_t errlen)
 {
     *out = NULL;
     struct stat st;
@@ -145,7 +162,7 @@ static int mfile_stat_unmapped(const char *path, int64_t start, int64_t size, mf
                  (long long)size);
         return -EINVAL;
     }
-    mfile *f = mfile_alloc(path);
+    mfile *f = mfile_alloc(path, owner);
     if (!f) {
         snprintf(err, errlen, "out of memory");
         return -ENOMEM;
@@ -161,7 +178,8 @@ int mfile_map(mfile *f)
 {
     if (f->map)
         return 0;
-    int fd = open(f->path, O_RDWR | O_CLOEXEC);
+    char buf[PATH_MAX];
+    int fd = open(mfile_path(f, buf, sizeof buf), O_RDWR | O_CLOEXEC);
     if (fd < 0)
         return -errno;
     void *map = mmap(NULL, (size_t)f->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -189,7 +207,8 @@ int mfile_keep_fd(mfile *f)
 {
     if (atomic_load(&f->fd) >= 0)
         return 0;
-    int fd = open(f->path, O_RDWR | O_CLOEXEC);
+    char buf[PATH_MAX];
+    int fd = open(mfile_path(f, buf, sizeof buf), O_RDWR | O_CLOEXEC);
     if (fd < 0)
         return -errno;
     atomic_store(&f->fd, fd);
@@ -205,8 +224,9 @@ void mfile_close(mfile *f, bool remove_file)
         close(fd);
     if (f->map)
         munmap(f->map, (size_t)f->size);
+    char buf[PATH_MAX];
     if (remove_file)
-        unlink(f->path);
+        unlink(mfile_path(f, buf, sizeof buf));
     free(f); /* the path with it */
 }
 
@@ -265,6 +285,12 @@ static bool unlink_if_unused(const char *path)
     return unlink(path) == 0;
 }
 
+/* A lazily mapped list is always a queue's `files` */
+static const store_cq *lazy_owner(const mfile_list *l)
+{
+    return (const store_cq *)(const void *)((const char *)l - offsetof(store_cq, files));
+}
+
 int mfile_list_load(mfile_list *l, const char *dir, char *err, size_t errlen)
 {
     DIR *d = opendir(dir);
@@ -296,7 +322,8 @@ int mfile_list_load(mfile_list *l, const char *dir, char *err, size_t errlen)
         char path[PATH_MAX];
         store_name20(path, sizeof path, dir, starts[i]);
         mfile *f;
-        rc = l->lazy_map ? mfile_stat_unmapped(path, starts[i], l->file_size, &f, err, errlen)
+        rc = l->lazy_map ? mfile_stat_unmapped(path, lazy_owner(l), starts[i], l->file_size, &f,
+                                               err, errlen)
                          : mfile_open(path, starts[i], l->file_size, false, false, &f, err, errlen);
         if (rc == -EINVAL && i == n - 1 && unlink_if_unused(path))
             rc = 0; /* a segment whose creation a crash interrupted */
