@@ -43,7 +43,7 @@ void store_config_defaults(store_config *c)
     c->clean_interval_ms = 10000;
     c->clean_file_forcibly = true;
     c->page_cache_keep_bytes = 512LL * 1048576;
-    c->mapped_keep_bytes = 16LL * 1048576;
+    c->mapped_keep_bytes = 4LL * 1048576;
     c->max_mapped_cq_files = 8192;
 }
 

@@ -70,7 +70,7 @@ typedef struct store_config {
                                        than this far behind the flushed end are dropped from
                                        the page cache (written back first), so new segments
                                        reuse those pages; 0 keeps everything (Java) */
-    int64_t mapped_keep_bytes;      /* commitLogMappedKeep (16 MiB): flushed commit log more
+    int64_t mapped_keep_bytes;      /* commitLogMappedKeep (4 MiB): flushed commit log more
                                        than this far behind the flushed end is unmapped from the
                                        process (MADV_DONTNEED: the pages stay in the page cache,
                                        a later read maps them again), so the RSS does not hold

@@ -128,7 +128,7 @@ const rmq_setting_decl STORE_SETTINGS[] = {
      "commit-log bytes kept in the page cache behind the flushed end (older: dropped, "
      "their pages reused by new segments; 0: keep all, as Java)",
      0, INT64_MAX},
-    {"commitLogMappedKeep", RMQ_SETTING_INT, "16777216",
+    {"commitLogMappedKeep", RMQ_SETTING_INT, "4194304",
      "flushed commit-log bytes kept mapped in the process behind the flushed end (older: "
      "unmapped, still in the page cache, so they leave the RSS; 0: keep all mapped)",
      0, INT64_MAX},
