@@ -13,6 +13,7 @@
 #
 # usage: tests/bench/ha_catchup.sh [BUILD_DIR] [MIB]
 #   STORE_EXTRA='commitLogWrite = "pwrite";' adds store settings on both daemons;
+#   STORE_SO=path runs both daemons with another store.so (e.g. an older commit's);
 #   PERF=FILE also records the slave's catch-up with perf record -g into FILE.
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
@@ -37,7 +38,8 @@ start() { # NAME ROLE HA_PORT [MASTER_HA]; the conf is written once
   if [[ ! -d $d/conf.d ]]; then
     local store="brokerRole = \"$role\"; haListenPort = $ha; ${STORE_EXTRA:-}"
     [[ -n $master ]] && store="$store haMasterAddress = \"$master\";"
-    write_all_in_one_conf "$d" "$plugins" "$(free_port)" 1 "$store" "brokerName = \"bench-ha\";"
+    write_all_in_one_conf "$d" "$plugins" "$(free_port)" 1 "$store" "brokerName = \"bench-ha\";" "" \
+      "${STORE_SO:-$plugins/store.so}"
   fi
   rm -f "$d/state/listen.addrs"
   "$bin/rmqhostd" -c "$d/conf.d" >>"$d/daemon.log" 2>&1 &
@@ -54,6 +56,8 @@ print(d["maxOffset"], s[0]["ackOffset"] if s else -1)'
 }
 slave_max() { ha_json s | python3 -c 'import json,sys; print(json.load(sys.stdin)["maxOffset"])'; }
 now() { date +%s.%N; }
+# CPU seconds (user + system) the process has used so far
+cpu_of() { awk -v hz="$(getconf CLK_TCK)" '{print ($14 + $15) / hz}' "/proc/$1/stat"; }
 
 ha=$(free_port)
 start m ASYNC_MASTER "$ha"
@@ -80,6 +84,7 @@ for _ in $(seq 1 3000); do
   read -r _ ack < <(master_state)
   if [[ $ack -ge 0 ]]; then
     t0=$(now) ack0=$ack
+    cm0=$(cpu_of "${pid[m]}") cs0=$(cpu_of "${pid[s]}")
     break
   fi
   sleep 0.01
@@ -96,6 +101,7 @@ while [[ -z $t_max ]]; do
   [[ -n $t_ack && $(slave_max) -ge $end ]] && t_max=$(now)
   sleep 0.05
 done
+cm=$(cpu_of "${pid[m]}") cs=$(cpu_of "${pid[s]}")
 if [[ -n ${PERF:-} ]]; then
   kill -INT "${pid[perf]}"
   wait "${pid[perf]}" || true
@@ -104,13 +110,17 @@ fi
 bytes=$((end - ack0))
 copy=$("$bin/loopback_copy" -n "$bytes" "$dir/copy" $(find "$dir/m" -path '*commitlog/*' -type f | sort))
 rm -f "$dir/copy"
-python3 - "$bytes" "$t0" "$t_ack" "$t_max" "$copy" "$(cut -d' ' -f1 /proc/loadavg)" <<'PY'
+python3 - "$bytes" "$t0" "$t_ack" "$t_max" "$copy" "$(cut -d' ' -f1 /proc/loadavg)" \
+  "$(echo "$cm - $cm0" | bc)" "$(echo "$cs - $cs0" | bc)" <<'PY'
 import sys
 b, t0, ta, tm = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
-cb, cs, cmb = sys.argv[5].split()
+cb, cs, cmb, ccpu = sys.argv[5].split()
+mcpu, scpu = float(sys.argv[7]), float(sys.argv[8])
 ack, rd = b / (ta - t0) / 1e6, b / (tm - t0) / 1e6
+mb = b / 1e6
 print("load %s: catch-up of %.0f MB: acked %.1f MB/s (%.1f s), readable on the slave %.1f MB/s "
-      "(%.1f s); loopback copy %s MB/s (%s s): %.0f %% / %.0f %%" % (
-          sys.argv[6], b / 1e6, ack, ta - t0, rd, tm - t0, cmb, cs, 100 * ack / float(cmb),
-          100 * rd / float(cmb)))
+      "(%.1f s); loopback copy %s MB/s (%s s): %.0f %% / %.0f %% | CPU ms/MB: master %.2f "
+      "slave %.2f, loopback copy %.2f" % (
+          sys.argv[6], mb, ack, ta - t0, rd, tm - t0, cmb, cs, 100 * ack / float(cmb),
+          100 * rd / float(cmb), 1000 * mcpu / mb, 1000 * scpu / mb, 1000 * float(ccpu) / mb))
 PY
