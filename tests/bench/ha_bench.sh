@@ -9,7 +9,13 @@
 # checks that the answers were SEND_OK (code 0): a SYNC_MASTER answering 11
 # would be measuring nothing. Not a test.
 #
+# Under ASYNC_MASTER the master's view of the slave (rmqhostctl ha: bytes
+# behind, its log end minus the slave's last ack) is sampled every 100 ms
+# while the sends run: the replication lag at full send rate (on stderr).
+#
 # usage: tests/bench/ha_bench.sh [BUILD_DIR] [RUNS] [SECONDS]
+#   STORE_SO=path runs the rmqhost pair with another store.so (an older
+#   commit's: before/after in one run next to the same Java pair).
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
 runs=${2:-3}
@@ -38,7 +44,8 @@ start_rmqhost() {
   ns=$(free_port)
   local store="brokerRole = \"$role\"; haListenPort = $ha;"
   [[ -n $master ]] && store="$store haMasterAddress = \"$master\";"
-  write_all_in_one_conf "$d" "$plugins" "$ns" 1 "$store" "brokerName = \"bench-ha\";"
+  write_all_in_one_conf "$d" "$plugins" "$ns" 1 "$store" "brokerName = \"bench-ha\";" "" \
+    "${STORE_SO:-$plugins/store.so}"
   setsid "$bin/rmqhostd" -c "$d/conf.d" >"$d/daemon.log" 2>&1 &
   pids+=($!)
   wait_file "$d/state/listen.addrs" || { cat "$d/daemon.log"; exit 1; }
@@ -48,10 +55,29 @@ one() {
   "$bin/rmqbench" -a "127.0.0.1:$1" --mode send --size 1024 -c 4 -d 32 -s "$secs" -w 1 --json \
     2>/dev/null | python3 -c 'import json,sys; d=json.load(sys.stdin); l=d["latency_us"]; print(d["requests_per_sec"], l["p50"], l["p99"], json.dumps(d.get("responses", {})).replace(" ",""))'
 }
+# lag_sampler CONF_DIR: bytes behind of the first slave every 100 ms into $dir/lag
+lag_sampler() {
+  while :; do
+    "$bin/rmqhostctl" -c "$1" ha 2>/dev/null | awk '$1=="slave"{print $6; exit}' >>"$dir/lag" || true
+    sleep 0.1
+  done
+}
 scenario() {
-  local label=$1 port=$2
+  local label=$1 port=$2 conf=${3:-}
   : >"$dir/rows"
+  : >"$dir/lag"
+  local sampler=
+  if [[ -n $conf ]]; then
+    lag_sampler "$conf" &
+    sampler=$!
+  fi
   for _ in $(seq 1 "$runs"); do one "$port" >>"$dir/rows"; done
+  if [[ -n $sampler ]]; then
+    kill "$sampler" 2>/dev/null || true
+    wait "$sampler" 2>/dev/null || true
+    sort -n "$dir/lag" | awk '{b[NR]=$1} END{if (NR) {i=int(NR*0.99); if (i<1) i=1
+      printf "ASYNC lag, bytes behind (%d samples): p50 %d p99 %d max %d\n", NR, b[int((NR+1)/2)], b[i], b[NR]}}' >&2
+  fi
   sort -n "$dir/rows" | awk -v l="$label" '{a[NR]=$0} END{split(a[int((NR+1)/2)],f," "); printf "| %-40s | %9.0f | %7.1f | %7.1f | %s\n", l, f[1], f[2]/1000, f[3]/1000, f[4]}'
 }
 
@@ -69,7 +95,9 @@ for role in SYNC_MASTER ASYNC_MASTER; do
     "$bin/rmqhostctl" -c "$dir/m/conf.d" ha | grep -q '^slave ' && break; sleep 0.1
   done
   "$bin/rmqbench" -a "127.0.0.1:$mport" --mode send -c 1 -d 1 -s 0.2 -w 0 >/dev/null 2>&1 || true
-  scenario "rmqhost $role + rmqhost SLAVE" "$mport"
+  lagconf=
+  [[ $role == ASYNC_MASTER ]] && lagconf=$dir/m/conf.d
+  scenario "rmqhost $role + rmqhost SLAVE" "$mport" "$lagconf"
 done
 for p in "${pids[@]}"; do kill -9 -- "-$p" 2>/dev/null || true; done
 pids=()

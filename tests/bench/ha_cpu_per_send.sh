@@ -9,6 +9,7 @@
 # usage: tests/bench/ha_cpu_per_send.sh BUILD_DIR [SECONDS] [ROLE]
 #   ROLE: SYNC_MASTER (default) | ASYNC_MASTER; STORE_SO=path runs both
 #   daemons with another store.so (e.g. one built from an older commit);
+#   STORE_EXTRA='commitLogWrite = "pwrite";' adds store settings on both daemons;
 #   RECORD=PREFIX also writes perf record -g profiles PREFIX.master.data and
 #   PREFIX.slave.data of the run.
 set -euo pipefail
@@ -34,7 +35,7 @@ start_rmqhost() { # NAME ROLE HA_PORT [MASTER_HA]
   local name=$1 r=$2 ha=$3 master=${4:-}
   local d=$dir/$name ns
   ns=$(free_port)
-  local store="brokerRole = \"$r\"; haListenPort = $ha;"
+  local store="brokerRole = \"$r\"; haListenPort = $ha; ${STORE_EXTRA:-}"
   [[ -n $master ]] && store="$store haMasterAddress = \"$master\";"
   write_all_in_one_conf "$d" "$plugins" "$ns" 1 "$store" "brokerName = \"bench-ha\";" "" \
     "${STORE_SO:-$plugins/store.so}"

@@ -102,6 +102,11 @@ static int cl_pwrite(store_engine *e, mfile *f, int64_t off, const void *src, si
     return 0;
 }
 
+int cl_write_at(store_engine *e, mfile *f, int64_t off, const void *src, size_t len)
+{
+    return cl_pwrite(e, f, off, src, len);
+}
+
 /* stage_mu held */
 static int drain_locked(store_engine *e)
 {

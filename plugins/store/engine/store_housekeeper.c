@@ -65,7 +65,7 @@ static int spare_create(store_engine *e, bool when_half_used, char *err, size_t 
     }
     /* the first pages are written right after the roll */
     int64_t w = PREFAULT_STEP < f->size ? PREFAULT_STEP : f->size;
-    if (!e->write_through)
+    if (!e->write_through && !atomic_load(&e->slave))
         madvise(f->map, (size_t)w, MADV_POPULATE_WRITE);
     pthread_mutex_lock(&e->spare_mu);
     /* a test's re-check may race the housekeeper: the first one wins and
@@ -104,7 +104,9 @@ static void make_spare(store_engine *e)
  * 2.1-3.5 ms without it, at the same or a better rate (docs/design.md). */
 static void prefault(store_engine *e)
 {
-    if (e->write_through)
+    /* a slave writes its frames with pwrite (store_ha_append), which fills
+     * the pages itself: a prefault would only zero them first */
+    if (e->write_through || atomic_load(&e->slave))
         return;
     int64_t pos = atomic_load(&e->committed);
     pthread_rwlock_rdlock(&e->maps);

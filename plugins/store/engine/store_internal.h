@@ -344,6 +344,9 @@ mfile *cl_segment_in(store_engine *e, int64_t *pos, int64_t to);
 uint8_t *cl_stage_begin(store_engine *e, mfile *seg, int64_t pos, size_t len, int *rc);
 int cl_stage_end(store_engine *e, size_t len, bool write_now);
 int cl_stage_drain(store_engine *e);
+/* pwrite all of [src, src + len) at absolute offset off of segment f (a
+ * slave's replicated bytes in mmap mode). 0 or -errno. */
+int cl_write_at(store_engine *e, mfile *f, int64_t off, const void *src, size_t len);
 /* The end of the log bytes that are in the file (page cache): what a crash
  * of the process leaves. */
 int64_t cl_file_end(store_engine *e);

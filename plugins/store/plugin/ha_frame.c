@@ -28,7 +28,7 @@ int ha_frame_reader_init(ha_frame_reader *r, size_t cap)
 {
     r->buf = malloc(cap);
     r->cap = r->buf ? cap : 0;
-    r->len = 0;
+    r->len = r->head = 0;
     return r->buf ? 0 : -1;
 }
 
@@ -36,11 +36,32 @@ void ha_frame_reader_free(ha_frame_reader *r)
 {
     free(r->buf);
     r->buf = NULL;
-    r->cap = r->len = 0;
+    r->cap = r->len = r->head = 0;
 }
+
+void ha_frame_reader_reset(ha_frame_reader *r)
+{
+    r->len = r->head = 0;
+}
+
+size_t ha_frame_reader_pending(const ha_frame_reader *r)
+{
+    return r->len - r->head;
+}
+
+/* Below this much room (a quarter of the buffer, at most 256 KiB) the
+ * unconsumed rest moves to the front: a read then takes many frames at
+ * once, and a move copies about one partial frame per that many bytes. */
+#define HA_COMPACT_ROOM (256 * 1024)
 
 uint8_t *ha_frame_reader_space(ha_frame_reader *r, size_t *room)
 {
+    size_t low = r->cap / 4 < HA_COMPACT_ROOM ? r->cap / 4 : HA_COMPACT_ROOM;
+    if (r->head > 0 && (r->head == r->len || r->cap - r->len < low)) {
+        memmove(r->buf, r->buf + r->head, r->len - r->head);
+        r->len -= r->head;
+        r->head = 0;
+    }
     *room = r->cap - r->len;
     return r->buf + r->len;
 }
@@ -53,15 +74,16 @@ void ha_frame_reader_added(ha_frame_reader *r, size_t n)
 ha_frame_rc ha_frame_next(ha_frame_reader *r, size_t max_body, int64_t *phys, const uint8_t **body,
                           int32_t *len)
 {
-    if (r->len < HA_HEADER)
+    size_t have = r->len - r->head;
+    if (have < HA_HEADER)
         return HA_FRAME_MORE;
-    const uint8_t *p = r->buf;
+    const uint8_t *p = r->buf + r->head;
     int32_t n = (int32_t)((uint32_t)p[8] << 24 | (uint32_t)p[9] << 16 | (uint32_t)p[10] << 8 |
                           (uint32_t)p[11]);
     int64_t off = ha_get_be64(p);
     if (n < 0 || (size_t)n > max_body || (size_t)n + HA_HEADER > r->cap || off < 0)
         return HA_FRAME_BAD;
-    if (r->len < HA_HEADER + (size_t)n)
+    if (have < HA_HEADER + (size_t)n)
         return HA_FRAME_MORE;
     *phys = off;
     *body = p + HA_HEADER;
@@ -71,14 +93,16 @@ ha_frame_rc ha_frame_next(ha_frame_reader *r, size_t max_body, int64_t *phys, co
 
 void ha_frame_consume(ha_frame_reader *r)
 {
-    if (r->len < HA_HEADER)
+    size_t have = r->len - r->head;
+    if (have < HA_HEADER)
         return;
-    const uint8_t *p = r->buf;
+    const uint8_t *p = r->buf + r->head;
     size_t n = (size_t)((uint32_t)p[8] << 24 | (uint32_t)p[9] << 16 | (uint32_t)p[10] << 8 |
                         (uint32_t)p[11]);
     size_t used = HA_HEADER + n;
-    if (used > r->len)
-        used = r->len;
-    memmove(r->buf, r->buf + used, r->len - used);
-    r->len -= used;
+    if (used > have)
+        used = have;
+    r->head += used;
+    if (r->head == r->len)
+        r->len = r->head = 0;
 }

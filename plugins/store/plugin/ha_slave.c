@@ -145,7 +145,7 @@ static void run_connection(struct ha_slave *s, int fd, ha_frame_reader *rd)
      * takes whatever arrives first as the start) */
     if (!report(fd, reported))
         return;
-    rd->len = 0;
+    ha_frame_reader_reset(rd);
     while (!atomic_load(&s->stopping)) {
         struct pollfd pf[2] = {{.fd = fd, .events = POLLIN}, {.fd = s->stop_fd, .events = POLLIN}};
         int rc = poll(pf, 2, 100);

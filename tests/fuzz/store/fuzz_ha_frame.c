@@ -53,7 +53,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             ha_frame_consume(&r);
         }
     }
-    if (taken + r.len != fed)
+    if (taken + ha_frame_reader_pending(&r) != fed)
         abort();
     ha_frame_reader_free(&r);
     return 0;
