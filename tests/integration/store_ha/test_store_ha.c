@@ -1659,6 +1659,71 @@ static void test_rejoin_killed_while_comparing(void **state)
     free(theirs);
 }
 
+/* The new master's log ends below where the comparison starts (issue 18
+ * §5: it acknowledged less than another slave did), told the way a Java
+ * master tells it: only heartbeats at the offset we asked for. The demoted
+ * broker compares a file lower instead of cutting its log above the
+ * master's end, finds that end inside the lower file and sets aside
+ * exactly what lies past it; then it reports that end. */
+static void test_rejoin_master_shorter(void **state)
+{
+    pair *p = *state;
+    int n = 0;
+    for (; log_end(&p->m) <= FILE_SIZE; n++)
+        assert_int_equal(send_one(p->mport, n), 11);
+    long long end = log_end(&p->m);
+    char path[600];
+    snprintf(path, sizeof path, "%s/store/commitlog/00000000000000000000", p->m.state_dir);
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    uint8_t *log = malloc(FILE_SIZE);
+    assert_int_equal(fread(log, 1, FILE_SIZE, f), FILE_SIZE);
+    fclose(f);
+    /* the master's log: our first 10 records */
+    long long mend = 0;
+    for (int k = 0; k < 10; k++)
+        mend += get_be(log + mend, 4);
+    int fport = rmq_tc_free_port();
+    int lfd = listen_on(fport);
+    assert_true(lfd >= 0);
+    char addr[64];
+    snprintf(addr, sizeof addr, "127.0.0.1:%d", fport);
+    int st = 0;
+    rmq_td_ctl_output(&p->m, &st, "demote", addr, NULL);
+    assert_int_equal(st, 0);
+    long long rep = -1;
+    int fd = accept_slave(lfd, &rep);
+    assert_true(fd >= 0);
+    assert_int_equal(rep, FILE_SIZE); /* our last file */
+    assert_true(send_frame(fd, FILE_SIZE, NULL, 0));
+    assert_true(send_frame(fd, FILE_SIZE, NULL, 0));
+    int fd2 = accept_slave(lfd, &rep);
+    assert_true(fd2 >= 0);
+    close(fd);
+    assert_int_equal(rep, 1); /* a file lower: from 0 */
+    assert_true(send_frame(fd2, 1, log + 1, (size_t)mend - 1));
+    uint8_t ack[8];
+    assert_true(read_full(fd2, ack, 8));
+    assert_int_equal(get_be(ack, 8), mend);
+    assert_true(send_frame(fd2, mend, NULL, 0));
+    assert_true(send_frame(fd2, mend, NULL, 0));
+    fd = accept_slave(lfd, &rep);
+    assert_true(fd >= 0);
+    close(fd2);
+    assert_int_equal(rep, mend); /* cut at the master's end, not above */
+    const char *out = rmq_td_ctl_output(&p->m, &st, "ha-setaside", NULL);
+    char want[128];
+    snprintf(want, sizeof want, ": %d messages, log [%lld, %lld)", n - 10, mend, end);
+    if (!strstr(out, want))
+        fprintf(stderr, "ha-setaside: %s (want %s)\n", out, want);
+    assert_non_null(strstr(out, want));
+    assert_int_equal(log_end(&p->m), mend);
+    assert_true(rmq_td_log_contains(&p->m, "has no data at 1048576"));
+    close(fd);
+    close(lfd);
+    free(log);
+}
+
 /* Records of d's commit log at or past `from` whose topic is `topic` and
  * whose UNIQ_KEY is `key`; *tran set when one carries TRAN_MSG. */
 static int count_key(rmq_test_daemon *d, long long from, const char *topic, const char *key,
@@ -1865,6 +1930,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_rejoin_killed_while_comparing, setup_keep_files,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_resend_delayed_and_halves, setup_keep_files, teardown),
+        cmocka_unit_test_setup_teardown(test_rejoin_master_shorter, setup_keep_files, teardown),
         cmocka_unit_test_setup_teardown(test_kill_master_under_load, setup, teardown),
         cmocka_unit_test_teardown(test_learns_master_from_nameserver, teardown),
         cmocka_unit_test_setup_teardown(test_two_slaves, setup, teardown),
