@@ -1724,6 +1724,46 @@ static void test_rejoin_master_shorter(void **state)
     free(log);
 }
 
+/* A master whose record at our comparison start differs and that holds
+ * nothing below it: the two logs share no known point. Replication stops,
+ * loudly, and the log stays as it was (nothing set aside, nothing cut). */
+static void test_rejoin_no_common_point(void **state)
+{
+    pair *p = *state;
+    for (int n = 0; log_end(&p->m) <= FILE_SIZE; n++)
+        assert_int_equal(send_one(p->mport, n), 11);
+    long long end = log_end(&p->m);
+    int fport = rmq_tc_free_port();
+    int lfd = listen_on(fport);
+    assert_true(lfd >= 0);
+    char addr[64];
+    snprintf(addr, sizeof addr, "127.0.0.1:%d", fport);
+    int st = 0;
+    rmq_td_ctl_output(&p->m, &st, "demote", addr, NULL);
+    assert_int_equal(st, 0);
+    long long rep = -1;
+    int fd = accept_slave(lfd, &rep);
+    assert_true(fd >= 0);
+    assert_int_equal(rep, FILE_SIZE);
+    uint8_t other[4096];
+    memset(other, 0x5a, sizeof other);
+    assert_true(send_frame(fd, FILE_SIZE, other, sizeof other));
+    int fd2 = accept_slave(lfd, &rep);
+    assert_true(fd2 >= 0);
+    close(fd);
+    assert_int_equal(rep, 1); /* the file below */
+    assert_true(send_frame(fd2, 1, NULL, 0));
+    assert_true(send_frame(fd2, 1, NULL, 0));
+    const char *out = wait_ha_text(&p->m, "STOPPED");
+    assert_non_null(out);
+    assert_non_null(strstr(out, "share no known point"));
+    assert_int_equal(log_end(&p->m), end);
+    out = rmq_td_ctl_output(&p->m, &st, "ha-setaside", NULL);
+    assert_non_null(strstr(out, "nothing set aside"));
+    close(fd2);
+    close(lfd);
+}
+
 /* Records of d's commit log at or past `from` whose topic is `topic` and
  * whose UNIQ_KEY is `key`; *tran set when one carries TRAN_MSG. */
 static int count_key(rmq_test_daemon *d, long long from, const char *topic, const char *key,
@@ -1931,6 +1971,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_resend_delayed_and_halves, setup_keep_files, teardown),
         cmocka_unit_test_setup_teardown(test_rejoin_master_shorter, setup_keep_files, teardown),
+        cmocka_unit_test_setup_teardown(test_rejoin_no_common_point, setup_keep_files, teardown),
         cmocka_unit_test_setup_teardown(test_kill_master_under_load, setup, teardown),
         cmocka_unit_test_teardown(test_learns_master_from_nameserver, teardown),
         cmocka_unit_test_setup_teardown(test_two_slaves, setup, teardown),
