@@ -49,6 +49,11 @@ typedef struct ha_slave_info {
     char why[256];
     int64_t max_offset;
     int64_t reconnects;
+    /* a demoted master's pending comparison (ha_rejoin.c) */
+    bool rejoining;
+    bool rejoin_connected; /* comparing on a live connection */
+    int64_t rejoin_from, rejoin_pos, rejoin_end;
+    char set_aside[300]; /* the file the last rejoin set aside ("" none) */
 } ha_slave_info;
 void ha_slave_info_get(store_plugin *sp, ha_slave_info *out);
 
@@ -62,7 +67,10 @@ typedef struct ha_rejoin {
     int64_t end;      /* our log end */
     int64_t empty_at; /* offset of the last empty frame (-1: data came since) */
     int64_t rec, prev_off, prev_size; /* our next record boundary; the record before */
+    int64_t stamp_ms;                 /* when demoted: names the set-aside file, so a rerun after a
+                                       * crash rewrites the same file instead of adding another */
     char master[128];
+    char set_aside[300]; /* the .commitlog file written when settling ("" none) */
 } ha_rejoin;
 typedef enum ha_rejoin_rc {
     HA_REJOIN_MORE,      /* the frame matched our log: next frame */
@@ -79,6 +87,10 @@ void ha_rejoin_load(store_plugin *sp, ha_rejoin *rj);
 int64_t ha_rejoin_begin(store_plugin *sp, ha_rejoin *rj);
 ha_rejoin_rc ha_rejoin_frame(store_plugin *sp, ha_rejoin *rj, int64_t phys, const uint8_t *body,
                              int32_t len, int32_t *used, char *why, size_t why_cap);
+/* The master closed a connection that brought no data although we had
+ * sent it a keep-alive (a Java master closes when our offset exceeds its
+ * log end): compare lower, as for heartbeats only. */
+ha_rejoin_rc ha_rejoin_master_closed(store_plugin *sp, ha_rejoin *rj, char *why, size_t why_cap);
 /* The admin command `ha-setaside`. */
 int ha_rejoin_init(store_plugin *sp);
 /* `ha-setaside resend FILE [ADDR]` (ha_resend.c): FILE's records (in dir)

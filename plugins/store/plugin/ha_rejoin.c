@@ -8,7 +8,21 @@
  * sets the rest of its log aside into a file of raw commit-log records
  * (what Java's MessageDecoder.decodes reads) with a JSON manifest, cuts
  * its log (and queues) there and replicates from that point on. A pending
- * rejoin is kept in a marker file so a restart resumes it. */
+ * rejoin is kept in a marker file so a restart resumes it: the comparison
+ * writes nothing, and the set-aside file is named after the demotion (not
+ * the moment of writing), so a crash while settling rewrites the same file
+ * on the rerun instead of adding a second copy.
+ *
+ * A master whose log ends below where we started comparing (it was a slave
+ * that acknowledged less than another one did) is found out: an rmqhost
+ * master answers with an empty frame at its end, a Java master only with
+ * heartbeats at the offset we asked for — either way we compare again a
+ * file lower, until the master has data there, and never cut our log above
+ * the master's end (that would append its next records behind ours). A
+ * Java master also closes the connection once a later report exceeds its
+ * log end (HAConnection's "greater than local commitLog offset"): a
+ * connection it closed after our keep-alive without sending any data says
+ * the same. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -46,7 +60,10 @@ int ha_rejoin_mark(store_plugin *sp, const char *master, int64_t acked)
     FILE *f = fopen(tmp, "w");
     if (!f)
         return -errno;
-    fprintf(f, "%lld %s\n", (long long)from, master);
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    fprintf(f, "%lld %s %lld\n", (long long)from, master,
+            (long long)now.tv_sec * 1000 + now.tv_nsec / 1000000);
     int rc = fflush(f) == 0 && fsync(fileno(f)) == 0 ? 0 : -errno;
     fclose(f);
     if (rc == 0 && rename(tmp, path) != 0)
@@ -69,11 +86,12 @@ void ha_rejoin_load(store_plugin *sp, ha_rejoin *rj)
     FILE *f = fopen(path, "r");
     if (!f)
         return;
-    long long from = -1;
+    long long from = -1, stamp = 0;
     char master[128] = "";
-    if (fscanf(f, "%lld %127s", &from, master) >= 1 && from >= 0) {
+    if (fscanf(f, "%lld %127s %lld", &from, master, &stamp) >= 1 && from >= 0) {
         rj->active = true;
         rj->from = from;
+        rj->stamp_ms = stamp; /* 0: a marker of an older version */
         snprintf(rj->master, sizeof rj->master, "%s", master);
     }
     fclose(f);
@@ -144,10 +162,14 @@ static long write_set_aside(store_plugin *sp, const ha_rejoin *rj, int64_t from,
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
     long long at_ms = (long long)now.tv_sec * 1000 + now.tv_nsec / 1000000;
-    snprintf(base, sizeof base, "%lld-%020lld", at_ms, (long long)from);
+    /* named after the demotion: a rerun after a crash rewrites this set */
+    snprintf(base, sizeof base, "%lld-%020lld", rj->stamp_ms > 0 ? (long long)rj->stamp_ms : at_ms,
+             (long long)from);
+    char tmp[1420];
     snprintf(path, sizeof path, "%s/%s.commitlog", dir, base);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
     snprintf(name, name_cap, "%s", path);
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0)
         return -1;
     json_t *msgs = json_array();
@@ -198,6 +220,7 @@ static long write_set_aside(store_plugin *sp, const ha_rejoin *rj, int64_t from,
     free(buf);
     ok = ok && fsync(fd) == 0;
     close(fd);
+    ok = ok && rename(tmp, path) == 0;
     char stamp[32];
     time_t secs = now.tv_sec;
     struct tm tm;
@@ -208,10 +231,19 @@ static long write_set_aside(store_plugin *sp, const ha_rejoin *rj, int64_t from,
                   "fromOffset", (json_int_t)from, "toOffset", (json_int_t)to, "count",
                   (json_int_t)count, "bytes", (json_int_t)bytes, "setAsideAtMs", (json_int_t)at_ms,
                   "setAsideAt", stamp, "newMaster", rj->master, "messages", msgs);
+    /* the manifest last, through a rename: a listed set is complete */
     snprintf(path, sizeof path, "%s/%s.json", dir, base);
-    if (!man || json_dump_file(man, path, JSON_INDENT(1)) != 0)
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    if (!ok || !man || json_dump_file(man, tmp, JSON_INDENT(1)) != 0 || rename(tmp, path) != 0)
         ok = false;
     json_decref(man);
+    if (ok) {
+        int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd >= 0) {
+            fsync(dfd);
+            close(dfd);
+        }
+    }
     return ok ? count : -1;
 }
 
@@ -229,6 +261,7 @@ static ha_rejoin_rc settle(store_plugin *sp, ha_rejoin *rj, int64_t cut, char *w
                      (long long)cut, (long long)rj->end, name, strerror(errno));
             return HA_REJOIN_FAILED;
         }
+        snprintf(rj->set_aside, sizeof rj->set_aside, "%s", name);
         int rc = store_ha_truncate(sp->engine, cut, rj->prev_off, rj->prev_size);
         if (rc != 0) {
             snprintf(why, why_cap, "rejoin: cutting the log at %lld failed: %s", (long long)cut,
@@ -248,6 +281,52 @@ static ha_rejoin_rc settle(store_plugin *sp, ha_rejoin *rj, int64_t cut, char *w
     marker_clear(sp);
     rj->active = false;
     return HA_REJOIN_RECONNECT;
+}
+
+/* The master sent nothing at all at rj->from (a Java master's heartbeats at
+ * the offset we asked for): its log ends at or below it, or it lacks that
+ * file. Cutting our log there would let the master's next records follow
+ * ours from a point it never shared with us, so compare a file lower;
+ * below our first byte everything of ours is divergent. */
+static ha_rejoin_rc nothing_at_from(store_plugin *sp, ha_rejoin *rj, char *why, size_t why_cap)
+{
+    store_engine *e = sp->engine;
+    int64_t fs = sp->set.engine.commitlog_file_size, min = store_ha_min_offset(e);
+    if (rj->floor_hi > 0) {
+        /* the first record at floor_hi differed and the master has nothing
+         * below it: no point of its log is known to be ours */
+        snprintf(why, why_cap,
+                 "rejoin: the master's record at %lld differs from this log's and the master "
+                 "holds nothing below it: the two logs share no known point; this log is left "
+                 "as it was (wipe this store to replicate, or make it a master again)",
+                 (long long)rj->floor_hi);
+        return HA_REJOIN_FAILED;
+    }
+    if (rj->from > min) {
+        int64_t was = rj->from;
+        rj->from -= fs;
+        if (rj->from < min)
+            rj->from = min;
+        sp->api->log(sp->ctx, RMQ_LOG_WARN,
+                     "HA rejoin: the master %s has no data at %lld (its log ends below: it "
+                     "acknowledged less than this broker's slaves did): comparing from %lld",
+                     rj->master, (long long)was, (long long)rj->from);
+        return HA_REJOIN_RECONNECT;
+    }
+    sp->api->log(sp->ctx, RMQ_LOG_WARN,
+                 "HA rejoin: the master %s has no data at this log's first byte %lld: ALL of "
+                 "this log [%lld, %lld) is set aside",
+                 rj->master, (long long)rj->from, (long long)rj->from, (long long)rj->end);
+    rj->rec = rj->from;
+    rj->prev_size = 0;
+    return settle(sp, rj, rj->from, why, why_cap);
+}
+
+ha_rejoin_rc ha_rejoin_master_closed(store_plugin *sp, ha_rejoin *rj, char *why, size_t why_cap)
+{
+    if (!rj->active || rj->compared)
+        return HA_REJOIN_RECONNECT;
+    return nothing_at_from(sp, rj, why, why_cap);
 }
 
 ha_rejoin_rc ha_rejoin_frame(store_plugin *sp, ha_rejoin *rj, int64_t phys, const uint8_t *body,
@@ -279,8 +358,8 @@ ha_rejoin_rc ha_rejoin_frame(store_plugin *sp, ha_rejoin *rj, int64_t phys, cons
         if (rj->pos >= rj->end)
             return settle(sp, rj, rj->end, why, why_cap);
         /* the master has nothing past pos now: our log goes further */
-        if (!rj->compared && rj->floor_hi > 0)
-            return settle(sp, rj, rj->floor_hi, why, why_cap); /* it lacks the lower file */
+        if (!rj->compared)
+            return nothing_at_from(sp, rj, why, why_cap);
         advance_records(e, rj, rj->pos);
         return settle(sp, rj, rj->rec, why, why_cap);
     }

@@ -82,19 +82,36 @@ static void status_write(store_plugin *sp, rmq_admin_call *call)
     if (r == HA_SLAVE) {
         ha_slave_info si;
         ha_slave_info_get(sp, &si);
-        if (json)
+        /* a demoted master's comparison: "waiting" for a connection,
+         * "comparing" on one, "done" once settled (set-aside file named) */
+        const char *phase = si.rejoining      ? (si.rejoin_connected ? "comparing" : "waiting")
+                            : si.set_aside[0] ? "done"
+                                              : "none";
+        if (json) {
             a->admin_write(call,
                            "{\"role\":\"SLAVE\",\"master\":\"%s\",\"connected\":%s,\"stopped\":%s,"
-                           "\"why\":\"%s\",\"maxOffset\":%lld,\"connects\":%lld}\n",
+                           "\"why\":\"%s\",\"maxOffset\":%lld,\"connects\":%lld,",
                            si.master, si.connected ? "true" : "false",
                            si.stopped ? "true" : "false", si.why, (long long)si.max_offset,
                            (long long)si.reconnects);
-        else
-            a->admin_write(
-                call, "role SLAVE\nmaster %s (%s)\ncommitLogMaxOffset %lld\nconnects %lld\n%s%s",
-                si.master[0] ? si.master : "-", si.connected ? "connected" : "not connected",
-                (long long)si.max_offset, (long long)si.reconnects, si.stopped ? "STOPPED: " : "",
-                si.stopped ? si.why : "");
+            a->admin_write(call,
+                           "\"rejoin\":{\"phase\":\"%s\",\"fromOffset\":%lld,\"comparedTo\":%lld,"
+                           "\"logEnd\":%lld,\"setAside\":\"%s\"}}\n",
+                           phase, (long long)si.rejoin_from, (long long)si.rejoin_pos,
+                           (long long)si.rejoin_end, si.set_aside);
+            return;
+        }
+        a->admin_write(call, "role SLAVE\nmaster %s (%s)\ncommitLogMaxOffset %lld\nconnects %lld\n",
+                       si.master[0] ? si.master : "-", si.connected ? "connected" : "not connected",
+                       (long long)si.max_offset, (long long)si.reconnects);
+        if (si.rejoining)
+            a->admin_write(call, "rejoin %s from %lld compared to %lld of log end %lld\n", phase,
+                           (long long)si.rejoin_from, (long long)si.rejoin_pos,
+                           (long long)si.rejoin_end);
+        if (si.set_aside[0])
+            a->admin_write(call, "rejoin set aside %s\n", si.set_aside);
+        if (si.stopped)
+            a->admin_write(call, "STOPPED: %s", si.why);
         return;
     }
     ha_slave_status st[16];

@@ -133,6 +133,29 @@ static void set_halted(struct ha_slave *s, const char *why)
     s->sp->api->log(s->sp->ctx, RMQ_LOG_ERROR, "HA: replication STOPPED: %s", why);
 }
 
+/* The rejoin's progress for `rmqhostctl ha` (slave thread). */
+static void publish_rejoin(struct ha_slave *s, bool live)
+{
+    pthread_mutex_lock(&s->mu);
+    s->info.rejoining = s->rj.active;
+    s->info.rejoin_connected = s->rj.active && live;
+    s->info.rejoin_from = s->rj.from;
+    s->info.rejoin_pos = s->rj.pos;
+    s->info.rejoin_end = s->rj.end;
+    snprintf(s->info.set_aside, sizeof s->info.set_aside, "%s", s->rj.set_aside);
+    pthread_mutex_unlock(&s->mu);
+}
+
+/* The master closed the connection (or it broke) during a comparison. */
+static void rejoin_closed(struct ha_slave *s, bool kept_alive)
+{
+    if (!s->rj.active || s->rj.compared || !kept_alive)
+        return;
+    char why[512];
+    if (ha_rejoin_master_closed(s->sp, &s->rj, why, sizeof why) == HA_REJOIN_FAILED)
+        set_halted(s, why);
+}
+
 /* One connection's life; returns when it closes. */
 static void run_connection(struct ha_slave *s, int fd, ha_frame_reader *rd)
 {
@@ -140,7 +163,9 @@ static void run_connection(struct ha_slave *s, int fd, ha_frame_reader *rd)
     store_engine *e = sp->engine;
     /* a demoted master first compares its log with the master's */
     int64_t reported = s->rj.active ? ha_rejoin_begin(sp, &s->rj) : store_ha_appended(e);
+    publish_rejoin(s, true);
     uint64_t last_write = mono_ms(), last_read = mono_ms();
+    bool kept_alive = false; /* a keep-alive report went out */
     /* report at once (Java waits haSendHeartbeatInterval; a Java master
      * takes whatever arrives first as the start) */
     if (!report(fd, reported))
@@ -154,8 +179,10 @@ static void run_connection(struct ha_slave *s, int fd, ha_frame_reader *rd)
             size_t room;
             uint8_t *dst = ha_frame_reader_space(rd, &room);
             ssize_t n = room ? recv(fd, dst, room, MSG_DONTWAIT) : 0;
-            if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+            if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+                rejoin_closed(s, kept_alive);
                 return;
+            }
             if (n > 0) {
                 ha_frame_reader_added(rd, (size_t)n);
                 last_read = now;
@@ -178,6 +205,7 @@ static void run_connection(struct ha_slave *s, int fd, ha_frame_reader *rd)
                     char why[512];
                     ha_rejoin_rc jr =
                         ha_rejoin_frame(sp, &s->rj, phys, body, len, &used, why, sizeof why);
+                    publish_rejoin(s, jr == HA_REJOIN_MORE);
                     if (jr == HA_REJOIN_FAILED)
                         set_halted(s, why);
                     if (jr == HA_REJOIN_FAILED || jr == HA_REJOIN_RECONNECT)
@@ -232,9 +260,12 @@ static void run_connection(struct ha_slave *s, int fd, ha_frame_reader *rd)
                 store_ha_dispatch(e);
         }
         if (now - last_write >= (uint64_t)sp->set.ha_heartbeat_ms) {
-            if (!report(fd, reported))
+            if (!report(fd, reported)) {
+                rejoin_closed(s, kept_alive);
                 return;
+            }
             last_write = now;
+            kept_alive = true;
         }
         if (now - last_read > (uint64_t)sp->set.ha_housekeeping_ms) {
             sp->api->log(sp->ctx, RMQ_LOG_WARN, "HA: master silent for %lld ms, reconnecting",
@@ -281,6 +312,7 @@ static void *slave_main(void *arg)
                      (long long)store_ha_max_offset(sp->engine));
         run_connection(s, fd, &rd);
         close(fd);
+        publish_rejoin(s, false);
         pthread_mutex_lock(&s->mu);
         s->info.connected = false;
         pthread_mutex_unlock(&s->mu);
@@ -301,6 +333,7 @@ int ha_slave_start(store_plugin *sp)
     s->sp = sp;
     ha_rejoin_load(sp, &s->rj);
     pthread_mutex_init(&s->mu, NULL);
+    publish_rejoin(s, false);
     s->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (s->stop_fd < 0 || pthread_create(&s->th, NULL, slave_main, s) != 0) {
         if (s->stop_fd >= 0)

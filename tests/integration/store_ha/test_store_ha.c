@@ -9,6 +9,9 @@
  * `rmqhostctl promote` turns it into a master that accepts sends, and
  * stays one (brokerId 0) across a hot reload of the store and a restart.
  * GET_BROKER_RUNTIME_INFO (28) of master and slave as a 4.9.8 pair's.
+ * A demoted master's rejoin: after a restart, killed while comparing (a
+ * fake master), and the resend of its set-aside delayed messages and
+ * transaction halves.
  * Ephemeral ports; every daemon stops even when an assertion fails. */
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -1498,6 +1501,424 @@ static void test_slave_against_fake_master(void **state)
     free(log);
 }
 
+/* A fake master on a port of its own (the pair's master is the one demoted). */
+static int listen_on(int port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || listen(fd, 4) != 0) {
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* The demoted broker killed (kill -9) while its rejoin compares (issue 18
+ * §5): `rmqhostctl ha` shows the comparison in progress (phase, offsets);
+ * after the restart the comparison starts again from the same point (the
+ * marker), the fake master's log differs at the third record: exactly the
+ * records from there on are set aside (one set, byte for byte ours), and
+ * the log then holds the master's history from that point — never ours
+ * and its mixed. */
+static void test_rejoin_killed_while_comparing(void **state)
+{
+    pair *p = *state; /* p->m is demoted to the fake master */
+    for (int n = 0; n < 5; n++)
+        assert_int_equal(send_one(p->mport, n), 11);
+    long long end = log_end(&p->m);
+    assert_true(end > 5 * BODY);
+    char path[600];
+    snprintf(path, sizeof path, "%s/store/commitlog/00000000000000000000", p->m.state_dir);
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    uint8_t *log = malloc((size_t)end), *theirs = malloc((size_t)end);
+    assert_int_equal(fread(log, 1, (size_t)end, f), (size_t)end);
+    fclose(f);
+    /* the master's history: ours but for the third record's body */
+    memcpy(theirs, log, (size_t)end);
+    long long rec2 = 0;
+    for (int k = 0; k < 2; k++)
+        rec2 += get_be(log + rec2, 4);
+    stored_record r;
+    assert_int_equal(stored_record_decode(theirs + rec2, (size_t)(end - rec2), true, &r),
+                     STORED_RECORD_OK);
+    uint8_t *b = theirs + rec2 + ((const uint8_t *)r.body - (theirs + rec2));
+    memset(b, 'Z', (size_t)r.body_len);
+    int32_t crc = stored_record_body_crc(b, (size_t)r.body_len);
+    stored_put_be32(theirs + rec2 + 8, (uint32_t)crc);
+    assert_int_equal(stored_record_decode(theirs + rec2, (size_t)(end - rec2), true, &r),
+                     STORED_RECORD_OK);
+
+    int fport = rmq_tc_free_port();
+    int lfd = listen_on(fport);
+    assert_true(lfd >= 0);
+    char addr[64];
+    snprintf(addr, sizeof addr, "127.0.0.1:%d", fport);
+    int st = 0;
+    const char *out = rmq_td_ctl_output(&p->m, &st, "demote", addr, NULL);
+    assert_int_equal(st, 0);
+    long long rep = -1;
+    int fd = accept_slave(lfd, &rep);
+    assert_true(fd >= 0);
+    assert_int_equal(rep, 1); /* from 0: asks for 1 (0 means "a fresh slave") */
+    assert_true(send_frame(fd, 1, theirs + 1, 4095));
+    uint8_t ack[8];
+    assert_true(read_full(fd, ack, 8));
+    assert_int_equal(get_be(ack, 8), 4096);
+    char want[160];
+    snprintf(want, sizeof want, "rejoin comparing from 0 compared to 4096 of log end %lld", end);
+    assert_non_null(wait_ha_text(&p->m, want));
+
+    /* kill -9 in the middle of the comparison; the restart compares again */
+    assert_int_equal(kill(p->m.pid, SIGKILL), 0);
+    waitpid(p->m.pid, NULL, 0);
+    p->m.pid = 0;
+    close(fd);
+    char addrs[600];
+    snprintf(addrs, sizeof addrs, "%s/listen.addrs", p->m.state_dir);
+    unlink(addrs);
+    assert_int_equal(rmq_td_start(&p->m, NULL), 0);
+    p->mport = rmq_td_port(&p->m, "broker");
+    fd = accept_slave(lfd, &rep);
+    assert_true(fd >= 0);
+    assert_int_equal(rep, 1);
+    assert_true(send_frame(fd, 1, theirs + 1, (size_t)end - 1));
+    /* settled: the rest of ours set aside, then it reports its cut end */
+    close(fd);
+    fd = accept_slave(lfd, &rep);
+    assert_true(fd >= 0);
+    assert_int_equal(rep, rec2);
+    assert_true(send_frame(fd, rec2, theirs + rec2, (size_t)(end - rec2)));
+    assert_true(read_full(fd, ack, 8));
+    assert_int_equal(get_be(ack, 8), end);
+    out = wait_ha_text(&p->m, "rejoin set aside ");
+    assert_non_null(out);
+    assert_null(strstr(out, "rejoin comparing"));
+    out = rmq_td_ctl_output(&p->m, &st, "ha-setaside", NULL);
+    snprintf(want, sizeof want, ": 3 messages, log [%lld, %lld)", rec2, end);
+    if (!strstr(out, want))
+        fprintf(stderr, "ha-setaside: %s (want %s)\n", out, want);
+    assert_non_null(strstr(out, want));
+    /* one set, holding our records 2..4 byte for byte */
+    char dir[600];
+    snprintf(dir, sizeof dir, "%s/store/ha-setaside", p->m.state_dir);
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    int sets = 0, others = 0;
+    char set_path[1200] = "";
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        size_t l = strlen(de->d_name);
+        if (l > 10 && strcmp(de->d_name + l - 10, ".commitlog") == 0) {
+            sets++;
+            snprintf(set_path, sizeof set_path, "%s/%s", dir, de->d_name);
+        } else if (de->d_name[0] != '.' && !(l > 5 && strcmp(de->d_name + l - 5, ".json") == 0)) {
+            others++;
+        }
+    }
+    closedir(d);
+    assert_int_equal(sets, 1);
+    assert_int_equal(others, 0);
+    f = fopen(set_path, "rb");
+    assert_non_null(f);
+    uint8_t *aside = malloc((size_t)end);
+    size_t n = fread(aside, 1, (size_t)end, f);
+    fclose(f);
+    assert_int_equal(n, (size_t)(end - rec2));
+    assert_memory_equal(aside, log + rec2, n);
+    free(aside);
+    /* the log: the master's history only */
+    long long pend = end;
+    for (int k = 0; k < 100 && log_end(&p->m) != end; k++)
+        rmq_test_pause_ms(100);
+    assert_int_equal(log_end(&p->m), pend);
+    f = fopen(path, "rb");
+    assert_non_null(f);
+    uint8_t *now = malloc((size_t)end);
+    assert_int_equal(fread(now, 1, (size_t)end, f), (size_t)end);
+    fclose(f);
+    assert_memory_equal(now, theirs, (size_t)end);
+    free(now);
+    int c = rmq_tc_connect(p->mport);
+    st_pull_args pa = {.group = "GK", .topic = "TopicHA", .queue = 0, .offset = 2, .max = 1};
+    rmq_cmd *resp = st_pull(c, 2, &pa);
+    close(c);
+    assert_non_null(resp);
+    assert_int_equal(resp->code, 0);
+    stored_record got[2];
+    assert_int_equal(st_records(resp, got, 2), 1);
+    assert_int_equal(((const char *)got[0].body)[0], 'Z');
+    rmq_cmd_free(resp);
+    close(fd);
+    close(lfd);
+    free(log);
+    free(theirs);
+}
+
+/* The new master's log ends below where the comparison starts (issue 18
+ * §5: it acknowledged less than another slave did), told the way a Java
+ * master tells it: only heartbeats at the offset we asked for. The demoted
+ * broker compares a file lower instead of cutting its log above the
+ * master's end, finds that end inside the lower file and sets aside
+ * exactly what lies past it; then it reports that end. */
+static void test_rejoin_master_shorter(void **state)
+{
+    pair *p = *state;
+    int n = 0;
+    for (; log_end(&p->m) <= FILE_SIZE; n++)
+        assert_int_equal(send_one(p->mport, n), 11);
+    long long end = log_end(&p->m);
+    char path[600];
+    snprintf(path, sizeof path, "%s/store/commitlog/00000000000000000000", p->m.state_dir);
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    uint8_t *log = malloc(FILE_SIZE);
+    assert_int_equal(fread(log, 1, FILE_SIZE, f), FILE_SIZE);
+    fclose(f);
+    /* the master's log: our first 10 records */
+    long long mend = 0;
+    for (int k = 0; k < 10; k++)
+        mend += get_be(log + mend, 4);
+    int fport = rmq_tc_free_port();
+    int lfd = listen_on(fport);
+    assert_true(lfd >= 0);
+    char addr[64];
+    snprintf(addr, sizeof addr, "127.0.0.1:%d", fport);
+    int st = 0;
+    rmq_td_ctl_output(&p->m, &st, "demote", addr, NULL);
+    assert_int_equal(st, 0);
+    long long rep = -1;
+    int fd = accept_slave(lfd, &rep);
+    assert_true(fd >= 0);
+    assert_int_equal(rep, FILE_SIZE); /* our last file */
+    assert_true(send_frame(fd, FILE_SIZE, NULL, 0));
+    assert_true(send_frame(fd, FILE_SIZE, NULL, 0));
+    int fd2 = accept_slave(lfd, &rep);
+    assert_true(fd2 >= 0);
+    close(fd);
+    assert_int_equal(rep, 1); /* a file lower: from 0 */
+    assert_true(send_frame(fd2, 1, log + 1, (size_t)mend - 1));
+    uint8_t ack[8];
+    assert_true(read_full(fd2, ack, 8));
+    assert_int_equal(get_be(ack, 8), mend);
+    assert_true(send_frame(fd2, mend, NULL, 0));
+    assert_true(send_frame(fd2, mend, NULL, 0));
+    fd = accept_slave(lfd, &rep);
+    assert_true(fd >= 0);
+    close(fd2);
+    assert_int_equal(rep, mend); /* cut at the master's end, not above */
+    const char *out = rmq_td_ctl_output(&p->m, &st, "ha-setaside", NULL);
+    char want[128];
+    snprintf(want, sizeof want, ": %d messages, log [%lld, %lld)", n - 10, mend, end);
+    if (!strstr(out, want))
+        fprintf(stderr, "ha-setaside: %s (want %s)\n", out, want);
+    assert_non_null(strstr(out, want));
+    assert_int_equal(log_end(&p->m), mend);
+    assert_true(rmq_td_log_contains(&p->m, "has no data at 1048576"));
+    close(fd);
+    close(lfd);
+    free(log);
+}
+
+/* A master whose record at our comparison start differs and that holds
+ * nothing below it: the two logs share no known point. Replication stops,
+ * loudly, and the log stays as it was (nothing set aside, nothing cut). */
+static void test_rejoin_no_common_point(void **state)
+{
+    pair *p = *state;
+    for (int n = 0; log_end(&p->m) <= FILE_SIZE; n++)
+        assert_int_equal(send_one(p->mport, n), 11);
+    long long end = log_end(&p->m);
+    int fport = rmq_tc_free_port();
+    int lfd = listen_on(fport);
+    assert_true(lfd >= 0);
+    char addr[64];
+    snprintf(addr, sizeof addr, "127.0.0.1:%d", fport);
+    int st = 0;
+    rmq_td_ctl_output(&p->m, &st, "demote", addr, NULL);
+    assert_int_equal(st, 0);
+    long long rep = -1;
+    int fd = accept_slave(lfd, &rep);
+    assert_true(fd >= 0);
+    assert_int_equal(rep, FILE_SIZE);
+    uint8_t other[4096];
+    memset(other, 0x5a, sizeof other);
+    assert_true(send_frame(fd, FILE_SIZE, other, sizeof other));
+    int fd2 = accept_slave(lfd, &rep);
+    assert_true(fd2 >= 0);
+    close(fd);
+    assert_int_equal(rep, 1); /* the file below */
+    assert_true(send_frame(fd2, 1, NULL, 0));
+    assert_true(send_frame(fd2, 1, NULL, 0));
+    const char *out = wait_ha_text(&p->m, "STOPPED");
+    assert_non_null(out);
+    assert_non_null(strstr(out, "share no known point"));
+    assert_int_equal(log_end(&p->m), end);
+    out = rmq_td_ctl_output(&p->m, &st, "ha-setaside", NULL);
+    assert_non_null(strstr(out, "nothing set aside"));
+    close(fd2);
+    close(lfd);
+}
+
+/* Records of d's commit log at or past `from` whose topic is `topic` and
+ * whose UNIQ_KEY is `key`; *tran set when one carries TRAN_MSG. */
+static int count_key(rmq_test_daemon *d, long long from, const char *topic, const char *key,
+                     bool *tran)
+{
+    char dir[600], names[16][32];
+    snprintf(dir, sizeof dir, "%s/store/commitlog", d->state_dir);
+    size_t nf = list_files(dir, names, 16);
+    int n = 0;
+    uint8_t *buf = malloc(FILE_SIZE);
+    assert_non_null(buf);
+    for (size_t i = 0; i < nf; i++) {
+        long long base = atoll(names[i]);
+        if (base + FILE_SIZE <= from)
+            continue;
+        char path[700];
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        FILE *f = fopen(path, "rb");
+        size_t len = f ? fread(buf, 1, FILE_SIZE, f) : 0;
+        if (f)
+            fclose(f);
+        size_t pos = from > base ? (size_t)(from - base) : 0;
+        stored_record r;
+        while (pos + 8 < len &&
+               stored_record_decode(buf + pos, len - pos, false, &r) == STORED_RECORD_OK) {
+            const char *v;
+            size_t vl;
+            if (r.topic_len == strlen(topic) && memcmp(r.topic, topic, r.topic_len) == 0 &&
+                stored_props_get(r.props, (size_t)r.props_len, "UNIQ_KEY", &v, &vl) &&
+                vl == strlen(key) && memcmp(v, key, vl) == 0) {
+                n++;
+                if (tran && stored_props_get(r.props, (size_t)r.props_len, "TRAN_MSG", &v, &vl))
+                    *tran = true;
+            }
+            pos += r.total_size;
+        }
+    }
+    free(buf);
+    return n;
+}
+
+static int send_props(int port, int i, const char *props, rmq_cmd **answer)
+{
+    int fd = rmq_tc_connect(port);
+    assert_true(fd >= 0);
+    char body[64];
+    snprintf(body, sizeof body, "message %d", i);
+    rmq_cmd *r = st_send(fd, i + 1, "TopicHA", 0, props, body, NULL);
+    close(fd);
+    assert_non_null(r);
+    int code = r->code;
+    if (answer)
+        *answer = r;
+    else
+        rmq_cmd_free(r);
+    return code;
+}
+
+/* `ha-setaside resend` sends each set-aside message as its producer sent
+ * it (issue 18 §5): a delayed message still waiting goes to its real topic
+ * with its DELAY level (the new master schedules it: it lands in
+ * SCHEDULE_TOPIC_XXXX there, then in TopicHA once due), a delayed message
+ * the old master had delivered goes once (its delivered copy), a pending
+ * transaction half goes as a half (the new master's half topic, for its
+ * check), a committed transaction message as a plain message without
+ * TRAN_MSG (not a new half), and the committed message's half and op
+ * record do not go. */
+static void test_resend_delayed_and_halves(void **state)
+{
+    pair *p = *state;
+    assert_true(start_slave(p, true) > 0);
+    int n = 0;
+    for (int first = send_one(p->mport, n++); first != 0; first = send_one(p->mport, n++))
+        assert_int_equal(first, 11); /* until the slave reported */
+    wait_caught_up(p);
+    int st = 0;
+    const char *out = rmq_td_ctl_output(&p->s, &st, "promote", NULL);
+    assert_int_equal(st, 0);
+    /* the old master goes on alone (11: no slave, stored) */
+    assert_int_equal(send_props(p->mport, 1, "UNIQ_KEY\001KPLAIN", NULL), 11);
+    assert_int_equal(
+        send_props(p->mport, 2, "TRAN_MSG\001true\002PGROUP\001PG\002UNIQ_KEY\001KHALF", NULL), 11);
+    rmq_cmd *r = NULL;
+    assert_int_equal(
+        send_props(p->mport, 3, "TRAN_MSG\001true\002PGROUP\001PG\002UNIQ_KEY\001KCOMMIT", &r), 11);
+    const char *id = rmq_cmd_ext_get(r, "msgId");
+    assert_non_null(id);
+    char phys[32], qoff[32];
+    snprintf(phys, sizeof phys, "%lld", strtoll(id + strlen(id) - 16, NULL, 16));
+    snprintf(qoff, sizeof qoff, "%lld", st_ext_ll(r, "queueOffset"));
+    rmq_cmd_free(r);
+    const char *kv[] = {"producerGroup",
+                        "PG",
+                        "tranStateTableOffset",
+                        qoff,
+                        "commitLogOffset",
+                        phys,
+                        "commitOrRollback",
+                        "8",
+                        "fromTransactionCheck",
+                        "false",
+                        "msgId",
+                        "KCOMMIT",
+                        NULL};
+    r = call(p->mport, 37, kv);
+    assert_non_null(r);
+    rmq_cmd_free(r);
+    /* level 1 (1 s): delivered on the old master before the failover */
+    assert_int_equal(send_props(p->mport, 4, "DELAY\0011\002UNIQ_KEY\001KDUE", NULL), 11);
+    uint64_t until = rmq_test_now_ms() + 30000;
+    while (count_key(&p->m, 0, "TopicHA", "KDUE", NULL) == 0 && rmq_test_now_ms() < until)
+        rmq_test_pause_ms(200);
+    assert_int_equal(count_key(&p->m, 0, "TopicHA", "KDUE", NULL), 1);
+    assert_int_equal(count_key(&p->m, 0, "TopicHA", "KCOMMIT", NULL), 1);
+    /* level 4 (30 s): still waiting at the failover and at the resend */
+    assert_int_equal(send_props(p->mport, 5, "DELAY\0014\002UNIQ_KEY\001KWAIT", NULL), 11);
+
+    char addr[64];
+    snprintf(addr, sizeof addr, "127.0.0.1:%d", p->s_ha_port);
+    out = rmq_td_ctl_output(&p->m, &st, "demote", addr, NULL);
+    assert_int_equal(st, 0);
+    out = wait_ha_text(&p->m, "rejoin set aside ");
+    assert_non_null(out);
+    const char *name = strstr(out, "rejoin set aside ");
+    char file[300];
+    snprintf(file, sizeof file, "%s", strrchr(name, '/') + 1);
+    file[strcspn(file, "\n")] = 0;
+    long long s0 = log_end(&p->s);
+    assert_true(count_key(&p->m, 0, "TopicHA", "KWAIT", NULL) == 0);
+
+    char to[64];
+    snprintf(to, sizeof to, "127.0.0.1:%d", p->sport);
+    out = rmq_td_ctl_output(&p->m, &st, "ha-setaside", "resend", file, to, NULL);
+    if (st != 0 || !strstr(out, "resent 5 messages"))
+        fprintf(stderr, "resend: %s\n", out);
+    assert_int_equal(st, 0);
+    assert_non_null(strstr(out, "resent 5 messages"));
+    assert_non_null(strstr(out, "(1 delayed, 1 transaction halves)"));
+    bool tran = false;
+    assert_int_equal(count_key(&p->s, s0, "TopicHA", "KPLAIN", NULL), 1);
+    assert_int_equal(count_key(&p->s, s0, "TopicHA", "KDUE", NULL), 1);
+    assert_int_equal(count_key(&p->s, s0, "SCHEDULE_TOPIC_XXXX", "KDUE", NULL), 0);
+    assert_int_equal(count_key(&p->s, s0, "TopicHA", "KCOMMIT", &tran), 1);
+    assert_false(tran);
+    assert_int_equal(count_key(&p->s, s0, "RMQ_SYS_TRANS_HALF_TOPIC", "KCOMMIT", NULL), 0);
+    assert_int_equal(count_key(&p->s, s0, "RMQ_SYS_TRANS_HALF_TOPIC", "KHALF", NULL), 1);
+    assert_int_equal(count_key(&p->s, s0, "TopicHA", "KHALF", NULL), 0);
+    assert_int_equal(count_key(&p->s, s0, "SCHEDULE_TOPIC_XXXX", "KWAIT", NULL), 1);
+    /* the new master delivers it once its level's delay has passed */
+    until = rmq_test_now_ms() + 60000;
+    while (count_key(&p->s, s0, "TopicHA", "KWAIT", NULL) == 0 && rmq_test_now_ms() < until)
+        rmq_test_pause_ms(200);
+    assert_int_equal(count_key(&p->s, s0, "TopicHA", "KWAIT", NULL), 1);
+}
+
 /* The master sets only the store's haListenPort (an ephemeral port, not
  * its port + 1) and no haServerAddr: broker-client-mgr registers the port
  * the store listens on, so a slave without haMasterAddress finds it
@@ -1546,6 +1967,11 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_raw_frames, setup_raw, teardown),
         cmocka_unit_test_setup_teardown(test_slave_figures, setup_metrics, teardown),
         cmocka_unit_test_setup_teardown(test_rejoin_after_restart, setup_keep_files, teardown),
+        cmocka_unit_test_setup_teardown(test_rejoin_killed_while_comparing, setup_keep_files,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_resend_delayed_and_halves, setup_keep_files, teardown),
+        cmocka_unit_test_setup_teardown(test_rejoin_master_shorter, setup_keep_files, teardown),
+        cmocka_unit_test_setup_teardown(test_rejoin_no_common_point, setup_keep_files, teardown),
         cmocka_unit_test_setup_teardown(test_kill_master_under_load, setup, teardown),
         cmocka_unit_test_teardown(test_learns_master_from_nameserver, teardown),
         cmocka_unit_test_setup_teardown(test_two_slaves, setup, teardown),

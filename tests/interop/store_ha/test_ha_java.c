@@ -7,7 +7,11 @@
  *    serves a pull of our records (topic config copied from our VIP port);
  *  - rmqhost SLAVE of a Java SYNC_MASTER: the Java master answers SEND_OK
  *    (our acks), our files equal Java's, our slave serves pulls and copied
- *    the Java master's topic configs (21 from its port − 2).
+ *    the Java master's topic configs (21 from its port − 2);
+ *  - rejoin with a Java master (issue 18 §5): our former master, demoted
+ *    to a Java slave restarted as ASYNC_MASTER, compares a file lower than
+ *    it started (the Java master lacks that file), sets its divergent tail
+ *    aside, replicates, and the resent tail follows on the Java master.
  * A JVM that cannot be started fails the test with what was missing. Every
  * daemon and JVM is stopped even when an assertion fails. */
 #include <dirent.h>
@@ -40,6 +44,7 @@ typedef struct world {
     char java_dir[256];
     int java_port; /* listenPort; HA = +1, VIP = -2 */
     int our_port, our_ha;
+    int ns_port; /* set: the NameServer's port while our daemon is down */
 } world;
 
 static bool port_free(int port)
@@ -86,11 +91,14 @@ static int teardown(void **state)
     return st == 0 ? 0 : -1;
 }
 
-/* Start the Java broker with `props` (extra lines); its log in java_dir. */
+/* Start the Java broker with `props` (extra lines); its log in java_dir
+ * (a new one unless w->java_dir is set: a restart on the same store). */
 static void start_java(world *w, const char *props)
 {
-    snprintf(w->java_dir, sizeof w->java_dir, "/tmp/rmq-ha-java.XXXXXX");
-    assert_non_null(mkdtemp(w->java_dir));
+    if (!w->java_dir[0]) {
+        snprintf(w->java_dir, sizeof w->java_dir, "/tmp/rmq-ha-java.XXXXXX");
+        assert_non_null(mkdtemp(w->java_dir));
+    }
     char path[400];
     snprintf(path, sizeof path, "%s/broker.properties", w->java_dir);
     FILE *f = fopen(path, "w");
@@ -101,7 +109,8 @@ static void start_java(world *w, const char *props)
             "storePathRootDir=%s/store\nstorePathCommitLog=%s/store/commitlog\n"
             "mappedFileSizeCommitLog=1048576\nflushDiskType=ASYNC_FLUSH\n"
             "autoCreateTopicEnable=true\n%s",
-            w->java_port, rmq_td_port(&w->d, "namesrv"), w->java_dir, w->java_dir, props);
+            w->java_port, w->ns_port ? w->ns_port : rmq_td_port(&w->d, "namesrv"), w->java_dir,
+            w->java_dir, props);
     fclose(f);
     char log[400];
     snprintf(log, sizeof log, "%s/java.log", w->java_dir);
@@ -143,14 +152,22 @@ static void start_java(world *w, const char *props)
              RMQ_JAVA_PEER_SCRIPT);
 }
 
+/* A 4000-byte body of letter i % 26, ending with i: every message's body
+ * is its own. */
+static char *body_of(int i)
+{
+    char *body = malloc(BODY + 1);
+    memset(body, 'a' + i % 26, BODY);
+    snprintf(body + BODY - 12, 13, "#%011d", i);
+    return body;
+}
+
 static int send_one(int port, int i)
 {
     int fd = rmq_tc_connect(port);
     if (fd < 0)
         return -1;
-    char *body = malloc(BODY + 1);
-    memset(body, 'a' + i % 26, BODY);
-    body[BODY] = 0;
+    char *body = body_of(i);
     rmq_cmd *r = st_send(fd, i + 1, "TopicHA", 0, NULL, body, NULL);
     free(body);
     close(fd);
@@ -375,12 +392,273 @@ static void test_rmqhost_slave_of_java(void **state)
     expect_pull(w->our_port, first_ok);
 }
 
+/* The Java broker's files with data are byte-identical to ours of that
+ * name, and we hold no data in a file past its newest one. */
+static void wait_same_as_master(const char *jdir, const char *odir)
+{
+    uint64_t until = rmq_test_now_ms() + 90000;
+    bool ok = false;
+    while (!ok && rmq_test_now_ms() < until) {
+        DIR *d = opendir(jdir);
+        char newest[32] = "";
+        int same = 0;
+        ok = d != NULL;
+        struct dirent *de;
+        while (ok && (de = readdir(d)) != NULL) {
+            if (strlen(de->d_name) != 20 || !holds_data(jdir, de->d_name))
+                continue;
+            char a[600], b[600];
+            snprintf(a, sizeof a, "%s/%s", jdir, de->d_name);
+            snprintf(b, sizeof b, "%s/%s", odir, de->d_name);
+            if (strcmp(de->d_name, newest) > 0)
+                snprintf(newest, sizeof newest, "%s", de->d_name);
+            ok = st_same_file(a, b);
+            same++;
+        }
+        if (d)
+            closedir(d);
+        ok = ok && same > 0;
+        d = opendir(odir);
+        while (ok && d && (de = readdir(d)) != NULL)
+            if (strlen(de->d_name) == 20 && strcmp(de->d_name, newest) > 0 &&
+                holds_data(odir, de->d_name))
+                ok = false;
+        if (d)
+            closedir(d);
+        if (!ok)
+            rmq_test_pause_ms(300);
+    }
+    if (!ok) {
+        char cmd[1000];
+        snprintf(cmd, sizeof cmd,
+                 "ls -l '%s' '%s' >&2; for f in '%s'/0*; do cmp \"$f\" '%s'/$(basename $f) >&2; "
+                 "done",
+                 jdir, odir, jdir, odir);
+        if (system(cmd) != 0)
+            fprintf(stderr, "(compare failed)\n");
+    }
+    assert_true(ok);
+}
+
+/* Pull queue 0 of TopicHA from port from `from` on (group g): up to max
+ * records into rec (bodies copied into bodies[]); how many. */
+static int pull_all(int port, const char *g, long long from, char (*bodies)[BODY + 1], int max)
+{
+    int n = 0;
+    long long off = from;
+    uint64_t until = rmq_test_now_ms() + 60000;
+    while (n < max && rmq_test_now_ms() < until) {
+        int fd = rmq_tc_connect(port);
+        if (fd < 0)
+            break;
+        st_pull_args pa = {.group = g, .topic = "TopicHA", .queue = 0, .offset = off, .max = 32};
+        rmq_cmd *r = st_pull(fd, 9, &pa);
+        close(fd);
+        if (!r || r->code != 0) {
+            /* 19 PULL_NOT_FOUND, 21 PULL_OFFSET_MOVED: no more */
+            int code = r ? r->code : -1;
+            rmq_cmd_free(r);
+            if (code == 19 || code == 21)
+                break;
+            rmq_test_pause_ms(500);
+            continue;
+        }
+        stored_record rec[32];
+        int k = st_records(r, rec, 32);
+        for (int i = 0; i < k && n < max; i++, n++) {
+            assert_int_equal(rec[i].queue_offset, off + i);
+            int len = rec[i].body_len > BODY ? BODY : rec[i].body_len;
+            memcpy(bodies[n], rec[i].body, (size_t)len);
+            bodies[n][len] = 0;
+        }
+        off += k;
+        rmq_cmd_free(r);
+        if (k == 0)
+            break;
+    }
+    return n;
+}
+
+/* Issue 18 §5 with a Java master: our ASYNC_MASTER replicates to a Java
+ * slave from the first byte; the Java slave dies (kill -9), we go on alone
+ * (the divergent tail, across a file end) and die too; the Java broker
+ * comes back as the master (brokerId 0, ASYNC_MASTER: Java needs the
+ * restart) and takes new sends; we come back and are demoted to it. Our
+ * comparison starts at our last file, which the Java master does not have
+ * (it only heartbeats there): we must go a file lower rather than cut our
+ * log above its end, find where the logs part, set the tail aside, and
+ * replicate: our files equal the Java master's. The set-aside messages,
+ * resent to the Java master, follow its new ones: a consumer of the Java
+ * master reads every acknowledged message once, in order. */
+static void test_rejoin_java_master(void **state)
+{
+    world *w = calloc(1, sizeof *w);
+    assert_non_null(w);
+    *state = w;
+    w->our_port = broker_ports();
+    w->java_port = broker_ports();
+    assert_true(w->our_port > 0 && w->java_port > 0);
+    const char *servers[] = {"namesrv", "broker", NULL};
+    int ns = rmq_tc_free_port();
+    char host_conf[1024], bcm[512];
+    w->ns_port = ns;
+    assert_int_equal(rmq_td_init(&w->d, servers, NULL), 0);
+    snprintf(host_conf, sizeof host_conf,
+             "state_dir = \"%s\";\nadmin_socket = \"%s\";\nlog_level = \"info\";\n"
+             "io_threads = 2;\nservers = {\n  namesrv = { listen = \"127.0.0.1:%d\"; };\n"
+             "  broker = { listen = \"127.0.0.1:%d\"; vip_listen = \"127.0.0.1:%d\"; };\n};\n",
+             w->d.state_dir, w->d.admin_socket, ns, w->our_port, w->our_port - 2);
+    snprintf(bcm, sizeof bcm,
+             "namesrvAddr = \"127.0.0.1:%d\"; brokerName = \"broker-t\"; "
+             "brokerClusterName = \"TestCluster\"; brokerIP1 = \"127.0.0.1\";",
+             ns);
+    assert_int_equal(rmq_td_write_conf(&w->d, "host.conf", host_conf), 0);
+    assert_int_equal(rmq_td_add_plugin(&w->d, "namesrv", "namesrv", "namesrv", NULL), 0);
+    assert_int_equal(
+        rmq_td_add_plugin(&w->d, "broker-client-mgr", "broker-client-mgr", "broker", bcm), 0);
+    assert_int_equal(rmq_td_add_plugin(&w->d, "filter", "filter", "broker", NULL), 0);
+    assert_int_equal(rmq_td_add_plugin(&w->d, "store", "store", "broker",
+                                       "mappedFileSizeCommitLog = 1048576; "
+                                       "brokerRole = \"ASYNC_MASTER\"; "
+                                       "diskMaxUsedSpaceRatio = 95;"),
+                     0);
+    assert_int_equal(rmq_td_start(&w->d, NULL), 0);
+    /* the Java slave from our first byte: our log is within its first file */
+    char props[256];
+    snprintf(props, sizeof props, "brokerId=1\nbrokerRole=SLAVE\nhaMasterAddress=127.0.0.1:%d\n",
+             w->our_port + 1);
+    start_java(w, props);
+    const int common = 150, tail = 260, fresh = 5;
+    for (int i = 0; i < common; i++)
+        assert_int_equal(send_one(w->our_port, i), 0);
+    char odir[400], jdir[400];
+    snprintf(odir, sizeof odir, "%s/store/commitlog", w->d.state_dir);
+    snprintf(jdir, sizeof jdir, "%s/store/commitlog", w->java_dir);
+    wait_identical(odir, jdir);
+    char first[450];
+    snprintf(first, sizeof first, "%s/00000000000000000000", jdir);
+    assert_int_equal(access(first, F_OK), 0);
+    int st = 0;
+    const char *out = rmq_td_ctl_output(&w->d, &st, "ha", NULL);
+    char *end_line = strstr(out, "commitLogMaxOffset ");
+    assert_non_null(end_line);
+    long long java_end = atoll(end_line + strlen("commitLogMaxOffset "));
+
+    /* the Java slave dies; we go on alone past a file end, then die */
+    kill(-w->java, SIGKILL);
+    waitpid(w->java, NULL, 0);
+    w->java = 0;
+    for (int i = common; i < common + tail; i++)
+        assert_int_equal(send_one(w->our_port, i), 0);
+    out = rmq_td_ctl_output(&w->d, &st, "ha", NULL);
+    end_line = strstr(out, "commitLogMaxOffset ");
+    assert_non_null(end_line);
+    long long diverged_end = atoll(end_line + strlen("commitLogMaxOffset "));
+    assert_true(diverged_end > 1048576 && java_end < 1048576);
+    assert_int_equal(kill(w->d.pid, SIGKILL), 0);
+    waitpid(w->d.pid, NULL, 0);
+    w->d.pid = 0;
+    char addrs[400];
+    snprintf(addrs, sizeof addrs, "%s/listen.addrs", w->d.state_dir);
+    unlink(addrs);
+
+    /* the Java broker comes back as the master and takes new sends */
+    start_java(w, "brokerId=0\nbrokerRole=ASYNC_MASTER\n");
+    for (int i = 0; i < fresh; i++)
+        assert_int_equal(send_one(w->java_port, 9000 + i), 0);
+
+    /* we come back (a master still) and are demoted to the Java master */
+    assert_int_equal(rmq_td_start(&w->d, NULL), 0);
+    char ha[64];
+    snprintf(ha, sizeof ha, "127.0.0.1:%d", w->java_port + 1);
+    out = rmq_td_ctl_output(&w->d, &st, "demote", ha, NULL);
+    if (st != 0)
+        fprintf(stderr, "demote: %s\n", out);
+    assert_int_equal(st, 0);
+    char said[160], range[128];
+    snprintf(said, sizeof said, ": %d messages, log [%lld, %lld)", tail, java_end, diverged_end);
+    snprintf(range, sizeof range, "rejoin set aside ");
+    uint64_t until = rmq_test_now_ms() + 120000;
+    bool settled = false;
+    while (!settled && rmq_test_now_ms() < until) {
+        out = rmq_td_ctl_output(&w->d, &st, "ha-setaside", NULL);
+        settled = st == 0 && strstr(out, said) != NULL;
+        if (!settled)
+            rmq_test_pause_ms(300);
+    }
+    if (!settled) {
+        fprintf(stderr, "ha-setaside: %s (want %s)\nha: %s\n", out, said,
+                rmq_td_ctl_output(&w->d, &st, "ha", NULL));
+        char cmd[900];
+        snprintf(cmd, sizeof cmd, "grep -h 'HA' '%s' | tail -30 >&2; tail -20 '%s/java.log' >&2",
+                 w->d.log_path, w->java_dir);
+        if (system(cmd) != 0)
+            fprintf(stderr, "(no logs)\n");
+    }
+    assert_true(settled);
+    /* it compared a file lower than it started: never cut above the
+     * Java master's end */
+    assert_true(rmq_td_log_contains(&w->d, "has no data at 1048576"));
+    out = rmq_td_ctl_output(&w->d, &st, "ha", NULL);
+    assert_non_null(strstr(out, "role SLAVE"));
+    assert_non_null(strstr(out, range));
+    assert_null(strstr(out, "STOPPED"));
+    wait_same_as_master(jdir, odir);
+
+    /* the set-aside messages resent to the Java master */
+    char dir[450], file[300] = "";
+    snprintf(dir, sizeof dir, "%s/store/ha-setaside", w->d.state_dir);
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        size_t l = strlen(de->d_name);
+        if (l > 10 && strcmp(de->d_name + l - 10, ".commitlog") == 0)
+            snprintf(file, sizeof file, "%s", de->d_name);
+    }
+    closedir(d);
+    assert_true(file[0] != 0);
+    char to[64], want[64];
+    snprintf(to, sizeof to, "127.0.0.1:%d", w->java_port);
+    out = rmq_td_ctl_output(&w->d, &st, "ha-setaside", "resend", file, to, NULL);
+    snprintf(want, sizeof want, "resent %d messages", tail);
+    if (st != 0 || !strstr(out, want))
+        fprintf(stderr, "resend: %s\n", out);
+    assert_int_equal(st, 0);
+    assert_non_null(strstr(out, want));
+
+    /* a consumer of the Java master: every acknowledged message once */
+    const int total = common + fresh + tail;
+    char(*bodies)[BODY + 1] = calloc((size_t)total + 8, sizeof *bodies);
+    assert_non_null(bodies);
+    int got = pull_all(w->java_port, "GRejoin", 0, bodies, total + 8);
+    if (got != total)
+        fprintf(stderr, "pulled %d of %d\n", got, total);
+    for (int k = 0; k < got && k < total; k++) {
+        int idx = k < common ? k : k < common + fresh ? 9000 + k - common : k - fresh;
+        char *b = body_of(idx);
+        if (strcmp(bodies[k], b) != 0)
+            fprintf(stderr, "queue offset %d: body of %.24s... want %s\n", k, bodies[k] + BODY - 24,
+                    b + BODY - 12);
+        assert_string_equal(bodies[k], b);
+        free(b);
+    }
+    free(bodies);
+    assert_int_equal(got, total);
+    /* and the demoted broker replicated the resent messages too */
+    wait_same_as_master(jdir, odir);
+}
+
 int main(void)
 {
+    /* RMQ_TEST_FILTER=test_name runs one test (cmocka pattern) */
+    if (getenv("RMQ_TEST_FILTER"))
+        cmocka_set_test_filter(getenv("RMQ_TEST_FILTER"));
     srand((unsigned)getpid());
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_java_slave_of_rmqhost, teardown),
         cmocka_unit_test_teardown(test_rmqhost_slave_of_java, teardown),
+        cmocka_unit_test_teardown(test_rejoin_java_master, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
