@@ -86,6 +86,10 @@ typedef struct proxy_route {
 /* 0; RMQ_ENOENT when the topic has no route (TOPIC_NOT_EXIST); other
  * errors with `why` set. */
 int proxy_route_fetch(proxy *px, const char *topic, proxy_route *out, char *why, size_t whylen);
+/* Whether the consumer group is orderly (SubscriptionGroupConfig's
+ * consumeMessageOrderly, as a 5.x admin sets it): Java's proxy then assigns
+ * every queue and pops with order=true (FIFO groups). proxy_route.c. */
+bool proxy_group_fifo(proxy *px, const char *group);
 void proxy_route_free(proxy_route *r);
 
 /* A property name Java reserves (MessageConst.STRING_HASH_SET, the ones in

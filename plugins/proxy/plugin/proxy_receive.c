@@ -1,7 +1,7 @@
 /* proxy_receive.c — the consumer RPCs of MessagingService on the store's
  * POP (plugins/store pop_processors.c) through invoke_local:
  * ReceiveMessage → POP_MESSAGE (200050) over every queue of the topic on
- * this broker (queueId -1, as Java's proxy for a non-FIFO group), each
+ * this broker (queueId -1 as Java's proxy; order=true for a FIFO group), each
  * stored record becoming a v2 Message (status first, then the messages,
  * then the delivery timestamp, as Java's ReceiveMessageResponseStreamWriter);
  * AckMessage → ACK_MESSAGE (200051) per entry; ChangeInvisibleDuration →
@@ -402,16 +402,22 @@ int proxy_receive_message(rmq_grpc_call *call, const void *msg, size_t len, void
     snprintf(num[1], sizeof num[1], "%" PRId64, invisible);
     snprintf(num[2], sizeof num[2], "%" PRIu64, api->now_wall_ms());
     snprintf(num[3], sizeof num[3], "%" PRId64, poll_ms);
+    /* a FIFO (orderly) group pops in order: a queue whose last batch is
+     * unacknowledged gives nothing until it is acknowledged or expires, so
+     * a message group's next message waits for the one before (Java's
+     * ReceiveMessageActivity) */
+    bool fifo = proxy_group_fifo(px, group);
     rmq_cmd *pr = api->cmd_new_request(POP_MESSAGE);
     if (!pr) {
         rc = RMQ_ENOMEM;
         goto out;
     }
+    const char *order = fifo ? "true" : "false";
     const char *kv[] = {
-        "consumerGroup", group,  "topic",         topic,   "queueId",  "-1",
-        "maxMsgNums",    num[0], "invisibleTime", num[1],  "pollTime", num[3],
-        "bornTime",      num[2], "initMode",      "1",     "expType",  sql ? "SQL92" : "TAG",
-        "exp",           exp,    "order",         "false", NULL};
+        "consumerGroup", group,  "topic",         topic,  "queueId",  "-1",
+        "maxMsgNums",    num[0], "invisibleTime", num[1], "pollTime", num[3],
+        "bornTime",      num[2], "initMode",      "1",    "expType",  sql ? "SQL92" : "TAG",
+        "exp",           exp,    "order",         order,  NULL};
     for (size_t i = 0; kv[i]; i += 2)
         api->cmd_ext_set(pr, kv[i], kv[i + 1]);
     /* a long poll waits in the store without holding this thread */

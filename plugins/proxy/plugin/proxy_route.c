@@ -170,9 +170,36 @@ static void route_status(Apache__Rocketmq__V2__Status *st, int rc, const char *w
         proxy_status(st, PX_OK, NULL);
 }
 
-/* QueryAssignment as Java's RouteActivity answers a consumer group that is
- * not orderly: one assignment per readable queue data whose broker has a
- * master, queue id -1 (any queue: the broker's POP picks). */
+#define GET_ALL_SUBSCRIPTIONGROUP_CONFIG 201
+
+bool proxy_group_fifo(proxy *px, const char *group)
+{
+    /* the broker role's group table (in-process; the SDK's group config has
+     * no 5.x fields, broker-client-mgr keeps them in the table) */
+    rmq_cmd *req = px->api->cmd_new_request(GET_ALL_SUBSCRIPTIONGROUP_CONFIG);
+    rmq_cmd *resp = NULL;
+    if (!req || !group || !px->broker_server)
+        goto fail;
+    if (proxy_local(px, px->broker_server, req, &resp) != 0 || !resp ||
+        px->api->cmd_code(resp) != 0)
+        goto fail;
+    size_t len = 0;
+    const char *body = px->api->cmd_body(resp, &len);
+    json_t *root = body ? json_loadb(body, len, 0, NULL) : NULL;
+    const json_t *g = json_object_get(json_object_get(root, "subscriptionGroupTable"), group);
+    bool fifo = json_is_true(json_object_get(g, "consumeMessageOrderly"));
+    json_decref(root);
+    px->api->cmd_free(resp);
+    return fifo;
+fail:
+    if (resp)
+        px->api->cmd_free(resp);
+    return false;
+}
+
+/* QueryAssignment as Java's RouteActivity: per readable queue data whose
+ * broker has a master, queue id -1 (any queue: the broker's POP picks), or
+ * for an orderly (FIFO) group one assignment per readable queue id. */
 int proxy_query_assignment(rmq_grpc_call *call, const void *msg, size_t len, void *ud)
 {
     proxy *px = ud;
@@ -205,11 +232,15 @@ int proxy_query_assignment(rmq_grpc_call *call, const void *msg, size_t len, voi
     Apache__Rocketmq__V2__Address *addrs[1];
     Apache__Rocketmq__V2__Endpoints ep;
     proxy_endpoints(px, req->endpoints, host, sizeof(host), &addr, addrs, &ep);
-    Apache__Rocketmq__V2__MessageQueue *mqs = calloc(route.nqd + 1, sizeof(*mqs));
+    bool fifo = rc == 0 && proxy_group_fifo(px, group);
+    size_t cap = route.nqd + 1;
+    for (size_t i = 0; fifo && i < route.nqd; i++)
+        cap += route.qd[i].read_queue_nums > 0 ? (size_t)route.qd[i].read_queue_nums : 0;
+    Apache__Rocketmq__V2__MessageQueue *mqs = calloc(cap, sizeof(*mqs));
     Apache__Rocketmq__V2__Broker *brokers = calloc(route.nqd + 1, sizeof(*brokers));
-    Apache__Rocketmq__V2__Assignment *as = calloc(route.nqd + 1, sizeof(*as));
-    Apache__Rocketmq__V2__Assignment **asp = calloc(route.nqd + 1, sizeof(*asp));
-    size_t n = 0;
+    Apache__Rocketmq__V2__Assignment *as = calloc(cap, sizeof(*as));
+    Apache__Rocketmq__V2__Assignment **asp = calloc(cap, sizeof(*asp));
+    size_t n = 0, nb = 0;
     if (!mqs || !brokers || !as || !asp) {
         rc = RMQ_ENOMEM;
         goto out;
@@ -221,19 +252,22 @@ int proxy_query_assignment(rmq_grpc_call *call, const void *msg, size_t len, voi
             has_master |= q->broker_ids[b] == 0;
         if (!(q->perm & PERM_READ) || q->read_queue_nums <= 0 || !has_master)
             continue;
-        apache__rocketmq__v2__broker__init(&brokers[n]);
-        brokers[n].name = (char *)q->broker_name;
-        brokers[n].id = 0;
-        brokers[n].endpoints = &ep;
-        apache__rocketmq__v2__message_queue__init(&mqs[n]);
-        mqs[n].topic = req->topic;
-        mqs[n].id = -1;
-        mqs[n].permission = permission_of(q->perm);
-        mqs[n].broker = &brokers[n];
-        apache__rocketmq__v2__assignment__init(&as[n]);
-        as[n].message_queue = &mqs[n];
-        asp[n] = &as[n];
-        n++;
+        apache__rocketmq__v2__broker__init(&brokers[nb]);
+        brokers[nb].name = (char *)q->broker_name;
+        brokers[nb].id = 0;
+        brokers[nb].endpoints = &ep;
+        for (int32_t id = fifo ? 0 : -1; id < (fifo ? q->read_queue_nums : 0); id++) {
+            apache__rocketmq__v2__message_queue__init(&mqs[n]);
+            mqs[n].topic = req->topic;
+            mqs[n].id = id;
+            mqs[n].permission = permission_of(q->perm);
+            mqs[n].broker = &brokers[nb];
+            apache__rocketmq__v2__assignment__init(&as[n]);
+            as[n].message_queue = &mqs[n];
+            asp[n] = &as[n];
+            n++;
+        }
+        nb++;
     }
     if (rc == 0 && n == 0)
         proxy_status(&st, PX_FORBIDDEN, "no readable queue");

@@ -1,12 +1,14 @@
 /* pop_processors.c — RocketMQ 5.x POP consumption on the remoting protocol:
  * POP_MESSAGE (200050), ACK_MESSAGE (200051), CHANGE_MESSAGE_INVISIBLETIME
- * (200053), BATCH_ACK_MESSAGE (200151). A popped message stays invisible for invisibleTime ms and
- * comes back (same queue offset, reconsume times + 1) unless acknowledged; past the group's
- * retryMaxTimes it goes to %DLQ%<group> instead. Order (FIFO) pop hands out a queue's messages only
- * when nothing of that queue is in flight for the group. The answer carries the stored records as
- * PULL does and the header fields the 5.x client builds each message's POP_CK (extraInfo) from:
- * popTime, invisibleTime, reviveQid, restNum, startOffsetInfo, msgOffsetInfo, orderCountInfo
- * (ExtraInfoUtil formats). The state lives in pop_state.c. Runs on the pull executor. */
+ * (200053), BATCH_ACK_MESSAGE (200151); the held POPs and NOTIFICATIONs
+ * (pop_peek_notify.c has PEEK/NOTIFICATION/POLLING_INFO). A popped message stays invisible for
+ * invisibleTime ms and comes back (same queue offset, reconsume times + 1) unless acknowledged;
+ * past the group's retryMaxTimes it goes to %DLQ%<group> instead. Order (FIFO) pop hands out a
+ * queue's messages only when nothing of that queue is in flight for the group. The answer carries
+ * the stored records as PULL does and the header fields the 5.x client builds each message's POP_CK
+ * (extraInfo) from: popTime, invisibleTime, reviveQid, restNum, startOffsetInfo, msgOffsetInfo,
+ * orderCountInfo (ExtraInfoUtil formats). The state lives in pop_state.c. Runs on the pull
+ * executor. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -211,16 +213,30 @@ static void to_dlq(store_plugin *sp, const pop_queue *q, const uint8_t *rec, siz
 }
 
 /* Hand out the in-flight messages of q whose invisible time passed (up to
- * *room), or move them to the DLQ past max_times. */
-static void redeliver(store_plugin *sp, pop_state *st, pop_queue *q, const pop_req *p, int64_t now,
+ * *room), or move them to the DLQ past max_times. The queue's next_visible
+ * skips the walk while nothing can have expired (the revive costs nothing
+ * for invisible messages: no timer, no scan). */
+static void redeliver(store_plugin *sp, pop_queue *q, const pop_req *p, int64_t now,
                       int32_t max_times, int *room, pop_out *o, pop_journal_buf *jb, int64_t *offs,
                       int *noffs)
 {
-    for (size_t i = 0; i<q->n && * room> 0;) {
-        pop_inflight e = q->inflight[i];
-        if (e.pop_time + e.invisible > now) {
-            i++;
+    if (q->n == 0 || q->next_visible > now)
+        return;
+    int64_t next_visible = INT64_MAX;
+    bool walked_all = true;
+    for (size_t i = q->head; i < q->len; i++) {
+        pop_inflight *slot = pop_inflight_at(q, i);
+        if (!slot)
             continue;
+        pop_inflight e = *slot;
+        if (e.pop_time + e.invisible > now) {
+            if (e.pop_time + e.invisible < next_visible)
+                next_visible = e.pop_time + e.invisible;
+            continue;
+        }
+        if (*room <= 0) {
+            walked_all = false;
+            break;
         }
         store_get_result res;
         if (read_at(sp, q->topic, q->queue_id, e.offset, &res) != 0) {
@@ -239,7 +255,9 @@ static void redeliver(store_plugin *sp, pop_state *st, pop_queue *q, const pop_r
         e.deliveries++;
         e.pop_time = now;
         e.invisible = p->invisible;
-        q->inflight[i] = e;
+        *slot = e;
+        if (now + p->invisible < next_visible)
+            next_visible = now + p->invisible;
         pop_journal_inflight(jb, q, &e);
         patch_reconsume_times(res.data, res.len, e.deliveries - 1);
         sb_add(&o->body, res.data, res.len);
@@ -255,9 +273,23 @@ static void redeliver(store_plugin *sp, pop_state *st, pop_queue *q, const pop_r
         }
         o->found++;
         (*room)--;
-        i++;
     }
-    (void)st;
+    if (walked_all)
+        q->next_visible = q->n ? next_visible : INT64_MAX;
+    pop_queue_tidy(q);
+}
+
+bool pop_queue_order_locked(const pop_queue *q, int64_t now)
+{
+    if (q->n == 0)
+        return false;
+    if (q->next_visible > now)
+        return true; /* every message in flight is still invisible */
+    for (size_t i = q->head; i < q->len; i++)
+        if (q->inflight[i].deliveries > 0 &&
+            q->inflight[i].pop_time + q->inflight[i].invisible > now)
+            return true;
+    return false;
 }
 
 /* New messages of q from its next offset. */
@@ -355,16 +387,13 @@ static int pop_collect(store_plugin *sp, const pop_req *p, pull_req *filter, int
         if (room > 0) {
             if (p->order) {
                 /* one in-flight batch per queue: locked while any of it is invisible */
-                bool locked = false;
-                for (size_t i = 0; i < q->n; i++)
-                    if (q->inflight[i].pop_time + q->inflight[i].invisible > now)
-                        locked = true;
+                bool locked = pop_queue_order_locked(q, now);
                 if (!locked && q->n)
-                    redeliver(sp, st, q, p, now, max_times, &room, o, &jb, offs, &noffs);
+                    redeliver(sp, q, p, now, max_times, &room, o, &jb, offs, &noffs);
                 else if (!locked)
                     pop_new(sp, q, p, filter, now, &room, o, &jb, offs, &noffs);
             } else {
-                redeliver(sp, st, q, p, now, max_times, &room, o, &jb, offs, &noffs);
+                redeliver(sp, q, p, now, max_times, &room, o, &jb, offs, &noffs);
                 if (room > 0)
                     pop_new(sp, q, p, filter, now, &room, o, &jb, offs, &noffs);
             }
@@ -574,7 +603,10 @@ static void hold_tick(void *ud)
         list = h->next;
         bool hold = false;
         bool may_hold = now < h->deadline_ms && !atomic_load(&sp->quiescing);
-        rmq_cmd *r = pop_run(sp, sp->api->deferred_cmd(h->d), may_hold, &hold);
+        const rmq_cmd *held_cmd = sp->api->deferred_cmd(h->d);
+        rmq_cmd *r = sp->api->cmd_code(held_cmd) == POP_NOTIFICATION
+                         ? pop_notification_run(sp, held_cmd, may_hold, &hold)
+                         : pop_run(sp, held_cmd, may_hold, &hold);
         if (hold) {
             h->next = keep;
             keep = h;
@@ -626,11 +658,41 @@ void pop_holds_release_all(store_plugin *sp)
     while (list) {
         pop_held *h = list;
         list = h->next;
-        sp->api->deferred_reply(h->d, sp->api->cmd_new_response(sp->api->deferred_cmd(h->d),
-                                                                RC_POLLING_TIMEOUT,
-                                                                "store is shutting down"));
+        const rmq_cmd *held_cmd = sp->api->deferred_cmd(h->d);
+        rmq_cmd *r;
+        if (sp->api->cmd_code(held_cmd) == POP_NOTIFICATION) {
+            r = sp->api->cmd_new_response(held_cmd, RC_SUCCESS, NULL);
+            if (r)
+                sp->api->cmd_ext_set(r, "hasMsg", "false");
+        } else {
+            r = sp->api->cmd_new_response(held_cmd, RC_POLLING_TIMEOUT, "store is shutting down");
+        }
+        sp->api->deferred_reply(h->d, r);
         free(h);
     }
+}
+
+size_t pop_holds_count(store_plugin *sp, const char *group, const char *topic, int32_t queue_id)
+{
+    pop_service *ps = pop_service_of(sp);
+    if (!ps)
+        return 0;
+    const rmq_host_api *a = sp->api;
+    size_t n = 0;
+    pthread_mutex_lock(&ps->hold_mu);
+    for (const pop_held *h = ps->held; h; h = h->next) {
+        const rmq_cmd *c = a->deferred_cmd(h->d);
+        const char *g = a->cmd_ext_get(c, "consumerGroup");
+        const char *t = a->cmd_ext_get(c, "topic");
+        int32_t q = 0;
+        if (a->cmd_code(c) != POP_POP_MESSAGE || !g || !t || strcmp(g, group) != 0 ||
+            strcmp(t, topic) != 0 || java_parse_int(a->cmd_ext_get(c, "queueId"), &q) != 0)
+            continue;
+        if ((q < 0 ? -1 : q) == queue_id)
+            n++;
+    }
+    pthread_mutex_unlock(&ps->hold_mu);
+    return n;
 }
 
 static int pop_process(rmq_request *req, const rmq_cmd *cmd, void *ud)
@@ -646,10 +708,16 @@ static int pop_process(rmq_request *req, const rmq_cmd *cmd, void *ud)
         }
         return store_answer(sp, &(reply_target){.req = req}, r);
     }
-    pop_service *ps = pop_service_of(sp);
-    pop_held *h = calloc(1, sizeof *h);
     int64_t poll = 0;
     (void)java_parse_long(a->cmd_ext_get(cmd, "pollTime"), &poll);
+    return pop_hold_request(sp, req, poll);
+}
+
+int pop_hold_request(store_plugin *sp, rmq_request *req, int64_t poll_ms)
+{
+    const rmq_host_api *a = sp->api;
+    pop_service *ps = pop_service_of(sp);
+    pop_held *h = ps ? calloc(1, sizeof *h) : NULL;
     if (!h) {
         a->request_fail(req, "java.lang.OutOfMemoryError");
         return RMQ_ENOMEM;
@@ -660,14 +728,14 @@ static int pop_process(rmq_request *req, const rmq_cmd *cmd, void *ud)
         a->request_fail(req, "store is shutting down");
         return RMQ_ESHUTDOWN;
     }
-    h->deadline_ms = a->now_monotonic_ms() + (uint64_t)poll;
+    h->deadline_ms = a->now_monotonic_ms() + (uint64_t)(poll_ms > 0 ? poll_ms : 0);
     pthread_mutex_lock(&ps->hold_mu);
     h->next = ps->held;
     ps->held = h;
     atomic_fetch_add(&ps->nheld, 1);
     pthread_mutex_unlock(&ps->hold_mu);
-    /* a message stored between the empty POP and this insert wakes no one:
-     * the tick (100 ms) finds it */
+    /* a message stored between the empty answer and this insert wakes no
+     * one: the tick (100 ms) finds it */
     return RMQ_DEFERRED;
 }
 
@@ -750,11 +818,14 @@ static int ack_apply(store_plugin *sp, const ack_req *k, bool change, int64_t no
     if (e && change) {
         e->pop_time = now;
         e->invisible = k->invisible;
+        if (now + k->invisible < q->next_visible)
+            q->next_visible = now + k->invisible;
         *e_out = *e;
         pop_journal_inflight(&jb, q, e);
     } else if (e) {
         pop_journal_ack(&jb, q, k->offset);
         pop_inflight_remove(q, k->offset);
+        pop_queue_tidy(q);
         commit = pop_queue_commit_offset(q);
     }
     int rc = pop_journal_flush(st, &jb);
@@ -921,6 +992,8 @@ int pop_service_init(store_plugin *sp, store_features *f)
         rc = a->register_processor(sp->ctx, 200053, change_process, sp, "pull");
     if (rc == 0)
         rc = a->register_processor(sp->ctx, 200151, batch_ack_process, sp, "pull");
+    if (rc == 0)
+        rc = pop_peek_notify_register(sp);
     if (rc == 0)
         rc = a->add_timer(sp->ctx, POP_HOLD_TICK_MS, POP_HOLD_TICK_MS, hold_tick, sp, "pull",
                           &ps->hold_timer);

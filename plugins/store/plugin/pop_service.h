@@ -22,7 +22,28 @@ typedef struct pop_service {
     rmq_timer_id hold_timer;
 } pop_service;
 
+/* RocketMQ 5.x RequestCode values of the POP family. */
+#define POP_POP_MESSAGE 200050
+#define POP_ACK_MESSAGE 200051
+#define POP_PEEK_MESSAGE 200052
+#define POP_CHANGE_INVISIBLETIME 200053
+#define POP_NOTIFICATION 200054
+#define POP_POLLING_INFO 200055
+#define POP_BATCH_ACK_MESSAGE 200151
+
 pop_service *pop_service_of(store_plugin *sp);
+/* Whether an order POP of q must wait: a message of its last batch is
+ * still invisible (st->mu held). */
+bool pop_queue_order_locked(const pop_queue *q, int64_t now);
+/* Hold a POP or NOTIFICATION request until something arrives or poll_ms
+ * passes (pop_processors.c re-runs it then): RMQ_DEFERRED or an error. */
+int pop_hold_request(store_plugin *sp, rmq_request *req, int64_t poll_ms);
+/* POLLING_INFO: the POPs held for (group, topic, queueId as they asked). */
+size_t pop_holds_count(store_plugin *sp, const char *group, const char *topic, int32_t queue_id);
+/* pop_peek_notify.c: PEEK_MESSAGE, NOTIFICATION, POLLING_INFO. */
+int pop_peek_notify_register(store_plugin *sp);
+/* A NOTIFICATION's answer, or NULL with *hold when it may wait. */
+rmq_cmd *pop_notification_run(store_plugin *sp, const rmq_cmd *cmd, bool may_hold, bool *hold);
 
 /* store_features_init / _fini. */
 int pop_service_init(store_plugin *sp, struct store_features *f);

@@ -92,6 +92,11 @@ static int grow(pop_state *s)
     return 0;
 }
 
+pop_queue *pop_queue_find(pop_state *s, const char *group, const char *topic, int32_t queue_id)
+{
+    return s->closed ? NULL : find_queue(s, group, topic, queue_id);
+}
+
 pop_queue *pop_queue_get(pop_state *s, const char *group, const char *topic, int32_t queue_id)
 {
     pop_queue *q = find_queue(s, group, topic, queue_id);
@@ -112,6 +117,7 @@ pop_queue *pop_queue_get(pop_state *s, const char *group, const char *topic, int
     }
     q->queue_id = queue_id;
     q->next_offset = -1;
+    q->next_visible = INT64_MAX;
     s->q[s->nq] = q;
     s->nq++;
     slot_put(s->slots, s->nslots, q, (uint32_t)s->nq);
@@ -120,7 +126,7 @@ pop_queue *pop_queue_get(pop_state *s, const char *group, const char *topic, int
 
 static size_t lower_bound(const pop_queue *q, int64_t offset)
 {
-    size_t lo = 0, hi = q->n;
+    size_t lo = 0, hi = q->len;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
         if (q->inflight[mid].offset < offset)
@@ -134,42 +140,74 @@ static size_t lower_bound(const pop_queue *q, int64_t offset)
 pop_inflight *pop_inflight_find(pop_queue *q, int64_t offset)
 {
     size_t i = lower_bound(q, offset);
-    return i < q->n && q->inflight[i].offset == offset ? &q->inflight[i] : NULL;
+    return i < q->len && q->inflight[i].offset == offset ? pop_inflight_at(q, i) : NULL;
 }
 
 int pop_inflight_put(pop_queue *q, const pop_inflight *e)
 {
-    size_t i = lower_bound(q, e->offset);
-    if (i < q->n && q->inflight[i].offset == e->offset) {
-        q->inflight[i] = *e;
-        return 0;
+    pop_inflight v = *e;
+    if (v.deliveries < 1)
+        v.deliveries = 1;
+    size_t i = lower_bound(q, v.offset);
+    if (i < q->len && q->inflight[i].offset == v.offset) {
+        if (q->inflight[i].deliveries == 0)
+            q->n++;
+        q->inflight[i] = v;
+    } else {
+        if (q->len == q->cap) {
+            size_t cap = q->cap ? q->cap * 2 : 8;
+            pop_inflight *n = realloc(q->inflight, cap * sizeof *n);
+            if (!n)
+                return RMQ_ENOMEM;
+            q->inflight = n;
+            q->cap = cap;
+        }
+        /* offsets are handed out ascending: almost always an append */
+        memmove(&q->inflight[i + 1], &q->inflight[i], (q->len - i) * sizeof *q->inflight);
+        q->inflight[i] = v;
+        q->len++;
+        q->n++;
     }
-    if (q->n == q->cap) {
-        size_t cap = q->cap ? q->cap * 2 : 8;
-        pop_inflight *n = realloc(q->inflight, cap * sizeof *n);
-        if (!n)
-            return RMQ_ENOMEM;
-        q->inflight = n;
-        q->cap = cap;
-    }
-    memmove(&q->inflight[i + 1], &q->inflight[i], (q->n - i) * sizeof *q->inflight);
-    q->inflight[i] = *e;
-    q->n++;
+    if (q->n == 1 || i < q->head)
+        q->head = i;
+    int64_t vis = v.pop_time + v.invisible;
+    if (vis < q->next_visible)
+        q->next_visible = vis;
     return 0;
 }
 
 void pop_inflight_remove(pop_queue *q, int64_t offset)
 {
     size_t i = lower_bound(q, offset);
-    if (i < q->n && q->inflight[i].offset == offset) {
-        memmove(&q->inflight[i], &q->inflight[i + 1], (q->n - i - 1) * sizeof *q->inflight);
-        q->n--;
+    if (i >= q->len || q->inflight[i].offset != offset || q->inflight[i].deliveries == 0)
+        return;
+    q->inflight[i].deliveries = 0;
+    q->n--;
+    if (q->n == 0) {
+        q->head = 0;
+        q->next_visible = INT64_MAX;
+    } else if (i == q->head) {
+        while (q->inflight[q->head].deliveries == 0)
+            q->head++;
     }
+}
+
+void pop_queue_tidy(pop_queue *q)
+{
+    size_t dead = q->len - q->n;
+    if (dead <= 64 || dead <= q->n)
+        return;
+    size_t w = 0;
+    for (size_t r = q->head; r < q->len; r++)
+        if (q->inflight[r].deliveries > 0)
+            q->inflight[w++] = q->inflight[r];
+    q->len = w;
+    q->head = 0;
 }
 
 int64_t pop_queue_commit_offset(const pop_queue *q)
 {
-    return q->n ? q->inflight[0].offset : q->next_offset;
+    return q->n ? q->inflight[q->head].offset : q->next_offset;
 }
 
 /* ---- journal lines ---- */
@@ -245,8 +283,9 @@ static int compact(pop_state *s)
         const pop_queue *q = s->q[i];
         if (q->next_offset >= 0)
             pop_journal_next(&b, q);
-        for (size_t k = 0; k < q->n; k++)
-            pop_journal_inflight(&b, q, &q->inflight[k]);
+        for (size_t k = q->head; k < q->len; k++)
+            if (q->inflight[k].deliveries > 0)
+                pop_journal_inflight(&b, q, &q->inflight[k]);
     }
     if (b.failed) {
         free(b.buf);
@@ -322,8 +361,10 @@ static void replay_line(pop_state *s, char *line)
     } else if (kind == 'A' &&
                sscanf(line, "A %255s %255s %" SCNd32 " %" SCNd64, group, topic, &qid, &a) == 4) {
         pop_queue *q = find_queue(s, group, topic, qid);
-        if (q)
+        if (q) {
             pop_inflight_remove(q, a);
+            pop_queue_tidy(q);
+        }
     }
 }
 

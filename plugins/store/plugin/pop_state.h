@@ -20,7 +20,8 @@ typedef struct pop_inflight {
     int64_t offset;     /* queue offset of the message */
     int64_t pop_time;   /* ms, of the last delivery (or invisible-time change) */
     int64_t invisible;  /* ms */
-    int32_t deliveries; /* times delivered so far (reconsume times = deliveries - 1) */
+    int32_t deliveries; /* times delivered so far (reconsume times = deliveries - 1);
+                           0 marks an acknowledged slot not yet compacted away */
 } pop_inflight;
 
 typedef struct pop_queue {
@@ -28,8 +29,14 @@ typedef struct pop_queue {
     char *topic;
     int32_t queue_id;
     int64_t next_offset;    /* -1: not yet started */
-    pop_inflight *inflight; /* ascending offsets */
-    size_t n, cap;
+    pop_inflight *inflight; /* ascending offsets, acknowledged ones marked (deliveries 0) */
+    size_t len, cap;        /* slots used / allocated in inflight */
+    size_t n;               /* messages in flight (slots not marked acknowledged) */
+    size_t head;            /* first slot in flight when n > 0 */
+    /* No message in flight becomes visible before this (ms; INT64_MAX when
+     * none): a POP skips the queue's in-flight slots until then, so a
+     * million invisible messages cost nothing per POP and no timer each. */
+    int64_t next_visible;
 } pop_queue;
 
 typedef struct pop_state {
@@ -53,10 +60,22 @@ void pop_state_close(pop_state *s);
 /* Callers hold s->mu for the functions below. */
 /* The queue's state, created when absent (NULL: out of memory). */
 pop_queue *pop_queue_get(pop_state *s, const char *group, const char *topic, int32_t queue_id);
+/* The queue's state, NULL when absent (creates nothing). */
+pop_queue *pop_queue_find(pop_state *s, const char *group, const char *topic, int32_t queue_id);
 pop_inflight *pop_inflight_find(pop_queue *q, int64_t offset);
 /* Insert or update one in-flight message; 0 or RMQ_ENOMEM. */
 int pop_inflight_put(pop_queue *q, const pop_inflight *e);
+/* Acknowledge: marks the slot (O(log n), no move) so that acknowledging
+ * in order under a million in flight stays cheap; pop_queue_tidy drops the
+ * marked slots once they outnumber the live ones. Slot indices stay valid
+ * until pop_queue_tidy. */
 void pop_inflight_remove(pop_queue *q, int64_t offset);
+void pop_queue_tidy(pop_queue *q);
+/* The slot at index i when it is in flight, else NULL (i < q->len). */
+static inline pop_inflight *pop_inflight_at(pop_queue *q, size_t i)
+{
+    return q->inflight[i].deliveries > 0 ? &q->inflight[i] : NULL;
+}
 /* The offset up to which everything is acknowledged (first in flight, or
  * next_offset). */
 int64_t pop_queue_commit_offset(const pop_queue *q);

@@ -7,7 +7,9 @@
  * the message lands in %DLQ%<group>; order pop hands out a queue's next
  * message only after the last one was acknowledged; acknowledged state
  * survives kill -9 and a hot reload of the store while unacknowledged
- * messages come back. Waits poll a condition with a deadline. */
+ * messages come back; PEEK_MESSAGE (200052) takes nothing, NOTIFICATION
+ * (200054) tells whether a POP would find something, POLLING_INFO (200055)
+ * counts held POPs. Waits poll a condition with a deadline. */
 #include <limits.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -554,6 +556,263 @@ static void assignment_follows_request_mode(void **state)
     rmq_cmd_free(r);
 }
 
+/* PEEK_MESSAGE (200052): what the next POP would hand out, taking nothing. */
+static rmq_cmd *peek(fixture *f, const char *group, const char *topic, const char *qid,
+                     const char *max)
+{
+    /* max NULL: the field left out */
+    const char *kv[] = {
+        "consumerGroup",           group, "topic", topic, "queueId", qid, "bornTime", "0",
+        max ? "maxMsgNums" : NULL, max,   NULL};
+    rmq_cmd *req = rmq_tc_request(200052, next_opaque++, kv);
+    assert_non_null(req);
+    rmq_cmd *r = rmq_tc_call(f->fd, req, 5000);
+    rmq_cmd_free(req);
+    assert_non_null(r);
+    return r;
+}
+
+static void peek_takes_nothing(void **state)
+{
+    fixture *f = *state;
+    rmq_cmd *r = peek(f, "EG", "PT", "0", "32");
+    assert_int_equal(r->code, 19);
+    assert_string_equal(r->remark, "NO_MESSAGE_IN_QUEUE");
+    rmq_cmd_free(r);
+    send_ok(f, "PT", "e0");
+    send_ok(f, "PT", "e1");
+    send_ok(f, "PT", "e2");
+    for (int i = 0; i < 2; i++) { /* twice: the first peek took nothing */
+        r = peek(f, "EG", "PT", "-1", "32");
+        assert_int_equal(r->code, 0);
+        assert_string_equal(r->remark, "FOUND");
+        stored_record recs[4];
+        assert_int_equal(st_records(r, recs, 4), 3);
+        assert_memory_equal(recs[2].body, "e2", 2);
+        assert_string_equal(rmq_cmd_ext_get(r, "restNum"), "3");
+        rmq_cmd_free(r);
+    }
+    /* a POP takes offset 0: the peek starts after it */
+    r = pop(f, "EG", "PT", 0, 1, 60000, false);
+    assert_int_equal(r->code, 0);
+    rmq_cmd_free(r);
+    r = peek(f, "EG", "PT", "0", "1");
+    assert_int_equal(r->code, 0);
+    stored_record rec;
+    assert_int_equal(st_records(r, &rec, 1), 1);
+    assert_int_equal(rec.queue_offset, 1);
+    assert_string_equal(rmq_cmd_ext_get(r, "restNum"), "2");
+    rmq_cmd_free(r);
+    /* PeekMessageProcessor's answers for a bad queue id / a missing field */
+    r = peek(f, "EG", "PT", "5", "32");
+    assert_int_equal(r->code, 29); /* INVALID_PARAMETER */
+    rmq_cmd_free(r);
+    r = peek(f, "EG", "PT", "0", NULL);
+    assert_int_equal(r->code, 1);
+    assert_non_null(strstr(r->remark, "maxMsgNums"));
+    rmq_cmd_free(r);
+    r = peek(f, "EG", "NOPE", "0", "32");
+    assert_int_equal(r->code, 17);
+    rmq_cmd_free(r);
+}
+
+static rmq_cmd *notification_request(const char *group, const char *topic, const char *qid,
+                                     long long poll_ms, bool order)
+{
+    char poll[32];
+    snprintf(poll, sizeof poll, "%lld", poll_ms);
+    const char *kv[] = {"consumerGroup",
+                        group,
+                        "topic",
+                        topic,
+                        "queueId",
+                        qid,
+                        "pollTime",
+                        poll,
+                        "bornTime",
+                        "0",
+                        "order",
+                        order ? "true" : "false",
+                        NULL};
+    return rmq_tc_request(200054, next_opaque++, kv);
+}
+
+static const char *has_msg(fixture *f, const char *group, const char *topic, bool order)
+{
+    rmq_cmd *req = notification_request(group, topic, "-1", 0, order);
+    rmq_cmd *r = rmq_tc_call(f->fd, req, 5000);
+    rmq_cmd_free(req);
+    assert_non_null(r);
+    assert_int_equal(r->code, 0);
+    const char *v = rmq_cmd_ext_get(r, "hasMsg");
+    assert_non_null(v);
+    static char out[8];
+    snprintf(out, sizeof out, "%s", v);
+    rmq_cmd_free(r);
+    return out;
+}
+
+/* NOTIFICATION (200054): hasMsg for the group's next POP, an order queue
+ * blocked while its batch is in flight, a wait answered by an arrival or
+ * by the end of pollTime (SUCCESS, hasMsg false). */
+static void notification_tells_whether_a_pop_would_find(void **state)
+{
+    fixture *f = *state;
+    assert_string_equal(has_msg(f, "NG", "PF", false), "false");
+    send_ok(f, "PF", "n0");
+    send_ok(f, "PF", "n1");
+    assert_string_equal(has_msg(f, "NG", "PF", true), "true");
+    rmq_cmd *r = pop(f, "NG", "PF", 0, 1, 60000, true);
+    assert_int_equal(r->code, 0);
+    rmq_cmd_free(r);
+    /* n1 is there, but the order queue waits for n0's ack */
+    assert_string_equal(has_msg(f, "NG", "PF", true), "false");
+    assert_string_equal(has_msg(f, "NG", "PF", false), "true");
+    assert_int_equal(ack(f, "NG", "PF", 0), 0);
+    assert_string_equal(has_msg(f, "NG", "PF", true), "true");
+    r = pop(f, "NG", "PF", 0, 1, 300, false);
+    assert_int_equal(r->code, 0);
+    rmq_cmd_free(r);
+    /* n1 in flight: nothing until its invisible time passes, then true */
+    assert_string_equal(has_msg(f, "NG", "PF", false), "false");
+    uint64_t deadline = rmq_test_now_ms() + WAIT_MS;
+    while (strcmp(has_msg(f, "NG", "PF", false), "true") != 0) {
+        assert_true(rmq_test_now_ms() < deadline);
+        rmq_test_pause_ms(50);
+    }
+    r = pop(f, "NG", "PF", 0, 1, 60000, false);
+    assert_int_equal(r->code, 0);
+    rmq_cmd_free(r);
+    /* a wait that ends: SUCCESS with hasMsg false */
+    rmq_cmd *req = notification_request("NG", "PF", "0", 300, false);
+    r = rmq_tc_call(f->fd, req, 10000);
+    rmq_cmd_free(req);
+    assert_non_null(r);
+    assert_int_equal(r->code, 0);
+    assert_string_equal(rmq_cmd_ext_get(r, "hasMsg"), "false");
+    rmq_cmd_free(r);
+    /* a wait answered by an arrival */
+    int nfd = rmq_tc_connect(f->port);
+    assert_true(nfd >= 0);
+    req = notification_request("NG", "PF", "-1", 20000, false);
+    assert_int_equal(rmq_tc_send(nfd, req), 0);
+    rmq_cmd_free(req);
+    rmq_test_pause_ms(200);
+    send_ok(f, "PF", "n2");
+    r = rmq_tc_recv(nfd, 25000);
+    close(nfd);
+    assert_non_null(r);
+    assert_int_equal(r->code, 0);
+    assert_string_equal(rmq_cmd_ext_get(r, "hasMsg"), "true");
+    rmq_cmd_free(r);
+}
+
+static long long polling_num(fixture *f, const char *qid)
+{
+    const char *kv[] = {"consumerGroup", "IG", "topic", "PT", "queueId", qid, NULL};
+    rmq_cmd *req = rmq_tc_request(200055, next_opaque++, kv);
+    rmq_cmd *r = rmq_tc_call(f->fd, req, 5000);
+    rmq_cmd_free(req);
+    assert_non_null(r);
+    assert_int_equal(r->code, 0);
+    const char *v = rmq_cmd_ext_get(r, "pollingNum");
+    assert_non_null(v);
+    long long n = atoll(v);
+    rmq_cmd_free(r);
+    return n;
+}
+
+/* POLLING_INFO (200055): the POPs held for (topic, group, queueId). */
+static void polling_info_counts_held_pops(void **state)
+{
+    fixture *f = *state;
+    assert_int_equal(polling_num(f, "-1"), 0);
+    int pfd = rmq_tc_connect(f->port);
+    assert_true(pfd >= 0);
+    rmq_cmd *req = pop_request("IG", "PT", -1, 32, 60000, false, 20000);
+    assert_int_equal(rmq_tc_send(pfd, req), 0);
+    rmq_cmd_free(req);
+    uint64_t deadline = rmq_test_now_ms() + WAIT_MS;
+    while (polling_num(f, "-1") != 1) {
+        assert_true(rmq_test_now_ms() < deadline);
+        rmq_test_pause_ms(20);
+    }
+    assert_int_equal(polling_num(f, "0"), 0); /* another key: queue 0 */
+    send_ok(f, "PT", "wake");
+    rmq_cmd *r = rmq_tc_recv(pfd, 25000);
+    close(pfd);
+    assert_non_null(r);
+    assert_int_equal(r->code, 0);
+    rmq_cmd_free(r);
+    assert_int_equal(polling_num(f, "-1"), 0);
+    const char *kv[] = {"consumerGroup", "IG", "topic", "PT", "queueId", "9", NULL};
+    req = rmq_tc_request(200055, next_opaque++, kv);
+    r = rmq_tc_call(f->fd, req, 5000);
+    rmq_cmd_free(req);
+    assert_non_null(r);
+    assert_int_equal(r->code, 1); /* SYSTEM_ERROR: queueId beyond readQueueNums */
+    rmq_cmd_free(r);
+}
+
+/* Hundreds in flight, two thirds acknowledged (newest first): once made
+ * visible again exactly the others come back, once each (the revive walk
+ * over marked acknowledged slots and their compaction). */
+static void many_in_flight_come_back_exactly(void **state)
+{
+    fixture *f = *state;
+    enum { N = 300 };
+    for (int i = 0; i < N; i++)
+        send_ok(f, "PT", "x");
+    static bool acked[N], seen[N];
+    int popped = 0;
+    while (popped < N) {
+        rmq_cmd *r = pop(f, "MG", "PT", 0, 32, 60000, false);
+        assert_int_equal(r->code, 0);
+        stored_record recs[32];
+        size_t k = st_records(r, recs, 32);
+        for (size_t i = 0; i < k; i++)
+            assert_int_equal(recs[i].queue_offset, popped + (int)i);
+        popped += (int)k;
+        rmq_cmd_free(r);
+    }
+    for (int o = N - 1; o >= 0; o--)
+        if (o % 3 != 1) {
+            acked[o] = true;
+            assert_int_equal(ack(f, "MG", "PT", o), 0);
+        }
+    for (int o = 1; o < N; o += 3) {
+        char extra[64];
+        snprintf(extra, sizeof extra, "0 0 60000 0 0 broker-p 0 %d", o);
+        assert_int_equal(ack_or_change(f, 200053, "MG", "PT", extra, o, 0, NULL), 0);
+    }
+    int want = N / 3, got = 0;
+    uint64_t deadline = rmq_test_now_ms() + WAIT_MS;
+    while (got < want) {
+        assert_true(rmq_test_now_ms() < deadline);
+        rmq_cmd *r = pop(f, "MG", "PT", 0, 32, 60000, false);
+        if (r->code == 0) {
+            stored_record recs[32];
+            size_t k = st_records(r, recs, 32);
+            for (size_t i = 0; i < k; i++) {
+                int o = (int)recs[i].queue_offset;
+                assert_true(o >= 0 && o < N);
+                assert_false(acked[o]);
+                assert_false(seen[o]);
+                assert_int_equal(recs[i].reconsume_times, 1);
+                seen[o] = true;
+                got++;
+            }
+        } else {
+            assert_int_equal(r->code, 19);
+            rmq_test_pause_ms(50);
+        }
+        rmq_cmd_free(r);
+    }
+    rmq_cmd *r = pop(f, "MG", "PT", 0, 32, 60000, false);
+    assert_int_equal(r->code, 19);
+    rmq_cmd_free(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -565,6 +824,11 @@ int main(void)
         cmocka_unit_test_setup_teardown(order_pop_one_batch_in_flight, setup, teardown),
         cmocka_unit_test_setup_teardown(acked_state_survives_kill_9_and_reload, setup, teardown),
         cmocka_unit_test_setup_teardown(assignment_follows_request_mode, setup, teardown),
+        cmocka_unit_test_setup_teardown(peek_takes_nothing, setup, teardown),
+        cmocka_unit_test_setup_teardown(notification_tells_whether_a_pop_would_find, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(polling_info_counts_held_pops, setup, teardown),
+        cmocka_unit_test_setup_teardown(many_in_flight_come_back_exactly, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

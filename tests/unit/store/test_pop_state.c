@@ -5,6 +5,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,6 +130,49 @@ static void thousands_of_queues_stay_distinct(void **state)
     rmdir(dir);
 }
 
+/* 100,000 in flight acknowledged in order (the common case): each ack marks
+ * a slot, the marked ones are dropped in bulk, the commit offset follows,
+ * and the earliest-visible bound only moves when a walk recomputes it. */
+static void in_order_acks_of_many_in_flight(void **state)
+{
+    (void)state;
+    pop_queue q;
+    memset(&q, 0, sizeof q);
+    q.next_visible = INT64_MAX;
+    enum { N = 100000 };
+    for (int o = 0; o < N; o++) {
+        pop_inflight e = {.offset = o, .pop_time = 1000 + o, .invisible = 500, .deliveries = 1};
+        assert_int_equal(pop_inflight_put(&q, &e), 0);
+    }
+    assert_int_equal(q.n, N);
+    assert_int_equal(q.next_visible, 1500);
+    for (int o = 0; o < N - 10; o++) {
+        pop_inflight_remove(&q, o);
+        pop_queue_tidy(&q);
+        assert_int_equal(pop_queue_commit_offset(&q), o + 1);
+    }
+    assert_int_equal(q.n, 10);
+    assert_true(q.len <= 10 + 64 || q.len <= 2 * q.n); /* marked slots were dropped */
+    assert_null(pop_inflight_find(&q, N - 11));
+    pop_inflight *e = pop_inflight_find(&q, N - 10);
+    assert_non_null(e);
+    assert_int_equal(e->pop_time, 1000 + N - 10);
+    /* a marked slot brought back to life, out of order */
+    pop_inflight back = {.offset = 5, .pop_time = 7, .invisible = 1, .deliveries = 3};
+    assert_int_equal(pop_inflight_put(&q, &back), 0);
+    assert_int_equal(pop_queue_commit_offset(&q), 5);
+    assert_int_equal(q.next_visible, 8);
+    assert_int_equal(q.n, 11);
+    for (int o = N - 10; o < N; o++)
+        pop_inflight_remove(&q, o);
+    pop_inflight_remove(&q, 5);
+    assert_int_equal(q.n, 0);
+    assert_int_equal(q.next_visible, INT64_MAX);
+    q.next_offset = N;
+    assert_int_equal(pop_queue_commit_offset(&q), N);
+    free(q.inflight);
+}
+
 static void names_with_whitespace_are_refused(void **state)
 {
     (void)state;
@@ -143,6 +187,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(journal_replays_acks_and_drops_a_torn_line),
         cmocka_unit_test(thousands_of_queues_stay_distinct),
+        cmocka_unit_test(in_order_acks_of_many_in_flight),
         cmocka_unit_test(names_with_whitespace_are_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

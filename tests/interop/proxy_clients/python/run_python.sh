@@ -4,7 +4,8 @@
 # proxy plugin of an all-in-one rmqhostd, over plaintext and over TLS (each
 # with a topic and group of its own): producer, delay,
 # SimpleConsumer receive/ack/change invisible duration/redelivery, FIFO when
-# the route accepts it (proxy_interop.py says exactly what it checks); then
+# the route accepts it (proxy_interop.py says exactly what it checks); an
+# orderly (FIFO) group's assignment and in-order receive (fifo_interop.py); then
 # PushConsumers with TAG and SQL92 filters, retries and DLQ (push_interop.py);
 # then hot reloads of the proxy and store plugins under the client
 # (reload_interop.py) and a kill -9 of the daemon during POP consumption
@@ -24,7 +25,7 @@ if [[ ! -x $py ]] || ! "$py" -c 'import rocketmq' 2>/dev/null; then
 fi
 # shellcheck source=../proxy_daemon.sh
 source "$(dirname "$0")/../proxy_daemon.sh"
-start_proxy_daemon "$plugins" "PyProxyTopic:4;PyTlsTopic:4;PyPushTopic:4;PyDlqTopic:1;PyReloadTopic:4;PyKill9Topic:4"
+start_proxy_daemon "$plugins" "PyProxyTopic:4;PyTlsTopic:4;PyPushTopic:4;PyDlqTopic:1;PyReloadTopic:4;PyKill9Topic:4;PyFifoTopic:1"
 # the client logs under ~/logs/rocketmq_python
 export HOME=$client_daemon_dir
 echo "== plaintext"
@@ -32,6 +33,10 @@ run_tied 120 "$py" "$(dirname "$0")/proxy_interop.py" "$proxy_addr" PyProxyTopic
 echo "== TLS"
 GRPC_DEFAULT_SSL_ROOTS_FILE_PATH=$client_daemon_dir/proxy-cert.pem \
   run_tied 120 "$py" "$(dirname "$0")/proxy_interop.py" "$proxy_addr" PyTlsTopic PyTlsGroup 20 tls
+echo "== FIFO (orderly) group: QueryAssignment per queue, ReceiveMessage in order"
+broker_addr=$(awk '$1 == "broker" {print $2}' "$client_daemon_dir/state/listen.addrs")
+run_tied 120 "$py" "$(dirname "$0")/fifo_interop.py" "$proxy_addr" "$broker_addr" PyFifoTopic \
+  PyFifoGroup PyNotFifoGroup
 echo "== PushConsumer (TAG and SQL92 filters, retries, DLQ)"
 run_tied 240 "$py" "$(dirname "$0")/push_interop.py" "$proxy_addr" PyPushTopic 10 PyDlqTopic
 echo "== hot reload of the proxy and store plugins under the client"
