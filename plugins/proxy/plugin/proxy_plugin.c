@@ -51,6 +51,27 @@ static const rmq_setting_decl proxy_settings[] = {
      .description = "Publishing.validate_message_type told to producers (Java's "
                     "enableTopicMessageTypeCheck); false lets 5.x clients send FIFO, delay and "
                     "transaction messages to topics routed as NORMAL"},
+    {.name = "topicRouteServiceCacheRefreshSeconds",
+     .type = RMQ_SETTING_INT,
+     .default_value = "20",
+     .description = "a send uses a topic's route for this long before asking the NameServer "
+                    "role again (Java's proxy setting of this name)",
+     .min = 0,
+     .max = 86400},
+    {.name = "topicRouteServiceCacheExpiredSeconds",
+     .type = RMQ_SETTING_INT,
+     .default_value = "300",
+     .description = "a cached route unused this long is dropped; also how long a route is "
+                    "served when the NameServer role does not answer (Java's proxy setting)",
+     .min = 1,
+     .max = 86400},
+    {.name = "topicRouteServiceCacheMaxNum",
+     .type = RMQ_SETTING_INT,
+     .default_value = "20000",
+     .description = "most topics whose routes are cached; 0 asks the NameServer role on "
+                    "every send (Java's proxy setting)",
+     .min = 0,
+     .max = 10000000},
     {.name = "executorThreads",
      .type = RMQ_SETTING_INT,
      .default_value = "8",
@@ -148,12 +169,20 @@ static int proxy_init(rmq_plugin_ctx *ctx, const rmq_host_api *api)
     if (rc == 0)
         rc = proxy_clients_init(px);
     if (rc == 0)
+        rc = proxy_route_cache_init(px);
+    if (rc == 0)
         rc = api->declare_executor(ctx, "grpc", (int)api->setting_int(ctx, "executorThreads"),
                                    10000);
     for (size_t i = 0; rc == 0 && i < sizeof(methods) / sizeof(methods[0]); i++) {
         char path[128];
         snprintf(path, sizeof(path), PROXY_SERVICE "%s", methods[i].method);
-        rc = api->register_grpc_method(ctx, path, methods[i].kind, methods[i].fn, px, "grpc");
+        /* SendMessage and AckMessage never block (proxy_send.c,
+         * proxy_receive.c): they run on the I/O loop, without an executor
+         * hand-off */
+        bool on_io = strcmp(methods[i].method, "SendMessage") == 0 ||
+                     strcmp(methods[i].method, "AckMessage") == 0;
+        rc = api->register_grpc_method(ctx, path, methods[i].kind, methods[i].fn, px,
+                                       on_io ? NULL : "grpc");
     }
     if (rc == 0)
         rc = proxy_transaction_init(px);
@@ -163,6 +192,7 @@ static int proxy_init(rmq_plugin_ctx *ctx, const rmq_host_api *api)
                                          "CLIENT_ID COMMIT_LOG_OFFSET",
                                          proxy_telemetry_admin, px);
     if (rc != 0) {
+        proxy_route_cache_fini(px);
         proxy_clients_fini(px);
         proxy_telemetry_fini(px);
         free(px);
@@ -190,6 +220,7 @@ static void proxy_fini(rmq_plugin_ctx *ctx)
 {
     proxy *px = rmq_ctx_userdata(ctx);
     if (px) {
+        proxy_route_cache_fini(px);
         proxy_clients_fini(px);
         proxy_telemetry_fini(px);
     }

@@ -451,8 +451,9 @@ static bool receipt_parse(const char *h, pop_receipt *r)
 
 /* One ACK_MESSAGE / CHANGE_MESSAGE_INVISIBLETIME: the remoting answer (or
  * NULL with *lrc set). */
-static rmq_cmd *ack_call(proxy *px, int code, const char *group, const char *topic,
-                         const char *receipt, int64_t invisible, int *lrc)
+/* The request of ack_call, or NULL with *lrc set. */
+static rmq_cmd *ack_request(proxy *px, int code, const char *group, const char *topic,
+                            const char *receipt, int64_t invisible, int *lrc)
 {
     const rmq_host_api *api = px->api;
     pop_receipt rh;
@@ -475,9 +476,130 @@ static rmq_cmd *ack_call(proxy *px, int code, const char *group, const char *top
         receipt,         "offset", o,       "invisibleTime", inv,       NULL};
     for (size_t i = 0; kv[i]; i += 2)
         api->cmd_ext_set(req, kv[i], kv[i + 1]);
+    return req;
+}
+
+static rmq_cmd *ack_call(proxy *px, int code, const char *group, const char *topic,
+                         const char *receipt, int64_t invisible, int *lrc)
+{
+    rmq_cmd *req = ack_request(px, code, group, topic, receipt, invisible, lrc);
+    if (!req)
+        return NULL;
     rmq_cmd *resp = NULL;
     *lrc = proxy_local(px, px->broker_server, req, &resp);
     return *lrc < 0 ? NULL : resp;
+}
+
+/* One AckMessage call in flight: the handler runs on the gRPC server's I/O
+ * loop and each entry goes to the store with invoke_local_async, whose
+ * inline ACK processor answers at once on this same thread (as SendMessage,
+ * proxy_send.c): an acknowledgement crosses no thread. */
+typedef struct ack_call_state {
+    proxy *px;
+    rmq_grpc_call *call;
+    Apache__Rocketmq__V2__AckMessageRequest *req;
+    Apache__Rocketmq__V2__Status *sts;
+    size_t next;
+    atomic_int phase; /* ACK_ISSUING, ACK_ANSWERED or ACK_WAITING */
+} ack_call_state;
+
+enum { ACK_ISSUING, ACK_ANSWERED, ACK_WAITING };
+
+static void ack_entry_status(Apache__Rocketmq__V2__Status *st, int lrc, const rmq_cmd *r,
+                             const rmq_host_api *api)
+{
+    int32_t code = r ? api->cmd_code(r) : -1;
+    if (lrc == RMQ_EINVAL)
+        proxy_status(st, APACHE__ROCKETMQ__V2__CODE__INVALID_RECEIPT_HANDLE,
+                     "receipt handle is invalid");
+    else if (!r)
+        proxy_status(st, PX_PROXY_TIMEOUT, NULL);
+    else if (code == 0)
+        proxy_status(st, PX_OK, "OK");
+    else
+        proxy_status(st, proxy_code_of_remoting(code), "ack failed");
+}
+
+/* Answer with every entry's status; ends, releases and frees. */
+static void ack_call_answer(ack_call_state *ac)
+{
+    proxy *px = ac->px;
+    const rmq_host_api *api = px->api;
+    size_t n = ac->req->n_entries;
+    Apache__Rocketmq__V2__AckMessageResponse resp =
+        APACHE__ROCKETMQ__V2__ACK_MESSAGE_RESPONSE__INIT;
+    Apache__Rocketmq__V2__Status status;
+    Apache__Rocketmq__V2__AckMessageResultEntry *ents = calloc(n ? n : 1, sizeof *ents);
+    Apache__Rocketmq__V2__AckMessageResultEntry **entp = calloc(n ? n : 1, sizeof *entp);
+    if (!ents || !entp) {
+        api->grpc_finish(ac->call, RMQ_GRPC_RESOURCE_EXHAUSTED, "out of memory");
+    } else {
+        size_t failed = 0;
+        for (size_t i = 0; i < n; i++) {
+            apache__rocketmq__v2__ack_message_result_entry__init(&ents[i]);
+            ents[i].message_id = ac->req->entries[i]->message_id;
+            ents[i].receipt_handle = ac->req->entries[i]->receipt_handle;
+            ents[i].status = &ac->sts[i];
+            entp[i] = &ents[i];
+            failed += ac->sts[i].code != PX_OK;
+        }
+        /* Java: OK when every entry is, MULTIPLE_RESULTS otherwise (one entry: its own) */
+        if (failed == 0)
+            proxy_status(&status, PX_OK, "OK");
+        else if (n == 1)
+            status = ac->sts[0];
+        else
+            proxy_status(&status, PX_MULTIPLE_RESULTS, "ack has multiple results");
+        resp.status = &status;
+        resp.n_entries = n;
+        resp.entries = entp;
+        if (proxy_reply(px, ac->call, &resp.base) == 0)
+            api->grpc_finish(ac->call, RMQ_GRPC_OK, NULL);
+        else
+            api->grpc_finish(ac->call, RMQ_GRPC_INTERNAL, "cannot encode the answer");
+    }
+    free(ents);
+    free(entp);
+    api->grpc_release(ac->call);
+    free(ac->sts);
+    apache__rocketmq__v2__ack_message_request__free_unpacked(ac->req, NULL);
+    free(ac);
+}
+
+static void ack_step(ack_call_state *ac);
+
+static void ack_answered(int err, const rmq_cmd *resp, void *ud)
+{
+    ack_call_state *ac = ud;
+    ack_entry_status(&ac->sts[ac->next], err, err < 0 ? NULL : resp, ac->px->api);
+    ac->next++;
+    if (atomic_exchange(&ac->phase, ACK_ANSWERED) == ACK_WAITING)
+        ack_step(ac);
+}
+
+static void ack_step(ack_call_state *ac)
+{
+    proxy *px = ac->px;
+    const char *group = ac->req->group->name;
+    const char *topic = ac->req->topic->name;
+    while (ac->next < ac->req->n_entries) {
+        size_t i = ac->next;
+        int lrc = 0;
+        rmq_cmd *cmd = ack_request(px, ACK_MESSAGE, group, topic,
+                                   ac->req->entries[i]->receipt_handle, 0, &lrc);
+        if (cmd) {
+            atomic_store(&ac->phase, ACK_ISSUING);
+            lrc = px->api->invoke_local_async(px->ctx, px->broker_server, cmd, ack_answered, ac);
+            if (lrc == 0) {
+                if (atomic_exchange(&ac->phase, ACK_WAITING) != ACK_ANSWERED)
+                    return; /* ack_answered continues on the answering thread */
+                continue;
+            }
+        }
+        ack_entry_status(&ac->sts[i], lrc, NULL, px->api);
+        ac->next++;
+    }
+    ack_call_answer(ac);
 }
 
 int proxy_ack_message(rmq_grpc_call *call, const void *msg, size_t len, void *ud)
@@ -488,68 +610,35 @@ int proxy_ack_message(rmq_grpc_call *call, const void *msg, size_t len, void *ud
         apache__rocketmq__v2__ack_message_request__unpack(NULL, len, msg);
     if (!req)
         return api->grpc_finish(call, RMQ_GRPC_INVALID_ARGUMENT, "malformed AckMessageRequest");
-    Apache__Rocketmq__V2__AckMessageResponse resp =
-        APACHE__ROCKETMQ__V2__ACK_MESSAGE_RESPONSE__INIT;
-    Apache__Rocketmq__V2__Status status;
-    size_t n = req->n_entries;
-    Apache__Rocketmq__V2__AckMessageResultEntry *ents = calloc(n ? n : 1, sizeof *ents);
-    Apache__Rocketmq__V2__AckMessageResultEntry **entp = calloc(n ? n : 1, sizeof *entp);
-    Apache__Rocketmq__V2__Status *sts = calloc(n ? n : 1, sizeof *sts);
     const char *group = req->group ? req->group->name : NULL;
     const char *topic = req->topic ? req->topic->name : NULL;
-    int rc = 0;
-    if (!ents || !entp || !sts) {
-        rc = RMQ_ENOMEM;
-        goto out;
-    }
     if (!group || !*group || !topic || !*topic) {
+        Apache__Rocketmq__V2__AckMessageResponse resp =
+            APACHE__ROCKETMQ__V2__ACK_MESSAGE_RESPONSE__INIT;
+        Apache__Rocketmq__V2__Status status;
         proxy_status(&status, APACHE__ROCKETMQ__V2__CODE__BAD_REQUEST,
                      "group and topic are required");
         resp.status = &status;
-        rc = proxy_reply(px, call, &resp.base);
-        goto out;
+        int rc = proxy_reply(px, call, &resp.base);
+        apache__rocketmq__v2__ack_message_request__free_unpacked(req, NULL);
+        return rc;
     }
-    size_t failed = 0;
-    for (size_t i = 0; i < n; i++) {
-        const Apache__Rocketmq__V2__AckMessageEntry *e = req->entries[i];
-        apache__rocketmq__v2__ack_message_result_entry__init(&ents[i]);
-        ents[i].message_id = e->message_id;
-        ents[i].receipt_handle = e->receipt_handle;
-        int lrc = 0;
-        rmq_cmd *r = ack_call(px, ACK_MESSAGE, group, topic, e->receipt_handle, 0, &lrc);
-        int32_t code = r ? api->cmd_code(r) : -1;
-        if (lrc == RMQ_EINVAL)
-            proxy_status(&sts[i], APACHE__ROCKETMQ__V2__CODE__INVALID_RECEIPT_HANDLE,
-                         "receipt handle is invalid");
-        else if (!r)
-            proxy_status(&sts[i], PX_PROXY_TIMEOUT, NULL);
-        else if (code == 0)
-            proxy_status(&sts[i], PX_OK, "OK");
-        else
-            proxy_status(&sts[i], proxy_code_of_remoting(code), "ack failed");
-        if (r)
-            api->cmd_free(r);
-        failed += sts[i].code != PX_OK;
-        ents[i].status = &sts[i];
-        entp[i] = &ents[i];
+    ack_call_state *ac = calloc(1, sizeof(*ac));
+    if (ac)
+        ac->sts = calloc(req->n_entries ? req->n_entries : 1, sizeof(*ac->sts));
+    int rc = ac && ac->sts ? api->grpc_hold(call, NULL, NULL) : RMQ_ENOMEM;
+    if (rc < 0) {
+        if (ac)
+            free(ac->sts);
+        free(ac);
+        apache__rocketmq__v2__ack_message_request__free_unpacked(req, NULL);
+        return rc;
     }
-    /* Java: OK when every entry is, MULTIPLE_RESULTS otherwise (one entry: its own) */
-    if (failed == 0)
-        proxy_status(&status, PX_OK, "OK");
-    else if (n == 1)
-        status = sts[0];
-    else
-        proxy_status(&status, PX_MULTIPLE_RESULTS, "ack has multiple results");
-    resp.status = &status;
-    resp.n_entries = n;
-    resp.entries = entp;
-    rc = proxy_reply(px, call, &resp.base);
-out:
-    free(ents);
-    free(entp);
-    free(sts);
-    apache__rocketmq__v2__ack_message_request__free_unpacked(req, NULL);
-    return rc;
+    ac->px = px;
+    ac->call = call;
+    ac->req = req;
+    ack_step(ac);
+    return 0;
 }
 
 int proxy_change_invisible_duration(rmq_grpc_call *call, const void *msg, size_t len, void *ud)
