@@ -8,9 +8,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "proxy_backend.h"
 #include "proxy_internal.h"
 
 static const rmq_setting_decl proxy_settings[] = {
+    {.name = "proxyMode",
+     .type = RMQ_SETTING_STRING,
+     .default_value = "local",
+     .description = "\"local\": answer from the roles of this process (namesrvServer, "
+                    "brokerServer); \"cluster\": from the NameServers of namesrvAddr and the "
+                    "brokers their routes name, over outgoing remoting (Java's proxyMode)"},
+    {.name = "namesrvAddr",
+     .type = RMQ_SETTING_STRING,
+     .default_value = "",
+     .description = "cluster mode: the NameServers, host:port[;host:port...]"},
     {.name = "namesrvServer",
      .type = RMQ_SETTING_STRING,
      .default_value = "namesrv",
@@ -28,7 +39,8 @@ static const rmq_setting_decl proxy_settings[] = {
     {.name = "localCallTimeoutMs",
      .type = RMQ_SETTING_INT,
      .default_value = "3000",
-     .description = "longest wait for a broker role's answer (then PROXY_TIMEOUT)",
+     .description = "longest wait for a NameServer's or broker's answer (then PROXY_TIMEOUT); "
+                    "cluster mode adds a POP's polling time",
      .min = 1,
      .max = 600000},
     {.name = "minLongPollingTimeoutMs",
@@ -144,7 +156,9 @@ static int proxy_init(rmq_plugin_ctx *ctx, const rmq_host_api *api)
         {"RecallMessage", RMQ_GRPC_UNARY, proxy_recall_message},
         {"EndTransaction", RMQ_GRPC_UNARY, proxy_end_transaction},
     };
-    int rc = proxy_telemetry_init(px);
+    int rc = proxy_backend_init(px);
+    if (rc == 0)
+        rc = proxy_telemetry_init(px);
     if (rc == 0)
         rc = proxy_clients_init(px);
     if (rc == 0)
@@ -165,6 +179,7 @@ static int proxy_init(rmq_plugin_ctx *ctx, const rmq_host_api *api)
     if (rc != 0) {
         proxy_clients_fini(px);
         proxy_telemetry_fini(px);
+        proxy_backend_fini(px);
         free(px);
         return rc;
     }
@@ -172,10 +187,10 @@ static int proxy_init(rmq_plugin_ctx *ctx, const rmq_host_api *api)
              "MessagingService ready: QueryRoute, QueryAssignment, Heartbeat, SendMessage, "
              "NotifyClientTermination, Telemetry, ReceiveMessage, AckMessage, "
              "ChangeInvisibleDuration, ForwardMessageToDeadLetterQueue, EndTransaction, "
-             "PullMessage, GetOffset, UpdateOffset, QueryOffset, RecallMessage (routes from server "
-             "%s, "
-             "messages to server %s)",
-             px->namesrv_server, px->broker_server);
+             "PullMessage, GetOffset, UpdateOffset, QueryOffset, RecallMessage (%s mode: routes "
+             "from %s, messages to %s)",
+             proxy_backend_is_cluster(px) ? "cluster" : "local", proxy_backend_namesrv_label(px),
+             proxy_backend_broker_label(px));
     return RMQ_OK;
 }
 
@@ -192,6 +207,7 @@ static void proxy_fini(rmq_plugin_ctx *ctx)
     if (px) {
         proxy_clients_fini(px);
         proxy_telemetry_fini(px);
+        proxy_backend_fini(px);
     }
     free(px);
 }

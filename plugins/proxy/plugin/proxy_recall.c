@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "proxy_backend.h"
 #include "proxy_internal.h"
 
 #define RECALL_MESSAGE 370
@@ -66,7 +67,7 @@ int proxy_recall_message(rmq_grpc_call *call, const void *msg, size_t len, void 
         if (rc != 0 && rq)
             api->cmd_free(rq);
         if (rc == 0)
-            rc = proxy_local(px, px->broker_server, rq, &r);
+            rc = proxy_broker_call(px, topic, NULL, rq, &r); /* cluster: see compat.md */
         if (rc < 0) {
             proxy_status(&st, rc == RMQ_ETIMEDOUT ? PX_PROXY_TIMEOUT : PX_INTERNAL_SERVER_ERROR,
                          rmq_strerror(rc));

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "proxy_backend.h"
 #include "proxy_internal.h"
 #include "proxy_message.h"
 
@@ -420,7 +421,7 @@ int proxy_receive_message(rmq_grpc_call *call, const void *msg, size_t len, void
     if (poll_ms > 0) /* no hold (the generation is quiescing): answer now */
         api->cmd_ext_set(pr, "pollTime", "0");
     rmq_cmd *resp = NULL;
-    int lrc = proxy_local(px, px->broker_server, pr, &resp);
+    int lrc = proxy_broker_call(px, topic, broker, pr, &resp);
     rc = proxy_receive_answer(px, call, lrc, resp, invisible, broker);
     if (resp)
         api->cmd_free(resp);
@@ -476,7 +477,8 @@ static rmq_cmd *ack_call(proxy *px, int code, const char *group, const char *top
     for (size_t i = 0; kv[i]; i += 2)
         api->cmd_ext_set(req, kv[i], kv[i + 1]);
     rmq_cmd *resp = NULL;
-    *lrc = proxy_local(px, px->broker_server, req, &resp);
+    /* to the broker the message came from, as the handle names it */
+    *lrc = proxy_broker_call(px, topic, rh.broker, req, &resp);
     return *lrc < 0 ? NULL : resp;
 }
 
@@ -652,7 +654,7 @@ int proxy_forward_to_dlq(rmq_grpc_call *call, const void *msg, size_t len, void 
         for (size_t i = 0; kv[i]; i += 2)
             api->cmd_ext_set(back, kv[i], kv[i + 1]);
         rmq_cmd *r = NULL;
-        int lrc = proxy_local(px, px->broker_server, back, &r);
+        int lrc = proxy_broker_call(px, topic, rh.broker, back, &r);
         int32_t code = lrc < 0 ? -1 : api->cmd_code(r);
         if (lrc < 0) {
             proxy_status(&status, PX_PROXY_TIMEOUT, NULL);

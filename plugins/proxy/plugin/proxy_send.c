@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "proxy_backend.h"
 #include "proxy_internal.h"
 
 #define SEND_MESSAGE_V2 310
@@ -176,7 +177,7 @@ typedef struct send_outcome {
     char msg_id[128];
     int64_t offset;
     char recall_handle[1024]; /* a timer message's (RecallMessage) */
-    char tx_id[64];           /* a half message's transaction id (proxy_transaction.c); "" else */
+    char tx_id[192];          /* a half message's transaction id (proxy_transaction.c); "" else */
 } send_outcome;
 
 static uint64_t millis_of(const Google__Protobuf__Timestamp *t)
@@ -295,11 +296,11 @@ static void send_one(proxy *px, const Apache__Rocketmq__V2__Message *m, const ch
         return;
     }
     rmq_cmd *resp = NULL;
-    rc = proxy_local(px, px->broker_server, req, &resp);
+    rc = proxy_broker_call(px, topic, wq->broker, req, &resp);
     if (rc < 0) {
         out->code = rc == RMQ_ETIMEDOUT ? PX_PROXY_TIMEOUT : PX_INTERNAL_SERVER_ERROR;
-        snprintf(out->message, sizeof(out->message), "send to server %s: %s", px->broker_server,
-                 rmq_strerror(rc));
+        snprintf(out->message, sizeof(out->message), "send to %s %s: %s",
+                 proxy_backend_broker_label(px), wq->broker, rmq_strerror(rc));
         return;
     }
     int32_t code = api->cmd_code(resp);
@@ -315,7 +316,8 @@ static void send_one(proxy *px, const Apache__Rocketmq__V2__Message *m, const ch
                  api->cmd_ext_get(resp, "recallHandle") ? api->cmd_ext_get(resp, "recallHandle")
                                                         : "");
         if (txn)
-            proxy_transaction_id(api->cmd_ext_get(resp, "msgId"), out->offset, out->tx_id,
+            proxy_transaction_id(proxy_backend_is_cluster(px) ? wq->broker : NULL,
+                                 api->cmd_ext_get(resp, "msgId"), out->offset, out->tx_id,
                                  sizeof(out->tx_id));
         break;
     case FLUSH_DISK_TIMEOUT:

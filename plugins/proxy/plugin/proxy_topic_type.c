@@ -8,6 +8,7 @@
 #include <jansson.h>
 #include <string.h>
 
+#include "proxy_backend.h"
 #include "proxy_internal.h"
 
 #define GET_TOPIC_CONFIG 351
@@ -58,7 +59,8 @@ const Apache__Rocketmq__V2__MessageType *proxy_topic_accept_types(proxy *px, con
         return types_of(NULL, n);
     }
     rmq_cmd *resp = NULL;
-    if (proxy_local(px, px->broker_server, req, &resp) < 0)
+    /* cluster mode: the topic's config on the first broker of its route */
+    if (proxy_broker_call(px, topic, NULL, req, &resp) < 0)
         return types_of(NULL, n);
     const Apache__Rocketmq__V2__MessageType *t;
     if (api->cmd_code(resp) != 0) {
