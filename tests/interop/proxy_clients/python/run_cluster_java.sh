@@ -55,6 +55,7 @@ cat >"$work/ns/conf.d/10-namesrv.conf" <<CONF
 plugin = { name = "namesrv"; path = "$plugins/namesrv.so"; server = "namesrv"; };
 CONF
 start_rmqhostd "$RMQ_BIN/rmqhostd" "$work/ns"
+ns_pid=$rmq_pid
 
 port=$(broker_ports)
 cat >"$work/broker.conf" <<CONF
@@ -90,8 +91,20 @@ plugin = { name = "proxy"; path = "$plugins/proxy.so"; server = "proxy";
                         minLongPollingTimeoutMs = 500; }; };
 CONF
 start_rmqhostd "$RMQ_BIN/rmqhostd" "$work/p"
+proxy_pid=$rmq_pid
 proxy_addr=$(awk '$1 == "proxy" {print $2}' "$work/p/state/listen.addrs")
 
 export HOME=$work # the client logs under ~/logs/rocketmq_python
 "$RMQ_TIED" timeout -k 5 120 "$RMQ_TIED" \
   "$py" "$(dirname "$0")/java_broker_interop.py" "$proxy_addr" ClusterJava ClJava 8
+# the two rmqhostd stop cleanly (exit 0, no sanitizer report in the ASan build)
+for d in p ns; do
+  pid=$proxy_pid
+  [[ $d == ns ]] && pid=$ns_pid
+  st=0
+  stop_pid "$pid" || st=$?
+  if [[ $st -ne 0 ]] || grep -qE 'Sanitizer|runtime error:' "$work/$d/daemon.log"; then
+    echo "rmqhostd $d exited with status $st or reported a sanitizer error" >&2
+    exit 1
+  fi
+done
