@@ -116,8 +116,10 @@ int proxy_end_transaction(rmq_grpc_call *call, const void *msg, size_t len, void
     } else if (!req->transaction_id || !req->transaction_id[0]) {
         rc = end_reply(px, call, APACHE__ROCKETMQ__V2__CODE__INVALID_TRANSACTION_ID,
                        "transaction id cannot be empty");
-    } else if (!tx_id_parse(req->transaction_id, &phys, &qoff, &broker)) {
-        /* Java: TransactionService finds no data for it */
+    } else if (!tx_id_parse(req->transaction_id, &phys, &qoff, &broker) ||
+               (*broker && !proxy_backend_is_cluster(px))) {
+        /* Java: TransactionService finds no data for it (local mode's ids
+         * name no broker) */
         rc = end_reply(px, call, APACHE__ROCKETMQ__V2__CODE__INVALID_TRANSACTION_ID,
                        "cannot found transaction data");
     } else if (req->resolution != APACHE__ROCKETMQ__V2__TRANSACTION_RESOLUTION__COMMIT &&
