@@ -40,6 +40,7 @@
 typedef struct proxy_clients proxy_clients;
 typedef struct telemetry_table telemetry_table;
 typedef struct proxy_route_cache proxy_route_cache;
+typedef struct proxy_cluster proxy_cluster;
 
 typedef struct proxy {
     const rmq_host_api *api;
@@ -54,6 +55,7 @@ typedef struct proxy {
     atomic_uint send_round;           /* round-robin over writable queues */
     proxy_clients *clients;           /* 5.x clients' settings and registrations */
     proxy_route_cache *routes;        /* the routes sends use (proxy_route_cache.c) */
+    proxy_cluster *cluster;           /* cluster mode's NameServers and brokers; NULL: local */
 } proxy;
 
 /* Answer a unary call with `msg` packed (protobuf-c). */
@@ -194,8 +196,10 @@ int proxy_telemetry_admin(rmq_admin_call *ac, int argc, const char *const *argv,
 
 /* Transactions (proxy_transaction.c). The transaction id a half message's
  * SendResultEntry carries, from the store's answer (offset msgId, queue
- * offset); init subscribes to the store's check-backs. */
-void proxy_transaction_id(const char *offset_msg_id, int64_t queue_offset, char *out, size_t cap);
+ * offset) and, in cluster mode, the name of the broker that holds the half
+ * (NULL in local mode); init subscribes to the store's check-backs. */
+void proxy_transaction_id(const char *broker, const char *offset_msg_id, int64_t queue_offset,
+                          char *out, size_t cap);
 int proxy_transaction_init(proxy *px);
 /* The stored record at a commit-log offset (service store.queues): *rec
  * malloc'd. */

@@ -8,9 +8,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "proxy_backend.h"
 #include "proxy_internal.h"
 
 static const rmq_setting_decl proxy_settings[] = {
+    {.name = "proxyMode",
+     .type = RMQ_SETTING_STRING,
+     .default_value = "local",
+     .description = "\"local\": answer from the roles of this process (namesrvServer, "
+                    "brokerServer); \"cluster\": from the NameServers of namesrvAddr and the "
+                    "brokers their routes name, over outgoing remoting (Java's proxyMode)"},
+    {.name = "namesrvAddr",
+     .type = RMQ_SETTING_STRING,
+     .default_value = "",
+     .description = "cluster mode: the NameServers, host:port[;host:port...]"},
     {.name = "namesrvServer",
      .type = RMQ_SETTING_STRING,
      .default_value = "namesrv",
@@ -28,7 +39,8 @@ static const rmq_setting_decl proxy_settings[] = {
     {.name = "localCallTimeoutMs",
      .type = RMQ_SETTING_INT,
      .default_value = "3000",
-     .description = "longest wait for a broker role's answer (then PROXY_TIMEOUT)",
+     .description = "longest wait for a NameServer's or broker's answer (then PROXY_TIMEOUT); "
+                    "cluster mode adds a POP's polling time",
      .min = 1,
      .max = 600000},
     {.name = "minLongPollingTimeoutMs",
@@ -165,7 +177,9 @@ static int proxy_init(rmq_plugin_ctx *ctx, const rmq_host_api *api)
         {"RecallMessage", RMQ_GRPC_UNARY, proxy_recall_message},
         {"EndTransaction", RMQ_GRPC_UNARY, proxy_end_transaction},
     };
-    int rc = proxy_telemetry_init(px);
+    int rc = proxy_backend_init(px);
+    if (rc == 0)
+        rc = proxy_telemetry_init(px);
     if (rc == 0)
         rc = proxy_clients_init(px);
     if (rc == 0)
@@ -176,11 +190,13 @@ static int proxy_init(rmq_plugin_ctx *ctx, const rmq_host_api *api)
     for (size_t i = 0; rc == 0 && i < sizeof(methods) / sizeof(methods[0]); i++) {
         char path[128];
         snprintf(path, sizeof(path), PROXY_SERVICE "%s", methods[i].method);
-        /* SendMessage and AckMessage never block (proxy_send.c,
-         * proxy_receive.c): they run on the I/O loop, without an executor
-         * hand-off */
-        bool on_io = strcmp(methods[i].method, "SendMessage") == 0 ||
-                     strcmp(methods[i].method, "AckMessage") == 0;
+        /* In local mode SendMessage and AckMessage never block
+         * (proxy_send.c, proxy_receive.c): they run on the I/O loop, without
+         * an executor hand-off. Cluster mode may look a broker up first
+         * with a blocking call, so they stay on the executor there. */
+        bool on_io =
+            !proxy_backend_is_cluster(px) && (strcmp(methods[i].method, "SendMessage") == 0 ||
+                                              strcmp(methods[i].method, "AckMessage") == 0);
         rc = api->register_grpc_method(ctx, path, methods[i].kind, methods[i].fn, px,
                                        on_io ? NULL : "grpc");
     }
@@ -195,6 +211,7 @@ static int proxy_init(rmq_plugin_ctx *ctx, const rmq_host_api *api)
         proxy_route_cache_fini(px);
         proxy_clients_fini(px);
         proxy_telemetry_fini(px);
+        proxy_backend_fini(px);
         free(px);
         return rc;
     }
@@ -202,10 +219,10 @@ static int proxy_init(rmq_plugin_ctx *ctx, const rmq_host_api *api)
              "MessagingService ready: QueryRoute, QueryAssignment, Heartbeat, SendMessage, "
              "NotifyClientTermination, Telemetry, ReceiveMessage, AckMessage, "
              "ChangeInvisibleDuration, ForwardMessageToDeadLetterQueue, EndTransaction, "
-             "PullMessage, GetOffset, UpdateOffset, QueryOffset, RecallMessage (routes from server "
-             "%s, "
-             "messages to server %s)",
-             px->namesrv_server, px->broker_server);
+             "PullMessage, GetOffset, UpdateOffset, QueryOffset, RecallMessage (%s mode: routes "
+             "from %s, messages to %s)",
+             proxy_backend_is_cluster(px) ? "cluster" : "local", proxy_backend_namesrv_label(px),
+             proxy_backend_broker_label(px));
     return RMQ_OK;
 }
 
@@ -223,6 +240,7 @@ static void proxy_fini(rmq_plugin_ctx *ctx)
         proxy_route_cache_fini(px);
         proxy_clients_fini(px);
         proxy_telemetry_fini(px);
+        proxy_backend_fini(px);
     }
     free(px);
 }

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "proxy_backend.h"
 #include "proxy_internal.h"
 #include "proxy_message.h"
 
@@ -420,7 +421,7 @@ int proxy_receive_message(rmq_grpc_call *call, const void *msg, size_t len, void
     if (poll_ms > 0) /* no hold (the generation is quiescing): answer now */
         api->cmd_ext_set(pr, "pollTime", "0");
     rmq_cmd *resp = NULL;
-    int lrc = proxy_local(px, px->broker_server, pr, &resp);
+    int lrc = proxy_broker_call(px, topic, broker, pr, &resp);
     rc = proxy_receive_answer(px, call, lrc, resp, invisible, broker);
     if (resp)
         api->cmd_free(resp);
@@ -451,14 +452,13 @@ static bool receipt_parse(const char *h, pop_receipt *r)
 
 /* One ACK_MESSAGE / CHANGE_MESSAGE_INVISIBLETIME: the remoting answer (or
  * NULL with *lrc set). */
-/* The request of ack_call, or NULL with *lrc set. */
+/* The request of ack_call, or NULL with *lrc set; *rh: the parsed handle. */
 static rmq_cmd *ack_request(proxy *px, int code, const char *group, const char *topic,
-                            const char *receipt, int64_t invisible, int *lrc)
+                            const char *receipt, int64_t invisible, int *lrc, pop_receipt *rh)
 {
     const rmq_host_api *api = px->api;
-    pop_receipt rh;
     *lrc = 0;
-    if (!receipt_parse(receipt, &rh)) {
+    if (!receipt_parse(receipt, rh)) {
         *lrc = RMQ_EINVAL;
         return NULL;
     }
@@ -468,8 +468,8 @@ static rmq_cmd *ack_request(proxy *px, int code, const char *group, const char *
         return NULL;
     }
     char q[16], o[32], inv[32];
-    snprintf(q, sizeof q, "%d", rh.queue_id);
-    snprintf(o, sizeof o, "%lld", rh.offset);
+    snprintf(q, sizeof q, "%d", rh->queue_id);
+    snprintf(o, sizeof o, "%lld", rh->offset);
     snprintf(inv, sizeof inv, "%" PRId64, invisible);
     const char *kv[] = {
         "consumerGroup", group,    "topic", topic,           "queueId", q,   "extraInfo",
@@ -482,11 +482,13 @@ static rmq_cmd *ack_request(proxy *px, int code, const char *group, const char *
 static rmq_cmd *ack_call(proxy *px, int code, const char *group, const char *topic,
                          const char *receipt, int64_t invisible, int *lrc)
 {
-    rmq_cmd *req = ack_request(px, code, group, topic, receipt, invisible, lrc);
+    pop_receipt rh;
+    rmq_cmd *req = ack_request(px, code, group, topic, receipt, invisible, lrc, &rh);
     if (!req)
         return NULL;
     rmq_cmd *resp = NULL;
-    *lrc = proxy_local(px, px->broker_server, req, &resp);
+    /* to the broker the message came from, as the handle names it */
+    *lrc = proxy_broker_call(px, topic, rh.broker, req, &resp);
     return *lrc < 0 ? NULL : resp;
 }
 
@@ -585,11 +587,13 @@ static void ack_step(ack_call_state *ac)
     while (ac->next < ac->req->n_entries) {
         size_t i = ac->next;
         int lrc = 0;
+        pop_receipt rh;
         rmq_cmd *cmd = ack_request(px, ACK_MESSAGE, group, topic,
-                                   ac->req->entries[i]->receipt_handle, 0, &lrc);
+                                   ac->req->entries[i]->receipt_handle, 0, &lrc, &rh);
         if (cmd) {
             atomic_store(&ac->phase, ACK_ISSUING);
-            lrc = px->api->invoke_local_async(px->ctx, px->broker_server, cmd, ack_answered, ac);
+            /* to the broker the message came from, as the handle names it */
+            lrc = proxy_broker_call_async(px, topic, rh.broker, cmd, 0, ack_answered, ac);
             if (lrc == 0) {
                 if (atomic_exchange(&ac->phase, ACK_WAITING) != ACK_ANSWERED)
                     return; /* ack_answered continues on the answering thread */
@@ -741,7 +745,7 @@ int proxy_forward_to_dlq(rmq_grpc_call *call, const void *msg, size_t len, void 
         for (size_t i = 0; kv[i]; i += 2)
             api->cmd_ext_set(back, kv[i], kv[i + 1]);
         rmq_cmd *r = NULL;
-        int lrc = proxy_local(px, px->broker_server, back, &r);
+        int lrc = proxy_broker_call(px, topic, rh.broker, back, &r);
         int32_t code = lrc < 0 ? -1 : api->cmd_code(r);
         if (lrc < 0) {
             proxy_status(&status, PX_PROXY_TIMEOUT, NULL);

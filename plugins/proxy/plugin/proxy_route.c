@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "proxy_backend.h"
 #include "proxy_internal.h"
 
 #define GET_ROUTEINFO_BY_TOPIC 105
@@ -76,6 +77,7 @@ int proxy_route_parse(proxy *px, const char *topic, const rmq_cmd *resp, proxy_r
         snprintf(why, whylen, "route of %s: unreadable TopicRouteData", topic);
         return RMQ_EIO;
     }
+    proxy_cluster_learn(px, bds); /* cluster mode: where each broker is */
     out->qd = calloc(json_array_size(qds) + 1, sizeof(*out->qd));
     if (!out->qd) {
         json_decref(root);
@@ -107,9 +109,9 @@ int proxy_route_fetch(proxy *px, const char *topic, proxy_route *out, char *why,
     if (!req)
         return RMQ_ENOMEM;
     rmq_cmd *resp = NULL;
-    int rc = proxy_local(px, px->namesrv_server, req, &resp);
+    int rc = proxy_namesrv_call(px, req, &resp);
     if (rc < 0) {
-        snprintf(why, whylen, "route of %s from server %s: %s", topic, px->namesrv_server,
+        snprintf(why, whylen, "route of %s from %s: %s", topic, proxy_backend_namesrv_label(px),
                  rmq_strerror(rc));
         return rc;
     }

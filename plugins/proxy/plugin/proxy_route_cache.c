@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "proxy_backend.h"
 #include "proxy_internal.h"
 
 typedef struct route_entry {
@@ -236,8 +237,8 @@ static void route_answered(int err, const rmq_cmd *resp, void *ud)
     proxy_route fetched = {0}, out = {0};
     int rc;
     if (err < 0) {
-        snprintf(why, sizeof(why), "route of %s from server %s: %s", w->topic, px->namesrv_server,
-                 rmq_strerror(err));
+        snprintf(why, sizeof(why), "route of %s from %s: %s", w->topic,
+                 proxy_backend_namesrv_label(px), rmq_strerror(err));
         rc = err;
     } else {
         rc = proxy_route_parse(px, w->topic, resp, &fetched, why, sizeof(why));
@@ -259,6 +260,14 @@ int proxy_route_get_async(proxy *px, const char *topic, proxy_route_cb cb, void 
     int rc = 0;
     if (c && c->max > 0 && cached(c, topic, now, &out, &rc)) {
         cb(rc, &out, "", ud);
+        return 0;
+    }
+    if (proxy_backend_is_cluster(px)) {
+        /* cluster mode runs the senders on the executor: a blocking fetch
+         * from the NameServers of namesrvAddr is fine there */
+        char why[512] = "";
+        rc = proxy_route_get(px, topic, &out, why, sizeof(why));
+        cb(rc, &out, why, ud);
         return 0;
     }
     size_t tl = strlen(topic);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "proxy_backend.h"
 #include "proxy_internal.h"
 
 #define SEND_MESSAGE_V2 310
@@ -176,7 +177,7 @@ typedef struct send_outcome {
     char msg_id[128];
     int64_t offset;
     char recall_handle[1024]; /* a timer message's (RecallMessage) */
-    char tx_id[64];           /* a half message's transaction id (proxy_transaction.c); "" else */
+    char tx_id[192];          /* a half message's transaction id (proxy_transaction.c); "" else */
 } send_outcome;
 
 static uint64_t millis_of(const Google__Protobuf__Timestamp *t)
@@ -299,17 +300,17 @@ static rmq_cmd *build_send(proxy *px, const Apache__Rocketmq__V2__Message *m, co
     return req;
 }
 
-/* The store's answer to message m's send (err < 0: none came). */
-static void read_send_answer(proxy *px, const Apache__Rocketmq__V2__Message *m, int err,
-                             const rmq_cmd *resp, send_outcome *out)
+/* The answer to message m's send to broker (err < 0: none came). */
+static void read_send_answer(proxy *px, const Apache__Rocketmq__V2__Message *m, const char *broker,
+                             int err, const rmq_cmd *resp, send_outcome *out)
 {
     const rmq_host_api *api = px->api;
     const Apache__Rocketmq__V2__SystemProperties *sp = m->system_properties;
     bool txn = sp->message_type == APACHE__ROCKETMQ__V2__MESSAGE_TYPE__TRANSACTION;
     if (err < 0) {
         out->code = err == RMQ_ETIMEDOUT ? PX_PROXY_TIMEOUT : PX_INTERNAL_SERVER_ERROR;
-        snprintf(out->message, sizeof(out->message), "send to server %s: %s", px->broker_server,
-                 rmq_strerror(err));
+        snprintf(out->message, sizeof(out->message), "send to %s %s: %s",
+                 proxy_backend_broker_label(px), broker, rmq_strerror(err));
         return;
     }
     int32_t code = api->cmd_code(resp);
@@ -325,7 +326,8 @@ static void read_send_answer(proxy *px, const Apache__Rocketmq__V2__Message *m, 
                  api->cmd_ext_get(resp, "recallHandle") ? api->cmd_ext_get(resp, "recallHandle")
                                                         : "");
         if (txn)
-            proxy_transaction_id(api->cmd_ext_get(resp, "msgId"), out->offset, out->tx_id,
+            proxy_transaction_id(proxy_backend_is_cluster(px) ? broker : NULL,
+                                 api->cmd_ext_get(resp, "msgId"), out->offset, out->tx_id,
                                  sizeof(out->tx_id));
         break;
     case FLUSH_DISK_TIMEOUT:
@@ -440,7 +442,8 @@ static void send_step(send_call *sc);
 static void send_answered(int err, const rmq_cmd *resp, void *ud)
 {
     send_call *sc = ud;
-    read_send_answer(sc->px, sc->req->messages[sc->next], err, resp, &sc->outs[sc->next]);
+    read_send_answer(sc->px, sc->req->messages[sc->next], sc->wqs[sc->pick].broker, err, resp,
+                     &sc->outs[sc->next]);
     sc->next++;
     /* answered while send_step is still issuing: it carries on itself */
     if (atomic_exchange(&sc->phase, SEND_ANSWERED) == SEND_WAITING)
@@ -468,9 +471,10 @@ static void send_step(send_call *sc)
             continue;
         }
         atomic_store(&sc->phase, SEND_ISSUING);
-        int rc = px->api->invoke_local_async(px->ctx, px->broker_server, cmd, send_answered, sc);
+        int rc = proxy_broker_call_async(px, sc->topic, sc->wqs[sc->pick].broker, cmd, 0,
+                                         send_answered, sc);
         if (rc != 0) {
-            read_send_answer(px, m, rc, NULL, &sc->outs[i]);
+            read_send_answer(px, m, sc->wqs[sc->pick].broker, rc, NULL, &sc->outs[i]);
             sc->next++;
             continue;
         }
