@@ -412,6 +412,8 @@ struct io_loop {
 
 io_loop *host_loop_of(rmq_host *h, uint64_t channel);
 bool host_on_io_thread(rmq_host *h);
+/* The I/O loop the calling thread runs, or NULL. */
+io_loop *host_current_loop(rmq_host *h);
 bool loop_is_current(io_loop *l);
 /* Post a task (takes ownership) and wake the loop. */
 void loop_post(io_loop *l, loop_task *t);

@@ -24,12 +24,17 @@ bool loop_is_current(io_loop *l)
     return l && pthread_equal(pthread_self(), l->tid);
 }
 
-bool host_on_io_thread(rmq_host *h)
+io_loop *host_current_loop(rmq_host *h)
 {
     for (int i = 0; i < h->nloops; i++)
         if (h->loops[i].tid && pthread_equal(pthread_self(), h->loops[i].tid))
-            return true;
-    return false;
+            return &h->loops[i];
+    return NULL;
+}
+
+bool host_on_io_thread(rmq_host *h)
+{
+    return host_current_loop(h) != NULL;
 }
 
 connection *loop_find_conn(io_loop *l, uint64_t id)

@@ -141,8 +141,12 @@ static int local_start(rmq_host *h, const char *server_name, rmq_cmd *cmd, sync_
     cmd->flag &= ~(RMQ_FLAG_RESPONSE | RMQ_FLAG_ONEWAY);
     *req = (rmq_request){0};
     req->host = h;
-    /* an inline processor runs on an I/O loop as it expects */
-    req->loop = &h->loops[(unsigned)cmd->opaque % (unsigned)h->nloops];
+    /* An inline processor runs on an I/O loop as it expects: the caller's
+     * own when it calls from one (invoke_local_async on IO), so the request
+     * runs at once on this thread instead of crossing to another loop and
+     * back — a 5.x client's send costs no thread hand-off at all. */
+    io_loop *here = host_current_loop(h);
+    req->loop = here ? here : &h->loops[(unsigned)cmd->opaque % (unsigned)h->nloops];
     req->channel = 0;
     req->srv = s;
     req->cmd = cmd;

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "proxy_backend.h"
 #include "proxy_internal.h"
 
 #define HEART_BEAT 34
@@ -154,6 +155,12 @@ static int32_t call_broker(proxy *px, int code, rmq_channel_id ch, const char *a
                            const char *const *kv, const char *body, char *buf, size_t cap)
 {
     const rmq_host_api *api = px->api;
+    if (proxy_backend_is_cluster(px)) {
+        /* cluster mode: the clients live in this proxy's table only, as in
+         * Java's cluster-mode proxy (docs/compat.md) */
+        snprintf(buf, cap, "%s", "");
+        return 0;
+    }
     rmq_cmd *req = api->cmd_new_request(code);
     char chs[32];
     snprintf(chs, sizeof chs, "%" PRIu64, (uint64_t)(PROXY_CHANNEL_BIT | ch));

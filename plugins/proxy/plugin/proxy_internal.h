@@ -39,6 +39,8 @@
 
 typedef struct proxy_clients proxy_clients;
 typedef struct telemetry_table telemetry_table;
+typedef struct proxy_route_cache proxy_route_cache;
+typedef struct proxy_cluster proxy_cluster;
 
 typedef struct proxy {
     const rmq_host_api *api;
@@ -52,6 +54,8 @@ typedef struct proxy {
     telemetry_table *tele;            /* open Telemetry streams (proxy_telemetry.c) */
     atomic_uint send_round;           /* round-robin over writable queues */
     proxy_clients *clients;           /* 5.x clients' settings and registrations */
+    proxy_route_cache *routes;        /* the routes sends use (proxy_route_cache.c) */
+    proxy_cluster *cluster;           /* cluster mode's NameServers and brokers; NULL: local */
 } proxy;
 
 /* Answer a unary call with `msg` packed (protobuf-c). */
@@ -91,6 +95,21 @@ int proxy_route_fetch(proxy *px, const char *topic, proxy_route *out, char *why,
  * every queue and pops with order=true (FIFO groups). proxy_route.c. */
 bool proxy_group_fifo(proxy *px, const char *group);
 void proxy_route_free(proxy_route *r);
+/* The GET_ROUTEINFO_BY_TOPIC request of proxy_route_fetch, and its answer
+ * read into `out` (same results). */
+rmq_cmd *proxy_route_request(proxy *px, const char *topic);
+int proxy_route_parse(proxy *px, const char *topic, const rmq_cmd *resp, proxy_route *out,
+                      char *why, size_t whylen);
+/* proxy_route_fetch through the route cache (proxy_route_cache.c): the same
+ * answers, a route up to topicRouteServiceCacheRefreshSeconds old. */
+int proxy_route_get(proxy *px, const char *topic, proxy_route *out, char *why, size_t whylen);
+/* The same without blocking, from any thread (IO too): cb gets rc, the
+ * route (cb owns it: proxy_route_free) and why, exactly once — at once when
+ * the cache holds the route. 0, or an error when cb will not be called. */
+typedef void (*proxy_route_cb)(int rc, proxy_route *route, const char *why, void *ud);
+int proxy_route_get_async(proxy *px, const char *topic, proxy_route_cb cb, void *ud);
+int proxy_route_cache_init(proxy *px);
+void proxy_route_cache_fini(proxy *px);
 
 /* A property name Java reserves (MessageConst.STRING_HASH_SET, the ones in
  * use): not a user property (proxy_send.c). */
@@ -181,8 +200,10 @@ int proxy_telemetry_admin(rmq_admin_call *ac, int argc, const char *const *argv,
 
 /* Transactions (proxy_transaction.c). The transaction id a half message's
  * SendResultEntry carries, from the store's answer (offset msgId, queue
- * offset); init subscribes to the store's check-backs. */
-void proxy_transaction_id(const char *offset_msg_id, int64_t queue_offset, char *out, size_t cap);
+ * offset) and, in cluster mode, the name of the broker that holds the half
+ * (NULL in local mode); init subscribes to the store's check-backs. */
+void proxy_transaction_id(const char *broker, const char *offset_msg_id, int64_t queue_offset,
+                          char *out, size_t cap);
 int proxy_transaction_init(proxy *px);
 /* The stored record at a commit-log offset (service store.queues): *rec
  * malloc'd. */

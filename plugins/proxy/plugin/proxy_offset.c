@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "proxy_backend.h"
 #include "proxy_internal.h"
 
 #define QUERY_CONSUMER_OFFSET 14
@@ -40,7 +41,8 @@ static bool queue_of(const Apache__Rocketmq__V2__MessageQueue *mq, const char **
 
 /* One request to the broker role with header fields kv (NULL-ended): its
  * answer, or NULL with st set. */
-static rmq_cmd *ask(proxy *px, int code, const char *const *kv, Apache__Rocketmq__V2__Status *st)
+static rmq_cmd *ask(proxy *px, const Apache__Rocketmq__V2__MessageQueue *mq, int code,
+                    const char *const *kv, Apache__Rocketmq__V2__Status *st)
 {
     const rmq_host_api *api = px->api;
     rmq_cmd *req = api->cmd_new_request(code);
@@ -54,7 +56,8 @@ static rmq_cmd *ask(proxy *px, int code, const char *const *kv, Apache__Rocketmq
         return NULL;
     }
     rmq_cmd *resp = NULL;
-    rc = proxy_local(px, px->broker_server, req, &resp);
+    /* the broker of the message queue (cluster mode) */
+    rc = proxy_broker_call(px, mq->topic->name, mq->broker ? mq->broker->name : NULL, req, &resp);
     if (rc < 0) {
         proxy_status(st, rc == RMQ_ETIMEDOUT ? PX_PROXY_TIMEOUT : PX_INTERNAL_SERVER_ERROR,
                      rmq_strerror(rc));
@@ -104,7 +107,7 @@ int proxy_get_offset(rmq_grpc_call *call, const void *msg, size_t len, void *ud)
         char q[16];
         snprintf(q, sizeof q, "%d", qid);
         const char *kv[] = {"consumerGroup", group, "topic", topic, "queueId", q, NULL};
-        rmq_cmd *r = ask(px, QUERY_CONSUMER_OFFSET, kv, &st);
+        rmq_cmd *r = ask(px, req->message_queue, QUERY_CONSUMER_OFFSET, kv, &st);
         if (r && px->api->cmd_code(r) == 0) {
             resp.offset = offset_field(px, r);
             proxy_status(&st, PX_OK, NULL);
@@ -145,7 +148,7 @@ int proxy_update_offset(rmq_grpc_call *call, const void *msg, size_t len, void *
         snprintf(o, sizeof o, "%" PRId64, req->offset);
         const char *kv[] = {"consumerGroup", group, "topic", topic, "queueId", q,
                             "commitOffset",  o,     NULL};
-        rmq_cmd *r = ask(px, UPDATE_CONSUMER_OFFSET, kv, &st);
+        rmq_cmd *r = ask(px, req->message_queue, UPDATE_CONSUMER_OFFSET, kv, &st);
         if (r && px->api->cmd_code(r) == 0)
             proxy_status(&st, PX_OK, NULL);
         else if (r)
@@ -200,7 +203,7 @@ int proxy_query_offset(rmq_grpc_call *call, const void *msg, size_t len, void *u
             const char *kv[] = {"topic", topic, "queueId", q, "timestamp", ts, NULL};
             if (code != SEARCH_OFFSET_BY_TIMESTAMP)
                 kv[4] = NULL;
-            rmq_cmd *r = ask(px, code, kv, &st);
+            rmq_cmd *r = ask(px, req->message_queue, code, kv, &st);
             if (r && px->api->cmd_code(r) == 0) {
                 resp.offset = offset_field(px, r);
                 proxy_status(&st, PX_OK, NULL);

@@ -8,9 +8,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "proxy_backend.h"
 #include "proxy_internal.h"
 
 static const rmq_setting_decl proxy_settings[] = {
+    {.name = "proxyMode",
+     .type = RMQ_SETTING_STRING,
+     .default_value = "local",
+     .description = "\"local\": answer from the roles of this process (namesrvServer, "
+                    "brokerServer); \"cluster\": from the NameServers of namesrvAddr and the "
+                    "brokers their routes name, over outgoing remoting (Java's proxyMode)"},
+    {.name = "namesrvAddr",
+     .type = RMQ_SETTING_STRING,
+     .default_value = "",
+     .description = "cluster mode: the NameServers, host:port[;host:port...]"},
     {.name = "namesrvServer",
      .type = RMQ_SETTING_STRING,
      .default_value = "namesrv",
@@ -28,7 +39,8 @@ static const rmq_setting_decl proxy_settings[] = {
     {.name = "localCallTimeoutMs",
      .type = RMQ_SETTING_INT,
      .default_value = "3000",
-     .description = "longest wait for a broker role's answer (then PROXY_TIMEOUT)",
+     .description = "longest wait for a NameServer's or broker's answer (then PROXY_TIMEOUT); "
+                    "cluster mode adds a POP's polling time",
      .min = 1,
      .max = 600000},
     {.name = "minLongPollingTimeoutMs",
@@ -51,6 +63,27 @@ static const rmq_setting_decl proxy_settings[] = {
      .description = "Publishing.validate_message_type told to producers (Java's "
                     "enableTopicMessageTypeCheck); false lets 5.x clients send FIFO, delay and "
                     "transaction messages to topics routed as NORMAL"},
+    {.name = "topicRouteServiceCacheRefreshSeconds",
+     .type = RMQ_SETTING_INT,
+     .default_value = "20",
+     .description = "a send uses a topic's route for this long before asking the NameServer "
+                    "role again (Java's proxy setting of this name)",
+     .min = 0,
+     .max = 86400},
+    {.name = "topicRouteServiceCacheExpiredSeconds",
+     .type = RMQ_SETTING_INT,
+     .default_value = "300",
+     .description = "a cached route unused this long is dropped; also how long a route is "
+                    "served when the NameServer role does not answer (Java's proxy setting)",
+     .min = 1,
+     .max = 86400},
+    {.name = "topicRouteServiceCacheMaxNum",
+     .type = RMQ_SETTING_INT,
+     .default_value = "20000",
+     .description = "most topics whose routes are cached; 0 asks the NameServer role on "
+                    "every send (Java's proxy setting)",
+     .min = 0,
+     .max = 10000000},
     {.name = "executorThreads",
      .type = RMQ_SETTING_INT,
      .default_value = "8",
@@ -144,16 +177,28 @@ static int proxy_init(rmq_plugin_ctx *ctx, const rmq_host_api *api)
         {"RecallMessage", RMQ_GRPC_UNARY, proxy_recall_message},
         {"EndTransaction", RMQ_GRPC_UNARY, proxy_end_transaction},
     };
-    int rc = proxy_telemetry_init(px);
+    int rc = proxy_backend_init(px);
+    if (rc == 0)
+        rc = proxy_telemetry_init(px);
     if (rc == 0)
         rc = proxy_clients_init(px);
+    if (rc == 0)
+        rc = proxy_route_cache_init(px);
     if (rc == 0)
         rc = api->declare_executor(ctx, "grpc", (int)api->setting_int(ctx, "executorThreads"),
                                    10000);
     for (size_t i = 0; rc == 0 && i < sizeof(methods) / sizeof(methods[0]); i++) {
         char path[128];
         snprintf(path, sizeof(path), PROXY_SERVICE "%s", methods[i].method);
-        rc = api->register_grpc_method(ctx, path, methods[i].kind, methods[i].fn, px, "grpc");
+        /* In local mode SendMessage and AckMessage never block
+         * (proxy_send.c, proxy_receive.c): they run on the I/O loop, without
+         * an executor hand-off. Cluster mode may look a broker up first
+         * with a blocking call, so they stay on the executor there. */
+        bool on_io =
+            !proxy_backend_is_cluster(px) && (strcmp(methods[i].method, "SendMessage") == 0 ||
+                                              strcmp(methods[i].method, "AckMessage") == 0);
+        rc = api->register_grpc_method(ctx, path, methods[i].kind, methods[i].fn, px,
+                                       on_io ? NULL : "grpc");
     }
     if (rc == 0)
         rc = proxy_transaction_init(px);
@@ -163,8 +208,10 @@ static int proxy_init(rmq_plugin_ctx *ctx, const rmq_host_api *api)
                                          "CLIENT_ID COMMIT_LOG_OFFSET",
                                          proxy_telemetry_admin, px);
     if (rc != 0) {
+        proxy_route_cache_fini(px);
         proxy_clients_fini(px);
         proxy_telemetry_fini(px);
+        proxy_backend_fini(px);
         free(px);
         return rc;
     }
@@ -172,10 +219,10 @@ static int proxy_init(rmq_plugin_ctx *ctx, const rmq_host_api *api)
              "MessagingService ready: QueryRoute, QueryAssignment, Heartbeat, SendMessage, "
              "NotifyClientTermination, Telemetry, ReceiveMessage, AckMessage, "
              "ChangeInvisibleDuration, ForwardMessageToDeadLetterQueue, EndTransaction, "
-             "PullMessage, GetOffset, UpdateOffset, QueryOffset, RecallMessage (routes from server "
-             "%s, "
-             "messages to server %s)",
-             px->namesrv_server, px->broker_server);
+             "PullMessage, GetOffset, UpdateOffset, QueryOffset, RecallMessage (%s mode: routes "
+             "from %s, messages to %s)",
+             proxy_backend_is_cluster(px) ? "cluster" : "local", proxy_backend_namesrv_label(px),
+             proxy_backend_broker_label(px));
     return RMQ_OK;
 }
 
@@ -190,8 +237,10 @@ static void proxy_fini(rmq_plugin_ctx *ctx)
 {
     proxy *px = rmq_ctx_userdata(ctx);
     if (px) {
+        proxy_route_cache_fini(px);
         proxy_clients_fini(px);
         proxy_telemetry_fini(px);
+        proxy_backend_fini(px);
     }
     free(px);
 }

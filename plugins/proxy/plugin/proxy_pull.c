@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "proxy_backend.h"
 #include "proxy_internal.h"
 #include "proxy_message.h"
 
@@ -146,7 +147,7 @@ int proxy_pull_message(rmq_grpc_call *call, const void *msg, size_t len, void *u
         goto out;
     }
     rmq_cmd *resp = NULL;
-    int lrc = proxy_local(px, px->broker_server, pr, &resp);
+    int lrc = proxy_broker_call(px, topic, mq->broker ? mq->broker->name : NULL, pr, &resp);
     if (lrc < 0) {
         rc = send_status(px, call,
                          lrc == RMQ_ETIMEDOUT ? PX_PROXY_TIMEOUT : PX_INTERNAL_SERVER_ERROR,

@@ -5,13 +5,40 @@
  * invoke_local, and the recalled message id comes back. A handle that does
  * not decode and every refusal of the broker answer INTERNAL_SERVER_ERROR
  * with the broker's remark, as Java's ResponseBuilder maps them. */
+#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "proxy_backend.h"
 #include "proxy_internal.h"
 
 #define RECALL_MESSAGE 370
+
+/* The broker a recall handle names (Java's RecallMessageHandle.HandleV1:
+ * base64url of "v1 topic brokerName timestamp uniqKey"), for cluster mode;
+ * "" when it does not decode (the broker then refuses the handle). */
+static void recall_broker(const char *handle, char *out, size_t cap)
+{
+    out[0] = '\0';
+    size_t n = strlen(handle);
+    if (n == 0 || n > 1024)
+        return;
+    char b64[1032];
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        b64[m++] = handle[i] == '-' ? '+' : handle[i] == '_' ? '/' : handle[i];
+    while (m % 4)
+        b64[m++] = '=';
+    unsigned char raw[800];
+    int len = EVP_DecodeBlock(raw, (const unsigned char *)b64, (int)m);
+    if (len <= 0)
+        return;
+    raw[len] = '\0';
+    char v[8], topic[256], broker[256];
+    if (sscanf((const char *)raw, "%7s %255s %255s", v, topic, broker) == 3 && strcmp(v, "v1") == 0)
+        snprintf(out, cap, "%s", broker);
+}
 
 /* Java's DefaultTopicMessageTypeValidator with DELAY as the actual type:
  * NULL when the topic takes it, else the topic's type name. */
@@ -65,8 +92,11 @@ int proxy_recall_message(rmq_grpc_call *call, const void *msg, size_t len, void 
             rc = RMQ_ENOMEM;
         if (rc != 0 && rq)
             api->cmd_free(rq);
-        if (rc == 0)
-            rc = proxy_local(px, px->broker_server, rq, &r);
+        if (rc == 0) {
+            char broker[256];
+            recall_broker(handle, broker, sizeof broker); /* cluster mode's destination */
+            rc = proxy_broker_call(px, topic, broker, rq, &r);
+        }
         if (rc < 0) {
             proxy_status(&st, rc == RMQ_ETIMEDOUT ? PX_PROXY_TIMEOUT : PX_INTERNAL_SERVER_ERROR,
                          rmq_strerror(rc));

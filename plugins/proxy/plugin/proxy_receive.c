@@ -20,6 +20,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "proxy_backend.h"
 #include "proxy_internal.h"
 #include "proxy_message.h"
 
@@ -426,7 +427,7 @@ int proxy_receive_message(rmq_grpc_call *call, const void *msg, size_t len, void
     if (poll_ms > 0) /* no hold (the generation is quiescing): answer now */
         api->cmd_ext_set(pr, "pollTime", "0");
     rmq_cmd *resp = NULL;
-    int lrc = proxy_local(px, px->broker_server, pr, &resp);
+    int lrc = proxy_broker_call(px, topic, broker, pr, &resp);
     rc = proxy_receive_answer(px, call, lrc, resp, invisible, broker);
     if (resp)
         api->cmd_free(resp);
@@ -457,13 +458,13 @@ static bool receipt_parse(const char *h, pop_receipt *r)
 
 /* One ACK_MESSAGE / CHANGE_MESSAGE_INVISIBLETIME: the remoting answer (or
  * NULL with *lrc set). */
-static rmq_cmd *ack_call(proxy *px, int code, const char *group, const char *topic,
-                         const char *receipt, int64_t invisible, int *lrc)
+/* The request of ack_call, or NULL with *lrc set; *rh: the parsed handle. */
+static rmq_cmd *ack_request(proxy *px, int code, const char *group, const char *topic,
+                            const char *receipt, int64_t invisible, int *lrc, pop_receipt *rh)
 {
     const rmq_host_api *api = px->api;
-    pop_receipt rh;
     *lrc = 0;
-    if (!receipt_parse(receipt, &rh)) {
+    if (!receipt_parse(receipt, rh)) {
         *lrc = RMQ_EINVAL;
         return NULL;
     }
@@ -473,17 +474,142 @@ static rmq_cmd *ack_call(proxy *px, int code, const char *group, const char *top
         return NULL;
     }
     char q[16], o[32], inv[32];
-    snprintf(q, sizeof q, "%d", rh.queue_id);
-    snprintf(o, sizeof o, "%lld", rh.offset);
+    snprintf(q, sizeof q, "%d", rh->queue_id);
+    snprintf(o, sizeof o, "%lld", rh->offset);
     snprintf(inv, sizeof inv, "%" PRId64, invisible);
     const char *kv[] = {
         "consumerGroup", group,    "topic", topic,           "queueId", q,   "extraInfo",
         receipt,         "offset", o,       "invisibleTime", inv,       NULL};
     for (size_t i = 0; kv[i]; i += 2)
         api->cmd_ext_set(req, kv[i], kv[i + 1]);
+    return req;
+}
+
+static rmq_cmd *ack_call(proxy *px, int code, const char *group, const char *topic,
+                         const char *receipt, int64_t invisible, int *lrc)
+{
+    pop_receipt rh;
+    rmq_cmd *req = ack_request(px, code, group, topic, receipt, invisible, lrc, &rh);
+    if (!req)
+        return NULL;
     rmq_cmd *resp = NULL;
-    *lrc = proxy_local(px, px->broker_server, req, &resp);
+    /* to the broker the message came from, as the handle names it */
+    *lrc = proxy_broker_call(px, topic, rh.broker, req, &resp);
     return *lrc < 0 ? NULL : resp;
+}
+
+/* One AckMessage call in flight: the handler runs on the gRPC server's I/O
+ * loop and each entry goes to the store with invoke_local_async, whose
+ * inline ACK processor answers at once on this same thread (as SendMessage,
+ * proxy_send.c): an acknowledgement crosses no thread. */
+typedef struct ack_call_state {
+    proxy *px;
+    rmq_grpc_call *call;
+    Apache__Rocketmq__V2__AckMessageRequest *req;
+    Apache__Rocketmq__V2__Status *sts;
+    size_t next;
+    atomic_int phase; /* ACK_ISSUING, ACK_ANSWERED or ACK_WAITING */
+} ack_call_state;
+
+enum { ACK_ISSUING, ACK_ANSWERED, ACK_WAITING };
+
+static void ack_entry_status(Apache__Rocketmq__V2__Status *st, int lrc, const rmq_cmd *r,
+                             const rmq_host_api *api)
+{
+    int32_t code = r ? api->cmd_code(r) : -1;
+    if (lrc == RMQ_EINVAL)
+        proxy_status(st, APACHE__ROCKETMQ__V2__CODE__INVALID_RECEIPT_HANDLE,
+                     "receipt handle is invalid");
+    else if (!r)
+        proxy_status(st, PX_PROXY_TIMEOUT, NULL);
+    else if (code == 0)
+        proxy_status(st, PX_OK, "OK");
+    else
+        proxy_status(st, proxy_code_of_remoting(code), "ack failed");
+}
+
+/* Answer with every entry's status; ends, releases and frees. */
+static void ack_call_answer(ack_call_state *ac)
+{
+    proxy *px = ac->px;
+    const rmq_host_api *api = px->api;
+    size_t n = ac->req->n_entries;
+    Apache__Rocketmq__V2__AckMessageResponse resp =
+        APACHE__ROCKETMQ__V2__ACK_MESSAGE_RESPONSE__INIT;
+    Apache__Rocketmq__V2__Status status;
+    Apache__Rocketmq__V2__AckMessageResultEntry *ents = calloc(n ? n : 1, sizeof *ents);
+    Apache__Rocketmq__V2__AckMessageResultEntry **entp = calloc(n ? n : 1, sizeof *entp);
+    if (!ents || !entp) {
+        api->grpc_finish(ac->call, RMQ_GRPC_RESOURCE_EXHAUSTED, "out of memory");
+    } else {
+        size_t failed = 0;
+        for (size_t i = 0; i < n; i++) {
+            apache__rocketmq__v2__ack_message_result_entry__init(&ents[i]);
+            ents[i].message_id = ac->req->entries[i]->message_id;
+            ents[i].receipt_handle = ac->req->entries[i]->receipt_handle;
+            ents[i].status = &ac->sts[i];
+            entp[i] = &ents[i];
+            failed += ac->sts[i].code != PX_OK;
+        }
+        /* Java: OK when every entry is, MULTIPLE_RESULTS otherwise (one entry: its own) */
+        if (failed == 0)
+            proxy_status(&status, PX_OK, "OK");
+        else if (n == 1)
+            status = ac->sts[0];
+        else
+            proxy_status(&status, PX_MULTIPLE_RESULTS, "ack has multiple results");
+        resp.status = &status;
+        resp.n_entries = n;
+        resp.entries = entp;
+        if (proxy_reply(px, ac->call, &resp.base) == 0)
+            api->grpc_finish(ac->call, RMQ_GRPC_OK, NULL);
+        else
+            api->grpc_finish(ac->call, RMQ_GRPC_INTERNAL, "cannot encode the answer");
+    }
+    free(ents);
+    free(entp);
+    api->grpc_release(ac->call);
+    free(ac->sts);
+    apache__rocketmq__v2__ack_message_request__free_unpacked(ac->req, NULL);
+    free(ac);
+}
+
+static void ack_step(ack_call_state *ac);
+
+static void ack_answered(int err, const rmq_cmd *resp, void *ud)
+{
+    ack_call_state *ac = ud;
+    ack_entry_status(&ac->sts[ac->next], err, err < 0 ? NULL : resp, ac->px->api);
+    ac->next++;
+    if (atomic_exchange(&ac->phase, ACK_ANSWERED) == ACK_WAITING)
+        ack_step(ac);
+}
+
+static void ack_step(ack_call_state *ac)
+{
+    proxy *px = ac->px;
+    const char *group = ac->req->group->name;
+    const char *topic = ac->req->topic->name;
+    while (ac->next < ac->req->n_entries) {
+        size_t i = ac->next;
+        int lrc = 0;
+        pop_receipt rh;
+        rmq_cmd *cmd = ack_request(px, ACK_MESSAGE, group, topic,
+                                   ac->req->entries[i]->receipt_handle, 0, &lrc, &rh);
+        if (cmd) {
+            atomic_store(&ac->phase, ACK_ISSUING);
+            /* to the broker the message came from, as the handle names it */
+            lrc = proxy_broker_call_async(px, topic, rh.broker, cmd, 0, ack_answered, ac);
+            if (lrc == 0) {
+                if (atomic_exchange(&ac->phase, ACK_WAITING) != ACK_ANSWERED)
+                    return; /* ack_answered continues on the answering thread */
+                continue;
+            }
+        }
+        ack_entry_status(&ac->sts[i], lrc, NULL, px->api);
+        ac->next++;
+    }
+    ack_call_answer(ac);
 }
 
 int proxy_ack_message(rmq_grpc_call *call, const void *msg, size_t len, void *ud)
@@ -494,68 +620,35 @@ int proxy_ack_message(rmq_grpc_call *call, const void *msg, size_t len, void *ud
         apache__rocketmq__v2__ack_message_request__unpack(NULL, len, msg);
     if (!req)
         return api->grpc_finish(call, RMQ_GRPC_INVALID_ARGUMENT, "malformed AckMessageRequest");
-    Apache__Rocketmq__V2__AckMessageResponse resp =
-        APACHE__ROCKETMQ__V2__ACK_MESSAGE_RESPONSE__INIT;
-    Apache__Rocketmq__V2__Status status;
-    size_t n = req->n_entries;
-    Apache__Rocketmq__V2__AckMessageResultEntry *ents = calloc(n ? n : 1, sizeof *ents);
-    Apache__Rocketmq__V2__AckMessageResultEntry **entp = calloc(n ? n : 1, sizeof *entp);
-    Apache__Rocketmq__V2__Status *sts = calloc(n ? n : 1, sizeof *sts);
     const char *group = req->group ? req->group->name : NULL;
     const char *topic = req->topic ? req->topic->name : NULL;
-    int rc = 0;
-    if (!ents || !entp || !sts) {
-        rc = RMQ_ENOMEM;
-        goto out;
-    }
     if (!group || !*group || !topic || !*topic) {
+        Apache__Rocketmq__V2__AckMessageResponse resp =
+            APACHE__ROCKETMQ__V2__ACK_MESSAGE_RESPONSE__INIT;
+        Apache__Rocketmq__V2__Status status;
         proxy_status(&status, APACHE__ROCKETMQ__V2__CODE__BAD_REQUEST,
                      "group and topic are required");
         resp.status = &status;
-        rc = proxy_reply(px, call, &resp.base);
-        goto out;
+        int rc = proxy_reply(px, call, &resp.base);
+        apache__rocketmq__v2__ack_message_request__free_unpacked(req, NULL);
+        return rc;
     }
-    size_t failed = 0;
-    for (size_t i = 0; i < n; i++) {
-        const Apache__Rocketmq__V2__AckMessageEntry *e = req->entries[i];
-        apache__rocketmq__v2__ack_message_result_entry__init(&ents[i]);
-        ents[i].message_id = e->message_id;
-        ents[i].receipt_handle = e->receipt_handle;
-        int lrc = 0;
-        rmq_cmd *r = ack_call(px, ACK_MESSAGE, group, topic, e->receipt_handle, 0, &lrc);
-        int32_t code = r ? api->cmd_code(r) : -1;
-        if (lrc == RMQ_EINVAL)
-            proxy_status(&sts[i], APACHE__ROCKETMQ__V2__CODE__INVALID_RECEIPT_HANDLE,
-                         "receipt handle is invalid");
-        else if (!r)
-            proxy_status(&sts[i], PX_PROXY_TIMEOUT, NULL);
-        else if (code == 0)
-            proxy_status(&sts[i], PX_OK, "OK");
-        else
-            proxy_status(&sts[i], proxy_code_of_remoting(code), "ack failed");
-        if (r)
-            api->cmd_free(r);
-        failed += sts[i].code != PX_OK;
-        ents[i].status = &sts[i];
-        entp[i] = &ents[i];
+    ack_call_state *ac = calloc(1, sizeof(*ac));
+    if (ac)
+        ac->sts = calloc(req->n_entries ? req->n_entries : 1, sizeof(*ac->sts));
+    int rc = ac && ac->sts ? api->grpc_hold(call, NULL, NULL) : RMQ_ENOMEM;
+    if (rc < 0) {
+        if (ac)
+            free(ac->sts);
+        free(ac);
+        apache__rocketmq__v2__ack_message_request__free_unpacked(req, NULL);
+        return rc;
     }
-    /* Java: OK when every entry is, MULTIPLE_RESULTS otherwise (one entry: its own) */
-    if (failed == 0)
-        proxy_status(&status, PX_OK, "OK");
-    else if (n == 1)
-        status = sts[0];
-    else
-        proxy_status(&status, PX_MULTIPLE_RESULTS, "ack has multiple results");
-    resp.status = &status;
-    resp.n_entries = n;
-    resp.entries = entp;
-    rc = proxy_reply(px, call, &resp.base);
-out:
-    free(ents);
-    free(entp);
-    free(sts);
-    apache__rocketmq__v2__ack_message_request__free_unpacked(req, NULL);
-    return rc;
+    ac->px = px;
+    ac->call = call;
+    ac->req = req;
+    ack_step(ac);
+    return 0;
 }
 
 int proxy_change_invisible_duration(rmq_grpc_call *call, const void *msg, size_t len, void *ud)
@@ -658,7 +751,7 @@ int proxy_forward_to_dlq(rmq_grpc_call *call, const void *msg, size_t len, void 
         for (size_t i = 0; kv[i]; i += 2)
             api->cmd_ext_set(back, kv[i], kv[i + 1]);
         rmq_cmd *r = NULL;
-        int lrc = proxy_local(px, px->broker_server, back, &r);
+        int lrc = proxy_broker_call(px, topic, rh.broker, back, &r);
         int32_t code = lrc < 0 ? -1 : api->cmd_code(r);
         if (lrc < 0) {
             proxy_status(&status, PX_PROXY_TIMEOUT, NULL);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "proxy_backend.h"
 #include "proxy_internal.h"
 
 /* The clients' default request timeout (rocketmq-clients: 3 s); Java's
@@ -97,7 +98,9 @@ int proxy_receive_wait(proxy *px, rmq_grpc_call *call, rmq_cmd *pop, int64_t inv
         free(w);
         return rc;
     }
-    rc = api->invoke_local_async(px->ctx, px->broker_server, pop, wait_answered, w);
+    const char *topic = api->cmd_ext_get(pop, "topic"), *poll = api->cmd_ext_get(pop, "pollTime");
+    rc = proxy_broker_call_async(px, topic, w->broker, pop, poll ? strtoll(poll, NULL, 10) : 0,
+                                 wait_answered, w);
     if (rc < 0) {
         /* pop is freed by the failed call: the caller cannot fall back */
         proxy_receive_answer(px, call, rc, NULL, invisible, w->broker);

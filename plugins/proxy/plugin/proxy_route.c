@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "proxy_backend.h"
 #include "proxy_internal.h"
 
 #define GET_ROUTEINFO_BY_TOPIC 105
@@ -42,37 +43,33 @@ static void broker_ids_of(json_t *brokers, proxy_queue_data *q)
     }
 }
 
-int proxy_route_fetch(proxy *px, const char *topic, proxy_route *out, char *why, size_t whylen)
+rmq_cmd *proxy_route_request(proxy *px, const char *topic)
+{
+    const rmq_host_api *api = px->api;
+    rmq_cmd *req = api->cmd_new_request(GET_ROUTEINFO_BY_TOPIC);
+    if (req && (api->cmd_ext_set(req, "topic", topic) < 0 ||
+                api->cmd_ext_set(req, "acceptStandardJsonOnly", "true") < 0)) {
+        api->cmd_free(req);
+        req = NULL;
+    }
+    return req;
+}
+
+int proxy_route_parse(proxy *px, const char *topic, const rmq_cmd *resp, proxy_route *out,
+                      char *why, size_t whylen)
 {
     const rmq_host_api *api = px->api;
     memset(out, 0, sizeof(*out));
-    rmq_cmd *req = api->cmd_new_request(GET_ROUTEINFO_BY_TOPIC);
-    if (!req)
-        return RMQ_ENOMEM;
-    if (api->cmd_ext_set(req, "topic", topic) < 0 ||
-        api->cmd_ext_set(req, "acceptStandardJsonOnly", "true") < 0) {
-        api->cmd_free(req);
-        return RMQ_ENOMEM;
-    }
-    rmq_cmd *resp = NULL;
-    int rc = proxy_local(px, px->namesrv_server, req, &resp);
-    if (rc < 0) {
-        snprintf(why, whylen, "route of %s from server %s: %s", topic, px->namesrv_server,
-                 rmq_strerror(rc));
-        return rc;
-    }
     int32_t code = api->cmd_code(resp);
     if (code != 0) {
         const char *remark = api->cmd_remark(resp);
         snprintf(why, whylen, "%s", remark ? remark : "no route");
-        api->cmd_free(resp);
         return code == TOPIC_NOT_EXIST ? RMQ_ENOENT : RMQ_EIO;
     }
     size_t blen = 0;
     const char *body = api->cmd_body(resp, &blen);
     json_error_t jerr;
     json_t *root = body ? json_loadb(body, blen, 0, &jerr) : NULL;
-    api->cmd_free(resp);
     json_t *qds = json_object_get(root, "queueDatas");
     json_t *bds = json_object_get(root, "brokerDatas");
     if (!json_is_array(qds) || !json_is_array(bds)) {
@@ -80,6 +77,7 @@ int proxy_route_fetch(proxy *px, const char *topic, proxy_route *out, char *why,
         snprintf(why, whylen, "route of %s: unreadable TopicRouteData", topic);
         return RMQ_EIO;
     }
+    proxy_cluster_learn(px, bds); /* cluster mode: where each broker is */
     out->qd = calloc(json_array_size(qds) + 1, sizeof(*out->qd));
     if (!out->qd) {
         json_decref(root);
@@ -102,6 +100,24 @@ int proxy_route_fetch(proxy *px, const char *topic, proxy_route *out, char *why,
     }
     json_decref(root);
     return 0;
+}
+
+int proxy_route_fetch(proxy *px, const char *topic, proxy_route *out, char *why, size_t whylen)
+{
+    memset(out, 0, sizeof(*out));
+    rmq_cmd *req = proxy_route_request(px, topic);
+    if (!req)
+        return RMQ_ENOMEM;
+    rmq_cmd *resp = NULL;
+    int rc = proxy_namesrv_call(px, req, &resp);
+    if (rc < 0) {
+        snprintf(why, whylen, "route of %s from %s: %s", topic, proxy_backend_namesrv_label(px),
+                 rmq_strerror(rc));
+        return rc;
+    }
+    rc = proxy_route_parse(px, topic, resp, out, why, whylen);
+    px->api->cmd_free(resp);
+    return rc;
 }
 
 /* Java's genMessageQueueFromQueueData: how many queues of each permission. */

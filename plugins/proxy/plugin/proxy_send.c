@@ -1,5 +1,5 @@
 /* proxy_send.c — SendMessage: each message becomes a SEND_MESSAGE_V2
- * request to the broker role of this process (invoke_local), with the
+ * request to the broker role of this process (invoke_local_async), with the
  * properties Java's proxy sets (tag, keys, UNIQ_KEY = the client's message
  * id, the producer group = the topic, sharding key = message group, trace
  * context, reconsume times); the queue is chosen as Java's proxy chooses it
@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "proxy_backend.h"
 #include "proxy_internal.h"
 
 #define SEND_MESSAGE_V2 310
@@ -176,7 +177,7 @@ typedef struct send_outcome {
     char msg_id[128];
     int64_t offset;
     char recall_handle[1024]; /* a timer message's (RecallMessage) */
-    char tx_id[64];           /* a half message's transaction id (proxy_transaction.c); "" else */
+    char tx_id[192];          /* a half message's transaction id (proxy_transaction.c); "" else */
 } send_outcome;
 
 static uint64_t millis_of(const Google__Protobuf__Timestamp *t)
@@ -184,21 +185,23 @@ static uint64_t millis_of(const Google__Protobuf__Timestamp *t)
     return t ? (uint64_t)t->seconds * 1000u + (uint64_t)t->nanos / 1000000u : 0;
 }
 
-static void send_one(proxy *px, const Apache__Rocketmq__V2__Message *m, const char *topic,
-                     const write_queue *wq, send_outcome *out)
+/* The SEND_MESSAGE_V2 request of message m to queue wq, or NULL with out
+ * telling why it is not sent. */
+static rmq_cmd *build_send(proxy *px, const Apache__Rocketmq__V2__Message *m, const char *topic,
+                           const write_queue *wq, send_outcome *out)
 {
     const rmq_host_api *api = px->api;
     const Apache__Rocketmq__V2__SystemProperties *sp = m->system_properties;
     if (!sp || !sp->message_id || !sp->message_id[0]) {
         out->code = PX_ILLEGAL_MESSAGE_ID;
         snprintf(out->message, sizeof(out->message), "message id is empty");
-        return;
+        return NULL;
     }
     if ((int64_t)m->body.len > px->max_message_size) {
         out->code = PX_BODY_TOO_LARGE;
         snprintf(out->message, sizeof(out->message), "message body size exceeds the limit %lld",
                  (long long)px->max_message_size);
-        return;
+        return NULL;
     }
     prop_buf pb = {0};
     for (size_t i = 0; i < m->n_user_properties; i++) {
@@ -207,7 +210,7 @@ static void send_one(proxy *px, const Apache__Rocketmq__V2__Message *m, const ch
             free(pb.s);
             out->code = PX_ILLEGAL_PROPERTY_KEY;
             snprintf(out->message, sizeof(out->message), "property is used by system: %s", k);
-            return;
+            return NULL;
         }
         prop_add(&pb, k, m->user_properties[i]->value ? m->user_properties[i]->value : "");
     }
@@ -259,7 +262,7 @@ static void send_one(proxy *px, const Apache__Rocketmq__V2__Message *m, const ch
         free(pb.s);
         out->code = PX_INTERNAL_SERVER_ERROR;
         snprintf(out->message, sizeof(out->message), "out of memory");
-        return;
+        return NULL;
     }
     if (pb.len > 0)
         pb.s[--pb.len] = '\0'; /* no separator after the last pair, as Java */
@@ -292,14 +295,22 @@ static void send_one(proxy *px, const Apache__Rocketmq__V2__Message *m, const ch
             api->cmd_free(req);
         out->code = PX_INTERNAL_SERVER_ERROR;
         snprintf(out->message, sizeof(out->message), "%s", rmq_strerror(rc));
-        return;
+        return NULL;
     }
-    rmq_cmd *resp = NULL;
-    rc = proxy_local(px, px->broker_server, req, &resp);
-    if (rc < 0) {
-        out->code = rc == RMQ_ETIMEDOUT ? PX_PROXY_TIMEOUT : PX_INTERNAL_SERVER_ERROR;
-        snprintf(out->message, sizeof(out->message), "send to server %s: %s", px->broker_server,
-                 rmq_strerror(rc));
+    return req;
+}
+
+/* The answer to message m's send to broker (err < 0: none came). */
+static void read_send_answer(proxy *px, const Apache__Rocketmq__V2__Message *m, const char *broker,
+                             int err, const rmq_cmd *resp, send_outcome *out)
+{
+    const rmq_host_api *api = px->api;
+    const Apache__Rocketmq__V2__SystemProperties *sp = m->system_properties;
+    bool txn = sp->message_type == APACHE__ROCKETMQ__V2__MESSAGE_TYPE__TRANSACTION;
+    if (err < 0) {
+        out->code = err == RMQ_ETIMEDOUT ? PX_PROXY_TIMEOUT : PX_INTERNAL_SERVER_ERROR;
+        snprintf(out->message, sizeof(out->message), "send to %s %s: %s",
+                 proxy_backend_broker_label(px), broker, rmq_strerror(err));
         return;
     }
     int32_t code = api->cmd_code(resp);
@@ -315,7 +326,8 @@ static void send_one(proxy *px, const Apache__Rocketmq__V2__Message *m, const ch
                  api->cmd_ext_get(resp, "recallHandle") ? api->cmd_ext_get(resp, "recallHandle")
                                                         : "");
         if (txn)
-            proxy_transaction_id(api->cmd_ext_get(resp, "msgId"), out->offset, out->tx_id,
+            proxy_transaction_id(proxy_backend_is_cluster(px) ? broker : NULL,
+                                 api->cmd_ext_get(resp, "msgId"), out->offset, out->tx_id,
                                  sizeof(out->tx_id));
         break;
     case FLUSH_DISK_TIMEOUT:
@@ -342,93 +354,199 @@ static void send_one(proxy *px, const Apache__Rocketmq__V2__Message *m, const ch
             snprintf(out->message, sizeof(out->message), "%d", code);
         break;
     }
-    api->cmd_free(resp);
+}
+
+/* One SendMessage call in flight. The handler runs on the gRPC server's I/O
+ * loop; the route comes from the cache (or, on a miss, from the NameServer
+ * role without blocking) and each message goes to the store with
+ * invoke_local_async, whose inline SEND processor then runs at once on this
+ * same thread: a send crosses no thread unless the store defers its answer
+ * (SYNC_FLUSH, SYNC_MASTER), and then continues on the answering thread. */
+typedef struct send_call {
+    proxy *px;
+    rmq_grpc_call *call;
+    Apache__Rocketmq__V2__SendMessageRequest *req;
+    const char *topic;
+    proxy_route route;
+    write_queue wqs[256];
+    size_t nwq, pick;
+    send_outcome *outs;
+    size_t next;      /* the message being sent, or the next one */
+    atomic_int phase; /* SEND_ISSUING, SEND_ANSWERED or SEND_WAITING */
+} send_call;
+
+enum { SEND_ISSUING, SEND_ANSWERED, SEND_WAITING };
+
+static void send_call_free(send_call *sc)
+{
+    proxy_route_free(&sc->route);
+    free(sc->outs);
+    apache__rocketmq__v2__send_message_request__free_unpacked(sc->req, NULL);
+    free(sc);
+}
+
+/* Answer the call: the overall status (code; message NULL = its name) when
+ * no message was tried, else one entry per message. Ends and releases the
+ * held call and frees sc. */
+static void send_call_answer(send_call *sc, bool tried, Apache__Rocketmq__V2__Code code,
+                             const char *message)
+{
+    proxy *px = sc->px;
+    size_t n = tried ? sc->req->n_messages : 0;
+    Apache__Rocketmq__V2__SendMessageResponse resp =
+        APACHE__ROCKETMQ__V2__SEND_MESSAGE_RESPONSE__INIT;
+    Apache__Rocketmq__V2__Status st;
+    Apache__Rocketmq__V2__SendResultEntry *ents = calloc(n + 1, sizeof(*ents));
+    Apache__Rocketmq__V2__SendResultEntry **entp = calloc(n + 1, sizeof(*entp));
+    Apache__Rocketmq__V2__Status *sts = calloc(n + 1, sizeof(*sts));
+    if (!ents || !entp || !sts) {
+        px->api->grpc_finish(sc->call, RMQ_GRPC_RESOURCE_EXHAUSTED, "out of memory");
+    } else {
+        bool mixed = false;
+        for (size_t i = 0; i < n; i++) {
+            const send_outcome *o = &sc->outs[i];
+            apache__rocketmq__v2__send_result_entry__init(&ents[i]);
+            proxy_status(&sts[i], o->code, o->message);
+            ents[i].status = &sts[i];
+            ents[i].message_id = (char *)o->msg_id;
+            ents[i].transaction_id = (char *)o->tx_id;
+            ents[i].offset = o->offset;
+            ents[i].recall_handle = (char *)o->recall_handle;
+            entp[i] = &ents[i];
+            mixed |= o->code != sc->outs[0].code;
+        }
+        resp.n_entries = n;
+        resp.entries = entp;
+        if (!tried)
+            proxy_status(&st, code, message);
+        else if (mixed)
+            proxy_status(&st, PX_MULTIPLE_RESULTS, NULL);
+        else
+            proxy_status(&st, sc->outs[0].code, NULL);
+        resp.status = &st;
+        /* RMQ_ENOTCONN when the client left meanwhile: nothing to tell */
+        if (proxy_reply(px, sc->call, &resp.base) == 0)
+            px->api->grpc_finish(sc->call, RMQ_GRPC_OK, NULL);
+        else
+            px->api->grpc_finish(sc->call, RMQ_GRPC_INTERNAL, "cannot encode the answer");
+    }
+    free(ents);
+    free(entp);
+    free(sts);
+    px->api->grpc_release(sc->call);
+    send_call_free(sc);
+}
+
+static void send_step(send_call *sc);
+
+static void send_answered(int err, const rmq_cmd *resp, void *ud)
+{
+    send_call *sc = ud;
+    read_send_answer(sc->px, sc->req->messages[sc->next], sc->wqs[sc->pick].broker, err, resp,
+                     &sc->outs[sc->next]);
+    sc->next++;
+    /* answered while send_step is still issuing: it carries on itself */
+    if (atomic_exchange(&sc->phase, SEND_ANSWERED) == SEND_WAITING)
+        send_step(sc);
+}
+
+/* Send the remaining messages one after another, then answer. */
+static void send_step(send_call *sc)
+{
+    proxy *px = sc->px;
+    size_t n = sc->req->n_messages;
+    while (sc->next < n) {
+        size_t i = sc->next;
+        const Apache__Rocketmq__V2__Message *m = sc->req->messages[i];
+        if (!m->topic || !m->topic->name || strcmp(m->topic->name, sc->topic) != 0) {
+            sc->outs[i].code = PX_MESSAGE_CORRUPTED;
+            snprintf(sc->outs[i].message, sizeof(sc->outs[i].message),
+                     "topic in message is not same");
+            sc->next++;
+            continue;
+        }
+        rmq_cmd *cmd = build_send(px, m, sc->topic, &sc->wqs[sc->pick], &sc->outs[i]);
+        if (!cmd) {
+            sc->next++;
+            continue;
+        }
+        atomic_store(&sc->phase, SEND_ISSUING);
+        int rc = proxy_broker_call_async(px, sc->topic, sc->wqs[sc->pick].broker, cmd, 0,
+                                         send_answered, sc);
+        if (rc != 0) {
+            read_send_answer(px, m, sc->wqs[sc->pick].broker, rc, NULL, &sc->outs[i]);
+            sc->next++;
+            continue;
+        }
+        if (atomic_exchange(&sc->phase, SEND_WAITING) != SEND_ANSWERED)
+            return; /* send_answered continues on the answering thread */
+    }
+    send_call_answer(sc, true, PX_OK, NULL);
+}
+
+static void send_routed(int rc, proxy_route *route, const char *why, void *ud)
+{
+    send_call *sc = ud;
+    sc->route = *route;
+    if (rc == 0)
+        sc->nwq = write_queues(&sc->route, sc->wqs, sizeof(sc->wqs) / sizeof(sc->wqs[0]));
+    if (rc != 0 || sc->nwq == 0) {
+        send_call_answer(sc, false,
+                         rc == RMQ_ENOENT      ? PX_TOPIC_NOT_FOUND
+                         : rc == RMQ_ETIMEDOUT ? PX_PROXY_TIMEOUT
+                         : rc == 0             ? PX_FORBIDDEN
+                                               : PX_INTERNAL_SERVER_ERROR,
+                         rc == 0 ? "no writable queue" : why);
+        return;
+    }
+    size_t n = sc->req->n_messages;
+    const char *group = n == 1 && sc->req->messages[0]->system_properties
+                            ? sc->req->messages[0]->system_properties->message_group
+                            : NULL;
+    if (group && group[0])
+        sc->pick = (size_t)consistent_hash(proxy_java_string_hash(group), (int)sc->nwq);
+    else
+        sc->pick = atomic_fetch_add(&sc->px->send_round, 1) % sc->nwq;
+    send_step(sc);
 }
 
 int proxy_send_message(rmq_grpc_call *call, const void *msg, size_t len, void *ud)
 {
     proxy *px = ud;
+    const rmq_host_api *api = px->api;
     Apache__Rocketmq__V2__SendMessageRequest *req =
         apache__rocketmq__v2__send_message_request__unpack(NULL, len, msg);
     if (!req)
-        return px->api->grpc_finish(call, RMQ_GRPC_INVALID_ARGUMENT,
-                                    "SendMessageRequest: undecodable protobuf");
-    Apache__Rocketmq__V2__SendMessageResponse resp =
-        APACHE__ROCKETMQ__V2__SEND_MESSAGE_RESPONSE__INIT;
-    Apache__Rocketmq__V2__Status st;
+        return api->grpc_finish(call, RMQ_GRPC_INVALID_ARGUMENT,
+                                "SendMessageRequest: undecodable protobuf");
+    send_call *sc = calloc(1, sizeof(*sc));
     size_t n = req->n_messages;
-    send_outcome *outs = calloc(n + 1, sizeof(*outs));
-    Apache__Rocketmq__V2__SendResultEntry *ents = calloc(n + 1, sizeof(*ents));
-    Apache__Rocketmq__V2__SendResultEntry **entp = calloc(n + 1, sizeof(*entp));
-    Apache__Rocketmq__V2__Status *sts = calloc(n + 1, sizeof(*sts));
-    int rc = 0;
-    if (!outs || !ents || !entp || !sts) {
-        rc = RMQ_ENOMEM;
-        goto done;
+    if (sc)
+        sc->outs = calloc(n + 1, sizeof(*sc->outs));
+    if (!sc || !sc->outs) {
+        free(sc);
+        apache__rocketmq__v2__send_message_request__free_unpacked(req, NULL);
+        return RMQ_ENOMEM;
     }
+    sc->px = px;
+    sc->call = call;
+    sc->req = req;
     const Apache__Rocketmq__V2__Resource *t0 =
         n > 0 && req->messages[0]->topic ? req->messages[0]->topic : NULL;
-    const char *topic = t0 && t0->name ? t0->name : "";
-    char why[512] = "";
-    proxy_route route = {0};
-    write_queue wqs[256];
-    size_t nwq = 0;
-    int rrc = 0;
-    if (n == 0) {
-        proxy_status(&st, PX_BAD_REQUEST, "no message to send");
-    } else if (!topic[0]) {
-        proxy_status(&st, PX_ILLEGAL_TOPIC, "topic name cannot be empty");
-    } else if ((rrc = proxy_route_fetch(px, topic, &route, why, sizeof(why))) != 0 ||
-               (nwq = write_queues(&route, wqs, 256)) == 0) {
-        proxy_status(&st,
-                     rrc == RMQ_ENOENT      ? PX_TOPIC_NOT_FOUND
-                     : rrc == RMQ_ETIMEDOUT ? PX_PROXY_TIMEOUT
-                     : rrc == 0             ? PX_FORBIDDEN
-                                            : PX_INTERNAL_SERVER_ERROR,
-                     rrc == 0 ? "no writable queue" : why);
-    } else {
-        const char *group = n == 1 && req->messages[0]->system_properties
-                                ? req->messages[0]->system_properties->message_group
-                                : NULL;
-        size_t pick;
-        if (group && group[0])
-            pick = (size_t)consistent_hash(proxy_java_string_hash(group), (int)nwq);
-        else
-            pick = atomic_fetch_add(&px->send_round, 1) % nwq;
-        bool mixed = false;
-        for (size_t i = 0; i < n; i++) {
-            const Apache__Rocketmq__V2__Message *m = req->messages[i];
-            if (!m->topic || !m->topic->name || strcmp(m->topic->name, topic) != 0) {
-                outs[i].code = PX_MESSAGE_CORRUPTED;
-                snprintf(outs[i].message, sizeof(outs[i].message), "topic in message is not same");
-            } else {
-                send_one(px, m, topic, &wqs[pick], &outs[i]);
-            }
-            apache__rocketmq__v2__send_result_entry__init(&ents[i]);
-            proxy_status(&sts[i], outs[i].code, outs[i].message);
-            ents[i].status = &sts[i];
-            ents[i].message_id = outs[i].msg_id;
-            ents[i].transaction_id = outs[i].tx_id;
-            ents[i].offset = outs[i].offset;
-            ents[i].recall_handle = outs[i].recall_handle;
-            entp[i] = &ents[i];
-            mixed |= outs[i].code != outs[0].code;
-        }
-        resp.n_entries = n;
-        resp.entries = entp;
-        if (mixed)
-            proxy_status(&st, PX_MULTIPLE_RESULTS, NULL);
-        else
-            proxy_status(&st, outs[0].code, NULL);
+    sc->topic = t0 && t0->name ? t0->name : "";
+    int rc = api->grpc_hold(call, NULL, NULL);
+    if (rc < 0) {
+        send_call_free(sc);
+        return rc;
     }
-    proxy_route_free(&route);
-    resp.status = &st;
-    rc = proxy_reply(px, call, &resp.base);
-done:
-    free(outs);
-    free(ents);
-    free(entp);
-    free(sts);
-    apache__rocketmq__v2__send_message_request__free_unpacked(req, NULL);
-    return rc;
+    if (n == 0) {
+        send_call_answer(sc, false, PX_BAD_REQUEST, "no message to send");
+    } else if (!sc->topic[0]) {
+        send_call_answer(sc, false, PX_ILLEGAL_TOPIC, "topic name cannot be empty");
+    } else if ((rc = proxy_route_get_async(px, sc->topic, send_routed, sc)) != 0) {
+        char why[128];
+        snprintf(why, sizeof(why), "route of %s: %s", sc->topic, rmq_strerror(rc));
+        send_call_answer(sc, false, PX_INTERNAL_SERVER_ERROR, why);
+    }
+    return 0;
 }

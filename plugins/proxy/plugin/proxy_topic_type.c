@@ -8,9 +8,11 @@
 #include <jansson.h>
 #include <string.h>
 
+#include "proxy_backend.h"
 #include "proxy_internal.h"
 
 #define GET_TOPIC_CONFIG 351
+#define REQUEST_CODE_NOT_SUPPORTED 3
 
 static const Apache__Rocketmq__V2__MessageType T_NORMAL[] = {
     APACHE__ROCKETMQ__V2__MESSAGE_TYPE__NORMAL};
@@ -58,11 +60,15 @@ const Apache__Rocketmq__V2__MessageType *proxy_topic_accept_types(proxy *px, con
         return types_of(NULL, n);
     }
     rmq_cmd *resp = NULL;
-    if (proxy_local(px, px->broker_server, req, &resp) < 0)
+    /* cluster mode: the topic's config on the first broker of its route */
+    if (proxy_broker_call(px, topic, NULL, req, &resp) < 0)
         return types_of(NULL, n);
     const Apache__Rocketmq__V2__MessageType *t;
-    if (api->cmd_code(resp) != 0) {
-        t = types_of(NULL, n); /* TOPIC_NOT_EXIST (or an old broker): UNSPECIFIED */
+    if (api->cmd_code(resp) == REQUEST_CODE_NOT_SUPPORTED) {
+        /* a 4.x broker (cluster mode): its topics have no message type */
+        t = types_of("NORMAL", n);
+    } else if (api->cmd_code(resp) != 0) {
+        t = types_of(NULL, n); /* TOPIC_NOT_EXIST: UNSPECIFIED */
     } else {
         size_t blen = 0;
         const char *body = api->cmd_body(resp, &blen);

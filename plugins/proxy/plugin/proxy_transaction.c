@@ -22,6 +22,7 @@
 #include <rmqhost/services/store_service.h>
 #include <rmqhost/services/transaction_check_event.h>
 
+#include "proxy_backend.h"
 #include "proxy_internal.h"
 
 #define END_TRANSACTION 37
@@ -33,10 +34,13 @@ static void tx_id_format(int64_t phys, int64_t queue_offset, char *out, size_t c
     snprintf(out, cap, "%016" PRIX64 "%016" PRIX64, (uint64_t)phys, (uint64_t)queue_offset);
 }
 
-static bool tx_id_parse(const char *id, int64_t *phys, int64_t *queue_offset)
+/* The two offsets and, after them, the broker's name (cluster mode; "" in
+ * local mode's ids). */
+static bool tx_id_parse(const char *id, int64_t *phys, int64_t *queue_offset, const char **broker)
 {
-    if (!id || strlen(id) != 32)
+    if (!id || strlen(id) < 32)
         return false;
+    *broker = id + 32;
     char a[17], b[17];
     memcpy(a, id, 16);
     memcpy(b, id + 16, 16);
@@ -50,7 +54,8 @@ static bool tx_id_parse(const char *id, int64_t *phys, int64_t *queue_offset)
     return true;
 }
 
-void proxy_transaction_id(const char *offset_msg_id, int64_t queue_offset, char *out, size_t cap)
+void proxy_transaction_id(const char *broker, const char *offset_msg_id, int64_t queue_offset,
+                          char *out, size_t cap)
 {
     /* the offset message id ends with the commit-log offset (16 hex digits) */
     size_t n = offset_msg_id ? strlen(offset_msg_id) : 0;
@@ -61,6 +66,9 @@ void proxy_transaction_id(const char *offset_msg_id, int64_t queue_offset, char 
         return;
     }
     tx_id_format((int64_t)phys, queue_offset, out, cap);
+    size_t len = strlen(out);
+    if (broker && len < cap)
+        snprintf(out + len, cap - len, "%s", broker);
 }
 
 int proxy_message_by_offset(proxy *px, int64_t phys, void **rec, size_t *len)
@@ -102,13 +110,16 @@ int proxy_end_transaction(rmq_grpc_call *call, const void *msg, size_t len, void
     int rc;
     const char *topic = req->topic && req->topic->name ? req->topic->name : "";
     int64_t phys = 0, qoff = 0;
+    const char *broker = NULL;
     if (!topic[0]) {
         rc = end_reply(px, call, PX_ILLEGAL_TOPIC, "topic name cannot be empty");
     } else if (!req->transaction_id || !req->transaction_id[0]) {
         rc = end_reply(px, call, APACHE__ROCKETMQ__V2__CODE__INVALID_TRANSACTION_ID,
                        "transaction id cannot be empty");
-    } else if (!tx_id_parse(req->transaction_id, &phys, &qoff)) {
-        /* Java: TransactionService finds no data for it */
+    } else if (!tx_id_parse(req->transaction_id, &phys, &qoff, &broker) ||
+               (*broker && !proxy_backend_is_cluster(px))) {
+        /* Java: TransactionService finds no data for it (local mode's ids
+         * name no broker) */
         rc = end_reply(px, call, APACHE__ROCKETMQ__V2__CODE__INVALID_TRANSACTION_ID,
                        "cannot found transaction data");
     } else if (req->resolution != APACHE__ROCKETMQ__V2__TRANSACTION_RESOLUTION__COMMIT &&
@@ -141,7 +152,7 @@ int proxy_end_transaction(rmq_grpc_call *call, const void *msg, size_t len, void
         for (size_t i = 0; er && kv[i]; i += 2)
             api->cmd_ext_set(er, kv[i], kv[i + 1]);
         rmq_cmd *resp = NULL;
-        int lrc = er ? proxy_local(px, px->broker_server, er, &resp) : RMQ_ENOMEM;
+        int lrc = er ? proxy_broker_call(px, topic, broker, er, &resp) : RMQ_ENOMEM;
         /* Java's proxy sends END_TRANSACTION oneway and answers OK; the
          * store's refusal is logged here */
         if (lrc < 0 || api->cmd_code(resp) != 0) {

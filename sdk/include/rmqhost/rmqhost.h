@@ -582,8 +582,10 @@ typedef struct rmq_host_api {
      * callee's late answer is then dropped). cb runs on the thread that
      * answered (the callee's executor, timer or IO thread): keep it short.
      * There is no host timeout: the callee bounds the wait (a held POP
-     * answers after its pollTime). Returns 0 when cb will be called, else
-     * the error (cb is not called; `req` is freed). */
+     * answers after its pollTime). Called on IO, a processor bound inline
+     * runs at once on the calling thread, so cb may run before this
+     * returns. Returns 0 when cb will be called (or was), else the error
+     * (cb is not called; `req` is freed). */
     int (*invoke_local_async)(rmq_plugin_ctx *ctx, const char *server, rmq_cmd *req,
                               rmq_response_fn cb, void *ud);
 

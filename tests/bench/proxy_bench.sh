@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# RocketMQ 5.x clients' figures (docs/benchmarks.md): the Go 5.x client
+# (rocketmq-clients/golang/v5, the version tests/interop/proxy_clients/go
+# pins; tests/bench/proxy5/main.go) sends N 1 KiB messages from C
+# goroutines, then C SimpleConsumers receive them in batches of 32 and
+# acknowledge each, against
+#   1. rmqhost as `make run` starts it (conf.d/, the proxy plugin on its
+#      gRPC server, TLS permissive with a certificate made here, as Java's
+#      proxy serves it by default);
+#   2. Java RocketMQ 5.3.3: NameServer + broker with the proxy in "local"
+#      mode (one JVM, as Java's quick start runs it), from Maven Central
+#      (tests/bench/java_server5/pom.xml).
+# Same client, same machine, one after the other, ROUNDS times; each round
+# uses a topic of its own (8 queues, created with mqadmin 5.3.3 on both).
+# Reports per server and round: send and receive+ack rates and p50/p99 of a
+# send / a Receive call as the client saw them, the server's CPU time
+# (user+sys ticks of its process over both phases: on a loaded machine the
+# honest figure) and its RSS after the round. Not a test.
+#
+# usage: tests/bench/proxy_bench.sh [BUILD_DIR] [ROUNDS] [N] [C]
+set -euo pipefail
+build=$(cd "${1:-build}" && pwd)
+rounds=${2:-2}
+n=${3:-20000}
+c=${4:-32}
+src=$(cd "$(dirname "$0")/../.." && pwd)
+dir=$(mktemp -d /tmp/rmqproxybench.XXXXXX)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$dir"
+}
+trap cleanup EXIT
+# shellcheck source=../support/all_in_one_conf.sh
+. "$src/tests/support/all_in_one_conf.sh"
+
+# --- the client, built against the pinned Go module -------------------------
+# shellcheck source=../interop/go/go_env.sh
+. "$src/tests/interop/go/go_env.sh"
+mkdir -p "$dir/go/bench"
+cp "$src/tests/interop/proxy_clients/go/go.mod" "$src/tests/interop/proxy_clients/go/go.sum" "$dir/go/"
+cp "$src/tests/bench/proxy5/main.go" "$dir/go/bench/"
+(cd "$dir/go" && go build -o "$dir/proxy5bench" ./bench)
+
+# --- Java 5.3.3 jars ----------------------------------------------------------
+jars=${RMQ_JAVA5_DIR:-$HOME/.cache/rmqhost/java-server-5.3.3}
+if [[ ! -f $jars/.fetched ]]; then
+  mkdir -p "$jars"
+  mvn -B -q -f "$src/tests/bench/java_server5/pom.xml" \
+    org.apache.maven.plugins:maven-dependency-plugin:3.6.1:copy-dependencies \
+    -DoutputDirectory="$jars" -DincludeScope=runtime
+  touch "$jars/.fetched"
+fi
+jhome=$dir/java-home
+mkdir -p "$jhome"
+jopts=(-Xms1g -Xmx1g -XX:+UseG1GC --add-exports java.base/jdk.internal.ref=ALL-UNNAMED
+       --add-opens java.base/java.nio=ALL-UNNAMED --add-opens java.base/sun.nio.ch=ALL-UNNAMED
+       -Duser.home="$jhome" -Drocketmq.home.dir="$jhome")
+mqadmin() { java -Xmx128m -Duser.home="$jhome" -cp "$jars/*" org.apache.rocketmq.tools.command.MQAdminStartup "$@"; }
+
+wait_port() { for _ in $(seq 1 1800); do (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0; sleep 0.1; done; return 1; }
+
+# --- rmqhost ------------------------------------------------------------------
+r_ns=$(free_port); r_br=$(free_port); r_vip=$(free_port); r_px=$(free_port)
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj /CN=bench \
+  -addext subjectAltName=IP:127.0.0.1 -keyout "$dir/key.pem" -out "$dir/cert.pem" >/dev/null 2>&1
+(cd "$src" && exec "$build/bin/rmqhostd" -c conf.d -o "state_dir=$dir/rmq" -o "admin_socket=$dir/rmq.sock" \
+  -o "servers.namesrv.listen=127.0.0.1:$r_ns" -o "servers.broker.listen=127.0.0.1:$r_br" \
+  -o "servers.broker.vip_listen=127.0.0.1:$r_vip" -o "servers.proxy.listen=127.0.0.1:$r_px" \
+  -o "plugins.broker-client-mgr.settings.namesrvAddr=127.0.0.1:$r_ns" \
+  -o servers.proxy.tls.mode=permissive -o "servers.proxy.tls.cert_file=$dir/cert.pem" \
+  -o "servers.proxy.tls.key_file=$dir/key.pem" -o log_level=warn >"$dir/rmq.log" 2>&1) &
+r_pid=$!
+pids+=("$r_pid")
+wait_port "$r_px" || { echo "rmqhostd did not start:"; tail "$dir/rmq.log"; exit 1; }
+
+# --- Java 5.3.3 -----------------------------------------------------------------
+j_ns=$(free_port); j_br=$(free_port); j_px=$(free_port); j_rm=$(free_port)
+echo "listenPort=$j_ns" >"$dir/namesrv.conf"
+java "${jopts[@]}" -cp "$jars/*" org.apache.rocketmq.namesrv.NamesrvStartup -c "$dir/namesrv.conf" \
+  >"$dir/ns.log" 2>&1 &
+pids+=("$!")
+cat >"$dir/broker.conf" <<EOF
+brokerClusterName=DefaultCluster
+brokerName=broker-a
+brokerId=0
+namesrvAddr=127.0.0.1:$j_ns
+listenPort=$j_br
+brokerIP1=127.0.0.1
+storePathRootDir=$dir/jstore
+storePathCommitLog=$dir/jstore/commitlog
+flushDiskType=ASYNC_FLUSH
+EOF
+printf '{"rocketMQClusterName":"DefaultCluster","grpcServerPort":%s,"remotingListenPort":%s,"namesrvAddr":"127.0.0.1:%s"}\n' \
+  "$j_px" "$j_rm" "$j_ns" >"$dir/proxy.json"
+java "${jopts[@]}" -cp "$jars/*" org.apache.rocketmq.proxy.ProxyStartup -pm local \
+  -bc "$dir/broker.conf" -pc "$dir/proxy.json" >"$dir/proxy.log" 2>&1 &
+j_pid=$!
+pids+=("$j_pid")
+wait_port "$j_px" || { echo "Java proxy did not start:"; tail "$dir/proxy.log" "$dir/ns.log" "$jhome"/logs/rocketmqlogs/proxy.log; exit 1; }
+sleep 5 # the broker registers with its NameServer
+
+ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+echo "proxy_bench: N=$n C=$c, load $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores"
+for r in $(seq 1 "$rounds"); do
+  for s in rmqhost java; do
+    if [[ $s == rmqhost ]]; then ep=$r_px ns=$r_ns pid=$r_pid; else ep=$j_px ns=$j_ns pid=$j_pid; fi
+    topic=Bench5_${r}_$s
+    mqadmin updateTopic -n "127.0.0.1:$ns" -c DefaultCluster -t "$topic" -r 8 -w 8 >/dev/null
+    t0=$(ticks "$pid")
+    out=$("$dir/proxy5bench" -endpoint "127.0.0.1:$ep" -topic "$topic" -group "G_$topic" -n "$n" \
+      -c "$c" -logdir "$dir" | grep -E '^(send|recv|incomplete)' | tr '\n' ' ')
+    t1=$(ticks "$pid")
+    rss=$(awk '/VmRSS/{print $2}' "/proc/$pid/status")
+    echo "round $r $s: $out server_cpu_s=$(awk -v t=$((t1 - t0)) 'BEGIN{printf "%.2f", t/100}') rss_mb=$((rss / 1024)) load=$(cut -d' ' -f1 /proc/loadavg)"
+  done
+done
