@@ -378,6 +378,42 @@ public class RmqGrpcClient5 {
       }
       if (why == null && total != 4) why = "queues hold " + total + " messages, expected 4";
       if (why == null) why = compare(want, pulled);
+      // long polling: a pull at the end of each queue with long_polling_timeout
+      // is held until a message comes (sent 2 s after the pulls), not
+      // answered MESSAGE_NOT_FOUND at once
+      if (why == null) {
+        List<String> held = Collections.synchronizedList(new ArrayList<>());
+        List<Code> heldStatus = Collections.synchronizedList(new ArrayList<>());
+        List<Thread> ts = new ArrayList<>();
+        for (int q = 0; q < 4; q++) {
+          MessageQueue mq = MessageQueue.newBuilder().setTopic(t).setId(q).build();
+          long end = stub.queryOffset(QueryOffsetRequest.newBuilder().setMessageQueue(mq)
+              .setQueryOffsetPolicy(QueryOffsetPolicy.END).build()).getOffset();
+          Thread th = new Thread(() -> {
+            Iterator<PullMessageResponse> it2 = stub.withDeadlineAfter(25, TimeUnit.SECONDS)
+                .pullMessage(PullMessageRequest.newBuilder().setGroup(g).setMessageQueue(mq)
+                    .setOffset(end).setBatchSize(32)
+                    .setLongPollingTimeout(org.apache.rocketmq.shaded.com.google.protobuf.Duration.newBuilder().setSeconds(15))
+                    .build());
+            while (it2.hasNext()) {
+              PullMessageResponse r = it2.next();
+              if (r.hasStatus()) heldStatus.add(r.getStatus().getCode());
+              else if (r.hasMessage()) held.add(r.getMessage().getBody().toStringUtf8());
+            }
+          });
+          th.start();
+          ts.add(th);
+        }
+        Thread.sleep(2000);
+        List<String> late = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+          p.send(msg(topic, "tagL", "key-l" + i, "late-" + i, null, null));
+          late.add("late-" + i);
+        }
+        for (Thread th : ts) th.join(30000);
+        why = compare(late, new ArrayList<>(held));
+        if (why != null) why = "long-polling pulls: " + why + " (statuses " + heldStatus + ")";
+      }
       if (why == null) {
         Code neg = stub.updateOffset(UpdateOffsetRequest.newBuilder().setGroup(g)
             .setMessageQueue(MessageQueue.newBuilder().setTopic(t).setId(0).build())
@@ -402,18 +438,46 @@ public class RmqGrpcClient5 {
     }
   }
 
+  // Besides: a PushConsumer (group grpc5_cpush_RUN, tag "direct") that
+  // mqadmin asks for its running info (consumerStatus -s: the proxy's
+  // PrintThreadStackTraceCommand) and makes consume one message directly
+  // (queryMsgByUniqueKey -g -d: VerifyMessageCommand); the message's id is
+  // left in the sync dir, and its listener must see it twice (its delivery,
+  // then the verify).
   static void connections(String topic) throws Exception {
     java.nio.file.Path dir = java.nio.file.Paths.get(System.getenv("GRPC5_SYNC_DIR"));
     Producer p = sp.newProducerBuilder().setClientConfiguration(cfg).setTopics(topic).build();
     SimpleConsumer c = simple("grpc5_conn_" + run, topic, "tagA || tagB");
+    Map<String, Integer> seen = new ConcurrentHashMap<>();
+    PushConsumer pc = sp.newPushConsumerBuilder().setClientConfiguration(cfg)
+        .setConsumerGroup("grpc5_cpush_" + run)
+        .setSubscriptionExpressions(Collections.singletonMap(topic,
+            new FilterExpression("direct", FilterExpressionType.TAG)))
+        .setMessageListener(v -> {
+          seen.merge(body(v), 1, Integer::sum);
+          return ConsumeResult.SUCCESS;
+        }).build();
+    String why = null;
     try {
+      Thread.sleep(3000); // the push consumer's assignment before the send
+      SendReceipt r = p.send(msg(topic, "direct", "key-direct", "direct-1", null, null));
+      long until = System.currentTimeMillis() + 20000;
+      while (!seen.containsKey("direct-1") && System.currentTimeMillis() < until) Thread.sleep(100);
+      if (!seen.containsKey("direct-1")) why = "the push consumer never got direct-1";
+      java.nio.file.Files.write(dir.resolve("msgid"),
+          r.getMessageId().toString().getBytes(StandardCharsets.UTF_8));
       Thread.sleep(12000); // the clients' heartbeats (every 10 s) after their settings
       java.nio.file.Files.createFile(dir.resolve("up"));
       await(dir, "checked-up");
+      Integer n = seen.get("direct-1");
+      if (why == null && (n == null || n != 2))
+        why = "direct-1 consumed " + n + " times, expected 2 (delivery + consume directly)";
     } finally {
+      pc.close();
       c.close(); // NotifyClientTermination and the end of its Telemetry stream
       p.close();
     }
+    result("consume_directly_listener", why);
     java.nio.file.Files.createFile(dir.resolve("down"));
     await(dir, "checked-down"); // the verdict is the script's mqadmin_connections
   }
