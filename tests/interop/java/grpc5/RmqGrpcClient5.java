@@ -482,6 +482,110 @@ public class RmqGrpcClient5 {
     await(dir, "checked-down"); // the verdict is the script's mqadmin_connections
   }
 
+  // ---- transactions: commit, rollback, and one left open for the check-back ----
+  // The checker commits tx-open (asked by the proxy's
+  // RecoverOrphanedTransactionCommand) and would roll back anything else;
+  // the consumer must see exactly tx-commit and tx-open, once each.
+  static void transactions(String topic) throws Exception {
+    String why = null;
+    Map<String, Integer> checked = new ConcurrentHashMap<>();
+    Producer tp = sp.newProducerBuilder().setClientConfiguration(cfg).setTopics(topic)
+        .setTransactionChecker(v -> {
+          checked.merge(body(v), 1, Integer::sum);
+          return body(v).equals("tx-open")
+              ? org.apache.rocketmq.client.apis.producer.TransactionResolution.COMMIT
+              : org.apache.rocketmq.client.apis.producer.TransactionResolution.ROLLBACK;
+        }).build();
+    SimpleConsumer c = simple("grpc5_tx_" + run, topic, "*");
+    try {
+      c.receive(1, Duration.ofSeconds(30)); // the group exists before anything is sent
+      org.apache.rocketmq.client.apis.producer.Transaction t1 = tp.beginTransaction();
+      tp.send(msg(topic, "tx", "key-tx-commit", "tx-commit", null, null), t1);
+      t1.commit();
+      org.apache.rocketmq.client.apis.producer.Transaction t2 = tp.beginTransaction();
+      tp.send(msg(topic, "tx", "key-tx-rollback", "tx-rollback", null, null), t2);
+      t2.rollback();
+      org.apache.rocketmq.client.apis.producer.Transaction t3 = tp.beginTransaction();
+      tp.send(msg(topic, "tx", "key-tx-open", "tx-open", null, null), t3); // never ended
+      List<MessageView> got = drain(c, 2, true);
+      List<String> seen = new ArrayList<>();
+      for (MessageView v : got) seen.add(describe(v));
+      why = compare(java.util.Arrays.asList(expected("tx-commit", "tx", "key-tx-commit", null),
+          expected("tx-open", "tx", "key-tx-open", null)), seen);
+      // the rolled-back one must not come, nor anything twice
+      if (why == null) {
+        long until = System.currentTimeMillis() + 4000; // a few check rounds (1 s each)
+        while (why == null && System.currentTimeMillis() < until) {
+          List<MessageView> l = c.receive(16, Duration.ofSeconds(30));
+          if (!l.isEmpty()) why = "an extra message: " + describe(l.get(0));
+          Thread.sleep(200);
+        }
+      }
+      if (why == null && !checked.containsKey("tx-open")) why = "tx-open was never checked back";
+      if (why == null && (checked.containsKey("tx-commit") || checked.containsKey("tx-rollback")))
+        why = "an ended transaction was checked back: " + checked;
+    } finally {
+      c.close();
+      tp.close();
+    }
+    result("transactions_check_back", why);
+  }
+
+  // ---- a client's Settings across a hot reload of the proxy plugin ----
+  // Through the client's own stubs (its API hides heartbeats): Settings on
+  // Telemetry, Heartbeat OK; the script reloads the proxy plugin ("reload"
+  // → "reloaded"), which ends the Telemetry stream; a Heartbeat without new
+  // Settings must still be OK (the new generation kept them), not
+  // UNRECOGNIZED_CLIENT_TYPE.
+  static void settingsAcrossReload() throws Exception {
+    java.nio.file.Path dir = java.nio.file.Paths.get(System.getenv("GRPC5_SYNC_DIR"));
+    String why = null;
+    String[] hp = proxy.split(":");
+    ManagedChannel ch = ManagedChannelBuilder.forAddress(hp[0], Integer.parseInt(hp[1]))
+        .usePlaintext().build();
+    try {
+      Metadata md = new Metadata();
+      md.put(Metadata.Key.of("x-mq-client-id", Metadata.ASCII_STRING_MARSHALLER), "grpc5-reload-" + run);
+      md.put(Metadata.Key.of("x-mq-language", Metadata.ASCII_STRING_MARSHALLER), "JAVA");
+      Resource g = Resource.newBuilder().setName("grpc5_reload_" + run).build();
+      apache.rocketmq.v2.Settings st = apache.rocketmq.v2.Settings.newBuilder()
+          .setClientType(apache.rocketmq.v2.ClientType.SIMPLE_CONSUMER)
+          .setRequestTimeout(org.apache.rocketmq.shaded.com.google.protobuf.Duration.newBuilder().setSeconds(4))
+          .setSubscription(apache.rocketmq.v2.Subscription.newBuilder().setGroup(g)
+              .addSubscriptions(apache.rocketmq.v2.SubscriptionEntry.newBuilder()
+                  .setTopic(Resource.newBuilder().setName("grpc5_conn_" + run))
+                  .setExpression(apache.rocketmq.v2.FilterExpression.newBuilder()
+                      .setType(apache.rocketmq.v2.FilterType.TAG).setExpression("*"))))
+          .build();
+      java.util.concurrent.CompletableFuture<apache.rocketmq.v2.TelemetryCommand> answered =
+          new java.util.concurrent.CompletableFuture<>();
+      org.apache.rocketmq.shaded.io.grpc.stub.StreamObserver<apache.rocketmq.v2.TelemetryCommand> up =
+          MessagingServiceGrpc.newStub(ch).withInterceptors(MetadataUtils.newAttachHeadersInterceptor(md))
+              .telemetry(new org.apache.rocketmq.shaded.io.grpc.stub.StreamObserver<apache.rocketmq.v2.TelemetryCommand>() {
+                public void onNext(apache.rocketmq.v2.TelemetryCommand c) { answered.complete(c); }
+                public void onError(Throwable t) { answered.complete(null); }
+                public void onCompleted() {}
+              });
+      up.onNext(apache.rocketmq.v2.TelemetryCommand.newBuilder().setSettings(st).build());
+      apache.rocketmq.v2.TelemetryCommand a = answered.get(10, TimeUnit.SECONDS);
+      if (a == null || a.getStatus().getCode() != Code.OK) why = "Settings answered " + a;
+      MessagingServiceGrpc.MessagingServiceBlockingStub stub = MessagingServiceGrpc
+          .newBlockingStub(ch).withInterceptors(MetadataUtils.newAttachHeadersInterceptor(md));
+      apache.rocketmq.v2.HeartbeatRequest hb = apache.rocketmq.v2.HeartbeatRequest.newBuilder()
+          .setGroup(g).setClientType(apache.rocketmq.v2.ClientType.SIMPLE_CONSUMER).build();
+      Code before = stub.withDeadlineAfter(10, TimeUnit.SECONDS).heartbeat(hb).getStatus().getCode();
+      if (why == null && before != Code.OK) why = "Heartbeat before the reload: " + before;
+      java.nio.file.Files.createFile(dir.resolve("reload"));
+      await(dir, "reloaded");
+      Code after = stub.withDeadlineAfter(10, TimeUnit.SECONDS).heartbeat(hb).getStatus().getCode();
+      if (why == null && after != Code.OK)
+        why = "Heartbeat right after the reload, without new Settings: " + after;
+    } finally {
+      ch.shutdownNow();
+    }
+    result("settings_across_reload", why);
+  }
+
   public static void main(String[] args) throws Exception {
     proxy = args[0];
     run = args[1];
@@ -494,7 +598,7 @@ public class RmqGrpcClient5 {
         .setTopics(normal, fifo, delay, recall, push, off).build();
     try {
       String[] names = {"simple_consumer_normal", "producer_fifo", "producer_delay", "producer_recall",
-          "push_consumer_tag", "offsets_and_pull", "connections_registered"};
+          "push_consumer_tag", "offsets_and_pull", "connections_registered", "settings_across_reload", "transactions_check_back"};
       for (String n : names) {
         if (args.length > 2 && !args[2].contains(n)) continue;
         try {
@@ -506,6 +610,8 @@ public class RmqGrpcClient5 {
             case "push_consumer_tag": push(p, push); break;
             case "connections_registered": connections("grpc5_conn_" + run); break;
             case "offsets_and_pull": offsets(p, off); break;
+            case "settings_across_reload": settingsAcrossReload(); break;
+            case "transactions_check_back": transactions("grpc5_tx_" + run); break;
             default: throw new IllegalStateException(n);
           }
         } catch (Exception e) {

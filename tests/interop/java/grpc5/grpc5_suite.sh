@@ -50,7 +50,8 @@ peer() {
 rc=0
 peer client-5.3.3 "$work/setup" GrpcTopicSetup "$ns_addr" "127.0.0.1:$port" \
   "grpc5_normal_$run=NORMAL" "grpc5_fifo_$run=FIFO" "grpc5_delay_$run=DELAY" "grpc5_recall_$run=DELAY" \
-  "grpc5_push_$run=-" "grpc5_off_$run=NORMAL" "grpc5_conn_$run=NORMAL" || rc=$?
+  "grpc5_push_$run=-" "grpc5_off_$run=NORMAL" "grpc5_conn_$run=NORMAL" \
+  "grpc5_tx_$run=TRANSACTION" || rc=$?
 # mqadmin (tools 4.9.8) on the broker's client housekeeping: prints its
 # verdict line, returns non-zero on a wrong answer.
 mqadmin() {
@@ -139,6 +140,15 @@ if [[ $rc -eq 0 ]]; then
   crc=0
   if [[ -z ${RMQ_GRPC5_CASES:-} || ${RMQ_GRPC5_CASES:-} == *connections* ]]; then
     check_connections "$work/sync" || crc=1
+  fi
+  if [[ -z ${RMQ_GRPC5_CASES:-} || ${RMQ_GRPC5_CASES:-} == *settings_across_reload* ]]; then
+    # the client case asks for a hot reload of the proxy plugin
+    for _ in $(seq 1 1800); do [[ -f $work/sync/reload || ! -d /proc/$cpid ]] && break; sleep 0.1; done
+    if [[ -f $work/sync/reload ]]; then
+      "$(dirname "$rmqhostd")/rmqhostctl" -c "$work/rmq/conf.d" reload proxy ||
+        { echo "FAIL settings_across_reload: rmqhostctl reload proxy failed"; crc=1; }
+      touch "$work/sync/reloaded"
+    fi
   fi
   wait "$cpid" || rc=$?
   [[ $crc -eq 0 ]] || rc=1
