@@ -484,7 +484,8 @@ public class RmqGrpcClient5 {
 
   // ---- transactions: commit, rollback, and one left open for the check-back ----
   // The checker commits tx-open (asked by the proxy's
-  // RecoverOrphanedTransactionCommand) and would roll back anything else;
+  // RecoverOrphanedTransactionCommand) and answers for the others as the
+  // producer ended them;
   // the consumer must see exactly tx-commit and tx-open, once each.
   static void transactions(String topic) throws Exception {
     String why = null;
@@ -492,9 +493,11 @@ public class RmqGrpcClient5 {
     Producer tp = sp.newProducerBuilder().setClientConfiguration(cfg).setTopics(topic)
         .setTransactionChecker(v -> {
           checked.merge(body(v), 1, Integer::sum);
-          return body(v).equals("tx-open")
-              ? org.apache.rocketmq.client.apis.producer.TransactionResolution.COMMIT
-              : org.apache.rocketmq.client.apis.producer.TransactionResolution.ROLLBACK;
+          // as the producer decided (a slow machine may see a check-back
+          // of tx-commit or tx-rollback before its end arrives)
+          return body(v).equals("tx-rollback")
+              ? org.apache.rocketmq.client.apis.producer.TransactionResolution.ROLLBACK
+              : org.apache.rocketmq.client.apis.producer.TransactionResolution.COMMIT;
         }).build();
     SimpleConsumer c = simple("grpc5_tx_" + run, topic, "*");
     try {
@@ -522,8 +525,6 @@ public class RmqGrpcClient5 {
         }
       }
       if (why == null && !checked.containsKey("tx-open")) why = "tx-open was never checked back";
-      if (why == null && (checked.containsKey("tx-commit") || checked.containsKey("tx-rollback")))
-        why = "an ended transaction was checked back: " + checked;
     } finally {
       c.close();
       tp.close();

@@ -89,10 +89,12 @@ func transactions(endpoint, broker, topic string, creds *credentials.SessionCred
 				mu.Lock()
 				checked[string(mv.GetBody())]++
 				mu.Unlock()
-				if string(mv.GetBody()) == "go5-tx-open" {
-					return rmq.COMMIT
+				// as the producer decided (a slow machine may see a check-back
+				// of the ended ones before their end arrives)
+				if string(mv.GetBody()) == "go5-tx-rollback" {
+					return rmq.ROLLBACK
 				}
-				return rmq.ROLLBACK
+				return rmq.COMMIT
 			}}))
 	if err != nil {
 		problem("transactions: NewProducer: %v", err)
@@ -153,8 +155,5 @@ func transactions(endpoint, broker, topic string, creds *credentials.SessionCred
 	defer mu.Unlock()
 	if checked["go5-tx-open"] == 0 {
 		problem("transactions: go5-tx-open was never checked back (checked: %v)", checked)
-	}
-	if checked["go5-tx-commit"] != 0 || checked["go5-tx-rollback"] != 0 {
-		problem("transactions: an ended transaction was checked back: %v", checked)
 	}
 }
