@@ -36,6 +36,7 @@ typedef struct tele_wait {
     struct tele_wait *next;
     char nonce[40];
     bool done;
+    bool gone;    /* no answer will come: the plugin is quiescing */
     int code;     /* the answer's Status code */
     char *answer; /* malloc'd text */
 } tele_wait;
@@ -133,6 +134,14 @@ void proxy_telemetry_quiesce(proxy *px)
         px->api->grpc_release(s->call);
         stream_free(s);
     }
+    /* the streams are gone: whoever waits for an answer stops waiting (a
+     * broker relay would otherwise hold the reload for its whole timeout) */
+    pthread_mutex_lock(&t->mu);
+    for (tele_wait *w = t->waits; w; w = w->next)
+        if (!w->done)
+            w->done = w->gone = true;
+    pthread_cond_broadcast(&t->cv);
+    pthread_mutex_unlock(&t->mu);
 }
 
 void proxy_telemetry_fini(proxy *px)
@@ -350,6 +359,8 @@ int proxy_telemetry_ask(proxy *px, const char *client_id,
             }
         if (!w.done)
             rc = RMQ_ETIMEDOUT;
+        else if (w.gone)
+            rc = RMQ_ESHUTDOWN;
     }
     pthread_mutex_unlock(&t->mu);
     *answer = w.answer;
