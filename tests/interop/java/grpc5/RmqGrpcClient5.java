@@ -431,7 +431,8 @@ public class RmqGrpcClient5 {
   // while this waits: files in GRPC5_SYNC_DIR say when ("up" → "checked-up",
   // "down" → "checked-down"); the script prints its verdicts itself.
   static void await(java.nio.file.Path dir, String name) throws Exception {
-    long until = System.currentTimeMillis() + 120000;
+    // mqadmin JVMs on a loaded machine: the script's checks may take minutes
+    long until = System.currentTimeMillis() + 300000;
     while (!java.nio.file.Files.exists(dir.resolve(name))) {
       if (System.currentTimeMillis() > until) throw new IllegalStateException("no " + name);
       Thread.sleep(100);

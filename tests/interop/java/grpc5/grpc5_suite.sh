@@ -78,7 +78,7 @@ mqadmin_until() {
 check_connections() {
   local sync=$1 group="grpc5_conn_$run" topic="grpc5_conn_$run" out why=""
   local id='@[0-9]\+@[0-9]\+@'
-  for _ in $(seq 1 1200); do [[ -f $sync/up || ! -d /proc/$cpid ]] && break; sleep 0.1; done
+  for _ in $(seq 1 6000); do [[ -f $sync/up || ! -d /proc/$cpid ]] && break; sleep 0.1; done
   [[ -f $sync/up ]] || return 0 # the client JVM failed before: it says why
   out=$(mqadmin_until "$id" consumerConnection -g "$group")
   # one client (5.x client ids are host@pid@index@...), its subscription
@@ -143,7 +143,7 @@ if [[ $rc -eq 0 ]]; then
   fi
   if [[ -z ${RMQ_GRPC5_CASES:-} || ${RMQ_GRPC5_CASES:-} == *settings_across_reload* ]]; then
     # the client case asks for a hot reload of the proxy plugin
-    for _ in $(seq 1 1800); do [[ -f $work/sync/reload || ! -d /proc/$cpid ]] && break; sleep 0.1; done
+    for _ in $(seq 1 6000); do [[ -f $work/sync/reload || ! -d /proc/$cpid ]] && break; sleep 0.1; done
     if [[ -f $work/sync/reload ]]; then
       "$(dirname "$rmqhostd")/rmqhostctl" -c "$work/rmq/conf.d" reload proxy ||
         { echo "FAIL settings_across_reload: rmqhostctl reload proxy failed"; crc=1; }
