@@ -64,7 +64,7 @@ static int heartbeat_consumer(bcm_ctx *c, const bcm_consumer_data *cd, const bcm
  * channel and address the proxy names for its 5.x client, as Java's proxy
  * registers a GrpcClientChannel per client in local mode. */
 static rmq_channel_id client_channel(bcm_ctx *c, rmq_request *req, const rmq_cmd *cmd, char *addr,
-                                     size_t cap)
+                                     size_t cap, int32_t *language, int32_t *version)
 {
     const rmq_host_api *a = c->api;
     rmq_channel_id ch = a->request_channel(req);
@@ -77,6 +77,13 @@ static rmq_channel_id client_channel(bcm_ctx *c, rmq_request *req, const rmq_cmd
             ch = (rmq_channel_id)strtoull(pc, NULL, 10);
         if (pa)
             snprintf(addr, cap, "%s", pa);
+        /* the 5.x client's own (its gRPC metadata), not the request's */
+        const char *pl = a->cmd_ext_get(cmd, "proxyClientLanguage");
+        const char *pv = a->cmd_ext_get(cmd, "proxyClientVersion");
+        if (pl && language)
+            *language = (int32_t)strtol(pl, NULL, 10);
+        if (pv && version)
+            *version = (int32_t)strtol(pv, NULL, 10);
     }
     return ch;
 }
@@ -97,7 +104,8 @@ static int process_heartbeat(rmq_request *req, const rmq_cmd *cmd, void *ud)
                        .language = a->cmd_language(cmd),
                        .version = a->cmd_version(cmd),
                        .last_update_ms = a->now_monotonic_ms()};
-    info.channel = client_channel(c, req, cmd, info.addr, sizeof info.addr);
+    info.channel =
+        client_channel(c, req, cmd, info.addr, sizeof info.addr, &info.language, &info.version);
     bool groups_dirty = false, topics_dirty = false;
     int rc = 0;
     for (size_t i = 0; i < hb.nconsumers && rc == 0; i++)
@@ -129,7 +137,7 @@ static int process_unregister_client(rmq_request *req, const rmq_cmd *cmd, void 
     bcm_ctx *c = ud;
     const rmq_host_api *a = c->api;
     char addr[64];
-    rmq_channel_id ch = client_channel(c, req, cmd, addr, sizeof addr);
+    rmq_channel_id ch = client_channel(c, req, cmd, addr, sizeof addr, NULL, NULL);
     const char *client_id = a->cmd_ext_get(cmd, "clientID");
     const char *pg = nonempty(a->cmd_ext_get(cmd, "producerGroup"));
     const char *cg = nonempty(a->cmd_ext_get(cmd, "consumerGroup"));

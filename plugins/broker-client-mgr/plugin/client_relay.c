@@ -4,6 +4,8 @@
  * callClientTimeoutMillis (Java: 10 s) per call; never runs on IO. */
 #include "broker_context.h"
 
+#include <rmqhost/services/proxy_client_call_event.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,6 +102,32 @@ static int put_stored_message(bcm_ctx *c, const rmq_cmd *cmd, rmq_cmd *out, char
     return 0;
 }
 
+/* A 5.x client a gRPC endpoint registered (no connection has its
+ * channel): the endpoint answers for it over the client's own stream
+ * (event broker.proxy_client_call). `out` is freed here, as invoke_sync
+ * frees it. */
+static int relay_to_proxy_client(bcm_ctx *c, rmq_channel_id ch, const char *group,
+                                 const char *client_id, rmq_cmd *out, uint32_t timeout,
+                                 rmq_cmd **answer)
+{
+    rmq_proxy_client_call_result res = {0};
+    rmq_proxy_client_call_event ev = {.size = sizeof ev,
+                                      .channel = ch,
+                                      .client_id = client_id,
+                                      .group = group,
+                                      .request = out,
+                                      .timeout_ms = timeout,
+                                      .result = &res};
+    c->api->publish_event(c->pctx, RMQ_PROXY_CLIENT_CALL_EVENT, &ev, sizeof ev);
+    c->api->cmd_free(out);
+    if (!res.handled)
+        return RMQ_ENOTCONN;
+    if (res.err == 0 && !res.response)
+        return RMQ_EIO;
+    *answer = res.response;
+    return res.err;
+}
+
 static int process_relay(rmq_request *req, const rmq_cmd *cmd, void *ud)
 {
     bcm_ctx *c = ud;
@@ -146,7 +174,9 @@ static int process_relay(rmq_request *req, const rmq_cmd *cmd, void *ud)
     }
     rmq_cmd *answer = NULL;
     uint32_t timeout = (uint32_t)c->s.call_client_timeout_ms;
-    int rc = a->invoke_sync(c->pctx, ch, out, timeout, &answer);
+    int rc = (ch & RMQ_PROXY_CHANNEL_BIT)
+                 ? relay_to_proxy_client(c, ch, group, client_id, out, timeout, &answer)
+                 : a->invoke_sync(c->pctx, ch, out, timeout, &answer);
     if (rc == RMQ_ETIMEDOUT) {
         /* Java's text of the RemotingTimeoutException, without its stack frame */
         snprintf(remark, sizeof remark,

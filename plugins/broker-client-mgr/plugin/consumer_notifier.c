@@ -4,6 +4,8 @@
  * the tables lock held (sending and subscribers may take time). */
 #include "broker_context.h"
 
+#include <rmqhost/services/proxy_client_call_event.h>
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,6 +15,10 @@
 void bcm_notify_group(bcm_ctx *c, const char *group, const uint64_t *channels, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
+        /* a 5.x client behind the gRPC endpoint: Java's GrpcClientChannel
+         * drops this notice (those clients do not rebalance) */
+        if (channels[i] & RMQ_PROXY_CHANNEL_BIT)
+            continue;
         rmq_cmd *req = c->api->cmd_new_request(BCM_NOTIFY_CONSUMER_IDS_CHANGED);
         if (!req)
             return;

@@ -11,9 +11,14 @@
  * (UNREGISTER_CLIENT, 35). The broker role knows the client by a channel
  * of its own (PROXY_CHANNEL_BIT | the gRPC connection's channel) and the
  * client's address, passed as proxyClientChannel / proxyClientAddr on the
- * in-process request: no connection has such an id, so the broker's pushes
- * to it (NOTIFY_CONSUMER_IDS_CHANGED, running-info relays) find no channel
- * instead of writing remoting frames into an HTTP/2 connection.
+ * in-process request: no connection has such an id, so the broker sends no
+ * remoting frames into an HTTP/2 connection — it drops
+ * NOTIFY_CONSUMER_IDS_CHANGED for it and hands its relays (running info,
+ * consume directly) to this plugin by event (proxy_client_call.c). The
+ * request also carries the client's language and version from its gRPC
+ * metadata (proxyClientLanguage / proxyClientVersion).
+ * The table is the plugin's state across a hot reload (export / import):
+ * the new generation knows every client's Settings at once.
  * Clients are few per proxy: a locked array, searched linearly. */
 #include <inttypes.h>
 #include <jansson.h>
@@ -22,12 +27,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rmqhost/services/proxy_client_call_event.h>
+
 #include "proxy_backend.h"
 #include "proxy_internal.h"
 
 #define HEART_BEAT 34
 #define UNREGISTER_CLIENT 35
-#define PROXY_CHANNEL_BIT (1ULL << 62)
+#define PROXY_CHANNEL_BIT RMQ_PROXY_CHANNEL_BIT
+#define LANGUAGE_OTHER 7
+#define V4_9_8 409
 
 typedef struct px_client {
     char *id;
@@ -37,6 +46,11 @@ typedef struct px_client {
     bool have_settings;
     rmq_channel_id channel; /* the gRPC connection's */
     char addr[64];
+    int32_t language, version;  /* LanguageCode byte, MQVersion ordinal */
+    int64_t since_ms;           /* its first Settings (wall clock) */
+    int64_t request_timeout_ms; /* Settings.request_timeout; 0 = none said */
+    int32_t max_attempts;       /* Settings.backoff_policy.max_attempts; 0 = none */
+    bool fifo;                  /* Settings.subscription.fifo */
 } px_client;
 
 struct proxy_clients {
@@ -107,6 +121,42 @@ static json_t *subscription_data(const char *topic, const char *expr, bool sql, 
                      "tagsSet", tags, "topic", topic);
 }
 
+/* x-mq-language (rocketmq-apis' Language names) as a remoting LanguageCode
+ * byte (protocol.md §2.6): the same names, GOLANG as GO, DOT_NET as
+ * DOTNET; a language remoting has no code for is OTHER. */
+static int32_t language_code(const char *name)
+{
+    static const struct {
+        const char *name;
+        int32_t code;
+    } map[] = {{"JAVA", 0},   {"CPP", 1},   {"DOT_NET", 2}, {"DOTNET", 2},
+               {"PYTHON", 3}, {"RUBY", 6},  {"GOLANG", 9},  {"GO", 9},
+               {"PHP", 10},   {"RUST", 12}, {"NODE_JS", 13}};
+    for (size_t i = 0; name && i < sizeof map / sizeof map[0]; i++)
+        if (strcmp(name, map[i].name) == 0)
+            return map[i].code;
+    return LANGUAGE_OTHER;
+}
+
+/* x-mq-client-version as an MQVersion ordinal: Java's proxy takes the
+ * enum name ("V5_2_0"); the clients send "5.2.0", read here as that same
+ * release (Java's proxy falls back to its own version then). 3.x and
+ * unreadable versions: V4_9_8, this server's. */
+int32_t proxy_version_ordinal(const char *v)
+{
+    unsigned a = 0, b = 0, c = 0;
+    int n = 0;
+    if (v && (v[0] == 'V' || v[0] == 'v'))
+        n = sscanf(v + 1, "%u_%u_%u", &a, &b, &c);
+    else if (v)
+        n = sscanf(v, "%u.%u.%u", &a, &b, &c);
+    if (n != 3 || b > 9 || c > 9 || a < 4 || a > 5)
+        return V4_9_8;
+    /* MQVersion.Version: V4_0_0_SNAPSHOT is 212, then a SNAPSHOT and a
+     * release per a.b.c, ten patch levels per minor, V5 right after V4_9_9 */
+    return (int32_t)(212 + (a - 4) * 200 + b * 20 + c * 2 + 1);
+}
+
 void proxy_clients_settings(proxy *px, rmq_grpc_call *call, const char *client_id,
                             const Apache__Rocketmq__V2__Settings *s)
 {
@@ -145,14 +195,25 @@ void proxy_clients_settings(proxy *px, rmq_grpc_call *call, const char *client_i
         c->channel = px->api->grpc_call_channel(call);
         const char *peer = px->api->grpc_call_peer(call);
         snprintf(c->addr, sizeof c->addr, "%s", peer ? peer : "");
+        c->language = language_code(px->api->grpc_metadata(call, "x-mq-language"));
+        c->version = proxy_version_ordinal(px->api->grpc_metadata(call, "x-mq-client-version"));
+        if (!c->since_ms)
+            c->since_ms = now;
+        const Google__Protobuf__Duration *rt = s->request_timeout;
+        c->request_timeout_ms = rt ? rt->seconds * 1000 + rt->nanos / 1000000 : 0;
+        c->max_attempts = s->backoff_policy ? s->backoff_policy->max_attempts : 0;
+        c->fifo = s->pub_sub_case == APACHE__ROCKETMQ__V2__SETTINGS__PUB_SUB_SUBSCRIPTION &&
+                  s->subscription && s->subscription->fifo;
     }
     pthread_mutex_unlock(&t->mu);
     json_decref(subs);
 }
 
-/* One in-process request carrying the client's broker-side identity. */
-static int32_t call_broker(proxy *px, int code, rmq_channel_id ch, const char *addr,
-                           const char *const *kv, const char *body, char *buf, size_t cap)
+/* One in-process request carrying the client's broker-side identity (and,
+ * language >= 0, its language and version). */
+static int32_t call_broker_as(proxy *px, int code, rmq_channel_id ch, const char *addr,
+                              int32_t language, int32_t version, const char *const *kv,
+                              const char *body, char *buf, size_t cap)
 {
     const rmq_host_api *api = px->api;
     if (proxy_backend_is_cluster(px)) {
@@ -162,13 +223,19 @@ static int32_t call_broker(proxy *px, int code, rmq_channel_id ch, const char *a
         return 0;
     }
     rmq_cmd *req = api->cmd_new_request(code);
-    char chs[32];
+    char chs[32], ls[16], vs[16];
     snprintf(chs, sizeof chs, "%" PRIu64, (uint64_t)(PROXY_CHANNEL_BIT | ch));
+    snprintf(ls, sizeof ls, "%" PRId32, language);
+    snprintf(vs, sizeof vs, "%" PRId32, version);
     int rc = req ? 0 : RMQ_ENOMEM;
     if (rc == 0)
         rc = api->cmd_ext_set(req, "proxyClientChannel", chs);
     if (rc >= 0)
         rc = api->cmd_ext_set(req, "proxyClientAddr", addr);
+    if (rc >= 0 && language >= 0)
+        rc = api->cmd_ext_set(req, "proxyClientLanguage", ls);
+    if (rc >= 0 && language >= 0)
+        rc = api->cmd_ext_set(req, "proxyClientVersion", vs);
     for (size_t i = 0; rc >= 0 && kv && kv[i]; i += 2)
         rc = api->cmd_ext_set(req, kv[i], kv[i + 1]);
     if (rc >= 0 && body)
@@ -193,6 +260,12 @@ static int32_t call_broker(proxy *px, int code, rmq_channel_id ch, const char *a
     return code_out;
 }
 
+static int32_t call_broker(proxy *px, int code, rmq_channel_id ch, const char *addr,
+                           const char *const *kv, const char *body, char *buf, size_t cap)
+{
+    return call_broker_as(px, code, ch, addr, -1, -1, kv, body, buf, cap);
+}
+
 void proxy_clients_heartbeat(proxy *px, rmq_grpc_call *call, const char *client_id,
                              const Apache__Rocketmq__V2__HeartbeatRequest *req,
                              Apache__Rocketmq__V2__Status *st, char *buf, size_t cap)
@@ -203,10 +276,13 @@ void proxy_clients_heartbeat(proxy *px, rmq_grpc_call *call, const char *client_
     Apache__Rocketmq__V2__ClientType type = req->client_type;
     json_t *subs = NULL;
     char *group = NULL;
+    int32_t language = LANGUAGE_OTHER, version = V4_9_8;
     pthread_mutex_lock(&t->mu);
     px_client *c = find(t, client_id, false);
     bool known = c && c->have_settings;
     if (known) {
+        language = c->language;
+        version = c->version;
         c->channel = ch;
         snprintf(c->addr, sizeof c->addr, "%s", peer ? peer : "");
         type = c->type;
@@ -251,8 +327,9 @@ void proxy_clients_heartbeat(proxy *px, rmq_grpc_call *call, const char *client_
         goto out;
     }
     char *body = json_dumps(hb, JSON_COMPACT);
-    int32_t code =
-        body ? call_broker(px, HEART_BEAT, ch, peer ? peer : "", NULL, body, buf, cap) : -1;
+    int32_t code = body ? call_broker_as(px, HEART_BEAT, ch, peer ? peer : "", language, version,
+                                         NULL, body, buf, cap)
+                        : -1;
     free(body);
     if (code == 0)
         proxy_status(st, PX_OK, NULL);
@@ -343,4 +420,96 @@ void proxy_clients_fini(proxy *px)
     pthread_mutex_destroy(&t->mu);
     free(t);
     px->clients = NULL;
+}
+
+bool proxy_clients_view(proxy *px, const char *client_id, rmq_channel_id proxy_channel,
+                        proxy_client_view *out)
+{
+    proxy_clients *t = px->clients;
+    bool found = false;
+    pthread_mutex_lock(&t->mu);
+    px_client *c = client_id ? find(t, client_id, false) : NULL;
+    if (c && c->have_settings &&
+        (proxy_channel == 0 || (PROXY_CHANNEL_BIT | c->channel) == proxy_channel)) {
+        found = true;
+        out->type = c->type;
+        snprintf(out->group, sizeof out->group, "%s", c->group ? c->group : "");
+        out->subs = json_incref(c->subs);
+        out->version = c->version;
+        out->since_ms = c->since_ms;
+        out->request_timeout_ms = c->request_timeout_ms;
+        out->max_attempts = c->max_attempts;
+        out->fifo = c->fifo;
+    }
+    pthread_mutex_unlock(&t->mu);
+    return found;
+}
+
+/* The table as JSON for the next generation (hot reload): the clients keep
+ * their Settings, registrations and connections across it. */
+char *proxy_clients_export(proxy *px)
+{
+    proxy_clients *t = px->clients;
+    json_t *a = json_array();
+    pthread_mutex_lock(&t->mu);
+    for (size_t i = 0; a && i < t->n; i++) {
+        const px_client *c = &t->v[i];
+        json_array_append_new(a, json_pack("{sssisssOsIsssisisIsIsisb}", "id", c->id, "type",
+                                           (int)c->type, "group", c->group ? c->group : "", "subs",
+                                           c->subs ? c->subs : json_null(), "channel",
+                                           (json_int_t)c->channel, "addr", c->addr, "language",
+                                           (int)c->language, "version", (int)c->version, "since",
+                                           (json_int_t)c->since_ms, "requestTimeout",
+                                           (json_int_t)c->request_timeout_ms, "maxAttempts",
+                                           (int)c->max_attempts, "fifo", c->fifo));
+    }
+    pthread_mutex_unlock(&t->mu);
+    char *out = a ? json_dumps(a, JSON_COMPACT) : NULL;
+    json_decref(a);
+    return out;
+}
+
+int proxy_clients_import(proxy *px, const char *text, size_t len)
+{
+    proxy_clients *t = px->clients;
+    json_t *a = json_loadb(text, len, 0, NULL);
+    if (!json_is_array(a)) {
+        json_decref(a);
+        return RMQ_EINVAL;
+    }
+    size_t i;
+    json_t *e;
+    pthread_mutex_lock(&t->mu);
+    json_array_foreach(a, i, e)
+    {
+        const char *id = NULL, *group = "", *addr = "";
+        int type = 0, language = LANGUAGE_OTHER, version = V4_9_8, max_attempts = 0, fifo = 0;
+        json_int_t channel = 0, since = 0, rt = 0;
+        json_t *subs = NULL;
+        if (json_unpack(e, "{sssisssosIsssisisIsIsisb}", "id", &id, "type", &type, "group", &group,
+                        "subs", &subs, "channel", &channel, "addr", &addr, "language", &language,
+                        "version", &version, "since", &since, "requestTimeout", &rt, "maxAttempts",
+                        &max_attempts, "fifo", &fifo) != 0)
+            continue;
+        px_client *c = find(t, id, true);
+        if (!c)
+            break;
+        c->type = (Apache__Rocketmq__V2__ClientType)type;
+        free(c->group);
+        c->group = group[0] ? strdup(group) : NULL;
+        json_decref(c->subs);
+        c->subs = json_is_array(subs) ? json_incref(subs) : json_array();
+        c->have_settings = true;
+        c->channel = (rmq_channel_id)channel;
+        snprintf(c->addr, sizeof c->addr, "%s", addr);
+        c->language = language;
+        c->version = version;
+        c->since_ms = since;
+        c->request_timeout_ms = rt;
+        c->max_attempts = max_attempts;
+        c->fifo = fifo;
+    }
+    pthread_mutex_unlock(&t->mu);
+    json_decref(a);
+    return 0;
 }

@@ -133,6 +133,26 @@ void proxy_clients_heartbeat(proxy *px, rmq_grpc_call *call, const char *client_
                              const Apache__Rocketmq__V2__HeartbeatRequest *req,
                              Apache__Rocketmq__V2__Status *st, char *buf, size_t cap);
 void proxy_clients_terminate(proxy *px, const char *client_id);
+/* What the proxy knows of one client from its Settings. */
+typedef struct proxy_client_view {
+    Apache__Rocketmq__V2__ClientType type;
+    char group[256];
+    struct json_t *subs; /* SubscriptionData array (consumers), a reference the caller drops */
+    int32_t version;     /* MQVersion ordinal from x-mq-client-version */
+    int64_t since_ms;
+    int64_t request_timeout_ms; /* 0 = none said */
+    int32_t max_attempts;
+    bool fifo;
+} proxy_client_view;
+/* false when the client sent no Settings, or (proxy_channel != 0) is not
+ * registered under that broker-side channel. */
+bool proxy_clients_view(proxy *px, const char *client_id, rmq_channel_id proxy_channel,
+                        proxy_client_view *out);
+/* x-mq-client-version as an MQVersion ordinal (V4_9_8 when unreadable). */
+int32_t proxy_version_ordinal(const char *v);
+/* The table across a hot reload (JSON text; export's is malloc'd). */
+char *proxy_clients_export(proxy *px);
+int proxy_clients_import(proxy *px, const char *text, size_t len);
 
 /* The message types QueryRoute says `topic`'s queues accept (its
  * message.type attribute on the broker role; proxy_topic_type.c). */
@@ -197,6 +217,18 @@ int proxy_telemetry_push_to_group(proxy *px, const char *group,
                                   const Apache__Rocketmq__V2__TelemetryCommand *cmd,
                                   char *client_id, size_t cap);
 int proxy_telemetry_admin(rmq_admin_call *ac, int argc, const char *const *argv, void *ud);
+/* Push `cmd` (carrying `nonce`, from proxy_telemetry_nonce) on client_id's
+ * stream and wait up to timeout_ms for the answer with that nonce: 0 with
+ * *code (its Status) and *answer (malloc'd text: the thread stack trace, or
+ * "CODE message" of a verify result); RMQ_ENOENT (no stream), RMQ_ETIMEDOUT. */
+int proxy_telemetry_ask(proxy *px, const char *client_id,
+                        const Apache__Rocketmq__V2__TelemetryCommand *cmd, const char *nonce,
+                        uint32_t timeout_ms, int *code, char **answer);
+void proxy_telemetry_nonce(proxy *px, char *out, size_t cap);
+
+/* The broker role's relays to a 5.x client (event broker.proxy_client_call,
+ * proxy_client_call.c): running info and consume-directly over Telemetry. */
+int proxy_client_call_init(proxy *px);
 
 /* Transactions (proxy_transaction.c). The transaction id a half message's
  * SendResultEntry carries, from the store's answer (offset msgId, queue

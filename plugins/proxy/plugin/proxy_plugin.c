@@ -11,6 +11,9 @@
 #include "proxy_backend.h"
 #include "proxy_internal.h"
 
+/* export_state's format: proxy_clients_export's JSON array */
+#define PROXY_STATE_VERSION 1
+
 static const rmq_setting_decl proxy_settings[] = {
     {.name = "proxyMode",
      .type = RMQ_SETTING_STRING,
@@ -203,6 +206,8 @@ static int proxy_init(rmq_plugin_ctx *ctx, const rmq_host_api *api)
     if (rc == 0)
         rc = proxy_transaction_init(px);
     if (rc == 0)
+        rc = proxy_client_call_init(px);
+    if (rc == 0)
         rc = api->register_admin_command(ctx, "proxy-client-command",
                                          "proxy-client-command list | stack CLIENT_ID | verify "
                                          "CLIENT_ID COMMIT_LOG_OFFSET",
@@ -233,6 +238,27 @@ static void proxy_quiesce(rmq_plugin_ctx *ctx)
     proxy_telemetry_quiesce(rmq_ctx_userdata(ctx));
 }
 
+/* Hot reload: the clients' Settings go to the next generation, so a
+ * Heartbeat or a ReceiveMessage right after the reload finds them (the
+ * Telemetry streams end at quiesce and the clients resend Settings only
+ * when they reopen one). */
+static int proxy_export_state(rmq_plugin_ctx *ctx, void **blob, size_t *len)
+{
+    char *text = proxy_clients_export(rmq_ctx_userdata(ctx));
+    if (!text)
+        return RMQ_ENOMEM;
+    *blob = text;
+    *len = strlen(text);
+    return 0;
+}
+
+static int proxy_import_state(rmq_plugin_ctx *ctx, uint32_t version, const void *blob, size_t len)
+{
+    if (version != PROXY_STATE_VERSION)
+        return RMQ_EINVAL;
+    return proxy_clients_import(rmq_ctx_userdata(ctx), blob, len);
+}
+
 static void proxy_fini(rmq_plugin_ctx *ctx)
 {
     proxy *px = rmq_ctx_userdata(ctx);
@@ -248,4 +274,5 @@ static void proxy_fini(rmq_plugin_ctx *ctx)
 RMQ_PLUGIN(.name = "proxy", .version = "0.1.0",
            .description = "RocketMQ 5.x gRPC endpoint (apache.rocketmq.v2.MessagingService)",
            .settings = proxy_settings, .init = proxy_init, .fini = proxy_fini,
-           .quiesce = proxy_quiesce);
+           .quiesce = proxy_quiesce, .state_version = PROXY_STATE_VERSION,
+           .export_state = proxy_export_state, .import_state = proxy_import_state);

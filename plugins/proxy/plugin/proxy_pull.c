@@ -1,8 +1,13 @@
 /* proxy_pull.c — PullMessage (rocketmq-apis' offset-based consumption):
  * one PULL_MESSAGE (11) to the broker role through invoke_local at the
  * requested offset, with the filter as the request's own subscription (the
- * subscription sysFlag, so no registered consumer is needed) and without
- * suspension (no long polling: an empty queue answers at once). The stream
+ * subscription sysFlag, so no registered consumer is needed). A request
+ * with long_polling_timeout is a long poll: the PULL carries the suspend
+ * flag with that time (at most maxLongPollingTimeoutMs and what the
+ * deadline leaves), the store holds it until a message arrives or the time
+ * is up, and the gRPC call is held meanwhile (grpc_hold +
+ * invoke_local_async, no thread waits, as ReceiveMessage); without one an
+ * empty queue answers at once. The stream
  * is the status, then each message, then next_offset. Java's proxy (5.3.x)
  * leaves PullMessage UNIMPLEMENTED; statuses here: FOUND → OK, no new or no
  * matched message → MESSAGE_NOT_FOUND, offset out of range → ILLEGAL_OFFSET
@@ -22,6 +27,7 @@
 #define PULL_OFFSET_MOVED 21
 #define TOPIC_NOT_EXIST 17
 #define SUBSCRIPTION_GROUP_NOT_EXIST 26
+#define FLAG_SUSPEND 0x2
 #define FLAG_SUBSCRIPTION 0x4
 #define PULL_MAX_BATCH 32
 
@@ -71,6 +77,91 @@ static int send_messages(proxy *px, rmq_grpc_call *call, const uint8_t *body, si
     return rc;
 }
 
+/* The broker role's answer (lrc < 0: none) as the stream's messages. */
+static int pull_answer(proxy *px, rmq_grpc_call *call, int lrc, const rmq_cmd *resp, int64_t offset)
+{
+    const rmq_host_api *api = px->api;
+    if (lrc < 0)
+        return send_status(px, call,
+                           lrc == RMQ_ETIMEDOUT ? PX_PROXY_TIMEOUT : PX_INTERNAL_SERVER_ERROR,
+                           rmq_strerror(lrc));
+    int rc;
+    int32_t code = api->cmd_code(resp);
+    const char *next = api->cmd_ext_get(resp, "nextBeginOffset");
+    int64_t next_off = next ? strtoll(next, NULL, 10) : offset;
+    const char *remark = api->cmd_remark(resp);
+    switch (code) {
+    case 0: {
+        size_t blen = 0;
+        const uint8_t *body = api->cmd_body(resp, &blen);
+        rc = send_status(px, call, PX_OK, "OK");
+        if (rc == 0)
+            rc = send_messages(px, call, body, blen);
+        break;
+    }
+    case PULL_NOT_FOUND:
+    case PULL_RETRY_IMMEDIATELY:
+        rc = send_status(px, call, APACHE__ROCKETMQ__V2__CODE__MESSAGE_NOT_FOUND, "no new message");
+        break;
+    case PULL_OFFSET_MOVED:
+        rc = send_status(px, call, APACHE__ROCKETMQ__V2__CODE__ILLEGAL_OFFSET,
+                         remark ? remark : "the offset is out of the queue's range");
+        break;
+    default:
+        return send_status(px, call,
+                           code == TOPIC_NOT_EXIST                ? PX_TOPIC_NOT_FOUND
+                           : code == SUBSCRIPTION_GROUP_NOT_EXIST ? PX_CONSUMER_GROUP_NOT_FOUND
+                                                                  : proxy_code_of_remoting(code),
+                           remark ? remark : "pull failed");
+    }
+    if (rc == 0)
+        rc = send_next_offset(px, call, next_off);
+    return rc;
+}
+
+typedef struct pull_wait {
+    proxy *px;
+    rmq_grpc_call *call;
+    int64_t offset;
+} pull_wait;
+
+/* The store's answer to the held PULL, on the thread that gave it. */
+static void pull_answered(int err, const rmq_cmd *resp, void *ud)
+{
+    pull_wait *w = ud;
+    if (err == RMQ_ESHUTDOWN) { /* this generation is going: nothing new yet */
+        if (send_status(w->px, w->call, APACHE__ROCKETMQ__V2__CODE__MESSAGE_NOT_FOUND,
+                        "no new message") == 0)
+            send_next_offset(w->px, w->call, w->offset);
+    } else
+        pull_answer(w->px, w->call, err, resp, w->offset);
+    w->px->api->grpc_finish(w->call, RMQ_GRPC_OK, NULL);
+    w->px->api->grpc_release(w->call);
+    free(w);
+}
+
+/* The long poll's length: the request's long_polling_timeout, at most
+ * maxLongPollingTimeoutMs and what the deadline leaves (less a second for
+ * the answer to travel); 0 = answer at once. */
+static int64_t pull_poll_ms(proxy *px, rmq_grpc_call *call,
+                            const Apache__Rocketmq__V2__PullMessageRequest *req)
+{
+    if (!req->long_polling_timeout)
+        return 0;
+    int64_t poll =
+        req->long_polling_timeout->seconds * 1000 + req->long_polling_timeout->nanos / 1000000;
+    if (poll > px->max_poll_ms)
+        poll = px->max_poll_ms;
+    uint64_t deadline = px->api->grpc_call_deadline_ms(call);
+    uint64_t now = px->api->now_monotonic_ms();
+    if (deadline) {
+        int64_t left = deadline > now + 1000 ? (int64_t)(deadline - now - 1000) : 0;
+        if (poll > left)
+            poll = left;
+    }
+    return poll > 0 ? poll : 0;
+}
+
 int proxy_pull_message(rmq_grpc_call *call, const void *msg, size_t len, void *ud)
 {
     proxy *px = ud;
@@ -107,11 +198,13 @@ int proxy_pull_message(rmq_grpc_call *call, const void *msg, size_t len, void *u
                               *req->filter_expression->expression
                           ? req->filter_expression->expression
                           : "*";
-    char q[16], off[32], n[16], flag[16], ver[32];
+    char q[16], off[32], n[16], flag[16], ver[32], susp[32];
+    int64_t poll = pull_poll_ms(px, call, req);
+    snprintf(susp, sizeof susp, "%" PRId64, poll);
     snprintf(q, sizeof q, "%d", mq->id);
     snprintf(off, sizeof off, "%" PRId64, req->offset);
     snprintf(n, sizeof n, "%d", batch);
-    snprintf(flag, sizeof flag, "%d", FLAG_SUBSCRIPTION);
+    snprintf(flag, sizeof flag, "%d", FLAG_SUBSCRIPTION | (poll > 0 ? FLAG_SUSPEND : 0));
     snprintf(ver, sizeof ver, "%" PRIu64, api->now_wall_ms());
     const char *kv[] = {"consumerGroup",
                         group,
@@ -128,7 +221,7 @@ int proxy_pull_message(rmq_grpc_call *call, const void *msg, size_t len, void *u
                         "commitOffset",
                         "0",
                         "suspendTimeoutMillis",
-                        "0",
+                        susp,
                         "subscription",
                         exp,
                         "subVersion",
@@ -146,47 +239,33 @@ int proxy_pull_message(rmq_grpc_call *call, const void *msg, size_t len, void *u
         rc = RMQ_ENOMEM;
         goto out;
     }
+    if (poll > 0) {
+        /* held in the store until a message comes or the poll is over */
+        pull_wait *w = calloc(1, sizeof *w);
+        if (w && api->grpc_hold(call, NULL, NULL) == 0) {
+            w->px = px;
+            w->call = call;
+            w->offset = req->offset;
+            int arc = proxy_broker_call_async(px, topic, mq->broker ? mq->broker->name : NULL, pr,
+                                              poll, pull_answered, w);
+            if (arc < 0) { /* pr is freed by the failed call */
+                pull_answer(px, call, arc, NULL, req->offset);
+                api->grpc_finish(call, RMQ_GRPC_OK, NULL);
+                api->grpc_release(call);
+                free(w);
+            }
+            goto out;
+        }
+        free(w);
+        /* no hold (the generation is quiescing): answer now */
+        snprintf(flag, sizeof flag, "%d", FLAG_SUBSCRIPTION);
+        api->cmd_ext_set(pr, "sysFlag", flag);
+    }
     rmq_cmd *resp = NULL;
     int lrc = proxy_broker_call(px, topic, mq->broker ? mq->broker->name : NULL, pr, &resp);
-    if (lrc < 0) {
-        rc = send_status(px, call,
-                         lrc == RMQ_ETIMEDOUT ? PX_PROXY_TIMEOUT : PX_INTERNAL_SERVER_ERROR,
-                         rmq_strerror(lrc));
-        goto out;
-    }
-    int32_t code = api->cmd_code(resp);
-    const char *next = api->cmd_ext_get(resp, "nextBeginOffset");
-    int64_t next_off = next ? strtoll(next, NULL, 10) : req->offset;
-    const char *remark = api->cmd_remark(resp);
-    switch (code) {
-    case 0: {
-        size_t blen = 0;
-        const uint8_t *body = api->cmd_body(resp, &blen);
-        rc = send_status(px, call, PX_OK, "OK");
-        if (rc == 0)
-            rc = send_messages(px, call, body, blen);
-        break;
-    }
-    case PULL_NOT_FOUND:
-    case PULL_RETRY_IMMEDIATELY:
-        rc = send_status(px, call, APACHE__ROCKETMQ__V2__CODE__MESSAGE_NOT_FOUND, "no new message");
-        break;
-    case PULL_OFFSET_MOVED:
-        rc = send_status(px, call, APACHE__ROCKETMQ__V2__CODE__ILLEGAL_OFFSET,
-                         remark ? remark : "the offset is out of the queue's range");
-        break;
-    default:
-        rc = send_status(px, call,
-                         code == TOPIC_NOT_EXIST                ? PX_TOPIC_NOT_FOUND
-                         : code == SUBSCRIPTION_GROUP_NOT_EXIST ? PX_CONSUMER_GROUP_NOT_FOUND
-                                                                : proxy_code_of_remoting(code),
-                         remark ? remark : "pull failed");
+    rc = pull_answer(px, call, lrc, resp, req->offset);
+    if (resp)
         api->cmd_free(resp);
-        goto out;
-    }
-    if (rc == 0)
-        rc = send_next_offset(px, call, next_off);
-    api->cmd_free(resp);
 out:
     apache__rocketmq__v2__pull_message_request__free_unpacked(req, NULL);
     return rc;

@@ -5,6 +5,7 @@
  * call is held (grpc_hold) and the POP sent with invoke_local_async, so no
  * thread waits: the store's answer, on the store's thread, is turned into
  * the stream's messages and ends the call (ABI 1.11). */
+#include <jansson.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,9 +13,12 @@
 #include "proxy_backend.h"
 #include "proxy_internal.h"
 
-/* The clients' default request timeout (rocketmq-clients: 3 s); Java's
- * proxy takes half the client's from its Settings when the request has no
- * long_polling_timeout. This proxy keeps no per-client settings. */
+/* The clients' default request timeout (rocketmq-clients: 3 s), for a
+ * client whose Settings said none. Java's proxy takes half the client's
+ * request_timeout from its Settings when the request has no
+ * long_polling_timeout; the Settings outlive a hot reload of this plugin
+ * (proxy_clients.c's export), so the first receive after one polls as
+ * long as before it. */
 #define CLIENT_REQUEST_TIMEOUT_MS 3000
 
 int proxy_polling_time(proxy *px, rmq_grpc_call *call,
@@ -27,12 +31,18 @@ int proxy_polling_time(proxy *px, rmq_grpc_call *call,
     int64_t remaining = deadline == 0    ? INT64_MAX / 2
                         : deadline > now ? (int64_t)(deadline - now)
                                          : 0;
-    int64_t poll;
+    int64_t poll, request_timeout = CLIENT_REQUEST_TIMEOUT_MS;
+    proxy_client_view v = {0};
+    if (proxy_clients_view(px, api->grpc_metadata(call, "x-mq-client-id"), 0, &v)) {
+        if (v.request_timeout_ms > 0)
+            request_timeout = v.request_timeout_ms;
+        json_decref(v.subs);
+    }
     if (req->long_polling_timeout)
         poll =
             req->long_polling_timeout->seconds * 1000 + req->long_polling_timeout->nanos / 1000000;
     else
-        poll = remaining - CLIENT_REQUEST_TIMEOUT_MS / 2;
+        poll = remaining - request_timeout / 2;
     if (poll < px->min_poll_ms)
         poll = px->min_poll_ms;
     if (poll > px->max_poll_ms)

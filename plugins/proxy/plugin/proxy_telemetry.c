@@ -36,6 +36,8 @@ typedef struct tele_wait {
     struct tele_wait *next;
     char nonce[40];
     bool done;
+    bool gone;    /* no answer will come: the plugin is quiescing */
+    int code;     /* the answer's Status code */
     char *answer; /* malloc'd text */
 } tele_wait;
 
@@ -132,6 +134,14 @@ void proxy_telemetry_quiesce(proxy *px)
         px->api->grpc_release(s->call);
         stream_free(s);
     }
+    /* the streams are gone: whoever waits for an answer stops waiting (a
+     * broker relay would otherwise hold the reload for its whole timeout) */
+    pthread_mutex_lock(&t->mu);
+    for (tele_wait *w = t->waits; w; w = w->next)
+        if (!w->done)
+            w->done = w->gone = true;
+    pthread_cond_broadcast(&t->cv);
+    pthread_mutex_unlock(&t->mu);
 }
 
 void proxy_telemetry_fini(proxy *px)
@@ -168,7 +178,7 @@ static void learn_settings_locked(tele_stream *s, const Apache__Rocketmq__V2__Se
 
 /* A client's answer to a pushed command: wake the admin command waiting
  * for its nonce. */
-static void answer_wait(telemetry_table *t, const char *nonce, const char *text)
+static void answer_wait(telemetry_table *t, const char *nonce, int code, const char *text)
 {
     if (!nonce)
         return;
@@ -176,6 +186,7 @@ static void answer_wait(telemetry_table *t, const char *nonce, const char *text)
     for (tele_wait *w = t->waits; w; w = w->next)
         if (!w->done && strcmp(w->nonce, nonce) == 0) {
             w->answer = strdup(text ? text : "");
+            w->code = code;
             w->done = true;
             pthread_cond_broadcast(&t->cv);
             break;
@@ -255,7 +266,7 @@ int proxy_telemetry(rmq_grpc_call *call, const void *msg, size_t len, void *ud)
         break;
     case APACHE__ROCKETMQ__V2__TELEMETRY_COMMAND__COMMAND_THREAD_STACK_TRACE:
         if (cmd->thread_stack_trace)
-            answer_wait(t, cmd->thread_stack_trace->nonce,
+            answer_wait(t, cmd->thread_stack_trace->nonce, cmd->status ? cmd->status->code : PX_OK,
                         cmd->thread_stack_trace->thread_stack_trace);
         break;
     case APACHE__ROCKETMQ__V2__TELEMETRY_COMMAND__COMMAND_VERIFY_MESSAGE_RESULT:
@@ -270,7 +281,7 @@ int proxy_telemetry(rmq_grpc_call *call, const void *msg, size_t len, void *ud)
         snprintf(text, sizeof text, "%s %s",
                  proxy_code_name(cmd->status ? cmd->status->code : PX_OK),
                  cmd->status && cmd->status->message ? cmd->status->message : "");
-        answer_wait(t, nonce, text);
+        answer_wait(t, nonce, cmd->status ? cmd->status->code : PX_OK, text);
         break;
     }
     default: break; /* nothing else comes from clients */
@@ -316,9 +327,9 @@ int proxy_telemetry_push_to_group(proxy *px, const char *group,
     return rc;
 }
 
-/* Push a command carrying `nonce` to client_id and wait for the answer. */
-static int ask_client(proxy *px, const char *client_id, Apache__Rocketmq__V2__TelemetryCommand *cmd,
-                      const char *nonce, uint32_t timeout_ms, char **answer)
+int proxy_telemetry_ask(proxy *px, const char *client_id,
+                        const Apache__Rocketmq__V2__TelemetryCommand *cmd, const char *nonce,
+                        uint32_t timeout_ms, int *code, char **answer)
 {
     telemetry_table *t = px->tele;
     tele_wait w = {0};
@@ -348,13 +359,17 @@ static int ask_client(proxy *px, const char *client_id, Apache__Rocketmq__V2__Te
             }
         if (!w.done)
             rc = RMQ_ETIMEDOUT;
+        else if (w.gone)
+            rc = RMQ_ESHUTDOWN;
     }
     pthread_mutex_unlock(&t->mu);
     *answer = w.answer;
+    if (code)
+        *code = w.code;
     return rc;
 }
 
-static void new_nonce(proxy *px, char *out, size_t cap)
+void proxy_telemetry_nonce(proxy *px, char *out, size_t cap)
 {
     pthread_mutex_lock(&px->tele->mu);
     uint64_t n = px->tele->next_nonce++;
@@ -391,7 +406,7 @@ int proxy_telemetry_admin(rmq_admin_call *ac, int argc, const char *const *argv,
         return 2;
     }
     char nonce[40];
-    new_nonce(px, nonce, sizeof nonce);
+    proxy_telemetry_nonce(px, nonce, sizeof nonce);
     Apache__Rocketmq__V2__TelemetryCommand cmd = APACHE__ROCKETMQ__V2__TELEMETRY_COMMAND__INIT;
     Apache__Rocketmq__V2__PrintThreadStackTraceCommand pc =
         APACHE__ROCKETMQ__V2__PRINT_THREAD_STACK_TRACE_COMMAND__INIT;
@@ -424,7 +439,7 @@ int proxy_telemetry_admin(rmq_admin_call *ac, int argc, const char *const *argv,
         cmd.verify_message_command = &vc;
     }
     char *answer = NULL;
-    int rc = ask_client(px, argv[1], &cmd, nonce, 5000, &answer);
+    int rc = proxy_telemetry_ask(px, argv[1], &cmd, nonce, 5000, NULL, &answer);
     proxy_message_free(pb);
     if (rc < 0) {
         api->admin_write(ac, "%s: %s\n", argv[1],

@@ -59,7 +59,8 @@ start_proxy_daemon() {
   local ns
   ns=$(free_port)
   write_all_in_one_conf "$client_daemon_dir" "$plugins" "$ns" 2 \
-    "mappedFileSizeCommitLog = 16777216;" "topics = \"$topics\";"
+    "mappedFileSizeCommitLog = 16777216; transactionCheckInterval = 1000; transactionTimeOut = 1000;" \
+    "topics = \"$topics\";"
   local cert=$client_daemon_dir/proxy-cert.pem key=$client_daemon_dir/proxy-key.pem
   if ! openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
       -subj /CN=rmqhost-proxy-test -addext subjectAltName=IP:127.0.0.1 -keyout "$key" -out "$cert" >/dev/null 2>&1; then

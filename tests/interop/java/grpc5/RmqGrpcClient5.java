@@ -378,6 +378,42 @@ public class RmqGrpcClient5 {
       }
       if (why == null && total != 4) why = "queues hold " + total + " messages, expected 4";
       if (why == null) why = compare(want, pulled);
+      // long polling: a pull at the end of each queue with long_polling_timeout
+      // is held until a message comes (sent 2 s after the pulls), not
+      // answered MESSAGE_NOT_FOUND at once
+      if (why == null) {
+        List<String> held = Collections.synchronizedList(new ArrayList<>());
+        List<Code> heldStatus = Collections.synchronizedList(new ArrayList<>());
+        List<Thread> ts = new ArrayList<>();
+        for (int q = 0; q < 4; q++) {
+          MessageQueue mq = MessageQueue.newBuilder().setTopic(t).setId(q).build();
+          long end = stub.queryOffset(QueryOffsetRequest.newBuilder().setMessageQueue(mq)
+              .setQueryOffsetPolicy(QueryOffsetPolicy.END).build()).getOffset();
+          Thread th = new Thread(() -> {
+            Iterator<PullMessageResponse> it2 = stub.withDeadlineAfter(25, TimeUnit.SECONDS)
+                .pullMessage(PullMessageRequest.newBuilder().setGroup(g).setMessageQueue(mq)
+                    .setOffset(end).setBatchSize(32)
+                    .setLongPollingTimeout(org.apache.rocketmq.shaded.com.google.protobuf.Duration.newBuilder().setSeconds(15))
+                    .build());
+            while (it2.hasNext()) {
+              PullMessageResponse r = it2.next();
+              if (r.hasStatus()) heldStatus.add(r.getStatus().getCode());
+              else if (r.hasMessage()) held.add(r.getMessage().getBody().toStringUtf8());
+            }
+          });
+          th.start();
+          ts.add(th);
+        }
+        Thread.sleep(2000);
+        List<String> late = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+          p.send(msg(topic, "tagL", "key-l" + i, "late-" + i, null, null));
+          late.add("late-" + i);
+        }
+        for (Thread th : ts) th.join(30000);
+        why = compare(late, new ArrayList<>(held));
+        if (why != null) why = "long-polling pulls: " + why + " (statuses " + heldStatus + ")";
+      }
       if (why == null) {
         Code neg = stub.updateOffset(UpdateOffsetRequest.newBuilder().setGroup(g)
             .setMessageQueue(MessageQueue.newBuilder().setTopic(t).setId(0).build())
@@ -395,27 +431,161 @@ public class RmqGrpcClient5 {
   // while this waits: files in GRPC5_SYNC_DIR say when ("up" → "checked-up",
   // "down" → "checked-down"); the script prints its verdicts itself.
   static void await(java.nio.file.Path dir, String name) throws Exception {
-    long until = System.currentTimeMillis() + 120000;
+    // mqadmin JVMs on a loaded machine: the script's checks may take minutes
+    long until = System.currentTimeMillis() + 300000;
     while (!java.nio.file.Files.exists(dir.resolve(name))) {
       if (System.currentTimeMillis() > until) throw new IllegalStateException("no " + name);
       Thread.sleep(100);
     }
   }
 
+  // Besides: a PushConsumer (group grpc5_cpush_RUN, tag "direct") that
+  // mqadmin asks for its running info (consumerStatus -s: the proxy's
+  // PrintThreadStackTraceCommand) and makes consume one message directly
+  // (queryMsgByUniqueKey -g -d: VerifyMessageCommand); the message's id is
+  // left in the sync dir, and its listener must see it twice (its delivery,
+  // then the verify).
   static void connections(String topic) throws Exception {
     java.nio.file.Path dir = java.nio.file.Paths.get(System.getenv("GRPC5_SYNC_DIR"));
     Producer p = sp.newProducerBuilder().setClientConfiguration(cfg).setTopics(topic).build();
     SimpleConsumer c = simple("grpc5_conn_" + run, topic, "tagA || tagB");
+    Map<String, Integer> seen = new ConcurrentHashMap<>();
+    PushConsumer pc = sp.newPushConsumerBuilder().setClientConfiguration(cfg)
+        .setConsumerGroup("grpc5_cpush_" + run)
+        .setSubscriptionExpressions(Collections.singletonMap(topic,
+            new FilterExpression("direct", FilterExpressionType.TAG)))
+        .setMessageListener(v -> {
+          seen.merge(body(v), 1, Integer::sum);
+          return ConsumeResult.SUCCESS;
+        }).build();
+    String why = null;
     try {
+      Thread.sleep(3000); // the push consumer's assignment before the send
+      SendReceipt r = p.send(msg(topic, "direct", "key-direct", "direct-1", null, null));
+      long until = System.currentTimeMillis() + 20000;
+      while (!seen.containsKey("direct-1") && System.currentTimeMillis() < until) Thread.sleep(100);
+      if (!seen.containsKey("direct-1")) why = "the push consumer never got direct-1";
+      java.nio.file.Files.write(dir.resolve("msgid"),
+          r.getMessageId().toString().getBytes(StandardCharsets.UTF_8));
       Thread.sleep(12000); // the clients' heartbeats (every 10 s) after their settings
       java.nio.file.Files.createFile(dir.resolve("up"));
       await(dir, "checked-up");
+      Integer n = seen.get("direct-1");
+      if (why == null && (n == null || n != 2))
+        why = "direct-1 consumed " + n + " times, expected 2 (delivery + consume directly)";
     } finally {
+      pc.close();
       c.close(); // NotifyClientTermination and the end of its Telemetry stream
       p.close();
     }
+    result("consume_directly_listener", why);
     java.nio.file.Files.createFile(dir.resolve("down"));
     await(dir, "checked-down"); // the verdict is the script's mqadmin_connections
+  }
+
+  // ---- transactions: commit, rollback, and one left open for the check-back ----
+  // The checker commits tx-open (asked by the proxy's
+  // RecoverOrphanedTransactionCommand) and answers for the others as the
+  // producer ended them;
+  // the consumer must see exactly tx-commit and tx-open, once each.
+  static void transactions(String topic) throws Exception {
+    String why = null;
+    Map<String, Integer> checked = new ConcurrentHashMap<>();
+    Producer tp = sp.newProducerBuilder().setClientConfiguration(cfg).setTopics(topic)
+        .setTransactionChecker(v -> {
+          checked.merge(body(v), 1, Integer::sum);
+          // as the producer decided (a slow machine may see a check-back
+          // of tx-commit or tx-rollback before its end arrives)
+          return body(v).equals("tx-rollback")
+              ? org.apache.rocketmq.client.apis.producer.TransactionResolution.ROLLBACK
+              : org.apache.rocketmq.client.apis.producer.TransactionResolution.COMMIT;
+        }).build();
+    SimpleConsumer c = simple("grpc5_tx_" + run, topic, "*");
+    try {
+      c.receive(1, Duration.ofSeconds(30)); // the group exists before anything is sent
+      org.apache.rocketmq.client.apis.producer.Transaction t1 = tp.beginTransaction();
+      tp.send(msg(topic, "tx", "key-tx-commit", "tx-commit", null, null), t1);
+      t1.commit();
+      org.apache.rocketmq.client.apis.producer.Transaction t2 = tp.beginTransaction();
+      tp.send(msg(topic, "tx", "key-tx-rollback", "tx-rollback", null, null), t2);
+      t2.rollback();
+      org.apache.rocketmq.client.apis.producer.Transaction t3 = tp.beginTransaction();
+      tp.send(msg(topic, "tx", "key-tx-open", "tx-open", null, null), t3); // never ended
+      List<MessageView> got = drain(c, 2, true);
+      List<String> seen = new ArrayList<>();
+      for (MessageView v : got) seen.add(describe(v));
+      why = compare(java.util.Arrays.asList(expected("tx-commit", "tx", "key-tx-commit", null),
+          expected("tx-open", "tx", "key-tx-open", null)), seen);
+      // the rolled-back one must not come, nor anything twice
+      if (why == null) {
+        long until = System.currentTimeMillis() + 4000; // a few check rounds (1 s each)
+        while (why == null && System.currentTimeMillis() < until) {
+          List<MessageView> l = c.receive(16, Duration.ofSeconds(30));
+          if (!l.isEmpty()) why = "an extra message: " + describe(l.get(0));
+          Thread.sleep(200);
+        }
+      }
+      if (why == null && !checked.containsKey("tx-open")) why = "tx-open was never checked back";
+    } finally {
+      c.close();
+      tp.close();
+    }
+    result("transactions_check_back", why);
+  }
+
+  // ---- a client's Settings across a hot reload of the proxy plugin ----
+  // Through the client's own stubs (its API hides heartbeats): Settings on
+  // Telemetry, Heartbeat OK; the script reloads the proxy plugin ("reload"
+  // → "reloaded"), which ends the Telemetry stream; a Heartbeat without new
+  // Settings must still be OK (the new generation kept them), not
+  // UNRECOGNIZED_CLIENT_TYPE.
+  static void settingsAcrossReload() throws Exception {
+    java.nio.file.Path dir = java.nio.file.Paths.get(System.getenv("GRPC5_SYNC_DIR"));
+    String why = null;
+    String[] hp = proxy.split(":");
+    ManagedChannel ch = ManagedChannelBuilder.forAddress(hp[0], Integer.parseInt(hp[1]))
+        .usePlaintext().build();
+    try {
+      Metadata md = new Metadata();
+      md.put(Metadata.Key.of("x-mq-client-id", Metadata.ASCII_STRING_MARSHALLER), "grpc5-reload-" + run);
+      md.put(Metadata.Key.of("x-mq-language", Metadata.ASCII_STRING_MARSHALLER), "JAVA");
+      Resource g = Resource.newBuilder().setName("grpc5_reload_" + run).build();
+      apache.rocketmq.v2.Settings st = apache.rocketmq.v2.Settings.newBuilder()
+          .setClientType(apache.rocketmq.v2.ClientType.SIMPLE_CONSUMER)
+          .setRequestTimeout(org.apache.rocketmq.shaded.com.google.protobuf.Duration.newBuilder().setSeconds(4))
+          .setSubscription(apache.rocketmq.v2.Subscription.newBuilder().setGroup(g)
+              .addSubscriptions(apache.rocketmq.v2.SubscriptionEntry.newBuilder()
+                  .setTopic(Resource.newBuilder().setName("grpc5_conn_" + run))
+                  .setExpression(apache.rocketmq.v2.FilterExpression.newBuilder()
+                      .setType(apache.rocketmq.v2.FilterType.TAG).setExpression("*"))))
+          .build();
+      java.util.concurrent.CompletableFuture<apache.rocketmq.v2.TelemetryCommand> answered =
+          new java.util.concurrent.CompletableFuture<>();
+      org.apache.rocketmq.shaded.io.grpc.stub.StreamObserver<apache.rocketmq.v2.TelemetryCommand> up =
+          MessagingServiceGrpc.newStub(ch).withInterceptors(MetadataUtils.newAttachHeadersInterceptor(md))
+              .telemetry(new org.apache.rocketmq.shaded.io.grpc.stub.StreamObserver<apache.rocketmq.v2.TelemetryCommand>() {
+                public void onNext(apache.rocketmq.v2.TelemetryCommand c) { answered.complete(c); }
+                public void onError(Throwable t) { answered.complete(null); }
+                public void onCompleted() {}
+              });
+      up.onNext(apache.rocketmq.v2.TelemetryCommand.newBuilder().setSettings(st).build());
+      apache.rocketmq.v2.TelemetryCommand a = answered.get(10, TimeUnit.SECONDS);
+      if (a == null || a.getStatus().getCode() != Code.OK) why = "Settings answered " + a;
+      MessagingServiceGrpc.MessagingServiceBlockingStub stub = MessagingServiceGrpc
+          .newBlockingStub(ch).withInterceptors(MetadataUtils.newAttachHeadersInterceptor(md));
+      apache.rocketmq.v2.HeartbeatRequest hb = apache.rocketmq.v2.HeartbeatRequest.newBuilder()
+          .setGroup(g).setClientType(apache.rocketmq.v2.ClientType.SIMPLE_CONSUMER).build();
+      Code before = stub.withDeadlineAfter(10, TimeUnit.SECONDS).heartbeat(hb).getStatus().getCode();
+      if (why == null && before != Code.OK) why = "Heartbeat before the reload: " + before;
+      java.nio.file.Files.createFile(dir.resolve("reload"));
+      await(dir, "reloaded");
+      Code after = stub.withDeadlineAfter(10, TimeUnit.SECONDS).heartbeat(hb).getStatus().getCode();
+      if (why == null && after != Code.OK)
+        why = "Heartbeat right after the reload, without new Settings: " + after;
+    } finally {
+      ch.shutdownNow();
+    }
+    result("settings_across_reload", why);
   }
 
   public static void main(String[] args) throws Exception {
@@ -430,7 +600,7 @@ public class RmqGrpcClient5 {
         .setTopics(normal, fifo, delay, recall, push, off).build();
     try {
       String[] names = {"simple_consumer_normal", "producer_fifo", "producer_delay", "producer_recall",
-          "push_consumer_tag", "offsets_and_pull", "connections_registered"};
+          "push_consumer_tag", "offsets_and_pull", "connections_registered", "settings_across_reload", "transactions_check_back"};
       for (String n : names) {
         if (args.length > 2 && !args[2].contains(n)) continue;
         try {
@@ -442,6 +612,8 @@ public class RmqGrpcClient5 {
             case "push_consumer_tag": push(p, push); break;
             case "connections_registered": connections("grpc5_conn_" + run); break;
             case "offsets_and_pull": offsets(p, off); break;
+            case "settings_across_reload": settingsAcrossReload(); break;
+            case "transactions_check_back": transactions("grpc5_tx_" + run); break;
             default: throw new IllegalStateException(n);
           }
         } catch (Exception e) {

@@ -50,7 +50,8 @@ peer() {
 rc=0
 peer client-5.3.3 "$work/setup" GrpcTopicSetup "$ns_addr" "127.0.0.1:$port" \
   "grpc5_normal_$run=NORMAL" "grpc5_fifo_$run=FIFO" "grpc5_delay_$run=DELAY" "grpc5_recall_$run=DELAY" \
-  "grpc5_push_$run=-" "grpc5_off_$run=NORMAL" "grpc5_conn_$run=NORMAL" || rc=$?
+  "grpc5_push_$run=-" "grpc5_off_$run=NORMAL" "grpc5_conn_$run=NORMAL" \
+  "grpc5_tx_$run=TRANSACTION" || rc=$?
 # mqadmin (tools 4.9.8) on the broker's client housekeeping: prints its
 # verdict line, returns non-zero on a wrong answer.
 mqadmin() {
@@ -60,14 +61,26 @@ mqadmin() {
   started_pids+=("$pid")
   wait "$pid" || true
 }
+# mqadmin until its output matches PATTERN, at most 3 times: on this shared
+# machine a JVM's first NameServer lookup sometimes times out (mqadmin's
+# 3 s) before the command reached anything; the last output is printed.
+mqadmin_until() {
+  local pattern=$1 out
+  shift
+  for _ in 1 2 3; do
+    out=$(mqadmin "$@")
+    grep -q -- "$pattern" <<<"$out" && break
+  done
+  printf '%s\n' "$out"
+}
 # While the client JVM holds a producer and a SimpleConsumer (file "up"),
 # both are listed; once they closed (file "down"), neither is.
 check_connections() {
   local sync=$1 group="grpc5_conn_$run" topic="grpc5_conn_$run" out why=""
   local id='@[0-9]\+@[0-9]\+@'
-  for _ in $(seq 1 1200); do [[ -f $sync/up || ! -d /proc/$cpid ]] && break; sleep 0.1; done
+  for _ in $(seq 1 6000); do [[ -f $sync/up || ! -d /proc/$cpid ]] && break; sleep 0.1; done
   [[ -f $sync/up ]] || return 0 # the client JVM failed before: it says why
-  out=$(mqadmin consumerConnection -g "$group")
+  out=$(mqadmin_until "$id" consumerConnection -g "$group")
   # one client (5.x client ids are host@pid@index@...), its subscription
   # with the TAG expression, CLUSTERING and CONSUME_ACTIVELY (a SimpleConsumer)
   [[ $(grep -c "$id" <<<"$out") -eq 1 ]] || why="consumerConnection: not exactly one client"
@@ -75,9 +88,34 @@ check_connections() {
   grep -q "CONSUME_ACTIVELY" <<<"$out" || why="${why:-consumerConnection: not CONSUME_ACTIVELY}"
   grep -q "CLUSTERING" <<<"$out" || why="${why:-consumerConnection: not CLUSTERING}"
   [[ -z $why ]] || printf '%s\n' "$out" >&2
+  # the client's own language and version (x-mq-language, x-mq-client-version)
+  grep -q "$id.* JAVA *V5_2_0" <<<"$out" || why="${why:-consumerConnection: not JAVA V5_2_0}"
+  [[ -z $why ]] || printf '%s\n' "$out" >&2
   local pout
-  pout=$(mqadmin producerConnection -g "$topic" -t "$topic")
+  pout=$(mqadmin_until "$id" producerConnection -g "$topic" -t "$topic")
   [[ $(grep -c "$id" <<<"$pout") -eq 1 ]] || { why="${why:-producerConnection: no producer under group $topic}"; printf '%s\n' "$pout" >&2; }
+  grep -q "$id.* JAVA *V5_2_0" <<<"$pout" || { why="${why:-producerConnection: not JAVA V5_2_0}"; printf '%s\n' "$pout" >&2; }
+  # the PushConsumer: running info with its jstack over Telemetry, and one
+  # message consumed directly (its listener says it saw it)
+  local cpush="grpc5_cpush_$run" cid sout dout
+  local cout
+  cout=$(mqadmin_until "$id" consumerConnection -g "$cpush")
+  cid=$(grep -o "[^ ]*$id[^ ]*" <<<"$cout" | head -n 1)
+  if [[ -z $cid ]]; then
+    why="${why:-consumerConnection: no client in $cpush}"
+    printf '%s\n' "$cout" >&2
+  else
+    sout=$(mqadmin_until "#Consumer jstack#" consumerStatus -g "$cpush" -i "$cid" -s)
+    { grep -q "#Consumer jstack#" <<<"$sout" && grep -q "PROP_CONSUME_TYPE *: *CONSUME_PASSIVELY" <<<"$sout" &&
+      grep -q "java.lang.Thread" <<<"$sout"; } ||
+      { why="${why:-consumerStatus -s: no running info with a jstack}"; printf '%s\n' "$sout" >&2; }
+    # retried only when no result came back (the listener counts each try
+    # that reached the client, so a retry after one would fail the case)
+    dout=$(mqadmin_until "ConsumeMessageDirectlyResult" queryMsgByUniqueKey \
+      -i "$(cat "$sync/msgid")" -t "$topic" -g "$cpush" -d "$cid")
+    grep -q "consumeResult=CR_SUCCESS, remark=from gRPC client" <<<"$dout" ||
+      { why="${why:-queryMsgByUniqueKey -g -d: not consumed directly with CR_SUCCESS}"; printf '%s\n' "$dout" >&2; }
+  fi
   touch "$sync/checked-up"
   for _ in $(seq 1 600); do [[ -f $sync/down || ! -d /proc/$cpid ]] && break; sleep 0.1; done
   if [[ -f $sync/down ]]; then
@@ -102,6 +140,15 @@ if [[ $rc -eq 0 ]]; then
   crc=0
   if [[ -z ${RMQ_GRPC5_CASES:-} || ${RMQ_GRPC5_CASES:-} == *connections* ]]; then
     check_connections "$work/sync" || crc=1
+  fi
+  if [[ -z ${RMQ_GRPC5_CASES:-} || ${RMQ_GRPC5_CASES:-} == *settings_across_reload* ]]; then
+    # the client case asks for a hot reload of the proxy plugin
+    for _ in $(seq 1 6000); do [[ -f $work/sync/reload || ! -d /proc/$cpid ]] && break; sleep 0.1; done
+    if [[ -f $work/sync/reload ]]; then
+      "$(dirname "$rmqhostd")/rmqhostctl" -c "$work/rmq/conf.d" reload proxy ||
+        { echo "FAIL settings_across_reload: rmqhostctl reload proxy failed"; crc=1; }
+      touch "$work/sync/reloaded"
+    fi
   fi
   wait "$cpid" || rc=$?
   [[ $crc -eq 0 ]] || rc=1

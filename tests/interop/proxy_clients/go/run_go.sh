@@ -20,4 +20,6 @@ source "$(dirname "$0")/../proxy_daemon.sh"
 start_proxy_daemon "$plugins" "GoProxyTopic:4"
 export HOME=$client_daemon_dir
 run_tied 240 "$prog" -endpoint "$proxy_addr" -topic GoProxyTopic -group GoPopGroup \
-  -n 20 -logdir "$client_daemon_dir/client-logs"
+  -n 20 -logdir "$client_daemon_dir/client-logs" \
+  -broker "$(awk '$1 == "broker" {print $2}' "$client_daemon_dir/state/listen.addrs")" \
+  -txtopic GoTxTopic

@@ -23,6 +23,8 @@
 //     group are received exactly once with that group; otherwise the client
 //     must refuse them.
 //   - After everything is acknowledged nothing comes back.
+//   - Transactions (tx.go): commit, rollback, and one left open that the
+//     producer's checker commits when the check-back comes.
 //
 // Prints "RESULT ok" or "RESULT fail <why>" and exits 0 or 1.
 package main
@@ -169,6 +171,8 @@ func main() {
 	group := flag.String("group", "GoPopGroup", "consumer group")
 	n := flag.Int("n", 20, "normal messages")
 	logDir := flag.String("logdir", os.TempDir(), "client log root")
+	broker := flag.String("broker", "", "broker role host:port (creates the transaction topic)")
+	txTopic := flag.String("txtopic", "", "transaction topic to create and use (tx.go)")
 	flag.Parse()
 	go func() {
 		time.Sleep(200 * time.Second)
@@ -452,5 +456,8 @@ func main() {
 	}
 	consumer.GracefulStop()
 	producer.GracefulStop()
+	if *txTopic != "" {
+		transactions(*endpoint, *broker, *txTopic, creds)
+	}
 	finish()
 }
