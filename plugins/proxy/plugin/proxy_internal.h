@@ -39,6 +39,7 @@
 
 typedef struct proxy_clients proxy_clients;
 typedef struct telemetry_table telemetry_table;
+typedef struct proxy_acl proxy_acl;
 
 typedef struct proxy {
     const rmq_host_api *api;
@@ -52,7 +53,13 @@ typedef struct proxy {
     telemetry_table *tele;            /* open Telemetry streams (proxy_telemetry.c) */
     atomic_uint send_round;           /* round-robin over writable queues */
     proxy_clients *clients;           /* 5.x clients' settings and registrations */
+    proxy_acl *acl;                   /* the guards of the handlers (proxy_acl.c) */
 } proxy;
+
+/* Register `method` of MessagingService with `fn` (ud = px) behind the ACL
+ * guard of proxy_acl.c (service "acl.check"); proxy_acl_free at fini. */
+int proxy_acl_register(proxy *px, const char *method, rmq_grpc_kind kind, rmq_grpc_handler_fn fn);
+void proxy_acl_free(proxy *px);
 
 /* Answer a unary call with `msg` packed (protobuf-c). */
 int proxy_reply(proxy *px, rmq_grpc_call *call, const ProtobufCMessage *msg);
@@ -115,6 +122,15 @@ void proxy_clients_terminate(proxy *px, const char *client_id);
  * message.type attribute on the broker role; proxy_topic_type.c). */
 const Apache__Rocketmq__V2__MessageType *proxy_topic_accept_types(proxy *px, const char *topic,
                                                                   size_t *n);
+/* The topic's TopicMessageType name as Java's MetadataService reads it:
+ * its message.type, "NORMAL" without one, "UNSPECIFIED" for no such topic. */
+void proxy_topic_type_name(proxy *px, const char *topic, char *out, size_t cap);
+/* SendMessage's check of the first message's type against its topic's
+ * (Java 5's DefaultTopicMessageTypeValidator, enableTopicMessageTypeCheck):
+ * true when it may be sent, else `why` holds Java's message
+ * (proxy_message_type.c). */
+bool proxy_message_type_ok(proxy *px, const Apache__Rocketmq__V2__Message *m, const char *topic,
+                           char *why, size_t cap);
 
 /* PullMessage and the offset RPCs (proxy_pull.c, proxy_offset.c). */
 int proxy_pull_message(rmq_grpc_call *call, const void *msg, size_t len, void *ud);
@@ -146,6 +162,9 @@ int proxy_receive_answer(proxy *px, rmq_grpc_call *call, int lrc, const rmq_cmd 
 int proxy_polling_time(proxy *px, rmq_grpc_call *call,
                        const Apache__Rocketmq__V2__ReceiveMessageRequest *req, int64_t *poll_ms,
                        const char **why);
+/* The code answering a refused polling time: ILLEGAL_POLLING_TIME, or
+ * BAD_REQUEST for a client older than 5.0.3 (proxy_receive_wait.c). */
+Apache__Rocketmq__V2__Code proxy_polling_refusal_code(proxy *px, rmq_grpc_call *call);
 /* Hold the call and send the POP `pop` without waiting: the store's answer
  * finishes the call. 0, or an error with pop still the caller's. */
 int proxy_receive_wait(proxy *px, rmq_grpc_call *call, rmq_cmd *pop, int64_t invisible,

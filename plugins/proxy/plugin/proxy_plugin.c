@@ -150,11 +150,8 @@ static int proxy_init(rmq_plugin_ctx *ctx, const rmq_host_api *api)
     if (rc == 0)
         rc = api->declare_executor(ctx, "grpc", (int)api->setting_int(ctx, "executorThreads"),
                                    10000);
-    for (size_t i = 0; rc == 0 && i < sizeof(methods) / sizeof(methods[0]); i++) {
-        char path[128];
-        snprintf(path, sizeof(path), PROXY_SERVICE "%s", methods[i].method);
-        rc = api->register_grpc_method(ctx, path, methods[i].kind, methods[i].fn, px, "grpc");
-    }
+    for (size_t i = 0; rc == 0 && i < sizeof(methods) / sizeof(methods[0]); i++)
+        rc = proxy_acl_register(px, methods[i].method, methods[i].kind, methods[i].fn);
     if (rc == 0)
         rc = proxy_transaction_init(px);
     if (rc == 0)
@@ -165,6 +162,7 @@ static int proxy_init(rmq_plugin_ctx *ctx, const rmq_host_api *api)
     if (rc != 0) {
         proxy_clients_fini(px);
         proxy_telemetry_fini(px);
+        proxy_acl_free(px);
         free(px);
         return rc;
     }
@@ -192,6 +190,7 @@ static void proxy_fini(rmq_plugin_ctx *ctx)
     if (px) {
         proxy_clients_fini(px);
         proxy_telemetry_fini(px);
+        proxy_acl_free(px);
     }
     free(px);
 }

@@ -378,6 +378,9 @@ int proxy_send_message(rmq_grpc_call *call, const void *msg, size_t len, void *u
         proxy_status(&st, PX_BAD_REQUEST, "no message to send");
     } else if (!topic[0]) {
         proxy_status(&st, PX_ILLEGAL_TOPIC, "topic name cannot be empty");
+    } else if (px->validate_message_type &&
+               !proxy_message_type_ok(px, req->messages[0], topic, why, sizeof(why))) {
+        proxy_status(&st, APACHE__ROCKETMQ__V2__CODE__MESSAGE_PROPERTY_CONFLICT_WITH_TYPE, why);
     } else if ((rrc = proxy_route_fetch(px, topic, &route, why, sizeof(why))) != 0 ||
                (nwq = write_queues(&route, wqs, 256)) == 0) {
         proxy_status(&st,

@@ -6,6 +6,7 @@
  * parseTopicMessageType). The 5.x clients refuse to send a message whose
  * type the route does not accept. */
 #include <jansson.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "proxy_internal.h"
@@ -49,29 +50,33 @@ static const Apache__Rocketmq__V2__MessageType *types_of(const char *v, size_t *
 const Apache__Rocketmq__V2__MessageType *proxy_topic_accept_types(proxy *px, const char *topic,
                                                                   size_t *n)
 {
+    char name[16];
+    proxy_topic_type_name(px, topic, name, sizeof(name));
+    return types_of(name, n);
+}
+
+void proxy_topic_type_name(proxy *px, const char *topic, char *out, size_t cap)
+{
     const rmq_host_api *api = px->api;
+    snprintf(out, cap, "UNSPECIFIED");
     rmq_cmd *req = api->cmd_new_request(GET_TOPIC_CONFIG);
     if (!req || api->cmd_ext_set(req, "topic", topic) < 0 ||
         api->cmd_ext_set(req, "lo", "false") < 0) {
         if (req)
             api->cmd_free(req);
-        return types_of(NULL, n);
+        return;
     }
     rmq_cmd *resp = NULL;
     if (proxy_local(px, px->broker_server, req, &resp) < 0)
-        return types_of(NULL, n);
-    const Apache__Rocketmq__V2__MessageType *t;
-    if (api->cmd_code(resp) != 0) {
-        t = types_of(NULL, n); /* TOPIC_NOT_EXIST (or an old broker): UNSPECIFIED */
-    } else {
+        return;
+    if (api->cmd_code(resp) == 0) { /* else TOPIC_NOT_EXIST (or an old broker): UNSPECIFIED */
         size_t blen = 0;
         const char *body = api->cmd_body(resp, &blen);
         json_t *cfg = body ? json_loadb(body, blen, 0, NULL) : NULL;
         const char *v =
             json_string_value(json_object_get(json_object_get(cfg, "attributes"), "message.type"));
-        t = types_of(v ? v : "NORMAL", n);
+        snprintf(out, cap, "%s", v ? v : "NORMAL"); /* TopicConfig.getTopicMessageType */
         json_decref(cfg);
     }
     api->cmd_free(resp);
-    return t;
 }
