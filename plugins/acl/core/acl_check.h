@@ -45,7 +45,7 @@ typedef struct acl_grpc_need {
 
 typedef struct acl_grpc_request {
     const char *peer_ip;       /* without port */
-    const char *authorization; /* "MQv2-HMAC-SHA1 Credential=AK, SignedHeaders=..., Signature=hex" */
+    const char *authorization; /* "MQv2-HMAC-SHA1 Credential=AK, ..., Signature=hex" */
     const char *date_time;     /* x-mq-date-time: the signed content */
     const acl_grpc_need *needs;
     size_t nneeds;

@@ -31,9 +31,8 @@ static int check_grpc(void *ud, const rmq_acl_grpc_request *req, rmq_remark_buf 
     if (!req || req->size < sizeof(*req))
         return RMQ_ACL_UNAUTHENTICATED;
     acl_grpc_need stack_needs[MAX_STACK_NEEDS];
-    acl_grpc_need *needs = req->nneeds <= MAX_STACK_NEEDS
-                               ? stack_needs
-                               : malloc(req->nneeds * sizeof(*needs));
+    acl_grpc_need *needs =
+        req->nneeds <= MAX_STACK_NEEDS ? stack_needs : malloc(req->nneeds * sizeof(*needs));
     if (!needs) {
         rmq_remark_set(reason, "out of memory");
         return RMQ_ACL_FORBIDDEN;

@@ -21,7 +21,7 @@ typedef struct attr_def {
     const char *set_text;
 } attr_def;
 
-static const char *const MESSAGE_TYPES[] = {"UNSPECIFIED", "MIXED", "TRANSACTION", "FIFO",
+static const char *const MESSAGE_TYPES[] = {"UNSPECIFIED", "MIXED",  "TRANSACTION", "FIFO",
                                             "DELAY",       "NORMAL", NULL};
 static const char *const QUEUE_TYPES[] = {"SimpleCQ", "BatchCQ", NULL};
 static const char *const CLEANUP_POLICIES[] = {"DELETE", "COMPACTION", NULL};

@@ -157,8 +157,8 @@ static void collect(const ProtobufCMessage *m, needs *nd)
         add(nd, queue_topic(r->message_queue), RMQ_ACL_NEED_SUB, false);
     } else if (IS(query_offset_request)) {
         add(nd,
-            queue_topic(((const Apache__Rocketmq__V2__QueryOffsetRequest *)(const void *)m)
-                            ->message_queue),
+            queue_topic(
+                ((const Apache__Rocketmq__V2__QueryOffsetRequest *)(const void *)m)->message_queue),
             RMQ_ACL_NEED_SUB, false);
     } else if (IS(recall_message_request)) {
         add(nd, ((const Apache__Rocketmq__V2__RecallMessageRequest *)(const void *)m)->topic,

@@ -493,7 +493,6 @@ static void namesrv_policy(void **state)
     acl_config_free(c);
 }
 
-
 /* A 5.x client's gRPC call (Java 5.1's AuthorizationHeader and
  * PlainPermissionManager.validate): the signature is the hex HMAC-SHA1 of
  * x-mq-date-time (vector from Python's hmac module). */

@@ -62,8 +62,8 @@ static void values_checked_with_java_messages(void **state)
     (void)state;
     char err[256];
     assert_null(alter(NULL, "+message.type=ODD", true, err));
-    assert_string_equal(err,
-                        "value is not in set: [UNSPECIFIED, MIXED, TRANSACTION, FIFO, DELAY, NORMAL]");
+    assert_string_equal(
+        err, "value is not in set: [UNSPECIFIED, MIXED, TRANSACTION, FIFO, DELAY, NORMAL]");
     assert_null(alter(NULL, "+queue.type=Other", true, err));
     assert_string_equal(err, "value is not in set: [SimpleCQ, BatchCQ]");
     assert_null(alter(NULL, "+cleanup.policy=KEEP", true, err));
