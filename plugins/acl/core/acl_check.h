@@ -31,10 +31,32 @@ typedef struct acl_verdict {
     bool white_listed;      /* admitted by a global white address */
     const char *access_key; /* from the request (borrowed), NULL if none */
     char remark[512];       /* refusal: Java's AclException simple description */
+    char message[400];      /* refusal: the exception's message alone (gRPC answers) */
+    char ak_buf[256];       /* gRPC: the key parsed from the header (access_key points here) */
 } acl_verdict;
+
+/* One resource a gRPC request touches (PlainAccessResource.parse of a
+ * GeneratedMessageV3 in Java 5.1). perm: ACL_PERM_PUB, _SUB or _ANY. */
+typedef struct acl_grpc_need {
+    const char *name;
+    uint8_t perm;
+    bool group; /* name is a consumer group: checked as %RETRY%<name> */
+} acl_grpc_need;
+
+typedef struct acl_grpc_request {
+    const char *peer_ip;       /* without port */
+    const char *authorization; /* "MQv2-HMAC-SHA1 Credential=AK, ..., Signature=hex" */
+    const char *date_time;     /* x-mq-date-time: the signed content */
+    const acl_grpc_need *needs;
+    size_t nneeds;
+} acl_grpc_request;
 
 void acl_check_broker(const acl_config *c, acl_request *r, acl_verdict *v);
 void acl_check_namesrv(const acl_config *c, acl_request *r, bool allow_anonymous_read,
                        acl_verdict *v);
+/* A 5.x client's gRPC request, in Java 5.1's PlainPermissionManager.validate
+ * order (global white address, key, account, account white address,
+ * signature over x-mq-date-time, permissions). */
+void acl_check_grpc(const acl_config *c, const acl_grpc_request *r, acl_verdict *v);
 
 #endif

@@ -39,9 +39,15 @@ static bool audited_code(const acl_plugin *p, int32_t code)
  * refusals in flight on several IO threads never share storage. */
 static int before_hook(rmq_channel_id ch, const rmq_cmd *cmd, rmq_remark_buf *remark, void *ud)
 {
-    (void)ch;
     acl_plugin *p = ud;
     const rmq_host_api *a = p->api;
+    /* A plugin of this process calling through invoke_local (channel 0, peer
+     * "local"; no connection has either): the proxy's translation of a gRPC
+     * call it already had judged through "acl.check", as Java's proxy in
+     * local mode calls the broker's processors past its remoting hooks. */
+    const char *peer = a->cmd_peer(cmd);
+    if (ch == 0 && peer && strcmp(peer, "local") == 0)
+        return 0;
     acl_field stack_fields[MAX_STACK_FIELDS];
     size_t n = a->cmd_ext_count(cmd);
     acl_field *fields = n <= MAX_STACK_FIELDS ? stack_fields : malloc(n * sizeof(*fields));
@@ -164,6 +170,8 @@ static int acl_init(rmq_plugin_ctx *ctx, const rmq_host_api *api)
         rc = acl_stats_register(p);
     if (rc == 0 && !p->namesrv)
         rc = acl_admin_codes_register(p);
+    if (rc == 0 && !p->namesrv)
+        rc = acl_grpc_service_export(p);
     if (rc != 0) {
         plugin_free(p);
         return rc;

@@ -76,6 +76,10 @@ void acl_stats_refused(acl_plugin *p, const char *ip, bool auth, const char *rem
 int acl_stats_register(acl_plugin *p);
 void acl_stats_free(acl_plugin *p);
 
+/* acl_grpc_service.c: service "acl.check" (SDK acl_service.h) for the gRPC
+ * endpoint, exported by a broker-role instance */
+int acl_grpc_service_export(acl_plugin *p);
+
 /* acl_admin_codes.c: broker codes 50..54 */
 int acl_admin_codes_register(acl_plugin *p);
 

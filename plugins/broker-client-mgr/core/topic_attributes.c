@@ -3,25 +3,67 @@
  * same reason. */
 #include "topic_attributes.h"
 
+#include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const MESSAGE_TYPES[] = {"UNSPECIFIED", "NORMAL",      "FIFO",
-                                            "DELAY",       "TRANSACTION", "MIXED"};
+/* Java 5.3's TopicAttributes.ALL. `set` is the EnumAttribute's universe as
+ * its HashSet prints it (that iteration order, read from Java 17); NULL
+ * for reserve.time, a LongRangeAttribute [-1, Long.MAX_VALUE]. Only
+ * message.type means anything here (the proxy's routes and type check);
+ * the others are kept and reported as Java keeps them. */
+typedef struct attr_def {
+    const char *key;
+    bool changeable;
+    const char *const *values;
+    const char *set_text;
+} attr_def;
 
-static bool known_key(const char *k)
+static const char *const MESSAGE_TYPES[] = {"UNSPECIFIED", "MIXED",  "TRANSACTION", "FIFO",
+                                            "DELAY",       "NORMAL", NULL};
+static const char *const QUEUE_TYPES[] = {"SimpleCQ", "BatchCQ", NULL};
+static const char *const CLEANUP_POLICIES[] = {"DELETE", "COMPACTION", NULL};
+
+static const attr_def ATTRS[] = {
+    {"message.type", true, MESSAGE_TYPES, "[UNSPECIFIED, MIXED, TRANSACTION, FIFO, DELAY, NORMAL]"},
+    {"queue.type", false, QUEUE_TYPES, "[SimpleCQ, BatchCQ]"},
+    {"cleanup.policy", false, CLEANUP_POLICIES, "[DELETE, COMPACTION]"},
+    {"reserve.time", true, NULL, NULL},
+};
+
+static const attr_def *find_attr(const char *k)
 {
-    return strcmp(k, "message.type") == 0;
+    for (size_t i = 0; i < sizeof ATTRS / sizeof ATTRS[0]; i++)
+        if (strcmp(k, ATTRS[i].key) == 0)
+            return &ATTRS[i];
+    return NULL;
 }
 
-static bool valid_value(const char *k, const char *v)
+/* EnumAttribute / LongRangeAttribute.verify: 0, or -1 with Java's message
+ * (Long.parseLong's NumberFormatException for a value that is no number). */
+static int verify(const attr_def *d, const char *v, char *err, size_t errlen)
 {
-    (void)k; /* message.type only */
-    for (size_t i = 0; i < sizeof MESSAGE_TYPES / sizeof MESSAGE_TYPES[0]; i++)
-        if (strcmp(v, MESSAGE_TYPES[i]) == 0)
-            return true;
-    return false;
+    if (d->values) {
+        for (size_t i = 0; d->values[i]; i++)
+            if (strcmp(v, d->values[i]) == 0)
+                return 0;
+        snprintf(err, errlen, "value is not in set: %s", d->set_text);
+        return -1;
+    }
+    char *end = NULL;
+    errno = 0;
+    long long n = strtoll(v, &end, 10);
+    if (!*v || *end || errno == ERANGE || isspace((unsigned char)v[0])) {
+        snprintf(err, errlen, "For input string: \"%s\"", v);
+        return -1;
+    }
+    if (n < -1) {
+        snprintf(err, errlen, "value is not in range(-1, 9223372036854775807)");
+        return -1;
+    }
+    return 0;
 }
 
 json_t *bcm_topic_attributes_alter(const json_t *current, const char *modification, bool create,
@@ -63,8 +105,14 @@ json_t *bcm_topic_attributes_alter(const json_t *current, const char *modificati
             snprintf(err, errlen, "only add attribute is supported while creating topic. key: %s",
                      key);
             *failed = true;
-        } else if (!known_key(key)) {
+        } else if (!val && !json_object_get(out, key)) {
+            snprintf(err, errlen, "attempt to delete a nonexistent key: %s", key);
+            *failed = true;
+        } else if (!find_attr(key)) {
             snprintf(err, errlen, "unsupported key: %s", key);
+            *failed = true;
+        } else if (!create && !find_attr(key)->changeable) {
+            snprintf(err, errlen, "attempt to update an unchangeable attribute. key: %s", key);
             *failed = true;
         } else if (!val) {
             if (!json_object_get(out, key)) {
@@ -73,9 +121,7 @@ json_t *bcm_topic_attributes_alter(const json_t *current, const char *modificati
             } else {
                 json_object_del(out, key);
             }
-        } else if (!valid_value(key, val)) {
-            snprintf(err, errlen,
-                     "value is not in set: [UNSPECIFIED, NORMAL, FIFO, DELAY, TRANSACTION, MIXED]");
+        } else if (verify(find_attr(key), val, err, errlen) != 0) {
             *failed = true;
         } else {
             json_object_set_new(out, key, json_string(val));

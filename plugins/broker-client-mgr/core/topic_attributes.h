@@ -1,9 +1,11 @@
 /* topic_attributes.h — 5.x topic attributes (TopicConfig.attributes) as
  * UPDATE_AND_CREATE_TOPIC's `attributes` header field alters them
  * ("+key=value,-key", Java's AttributeParser and
- * AttributeUtil.alterCurrentAttributes). The one attribute known here is
+ * AttributeUtil.alterCurrentAttributes) with Java 5.3's TopicAttributes:
  * message.type (NORMAL, FIFO, DELAY, TRANSACTION, MIXED, UNSPECIFIED),
- * which the gRPC proxy reports per queue in QueryRoute. */
+ * which the gRPC proxy reports per queue in QueryRoute and checks on
+ * SendMessage; queue.type (SimpleCQ, BatchCQ) and cleanup.policy (DELETE,
+ * COMPACTION), set only at creation; reserve.time (-1..Long.MAX_VALUE). */
 #ifndef BCM_TOPIC_ATTRIBUTES_H
 #define BCM_TOPIC_ATTRIBUTES_H
 

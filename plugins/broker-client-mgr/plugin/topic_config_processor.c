@@ -3,7 +3,8 @@
  * AdminBrokerProcessor.updateAndCreateTopic: "+message.type=FIFO") and
  * GET_TOPIC_CONFIG (351), which answers one topic's TopicConfig with its
  * attributes (TopicConfigAndQueueMapping, no queue mapping). The gRPC proxy
- * reads message.type from it for QueryRoute's accept_message_types. */
+ * reads message.type from it for QueryRoute's accept_message_types and
+ * SendMessage's type check. */
 #include "broker_context.h"
 
 #include "topic_attributes.h"

@@ -41,6 +41,7 @@ typedef struct proxy_clients proxy_clients;
 typedef struct telemetry_table telemetry_table;
 typedef struct proxy_route_cache proxy_route_cache;
 typedef struct proxy_cluster proxy_cluster;
+typedef struct proxy_acl proxy_acl;
 
 typedef struct proxy {
     const rmq_host_api *api;
@@ -56,7 +57,15 @@ typedef struct proxy {
     proxy_clients *clients;           /* 5.x clients' settings and registrations */
     proxy_route_cache *routes;        /* the routes sends use (proxy_route_cache.c) */
     proxy_cluster *cluster;           /* cluster mode's NameServers and brokers; NULL: local */
+    proxy_acl *acl;                   /* the guards of the handlers (proxy_acl.c) */
 } proxy;
+
+/* Register `method` of MessagingService with `fn` (ud = px) behind the ACL
+ * guard of proxy_acl.c (service "acl.check") on `executor` (NULL: on the
+ * I/O loop; the guard never blocks); proxy_acl_free at fini. */
+int proxy_acl_register(proxy *px, const char *method, rmq_grpc_kind kind, rmq_grpc_handler_fn fn,
+                       const char *executor);
+void proxy_acl_free(proxy *px);
 
 /* Answer a unary call with `msg` packed (protobuf-c). */
 int proxy_reply(proxy *px, rmq_grpc_call *call, const ProtobufCMessage *msg);
@@ -85,6 +94,10 @@ typedef struct proxy_queue_data {
 typedef struct proxy_route {
     proxy_queue_data *qd;
     size_t nqd;
+    /* the topic's message type name (proxy_topic_type_name) when the route
+     * came through the route cache with enableTopicMessageTypeCheck on;
+     * "" otherwise */
+    char msg_type[16];
 } proxy_route;
 
 /* 0; RMQ_ENOENT when the topic has no route (TOPIC_NOT_EXIST); other
@@ -158,6 +171,21 @@ int proxy_clients_import(proxy *px, const char *text, size_t len);
  * message.type attribute on the broker role; proxy_topic_type.c). */
 const Apache__Rocketmq__V2__MessageType *proxy_topic_accept_types(proxy *px, const char *topic,
                                                                   size_t *n);
+/* The topic's TopicMessageType name as Java's MetadataService reads it:
+ * its message.type, "NORMAL" without one, "UNSPECIFIED" for no such topic. */
+void proxy_topic_type_name(proxy *px, const char *topic, char *out, size_t cap);
+/* Its GET_TOPIC_CONFIG request (to the broker role, or in cluster mode the
+ * first broker of the topic's route), and the type name its answer gives
+ * (err < 0 or resp NULL: UNSPECIFIED). */
+rmq_cmd *proxy_topic_type_request(proxy *px, const char *topic);
+void proxy_topic_type_parse(proxy *px, int err, const rmq_cmd *resp, char *out, size_t cap);
+/* SendMessage's check of the first message's type against its topic's,
+ * `expected` (proxy_topic_type_name's, as the route cache holds it; Java
+ * 5's DefaultTopicMessageTypeValidator, enableTopicMessageTypeCheck):
+ * true when it may be sent, else `why` holds Java's message
+ * (proxy_message_type.c). */
+bool proxy_message_type_ok(const char *expected, const Apache__Rocketmq__V2__Message *m,
+                           const char *topic, char *why, size_t cap);
 
 /* PullMessage and the offset RPCs (proxy_pull.c, proxy_offset.c). */
 int proxy_pull_message(rmq_grpc_call *call, const void *msg, size_t len, void *ud);
@@ -189,6 +217,9 @@ int proxy_receive_answer(proxy *px, rmq_grpc_call *call, int lrc, const rmq_cmd 
 int proxy_polling_time(proxy *px, rmq_grpc_call *call,
                        const Apache__Rocketmq__V2__ReceiveMessageRequest *req, int64_t *poll_ms,
                        const char **why);
+/* The code answering a refused polling time: ILLEGAL_POLLING_TIME, or
+ * BAD_REQUEST for a client older than 5.0.3 (proxy_receive_wait.c). */
+Apache__Rocketmq__V2__Code proxy_polling_refusal_code(proxy *px, rmq_grpc_call *call);
 /* Hold the call and send the POP `pop` without waiting: the store's answer
  * finishes the call. 0, or an error with pop still the caller's. */
 int proxy_receive_wait(proxy *px, rmq_grpc_call *call, rmq_cmd *pop, int64_t invisible,

@@ -191,8 +191,6 @@ static int proxy_init(rmq_plugin_ctx *ctx, const rmq_host_api *api)
         rc = api->declare_executor(ctx, "grpc", (int)api->setting_int(ctx, "executorThreads"),
                                    10000);
     for (size_t i = 0; rc == 0 && i < sizeof(methods) / sizeof(methods[0]); i++) {
-        char path[128];
-        snprintf(path, sizeof(path), PROXY_SERVICE "%s", methods[i].method);
         /* In local mode SendMessage and AckMessage never block
          * (proxy_send.c, proxy_receive.c): they run on the I/O loop, without
          * an executor hand-off. Cluster mode may look a broker up first
@@ -200,8 +198,8 @@ static int proxy_init(rmq_plugin_ctx *ctx, const rmq_host_api *api)
         bool on_io =
             !proxy_backend_is_cluster(px) && (strcmp(methods[i].method, "SendMessage") == 0 ||
                                               strcmp(methods[i].method, "AckMessage") == 0);
-        rc = api->register_grpc_method(ctx, path, methods[i].kind, methods[i].fn, px,
-                                       on_io ? NULL : "grpc");
+        rc = proxy_acl_register(px, methods[i].method, methods[i].kind, methods[i].fn,
+                                on_io ? NULL : "grpc");
     }
     if (rc == 0)
         rc = proxy_transaction_init(px);
@@ -217,6 +215,7 @@ static int proxy_init(rmq_plugin_ctx *ctx, const rmq_host_api *api)
         proxy_clients_fini(px);
         proxy_telemetry_fini(px);
         proxy_backend_fini(px);
+        proxy_acl_free(px);
         free(px);
         return rc;
     }
@@ -267,6 +266,7 @@ static void proxy_fini(rmq_plugin_ctx *ctx)
         proxy_clients_fini(px);
         proxy_telemetry_fini(px);
         proxy_backend_fini(px);
+        proxy_acl_free(px);
     }
     free(px);
 }

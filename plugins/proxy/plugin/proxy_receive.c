@@ -380,7 +380,7 @@ int proxy_receive_message(rmq_grpc_call *call, const void *msg, size_t len, void
     int64_t poll_ms = 0;
     const char *poll_why = NULL;
     if (proxy_polling_time(px, call, req, &poll_ms, &poll_why) != 0) {
-        rc = send_status(px, call, APACHE__ROCKETMQ__V2__CODE__ILLEGAL_POLLING_TIME, poll_why);
+        rc = send_status(px, call, proxy_polling_refusal_code(px, call), poll_why);
         goto out;
     }
     int64_t invisible = ms_of(req->invisible_duration, DEFAULT_INVISIBLE_MS);

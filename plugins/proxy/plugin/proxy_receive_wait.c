@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "proxy_backend.h"
 #include "proxy_internal.h"
@@ -57,6 +58,18 @@ int proxy_polling_time(proxy *px, rmq_grpc_call *call,
     }
     *poll_ms = poll;
     return 0;
+}
+
+/* Java's ReceiveMessageActivity: clients before 5.0.3 did not know
+ * ILLEGAL_POLLING_TIME and get BAD_REQUEST — its test is a plain string
+ * comparison of x-mq-client-version with "5.0.3" (so "5.0.10" counts as
+ * older, as there), and no version at all is older too. */
+Apache__Rocketmq__V2__Code proxy_polling_refusal_code(proxy *px, rmq_grpc_call *call)
+{
+    const char *v = px->api->grpc_metadata(call, "x-mq-client-version");
+    if (!v || strcmp("5.0.3", v) > 0)
+        return PX_BAD_REQUEST;
+    return APACHE__ROCKETMQ__V2__CODE__ILLEGAL_POLLING_TIME;
 }
 
 typedef struct receive_wait {

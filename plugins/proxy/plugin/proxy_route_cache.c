@@ -45,6 +45,7 @@ static int route_copy(proxy_route *dst, const proxy_route *src)
         return RMQ_ENOMEM;
     memcpy(dst->qd, src->qd, src->nqd * sizeof(*dst->qd));
     dst->nqd = src->nqd;
+    memcpy(dst->msg_type, src->msg_type, sizeof(dst->msg_type));
     return 0;
 }
 
@@ -158,6 +159,8 @@ static int remember(proxy_route_cache *c, const char *topic, uint64_t now, int r
     pthread_mutex_lock(&c->mu);
     route_entry **where;
     route_entry *e = find_locked(c, topic, &where);
+    if (rc == RMQ_ENOENT) /* the type check still needs the topic's type */
+        memcpy(out->msg_type, fetched->msg_type, sizeof(out->msg_type));
     if (rc == RMQ_ENOENT && e) {
         /* the topic is gone: forget it at once */
         *where = e->next;
@@ -218,6 +221,8 @@ int proxy_route_get(proxy *px, const char *topic, proxy_route *out, char *why, s
      * once, the later one's copy replaces the earlier's. */
     proxy_route fetched;
     rc = proxy_route_fetch(px, topic, &fetched, why, whylen);
+    if (px->validate_message_type && (rc == 0 || rc == RMQ_ENOENT))
+        proxy_topic_type_name(px, topic, fetched.msg_type, sizeof(fetched.msg_type));
     return remember(c, topic, now, rc, &fetched, out);
 }
 
@@ -226,30 +231,53 @@ typedef struct route_wait {
     proxy_route_cb cb;
     void *ud;
     uint64_t asked_ms;
+    int rc; /* the route's, while its message type is asked */
+    proxy_route fetched;
+    char why[512];
     char topic[];
 } route_wait;
+
+/* The route (and its type) are in: cache them and tell the caller. */
+static void route_done(route_wait *w)
+{
+    proxy *px = w->px;
+    proxy_route out = {0};
+    int rc = w->rc;
+    if (px->routes && px->routes->max > 0) {
+        rc = remember(px->routes, w->topic, w->asked_ms, rc, &w->fetched, &out);
+    } else {
+        out = w->fetched;
+    }
+    w->cb(rc, &out, w->why, w->ud);
+    free(w);
+}
+
+static void type_answered(int err, const rmq_cmd *resp, void *ud)
+{
+    route_wait *w = ud;
+    proxy_topic_type_parse(w->px, err, resp, w->fetched.msg_type, sizeof(w->fetched.msg_type));
+    route_done(w);
+}
 
 static void route_answered(int err, const rmq_cmd *resp, void *ud)
 {
     route_wait *w = ud;
     proxy *px = w->px;
-    char why[512] = "";
-    proxy_route fetched = {0}, out = {0};
-    int rc;
     if (err < 0) {
-        snprintf(why, sizeof(why), "route of %s from %s: %s", w->topic,
+        snprintf(w->why, sizeof(w->why), "route of %s from %s: %s", w->topic,
                  proxy_backend_namesrv_label(px), rmq_strerror(err));
-        rc = err;
+        w->rc = err;
     } else {
-        rc = proxy_route_parse(px, w->topic, resp, &fetched, why, sizeof(why));
+        w->rc = proxy_route_parse(px, w->topic, resp, &w->fetched, w->why, sizeof(w->why));
     }
-    if (px->routes && px->routes->max > 0) {
-        rc = remember(px->routes, w->topic, w->asked_ms, rc, &fetched, &out);
-    } else {
-        out = fetched;
+    if (px->validate_message_type && (w->rc == 0 || w->rc == RMQ_ENOENT)) {
+        /* SendMessage checks the message's type against the topic's */
+        rmq_cmd *req = proxy_topic_type_request(px, w->topic);
+        if (req && proxy_broker_call_async(px, w->topic, NULL, req, 0, type_answered, w) == 0)
+            return;
+        snprintf(w->fetched.msg_type, sizeof(w->fetched.msg_type), "UNSPECIFIED");
     }
-    w->cb(rc, &out, why, w->ud);
-    free(w);
+    route_done(w);
 }
 
 int proxy_route_get_async(proxy *px, const char *topic, proxy_route_cb cb, void *ud)
@@ -271,7 +299,7 @@ int proxy_route_get_async(proxy *px, const char *topic, proxy_route_cb cb, void 
         return 0;
     }
     size_t tl = strlen(topic);
-    route_wait *w = malloc(sizeof(*w) + tl + 1);
+    route_wait *w = calloc(1, sizeof(*w) + tl + 1);
     rmq_cmd *req = w ? proxy_route_request(px, topic) : NULL;
     if (!req) {
         free(w);

@@ -488,6 +488,16 @@ static void send_routed(int rc, proxy_route *route, const char *why, void *ud)
 {
     send_call *sc = ud;
     sc->route = *route;
+    char twhy[256];
+    if (sc->px->validate_message_type && (rc == 0 || rc == RMQ_ENOENT) &&
+        !proxy_message_type_ok(sc->route.msg_type[0] ? sc->route.msg_type : "UNSPECIFIED",
+                               sc->req->messages[0], sc->topic, twhy, sizeof(twhy))) {
+        /* Java checks the type before it routes: a topic the broker lacks
+         * is UNSPECIFIED and refuses every type */
+        send_call_answer(sc, false, APACHE__ROCKETMQ__V2__CODE__MESSAGE_PROPERTY_CONFLICT_WITH_TYPE,
+                         twhy);
+        return;
+    }
     if (rc == 0)
         sc->nwq = write_queues(&sc->route, sc->wqs, sizeof(sc->wqs) / sizeof(sc->wqs[0]));
     if (rc != 0 || sc->nwq == 0) {

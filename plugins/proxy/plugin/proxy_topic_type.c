@@ -6,6 +6,7 @@
  * parseTopicMessageType). The 5.x clients refuse to send a message whose
  * type the route does not accept. */
 #include <jansson.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "proxy_backend.h"
@@ -51,33 +52,53 @@ static const Apache__Rocketmq__V2__MessageType *types_of(const char *v, size_t *
 const Apache__Rocketmq__V2__MessageType *proxy_topic_accept_types(proxy *px, const char *topic,
                                                                   size_t *n)
 {
+    char name[16];
+    proxy_topic_type_name(px, topic, name, sizeof(name));
+    return types_of(name, n);
+}
+
+rmq_cmd *proxy_topic_type_request(proxy *px, const char *topic)
+{
     const rmq_host_api *api = px->api;
     rmq_cmd *req = api->cmd_new_request(GET_TOPIC_CONFIG);
-    if (!req || api->cmd_ext_set(req, "topic", topic) < 0 ||
-        api->cmd_ext_set(req, "lo", "false") < 0) {
-        if (req)
-            api->cmd_free(req);
-        return types_of(NULL, n);
+    if (req &&
+        (api->cmd_ext_set(req, "topic", topic) < 0 || api->cmd_ext_set(req, "lo", "false") < 0)) {
+        api->cmd_free(req);
+        req = NULL;
     }
-    rmq_cmd *resp = NULL;
-    /* cluster mode: the topic's config on the first broker of its route */
-    if (proxy_broker_call(px, topic, NULL, req, &resp) < 0)
-        return types_of(NULL, n);
-    const Apache__Rocketmq__V2__MessageType *t;
+    return req;
+}
+
+void proxy_topic_type_parse(proxy *px, int err, const rmq_cmd *resp, char *out, size_t cap)
+{
+    const rmq_host_api *api = px->api;
+    snprintf(out, cap, "UNSPECIFIED");
+    if (err < 0 || !resp)
+        return;
     if (api->cmd_code(resp) == REQUEST_CODE_NOT_SUPPORTED) {
         /* a 4.x broker (cluster mode): its topics have no message type */
-        t = types_of("NORMAL", n);
-    } else if (api->cmd_code(resp) != 0) {
-        t = types_of(NULL, n); /* TOPIC_NOT_EXIST: UNSPECIFIED */
-    } else {
+        snprintf(out, cap, "NORMAL");
+    } else if (api->cmd_code(resp) == 0) { /* else TOPIC_NOT_EXIST: UNSPECIFIED */
         size_t blen = 0;
         const char *body = api->cmd_body(resp, &blen);
         json_t *cfg = body ? json_loadb(body, blen, 0, NULL) : NULL;
         const char *v =
             json_string_value(json_object_get(json_object_get(cfg, "attributes"), "message.type"));
-        t = types_of(v ? v : "NORMAL", n);
+        snprintf(out, cap, "%s", v ? v : "NORMAL"); /* TopicConfig.getTopicMessageType */
         json_decref(cfg);
     }
-    api->cmd_free(resp);
-    return t;
+}
+
+void proxy_topic_type_name(proxy *px, const char *topic, char *out, size_t cap)
+{
+    snprintf(out, cap, "UNSPECIFIED");
+    rmq_cmd *req = proxy_topic_type_request(px, topic);
+    if (!req)
+        return;
+    rmq_cmd *resp = NULL;
+    /* cluster mode: the topic's config on the first broker of its route */
+    int rc = proxy_broker_call(px, topic, NULL, req, &resp);
+    proxy_topic_type_parse(px, rc, rc < 0 ? NULL : resp, out, cap);
+    if (rc >= 0)
+        px->api->cmd_free(resp);
 }

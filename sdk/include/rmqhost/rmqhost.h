@@ -267,6 +267,7 @@ typedef void (*rmq_grpc_done_fn)(rmq_grpc_call *call, void *ud);
 #define RMQ_GRPC_INVALID_ARGUMENT 3
 #define RMQ_GRPC_DEADLINE_EXCEEDED 4
 #define RMQ_GRPC_NOT_FOUND 5
+#define RMQ_GRPC_PERMISSION_DENIED 7
 #define RMQ_GRPC_RESOURCE_EXHAUSTED 8
 #define RMQ_GRPC_UNIMPLEMENTED 12
 #define RMQ_GRPC_INTERNAL 13

@@ -47,6 +47,10 @@ proxy_daemon_cleanup() {
 # start_proxy_daemon PLUGIN_DIR TOPICS
 # TOPICS: broker-client-mgr's `topics` setting ("Name:queues;..."), the
 # topics the clients use (5.x clients need a route before they start).
+# Optional: PROXY_SETTINGS (the proxy plugin's settings, default the 500 ms
+# minimum polling time below), and a function proxy_daemon_prepare the
+# sourcing script may define: called with the daemon's directory (conf.d/
+# written, daemon not started yet) to add files, e.g. an acl plugin.
 # Sets client_daemon_dir, client_daemon_pid, ns_addr and proxy_addr
 # (127.0.0.1:PORT of the gRPC server); fails with the daemon's log when it
 # does not come up. kill9_proxy_daemon then launch_proxy_daemon restart it
@@ -80,8 +84,11 @@ CONF
 plugin = { name = "proxy"; path = "$plugins/proxy.so"; server = "proxy";
            # the clients here poll with 1 s awaits; Java's 5 s minimum (the
            # default) answers those ILLEGAL_POLLING_TIME, as Java's proxy does
-           settings = { minLongPollingTimeoutMs = 500; }; };
+           settings = { ${PROXY_SETTINGS:-minLongPollingTimeoutMs = 500;} }; };
 CONF
+  if declare -F proxy_daemon_prepare >/dev/null; then
+    proxy_daemon_prepare "$client_daemon_dir"
+  fi
   ns_addr="127.0.0.1:$ns"
   launch_proxy_daemon
 }

@@ -493,6 +493,91 @@ static void namesrv_policy(void **state)
     acl_config_free(c);
 }
 
+/* A 5.x client's gRPC call (Java 5.1's AuthorizationHeader and
+ * PlainPermissionManager.validate): the signature is the hex HMAC-SHA1 of
+ * x-mq-date-time (vector from Python's hmac module). */
+#define GRPC_DATE "20261206T051200Z"
+#define GRPC_SIG "88a0b337bc8e1c8a04f1f9724c3c3c212b3a7275"
+#define GRPC_AUTH(ak, sig)                                                                         \
+    "MQv2-HMAC-SHA1 Credential=" ak ", SignedHeaders=x-mq-date-time, Signature=" sig
+
+static void grpc_verdicts(void **state)
+{
+    (void)state;
+    acl_config *c = load_text(YML);
+    acl_verdict v;
+    acl_grpc_need pub_b[] = {{"topicB", ACL_PERM_PUB, false}};
+    acl_grpc_request r = {.peer_ip = "127.0.0.1",
+                          .authorization = GRPC_AUTH("RocketMQ", GRPC_SIG),
+                          .date_time = GRPC_DATE,
+                          .needs = pub_b,
+                          .nneeds = 1};
+    acl_check_grpc(c, &r, &v);
+    assert_int_equal(v.outcome, ACL_ALLOWED);
+    /* upper-case hex decodes the same (commons-codec) */
+    r.authorization = GRPC_AUTH("RocketMQ", "88A0B337BC8E1C8A04F1F9724C3C3C212B3A7275");
+    acl_check_grpc(c, &r, &v);
+    assert_int_equal(v.outcome, ACL_ALLOWED);
+    /* another date signed with the same text: the signature fails */
+    r.date_time = "20261206T051201Z";
+    acl_check_grpc(c, &r, &v);
+    assert_int_equal(v.outcome, ACL_REFUSED_AUTH);
+    assert_string_equal(v.message, "Check signature failed for accessKey=RocketMQ");
+    r.date_time = NULL;
+    acl_check_grpc(c, &r, &v);
+    assert_string_equal(v.message, "Check signature failed for accessKey=RocketMQ");
+    r.date_time = GRPC_DATE;
+    r.authorization = GRPC_AUTH("nobody", GRPC_SIG);
+    acl_check_grpc(c, &r, &v);
+    assert_int_equal(v.outcome, ACL_REFUSED_AUTH);
+    assert_string_equal(v.message, "No acl config for nobody");
+    assert_string_equal(v.access_key, "nobody");
+    r.authorization = NULL;
+    acl_check_grpc(c, &r, &v);
+    assert_string_equal(v.message, "No accessKey is configured");
+    r.authorization = "MQv2-HMAC-SHA1";
+    acl_check_grpc(c, &r, &v);
+    assert_string_equal(v.message, "authorization header is incorrect");
+    r.authorization = "MQv2-HMAC-SHA1 Credential";
+    acl_check_grpc(c, &r, &v);
+    assert_string_equal(v.message, "authorization keyValues length is incorrect, actual length=1");
+    r.authorization = GRPC_AUTH("RocketMQ", "abc");
+    acl_check_grpc(c, &r, &v);
+    assert_string_equal(v.message, "Odd number of characters.");
+    r.authorization = GRPC_AUTH("RocketMQ", "zz");
+    acl_check_grpc(c, &r, &v);
+    assert_string_equal(v.message, "Illegal hexadecimal character z at index 0");
+    /* Credential=AK/anything: the key is what precedes the first '/' */
+    r.authorization = GRPC_AUTH("RocketMQ/cn-hangzhou", GRPC_SIG);
+    acl_check_grpc(c, &r, &v);
+    assert_int_equal(v.outcome, ACL_ALLOWED);
+
+    /* permissions: PUB on a SUB-only topic, a DENY group, ANY for routes */
+    r.authorization = GRPC_AUTH("RocketMQ", GRPC_SIG);
+    acl_grpc_need pub_c[] = {{"topicC", ACL_PERM_PUB, false}};
+    r.needs = pub_c;
+    acl_check_grpc(c, &r, &v);
+    assert_int_equal(v.outcome, ACL_REFUSED_PERM);
+    assert_string_equal(v.message, "No default permission for topic:topicC");
+    acl_grpc_need any_c[] = {{"topicC", ACL_PERM_ANY, false}};
+    r.needs = any_c;
+    acl_check_grpc(c, &r, &v);
+    assert_int_equal(v.outcome, ACL_ALLOWED);
+    acl_grpc_need sub_group_a[] = {{"topicB", ACL_PERM_SUB, false}, {"groupA", ACL_PERM_SUB, true}};
+    r.needs = sub_group_a;
+    r.nneeds = 2;
+    acl_check_grpc(c, &r, &v);
+    assert_int_equal(v.outcome, ACL_REFUSED_PERM);
+    assert_string_equal(v.message, "No default permission for group:groupA");
+    /* a global white address needs no key at all */
+    r.peer_ip = "10.10.103.7";
+    r.authorization = NULL;
+    acl_check_grpc(c, &r, &v);
+    assert_int_equal(v.outcome, ACL_ALLOWED);
+    assert_true(v.white_listed);
+    acl_config_free(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -505,6 +590,7 @@ int main(void)
         cmocka_unit_test(broker_verdicts),
         cmocka_unit_test(broker_code_rules),
         cmocka_unit_test(namesrv_policy),
+        cmocka_unit_test(grpc_verdicts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

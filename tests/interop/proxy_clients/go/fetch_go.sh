@@ -13,8 +13,9 @@ source "$(dirname "$0")/../../go/go_env.sh"
 client=$(awk '$1 ~ /rocketmq-clients\/golang/ {print $1 "@" $2; exit}' "$src/go.mod")
 mkdir -p "$out/mod" "$out/bin"
 cp "$src/go.mod" "$src/go.sum" "$out/mod/"
-rm -rf "$out/mod/interop"
+rm -rf "$out/mod/interop" "$out/mod/aclinterop"
 cp -r "$src/interop" "$out/mod/interop"
+cp -r "$src/aclinterop" "$out/mod/aclinterop"
 cd "$out/mod"
 echo "proxy go interop: $(go version), module cache $(go env GOMODCACHE), proxy $(go env GOPROXY)"
 if ! go mod download >"$out/download.log" 2>&1; then
@@ -24,4 +25,5 @@ if ! go mod download >"$out/download.log" 2>&1; then
   exit 1
 fi
 go build -o "$out/bin/proxy_go_interop" ./interop
+go build -o "$out/bin/proxy_go_acl_interop" ./aclinterop
 echo "proxy go interop: built $out/bin/proxy_go_interop against $client"

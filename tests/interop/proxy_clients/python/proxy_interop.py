@@ -14,8 +14,11 @@ runs it with the venv's python.
 - Delay: a message with a delivery timestamp 3 s ahead is received exactly
   once, carrying that timestamp, not before its time less the store's
   timerPrecisionMs (1 s). Through the client's own API when the route
-  accepts DELAY messages; otherwise the client must refuse it and the timer
-  goes through a raw SendMessage of the client's generated stubs.
+  accepts DELAY messages; otherwise the client must refuse it, and so must
+  the proxy a raw SendMessage of the client's generated stubs
+  (MESSAGE_PROPERTY_CONFLICT_WITH_TYPE "TopicMessageType validate failed,
+  the expected type is NORMAL, but actual type is DELAY", as Java's proxy
+  with enableTopicMessageTypeCheck).
 - FIFO: when the route accepts FIFO messages, messages with a message group
   are received exactly once with that group; otherwise the client must
   refuse them.
@@ -95,7 +98,8 @@ def accepted_types(endpoint, topic):
 
 
 def raw_timer_send(endpoint, topic, at_s):
-    """One message with a delivery timestamp through a raw SendMessage."""
+    """One message with a delivery timestamp through a raw SendMessage: its
+    status."""
     channel, stub = raw_stub(endpoint)
     req = service_pb2.SendMessageRequest()
     m = req.messages.add()
@@ -111,9 +115,7 @@ def raw_timer_send(endpoint, topic, at_s):
     sp.delivery_timestamp.seconds = at_s
     resp = stub.SendMessage(req, metadata=[("x-mq-client-id", "py-interop-raw")], timeout=10)
     channel.close()
-    if resp.status.code != definition_pb2.OK:
-        fatal(f"raw timer SendMessage: {resp.status}")
-    return sp.message_id
+    return resp.status
 
 
 def main():
@@ -243,12 +245,20 @@ def main():
     else:
         if err is None or "message type not match" not in str(err):
             problem(f"delay send on a route without DELAY: {err!r}, expected the client's refusal")
-        print("note: the route accepts no DELAY messages; timer sent by a raw SendMessage",
-              flush=True)
-        timer_id = raw_timer_send(endpoint, topic, at_s)
-    got = receive_until(consumer, 1, 60, 30)
+        # the proxy checks the type too (Java's enableTopicMessageTypeCheck)
+        status = raw_timer_send(endpoint, topic, at_s)
+        want = "the expected type is NORMAL, but actual type is DELAY"
+        if status.code != definition_pb2.MESSAGE_PROPERTY_CONFLICT_WITH_TYPE or \
+                want not in status.message:
+            problem(f"raw timer SendMessage to a NORMAL topic: {status}, expected "
+                    f"MESSAGE_PROPERTY_CONFLICT_WITH_TYPE '{want}'")
+        print("note: the route accepts no DELAY messages; the client and the proxy refused the "
+              "timer", flush=True)
+    got = receive_until(consumer, 1, 60, 30) if timer_id else []
     now_ms = int(time.time() * 1000)
-    if len(got) != 1 or got[0].message_id != timer_id:
+    if not timer_id:
+        pass
+    elif len(got) != 1 or got[0].message_id != timer_id:
         problem(f"timer message: {len(got)} received")
     else:
         m = got[0]

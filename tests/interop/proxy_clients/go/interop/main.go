@@ -17,8 +17,9 @@
 //     exactly once, carrying that timestamp, and not before its time less
 //     the store's timerPrecisionMs (1 s: Java's timer rounds down to it). Through
 //     the client's own API when the route accepts DELAY messages; otherwise
-//     the client must refuse it (the route says NORMAL only) and the timer
-//     is exercised with a raw SendMessage of the client's generated stubs.
+//     the client must refuse it (the route says NORMAL only), and so must the
+//     proxy a raw SendMessage of the client's generated stubs
+//     (MESSAGE_PROPERTY_CONFLICT_WITH_TYPE, Java's enableTopicMessageTypeCheck).
 //   - FIFO: when the route accepts FIFO messages, messages with a message
 //     group are received exactly once with that group; otherwise the client
 //     must refuse them.
@@ -134,9 +135,10 @@ func splitHostPort(endpoint string) (string, int32) {
 	return endpoint[:i], port
 }
 
-// rawTimerSend stores one message with a delivery timestamp through a raw
-// SendMessage (the client's stubs), for a route that accepts no DELAY type.
-func rawTimerSend(endpoint, topic string, at time.Time) string {
+// rawTimerSend sends one message with a delivery timestamp through a raw
+// SendMessage (the client's stubs) and returns the proxy's status: for a
+// route that accepts no DELAY type the proxy must refuse it.
+func rawTimerSend(endpoint, topic string, at time.Time) *v2.Status {
 	conn, err := grpc.Dial(endpoint, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		fatal("dial %s: %v", endpoint, err)
@@ -159,10 +161,10 @@ func rawTimerSend(endpoint, topic string, at time.Time) string {
 			Body: []byte("go5-timer"),
 		}},
 	})
-	if err != nil || resp.GetStatus().GetCode() != v2.Code_OK {
-		fatal("raw timer SendMessage: %v %v", err, resp.GetStatus())
+	if err != nil {
+		fatal("raw timer SendMessage: %v", err)
 	}
-	return id
+	return resp.GetStatus()
 }
 
 func main() {
@@ -392,12 +394,24 @@ func main() {
 			if err == nil || !strings.Contains(err.Error(), "message type not match") {
 				problem("delay send on a route without DELAY: %v, expected the client's type refusal", err)
 			}
-			fmt.Println("note: the route accepts no DELAY messages; timer sent by a raw SendMessage")
-			id = rawTimerSend(*endpoint, *topic, at)
+			// the proxy checks the type too (Java's enableTopicMessageTypeCheck)
+			st := rawTimerSend(*endpoint, *topic, at)
+			want := "the expected type is NORMAL, but actual type is DELAY"
+			if st.GetCode() != v2.Code_MESSAGE_PROPERTY_CONFLICT_WITH_TYPE ||
+				!strings.Contains(st.GetMessage(), want) {
+				problem("raw timer SendMessage to a NORMAL topic: %v, expected "+
+					"MESSAGE_PROPERTY_CONFLICT_WITH_TYPE %q", st, want)
+			}
+			fmt.Println("note: the route accepts no DELAY messages; the client and the proxy refused the timer")
 		}
-		got := receiveUntil(consumer, 1, 60*time.Second, 30*time.Second)
+		var got []*rmq.MessageView
+		if id != "" {
+			got = receiveUntil(consumer, 1, 60*time.Second, 30*time.Second)
+		}
 		now := time.Now()
-		if len(got) != 1 || got[0].GetMessageId() != id {
+		if id == "" {
+			// refused above
+		} else if len(got) != 1 || got[0].GetMessageId() != id {
 			problem("timer message: %d received", len(got))
 		} else {
 			m := got[0]
