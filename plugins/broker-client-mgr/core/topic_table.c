@@ -330,6 +330,15 @@ int bcm_topic_table_put(bcm_topic_table *t, json_t *cfg, uint64_t now_wall_ms)
     return 0;
 }
 
+int bcm_topic_table_put_cfg(bcm_topic_table *t, const char *name, const bcm_topic_cfg *c,
+                            uint64_t now_wall_ms)
+{
+    if (put_cfg(t, name, c) != 0)
+        return -1;
+    bcm_data_version_next(&t->dv, now_wall_ms);
+    return 0;
+}
+
 bool bcm_topic_table_create_if_absent(bcm_topic_table *t, const char *name, int queues, int perm,
                                       int sys_flag, uint64_t now_wall_ms)
 {

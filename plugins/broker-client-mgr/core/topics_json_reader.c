@@ -615,3 +615,132 @@ int bcm_topics_json_read(const char *text, size_t len, bcm_topics_json_fn fn,
         dv_out->timestamp = rr.dv.ts;
     return 0;
 }
+
+/* A journal record being read. */
+typedef struct rec_read {
+    bcm_journal_rec *out;
+    cfg_read cr;
+    size_t dv_items;
+    bool put_obj, del_str;
+} rec_read;
+
+static int dv_array(reader *r, rec_read *rr, int depth)
+{
+    rr->dv_items = 0;
+    rr->out->dv = (bcm_data_version){0, 0};
+    if (peek(r) != '[')
+        return skip_value(r, depth + 1);
+    r->p++;
+    if (peek(r) == ']') {
+        r->p++;
+        return 0;
+    }
+    for (;;) {
+        int32_t unused;
+        int64_t v = 0;
+        char c = peek(r);
+        if (c == '-' || (c >= '0' && c <= '9')) {
+            bool is_int;
+            if (read_number(r, &is_int, &v) != 0)
+                return -1;
+            if (!is_int)
+                v = 0;
+        } else if (int_field(r, depth + 1, &unused) != 0) {
+            return -1;
+        }
+        if (rr->dv_items == 0)
+            rr->out->dv.counter = v;
+        else if (rr->dv_items == 1)
+            rr->out->dv.timestamp = v;
+        rr->dv_items++;
+        c = peek(r);
+        if (c == ',') {
+            r->p++;
+            continue;
+        }
+        if (c == ']') {
+            r->p++;
+            return 0;
+        }
+        return fail(r, "']' or ',' expected");
+    }
+}
+
+static int rec_member(reader *r, void *ud, int depth)
+{
+    rec_read *rr = ud;
+    bcm_journal_rec *o = rr->out;
+    if (strcmp(r->s.p, "dv") == 0)
+        return dv_array(r, rr, depth);
+    if (strcmp(r->s.p, "put") == 0) {
+        o->put = true;
+        rr->put_obj = peek(r) == '{';
+        cfg_read *cr = &rr->cr;
+        json_decref(cr->cfg.attributes);
+        memset(&cr->cfg, 0, sizeof cr->cfg);
+        cr->has_name = cr->has_rq = cr->has_wq = cr->has_perm = false;
+        if (!rr->put_obj)
+            return skip_value(r, depth + 1);
+        r->p++;
+        return read_object(r, depth + 1, cfg_member, cr);
+    }
+    if (strcmp(r->s.p, "del") == 0) {
+        rr->del_str = peek(r) == '"';
+        if (!rr->del_str)
+            return skip_value(r, depth + 1);
+        if (read_string(r) != 0)
+            return -1;
+        free(o->name);
+        o->name = strdup(r->s.p);
+        return o->name ? 0 : fail(r, "out of memory");
+    }
+    return skip_value(r, depth + 1);
+}
+
+int bcm_journal_rec_read(const char *text, size_t len, bcm_journal_rec *out)
+{
+    memset(out, 0, sizeof *out);
+    char err[8];
+    reader r = {.text = text, .p = text, .end = text + len, .err = err, .errlen = sizeof err};
+    rec_read rr = {.out = out};
+    int rc = expect(&r, '{');
+    if (rc == 0)
+        rc = read_object(&r, 1, rec_member, &rr);
+    if (rc == 0 && (peek(&r) != 0 || r.p < r.end))
+        rc = -1;
+    if (rc == 0 && (rr.dv_items != 2 || !(rr.put_obj || rr.del_str)))
+        rc = -1;
+    cfg_read *cr = &rr.cr;
+    if (rc == 0 && out->put) {
+        /* a put wins over a del, as the jansson replay read them */
+        free(out->name);
+        out->name = NULL;
+        if (rr.put_obj && cr->has_name) {
+            out->name = cr->name.p;
+            cr->name.p = NULL;
+            if (!cr->has_rq)
+                cr->cfg.read_queue_nums = 16;
+            if (!cr->has_wq)
+                cr->cfg.write_queue_nums = 16;
+            if (!cr->has_perm)
+                cr->cfg.perm = 6;
+            out->cfg = cr->cfg;
+            cr->cfg.attributes = NULL;
+            out->put_ok = true;
+        }
+    }
+    json_decref(cr->cfg.attributes);
+    free(cr->name.p);
+    free(cr->key.p);
+    free(r.s.p);
+    if (rc != 0)
+        bcm_journal_rec_free(out);
+    return rc == 0 ? 0 : -1;
+}
+
+void bcm_journal_rec_free(bcm_journal_rec *r)
+{
+    free(r->name);
+    json_decref(r->cfg.attributes);
+    memset(r, 0, sizeof *r);
+}
