@@ -8,7 +8,10 @@
 # is used in place (each run leaves it cleanly stopped). SETTLE=S: the RSS
 # S s later too (after the background pass over the queues). PERF=FILE: a
 # profile of each start's first 4 s. LATENCY=1: send latency during the
-# background pass (and after it, with SETTLE). Not a test.
+# background pass (and after it, with SETTLE). ADMIN=K: after each start's
+# figures, K topics created by UPDATE_AND_CREATE_TOPIC and deleted again as
+# mqadmin deleteTopic does (DELETE_TOPIC_IN_BROKER, then _IN_NAMESRV), the
+# time of each (as cheap at 100,000 topics as at a few?). Not a test.
 #
 # usage: tests/bench/restart_scale.sh BUILD_DIR STATE_DIR N [RUNS]
 set -euo pipefail
@@ -83,6 +86,12 @@ start() {
   fi
   sleep 5
   echo "$1: listening ${up} s (CPU ${upcpu} s), first topic answered ${first} s, last ${last} s; VmRSS $r0, 5 s later $(rss) (CPU $(cpu) s); load $(cut -d' ' -f1 /proc/loadavg)"
+  if [[ -n ${ADMIN:-} ]]; then
+    echo "  UPDATE_AND_CREATE_TOPIC x $ADMIN: $("$bin/rmqbench" -a "127.0.0.1:$sport" --create-topics "$ADMIN" \
+      --create-via-admin --topic Restart --queues 4 --report-every "$ADMIN" | grep -E '^topics' | tr -s ' ')"
+    echo "  DELETE_TOPIC x $ADMIN: $("$bin/rmqbench" -a "127.0.0.1:$sport" --delete-topics "$ADMIN" \
+      --namesrv "127.0.0.1:$ns" --topic Restart --report-every "$ADMIN" | grep -vE '^$' | tr -s ' ' | tr '\n' ';')"
+  fi
   # SETTLE=S: S s more, then the RSS once the background pass is done
   if [[ -n ${SETTLE:-} ]]; then
     sleep "$SETTLE"

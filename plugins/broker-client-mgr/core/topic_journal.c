@@ -2,6 +2,8 @@
  * change and replaying a journal's intact prefix onto a topic table. */
 #include "topic_journal.h"
 
+#include "topics_json_reader.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,45 +60,36 @@ int bcm_topic_journal_note(const bcm_topic_table *t, const char *name, char **bu
     return rc;
 }
 
-/* One intact record at p (up to its '\n'), or NULL. */
-static json_t *parse_record(const char *p, size_t n)
+/* One intact record at p (up to its '\n') into *rec: 0, or -1. */
+static int parse_record(const char *p, size_t n, bcm_journal_rec *rec)
 {
     if (n < CRC_HEX + 2 || p[CRC_HEX] != ' ')
-        return NULL;
+        return -1;
     char hex[CRC_HEX + 1];
     memcpy(hex, p, CRC_HEX);
     hex[CRC_HEX] = '\0';
     char *end = NULL;
     unsigned long want = strtoul(hex, &end, 16);
     if (!end || *end)
-        return NULL;
+        return -1;
     const char *js = p + CRC_HEX + 1;
     size_t jl = n - CRC_HEX - 1;
     if (crc32(0L, (const Bytef *)js, (uInt)jl) != want)
-        return NULL;
-    json_t *rec = json_loadb(js, jl, 0, NULL);
-    json_t *dv = json_object_get(rec, "dv");
-    if (!json_is_object(rec) || !json_is_array(dv) || json_array_size(dv) != 2 ||
-        (!json_is_object(json_object_get(rec, "put")) &&
-         !json_is_string(json_object_get(rec, "del")))) {
-        json_decref(rec);
-        return NULL;
-    }
-    return rec;
+        return -1;
+    /* read straight into a struct (topics_json_reader.c): a jansson tree
+     * per record made a journal of 100,000 creations take 0.4 s */
+    return bcm_journal_rec_read(js, jl, rec);
 }
 
-static void apply(bcm_topic_table *t, json_t *rec)
+static void apply(bcm_topic_table *t, const bcm_journal_rec *rec)
 {
-    json_t *dv = json_object_get(rec, "dv");
-    bcm_data_version v = {(int64_t)json_integer_value(json_array_get(dv, 0)),
-                          (int64_t)json_integer_value(json_array_get(dv, 1))};
-    json_t *put = json_object_get(rec, "put");
-    if (put) {
-        bcm_topic_table_put(t, json_incref(put), 0);
+    if (rec->put) {
+        if (rec->put_ok)
+            bcm_topic_table_put_cfg(t, rec->name, &rec->cfg, 0);
     } else {
-        bcm_topic_table_delete(t, json_string_value(json_object_get(rec, "del")), 0);
+        bcm_topic_table_delete(t, rec->name, 0);
     }
-    t->dv = v;
+    t->dv = rec->dv;
 }
 
 void bcm_topic_journal_replay(bcm_topic_table *t, const char *text, size_t len,
@@ -110,15 +103,15 @@ void bcm_topic_journal_replay(bcm_topic_table *t, const char *text, size_t len,
         if (!nl)
             break;
         size_t n = (size_t)(nl - (text + pos));
-        json_t *rec = parse_record(text + pos, n);
-        if (!rec)
+        bcm_journal_rec rec;
+        if (parse_record(text + pos, n, &rec) != 0)
             break;
         out->records++;
-        if ((int64_t)json_integer_value(json_array_get(json_object_get(rec, "dv"), 0)) > base) {
-            apply(t, rec);
+        if (rec.dv.counter > base) {
+            apply(t, &rec);
             out->applied++;
         }
-        json_decref(rec);
+        bcm_journal_rec_free(&rec);
         pos += n + 1;
     }
     out->valid_len = pos;

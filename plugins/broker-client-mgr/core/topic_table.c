@@ -5,8 +5,8 @@
  * change. */
 #include "topic_table.h"
 
-#include "fastjson_text.h"
 #include "json_writer.h"
+#include "topics_json_reader.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -120,26 +120,50 @@ int bcm_topic_table_add_system(bcm_topic_table *t, const bcm_system_topic_opts *
     return 0;
 }
 
+static int load_one(void *ud, const char *key, const char *name, const bcm_topic_cfg *c)
+{
+    (void)key;
+    return put_cfg(ud, name, c);
+}
+
+static void load_reset(void *ud)
+{
+    str_map_clear(&((bcm_topic_table *)ud)->cfgs, cfg_free);
+}
+
+/* Read straight into structs (topics_json_reader.c): a jansson tree of a
+ * 15 MB file took most of a restart's CPU. All or nothing: a text that
+ * fails leaves the table as it was. The start-up load goes into the empty
+ * table directly; a load over a filled one (a slave's sync, a hand-over)
+ * collects apart and moves the configs in on success. */
 int bcm_topic_table_load(bcm_topic_table *t, const char *text, size_t len, char *err, size_t errlen)
 {
-    json_t *root = fastjson_load_object(text, len, err, errlen);
-    if (!root)
+    bool direct = t->cfgs.count == 0;
+    bcm_topic_table tmp;
+    bcm_topic_table *into = direct ? t : &tmp;
+    if (!direct)
+        bcm_topic_table_init(&tmp, 0);
+    bcm_data_version dv = t->dv;
+    if (bcm_topics_json_read(text, len, load_one, load_reset, into, &dv, err, errlen) != 0) {
+        str_map_clear(&into->cfgs, cfg_free);
         return -1;
-    json_t *table = json_object_get(root, "topicConfigTable");
-    const char *k;
-    json_t *v;
-    json_object_foreach(table, k, v)
-    {
-        if (!json_is_object(v))
-            continue;
-        json_t *n = json_object_get(v, "topicName");
-        bcm_topic_cfg c;
-        cfg_from_json(v, &c);
-        put_cfg(t, json_is_string(n) ? json_string_value(n) : k, &c);
-        json_decref(c.attributes);
     }
-    bcm_data_version_from_json(&t->dv, json_object_get(root, "dataVersion"));
-    json_decref(root);
+    if (!direct) {
+        str_map_iter it;
+        str_map_iter_init(&tmp.cfgs, &it);
+        for (str_map_entry *e; (e = str_map_iter_next(&tmp.cfgs, &it)) != NULL;) {
+            void *old = NULL;
+            if (str_map_put(&t->cfgs, e->key, e->value, &old) != 0) {
+                snprintf(err, errlen, "out of memory");
+                str_map_clear(&tmp.cfgs, cfg_free); /* the rest; those moved stay */
+                return -1;
+            }
+            e->value = NULL;
+            cfg_free(old);
+        }
+        str_map_clear(&tmp.cfgs, NULL);
+    }
+    t->dv = dv;
     return 0;
 }
 
@@ -301,6 +325,15 @@ int bcm_topic_table_put(bcm_topic_table *t, json_t *cfg, uint64_t now_wall_ms)
     json_decref(c.attributes);
     json_decref(cfg);
     if (rc != 0)
+        return -1;
+    bcm_data_version_next(&t->dv, now_wall_ms);
+    return 0;
+}
+
+int bcm_topic_table_put_cfg(bcm_topic_table *t, const char *name, const bcm_topic_cfg *c,
+                            uint64_t now_wall_ms)
+{
+    if (put_cfg(t, name, c) != 0)
         return -1;
     bcm_data_version_next(&t->dv, now_wall_ms);
     return 0;

@@ -108,6 +108,9 @@ void bcm_topic_table_for_each(const bcm_topic_table *t,
 void bcm_topic_fields_from_cfg(const char *name, const bcm_topic_cfg *c, bcm_topic_fields *out);
 /* Insert or replace (reference stolen) and bump the DataVersion. */
 int bcm_topic_table_put(bcm_topic_table *t, json_t *cfg, uint64_t now_wall_ms);
+/* The same from a struct (a copy; attributes referenced, not stolen). */
+int bcm_topic_table_put_cfg(bcm_topic_table *t, const char *name, const bcm_topic_cfg *c,
+                            uint64_t now_wall_ms);
 /* Create `name` if absent (retry topics): true when created (version bumped). */
 bool bcm_topic_table_create_if_absent(bcm_topic_table *t, const char *name, int queues, int perm,
                                       int sys_flag, uint64_t now_wall_ms);
