@@ -130,8 +130,22 @@ static void cq_hot_remove(store_engine *e, store_cq *q)
     pthread_mutex_unlock(&e->cq_hot_mu);
 }
 
+/* The record with the largest entry is its queue's last one: when that
+ * queue goes, the reach stays (nothing below it needs dispatching) but is
+ * marked as no longer in a queue (append_mu held). */
+static void cov_mark_deleted(_Atomic int64_t *off, _Atomic int64_t *size, const store_cq *q)
+{
+    int64_t o = atomic_load(off), s = atomic_load(size);
+    if (o >= 0 && s > 0 && q->max_phys_end == o + s)
+        atomic_store(size, -s);
+}
+
 void cq_destroy(store_engine *e, store_cq *q, bool remove_files)
 {
+    if (remove_files) {
+        cov_mark_deleted(&e->cov_off, &e->cov_size, q);
+        cov_mark_deleted(&e->state_cov_off, &e->state_cov_size, q);
+    }
     cq_unlink(e, q);
     cq_hot_remove(e, q);
     mfile_list_free(&q->files, remove_files);

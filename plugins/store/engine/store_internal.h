@@ -233,7 +233,9 @@ struct store_engine {
     bool lazy_started;
     /* the record with the largest queue entry (offset; -1 none) and its size:
      * the state file names it (below the written end) so a start can check
-     * the queues' reach by loading one queue instead of all */
+     * the queues' reach by loading one queue instead of all. A negative size
+     * (-size) says the record's queue was deleted since (cq_destroy): no
+     * queue can confirm it any more, and a clean stop says so in its state */
     _Atomic int64_t cov_off, cov_size;
     _Atomic int64_t state_cov_off, state_cov_size;
     /* queues whose next entries' pages the housekeeper should fault in,

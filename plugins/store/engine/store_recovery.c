@@ -11,7 +11,8 @@
  * segments removed, queues cut back to the log end, min offsets corrected.
  *
  * rmqhost_store_state (140 bytes, big-endian; Java ignores unknown files):
- *   0 "RMQHST03"  8 clean flag (int32)  12 reserved
+ *   0 "RMQHST03"  8 clean flag (int32)  12 flags (int32; 1: the queue of the
+ *   record named at 120 was deleted before the clean stop)
  *   16 clean end offset  24 last record offset  32 last record size
  *   40 durable offset  48 its store time  56 commit-log file size
  *   64 largest consume-queue end (offset + size) at the clean stop
@@ -25,7 +26,11 @@
  * re-dispatch) is checked on the one queue holding the record named at 120
  * — its entry must name that record (and, for a clean stop, be the queue's
  * last) — and when that fails every queue is loaded and the largest end
- * taken, as before. Queues loaded later are cut at the recovered end.
+ * taken, as before. When that record's queue was deleted (its topic, by
+ * DELETE_TOPIC_IN_BROKER or a clean-up), a clean stop is still accepted if
+ * the record is intact and its queue is still absent: the reach then is that
+ * record's end, nothing after it having been queued (it would have replaced
+ * the record named). Queues loaded later are cut at the recovered end.
  * Written every 100 ms (written offset) and after each full flush (durable
  * offset, once a second); each write only names data already in the page
  * cache (written) or on disk (durable).
@@ -46,7 +51,7 @@
 #define STATE_SIZE_V2 124
 
 typedef struct state_rec {
-    bool valid, clean, has_cov;
+    bool valid, clean, has_cov, cov_gone;
     int64_t end, last_off, last_size, safe, safe_ts, covered, written, cov_off, cov_size;
     bool same_boot;
 } state_rec;
@@ -68,16 +73,20 @@ void state_write(store_engine *e, bool clean)
      * else the one named last time (below an earlier written offset) */
     int64_t cov = atomic_load_explicit(&e->cov_off, memory_order_acquire);
     int64_t cov_size = atomic_load_explicit(&e->cov_size, memory_order_relaxed);
-    if (cov >= 0 && cov + cov_size <= written) {
+    if (cov >= 0 && cov + (cov_size < 0 ? -cov_size : cov_size) <= written) {
         atomic_store(&e->state_cov_off, cov);
         atomic_store(&e->state_cov_size, cov_size);
     } else {
         cov = atomic_load(&e->state_cov_off);
         cov_size = atomic_load(&e->state_cov_size);
     }
+    bool gone = cov_size < 0; /* its queue was deleted (cq_destroy) */
+    if (gone)
+        cov_size = -cov_size;
     uint8_t b[STATE_SIZE] = {0};
     memcpy(b, "RMQHST03", 8);
     stored_put_be32(b + 8, clean ? 1 : 0);
+    stored_put_be32(b + 12, gone ? 1 : 0);
     stored_put_be64(b + 16, (uint64_t)(clean ? e->write_pos : -1));
     stored_put_be64(b + 24,
                     (uint64_t)atomic_load_explicit(&e->last_rec_offset, memory_order_relaxed));
@@ -111,6 +120,7 @@ static state_rec state_read(store_engine *e)
     s.has_cov = v3;
     s.cov_off = v3 ? (int64_t)stored_be64(b + 120) : -1;
     s.cov_size = v3 ? (int64_t)stored_be64(b + 128) : 0;
+    s.cov_gone = v3 && (stored_be32(b + 12) & 1);
     s.clean = stored_be32(b + 8) == 1;
     s.end = (int64_t)stored_be64(b + 16);
     s.last_off = (int64_t)stored_be64(b + 24);
@@ -163,8 +173,9 @@ static bool boundary_ok(store_engine *e, int64_t off)
 }
 
 /* Does the queue of the record at [off, off + size) have the entry naming
- * it (the queue's last one when `last`)? Loads that one queue. */
-static bool record_in_queue(store_engine *e, int64_t off, int64_t size, bool last)
+ * it (the queue's last one when `last`)? With `gone` (its queue was
+ * deleted): is that queue still absent? Loads that one topic. */
+static bool record_in_queue(store_engine *e, int64_t off, int64_t size, bool last, bool gone)
 {
     mfile *f = mfile_list_find(&e->cl, off);
     stored_record r;
@@ -180,6 +191,8 @@ static bool record_in_queue(store_engine *e, int64_t off, int64_t size, bool las
     if (!cq_ensure_topic(e, topic, false))
         return false;
     store_cq *q = cq_find(e, topic, r.queue_id);
+    if (gone)
+        return q == NULL;
     store_cq_entry en;
     int64_t max = q ? atomic_load(&q->max_offset) : 0;
     return q && r.queue_offset < max && (!last || r.queue_offset == max - 1) &&
@@ -194,10 +207,16 @@ static bool record_in_queue(store_engine *e, int64_t off, int64_t size, bool las
 static int64_t queues_reach(store_engine *e, const state_rec *s, bool exact, char *err,
                             size_t errlen)
 {
-    if (atomic_load(&e->lazy_left) > 0 && s->has_cov && s->cov_off >= 0 &&
-        record_in_queue(e, s->cov_off, s->cov_size, exact)) {
+    /* a deleted queue is trusted only after a clean stop (everything
+     * flushed, the deletion included) and while consumequeue/ still holds
+     * topics (lost wholesale, every queue is rebuilt); the loaded queues
+     * must not reach further (every queue, when all are loaded) */
+    bool gone = exact && s->cov_gone && e->lazy_n > 0;
+    if ((atomic_load(&e->lazy_left) > 0 || gone) && s->has_cov && s->cov_off >= 0 &&
+        record_in_queue(e, s->cov_off, s->cov_size, exact, gone) &&
+        (!gone || cq_covered(e) < s->cov_off + s->cov_size)) {
         atomic_store(&e->cov_off, s->cov_off);
-        atomic_store(&e->cov_size, s->cov_size);
+        atomic_store(&e->cov_size, gone ? -s->cov_size : s->cov_size);
         return s->cov_off + s->cov_size;
     }
     if (atomic_load(&e->lazy_left) > 0) {

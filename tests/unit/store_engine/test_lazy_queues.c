@@ -11,7 +11,10 @@
  * SYNC_FLUSH writer (every acknowledged message readable in the lazy copy).
  * Also: retention run while a queue is still on disk only deletes that
  * queue's expired files when it is loaded, and the background pass loads
- * (and so cleans) queues nothing touches. */
+ * (and so cleans) queues nothing touches. And a clean stop after topics
+ * were created, sent to and deleted (the last message's topic among them)
+ * while queues were still loading is accepted: the next start loads no
+ * queue and re-dispatches nothing (deleted topics stay empty). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -567,6 +570,92 @@ static void test_concurrent_first_use(void **state)
     free(root);
 }
 
+static void put_to(store_engine *e, const char *topic, int32_t q, int i)
+{
+    st_msg m;
+    st_make(&m, topic, q, "T", NULL, NULL, 90, i);
+    store_put_result r;
+    assert_int_equal(store_put(e, &m.m, &r), 0);
+    assert_int_equal(r.status, STORE_PUT_OK);
+}
+
+/* Opened on use after a clean stop: accepted (no record scanned, at most
+ * the checked record's topic loaded) iff `pending` topics still wait; the
+ * fallback loads every queue. */
+static void assert_clean_start(const char *root, size_t pending)
+{
+    store_engine *e = open_mode(root, STORE_CQ_LOAD_ON_USE, STORE_ASYNC_FLUSH);
+    assert_int_equal(store_queues_pending_topics(e), pending);
+    assert_int_equal(store_max_offset(e, "AdminB", 0), 0); /* deleted: not rebuilt */
+    assert_int_equal(store_max_offset(e, "AdminC", 1), 0);
+    assert_int_equal(store_max_offset(e, "AdminA", 2), 30);
+    store_close(e);
+}
+
+static void test_clean_stop_after_topic_admin(void **state)
+{
+    (void)state;
+    char *root = st_tmpdir();
+    store_engine *e = open_mode(root, STORE_CQ_LOAD_AT_START, STORE_ASYNC_FLUSH);
+    fill(e, 0, 300, 1000, NULL, NULL);
+    store_close(e);
+    /* with the background pass: new topics sent to, an old one too, then
+     * the topic of the last message and an old one deleted */
+    e = open_mode(root, STORE_CQ_LOAD_LAZY, STORE_ASYNC_FLUSH);
+    for (int i = 0; i < 30; i++) {
+        put_to(e, "AdminA", 2, i);
+        put_to(e, "AdminC", 1, i);
+        put_to(e, "Lazy4", 0, i);
+        put_to(e, "AdminB", 0, i);
+    }
+    store_delete_topic(e, "AdminC");
+    store_delete_topic(e, "AdminB"); /* holds the last message */
+    store_delete_topic(e, "Lazy2");
+    store_close(e);
+    /* the same files after a crash: the deleted queue is not trusted then;
+     * every queue is loaded to find how far they reach */
+    char *crashed = sibling(root, ".crashed");
+    copy_tree(root, crashed);
+    char p[4200];
+    snprintf(p, sizeof p, "%s/abort", crashed);
+    int fd = open(p, O_CREAT | O_WRONLY, 0644);
+    assert_true(fd >= 0);
+    close(fd);
+    e = open_mode(crashed, STORE_CQ_LOAD_ON_USE, STORE_ASYNC_FLUSH);
+    assert_int_equal(store_queues_pending_topics(e), 0);
+    assert_int_equal(store_max_offset(e, "AdminA", 2), 30);
+    store_close(e);
+    st_rmrf(crashed);
+    /* consumequeue/ lost after the clean stop: not accepted, rebuilt */
+    copy_tree(root, crashed);
+    snprintf(p, sizeof p, "%s/consumequeue", crashed);
+    st_rmrf(p);
+    e = open_mode(crashed, STORE_CQ_LOAD_ON_USE, STORE_ASYNC_FLUSH);
+    assert_int_equal(store_max_offset(e, "AdminA", 2), 30);
+    assert_int_equal(store_max_offset(e, "Lazy0", 0), 7);
+    store_close(e);
+    st_rmrf(crashed);
+    free(crashed);
+    /* Lazy0..11 without Lazy2, and AdminA: none loaded (the record the
+     * state names is AdminB's, whose queue is gone) */
+    assert_clean_start(root, TOPICS);
+    /* and again: the start that accepted it keeps it for the next stop */
+    assert_clean_start(root, TOPICS);
+    /* every queue loaded at start: accepted too (nothing re-dispatched);
+     * it names the largest remaining entry for the next stop, whose start
+     * then loads that one topic */
+    e = open_mode(root, STORE_CQ_LOAD_AT_START, STORE_ASYNC_FLUSH);
+    assert_int_equal(store_max_offset(e, "AdminB", 0), 0);
+    int64_t lazy4 = 30;
+    for (int i = 0; i < 300; i++)
+        lazy4 += i % TOPICS == 4 && (i / TOPICS) % QUEUES == 0;
+    assert_int_equal(store_max_offset(e, "Lazy4", 0), lazy4);
+    store_close(e);
+    assert_clean_start(root, TOPICS - 1);
+    st_rmrf(root);
+    free(root);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -576,6 +665,7 @@ int main(void)
         cmocka_unit_test(test_kill9_lazy_equals_eager),
         cmocka_unit_test(test_retention_deletes_files_of_untouched_queues),
         cmocka_unit_test(test_concurrent_first_use),
+        cmocka_unit_test(test_clean_stop_after_topic_admin),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
