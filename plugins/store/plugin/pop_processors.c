@@ -152,8 +152,8 @@ static void info_queue(pop_out *o, int32_t qid, const int64_t *offs, int n)
 }
 
 /* The message at a queue offset (one stored record, malloc'd). */
-static int read_at(store_plugin *sp, const char *topic, int32_t qid, int64_t offset,
-                   store_get_result *res)
+int pop_read_at(store_plugin *sp, const char *topic, int32_t qid, int64_t offset,
+                store_get_result *res)
 {
     memset(res, 0, sizeof *res);
     if (store_get_messages(sp->engine, topic, qid, offset, 1, NULL, NULL, NULL, res) != 0)
@@ -168,8 +168,8 @@ static int read_at(store_plugin *sp, const char *topic, int32_t qid, int64_t off
 
 /* Past retryMaxTimes: a copy in %DLQ%<group> queue 0 (Java's DLQ copy:
  * RETRY_TOPIC = the original topic, reconsume times = deliveries - 1). */
-static void to_dlq(store_plugin *sp, const pop_queue *q, const uint8_t *rec, size_t len,
-                   int32_t reconsume)
+void pop_to_dlq(store_plugin *sp, const pop_queue *q, const uint8_t *rec, size_t len,
+                int32_t reconsume)
 {
     stored_record r;
     if (stored_record_decode(rec, len, false, &r) != STORED_RECORD_OK)
@@ -239,14 +239,14 @@ static void redeliver(store_plugin *sp, pop_queue *q, const pop_req *p, int64_t 
             break;
         }
         store_get_result res;
-        if (read_at(sp, q->topic, q->queue_id, e.offset, &res) != 0) {
+        if (pop_read_at(sp, q->topic, q->queue_id, e.offset, &res) != 0) {
             /* the message is gone (files deleted): nothing left to deliver */
             pop_journal_ack(jb, q, e.offset);
             pop_inflight_remove(q, e.offset);
             continue;
         }
         if (e.deliveries > max_times) {
-            to_dlq(sp, q, res.data, res.len, e.deliveries - 1);
+            pop_to_dlq(sp, q, res.data, res.len, e.deliveries - 1);
             free(res.data);
             pop_journal_ack(jb, q, e.offset);
             pop_inflight_remove(q, e.offset);
@@ -258,6 +258,8 @@ static void redeliver(store_plugin *sp, pop_queue *q, const pop_req *p, int64_t 
         *slot = e;
         if (now + p->invisible < next_visible)
             next_visible = now + p->invisible;
+        if (now + p->invisible < q->revive_at)
+            q->revive_at = now + p->invisible;
         pop_journal_inflight(jb, q, &e);
         patch_reconsume_times(res.data, res.len, e.deliveries - 1);
         sb_add(&o->body, res.data, res.len);
@@ -630,6 +632,14 @@ static void hold_tick(void *ud)
     }
 }
 
+/* The 100 ms timer: the held POPs, and the background revive once its
+ * interval passed (pop_revive.c; one timer for both, no thread). */
+static void pop_tick(void *ud)
+{
+    hold_tick(ud);
+    pop_revive_tick(ud);
+}
+
 static void wake_held(store_plugin *sp, void *arg)
 {
     (void)arg;
@@ -818,8 +828,7 @@ static int ack_apply(store_plugin *sp, const ack_req *k, bool change, int64_t no
     if (e && change) {
         e->pop_time = now;
         e->invisible = k->invisible;
-        if (now + k->invisible < q->next_visible)
-            q->next_visible = now + k->invisible;
+        pop_queue_note_visible(q, now + k->invisible);
         *e_out = *e;
         pop_journal_inflight(&jb, q, e);
     } else if (e) {
@@ -995,7 +1004,7 @@ int pop_service_init(store_plugin *sp, store_features *f)
     if (rc == 0)
         rc = pop_peek_notify_register(sp);
     if (rc == 0)
-        rc = a->add_timer(sp->ctx, POP_HOLD_TICK_MS, POP_HOLD_TICK_MS, hold_tick, sp, "pull",
+        rc = a->add_timer(sp->ctx, POP_HOLD_TICK_MS, POP_HOLD_TICK_MS, pop_tick, sp, "pull",
                           &ps->hold_timer);
     return rc;
 }

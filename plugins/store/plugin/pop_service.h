@@ -19,7 +19,10 @@ typedef struct pop_service {
     struct pop_held *held;   /* POPs waiting for messages (pollTime) */
     atomic_size_t nheld;     /* how many: an arrival looks at it without the lock */
     atomic_bool wake_posted; /* a retry of the held POPs is queued on the slow worker */
-    rmq_timer_id hold_timer;
+    rmq_timer_id hold_timer; /* 100 ms: held POPs, and the revive every POP_REVIVE_INTERVAL_MS */
+    atomic_bool
+        revive_running; /* one revive pass at a time (the pull executor has several threads) */
+    _Atomic int64_t revive_due; /* wall ms of the next revive pass */
 } pop_service;
 
 /* RocketMQ 5.x RequestCode values of the POP family. */
@@ -44,6 +47,24 @@ size_t pop_holds_count(store_plugin *sp, const char *group, const char *topic, i
 int pop_peek_notify_register(store_plugin *sp);
 /* A NOTIFICATION's answer, or NULL with *hold when it may wait. */
 rmq_cmd *pop_notification_run(store_plugin *sp, const rmq_cmd *cmd, bool may_hold, bool *hold);
+
+/* The message at a queue offset (one stored record, malloc'd in res->data);
+ * 0 or -1 when it is gone. */
+int pop_read_at(store_plugin *sp, const char *topic, int32_t qid, int64_t offset,
+                store_get_result *res);
+/* A copy of the record in %DLQ%<q's group> queue 0 (st->mu may be held). */
+void pop_to_dlq(store_plugin *sp, const pop_queue *q, const uint8_t *rec, size_t len,
+                int32_t reconsume);
+
+/* pop_revive.c: the background revive. Between POPs, the in-flight
+ * messages whose invisible time passed after their last allowed delivery
+ * (deliveries > the group's retryMaxTimes) go to %DLQ%<group> as a POP
+ * would move them; others wait, visible, for the group's next POP. Runs at
+ * most every POP_REVIVE_INTERVAL_MS from the POP timer; on a master only. */
+#define POP_REVIVE_INTERVAL_MS 1000
+void pop_revive_tick(store_plugin *sp);
+/* One pass at wall time now (tests and the tick); DLQ moves made. */
+size_t pop_revive_run(store_plugin *sp, int64_t now);
 
 /* store_features_init / _fini. */
 int pop_service_init(store_plugin *sp, struct store_features *f);

@@ -118,6 +118,7 @@ pop_queue *pop_queue_get(pop_state *s, const char *group, const char *topic, int
     q->queue_id = queue_id;
     q->next_offset = -1;
     q->next_visible = INT64_MAX;
+    q->revive_at = INT64_MAX;
     s->q[s->nq] = q;
     s->nq++;
     slot_put(s->slots, s->nslots, q, (uint32_t)s->nq);
@@ -170,9 +171,7 @@ int pop_inflight_put(pop_queue *q, const pop_inflight *e)
     }
     if (q->n == 1 || i < q->head)
         q->head = i;
-    int64_t vis = v.pop_time + v.invisible;
-    if (vis < q->next_visible)
-        q->next_visible = vis;
+    pop_queue_note_visible(q, v.pop_time + v.invisible);
     return 0;
 }
 
@@ -186,6 +185,7 @@ void pop_inflight_remove(pop_queue *q, int64_t offset)
     if (q->n == 0) {
         q->head = 0;
         q->next_visible = INT64_MAX;
+        q->revive_at = INT64_MAX;
     } else if (i == q->head) {
         while (q->inflight[q->head].deliveries == 0)
             q->head++;

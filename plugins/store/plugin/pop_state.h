@@ -37,6 +37,13 @@ typedef struct pop_queue {
      * none): a POP skips the queue's in-flight slots until then, so a
      * million invisible messages cost nothing per POP and no timer each. */
     int64_t next_visible;
+    /* The background revive (pop_revive.c) need not look at this queue
+     * before this (ms; INT64_MAX when nothing is in flight): the earliest
+     * end of an invisible time it has not yet seen pass. Lowered by every
+     * change of an in-flight message (pop_queue_note_visible), raised only
+     * by the revive's walk, so a queue whose expired messages wait for the
+     * group's next POP costs the revive nothing until another one expires. */
+    int64_t revive_at;
 } pop_queue;
 
 typedef struct pop_state {
@@ -75,6 +82,15 @@ void pop_queue_tidy(pop_queue *q);
 static inline pop_inflight *pop_inflight_at(pop_queue *q, size_t i)
 {
     return q->inflight[i].deliveries > 0 ? &q->inflight[i] : NULL;
+}
+/* An in-flight message of q becomes visible at t: lowers next_visible and
+ * revive_at (callers that change a slot in place). */
+static inline void pop_queue_note_visible(pop_queue *q, int64_t t)
+{
+    if (t < q->next_visible)
+        q->next_visible = t;
+    if (t < q->revive_at)
+        q->revive_at = t;
 }
 /* The offset up to which everything is acknowledged (first in flight, or
  * next_offset). */

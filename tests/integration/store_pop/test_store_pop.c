@@ -403,6 +403,75 @@ static void redelivered_until_dlq(void **state)
     rmq_cmd_free(r);
 }
 
+/* QUERY_CONSUMER_OFFSET (14): the group's committed offset (-1: none). */
+static long long committed_offset(fixture *f, const char *group, const char *topic)
+{
+    const char *kv[] = {"consumerGroup", group, "topic", topic, "queueId", "0", NULL};
+    rmq_cmd *req = rmq_tc_request(14, next_opaque++, kv);
+    assert_non_null(req);
+    rmq_cmd *r = rmq_tc_call(f->fd, req, 5000);
+    rmq_cmd_free(req);
+    assert_non_null(r);
+    long long off = r->code == 0 ? st_ext_ll(r, "offset") : -1;
+    rmq_cmd_free(r);
+    return off;
+}
+
+/* The background revive: a group that popped once and never pops again
+ * still gets its expired messages past retryMaxTimes (0 here: one delivery)
+ * into %DLQ%<group>, from the journal replayed after a kill -9, with no
+ * POP; its committed offset moves past them. Without the revive nothing
+ * reaches the DLQ and the deadline below fails. */
+static void revive_moves_expired_to_dlq_without_pop(void **state)
+{
+    fixture *f = *state;
+    const char *group =
+        "{\"groupName\":\"RG\",\"consumeEnable\":true,\"consumeFromMinEnable\":true,"
+        "\"consumeBroadcastEnable\":true,\"retryQueueNums\":1,\"retryMaxTimes\":0,"
+        "\"brokerId\":0,\"whichBrokerWhenConsumeSlowly\":1,"
+        "\"notifyConsumerIdsChangedEnable\":true}";
+    rmq_cmd *r = bcm_call(f->port, 200, NULL, group);
+    assert_int_equal(r->code, 0);
+    rmq_cmd_free(r);
+    const char *bodies[] = {"rv0", "rv1", "rv2"};
+    for (int i = 0; i < 3; i++)
+        send_ok(f, "PD", bodies[i]);
+    r = pop_until_found(f, "RG", "PD", 32, 1000, false);
+    stored_record recs[3];
+    assert_int_equal(st_records(r, recs, 3), 3);
+    rmq_cmd_free(r);
+    /* kill -9 while they are invisible: only the journal knows them */
+    close(f->fd);
+    f->fd = -1;
+    assert_int_equal(kill(f->d.pid, SIGKILL), 0);
+    assert_int_equal(rmq_td_stop(&f->d), 128 + SIGKILL);
+    assert_int_equal(start(f), 0);
+    uint64_t deadline = rmq_test_now_ms() + WAIT_MS;
+    while (st_max_offset(f->port, "%DLQ%RG", 0) < 3 || committed_offset(f, "RG", "PD") != 3) {
+        assert_true(rmq_test_now_ms() < deadline);
+        rmq_test_pause_ms(100);
+    }
+    assert_int_equal(st_max_offset(f->port, "%DLQ%RG", 0), 3);
+    st_pull_args pa = {.group = "X", .topic = "%DLQ%RG", .queue = 0, .offset = 0, .max = 8};
+    r = st_pull(f->fd, next_opaque++, &pa);
+    assert_int_equal(r->code, 0);
+    assert_int_equal(st_records(r, recs, 3), 3);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(recs[i].body_len, 3);
+        assert_memory_equal(recs[i].body, bodies[i], 3);
+        assert_int_equal(recs[i].reconsume_times, 0);
+        char *rt = st_prop(&recs[i], "RETRY_TOPIC");
+        assert_non_null(rt);
+        assert_string_equal(rt, "PD");
+        free(rt);
+    }
+    rmq_cmd_free(r);
+    /* moved, not redelivered: the group's next POP finds nothing */
+    r = pop(f, "RG", "PD", 0, 32, 1000, false);
+    assert_int_equal(r->code, 19);
+    rmq_cmd_free(r);
+}
+
 static void order_pop_one_batch_in_flight(void **state)
 {
     fixture *f = *state;
@@ -821,6 +890,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(long_polling_pop, setup, teardown),
         cmocka_unit_test_setup_teardown(sql92_pop, setup, teardown),
         cmocka_unit_test_setup_teardown(redelivered_until_dlq, setup, teardown),
+        cmocka_unit_test_setup_teardown(revive_moves_expired_to_dlq_without_pop, setup, teardown),
         cmocka_unit_test_setup_teardown(order_pop_one_batch_in_flight, setup, teardown),
         cmocka_unit_test_setup_teardown(acked_state_survives_kill_9_and_reload, setup, teardown),
         cmocka_unit_test_setup_teardown(assignment_follows_request_mode, setup, teardown),

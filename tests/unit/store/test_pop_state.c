@@ -90,6 +90,56 @@ static void journal_replays_acks_and_drops_a_torn_line(void **state)
     rmdir(dir);
 }
 
+/* revive_at (the background revive's "look no earlier than"): set from the
+ * replayed journal, lowered by any change of an in-flight message, cleared
+ * when nothing is left in flight; the revive alone raises it. */
+static void revive_at_follows_the_in_flight_messages(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/rmq-pop-revive.XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    pop_state s;
+    char err[256];
+    pthread_mutex_init(&s.mu, NULL);
+    assert_int_equal(pop_state_open(&s, dir, err, sizeof err), 0);
+    pop_journal_buf jb = {0};
+    pop_queue *q = pop_queue_get(&s, "G", "T", 0);
+    assert_non_null(q);
+    assert_true(q->revive_at == INT64_MAX);
+    pop_inflight a = {.offset = 0, .pop_time = 1000, .invisible = 5000, .deliveries = 1};
+    pop_inflight b = {.offset = 1, .pop_time = 1000, .invisible = 3000, .deliveries = 4};
+    assert_int_equal(pop_inflight_put(q, &a), 0);
+    pop_journal_inflight(&jb, q, &a);
+    assert_true(q->revive_at == 6000);
+    assert_int_equal(pop_inflight_put(q, &b), 0);
+    pop_journal_inflight(&jb, q, &b);
+    assert_true(q->revive_at == 4000);
+    assert_int_equal(pop_journal_flush(&s, &jb), 0);
+    /* a revive pass at 4000 saw b expire: it raises revive_at to a's end */
+    q->revive_at = 6000;
+    pop_queue_note_visible(q, 5000); /* an invisible time changed to end sooner */
+    assert_true(q->revive_at == 5000);
+    assert_true(q->next_visible == 4000);
+    pop_state_close(&s);
+
+    /* kill -9 and reopen: the replay gives the revive the earliest end again */
+    assert_int_equal(pop_state_open(&s, dir, err, sizeof err), 0);
+    q = pop_queue_get(&s, "G", "T", 0);
+    assert_int_equal(q->n, 2);
+    assert_true(q->revive_at == 4000);
+    pop_inflight_remove(q, 0);
+    pop_inflight_remove(q, 1);
+    assert_true(q->revive_at == INT64_MAX);
+    pop_state_close(&s);
+    pthread_mutex_destroy(&s.mu);
+    char path[300];
+    snprintf(path, sizeof path, "%s/pop/pop.journal", dir);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/pop", dir);
+    rmdir(path);
+    rmdir(dir);
+}
+
 /* Many queues: each found again (the index grows), none confused. */
 static void thousands_of_queues_stay_distinct(void **state)
 {
@@ -186,6 +236,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(journal_replays_acks_and_drops_a_torn_line),
+        cmocka_unit_test(revive_at_follows_the_in_flight_messages),
         cmocka_unit_test(thousands_of_queues_stay_distinct),
         cmocka_unit_test(in_order_acks_of_many_in_flight),
         cmocka_unit_test(names_with_whitespace_are_refused),
