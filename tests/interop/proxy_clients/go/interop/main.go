@@ -26,6 +26,8 @@
 //   - After everything is acknowledged nothing comes back.
 //   - Transactions (tx.go): commit, rollback, and one left open that the
 //     producer's checker commits when the check-back comes.
+//   - Route cache (routecache.go): a send to a topic that does not exist
+//     yet is refused, and accepted right after the topic is created.
 //
 // Prints "RESULT ok" or "RESULT fail <why>" and exits 0 or 1.
 package main
@@ -472,6 +474,9 @@ func main() {
 	producer.GracefulStop()
 	if *txTopic != "" {
 		transactions(*endpoint, *broker, *txTopic, creds)
+	}
+	if *broker != "" {
+		routeCache(*endpoint, *broker, fmt.Sprintf("GoRouteCache%d", time.Now().UnixNano()%1000000))
 	}
 	finish()
 }

@@ -26,8 +26,14 @@ import (
 )
 
 // createTransactionTopic: UPDATE_AND_CREATE_TOPIC (17) with the 5.x
-// attribute "+message.type=TRANSACTION", JSON-serialized remoting frame.
+// attribute "+message.type=TRANSACTION".
 func createTransactionTopic(broker, topic string) error {
+	return createTopic(broker, topic, "+message.type=TRANSACTION")
+}
+
+// createTopic: UPDATE_AND_CREATE_TOPIC (17) with 4 queues and the 5.x
+// attributes attrs, a JSON-serialized remoting frame.
+func createTopic(broker, topic, attrs string) error {
 	conn, err := net.DialTimeout("tcp", broker, 5*time.Second)
 	if err != nil {
 		return err
@@ -39,7 +45,7 @@ func createTransactionTopic(broker, topic string) error {
 		"extFields": map[string]string{
 			"topic": topic, "defaultTopic": "TBW102", "readQueueNums": "4",
 			"writeQueueNums": "4", "perm": "6", "topicFilterType": "SINGLE_TAG",
-			"topicSysFlag": "0", "order": "false", "attributes": "+message.type=TRANSACTION",
+			"topicSysFlag": "0", "order": "false", "attributes": attrs,
 		},
 	})
 	frame := make([]byte, 8+len(header))
