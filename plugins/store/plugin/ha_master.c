@@ -22,9 +22,6 @@
 
 #include "ha.h"
 
-/* bytes of frames one send carries at most (whole frames) */
-#define HA_SEND_BURST (512 * 1024)
-
 typedef struct ha_conn {
     struct ha_master *m;
     int fd;
@@ -168,16 +165,6 @@ static bool send_all(int fd, const uint8_t *p, size_t n, struct ha_master *m)
     return true;
 }
 
-/* A transfer frame's header (§2.3). */
-static void put_header(uint8_t *p, int64_t phys, int64_t len)
-{
-    ha_put_be64(p, phys);
-    p[8] = (uint8_t)(len >> 24);
-    p[9] = (uint8_t)(len >> 16);
-    p[10] = (uint8_t)(len >> 8);
-    p[11] = (uint8_t)len;
-}
-
 /* One report value: the first chooses where to start (§2.4), all are acks. */
 static void on_report(ha_conn *c, int64_t v)
 {
@@ -241,12 +228,7 @@ static void *conn_main(void *arg)
     size_t batch = (size_t)sp->set.ha_batch;
     if (batch > HA_MAX_BODY)
         batch = HA_MAX_BODY;
-    /* frames go out several per send (each still <= haTransferBatchSize and
-     * within one file, as a Java slave expects): one 32 KiB frame per send
-     * woke the slave once per frame, and the two threads took turns */
-    size_t one = HA_HEADER + batch;
-    size_t cap = HA_SEND_BURST / one > 1 ? HA_SEND_BURST / one * one : one;
-    uint8_t *frame = malloc(cap);
+    uint8_t *frame = malloc(HA_HEADER + batch);
     uint8_t rbuf[8192], rep[8];
     size_t rep_len = 0;
     uint64_t last_read = mono_ms(), last_write = mono_ms();
@@ -291,36 +273,31 @@ static void *conn_main(void *arg)
             last_write = now;
         }
         int64_t next = atomic_load(&c->next);
-        int64_t at = next;
-        size_t fill = 0;
-        while (next >= 0 && cap - fill > HA_HEADER) {
-            size_t room = cap - fill - HA_HEADER;
-            int64_t got = store_ha_read(sp->engine, at, frame + fill + HA_HEADER,
-                                        (int64_t)(room < batch ? room : batch));
+        int64_t got = 0;
+        if (next >= 0) {
+            got = store_ha_read(sp->engine, next, frame + HA_HEADER, (int64_t)batch);
             if (got == -ENOENT && !below_logged) {
                 below_logged = true;
                 sp->api->log(sp->ctx, RMQ_LOG_ERROR,
                              "HA slave %s needs offset %lld, deleted here: it stalls", c->peer,
-                             (long long)at);
+                             (long long)next);
             }
-            if (got <= 0)
-                break;
-            put_header(frame + fill, at, got);
-            fill += HA_HEADER + (size_t)got;
-            at += got;
+            if (got < 0)
+                got = 0;
         }
         bool heartbeat =
-            next >= 0 && fill == 0 && now - last_write > (uint64_t)sp->set.ha_heartbeat_ms;
-        if (heartbeat) {
-            put_header(frame, next, 0);
-            fill = HA_HEADER;
-        }
-        if (fill > 0) {
-            if (!send_all(c->fd, frame, fill, m))
+            next >= 0 && got == 0 && now - last_write > (uint64_t)sp->set.ha_heartbeat_ms;
+        if (got > 0 || heartbeat) {
+            ha_put_be64(frame, next);
+            frame[8] = (uint8_t)(got >> 24);
+            frame[9] = (uint8_t)(got >> 16);
+            frame[10] = (uint8_t)(got >> 8);
+            frame[11] = (uint8_t)got;
+            if (!send_all(c->fd, frame, HA_HEADER + (size_t)got, m))
                 break;
-            atomic_store(&c->next, at);
+            atomic_store(&c->next, next + got);
             last_write = now;
-            if (at > next)
+            if (got > 0)
                 continue;
         }
         /* idle: wait for a report, new log bytes or a heartbeat's time.
