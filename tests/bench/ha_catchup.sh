@@ -14,7 +14,7 @@
 # usage: tests/bench/ha_catchup.sh [BUILD_DIR] [MIB]
 #   STORE_EXTRA='commitLogWrite = "pwrite";' adds store settings on both daemons;
 #   STORE_SO=path runs both daemons with another store.so (e.g. an older commit's);
-#   PERF=FILE also records the slave's catch-up with perf record -g into FILE.
+#   PERF=FILE also records the slave from its restart to its catch-up with perf record -g into FILE.
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
 mib=${2:-1024}
@@ -54,10 +54,6 @@ master_state() {
   ha_json m | python3 -c 'import json,sys; d=json.load(sys.stdin); s=d["slaves"]
 print(d["maxOffset"], s[0]["ackOffset"] if s else -1)'
 }
-slave_max() { ha_json s | python3 -c 'import json,sys; print(json.load(sys.stdin)["maxOffset"])'; }
-now() { date +%s.%N; }
-# CPU seconds (user + system) the process has used so far
-cpu_of() { awk -v hz="$(getconf CLK_TCK)" '{print ($14 + $15) / hz}' "/proc/$1/stat"; }
 
 ha=$(free_port)
 start m ASYNC_MASTER "$ha"
@@ -79,29 +75,48 @@ done
 read -r end _ < <(master_state)
 sync
 start s SLAVE 0
-t0= ack0=
-for _ in $(seq 1 3000); do
-  read -r _ ack < <(master_state)
-  if [[ $ack -ge 0 ]]; then
-    t0=$(now) ack0=$ack
-    cm0=$(cpu_of "${pid[m]}") cs0=$(cpu_of "${pid[s]}")
-    break
-  fi
-  sleep 0.01
-done
-[[ -n $t0 ]] || { echo "the slave did not reconnect" >&2; exit 1; }
 if [[ -n ${PERF:-} ]]; then
   perf record -g -o "$PERF" -p "${pid[s]}" >/dev/null 2>&1 &
   pid[perf]=$!
 fi
-t_ack= t_max=
-while [[ -z $t_max ]]; do
-  read -r _ ack < <(master_state)
-  [[ -z $t_ack && $ack -ge $end ]] && t_ack=$(now)
-  [[ -n $t_ack && $(slave_max) -ge $end ]] && t_max=$(now)
-  sleep 0.05
-done
-cm=$(cpu_of "${pid[m]}") cs=$(cpu_of "${pid[s]}")
+# One watcher process samples both daemons: a python3 started per sample
+# (as this script did until session 9's catch-up work) cost ~50 ms of CPU
+# each, a quarter of this 2-core machine at a sample per 50 ms, taken from
+# the pair being measured while the loopback copy below runs alone.
+read -r t0 ack0 t_ack t_max cm0 cs0 cm cs < <(python3 - "$bin/rmqhostctl" "$dir" "$end" \
+  "${pid[m]}" "${pid[s]}" <<'PY' || true
+import json, os, subprocess, sys, time
+ctl, d, end, pm, ps = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
+hz = os.sysconf("SC_CLK_TCK")
+def ha(n):
+    return json.loads(subprocess.run([ctl, "--json", "-c", d + "/" + n + "/conf.d", "ha"],
+                                     capture_output=True, check=True).stdout)
+def ack():  # the master's view: the slave's last report, -1 before it reports
+    s = ha("m")["slaves"]
+    return s[0]["ackOffset"] if s else -1
+def cpu(p):  # user + system seconds so far
+    f = open("/proc/%s/stat" % p).read().rsplit(")", 1)[1].split()
+    return (int(f[11]) + int(f[12])) / hz
+for _ in range(3000):
+    a0 = ack()
+    if a0 >= 0:
+        t0, cm0, cs0 = time.time(), cpu(pm), cpu(ps)
+        break
+    time.sleep(0.01)
+else:
+    sys.exit("the slave did not reconnect")
+t_ack = None
+while True:
+    if t_ack is None and ack() >= end:
+        t_ack = time.time()
+    if t_ack is not None and ha("s")["maxOffset"] >= end:
+        t_max = time.time()
+        break
+    time.sleep(0.05)
+print(t0, a0, t_ack, t_max, cm0, cs0, cpu(pm), cpu(ps))
+PY
+)
+[[ -n ${cs:-} ]] || { echo "no catch-up measured" >&2; exit 1; }
 if [[ -n ${PERF:-} ]]; then
   kill -INT "${pid[perf]}"
   wait "${pid[perf]}" || true

@@ -362,6 +362,11 @@ int64_t store_ha_min_offset(store_engine *e);
  * readable end. Returns the bytes copied (0: none there yet), -ENOENT when
  * `off` lies below the first segment. */
 int64_t store_ha_read(store_engine *e, int64_t off, uint8_t *buf, int64_t max);
+/* Start reading [off, off + len) of the commit log (up to the log end)
+ * into the page cache in the background: a slave far behind is served from
+ * log the page-cache window dropped (commitLogPageCacheKeep), and read
+ * through the mapping page by page each fault waits for the disk. */
+void store_ha_prefetch(store_engine *e, int64_t off, int64_t len);
 /* Slave: append a transfer frame's body that starts at phys (§2.5). An empty
  * log starts at phys (which must be file-aligned: a fresh slave receives the
  * master's last file). Records are dispatched to consume queues and the index

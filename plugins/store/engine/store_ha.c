@@ -53,6 +53,27 @@ int64_t store_ha_read(store_engine *e, int64_t off, uint8_t *buf, int64_t max)
     return n;
 }
 
+void store_ha_prefetch(store_engine *e, int64_t off, int64_t len)
+{
+    int64_t end = atomic_load_explicit(&e->committed, memory_order_acquire);
+    if (off + len < end)
+        end = off + len;
+    pthread_rwlock_rdlock(&e->maps);
+    int64_t pos = off;
+    while (pos < end) {
+        mfile *f = cl_segment_in(e, &pos, end);
+        if (!f)
+            break;
+        int64_t stop = end < f->start + f->size ? end : f->start + f->size;
+        int64_t a = (pos - f->start) / 4096 * 4096;
+        /* asynchronous readahead of the file's pages; resident pages cost a
+         * lookup each */
+        madvise(f->map + a, (size_t)(stop - f->start - a), MADV_WILLNEED);
+        pos = stop;
+    }
+    pthread_rwlock_unlock(&e->maps);
+}
+
 int64_t store_ha_appended(store_engine *e)
 {
     int64_t a = atomic_load_explicit(&e->ha_appended, memory_order_acquire);

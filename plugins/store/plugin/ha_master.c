@@ -22,6 +22,9 @@
 
 #include "ha.h"
 
+/* commit log read ahead of a slave's stream (see store_ha_prefetch) */
+#define HA_READAHEAD (16 * 1048576)
+
 typedef struct ha_conn {
     struct ha_master *m;
     int fd;
@@ -233,6 +236,7 @@ static void *conn_main(void *arg)
     size_t rep_len = 0;
     uint64_t last_read = mono_ms(), last_write = mono_ms();
     bool below_logged = false;
+    int64_t ra_end = -1; /* the commit log is being read ahead up to here */
     while (frame && !atomic_load(&m->stopping)) {
         /* reports: the last complete 8-byte group of what arrived (§2.2) */
         ssize_t n = recv(c->fd, rbuf, sizeof rbuf, MSG_DONTWAIT);
@@ -274,6 +278,11 @@ static void *conn_main(void *arg)
         }
         int64_t next = atomic_load(&c->next);
         int64_t got = 0;
+        if (next >= 0 && next + HA_READAHEAD / 2 >= ra_end) {
+            int64_t from = next > ra_end ? next : ra_end;
+            store_ha_prefetch(sp->engine, from, next + HA_READAHEAD - from);
+            ra_end = next + HA_READAHEAD;
+        }
         if (next >= 0) {
             got = store_ha_read(sp->engine, next, frame + HA_HEADER, (int64_t)batch);
             if (got == -ENOENT && !below_logged) {
