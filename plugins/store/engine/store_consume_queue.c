@@ -159,6 +159,16 @@ void cq_destroy(store_engine *e, store_cq *q, bool remove_files)
     free(q);
 }
 
+void cq_detach(store_engine *e, store_cq *q)
+{
+    cov_mark_deleted(&e->cov_off, &e->cov_size, q);
+    cov_mark_deleted(&e->state_cov_off, &e->state_cov_size, q);
+    cq_unlink(e, q);
+    cq_hot_remove(e, q);
+    mfile_list_free(&q->files, false);
+    free(q);
+}
+
 void cq_table_free(store_engine *e)
 {
     e->cq_hot_n = 0; /* the housekeeper has stopped */

@@ -273,6 +273,9 @@ int store_open(const store_config *cfg, store_engine **out, char *err, size_t er
         return rc;
     }
     /* consume queues: only the topics' names now (store_cq_lazy.c) */
+    /* a deleted topic's files a stop left in the trash (store_cq_trash.c) */
+    if (cq_trash_sweep(e) > 0)
+        store_log(e, 1, "some deleted topics' files could not be removed");
     if ((rc = mfile_list_load(&e->cl, e->cl_dir, err, errlen)) != 0 ||
         (rc = cq_lazy_scan(e, err, errlen)) != 0 ||
         (cfg->cq_load == STORE_CQ_LOAD_AT_START && (rc = cq_load_all(e, err, errlen)) != 0) ||

@@ -336,6 +336,9 @@ void store_clean_expired(store_engine *e, bool force);
  * becomes not writeable at the next file creation and recovers by itself
  * (housekeeper re-check) once cleared. */
 void store_test_inject_file_error(store_engine *e, int err);
+/* TEST ONLY: while held, a deleted topic's renamed files stay on disk (the
+ * housekeeper does not remove them), as if the process died first. */
+void store_test_hold_trash(store_engine *e, bool hold);
 /* TEST ONLY: make commit-log pwrites (write-through mode) fail with `err`
  * (0 clears): the put is refused, nothing of it is published, the store is
  * not writeable until the housekeeper's re-check after clearing. */

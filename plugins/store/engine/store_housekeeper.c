@@ -234,6 +234,7 @@ static void *housekeeper_main(void *arg)
         cq_prefault_hot(e);
         cq_unmap_cold(e);
         cq_release_idle(e);
+        cq_trash_collect(e);
         int64_t now = store_now_ms();
         if (now - e->last_logics_ms >= LOGICS_FLUSH_MS) {
             e->last_logics_ms = now;

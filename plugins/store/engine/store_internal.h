@@ -300,6 +300,10 @@ struct store_engine {
     _Atomic int inject_write_errno; /* test hook: commit-log pwrites fail */
     _Atomic int inject_back_errno;  /* test hook: reserving blocks fails */
     _Atomic int inject_sync_errno;  /* test hook: commit-log syncs fail */
+    /* deleted topics' directories renamed, not yet removed (store_cq_trash.c) */
+    _Atomic uint64_t trash_seq;
+    _Atomic size_t trash_pending;
+    _Atomic bool trash_hold; /* test hook: the housekeeper leaves them */
     /* failed-sync guard (store_flusher.c): a SYNC_FLUSH waiter whose end is
      * at or below sync_fail_end is never answered "flushed" (the failed
      * sync did not confirm its bytes, and a later sync that succeeds does
@@ -425,6 +429,18 @@ void cq_lazy_free(store_engine *e);
 void cq_truncate_past(store_engine *e, store_cq *q, int64_t cl_end);
 void cq_correct_min(store_engine *e, store_cq *q, int64_t cl_min);
 void cq_destroy(store_engine *e, store_cq *q, bool remove_files);
+/* cq_destroy's bookkeeping for a queue whose directory was renamed to the
+ * trash: no file is touched (append_mu and `maps` exclusive held). */
+void cq_detach(store_engine *e, store_cq *q);
+
+/* store_cq_trash.c. cq_trash_topic_dir: rename consumequeue/TOPIC to a
+ * trash name (0 or -errno; locks held by the caller). cq_trash_sweep:
+ * remove every trash directory (how many could not be). cq_trash_collect:
+ * the housekeeper's step, a sweep once something was renamed. */
+bool cq_trash_name_is(const char *name);
+int cq_trash_topic_dir(store_engine *e, const char *topic);
+int cq_trash_sweep(store_engine *e);
+void cq_trash_collect(store_engine *e);
 void cq_table_free(store_engine *e);
 /* Appender (append_mu, `maps` shared): ask for q's next pages to be faulted
  * in. Housekeeper: fault them in (takes `maps` shared). */

@@ -412,10 +412,17 @@ int store_delete_topic(store_engine *e, const char *topic)
      * machine) instead of ~2 ms with 4,000 */
     int32_t *qids = NULL;
     size_t nq = topic_queue_ids(e, topic, &qids);
+    /* one rename under the locks; the files go later, off the request
+     * path (store_cq_trash.c). A topic re-created at once gets a new
+     * directory. If the rename fails, the files are removed here. */
+    bool trashed = nq > 0 && cq_trash_topic_dir(e, topic) == 0;
     for (size_t i = 0; i < nq; i++) {
         store_cq *q = cq_find(e, topic, qids[i]);
         if (q) {
-            cq_destroy(e, q, true);
+            if (trashed)
+                cq_detach(e, q);
+            else
+                cq_destroy(e, q, true);
             n++;
         }
     }
