@@ -23,6 +23,12 @@ bool cq_trash_name_is(const char *name)
     return strncmp(name, TRASH_PREFIX, sizeof TRASH_PREFIX - 1) == 0;
 }
 
+static void trash_path(const store_engine *e, uint64_t n, char *out, size_t cap)
+{
+    snprintf(out, cap, "%s/" TRASH_PREFIX "%lld-%llu", e->cq_dir, (long long)e->start_ms,
+             (unsigned long long)n);
+}
+
 int cq_trash_topic_dir(store_engine *e, const char *topic)
 {
     char from[PATH_MAX], to[PATH_MAX];
@@ -30,18 +36,18 @@ int cq_trash_topic_dir(store_engine *e, const char *topic)
         return -ENAMETOOLONG;
     /* a leftover of the same name (a sweep that failed) makes rename fail
      * with ENOTEMPTY/EEXIST: the next number is tried */
-    for (int tries = 0; tries < 4; tries++) {
-        uint64_t n = atomic_fetch_add(&e->trash_seq, 1);
-        snprintf(to, sizeof to, "%s/" TRASH_PREFIX "%lld-%llu", e->cq_dir, (long long)e->start_ms,
-                 (unsigned long long)n);
-        if (rename(from, to) == 0) {
-            atomic_fetch_add(&e->trash_pending, 1);
-            return 0;
-        }
-        if (errno != ENOTEMPTY && errno != EEXIST)
-            return -errno;
+    int rc = -EEXIST;
+    for (int tries = 0; tries < 4 && rc == -EEXIST; tries++) {
+        trash_path(e, e->trash_seq++, to, sizeof to);
+        if (rename(from, to) == 0)
+            rc = 0;
+        else if (errno != ENOTEMPTY && errno != EEXIST)
+            rc = -errno;
     }
-    return -EEXIST;
+    /* the housekeeper removes up to here: numbers whose rename failed
+     * are simply not found */
+    atomic_store(&e->trash_renamed, e->trash_seq);
+    return rc;
 }
 
 static int remove_tree(const char *path, int depth)
@@ -89,13 +95,15 @@ void cq_trash_collect(store_engine *e)
 {
     if (atomic_load(&e->trash_hold))
         return;
-    size_t n = atomic_load(&e->trash_pending);
-    if (n == 0)
-        return;
-    /* what a deletion renames after this listing stays counted for the
-     * next tick */
-    cq_trash_sweep(e);
-    atomic_fetch_sub(&e->trash_pending, n);
+    /* by number, not by listing consumequeue/ (100,000 topics) */
+    uint64_t upto = atomic_load(&e->trash_renamed);
+    char path[PATH_MAX];
+    for (; e->trash_removed < upto; e->trash_removed++) {
+        trash_path(e, e->trash_removed, path, sizeof path);
+        int rc = remove_tree(path, TRASH_DEPTH);
+        if (rc != 0) /* removed at the next start */
+            store_log(e, 1, "remove deleted topic files %s: %s", path, strerror(-rc));
+    }
 }
 
 void store_test_hold_trash(store_engine *e, bool hold)

@@ -301,9 +301,10 @@ struct store_engine {
     _Atomic int inject_back_errno;  /* test hook: reserving blocks fails */
     _Atomic int inject_sync_errno;  /* test hook: commit-log syncs fail */
     /* deleted topics' directories renamed, not yet removed (store_cq_trash.c) */
-    _Atomic uint64_t trash_seq;
-    _Atomic size_t trash_pending;
-    _Atomic bool trash_hold; /* test hook: the housekeeper leaves them */
+    uint64_t trash_seq;             /* next trash number (append_mu held) */
+    _Atomic uint64_t trash_renamed; /* every number below was renamed (or skipped) */
+    uint64_t trash_removed;         /* every number below was removed (housekeeper) */
+    _Atomic bool trash_hold;        /* test hook: the housekeeper leaves them */
     /* failed-sync guard (store_flusher.c): a SYNC_FLUSH waiter whose end is
      * at or below sync_fail_end is never answered "flushed" (the failed
      * sync did not confirm its bytes, and a later sync that succeeds does
@@ -436,7 +437,7 @@ void cq_detach(store_engine *e, store_cq *q);
 /* store_cq_trash.c. cq_trash_topic_dir: rename consumequeue/TOPIC to a
  * trash name (0 or -errno; locks held by the caller). cq_trash_sweep:
  * remove every trash directory (how many could not be). cq_trash_collect:
- * the housekeeper's step, a sweep once something was renamed. */
+ * the housekeeper's step, removes what was renamed since its last run. */
 bool cq_trash_name_is(const char *name);
 int cq_trash_topic_dir(store_engine *e, const char *topic);
 int cq_trash_sweep(store_engine *e);
