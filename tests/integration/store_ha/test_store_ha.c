@@ -15,6 +15,7 @@
  * Ephemeral ports; every daemon stops even when an assertion fails. */
 #include <arpa/inet.h>
 #include <dirent.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <limits.h>
@@ -776,6 +777,24 @@ static void test_identical_logs(void **state)
     expect_identical_logs(p, "00000000000001048576");
 }
 
+/* SIGSTOP a daemon this test forked and return once every thread of it is
+ * stopped. kill() only queues the signal: one thread is woken to start the
+ * group stop and the others stop when they next pass the signal path, so
+ * under load the slave's HA thread can go on receiving, appending and
+ * acknowledging for a while after kill() returned. The parent is told
+ * (waitpid WUNTRACED) only when the last thread has stopped. */
+static void stop_process(pid_t pid)
+{
+    assert_int_equal(kill(pid, SIGSTOP), 0);
+    int st = 0;
+    pid_t got;
+    do
+        got = waitpid(pid, &st, WUNTRACED);
+    while (got < 0 && errno == EINTR);
+    assert_int_equal(got, pid);
+    assert_true(WIFSTOPPED(st));
+}
+
 /* A slave that stops acknowledging (SIGSTOP) but stays connected: the
  * SYNC_MASTER send waits slaveTimeout and answers FLUSH_SLAVE_TIMEOUT (12)
  * with the stored-message header; once it runs again sends are SEND_OK. */
@@ -787,7 +806,7 @@ static void test_slave_timeout(void **state)
     assert_true(first == 0 || first == 11);
     wait_caught_up(p);
     assert_int_equal(send_one(p->mport, 1), 0);
-    assert_int_equal(kill(p->s.pid, SIGSTOP), 0);
+    stop_process(p->s.pid); /* only then can no ack of send 2 come */
     int code = send_one(p->mport, 2);
     assert_int_equal(kill(p->s.pid, SIGCONT), 0);
     assert_int_equal(code, 12);
