@@ -67,6 +67,27 @@ int proxy_acl_register(proxy *px, const char *method, rmq_grpc_kind kind, rmq_gr
                        const char *executor);
 void proxy_acl_free(proxy *px);
 
+/* The hand-off between a handler that issues one asynchronous call at a
+ * time (proxy_send.c, proxy_receive.c's acks) and that call's callback,
+ * which runs either before the call returns (an inline processor on this
+ * I/O thread) or later on another thread: proxy_step_issuing before each
+ * call; after it returned, proxy_step_wait is true when the callback will
+ * carry on; in the callback, proxy_step_answered is true when the issuer has
+ * already returned and the callback must carry on itself. */
+enum { PROXY_STEP_ISSUING, PROXY_STEP_ANSWERED, PROXY_STEP_WAITING };
+static inline void proxy_step_issuing(atomic_int *phase)
+{
+    atomic_store(phase, PROXY_STEP_ISSUING);
+}
+static inline bool proxy_step_wait(atomic_int *phase)
+{
+    return atomic_exchange(phase, PROXY_STEP_WAITING) != PROXY_STEP_ANSWERED;
+}
+static inline bool proxy_step_answered(atomic_int *phase)
+{
+    return atomic_exchange(phase, PROXY_STEP_ANSWERED) == PROXY_STEP_WAITING;
+}
+
 /* Answer a unary call with `msg` packed (protobuf-c). */
 int proxy_reply(proxy *px, rmq_grpc_call *call, const ProtobufCMessage *msg);
 

@@ -508,10 +508,8 @@ typedef struct ack_call_state {
     Apache__Rocketmq__V2__AckMessageRequest *req;
     Apache__Rocketmq__V2__Status *sts;
     size_t next;
-    atomic_int phase; /* ACK_ISSUING, ACK_ANSWERED or ACK_WAITING */
+    atomic_int phase; /* proxy_step_* */
 } ack_call_state;
-
-enum { ACK_ISSUING, ACK_ANSWERED, ACK_WAITING };
 
 static void ack_entry_status(Apache__Rocketmq__V2__Status *st, int lrc, const rmq_cmd *r,
                              const rmq_host_api *api)
@@ -581,7 +579,7 @@ static void ack_answered(int err, const rmq_cmd *resp, void *ud)
     ack_call_state *ac = ud;
     ack_entry_status(&ac->sts[ac->next], err, err < 0 ? NULL : resp, ac->px->api);
     ac->next++;
-    if (atomic_exchange(&ac->phase, ACK_ANSWERED) == ACK_WAITING)
+    if (proxy_step_answered(&ac->phase))
         ack_step(ac);
 }
 
@@ -597,11 +595,11 @@ static void ack_step(ack_call_state *ac)
         rmq_cmd *cmd = ack_request(px, ACK_MESSAGE, group, topic,
                                    ac->req->entries[i]->receipt_handle, 0, &lrc, &rh);
         if (cmd) {
-            atomic_store(&ac->phase, ACK_ISSUING);
+            proxy_step_issuing(&ac->phase);
             /* to the broker the message came from, as the handle names it */
             lrc = proxy_broker_call_async(px, topic, rh.broker, cmd, 0, ack_answered, ac);
             if (lrc == 0) {
-                if (atomic_exchange(&ac->phase, ACK_WAITING) != ACK_ANSWERED)
+                if (proxy_step_wait(&ac->phase))
                     return; /* ack_answered continues on the answering thread */
                 continue;
             }

@@ -372,10 +372,8 @@ typedef struct send_call {
     size_t nwq, pick;
     send_outcome *outs;
     size_t next;      /* the message being sent, or the next one */
-    atomic_int phase; /* SEND_ISSUING, SEND_ANSWERED or SEND_WAITING */
+    atomic_int phase; /* proxy_step_* */
 } send_call;
-
-enum { SEND_ISSUING, SEND_ANSWERED, SEND_WAITING };
 
 static void send_call_free(send_call *sc)
 {
@@ -446,7 +444,7 @@ static void send_answered(int err, const rmq_cmd *resp, void *ud)
                      &sc->outs[sc->next]);
     sc->next++;
     /* answered while send_step is still issuing: it carries on itself */
-    if (atomic_exchange(&sc->phase, SEND_ANSWERED) == SEND_WAITING)
+    if (proxy_step_answered(&sc->phase))
         send_step(sc);
 }
 
@@ -470,7 +468,7 @@ static void send_step(send_call *sc)
             sc->next++;
             continue;
         }
-        atomic_store(&sc->phase, SEND_ISSUING);
+        proxy_step_issuing(&sc->phase);
         int rc = proxy_broker_call_async(px, sc->topic, sc->wqs[sc->pick].broker, cmd, 0,
                                          send_answered, sc);
         if (rc != 0) {
@@ -478,7 +476,7 @@ static void send_step(send_call *sc)
             sc->next++;
             continue;
         }
-        if (atomic_exchange(&sc->phase, SEND_WAITING) != SEND_ANSWERED)
+        if (proxy_step_wait(&sc->phase))
             return; /* send_answered continues on the answering thread */
     }
     send_call_answer(sc, true, PX_OK, NULL);
