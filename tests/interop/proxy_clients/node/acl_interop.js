@@ -11,7 +11,8 @@
 //     in a raw QueryRoute through the client's own stubs, signed as it signs);
 //   - an account whose groups lack SUB: the SimpleConsumer is refused
 //     UNAUTHORIZED (40100) "No default permission for group:<G>" (the client
-//     fails at its startup: its consumer Heartbeat names the group), and a
+//     fails at its startup: the proxy answers its Telemetry Settings, which
+//     name the group, with that status), and a
 //     ReceiveMessage made raw with that account is refused the same way.
 // argv: endpoint mode(plain|tls) ak sk topic group noSubAk noSubSk N
 // (tls: the client trusts the certificate GRPC_DEFAULT_SSL_ROOTS_FILE_PATH
