@@ -17,6 +17,9 @@
 #include "child_lifetime.h"
 #include "rmq_test_support.h"
 
+#define RMQ_TD_START_MS 60000
+#define RMQ_TD_STOP_MS 60000
+
 static void sleep_ms(int ms)
 {
     struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
@@ -139,7 +142,11 @@ int rmq_td_start(rmq_test_daemon *d, const char *const *extra_args)
         _exit(127);
     }
     d->pid = pid;
-    for (int i = 0; i < 1000; i++) {
+    /* a deadline, not a count of polls: an ASan daemon on a loaded 2-core
+     * machine (load 8 and more) can take seconds to load its plugins and
+     * recover a store; the bound only ends a daemon that never comes up */
+    uint64_t until = rmq_test_now_ms() + RMQ_TD_START_MS;
+    while (rmq_test_now_ms() < until) {
         if (addrs_ready(d))
             return 0;
         int st;
@@ -181,7 +188,9 @@ int rmq_td_stop(rmq_test_daemon *d)
         return -1;
     kill(d->pid, SIGTERM);
     int st = 0;
-    for (int i = 0; i < 1500; i++) {
+    /* a clean stop flushes and syncs the store: generous under load */
+    uint64_t until = rmq_test_now_ms() + RMQ_TD_STOP_MS;
+    while (rmq_test_now_ms() < until) {
         pid_t r = waitpid(d->pid, &st, WNOHANG);
         if (r == d->pid) {
             d->pid = -1;

@@ -47,14 +47,14 @@ int rmq_td_add_plugin(rmq_test_daemon *d, const char *name, const char *so_name,
                       const char *settings_body);
 
 /* Start rmqhostd -c conf_dir [extra args...] (NULL-terminated, may be NULL),
- * wait until state_dir/listen.addrs exists (up to 10 s). 0 or -1 (the
+ * wait until state_dir/listen.addrs exists (up to 60 s). 0 or -1 (the
  * daemon log is then printed to stderr). */
 int rmq_td_start(rmq_test_daemon *d, const char *const *extra_args);
 
 /* Port the daemon bound for `server` (from state_dir/listen.addrs), or -1. */
 int rmq_td_port(const rmq_test_daemon *d, const char *server);
 
-/* SIGTERM, wait up to 15 s (then SIGKILL). Returns the exit status
+/* SIGTERM, wait up to 60 s (then SIGKILL). Returns the exit status
  * (0..255), 128+signal if killed by a signal, or -1. Idempotent. */
 int rmq_td_stop(rmq_test_daemon *d);
 
