@@ -6,7 +6,8 @@
 #include "topic_config_json.h"
 #include "topics_json_reader.h"
 
-#include <stdio.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
 
@@ -55,10 +56,9 @@ int bcm_topic_journal_note(const bcm_topic_table *t, const char *name, char **bu
         return -1;
     }
     const char *js = *buf + head + CRC_HEX + 1;
-    char hex[CRC_HEX + 1];
-    snprintf(hex, sizeof hex, "%08lx",
-             (unsigned long)crc32(0L, (const Bytef *)js, (uInt)(json_end - head - CRC_HEX - 1)));
-    memcpy(*buf + head, hex, CRC_HEX);
+    uint32_t crc = (uint32_t)crc32(0L, (const Bytef *)js, (uInt)(json_end - head - CRC_HEX - 1));
+    for (int i = CRC_HEX - 1; i >= 0; i--, crc >>= 4) /* "%08lx" */
+        (*buf)[head + (size_t)i] = "0123456789abcdef"[crc & 0xF];
     *len = json_end + 1;
     return 0;
 }

@@ -304,7 +304,12 @@ static json_t *random_tree(int depth)
     }
     case 2: return json_stringn("a\0b", 3);
     case 3: random_name(s, true, rnd()); return json_string(s);
-    case 4: return json_integer((json_int_t)(((uint64_t)rnd() << 32) | rnd()));
+    case 4: {
+        static const json_int_t edges[] = {INT64_MIN, INT64_MAX, 0, -1, 9, 10, -10};
+        if (rnd() % 4 == 0)
+            return json_integer(edges[rnd() % 7]);
+        return json_integer((json_int_t)(((uint64_t)rnd() << 32) | rnd()));
+    }
     case 5: return json_real((double)(int32_t)rnd() / (1 + rnd() % 1000));
     case 6: return rnd() % 2 ? json_true() : json_false();
     default: return json_null();
