@@ -52,9 +52,18 @@ void bcm_buf_char(bcm_buf *b, char ch)
 
 void bcm_buf_i64(bcm_buf *b, int64_t v)
 {
+    /* by hand: snprintf took ~700 instructions a number, two thirds of a
+     * topics.journal record's cost (6 numbers a record) */
     char num[24];
-    int k = snprintf(num, sizeof num, "%" PRId64, v);
-    bcm_buf_add(b, num, (size_t)k);
+    char *end = num + sizeof num, *p = end;
+    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    do {
+        *--p = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0)
+        *--p = '-';
+    bcm_buf_add(b, p, (size_t)(end - p));
 }
 
 void bcm_buf_be32(bcm_buf *b, uint32_t v)

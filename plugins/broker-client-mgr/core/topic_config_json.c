@@ -4,6 +4,8 @@
  * per topic (~1.2 KB each: 120 MB for 100,000 topics, for a text of 15 MB). */
 #include "topic_config_json.h"
 
+#include "json_value_writer.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,22 +18,15 @@ void bcm_data_version_write(bcm_buf *b, const bcm_data_version *dv)
     bcm_buf_char(b, '}');
 }
 
-void bcm_topic_config_write(bcm_buf *b, const char *name, const bcm_topic_cfg *c, int perm)
+void bcm_topic_config_object_write(bcm_buf *b, const char *name, size_t len, const bcm_topic_cfg *c,
+                                   int perm)
 {
-    size_t len = strlen(name);
-    bcm_json_string(b, name, len);
-    bcm_buf_str(b, ":{");
     /* keys in strcmp order, as JSON_SORT_KEYS wrote them */
-    if (c->attributes) { /* 5.x files only: rare and small */
-        char *a = json_dumps(c->attributes, JSON_COMPACT | JSON_SORT_KEYS);
-        if (!a) {
-            b->oom = true;
-            return;
-        }
+    bcm_buf_char(b, '{');
+    if (c->attributes) { /* 5.x topics only: small */
         bcm_buf_str(b, "\"attributes\":");
-        bcm_buf_str(b, a);
+        bcm_json_value_write(b, c->attributes);
         bcm_buf_char(b, ',');
-        free(a);
     }
     bcm_buf_str(b, c->order ? "\"order\":true,\"perm\":" : "\"order\":false,\"perm\":");
     bcm_buf_i64(b, perm >= 0 ? perm : c->perm);
@@ -46,6 +41,14 @@ void bcm_topic_config_write(bcm_buf *b, const char *name, const bcm_topic_cfg *c
     bcm_buf_str(b, ",\"writeQueueNums\":");
     bcm_buf_i64(b, c->write_queue_nums);
     bcm_buf_char(b, '}');
+}
+
+void bcm_topic_config_write(bcm_buf *b, const char *name, const bcm_topic_cfg *c, int perm)
+{
+    size_t len = strlen(name);
+    bcm_json_string(b, name, len);
+    bcm_buf_char(b, ':');
+    bcm_topic_config_object_write(b, name, len, c, perm);
 }
 
 size_t bcm_topic_configs_size_hint(const bcm_topic_snap_entry *v, size_t n)

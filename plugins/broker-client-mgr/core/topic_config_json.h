@@ -12,6 +12,9 @@
  * (a broker without write or read permission registers every topic with
  * its own). name must be valid UTF-8 (snapshots hold only such names). */
 void bcm_topic_config_write(bcm_buf *b, const char *name, const bcm_topic_cfg *c, int perm);
+/* The `{...}` alone (a topics.journal put record); len is strlen(name). */
+void bcm_topic_config_object_write(bcm_buf *b, const char *name, size_t len, const bcm_topic_cfg *c,
+                                   int perm);
 /* About the bytes bcm_topic_config_write takes for v[0..n) (a little
  * more unless names need escaping): the buffer is sized once instead of
  * doubling through a 15 MB text. */
