@@ -28,6 +28,10 @@
 //                                  slave promoted), then the same producer's
 //                                  sends N..N+9 are SEND_OK on BROKER again
 //                                  once its route names the promoted broker
+//   cbodies:TOPIC:GROUP:FILE       (tests/interop/store_ha) GROUP gets exactly
+//                                  once each message the C test client sent,
+//                                  message i being cBody(i), for each i listed
+//                                  in FILE (one a line), and nothing else
 // RUN_ID makes topics and groups unique per run (client scenarios).
 // The scenarios need the broker's messageDelayLevel to start "1s 2s 1s"
 // (retries wait level 3) and transactionCheckInterval/transactionTimeOut of
@@ -147,6 +151,7 @@ public final class RmqInterop {
         break;
       case "query": query(sc[1], Integer.parseInt(sc[2]), Integer.parseInt(sc[3])); break;
       case "spread": spread(sc[1], Integer.parseInt(sc[2]), sc[3].split(",")); break;
+      case "cbodies": cbodies(sc[1], sc[2], sc[3]); break;
       case "failover": failover(sc[1], sc[2], Integer.parseInt(sc[3]), sc[4]); break;
       default: throw new Fail("unknown scenario " + sc[0]);
     }
@@ -730,6 +735,22 @@ public final class RmqInterop {
       check(k.getSendStatus() == SendStatus.SEND_OK, "send " + i + " after the promotion: " + k.getSendStatus());
     }
     java.nio.file.Files.createFile(java.nio.file.Paths.get(dir, "resent"));
+  }
+
+  /** The body test_ha_java.c's body_of(i) sends: 4000 bytes of letter i % 26, ending "#%011d". */
+  static String cBody(int i) {
+    String tail = String.format("#%011d", i);
+    return String.valueOf((char) ('a' + i % 26)).repeat(4000 - tail.length()) + tail;
+  }
+
+  void cbodies(String topic, String group, String file) throws Exception {
+    Set<String> want = new HashSet<>();
+    for (String line : java.nio.file.Files.readAllLines(java.nio.file.Paths.get(file)))
+      if (!line.isBlank()) check(want.add(cBody(Integer.parseInt(line.trim()))), "listed twice: " + line);
+    Received got = new Received();
+    DefaultMQPushConsumer c = concurrentConsumer(group, topic, "*", got);
+    got.expectExactly(want);
+    awaitCommitted(c, topic);
   }
 
   static Message storeMsg(String topic, int i) {
