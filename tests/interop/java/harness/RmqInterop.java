@@ -260,7 +260,13 @@ public final class RmqInterop {
 
     /** Waits for the expected bodies, then a quiet period: nothing else may come. */
     void expectExactly(Set<String> bodies) throws InterruptedException {
-      await(bodies.size() + " messages (have " + byBody.size() + ")", () -> byBody.keySet().containsAll(bodies));
+      try {
+        await(bodies.size() + " messages", () -> byBody.keySet().containsAll(bodies));
+      } catch (Fail f) { // how many came when it gave up
+        Set<String> missing = new HashSet<>(bodies);
+        missing.removeAll(byBody.keySet());
+        throw new Fail(f.getMessage() + " (got " + byBody.size() + ", " + missing.size() + " missing)");
+      }
       Thread.sleep(QUIET_MS);
       check(duplicates.isEmpty(), "delivered twice: " + duplicates);
       Set<String> extra = new HashSet<>(byBody.keySet());
