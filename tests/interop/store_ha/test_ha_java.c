@@ -11,7 +11,12 @@
  *  - rejoin with a Java master (issue 18 §5): our former master, demoted
  *    to a Java slave restarted as ASYNC_MASTER, compares a file lower than
  *    it started (the Java master lacks that file), sets its divergent tail
- *    aside, replicates, and the resent tail follows on the Java master.
+ *    aside, replicates, and the resent tail follows on the Java master:
+ *    read back by the raw pull client and by a new consumer group of the
+ *    Java 4.9.8 client (the harness of tests/interop/java).
+ * The SEND_OK / kill -9 of the master / a new Java consumer group reads
+ * every acknowledged message from the slave sequence of issue 18, for
+ * these two pairs and rmqhost + rmqhost, is tests/interop/java/ha_pair.sh.
  * A JVM that cannot be started fails the test with what was missing. Every
  * daemon and JVM is stopped even when an assertion fails. */
 #include <dirent.h>
@@ -41,6 +46,7 @@
 typedef struct world {
     rmq_test_daemon d;
     pid_t java;
+    pid_t consumer; /* a harness JVM reading back */
     char java_dir[256];
     int java_port; /* listenPort; HA = +1, VIP = -2 */
     int our_port, our_ha;
@@ -75,6 +81,10 @@ static int broker_ports(void)
 static int teardown(void **state)
 {
     world *w = *state;
+    if (w->consumer > 0) {
+        kill(-w->consumer, SIGKILL);
+        waitpid(w->consumer, NULL, 0);
+    }
     if (w->java > 0) {
         kill(-w->java, SIGKILL);
         waitpid(w->java, NULL, 0);
@@ -479,6 +489,56 @@ static int pull_all(int port, const char *g, long long from, char (*bodies)[BODY
     return n;
 }
 
+/* A new consumer group of the Java 4.9.8 client (harness scenario
+ * cbodies, through the NameServer on ns_port) gets exactly once each
+ * message body_of(idx[k]) of TopicHA, and nothing else. */
+static void java_read_back(world *w, int ns_port, const char *group, const int *idx, int n)
+{
+    char list[400], out[400];
+    snprintf(list, sizeof list, "%s/%s.idx", w->java_dir, group);
+    snprintf(out, sizeof out, "%s/%s.out", w->java_dir, group);
+    FILE *f = fopen(list, "w");
+    assert_non_null(f);
+    for (int k = 0; k < n; k++)
+        fprintf(f, "%d\n", idx[k]);
+    assert_int_equal(fclose(f), 0);
+    char set[300], ns[64], scenario[600];
+    snprintf(set, sizeof set, "client-4.9.8:%s/client-4.9.8", RMQ_JAVA_HARNESS_DIR);
+    snprintf(ns, sizeof ns, "127.0.0.1:%d", ns_port);
+    snprintf(scenario, sizeof scenario, "cbodies:TopicHA:%s:%s", group, list);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        setpgid(0, 0);
+        int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd >= 0) {
+            dup2(fd, 1);
+            dup2(fd, 2);
+        }
+        execl("/bin/sh", "sh", RMQ_JAVA_PEER_SCRIPT, RMQ_JAVA_PEERS_DIR, set, "RmqInterop", ns,
+              "ha", scenario, (char *)NULL);
+        _exit(127);
+    }
+    w->consumer = pid;
+    int st = -1;
+    uint64_t until = rmq_test_now_ms() + 180000;
+    while (rmq_test_now_ms() < until && waitpid(pid, &st, WNOHANG) != pid)
+        rmq_test_pause_ms(200);
+    bool ended = rmq_test_now_ms() < until || waitpid(pid, &st, WNOHANG) == pid;
+    if (!ended) {
+        kill(-pid, SIGKILL);
+        waitpid(pid, &st, 0);
+    }
+    w->consumer = 0;
+    char cmd[500];
+    snprintf(cmd, sizeof cmd, "grep -v '^ ' '%s' | cut -c1-600 >&2", out);
+    if (system(cmd) != 0)
+        fprintf(stderr, "(no output of the Java consumer in %s)\n", out);
+    if (!ended || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        fail_msg("the Java 4.9.8 consumer (%s, harness in %s) did not get the %d messages", group,
+                 RMQ_JAVA_HARNESS_DIR, n);
+}
+
 /* Issue 18 §5 with a Java master: our ASYNC_MASTER replicates to a Java
  * slave from the first byte; the Java slave dies (kill -9), we go on alone
  * (the divergent tail, across a file end) and die too; the Java broker
@@ -563,7 +623,9 @@ static void test_rejoin_java_master(void **state)
     unlink(addrs);
 
     /* the Java broker comes back as the master and takes new sends */
-    start_java(w, "brokerId=0\nbrokerRole=ASYNC_MASTER\n");
+    /* registering every 10 s (Java's least): the NameServer, restarted
+     * with us, has its route soon for the Java read-back below */
+    start_java(w, "brokerId=0\nbrokerRole=ASYNC_MASTER\nregisterNameServerPeriod=10000\n");
     for (int i = 0; i < fresh; i++)
         assert_int_equal(send_one(w->java_port, 9000 + i), 0);
 
@@ -645,6 +707,13 @@ static void test_rejoin_java_master(void **state)
     }
     free(bodies);
     assert_int_equal(got, total);
+    /* the same with the Java client: a new consumer group, each once */
+    int *idx = calloc((size_t)total, sizeof *idx);
+    assert_non_null(idx);
+    for (int k = 0; k < total; k++)
+        idx[k] = k < common ? k : k < common + fresh ? 9000 + k - common : k - fresh;
+    java_read_back(w, w->ns_port, "GRejoinJava", idx, total);
+    free(idx);
     /* and the demoted broker replicated the resent messages too */
     wait_same_as_master(jdir, odir);
 }

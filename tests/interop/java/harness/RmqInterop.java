@@ -11,18 +11,27 @@
 // request (callback form) request-sync batch. Store/cluster scenarios
 // (tests/interop/java/store_cluster.sh), message i of a topic being body
 // storeBody(i), key skey-TOPIC-i, tag Tag<i%2>, property idx=i:
-//   produce:TOPIC:BROKER:FROM:TO   sends messages FROM..TO-1 to BROKER's queues
-//   consume:TOPIC:GROUP:FROM:TO    GROUP gets exactly messages FROM..TO-1, intact
+//   produce:TOPIC:BROKER:FROM:TO[:IDS]  sends messages FROM..TO-1 to BROKER's
+//                                  queues, each SEND_OK; IDS: a file where
+//                                  "i msgId" of each send is written
+//   consume:TOPIC:GROUP:FROM:TO[:IDS]   GROUP gets exactly messages FROM..TO-1,
+//                                  intact, each once; IDS: each one's msgId is
+//                                  the one its send was answered with
 //   query:TOPIC:FROM:TO            queryMessage by key finds each of them once
 //   spread:TOPIC:N:BROKER,BROKER.. N sends spread over the brokers' queues; a
 //                                  group of two consumers gets exactly N, from
 //                                  each broker as many as were sent to it
 //   failover:TOPIC:BROKER:N:DIR    (tests/interop/java/ha_pair.sh) sends 0..N-1
-//                                  to BROKER, each SEND_OK; creates DIR/sent,
+//                                  to BROKER, each SEND_OK; writes DIR/ids
+//                                  (as produce's IDS), creates DIR/sent,
 //                                  waits for DIR/promoted (master killed, its
 //                                  slave promoted), then the same producer's
 //                                  sends N..N+9 are SEND_OK on BROKER again
 //                                  once its route names the promoted broker
+//   cbodies:TOPIC:GROUP:FILE       (tests/interop/store_ha) GROUP gets exactly
+//                                  once each message the C test client sent,
+//                                  message i being cBody(i), for each i listed
+//                                  in FILE (one a line), and nothing else
 // RUN_ID makes topics and groups unique per run (client scenarios).
 // The scenarios need the broker's messageDelayLevel to start "1s 2s 1s"
 // (retries wait level 3) and transactionCheckInterval/transactionTimeOut of
@@ -134,10 +143,15 @@ public final class RmqInterop {
       case "request": request(false); break;
       case "request-sync": request(true); break;
       case "batch": batch(); break;
-      case "produce": produce(sc[1], sc[2], Integer.parseInt(sc[3]), Integer.parseInt(sc[4])); break;
-      case "consume": consume(sc[1], sc[2], Integer.parseInt(sc[3]), Integer.parseInt(sc[4])); break;
+      case "produce":
+        produce(sc[1], sc[2], Integer.parseInt(sc[3]), Integer.parseInt(sc[4]), sc.length > 5 ? sc[5] : null);
+        break;
+      case "consume":
+        consume(sc[1], sc[2], Integer.parseInt(sc[3]), Integer.parseInt(sc[4]), sc.length > 5 ? sc[5] : null);
+        break;
       case "query": query(sc[1], Integer.parseInt(sc[2]), Integer.parseInt(sc[3])); break;
       case "spread": spread(sc[1], Integer.parseInt(sc[2]), sc[3].split(",")); break;
+      case "cbodies": cbodies(sc[1], sc[2], sc[3]); break;
       case "failover": failover(sc[1], sc[2], Integer.parseInt(sc[3]), sc[4]); break;
       default: throw new Fail("unknown scenario " + sc[0]);
     }
@@ -246,7 +260,13 @@ public final class RmqInterop {
 
     /** Waits for the expected bodies, then a quiet period: nothing else may come. */
     void expectExactly(Set<String> bodies) throws InterruptedException {
-      await(bodies.size() + " messages (have " + byBody.size() + ")", () -> byBody.keySet().containsAll(bodies));
+      try {
+        await(bodies.size() + " messages", () -> byBody.keySet().containsAll(bodies));
+      } catch (Fail f) { // how many came when it gave up
+        Set<String> missing = new HashSet<>(bodies);
+        missing.removeAll(byBody.keySet());
+        throw new Fail(f.getMessage() + " (got " + byBody.size() + ", " + missing.size() + " missing)");
+      }
       Thread.sleep(QUIET_MS);
       check(duplicates.isEmpty(), "delivered twice: " + duplicates);
       Set<String> extra = new HashSet<>(byBody.keySet());
@@ -661,18 +681,41 @@ public final class RmqInterop {
   }
 
   /** Sent straight to BROKER's queues: a topic that does not exist yet is created there only. */
-  void produce(String topic, String broker, int from, int to) throws Exception {
+  void produce(String topic, String broker, int from, int to, String ids) throws Exception {
     DefaultMQProducer p = producer(topic + "_pg");
+    StringBuilder sent = new StringBuilder();
     for (int i = from; i < to; i++) {
       Message m = msg(topic, "Tag" + (i % 2), "skey-" + topic + "-" + i, storeBody(i));
       m.putUserProperty("idx", Integer.toString(i));
-      send(p, m, new MessageQueue(topic, broker, i % 4));
+      sent.append(i).append(' ').append(send(p, m, new MessageQueue(topic, broker, i % 4)).getMsgId()).append('\n');
     }
+    if (ids != null) writeIds(ids, sent);
+  }
+
+  /** Written whole, then renamed: a reader never sees half a file. */
+  static void writeIds(String path, CharSequence lines) throws Exception {
+    java.nio.file.Path to = java.nio.file.Paths.get(path), tmp = java.nio.file.Paths.get(path + ".tmp");
+    java.nio.file.Files.writeString(tmp, lines);
+    java.nio.file.Files.move(tmp, to, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+  }
+
+  /** "i msgId" lines of writeIds. */
+  static Map<Integer, String> readIds(String path) throws Exception {
+    Map<Integer, String> ids = new HashMap<>();
+    for (String line : java.nio.file.Files.readAllLines(java.nio.file.Paths.get(path))) {
+      String[] f = line.trim().split(" ");
+      if (f.length == 2) ids.put(Integer.parseInt(f[0]), f[1]);
+    }
+    return ids;
   }
 
   void failover(String topic, String broker, int n, String dir) throws Exception {
     DefaultMQProducer p = producer(topic + "_pg");
-    for (int i = 0; i < n; i++) send(p, storeMsg(topic, i), new MessageQueue(topic, broker, i % 4));
+    StringBuilder sent = new StringBuilder();
+    for (int i = 0; i < n; i++)
+      sent.append(i).append(' ').append(send(p, storeMsg(topic, i), new MessageQueue(topic, broker, i % 4)).getMsgId())
+          .append('\n');
+    writeIds(dir + "/ids", sent);
     java.nio.file.Files.createFile(java.nio.file.Paths.get(dir, "sent"));
     long end = System.currentTimeMillis() + 300_000;
     while (!java.nio.file.Files.exists(java.nio.file.Paths.get(dir, "promoted"))) {
@@ -700,13 +743,32 @@ public final class RmqInterop {
     java.nio.file.Files.createFile(java.nio.file.Paths.get(dir, "resent"));
   }
 
+  /** The body test_ha_java.c's body_of(i) sends: 4000 bytes of letter i % 26, ending "#%011d". */
+  static String cBody(int i) {
+    String tail = String.format("#%011d", i);
+    return String.valueOf((char) ('a' + i % 26)).repeat(4000 - tail.length()) + tail;
+  }
+
+  void cbodies(String topic, String group, String file) throws Exception {
+    Set<String> want = new HashSet<>();
+    for (String line : java.nio.file.Files.readAllLines(java.nio.file.Paths.get(file)))
+      if (!line.isBlank()) check(want.add(cBody(Integer.parseInt(line.trim()))), "listed twice: " + line);
+    Received got = new Received();
+    DefaultMQPushConsumer c = concurrentConsumer(group, topic, "*", got);
+    got.expectExactly(want);
+    awaitCommitted(c, topic);
+  }
+
   static Message storeMsg(String topic, int i) {
     Message m = msg(topic, "Tag" + (i % 2), "skey-" + topic + "-" + i, storeBody(i));
     m.putUserProperty("idx", Integer.toString(i));
     return m;
   }
 
-  void consume(String topic, String group, int from, int to) throws Exception {
+  void consume(String topic, String group, int from, int to, String idsFile) throws Exception {
+    Map<Integer, String> ids = idsFile == null ? null : readIds(idsFile);
+    if (ids != null)
+      for (int i = from; i < to; i++) check(ids.containsKey(i), "no msgId of send " + i + " in " + idsFile);
     Received got = new Received();
     DefaultMQPushConsumer c = concurrentConsumer(group, topic, "*", got);
     Set<String> want = new HashSet<>();
@@ -716,6 +778,8 @@ public final class RmqInterop {
       int i = Integer.parseInt(m.getUserProperty("idx"));
       check(body(m).equals(storeBody(i)) && ("skey-" + topic + "-" + i).equals(m.getKeys())
           && ("Tag" + (i % 2)).equals(m.getTags()), "message " + i + " differs: " + m);
+      check(ids == null || ids.get(i).equals(m.getMsgId()),
+          "message " + i + ": msgId " + m.getMsgId() + ", its send was answered " + (ids == null ? "" : ids.get(i)));
     }
     awaitCommitted(c, topic);
   }
