@@ -9,7 +9,8 @@
  * topics must stay deleted (no entry re-dispatched from the commit log), and
  * the next put must continue each queue. Scenarios: the newest topic
  * deleted; several deleted in a row; deleted then re-created by a send;
- * re-created and deleted again; the only topic deleted. */
+ * re-created and deleted again; the only topic deleted; the first and the
+ * fourth with SYNC_FLUSH (the commit log written through pwrite). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -76,11 +77,11 @@ static void child_delete(store_engine *e, int t)
         _exit(6);
 }
 
-static void child(const char *root, scenario sc, int fd)
+static void child(const char *root, scenario sc, store_flush_type flush, int fd)
 {
     store_config c;
     st_small_config(&c, root);
-    c.flush_type = STORE_ASYNC_FLUSH;
+    c.flush_type = flush; /* SYNC_FLUSH: the log written with pwrite */
     store_engine *e = NULL;
     char err[256];
     if (store_open(&c, &e, err, sizeof err) != 0)
@@ -106,7 +107,7 @@ static void child(const char *root, scenario sc, int fd)
         pause(); /* killed here, the store open */
 }
 
-static void run(scenario sc)
+static void run(scenario sc, store_flush_type flush)
 {
     char *root = st_tmpdir();
     int fds[2];
@@ -115,7 +116,7 @@ static void run(scenario sc)
     assert_true(pid >= 0);
     if (pid == 0) {
         close(fds[0]);
-        child(root, sc, fds[1]);
+        child(root, sc, flush, fds[1]);
     }
     close(fds[1]);
     size_t cap = 4096, n = 0;
@@ -138,7 +139,7 @@ static void run(scenario sc)
     int nt = ntopics(sc);
     store_config c;
     st_small_config(&c, root);
-    c.flush_type = STORE_ASYNC_FLUSH;
+    c.flush_type = flush;
     c.cq_load = STORE_CQ_LOAD_ON_USE;
     store_engine *e = st_open(&c);
     /* (a) the lazy path: recovery loaded no topic to find the queues'
@@ -204,31 +205,38 @@ static void run(scenario sc)
 static void test_newest_topic_deleted(void **state)
 {
     (void)state;
-    run(SC_NEWEST);
+    run(SC_NEWEST, STORE_ASYNC_FLUSH);
 }
 
 static void test_several_deleted_in_a_row(void **state)
 {
     (void)state;
-    run(SC_SEVERAL);
+    run(SC_SEVERAL, STORE_ASYNC_FLUSH);
 }
 
 static void test_deleted_then_recreated(void **state)
 {
     (void)state;
-    run(SC_RECREATE);
+    run(SC_RECREATE, STORE_ASYNC_FLUSH);
 }
 
 static void test_recreated_and_deleted_again(void **state)
 {
     (void)state;
-    run(SC_REDELETE);
+    run(SC_REDELETE, STORE_ASYNC_FLUSH);
 }
 
 static void test_only_topic_deleted(void **state)
 {
     (void)state;
-    run(SC_ONLY);
+    run(SC_ONLY, STORE_ASYNC_FLUSH);
+}
+
+static void test_newest_topic_deleted_sync_flush(void **state)
+{
+    (void)state;
+    run(SC_NEWEST, STORE_SYNC_FLUSH);
+    run(SC_REDELETE, STORE_SYNC_FLUSH);
 }
 
 int main(void)
@@ -239,6 +247,7 @@ int main(void)
         cmocka_unit_test(test_deleted_then_recreated),
         cmocka_unit_test(test_recreated_and_deleted_again),
         cmocka_unit_test(test_only_topic_deleted),
+        cmocka_unit_test(test_newest_topic_deleted_sync_flush),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
