@@ -11,7 +11,12 @@
 # background pass (and after it, with SETTLE). ADMIN=K: after each start's
 # figures, K topics created by UPDATE_AND_CREATE_TOPIC and deleted again as
 # mqadmin deleteTopic does (DELETE_TOPIC_IN_BROKER, then _IN_NAMESRV), the
-# time of each (as cheap at 100,000 topics as at a few?). Not a test.
+# time of each (as cheap at 100,000 topics as at a few?). DELETE_NEWEST=1:
+# before each kill -9, instead of that send, a send to a new topic
+# CrashDel<pid>r<run>-0 (so it holds the newest queued message) and its deletion
+# (DELETE_TOPIC_IN_BROKER + _IN_NAMESRV), then kill -9 at once (issue 21
+# §2: that start loaded every queue). LOG_LEVEL=info: the store's recovery
+# line after each start. Not a test.
 #
 # usage: tests/bench/restart_scale.sh BUILD_DIR STATE_DIR N [RUNS]
 set -euo pipefail
@@ -86,6 +91,9 @@ start() {
   fi
   sleep 5
   echo "$1: listening ${up} s (CPU ${upcpu} s), first topic answered ${first} s, last ${last} s; VmRSS $r0, 5 s later $(rss) (CPU $(cpu) s); load $(cut -d' ' -f1 /proc/loadavg)"
+  if [[ ${LOG_LEVEL:-} == info ]]; then
+    echo "  $(grep -o 'store recovered.*' "$dir/daemon.log" | tail -1)"
+  fi
   if [[ -n ${ADMIN:-} ]]; then
     echo "  UPDATE_AND_CREATE_TOPIC x $ADMIN: $("$bin/rmqbench" -a "127.0.0.1:$sport" --create-topics "$ADMIN" \
       --create-via-admin --topic Restart --queues 4 --report-every "$ADMIN" | grep -E '^topics' | tr -s ' ')"
@@ -108,13 +116,20 @@ stop() {
   dpid=
 }
 for _ in $(seq 1 "$runs"); do start "clean restart"; stop; done
-for _ in $(seq 1 "$runs"); do
+for run in $(seq 1 "$runs"); do
   start "warm-up"
-  send_one "Scale-$((n - 1))"
+  if [[ -n ${DELETE_NEWEST:-} ]]; then
+    send_one "CrashDel$$r$run-0"
+    "$bin/rmqbench" -a "127.0.0.1:$sport" --delete-topics 1 --namesrv "127.0.0.1:$ns" \
+      --topic "CrashDel$$r$run" --report-every 1 >"$dir/crashdel.out" 2>&1 ||
+      { echo "delete CrashDel$$r$run-0:"; cat "$dir/crashdel.out"; }
+  else
+    send_one "Scale-$((n - 1))"
+  fi
   kill -9 "$dpid"
   wait "$dpid" 2>/dev/null || true
   dpid=
-  start "after kill -9"
+  start "after kill -9${DELETE_NEWEST:+ following DELETE_TOPIC of the newest topic}"
   stop
 done
 [[ ${LOG_LEVEL:-} == info ]] && grep -E "store recovered|store ready|loaded|ready \(conf|lazy" "$dir/daemon.log" | tail -20

@@ -90,6 +90,7 @@ int cq_insert(store_engine *e, store_cq *q)
     q->next = e->cqs.b[q->hash & (e->cqs.nb - 1)];
     e->cqs.b[q->hash & (e->cqs.nb - 1)] = q;
     e->cqs.count++;
+    atomic_store(&e->cq_count_pub, e->cqs.count);
     return 0;
 }
 
@@ -118,6 +119,7 @@ static void cq_unlink(store_engine *e, store_cq *q)
     if (*pp) {
         *pp = q->next;
         e->cqs.count--;
+        atomic_store(&e->cq_count_pub, e->cqs.count);
     }
 }
 
@@ -133,19 +135,43 @@ static void cq_hot_remove(store_engine *e, store_cq *q)
 /* The record with the largest entry is its queue's last one: when that
  * queue goes, the reach stays (nothing below it needs dispatching) but is
  * marked as no longer in a queue (append_mu held). */
-static void cov_mark_deleted(_Atomic int64_t *off, _Atomic int64_t *size, const store_cq *q)
+static bool cov_mark_deleted(_Atomic int64_t *off, _Atomic int64_t *size, const store_cq *q)
 {
     int64_t o = atomic_load(off), s = atomic_load(size);
-    if (o >= 0 && s > 0 && q->max_phys_end == o + s)
+    if (o >= 0 && s > 0 && q->max_phys_end == o + s) {
         atomic_store(size, -s);
+        return true;
+    }
+    return false;
+}
+
+/* Marks the named record's queue as deleted; cq_state_after_delete then
+ * writes the state file. */
+static void cov_forget_queue(store_engine *e, const store_cq *q)
+{
+    bool live = cov_mark_deleted(&e->cov_off, &e->cov_size, q);
+    bool named = cov_mark_deleted(&e->state_cov_off, &e->state_cov_size, q);
+    if (live || named)
+        e->cov_forgotten = true;
+}
+
+/* The state file says so at once, before the deletion is answered: a
+ * kill -9 before the next periodic write would otherwise leave it naming a
+ * record whose queue is gone, which no start can check, and that start
+ * would load every queue and re-dispatch the deleted queue's last records
+ * (store_recovery.c). After the whole topic is gone, so that the write
+ * sees whether any queue is left. */
+void cq_state_after_delete(store_engine *e)
+{
+    if (e->cov_forgotten && e->state_fd >= 0)
+        state_write(e, false);
+    e->cov_forgotten = false;
 }
 
 void cq_destroy(store_engine *e, store_cq *q, bool remove_files)
 {
-    if (remove_files) {
-        cov_mark_deleted(&e->cov_off, &e->cov_size, q);
-        cov_mark_deleted(&e->state_cov_off, &e->state_cov_size, q);
-    }
+    if (remove_files)
+        cov_forget_queue(e, q);
     cq_unlink(e, q);
     cq_hot_remove(e, q);
     mfile_list_free(&q->files, remove_files);
@@ -161,8 +187,7 @@ void cq_destroy(store_engine *e, store_cq *q, bool remove_files)
 
 void cq_detach(store_engine *e, store_cq *q)
 {
-    cov_mark_deleted(&e->cov_off, &e->cov_size, q);
-    cov_mark_deleted(&e->state_cov_off, &e->state_cov_size, q);
+    cov_forget_queue(e, q);
     cq_unlink(e, q);
     cq_hot_remove(e, q);
     mfile_list_free(&q->files, false);

@@ -163,6 +163,7 @@ static void free_engine(store_engine *e)
     pthread_mutex_destroy(&e->done_mu);
     pthread_cond_destroy(&e->done_cv);
     pthread_mutex_destroy(&e->hk_mu);
+    pthread_mutex_destroy(&e->state_mu);
     pthread_cond_destroy(&e->hk_cv);
     free(e->stage);
     free(e);
@@ -230,6 +231,7 @@ int store_open(const store_config *cfg, store_engine **out, char *err, size_t er
     pthread_mutex_init(&e->done_mu, NULL);
     pthread_cond_init(&e->done_cv, NULL);
     pthread_mutex_init(&e->hk_mu, NULL);
+    pthread_mutex_init(&e->state_mu, NULL);
     pthread_cond_init(&e->hk_cv, NULL);
     atomic_store(&e->writeable, true);
     store_set_live_limits(e, cfg); /* also the "in disk" threshold */

@@ -112,8 +112,10 @@ void flush_all_now(store_engine *e)
         safe = synced; /* a failed write or sync: only what reached the disk */
     flush_logics(e);
     checkpoint_write(e, atomic_load(&e->flushed_ts), ts, index_full_end_ts(e));
+    pthread_mutex_lock(&e->state_mu);
     e->durable_safe = safe;
     e->durable_safe_ts = ts;
+    pthread_mutex_unlock(&e->state_mu);
     state_write(e, false);
 }
 

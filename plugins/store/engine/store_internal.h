@@ -238,6 +238,15 @@ struct store_engine {
      * queue can confirm it any more, and a clean stop says so in its state */
     _Atomic int64_t cov_off, cov_size;
     _Atomic int64_t state_cov_off, state_cov_size;
+    /* cqs.count for the state writer, which holds no table lock: 0 (with
+     * no topic pending) says no queue exists at all, so an empty
+     * consumequeue/ at the next start is expected, not lost */
+    _Atomic size_t cq_count_pub;
+    bool cov_forgotten; /* cq_destroy marked it; append_mu */
+    /* one state write at a time (periodic, flush, a deletion's): a slower
+     * writer never puts an older picture over a newer one; guards
+     * durable_safe(_ts) too */
+    pthread_mutex_t state_mu;
     /* queues whose next entries' pages the housekeeper should fault in,
      * so the appender does not take a first-touch fault (leaf lock) */
     pthread_mutex_t cq_hot_mu;
@@ -433,6 +442,9 @@ void cq_destroy(store_engine *e, store_cq *q, bool remove_files);
 /* cq_destroy's bookkeeping for a queue whose directory was renamed to the
  * trash: no file is touched (append_mu and `maps` exclusive held). */
 void cq_detach(store_engine *e, store_cq *q);
+/* After cq_destroy/cq_detach calls (same locks): the state file is written
+ * now when the record it names lost its queue. */
+void cq_state_after_delete(store_engine *e);
 
 /* store_cq_trash.c. cq_trash_topic_dir: rename consumequeue/TOPIC to a
  * trash name (0 or -errno; locks held by the caller). cq_trash_sweep:

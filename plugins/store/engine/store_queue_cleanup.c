@@ -39,6 +39,7 @@ int store_clean_expired_queues(store_engine *e)
             q = nx;
         }
     }
+    cq_state_after_delete(e);
     pthread_rwlock_unlock(&e->maps);
     pthread_mutex_unlock(&e->append_mu);
     return n;
@@ -68,6 +69,7 @@ int store_clean_unused_topics(store_engine *e, bool (*keep)(void *ud, const char
             q = nx;
         }
     }
+    cq_state_after_delete(e);
     pthread_rwlock_unlock(&e->maps);
     pthread_mutex_unlock(&e->append_mu);
     return n;

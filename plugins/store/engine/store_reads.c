@@ -427,6 +427,7 @@ int store_delete_topic(store_engine *e, const char *topic)
         }
     }
     free(qids);
+    cq_state_after_delete(e);
     pthread_rwlock_unlock(&e->maps);
     pthread_mutex_unlock(&e->append_mu);
     store_log(e, 2, "deleted topic %s: %d consume queues removed", topic, n);

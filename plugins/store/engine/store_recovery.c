@@ -12,7 +12,7 @@
  *
  * rmqhost_store_state (140 bytes, big-endian; Java ignores unknown files):
  *   0 "RMQHST03"  8 clean flag (int32)  12 flags (int32; 1: the queue of the
- *   record named at 120 was deleted before the clean stop)
+ *   record named at 120 was deleted since; 2: no queue existed at all)
  *   16 clean end offset  24 last record offset  32 last record size
  *   40 durable offset  48 its store time  56 commit-log file size
  *   64 largest consume-queue end (offset + size) at the clean stop
@@ -27,10 +27,14 @@
  * — its entry must name that record (and, for a clean stop, be the queue's
  * last) — and when that fails every queue is loaded and the largest end
  * taken, as before. When that record's queue was deleted (its topic, by
- * DELETE_TOPIC_IN_BROKER or a clean-up), a clean stop is still accepted if
- * the record is intact and its queue is still absent: the reach then is that
- * record's end, nothing after it having been queued (it would have replaced
- * the record named). Queues loaded later are cut at the recovered end.
+ * DELETE_TOPIC_IN_BROKER or a clean-up), a clean stop, or a kill -9 on the
+ * same boot, is still accepted if the record is intact and its queue is
+ * still absent: the reach then is that record's end, nothing after it
+ * having been queued (it would have replaced the record named). The
+ * deletion writes the state before it is answered, and the record named
+ * is never replaced by a lower one of a living queue (a crash start would
+ * re-dispatch, and so bring back, the deleted queue's records above it).
+ * Queues loaded later are cut at the recovered end.
  * Written every 100 ms (written offset) and after each full flush (durable
  * offset, once a second); each write only names data already in the page
  * cache (written) or on disk (durable).
@@ -51,7 +55,7 @@
 #define STATE_SIZE_V2 124
 
 typedef struct state_rec {
-    bool valid, clean, has_cov, cov_gone;
+    bool valid, clean, has_cov, cov_gone, cq_none;
     int64_t end, last_off, last_size, safe, safe_ts, covered, written, cov_off, cov_size;
     bool same_boot;
 } state_rec;
@@ -68,6 +72,7 @@ static int64_t cq_covered(store_engine *e)
 
 void state_write(store_engine *e, bool clean)
 {
+    pthread_mutex_lock(&e->state_mu);
     int64_t written = cl_file_end(e); /* not what is only staged in memory */
     /* the record with the largest queue entry, if it is in the file;
      * else the one named last time (below an earlier written offset) */
@@ -81,12 +86,13 @@ void state_write(store_engine *e, bool clean)
         cov_size = atomic_load(&e->state_cov_size);
     }
     bool gone = cov_size < 0; /* its queue was deleted (cq_destroy) */
+    bool none = atomic_load(&e->cq_count_pub) == 0 && atomic_load(&e->lazy_left) == 0;
     if (gone)
         cov_size = -cov_size;
     uint8_t b[STATE_SIZE] = {0};
     memcpy(b, "RMQHST03", 8);
     stored_put_be32(b + 8, clean ? 1 : 0);
-    stored_put_be32(b + 12, gone ? 1 : 0);
+    stored_put_be32(b + 12, (gone ? 1 : 0) | (none ? 2 : 0));
     stored_put_be64(b + 16, (uint64_t)(clean ? e->write_pos : -1));
     stored_put_be64(b + 24,
                     (uint64_t)atomic_load_explicit(&e->last_rec_offset, memory_order_relaxed));
@@ -103,6 +109,7 @@ void state_write(store_engine *e, bool clean)
     stored_put_be32(b + 136, (uint32_t)crc32(0, b, 136));
     if (pwrite(e->state_fd, b, sizeof b, 0) != (ssize_t)sizeof b)
         store_log(e, 1, "write %s: %s", STORE_STATE_FILE, strerror(errno));
+    pthread_mutex_unlock(&e->state_mu);
 }
 
 static state_rec state_read(store_engine *e)
@@ -121,6 +128,7 @@ static state_rec state_read(store_engine *e)
     s.cov_off = v3 ? (int64_t)stored_be64(b + 120) : -1;
     s.cov_size = v3 ? (int64_t)stored_be64(b + 128) : 0;
     s.cov_gone = v3 && (stored_be32(b + 12) & 1);
+    s.cq_none = v3 && (stored_be32(b + 12) & 2);
     s.clean = stored_be32(b + 8) == 1;
     s.end = (int64_t)stored_be64(b + 16);
     s.last_off = (int64_t)stored_be64(b + 24);
@@ -199,6 +207,28 @@ static bool record_in_queue(store_engine *e, int64_t off, int64_t size, bool las
            cq_read_entry(q, r.queue_offset, &en) && en.phys_offset == off && en.size == size;
 }
 
+/* After a start that loaded every queue: the record of the largest entry,
+ * unless the record named already reaches further (its queue was deleted:
+ * naming a lower one would make a start after a crash re-dispatch the
+ * deleted queue's records above it) and is still in the log. */
+static void cov_from_table(store_engine *e)
+{
+    store_cq *best = NULL;
+    for (size_t i = 0; i < e->cqs.nb; i++)
+        for (store_cq *q = e->cqs.b[i]; q; q = q->next)
+            if (atomic_load(&q->max_offset) > 0 && (!best || q->max_phys_end > best->max_phys_end))
+                best = q;
+    int64_t cur = atomic_load(&e->cov_off), cur_size = atomic_load(&e->cov_size);
+    int64_t cur_end = cur < 0 ? -1 : cur + (cur_size < 0 ? -cur_size : cur_size);
+    if (best && best->max_phys_end <= cur_end && cur >= atomic_load(&e->cl_min_offset))
+        return;
+    store_cq_entry en;
+    if (best && cq_get_entry(best, atomic_load(&best->max_offset) - 1, &en)) {
+        atomic_store(&e->cov_off, en.phys_offset);
+        atomic_store(&e->cov_size, en.size);
+    }
+}
+
 /* How far the consume queues reach: from the record the state file names
  * when its queue confirms it (exact: a clean stop's largest end, else a
  * lower bound, which only makes recovery re-dispatch a little more), else
@@ -207,17 +237,30 @@ static bool record_in_queue(store_engine *e, int64_t off, int64_t size, bool las
 static int64_t queues_reach(store_engine *e, const state_rec *s, bool exact, char *err,
                             size_t errlen)
 {
-    /* a deleted queue is trusted only after a clean stop (everything
-     * flushed, the deletion included) and while consumequeue/ still holds
-     * topics (lost wholesale, every queue is rebuilt); the loaded queues
-     * must not reach further (every queue, when all are loaded) */
-    bool gone = exact && s->cov_gone && e->lazy_n > 0;
+    /* a deleted queue is trusted after a clean stop (everything flushed,
+     * the deletion included) or a kill -9 on the same boot (the state
+     * written since the deletion and every queue entry below its written
+     * offset are in the page cache, which a killed process does not lose;
+     * the deletion writes the state before it is answered), not after a
+     * reboot; and while consumequeue/ still holds topics or held none
+     * when the state was written (else it was lost wholesale: every queue
+     * is rebuilt); the loaded queues must not reach further (every queue,
+     * when all are loaded) */
+    bool gone = s->cov_gone && (exact || s->same_boot) && (e->lazy_n > 0 || s->cq_none);
     if ((atomic_load(&e->lazy_left) > 0 || gone) && s->has_cov && s->cov_off >= 0 &&
         record_in_queue(e, s->cov_off, s->cov_size, exact, gone) &&
-        (!gone || cq_covered(e) < s->cov_off + s->cov_size)) {
+        (!gone || !exact || cq_covered(e) < s->cov_off + s->cov_size)) {
         atomic_store(&e->cov_off, s->cov_off);
         atomic_store(&e->cov_size, gone ? -s->cov_size : s->cov_size);
-        return s->cov_off + s->cov_size;
+        int64_t reach = s->cov_off + s->cov_size;
+        if (gone && cq_covered(e) > reach) {
+            /* after a crash only: the topic re-created and sent to after
+             * the last state write; its queues, loaded by the check, reach
+             * further (as trusted as the fallback's loaded queues) */
+            reach = cq_covered(e);
+            cov_from_table(e);
+        }
+        return reach;
     }
     if (atomic_load(&e->lazy_left) > 0) {
         store_log(e, 2, "recovery: loading every consume queue to find how far they reach");
@@ -225,21 +268,6 @@ static int64_t queues_reach(store_engine *e, const state_rec *s, bool exact, cha
             return -1;
     }
     return cq_covered(e);
-}
-
-/* After a start that loaded every queue: the record of the largest entry. */
-static void cov_from_table(store_engine *e)
-{
-    store_cq *best = NULL;
-    for (size_t i = 0; i < e->cqs.nb; i++)
-        for (store_cq *q = e->cqs.b[i]; q; q = q->next)
-            if (atomic_load(&q->max_offset) > 0 && (!best || q->max_phys_end > best->max_phys_end))
-                best = q;
-    store_cq_entry en;
-    if (best && cq_get_entry(best, atomic_load(&best->max_offset) - 1, &en)) {
-        atomic_store(&e->cov_off, en.phys_offset);
-        atomic_store(&e->cov_size, en.size);
-    }
 }
 
 /* s->covered is checked last (it may load every queue) */
