@@ -16,7 +16,10 @@
  * NOTIFY_CONSUMER_IDS_CHANGED for it and hands its relays (running info,
  * consume directly) to this plugin by event (proxy_client_call.c). The
  * request also carries the client's language and version from its gRPC
- * metadata (proxyClientLanguage / proxyClientVersion).
+ * metadata (proxyClientLanguage / proxyClientVersion). In cluster mode the
+ * same HEART_BEAT / UNREGISTER_CLIENT go oneway over the proxy's own
+ * connections to the brokers of the client's topics
+ * (proxy_cluster_clients.c).
  * The table is the plugin's state across a hot reload (export / import):
  * the new generation knows every client's Settings at once.
  * Clients are few per proxy: a locked array, searched linearly. */
@@ -30,6 +33,7 @@
 #include <rmqhost/services/proxy_client_call_event.h>
 
 #include "proxy_backend.h"
+#include "proxy_cluster.h"
 #include "proxy_internal.h"
 
 #define HEART_BEAT 34
@@ -212,15 +216,17 @@ void proxy_clients_settings(proxy *px, rmq_grpc_call *call, const char *client_i
 /* One in-process request carrying the client's broker-side identity (and,
  * language >= 0, its language and version). */
 static int32_t call_broker_as(proxy *px, int code, rmq_channel_id ch, const char *addr,
-                              int32_t language, int32_t version, const char *const *kv,
-                              const char *body, char *buf, size_t cap)
+                              int32_t language, int32_t version, const json_t *subs,
+                              const char *const *kv, const char *body, char *buf, size_t cap)
 {
     const rmq_host_api *api = px->api;
     if (proxy_backend_is_cluster(px)) {
-        /* cluster mode: the clients live in this proxy's table only, as in
-         * Java's cluster-mode proxy (docs/compat.md) */
+        /* cluster mode: oneway to the brokers of the client's topics over
+         * the proxy's own connections (proxy_cluster_clients.c); the client
+         * is answered from this proxy's table, as Java's cluster-mode
+         * proxy answers it */
         snprintf(buf, cap, "%s", "");
-        return 0;
+        return proxy_cluster_client_call(px, code, subs, kv, body) < 0 ? -1 : 0;
     }
     rmq_cmd *req = api->cmd_new_request(code);
     char chs[32], ls[16], vs[16];
@@ -261,9 +267,10 @@ static int32_t call_broker_as(proxy *px, int code, rmq_channel_id ch, const char
 }
 
 static int32_t call_broker(proxy *px, int code, rmq_channel_id ch, const char *addr,
-                           const char *const *kv, const char *body, char *buf, size_t cap)
+                           const json_t *subs, const char *const *kv, const char *body, char *buf,
+                           size_t cap)
 {
-    return call_broker_as(px, code, ch, addr, -1, -1, kv, body, buf, cap);
+    return call_broker_as(px, code, ch, addr, -1, -1, subs, kv, body, buf, cap);
 }
 
 void proxy_clients_heartbeat(proxy *px, rmq_grpc_call *call, const char *client_id,
@@ -328,7 +335,7 @@ void proxy_clients_heartbeat(proxy *px, rmq_grpc_call *call, const char *client_
     }
     char *body = json_dumps(hb, JSON_COMPACT);
     int32_t code = body ? call_broker_as(px, HEART_BEAT, ch, peer ? peer : "", language, version,
-                                         NULL, body, buf, cap)
+                                         subs, NULL, body, buf, cap)
                         : -1;
     free(body);
     if (code == 0)
@@ -352,12 +359,15 @@ static void unregister(proxy *px, px_client *c)
         json_array_foreach(c->subs, i, v)
         {
             const char *kv[] = {"clientID", c->id, "producerGroup", json_string_value(v), NULL};
-            (void)call_broker(px, UNREGISTER_CLIENT, c->channel, c->addr, kv, NULL, buf,
+            json_t *one = json_pack("[O]", v); /* the producer group's topic */
+            (void)call_broker(px, UNREGISTER_CLIENT, c->channel, c->addr, one, kv, NULL, buf,
                               sizeof buf);
+            json_decref(one);
         }
     } else if (c->group) {
         const char *kv[] = {"clientID", c->id, "consumerGroup", c->group, NULL};
-        (void)call_broker(px, UNREGISTER_CLIENT, c->channel, c->addr, kv, NULL, buf, sizeof buf);
+        (void)call_broker(px, UNREGISTER_CLIENT, c->channel, c->addr, c->subs, kv, NULL, buf,
+                          sizeof buf);
     }
 }
 

@@ -289,6 +289,12 @@ int proxy_client_call_init(proxy *px);
 void proxy_transaction_id(const char *broker, const char *offset_msg_id, int64_t queue_offset,
                           char *out, size_t cap);
 int proxy_transaction_init(proxy *px);
+/* A check-back of the half message `record` (MessageDecoder layout, its
+ * real topic and queue) to one producer of `group` through its Telemetry
+ * stream as a RecoverOrphanedTransactionCommand carrying tx_id: 0, or
+ * RMQ_ENOENT when no producer of the group has a stream. Any thread. */
+int proxy_transaction_push_check(proxy *px, const char *group, const uint8_t *record, size_t len,
+                                 const char *tx_id, const char *msg_id);
 /* The stored record at a commit-log offset (service store.queues): *rec
  * malloc'd. */
 int proxy_message_by_offset(proxy *px, int64_t phys, void **rec, size_t *len);
