@@ -160,6 +160,9 @@ int32_t proxy_java_string_hash(const char *s);
  * connection's close. */
 int proxy_clients_init(proxy *px);
 void proxy_clients_fini(proxy *px);
+/* Cluster mode: every client registered again at its brokers every 30 s on
+ * `executor` (no-op in local mode, where the broker role is in-process). */
+int proxy_clients_start_heartbeats(proxy *px, const char *executor);
 void proxy_clients_settings(proxy *px, rmq_grpc_call *call, const char *client_id,
                             const Apache__Rocketmq__V2__Settings *s);
 /* Fills st (OK, or why the registration failed). */

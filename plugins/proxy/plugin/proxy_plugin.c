@@ -207,6 +207,8 @@ static int proxy_init(rmq_plugin_ctx *ctx, const rmq_host_api *api)
     if (rc == 0)
         rc = proxy_cluster_check_init(px);
     if (rc == 0)
+        rc = proxy_clients_start_heartbeats(px, "grpc");
+    if (rc == 0)
         rc = proxy_client_call_init(px);
     if (rc == 0)
         rc = api->register_admin_command(ctx, "proxy-client-command",
