@@ -8,8 +8,8 @@
  * (consumerConnection / producerConnection) under the proxy's connection
  * and sends that connection its CHECK_TRANSACTION_STATE for a producer
  * group (proxy_cluster_check.c answers it). Each 5.x Heartbeat (every 10 s
- * from the clients) repeats the registration, which keeps it inside the
- * broker's 120 s channel expiry. */
+ * from the clients) and proxy_clients.c's pass every 30 s repeat the
+ * registration, which keeps it inside the broker's 120 s channel expiry. */
 #include <stdio.h>
 #include <string.h>
 
