@@ -213,8 +213,8 @@ typedef void (*rmq_response_fn)(int err, const rmq_cmd *resp, void *ud);
 
 /* ABI 1.12: a request a peer sent on one of the host's outgoing
  * connections (register_client_processor), on that connection's IO thread:
- * must not block. `addr` is the "ip:port" the host dialled (the one given
- * to invoke_*_addr); `req` is valid during the call. Return the answer to a
+ * must not block. `addr` is the peer's "ip:port" (the address given to
+ * invoke_*_addr when that was numeric); `req` is valid during the call. Return the answer to a
  * request that expects one (a response built with cmd_new_response;
  * ownership passes to the host), or NULL for none. */
 typedef rmq_cmd *(*rmq_client_request_fn)(const char *addr, const rmq_cmd *req, void *ud);
