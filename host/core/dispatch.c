@@ -240,11 +240,8 @@ void dispatch_command(connection *c, rmq_cmd *cmd)
     }
     server *s = c->srv;
     if (!s) {
-        /* A request arriving on a connection we dialled: nobody serves it. */
-        char remark[64];
-        snprintf(remark, sizeof(remark), " request type %d not supported", cmd->code);
-        answer_now(c, cmd, RMQ_RESPONSE_REQUEST_CODE_NOT_SUPPORTED, remark);
-        rmq_cmd_free(cmd);
+        /* a request arriving on a connection we dialled (client_requests.c) */
+        client_request_dispatch(c, cmd);
         return;
     }
     unsigned long seq = atomic_fetch_add(&s->requests, 1);

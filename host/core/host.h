@@ -98,6 +98,13 @@ typedef struct listener_entry {
     plugin_inst *plugin;
 } listener_entry;
 
+/* A processor of requests arriving on outgoing connections (ABI 1.12). */
+typedef struct client_proc_entry {
+    int32_t code;
+    rmq_client_request_fn fn;
+    void *ud;
+} client_proc_entry;
+
 typedef struct hook_entry {
     rmq_rpc_before_fn before;               /* at most one of the two befores */
     rmq_rpc_before_remark_fn before_remark; /* ABI 1.7: remark into a host buffer */
@@ -469,6 +476,9 @@ struct rmq_request {
 /* Dispatch one decoded command that arrived on `c` (loop thread). Takes
  * ownership of cmd. */
 void dispatch_command(connection *c, rmq_cmd *cmd);
+/* client_requests.c: a request on an outgoing connection (IO thread);
+ * takes cmd. */
+void client_request_dispatch(connection *c, rmq_cmd *cmd);
 /* Send `resp` for `req` from any thread (takes ownership of resp). */
 void request_send_response(rmq_request *req, rmq_cmd *resp);
 void request_finish(rmq_request *req);
@@ -564,6 +574,8 @@ struct plugin_inst {
     reject_entry reject;
     listener_entry *listeners;
     size_t nlisteners;
+    client_proc_entry *client_procs; /* ABI 1.12 */
+    size_t nclient_procs;
     hook_entry *hooks;
     size_t nhooks;
     grpc_method_entry *grpc_methods; /* ABI 1.8, paths owned here */

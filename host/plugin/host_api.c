@@ -365,6 +365,26 @@ static int api_add_channel_listener(rmq_plugin_ctx *ctx, rmq_channel_event_fn fn
     return 0;
 }
 
+static int api_register_client_processor(rmq_plugin_ctx *ctx, int32_t code,
+                                         rmq_client_request_fn fn, void *ud)
+{
+    plugin_inst *p = P(ctx);
+    int rc = need_init(p, "register_client_processor");
+    if (rc)
+        return rc;
+    if (!fn)
+        return RMQ_EINVAL;
+    for (size_t i = 0; i < p->nclient_procs; i++)
+        if (p->client_procs[i].code == code)
+            return RMQ_EEXIST;
+    client_proc_entry *n = realloc(p->client_procs, (p->nclient_procs + 1) * sizeof(*n));
+    if (!n)
+        return RMQ_ENOMEM;
+    p->client_procs = n;
+    n[p->nclient_procs++] = (client_proc_entry){code, fn, ud};
+    return 0;
+}
+
 static int add_hook(plugin_inst *p, const char *what, hook_entry e)
 {
     int rc = need_init(p, what);
@@ -967,4 +987,5 @@ void host_api_fill(rmq_host_api *a)
     a->gauge = admin_stats_gauge;
     /* 1.11 */
     a->invoke_local_async = api_invoke_local_async;
+    a->register_client_processor = api_register_client_processor;
 }

@@ -182,6 +182,7 @@ static void free_registrations(plugin_inst *p)
     DROP_ARRAY(p->executors, p->nexecutors);
     DROP_ARRAY(p->procs, p->nprocs);
     DROP_ARRAY(p->listeners, p->nlisteners);
+    DROP_ARRAY(p->client_procs, p->nclient_procs);
     DROP_ARRAY(p->hooks, p->nhooks);
     for (size_t i = 0; i < p->ngrpc_methods; i++)
         free(p->grpc_methods[i].path);

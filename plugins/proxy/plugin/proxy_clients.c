@@ -16,7 +16,10 @@
  * NOTIFY_CONSUMER_IDS_CHANGED for it and hands its relays (running info,
  * consume directly) to this plugin by event (proxy_client_call.c). The
  * request also carries the client's language and version from its gRPC
- * metadata (proxyClientLanguage / proxyClientVersion).
+ * metadata (proxyClientLanguage / proxyClientVersion). In cluster mode the
+ * same HEART_BEAT / UNREGISTER_CLIENT go oneway over the proxy's own
+ * connections to the brokers of the client's topics
+ * (proxy_cluster_clients.c).
  * The table is the plugin's state across a hot reload (export / import):
  * the new generation knows every client's Settings at once.
  * Clients are few per proxy: a locked array, searched linearly. */
@@ -30,6 +33,7 @@
 #include <rmqhost/services/proxy_client_call_event.h>
 
 #include "proxy_backend.h"
+#include "proxy_cluster.h"
 #include "proxy_internal.h"
 
 #define HEART_BEAT 34
@@ -37,6 +41,7 @@
 #define PROXY_CHANNEL_BIT RMQ_PROXY_CHANNEL_BIT
 #define LANGUAGE_OTHER 7
 #define V4_9_8 409
+#define HEARTBEAT_PERIOD_MS 30000 /* Java's heartbeatBrokerInterval */
 
 typedef struct px_client {
     char *id;
@@ -212,15 +217,17 @@ void proxy_clients_settings(proxy *px, rmq_grpc_call *call, const char *client_i
 /* One in-process request carrying the client's broker-side identity (and,
  * language >= 0, its language and version). */
 static int32_t call_broker_as(proxy *px, int code, rmq_channel_id ch, const char *addr,
-                              int32_t language, int32_t version, const char *const *kv,
-                              const char *body, char *buf, size_t cap)
+                              int32_t language, int32_t version, const json_t *subs,
+                              const char *const *kv, const char *body, char *buf, size_t cap)
 {
     const rmq_host_api *api = px->api;
     if (proxy_backend_is_cluster(px)) {
-        /* cluster mode: the clients live in this proxy's table only, as in
-         * Java's cluster-mode proxy (docs/compat.md) */
+        /* cluster mode: oneway to the brokers of the client's topics over
+         * the proxy's own connections (proxy_cluster_clients.c); the client
+         * is answered from this proxy's table, as Java's cluster-mode
+         * proxy answers it */
         snprintf(buf, cap, "%s", "");
-        return 0;
+        return proxy_cluster_client_call(px, code, subs, kv, body) < 0 ? -1 : 0;
     }
     rmq_cmd *req = api->cmd_new_request(code);
     char chs[32], ls[16], vs[16];
@@ -261,9 +268,45 @@ static int32_t call_broker_as(proxy *px, int code, rmq_channel_id ch, const char
 }
 
 static int32_t call_broker(proxy *px, int code, rmq_channel_id ch, const char *addr,
-                           const char *const *kv, const char *body, char *buf, size_t cap)
+                           const json_t *subs, const char *const *kv, const char *body, char *buf,
+                           size_t cap)
 {
-    return call_broker_as(px, code, ch, addr, -1, -1, kv, body, buf, cap);
+    return call_broker_as(px, code, ch, addr, -1, -1, subs, kv, body, buf, cap);
+}
+
+/* The HEART_BEAT body of one client (NULL with *bad set when a consumer
+ * names no group). */
+static json_t *heartbeat_body(const char *client_id, Apache__Rocketmq__V2__ClientType type,
+                              json_t *subs, const char *group, bool *bad)
+{
+    *bad = false;
+    json_t *hb =
+        json_pack("{sss[]s[]}", "clientID", client_id, "producerDataSet", "consumerDataSet");
+    size_t i;
+    json_t *v;
+    bool consumer = type == APACHE__ROCKETMQ__V2__CLIENT_TYPE__PUSH_CONSUMER ||
+                    type == APACHE__ROCKETMQ__V2__CLIENT_TYPE__SIMPLE_CONSUMER;
+    if (type == APACHE__ROCKETMQ__V2__CLIENT_TYPE__PRODUCER) {
+        json_array_foreach(subs, i, v)
+        {
+            json_array_append_new(json_object_get(hb, "producerDataSet"),
+                                  json_pack("{sO}", "groupName", v));
+        }
+    } else if (consumer && group) {
+        json_array_append_new(json_object_get(hb, "consumerDataSet"),
+                              json_pack("{sssssssssosb}", "groupName", group, "consumeType",
+                                        type == APACHE__ROCKETMQ__V2__CLIENT_TYPE__SIMPLE_CONSUMER
+                                            ? "CONSUME_ACTIVELY"
+                                            : "CONSUME_PASSIVELY",
+                                        "messageModel", "CLUSTERING", "consumeFromWhere",
+                                        "CONSUME_FROM_LAST_OFFSET", "subscriptionDataSet",
+                                        subs ? json_incref(subs) : json_array(), "unitMode", 0));
+    } else if (consumer) {
+        json_decref(hb);
+        *bad = true;
+        return NULL;
+    }
+    return hb;
 }
 
 void proxy_clients_heartbeat(proxy *px, rmq_grpc_call *call, const char *client_id,
@@ -301,34 +344,16 @@ void proxy_clients_heartbeat(proxy *px, rmq_grpc_call *call, const char *client_
     }
     if (!group && req->group && req->group->name && req->group->name[0])
         group = strdup(req->group->name);
-    hb = json_pack("{sss[]s[]}", "clientID", client_id, "producerDataSet", "consumerDataSet");
-    size_t i;
-    json_t *v;
-    bool consumer = type == APACHE__ROCKETMQ__V2__CLIENT_TYPE__PUSH_CONSUMER ||
-                    type == APACHE__ROCKETMQ__V2__CLIENT_TYPE__SIMPLE_CONSUMER;
-    if (type == APACHE__ROCKETMQ__V2__CLIENT_TYPE__PRODUCER) {
-        json_array_foreach(subs, i, v)
-        {
-            json_array_append_new(json_object_get(hb, "producerDataSet"),
-                                  json_pack("{sO}", "groupName", v));
-        }
-    } else if (consumer && group) {
-        json_array_append_new(json_object_get(hb, "consumerDataSet"),
-                              json_pack("{sssssssssosb}", "groupName", group, "consumeType",
-                                        type == APACHE__ROCKETMQ__V2__CLIENT_TYPE__SIMPLE_CONSUMER
-                                            ? "CONSUME_ACTIVELY"
-                                            : "CONSUME_PASSIVELY",
-                                        "messageModel", "CLUSTERING", "consumeFromWhere",
-                                        "CONSUME_FROM_LAST_OFFSET", "subscriptionDataSet",
-                                        subs ? json_incref(subs) : json_array(), "unitMode", 0));
-    } else if (consumer) {
+    bool bad;
+    hb = heartbeat_body(client_id, type, subs, group, &bad);
+    if (bad) {
         proxy_status(st, APACHE__ROCKETMQ__V2__CODE__ILLEGAL_CONSUMER_GROUP,
                      "consumer group cannot be empty");
         goto out;
     }
-    char *body = json_dumps(hb, JSON_COMPACT);
+    char *body = hb ? json_dumps(hb, JSON_COMPACT) : NULL;
     int32_t code = body ? call_broker_as(px, HEART_BEAT, ch, peer ? peer : "", language, version,
-                                         NULL, body, buf, cap)
+                                         subs, NULL, body, buf, cap)
                         : -1;
     free(body);
     if (code == 0)
@@ -342,6 +367,41 @@ out:
     free(group);
 }
 
+/* Cluster mode, every HEARTBEAT_PERIOD_MS on the grpc executor: every
+ * client with Settings registered again at the brokers of its topics, as
+ * Java's client heartbeats its brokers every heartbeatBrokerInterval
+ * (30 s): a broker that restarted, or a topic's route that gained a broker,
+ * learns the clients without waiting for their next Heartbeat. */
+static void heartbeat_all(void *ud)
+{
+    proxy *px = ud;
+    proxy_clients *t = px->clients;
+    json_t *bodies = json_array(), *topics = json_array();
+    pthread_mutex_lock(&t->mu);
+    for (size_t i = 0; i < t->n; i++) {
+        const px_client *c = &t->v[i];
+        bool bad;
+        json_t *hb =
+            c->have_settings ? heartbeat_body(c->id, c->type, c->subs, c->group, &bad) : NULL;
+        if (!hb)
+            continue;
+        json_array_append_new(bodies, hb);
+        json_array_append(topics, c->subs ? c->subs : json_array());
+    }
+    pthread_mutex_unlock(&t->mu);
+    size_t i;
+    json_t *hb;
+    json_array_foreach(bodies, i, hb)
+    {
+        char *body = json_dumps(hb, JSON_COMPACT);
+        if (body)
+            (void)proxy_cluster_client_call(px, HEART_BEAT, json_array_get(topics, i), NULL, body);
+        free(body);
+    }
+    json_decref(bodies);
+    json_decref(topics);
+}
+
 /* Unregister one client (taken out of the table by the caller). */
 static void unregister(proxy *px, px_client *c)
 {
@@ -352,12 +412,15 @@ static void unregister(proxy *px, px_client *c)
         json_array_foreach(c->subs, i, v)
         {
             const char *kv[] = {"clientID", c->id, "producerGroup", json_string_value(v), NULL};
-            (void)call_broker(px, UNREGISTER_CLIENT, c->channel, c->addr, kv, NULL, buf,
+            json_t *one = json_pack("[O]", v); /* the producer group's topic */
+            (void)call_broker(px, UNREGISTER_CLIENT, c->channel, c->addr, one, kv, NULL, buf,
                               sizeof buf);
+            json_decref(one);
         }
     } else if (c->group) {
         const char *kv[] = {"clientID", c->id, "consumerGroup", c->group, NULL};
-        (void)call_broker(px, UNREGISTER_CLIENT, c->channel, c->addr, kv, NULL, buf, sizeof buf);
+        (void)call_broker(px, UNREGISTER_CLIENT, c->channel, c->addr, c->subs, kv, NULL, buf,
+                          sizeof buf);
     }
 }
 
@@ -407,6 +470,15 @@ int proxy_clients_init(proxy *px)
     pthread_mutex_init(&t->mu, NULL);
     px->clients = t;
     return px->api->add_channel_listener(px->ctx, on_channel, px);
+}
+
+int proxy_clients_start_heartbeats(proxy *px, const char *executor)
+{
+    if (!proxy_backend_is_cluster(px))
+        return 0;
+    rmq_timer_id id;
+    return px->api->add_timer(px->ctx, HEARTBEAT_PERIOD_MS, HEARTBEAT_PERIOD_MS, heartbeat_all, px,
+                              executor, &id);
 }
 
 void proxy_clients_fini(proxy *px)

@@ -147,6 +147,19 @@ static bool lookup(proxy_cluster *c, const char *name, char *addr, size_t cap)
     return k != NULL;
 }
 
+bool proxy_cluster_broker_name(proxy_cluster *c, const char *addr, char *name, size_t cap)
+{
+    bool found = false;
+    pthread_mutex_lock(&c->mu);
+    for (size_t i = 0; i < c->nb && !found; i++)
+        if (strcmp(c->b[i].addr, addr) == 0) {
+            snprintf(name, cap, "%s", c->b[i].name);
+            found = true;
+        }
+    pthread_mutex_unlock(&c->mu);
+    return found;
+}
+
 int proxy_cluster_broker_addr(proxy *px, proxy_cluster *c, const char *topic, const char *broker,
                               char *addr, size_t cap)
 {

@@ -19,5 +19,20 @@ int proxy_cluster_namesrv_call(proxy *px, proxy_cluster *c, rmq_cmd *req, rmq_cm
 int proxy_cluster_broker_addr(proxy *px, proxy_cluster *c, const char *topic, const char *broker,
                               char *addr, size_t cap);
 void proxy_cluster_remember(proxy_cluster *c, const void *broker_datas);
+/* The name of the broker whose master is at addr ("ip:port"), from the
+ * routes read so far; false when none (proxy_cluster.c). */
+bool proxy_cluster_broker_name(proxy_cluster *c, const char *addr, char *name, size_t cap);
+
+/* A client registration request (`code`: HEART_BEAT or UNREGISTER_CLIENT,
+ * ext fields kv, body may be NULL) sent oneway to the master of every
+ * broker of the topics in subs (topic names, or SubscriptionData objects):
+ * how many took it (proxy_cluster_clients.c). */
+struct json_t;
+int proxy_cluster_client_call(proxy *px, int code, const struct json_t *subs, const char *const *kv,
+                              const char *body);
+
+/* Cluster mode: serve the brokers' CHECK_TRANSACTION_STATE on the proxy's
+ * outgoing connections (proxy_cluster_check.c). */
+int proxy_cluster_check_init(proxy *px);
 
 #endif

@@ -160,6 +160,9 @@ int32_t proxy_java_string_hash(const char *s);
  * connection's close. */
 int proxy_clients_init(proxy *px);
 void proxy_clients_fini(proxy *px);
+/* Cluster mode: every client registered again at its brokers every 30 s on
+ * `executor` (no-op in local mode, where the broker role is in-process). */
+int proxy_clients_start_heartbeats(proxy *px, const char *executor);
 void proxy_clients_settings(proxy *px, rmq_grpc_call *call, const char *client_id,
                             const Apache__Rocketmq__V2__Settings *s);
 /* Fills st (OK, or why the registration failed). */
@@ -289,6 +292,12 @@ int proxy_client_call_init(proxy *px);
 void proxy_transaction_id(const char *broker, const char *offset_msg_id, int64_t queue_offset,
                           char *out, size_t cap);
 int proxy_transaction_init(proxy *px);
+/* A check-back of the half message `record` (MessageDecoder layout, its
+ * real topic and queue) to one producer of `group` through its Telemetry
+ * stream as a RecoverOrphanedTransactionCommand carrying tx_id: 0, or
+ * RMQ_ENOENT when no producer of the group has a stream. Any thread. */
+int proxy_transaction_push_check(proxy *px, const char *group, const uint8_t *record, size_t len,
+                                 const char *tx_id, const char *msg_id);
 /* The stored record at a commit-log offset (service store.queues): *rec
  * malloc'd. */
 int proxy_message_by_offset(proxy *px, int64_t phys, void **rec, size_t *len);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "proxy_backend.h"
+#include "proxy_cluster.h"
 #include "proxy_internal.h"
 
 /* export_state's format: proxy_clients_export's JSON array */
@@ -203,6 +204,10 @@ static int proxy_init(rmq_plugin_ctx *ctx, const rmq_host_api *api)
     }
     if (rc == 0)
         rc = proxy_transaction_init(px);
+    if (rc == 0)
+        rc = proxy_cluster_check_init(px);
+    if (rc == 0)
+        rc = proxy_clients_start_heartbeats(px, "grpc");
     if (rc == 0)
         rc = proxy_client_call_init(px);
     if (rc == 0)

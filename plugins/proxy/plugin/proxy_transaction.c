@@ -171,6 +171,31 @@ int proxy_end_transaction(rmq_grpc_call *call, const void *msg, size_t len, void
     return rc;
 }
 
+int proxy_transaction_push_check(proxy *px, const char *group, const uint8_t *record, size_t len,
+                                 const char *tx_id, const char *msg_id)
+{
+    proxy_built *pb = proxy_message_build(record, len);
+    if (!pb)
+        return RMQ_EINVAL;
+    Apache__Rocketmq__V2__Message *m = proxy_message_of(pb);
+    m->system_properties->message_type = APACHE__ROCKETMQ__V2__MESSAGE_TYPE__TRANSACTION;
+    Apache__Rocketmq__V2__RecoverOrphanedTransactionCommand rc =
+        APACHE__ROCKETMQ__V2__RECOVER_ORPHANED_TRANSACTION_COMMAND__INIT;
+    rc.message = m;
+    rc.transaction_id = (char *)tx_id;
+    Apache__Rocketmq__V2__TelemetryCommand cmd = APACHE__ROCKETMQ__V2__TELEMETRY_COMMAND__INIT;
+    cmd.command_case =
+        APACHE__ROCKETMQ__V2__TELEMETRY_COMMAND__COMMAND_RECOVER_ORPHANED_TRANSACTION_COMMAND;
+    cmd.recover_orphaned_transaction_command = &rc;
+    char client[128] = "";
+    int prc = proxy_telemetry_push_to_group(px, group, &cmd, client, sizeof client);
+    if (prc == 0)
+        px->api->log(px->ctx, RMQ_LOG_INFO, "transaction check of %s (group %s) sent to client %s",
+                     msg_id, group, client);
+    proxy_message_free(pb);
+    return prc;
+}
+
 /* The store's check-back (its check timer's thread): one producer of the
  * group gets a RecoverOrphanedTransactionCommand on its Telemetry stream. */
 static void on_transaction_check(const char *event, const void *data, size_t len, void *ud)
@@ -180,27 +205,10 @@ static void on_transaction_check(const char *event, const void *data, size_t len
     const rmq_transaction_check_event *ev = data;
     if (len < sizeof *ev || !ev->producer_group || !ev->record)
         return;
-    proxy_built *pb = proxy_message_build(ev->record, ev->record_len);
-    if (!pb)
-        return;
-    Apache__Rocketmq__V2__Message *m = proxy_message_of(pb);
-    m->system_properties->message_type = APACHE__ROCKETMQ__V2__MESSAGE_TYPE__TRANSACTION;
     char tx[40];
     tx_id_format(ev->commit_log_offset, ev->tran_state_table_offset, tx, sizeof tx);
-    Apache__Rocketmq__V2__RecoverOrphanedTransactionCommand rc =
-        APACHE__ROCKETMQ__V2__RECOVER_ORPHANED_TRANSACTION_COMMAND__INIT;
-    rc.message = m;
-    rc.transaction_id = tx;
-    Apache__Rocketmq__V2__TelemetryCommand cmd = APACHE__ROCKETMQ__V2__TELEMETRY_COMMAND__INIT;
-    cmd.command_case =
-        APACHE__ROCKETMQ__V2__TELEMETRY_COMMAND__COMMAND_RECOVER_ORPHANED_TRANSACTION_COMMAND;
-    cmd.recover_orphaned_transaction_command = &rc;
-    char client[128] = "";
-    int prc = proxy_telemetry_push_to_group(px, ev->producer_group, &cmd, client, sizeof client);
-    if (prc == 0)
-        px->api->log(px->ctx, RMQ_LOG_INFO, "transaction check of %s (group %s) sent to client %s",
-                     ev->msg_id, ev->producer_group, client);
-    proxy_message_free(pb);
+    (void)proxy_transaction_push_check(px, ev->producer_group, ev->record, ev->record_len, tx,
+                                       ev->msg_id);
 }
 
 int proxy_transaction_init(proxy *px)

@@ -45,7 +45,7 @@ extern "C" {
  * entries are appended to rmq_host_api; a plugin may test api->abi_minor (or
  * api->size) before calling an entry newer than the one it was built for. */
 #define RMQ_ABI_MAJOR 1
-#define RMQ_ABI_MINOR 11
+#define RMQ_ABI_MINOR 12
 
 #if defined(__GNUC__)
 #define RMQ_EXPORT __attribute__((visibility("default")))
@@ -210,6 +210,14 @@ typedef void (*rmq_timer_fn)(void *ud);
  * response (owned by the callee: freed by the host after the callback
  * returns) or a negative code with resp == NULL. */
 typedef void (*rmq_response_fn)(int err, const rmq_cmd *resp, void *ud);
+
+/* ABI 1.12: a request a peer sent on one of the host's outgoing
+ * connections (register_client_processor), on that connection's IO thread:
+ * must not block. `addr` is the peer's "ip:port" (the address given to
+ * invoke_*_addr when that was numeric); `req` is valid during the call. Return the answer to a
+ * request that expects one (a response built with cmd_new_response;
+ * ownership passes to the host), or NULL for none. */
+typedef rmq_cmd *(*rmq_client_request_fn)(const char *addr, const rmq_cmd *req, void *ud);
 
 /* Body release for zero-copy bodies: called exactly once, on any thread. */
 typedef void (*rmq_free_fn)(void *ud, const void *data);
@@ -590,7 +598,21 @@ typedef struct rmq_host_api {
     int (*invoke_local_async)(rmq_plugin_ctx *ctx, const char *server, rmq_cmd *req,
                               rmq_response_fn cb, void *ud);
 
-    void *reserved[10]; /* grows here; never reordered */
+    /* -- ABI 1.12 -- */
+    /* INIT. Serve requests with `code` that a peer sends on the host's
+     * outgoing connections (invoke_*_addr), as Java's NettyRemotingClient
+     * runs the processors its owner registered: a broker sends
+     * CHECK_TRANSACTION_STATE (39) to the connection a producer group's
+     * HEART_BEAT came on. fn runs on the connection's IO thread
+     * (rmq_client_request_fn). When several live plugins register a code,
+     * the first loaded serves it; a code nobody registered, or whose
+     * plugin is in a hot reload's hand-over, is answered
+     * REQUEST_CODE_NOT_SUPPORTED (nothing for a oneway request), as before
+     * 1.12. RMQ_EEXIST: the plugin registered the code already. */
+    int (*register_client_processor)(rmq_plugin_ctx *ctx, int32_t code, rmq_client_request_fn fn,
+                                     void *ud);
+
+    void *reserved[9]; /* grows here; never reordered */
 } rmq_host_api;
 
 /* Flags of register_processor_flags (ABI 1.4). */

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdatomic.h>
 #include <time.h>
 
 #include "rmqhost/rmqhost.h"
@@ -26,8 +27,13 @@ enum {
     CODE_FALLBACK = 7012,   /* remark "fallback", registered RMQ_PROC_FALLBACK */
     CODE_HOLD_BODY = 7014,  /* inline: defer(); CODE_RELEASE echoes the body later */
     CODE_GATED_ECHO = 7015, /* executor "gated": echo once CODE_RELEASE opened the gate */
-    CODE_RELEASE = 7016     /* inline: answer the held requests, open the gate */
+    CODE_RELEASE = 7016,    /* inline: answer the held requests, open the gate */
+    /* a request a peer sends on the plugin's outgoing connection (ABI 1.12):
+     * answered with ext addr (the address dialled) and seen (how many of
+     * them came so far, oneway ones included) */
+    CODE_CLIENT_SIDE = 7020
 };
+#define FLAG_ONEWAY 2 /* remoting's RPC_ONEWAY bit */
 
 /* A request held by CODE_HOLD_BODY, with the body pointer taken before
  * defer(): rmqhost.h keeps the cmd (body included) valid until deferred_reply. */
@@ -52,8 +58,9 @@ typedef struct test_plugin {
     char *events; /* "EVENT peer\n" lines */
     size_t events_len, events_cap;
     unsigned long answers_seen;
-    held_body *held; /* under mu */
-    bool gate_open;  /* under mu */
+    atomic_ulong client_side_seen; /* CODE_CLIENT_SIDE requests */
+    held_body *held;               /* under mu */
+    bool gate_open;                /* under mu */
     pthread_cond_t gate_cv;
 } test_plugin;
 
@@ -140,6 +147,21 @@ static int on_call(rmq_request *req, const rmq_cmd *cmd, void *ud)
         api->cmd_free(answer);
     }
     return api->reply(req, resp);
+}
+
+static rmq_cmd *on_client_side(const char *addr, const rmq_cmd *req, void *ud)
+{
+    test_plugin *tp = ud;
+    const rmq_host_api *api = tp->api;
+    unsigned long seen = atomic_fetch_add(&tp->client_side_seen, 1) + 1;
+    if (api->cmd_flag(req) & FLAG_ONEWAY)
+        return NULL;
+    rmq_cmd *resp = api->cmd_new_response(req, RMQ_RESPONSE_SUCCESS, NULL);
+    char buf[32];
+    snprintf(buf, sizeof(buf), "%lu", seen);
+    api->cmd_ext_set(resp, "addr", addr);
+    api->cmd_ext_set(resp, "seen", buf);
+    return resp;
 }
 
 static int on_events(rmq_request *req, const rmq_cmd *cmd, void *ud)
@@ -349,6 +371,7 @@ static int test_init(rmq_plugin_ctx *ctx, const rmq_host_api *api)
     rc |= api->register_processor(ctx, CODE_FAIL, on_fail, tp, NULL);
     rc |= api->register_processor(ctx, CODE_REJECTED, on_rejected, tp, NULL);
     rc |= api->register_processor(ctx, CODE_CALL, on_call, tp, "calls");
+    rc |= api->register_client_processor(ctx, CODE_CLIENT_SIDE, on_client_side, tp);
     rc |= api->register_processor(ctx, CODE_EVENTS, on_events, tp, NULL);
     rc |= api->register_processor(ctx, CODE_BIG, on_big, tp, NULL);
     rc |= api->register_processor(ctx, CODE_DRAIN, on_slow, tp, "drain");

@@ -684,6 +684,69 @@ static void test_invoke_sync_gets_the_peers_answer(void **state)
     close(fd);
 }
 
+/* ABI 1.12: a peer's requests on the connection the daemon dialled reach
+ * the plugin's client processor (answered, or not for oneway); a code no
+ * plugin registered is answered code 3 as before. The test is the peer: it
+ * listens, has the daemon call it (7005), and sends requests back on the
+ * accepted connection before it answers the call. */
+static void test_requests_on_outgoing_connections_reach_the_client_processor(void **state)
+{
+    fixture *f = *state;
+    int lfd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    assert_int_equal(bind(lfd, (struct sockaddr *)&sa, sizeof sa), 0);
+    assert_int_equal(listen(lfd, 4), 0);
+    socklen_t sl = sizeof sa;
+    assert_int_equal(getsockname(lfd, (struct sockaddr *)&sa, &sl), 0);
+    char addr[64];
+    snprintf(addr, sizeof(addr), "127.0.0.1:%d", ntohs(sa.sin_port));
+    const char *kv[] = {"addr", addr, "timeout_ms", "10000", NULL};
+    int fd = rmq_tc_connect(f->port);
+    rmq_cmd *call = rmq_tc_request(7005, 103, kv);
+    assert_int_equal(rmq_tc_send(fd, call), 0);
+    struct pollfd pfd = {.fd = lfd, .events = POLLIN};
+    assert_int_equal(poll(&pfd, 1, RECV_MS), 1);
+    int peer = accept(lfd, NULL, NULL);
+    assert_true(peer >= 0);
+    rmq_cmd *asked = rmq_tc_recv(peer, RECV_MS); /* the daemon's request (105) */
+    assert_non_null(asked);
+    assert_int_equal(asked->code, 105);
+
+    rmq_cmd *oneway = rmq_tc_request(7020, 901, NULL);
+    oneway->flag |= RMQ_FLAG_ONEWAY;
+    assert_int_equal(rmq_tc_send(peer, oneway), 0);
+    rmq_cmd *back = rmq_tc_request(7020, 902, NULL);
+    rmq_cmd *answer = rmq_tc_call_response(peer, back, RECV_MS);
+    assert_non_null(answer);
+    assert_int_equal(answer->code, 0);
+    assert_string_equal(rmq_cmd_ext_get(answer, "addr"), addr);
+    assert_string_equal(rmq_cmd_ext_get(answer, "seen"), "2"); /* the oneway one came first */
+    rmq_cmd *unknown = rmq_tc_request(7021, 903, NULL);
+    rmq_cmd *code3 = rmq_tc_call_response(peer, unknown, RECV_MS);
+    assert_non_null(code3);
+    assert_int_equal(code3->code, 3);
+
+    /* the daemon's own call still completes on the same connection */
+    rmq_cmd *reply = rmq_cmd_new_response(asked, 0, NULL);
+    assert_int_equal(rmq_tc_send(peer, reply), 0);
+    rmq_cmd *done = rmq_tc_recv(fd, RECV_MS);
+    assert_non_null(done);
+    assert_string_equal(rmq_cmd_ext_get(done, "err"), "0");
+    assert_string_equal(rmq_cmd_ext_get(done, "answerCode"), "0");
+    rmq_cmd_free(done);
+    rmq_cmd_free(reply);
+    rmq_cmd_free(code3);
+    rmq_cmd_free(unknown);
+    rmq_cmd_free(answer);
+    rmq_cmd_free(back);
+    rmq_cmd_free(oneway);
+    rmq_cmd_free(asked);
+    rmq_cmd_free(call);
+    close(peer);
+    close(fd);
+    close(lfd);
+}
+
 /* ---- idle ----------------------------------------------------------------- */
 
 static bool events_show(fixture *f, const char *first, const char *then)
@@ -1318,6 +1381,7 @@ int main(int argc, char **argv)
         T(test_invoke_sync_to_silent_peer_times_out),
         T(test_invoke_sync_to_closed_port_fails_cleanly),
         T(test_invoke_sync_gets_the_peers_answer),
+        T(test_requests_on_outgoing_connections_reach_the_client_processor),
         T(test_second_daemon_on_same_state_dir_is_refused),
         T(test_fallback_binding_serves_when_alone),
     };

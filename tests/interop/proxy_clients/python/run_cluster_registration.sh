@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# run_cluster_registration.sh BIN_DIR PLUGIN_DIR PY_OUT_DIR — the proxy
+# plugin in cluster mode registers its 5.x clients at the broker and relays
+# the broker's transaction check-back, driven by RocketMQ 5.x's Python
+# client (cluster_registration_interop.py says what it checks). Two
+# rmqhostd, every port an ephemeral loopback one:
+#   A: NameServer + broker RegBroker (broker-client-mgr, filter, store), its
+#      transaction check every second for half messages older than 1 s
+#   P: the proxy plugin alone on a gRPC server, proxyMode = "cluster",
+#      namesrvAddr = A's NameServer
+# Every daemon runs through rmq_tied and is stopped by the EXIT trap however
+# the script ends; a daemon that exits non-zero or logs a sanitizer report
+# fails the test.
+set -euo pipefail
+export PYTHONDONTWRITEBYTECODE=1
+RMQ_BIN=${1:?usage: run_cluster_registration.sh BIN_DIR PLUGIN_DIR PY_OUT_DIR}
+plugins=${2:?plugin dir}
+out=${3:?python out dir}
+py=$out/venv/bin/python
+if [[ ! -x $py ]] || ! "$py" -c 'import rocketmq' 2>/dev/null; then
+  echo "proxy cluster registration interop: no rocketmq-python-client in $out/venv: the" \
+       "fixture interop_install_python5_client did not get it from PyPI" >&2
+  exit 1
+fi
+# shellcheck source=../../../support/all_in_one_conf.sh
+source "$(dirname "$0")/../../../support/all_in_one_conf.sh"
+
+dir=$(mktemp -d "${TMPDIR:-/tmp}/rmq-proxy-cluster-reg.XXXXXX")
+pids=()
+names=()
+cleanup() {
+  local rc=$? i st
+  for i in "${!pids[@]}"; do
+    kill -TERM "${pids[$i]}" 2>/dev/null || true
+  done
+  for i in "${!pids[@]}"; do
+    st=0
+    for _ in $(seq 1 100); do
+      kill -0 "${pids[$i]}" 2>/dev/null || break
+      sleep 0.1
+    done
+    kill -KILL "${pids[$i]}" 2>/dev/null || true
+    wait "${pids[$i]}" 2>/dev/null || st=$?
+    local log=$dir/${names[$i]}/daemon.log
+    if [[ $st -ne 0 ]] || grep -qE 'Sanitizer|runtime error:' "$log" 2>/dev/null; then
+      echo "rmqhostd ${names[$i]} exited with status $st or reported a sanitizer error; its log:" >&2
+      tail -n 40 "$log" >&2
+      rc=1
+    fi
+  done
+  if [[ $rc -ne 0 ]]; then
+    for i in "${!names[@]}"; do
+      echo "---- ${names[$i]} log (tail)" >&2
+      tail -n 20 "$dir/${names[$i]}/daemon.log" >&2 || true
+    done
+  fi
+  [[ -n ${RMQ_TEST_KEEP:-} ]] || rm -rf "$dir"
+  exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 143' TERM INT
+
+# launch NAME SERVER: starts rmqhostd on $dir/NAME/conf.d (in this shell:
+# the trap must see its pid) and sets launched_addr to SERVER's address
+launch() {
+  local name=$1 server=$2 addrs=$dir/$1/state/listen.addrs
+  "$RMQ_BIN/rmq_tied" "$RMQ_BIN/rmqhostd" -c "$dir/$name/conf.d" >"$dir/$name/daemon.log" 2>&1 &
+  pids+=($!)
+  names+=("$name")
+  for _ in $(seq 1 100); do
+    [[ -f $addrs ]] && break
+    kill -0 "${pids[-1]}" 2>/dev/null || break
+    sleep 0.1
+  done
+  local a
+  a=$(awk -v s="$server" '$1 == s {print $2}' "$addrs" 2>/dev/null || true)
+  if [[ -z $a ]]; then
+    echo "rmqhostd $name did not start its $server server; its log:" >&2
+    cat "$dir/$name/daemon.log" >&2
+    return 1
+  fi
+  launched_addr=$a
+}
+
+ns=$(free_port)
+write_all_in_one_conf "$dir/a" "$plugins" "$ns" 1 \
+  "mappedFileSizeCommitLog = 16777216; transactionCheckInterval = 1000; transactionTimeOut = 1000;" \
+  'brokerName = "RegBroker"; topics = "RegTxTopic:2";'
+launch a broker
+broker_addr=$launched_addr
+
+mkdir -p "$dir/p/conf.d" "$dir/p/state"
+cat >"$dir/p/conf.d/host.conf" <<CONF
+state_dir = "$dir/p/state";
+io_threads = 1;
+log_level = "info";
+servers = { proxy = { listen = "127.0.0.1:0"; protocol = "grpc"; }; };
+CONF
+cat >"$dir/p/conf.d/50-proxy.conf" <<CONF
+plugin = { name = "proxy"; path = "$plugins/proxy.so"; server = "proxy";
+           settings = { proxyMode = "cluster"; namesrvAddr = "127.0.0.1:$ns";
+                        minLongPollingTimeoutMs = 500; enableTopicMessageTypeCheck = false; }; };
+CONF
+launch p proxy
+proxy_addr=$launched_addr
+
+export HOME=$dir # the client logs under ~/logs/rocketmq_python
+"$RMQ_BIN/rmq_tied" timeout -k 5 170 "$RMQ_BIN/rmq_tied" \
+  "$py" "$(dirname "$0")/cluster_registration_interop.py" "$proxy_addr" "$broker_addr"
+# the check-back went through the proxy's outgoing connection (not the
+# local event path: this proxy has no store)
+if ! grep -q "transaction check of .* sent to client" "$dir/p/daemon.log"; then
+  echo "the proxy's log does not show the relayed transaction check" >&2
+  exit 1
+fi
