@@ -8,12 +8,20 @@
 # offset reaches the master's end (ack: bytes in the slave's page cache) and
 # until the slave's own max offset (records dispatched to its consume queues,
 # readable) does. Then bin/loopback_copy moves the same number of bytes of
-# the master's commit log over one loopback TCP connection into a file.
-# Prints one line. Not a test.
+# the master's commit log over one loopback TCP connection into a file, twice:
+# "warm" as sessions 8-9 did (the first bytes of the log, read from the page
+# cache the catch-up itself filled, written with write(), daemons idle beside
+# it), and "fair" (session 10): both daemons stopped, the master's log files
+# put back into the page-cache state they had when the slave restarted
+# (bin/page_cache_state: what commitLogPageCacheKeep had dropped is dropped
+# again), the bytes the catch-up moved (from its first offset), written like
+# a slave writes (preallocated file, pwrite, fdatasync every 500 ms as
+# flushIntervalCommitLog). Prints one line. Not a test.
 #
 # usage: tests/bench/ha_catchup.sh [BUILD_DIR] [MIB]
 #   STORE_EXTRA='commitLogWrite = "pwrite";' adds store settings on both daemons;
 #   STORE_SO=path runs both daemons with another store.so (e.g. an older commit's);
+#   TMPDIR=DIR puts the two stores and the copy under DIR (default /tmp);
 #   PERF=FILE also records the slave from its restart to its catch-up with perf record -g into FILE.
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
@@ -21,7 +29,7 @@ mib=${2:-1024}
 bin=$build/bin
 plugins=$build/plugins
 src=$(cd "$(dirname "$0")/../.." && pwd)
-dir=$(mktemp -d /tmp/rmqhacatchup.XXXXXX)
+dir=$(mktemp -d "${TMPDIR:-/tmp}/rmqhacatchup.XXXXXX")
 declare -A pid
 cleanup() {
   for p in "${pid[@]}"; do kill -9 "$p" 2>/dev/null || true; done
@@ -74,6 +82,8 @@ while read -r end _ < <(master_state) && [[ $end -lt $target ]]; do
 done
 read -r end _ < <(master_state)
 sync
+mapfile -t logs < <(find "$dir/m" -path '*commitlog/*' -type f | sort)
+read -r _ cached0 < <("$bin/page_cache_state" save "$dir/pagecache" "${logs[@]}")
 start s SLAVE 0
 if [[ -n ${PERF:-} ]]; then
   perf record -g -o "$PERF" -p "${pid[s]}" >/dev/null 2>&1 &
@@ -123,10 +133,16 @@ if [[ -n ${PERF:-} ]]; then
   unset 'pid[perf]'
 fi
 bytes=$((end - ack0))
-copy=$("$bin/loopback_copy" -n "$bytes" "$dir/copy" $(find "$dir/m" -path '*commitlog/*' -type f | sort))
+load=$(cut -d' ' -f1 /proc/loadavg)
+copy=$("$bin/loopback_copy" -n "$bytes" "$dir/copy" "${logs[@]}")
 rm -f "$dir/copy"
-python3 - "$bytes" "$t0" "$t_ack" "$t_max" "$copy" "$(cut -d' ' -f1 /proc/loadavg)" \
-  "$(echo "$cm - $cm0" | bc)" "$(echo "$cs - $cs0" | bc)" <<'PY'
+for p in m s; do kill -TERM "${pid[$p]}"; done
+for p in m s; do wait "${pid[$p]}" || true; unset "pid[$p]"; done
+read -r _ _ cached1 < <("$bin/page_cache_state" restore "$dir/pagecache" "${logs[@]}")
+fair=$("$bin/loopback_copy" -n "$bytes" -o "$ack0" -f 500 "$dir/copy" "${logs[@]}")
+rm -f "$dir/copy"
+python3 - "$bytes" "$t0" "$t_ack" "$t_max" "$copy" "$load" \
+  "$(echo "$cm - $cm0" | bc)" "$(echo "$cs - $cs0" | bc)" "$fair" "$cached0" "$cached1" <<'PY'
 import sys
 b, t0, ta, tm = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
 cb, cs, cmb, ccpu = sys.argv[5].split()
@@ -138,4 +154,9 @@ print("load %s: catch-up of %.0f MB: acked %.1f MB/s (%.1f s), readable on the s
       "slave %.2f, loopback copy %.2f" % (
           sys.argv[6], mb, ack, ta - t0, rd, tm - t0, cmb, cs, 100 * ack / float(cmb),
           100 * rd / float(cmb), 1000 * mcpu / mb, 1000 * scpu / mb, 1000 * float(ccpu) / mb))
+fb, fs, fmb, fcpu = sys.argv[9].split()
+print("  fair copy (log pages cached as before the catch-up: %.0f MB, now %.0f MB) %s MB/s "
+      "(%s s): %.0f %% / %.0f %% | CPU ms/MB %.2f" % (
+          int(sys.argv[10]) / 1e6, int(sys.argv[11]) / 1e6, fmb, fs, 100 * ack / float(fmb),
+          100 * rd / float(fmb), 1000 * float(fcpu) / mb))
 PY
