@@ -111,7 +111,8 @@ int main(int argc, char **argv)
         argc -= 2;
     }
     if (argc < 3) {
-        fprintf(stderr, "usage: loopback_copy [-n BYTES] [-o OFFSET] [-f MS] OUT_FILE IN_FILE...\n");
+        fprintf(stderr,
+                "usage: loopback_copy [-n BYTES] [-o OFFSET] [-f MS] OUT_FILE IN_FILE...\n");
         return 2;
     }
     int ls = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
