@@ -85,7 +85,13 @@ while read -r end _ < <(master_state) && [[ $end -lt $target ]]; do
 done
 read -r end _ < <(master_state)
 sync
-mapfile -t logs < <(find "$dir/m" -path '*commitlog/*' -type f | sort)
+# the files holding log (named by their start offset): not the next one the
+# housekeeper pre-created, which a clean stop may remove before the copies
+logs=()
+for f in $(find "$dir/m" -path '*commitlog/*' -type f | sort); do
+  n=$(basename "$f")
+  ((10#$n < end)) && logs+=("$f")
+done
 read -r _ cached0 < <("$bin/page_cache_state" save "$dir/pagecache" "${logs[@]}")
 start s SLAVE 0
 if [[ -n ${PERF:-} ]]; then
