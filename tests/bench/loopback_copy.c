@@ -6,10 +6,19 @@
  * framing, no parsing, no queues: what is left of a slave's catch-up when
  * everything it does besides moving bytes is free. Not a test.
  *
- * usage: loopback_copy [-n BYTES] OUT_FILE IN_FILE...
+ * usage: loopback_copy [-n BYTES] [-o OFFSET] [-f MS] OUT_FILE IN_FILE...
  *   -n: stop after BYTES (the files in order, each from its start)
+ *   -o: begin OFFSET bytes into the files taken in order (where a catch-up
+ *       began: the same bytes, not the log's first ones)
+ *   -f: write like a slave does: OUT_FILE preallocated (fallocate, as the
+ *       store pre-creates a segment), each chunk a pwrite at its offset, and
+ *       a thread writing it back (fdatasync) every MS ms while the copy runs,
+ *       as the slave's flusher does every flushIntervalCommitLog; the time
+ *       stops at the last write, as a slave's ack (page cache) does
  * prints: bytes seconds MB/s (MB = 10^6 bytes) CPU-seconds (both threads) */
 #include <arpa/inet.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -28,8 +37,25 @@ struct sender {
     char **files;
     int nfiles;
     long long limit; /* < 0: whole files */
+    long long skip;  /* bytes of the files to leave out first */
     long long sent;
 };
+
+struct flusher {
+    int fd;
+    int ms;
+    atomic_bool stop;
+};
+
+static void *flush_loop(void *arg)
+{
+    struct flusher *f = arg;
+    while (!atomic_load(&f->stop)) {
+        usleep((useconds_t)f->ms * 1000);
+        fdatasync(f->fd);
+    }
+    return NULL;
+}
 
 static void *send_files(void *arg)
 {
@@ -40,6 +66,12 @@ static void *send_files(void *arg)
         if (in < 0) {
             perror(s->files[i]);
             exit(1);
+        }
+        if (s->skip > 0) {
+            off_t size = lseek(in, 0, SEEK_END);
+            off_t at = size < s->skip ? size : (off_t)s->skip;
+            s->skip -= at;
+            lseek(in, at, SEEK_SET);
         }
         ssize_t n;
         for (;;) {
@@ -66,14 +98,21 @@ static void *send_files(void *arg)
 
 int main(int argc, char **argv)
 {
-    long long limit = -1;
-    if (argc > 2 && strcmp(argv[1], "-n") == 0) {
-        limit = atoll(argv[2]);
+    long long limit = -1, skip = 0;
+    int flush_ms = 0;
+    while (argc > 2 && argv[1][0] == '-' && strchr("nof", argv[1][1]) && argv[1][2] == 0) {
+        if (argv[1][1] == 'n')
+            limit = atoll(argv[2]);
+        else if (argv[1][1] == 'o')
+            skip = atoll(argv[2]);
+        else
+            flush_ms = atoi(argv[2]);
         argv += 2;
         argc -= 2;
     }
     if (argc < 3) {
-        fprintf(stderr, "usage: loopback_copy [-n BYTES] OUT_FILE IN_FILE...\n");
+        fprintf(stderr,
+                "usage: loopback_copy [-n BYTES] [-o OFFSET] [-f MS] OUT_FILE IN_FILE...\n");
         return 2;
     }
     int ls = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -89,12 +128,23 @@ int main(int argc, char **argv)
         perror(argv[1]);
         return 1;
     }
+    struct flusher fl = {.fd = out, .ms = flush_ms};
+    pthread_t flt;
+    if (flush_ms > 0) {
+        if (limit > 0 && fallocate(out, FALLOC_FL_KEEP_SIZE, 0, (off_t)limit) != 0)
+            perror("fallocate");
+        if (pthread_create(&flt, NULL, flush_loop, &fl) != 0) {
+            perror("pthread_create");
+            return 1;
+        }
+    }
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     struct sender s = {.fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0),
                        .files = argv + 2,
                        .nfiles = argc - 2,
-                       .limit = limit};
+                       .limit = limit,
+                       .skip = skip};
     if (s.fd < 0 || connect(s.fd, (struct sockaddr *)&a, sizeof a) != 0) {
         perror("connect");
         return 1;
@@ -110,7 +160,8 @@ int main(int argc, char **argv)
     ssize_t n;
     while ((n = recv(rs, buf, sizeof buf, 0)) > 0) {
         for (ssize_t off = 0; off < n;) {
-            ssize_t w = write(out, buf + off, (size_t)(n - off));
+            ssize_t w = flush_ms > 0 ? pwrite(out, buf + off, (size_t)(n - off), (off_t)(got + off))
+                                     : write(out, buf + off, (size_t)(n - off));
             if (w <= 0) {
                 perror("write");
                 return 1;
@@ -126,6 +177,10 @@ int main(int argc, char **argv)
     getrusage(RUSAGE_SELF, &ru);
     double cpu = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
                  (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+    if (flush_ms > 0) {
+        atomic_store(&fl.stop, true);
+        pthread_join(flt, NULL);
+    }
     printf("%lld %.3f %.1f %.3f\n", got, secs, (double)got / secs / 1e6, cpu);
     close(out);
     close(rs);

@@ -53,6 +53,10 @@ int64_t store_ha_read(store_engine *e, int64_t off, uint8_t *buf, int64_t max)
     return n;
 }
 
+/* one readahead request: read_ahead_kb's common default, below which the
+ * kernel never caps a request */
+#define HA_PREFETCH_PIECE (128 * 1024)
+
 void store_ha_prefetch(store_engine *e, int64_t off, int64_t len)
 {
     int64_t end = atomic_load_explicit(&e->committed, memory_order_acquire);
@@ -67,8 +71,15 @@ void store_ha_prefetch(store_engine *e, int64_t off, int64_t len)
         int64_t stop = end < f->start + f->size ? end : f->start + f->size;
         int64_t a = (pos - f->start) / 4096 * 4096;
         /* asynchronous readahead of the file's pages; resident pages cost a
-         * lookup each */
-        madvise(f->map + a, (size_t)(stop - f->start - a), MADV_WILLNEED);
+         * lookup each. In pieces: the kernel reads at most the device's
+         * readahead size (read_ahead_kb, often 128 KiB) per call and
+         * silently ignores the rest of the range — one 16 MiB call read 8
+         * MiB here (session 10), leaving the rest to page faults. */
+        for (int64_t b = a; b < stop - f->start; b += HA_PREFETCH_PIECE) {
+            int64_t l = stop - f->start - b;
+            madvise(f->map + b, (size_t)(l < HA_PREFETCH_PIECE ? l : HA_PREFETCH_PIECE),
+                    MADV_WILLNEED);
+        }
         pos = stop;
     }
     pthread_rwlock_unlock(&e->maps);
