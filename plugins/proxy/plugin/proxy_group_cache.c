@@ -90,8 +90,8 @@ bool proxy_group_fifo(proxy *px, const char *group)
     pthread_mutex_lock(&gc->mu);
     int fifo = lookup(gc, group);
     uint64_t age = gc->groups ? now - gc->fetched_ms : UINT64_MAX;
-    bool refresh = fifo < 0 ? age >= GROUP_CACHE_MISS_MS
-                            : age >= GROUP_CACHE_TTL_MS && !gc->refreshing;
+    bool refresh =
+        fifo < 0 ? age >= GROUP_CACHE_MISS_MS : age >= GROUP_CACHE_TTL_MS && !gc->refreshing;
     if (refresh)
         gc->refreshing = true;
     pthread_mutex_unlock(&gc->mu);
