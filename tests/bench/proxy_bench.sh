@@ -13,16 +13,20 @@
 # Same client, same machine, one after the other, ROUNDS times; each round
 # uses a topic of its own (8 queues, created with mqadmin 5.3.3 on both).
 # Reports per server and round: send and receive+ack rates and p50/p99 of a
-# send / a Receive call as the client saw them, the server's CPU time
+# send / a Receive call / an Ack call as the client saw them (the
+# receive+ack rate runs until the last message is acknowledged; tail_secs is
+# how long the consumers' idle long polls took to be cancelled after), the
+# server's CPU time
 # (user+sys ticks of its process over both phases: on a loaded machine the
 # honest figure) and its RSS after the round. Not a test.
 #
-# usage: tests/bench/proxy_bench.sh [BUILD_DIR] [ROUNDS] [N] [C]
+# usage: tests/bench/proxy_bench.sh [BUILD_DIR] [ROUNDS] [N] [C] [ACKC]
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
 rounds=${2:-2}
 n=${3:-20000}
 c=${4:-32}
+ackc=${5:-1}
 src=$(cd "$(dirname "$0")/../.." && pwd)
 dir=$(mktemp -d /tmp/rmqproxybench.XXXXXX)
 pids=()
@@ -102,7 +106,7 @@ wait_port "$j_px" || { echo "Java proxy did not start:"; tail "$dir/proxy.log" "
 sleep 5 # the broker registers with its NameServer
 
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-echo "proxy_bench: N=$n C=$c, load $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores"
+echo "proxy_bench: N=$n C=$c ACKC=$ackc, load $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores"
 for r in $(seq 1 "$rounds"); do
   for s in rmqhost java; do
     if [[ $s == rmqhost ]]; then ep=$r_px ns=$r_ns pid=$r_pid; else ep=$j_px ns=$j_ns pid=$j_pid; fi
@@ -110,7 +114,7 @@ for r in $(seq 1 "$rounds"); do
     mqadmin updateTopic -n "127.0.0.1:$ns" -c DefaultCluster -t "$topic" -r 8 -w 8 >/dev/null
     t0=$(ticks "$pid")
     out=$("$dir/proxy5bench" -endpoint "127.0.0.1:$ep" -topic "$topic" -group "G_$topic" -n "$n" \
-      -c "$c" -logdir "$dir" | grep -E '^(send|recv|incomplete)' | tr '\n' ' ')
+      -c "$c" -ackc "$ackc" -logdir "$dir" | grep -E '^(send|recv|incomplete)' | tr '\n' ' ')
     t1=$(ticks "$pid")
     rss=$(awk '/VmRSS/{print $2}' "/proc/$pid/status")
     echo "round $r $s: $out server_cpu_s=$(awk -v t=$((t1 - t0)) 'BEGIN{printf "%.2f", t/100}') rss_mb=$((rss / 1024)) load=$(cut -d' ' -f1 /proc/loadavg)"

@@ -40,6 +40,7 @@
 typedef struct proxy_clients proxy_clients;
 typedef struct telemetry_table telemetry_table;
 typedef struct proxy_route_cache proxy_route_cache;
+typedef struct proxy_group_cache proxy_group_cache;
 typedef struct proxy_cluster proxy_cluster;
 typedef struct proxy_acl proxy_acl;
 
@@ -56,6 +57,7 @@ typedef struct proxy {
     atomic_uint send_round;           /* round-robin over writable queues */
     proxy_clients *clients;           /* 5.x clients' settings and registrations */
     proxy_route_cache *routes;        /* the routes sends use (proxy_route_cache.c) */
+    proxy_group_cache *groups;        /* the groups' FIFO flags (proxy_group_cache.c) */
     proxy_cluster *cluster;           /* cluster mode's NameServers and brokers; NULL: local */
     proxy_acl *acl;                   /* the guards of the handlers (proxy_acl.c) */
 } proxy;
@@ -126,8 +128,11 @@ typedef struct proxy_route {
 int proxy_route_fetch(proxy *px, const char *topic, proxy_route *out, char *why, size_t whylen);
 /* Whether the consumer group is orderly (SubscriptionGroupConfig's
  * consumeMessageOrderly, as a 5.x admin sets it): Java's proxy then assigns
- * every queue and pops with order=true (FIFO groups). proxy_route.c. */
+ * every queue and pops with order=true (FIFO groups). From a copy of the
+ * broker's group table at most 1 s old (proxy_group_cache.c). */
 bool proxy_group_fifo(proxy *px, const char *group);
+int proxy_group_cache_init(proxy *px);
+void proxy_group_cache_fini(proxy *px);
 void proxy_route_free(proxy_route *r);
 /* The GET_ROUTEINFO_BY_TOPIC request of proxy_route_fetch, and its answer
  * read into `out` (same results). */

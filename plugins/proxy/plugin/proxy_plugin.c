@@ -189,6 +189,8 @@ static int proxy_init(rmq_plugin_ctx *ctx, const rmq_host_api *api)
     if (rc == 0)
         rc = proxy_route_cache_init(px);
     if (rc == 0)
+        rc = proxy_group_cache_init(px);
+    if (rc == 0)
         rc = api->declare_executor(ctx, "grpc", (int)api->setting_int(ctx, "executorThreads"),
                                    10000);
     for (size_t i = 0; rc == 0 && i < sizeof(methods) / sizeof(methods[0]); i++) {
@@ -216,6 +218,7 @@ static int proxy_init(rmq_plugin_ctx *ctx, const rmq_host_api *api)
                                          "CLIENT_ID COMMIT_LOG_OFFSET",
                                          proxy_telemetry_admin, px);
     if (rc != 0) {
+        proxy_group_cache_fini(px);
         proxy_route_cache_fini(px);
         proxy_clients_fini(px);
         proxy_telemetry_fini(px);
@@ -267,6 +270,7 @@ static void proxy_fini(rmq_plugin_ctx *ctx)
 {
     proxy *px = rmq_ctx_userdata(ctx);
     if (px) {
+        proxy_group_cache_fini(px);
         proxy_route_cache_fini(px);
         proxy_clients_fini(px);
         proxy_telemetry_fini(px);

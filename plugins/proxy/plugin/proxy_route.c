@@ -186,33 +186,6 @@ static void route_status(Apache__Rocketmq__V2__Status *st, int rc, const char *w
         proxy_status(st, PX_OK, NULL);
 }
 
-#define GET_ALL_SUBSCRIPTIONGROUP_CONFIG 201
-
-bool proxy_group_fifo(proxy *px, const char *group)
-{
-    /* the broker role's group table (in-process; the SDK's group config has
-     * no 5.x fields, broker-client-mgr keeps them in the table) */
-    rmq_cmd *req = px->api->cmd_new_request(GET_ALL_SUBSCRIPTIONGROUP_CONFIG);
-    rmq_cmd *resp = NULL;
-    if (!req || !group || !px->broker_server)
-        goto fail;
-    if (proxy_local(px, px->broker_server, req, &resp) != 0 || !resp ||
-        px->api->cmd_code(resp) != 0)
-        goto fail;
-    size_t len = 0;
-    const char *body = px->api->cmd_body(resp, &len);
-    json_t *root = body ? json_loadb(body, len, 0, NULL) : NULL;
-    const json_t *g = json_object_get(json_object_get(root, "subscriptionGroupTable"), group);
-    bool fifo = json_is_true(json_object_get(g, "consumeMessageOrderly"));
-    json_decref(root);
-    px->api->cmd_free(resp);
-    return fifo;
-fail:
-    if (resp)
-        px->api->cmd_free(resp);
-    return false;
-}
-
 /* QueryAssignment as Java's RouteActivity: per readable queue data whose
  * broker has a master, queue id -1 (any queue: the broker's POP picks), or
  * for an orderly (FIFO) group one assignment per readable queue id. */

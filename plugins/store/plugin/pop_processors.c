@@ -8,7 +8,7 @@
  * the stored records as PULL does and the header fields the 5.x client builds each message's POP_CK
  * (extraInfo) from: popTime, invisibleTime, reviveQid, restNum, startOffsetInfo, msgOffsetInfo,
  * orderCountInfo (ExtraInfoUtil formats). The state lives in pop_state.c. Runs on the pull
- * executor. */
+ * executor, except ACK_MESSAGE with pullMessageInline (the default): on the IO thread. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -806,9 +806,13 @@ static int32_t ack_parse(store_plugin *sp, const rmq_cmd *cmd, bool change, ack_
 }
 
 /* ack (change=false) or new invisible time (change=true) of one in-flight
- * message. *e_out gets the entry after the change. */
+ * message. *e_out gets the entry after the change. On the IO thread
+ * (may_block false) it changes nothing and answers RMQ_EWOULDBLOCK when the state
+ * lock is taken (a POP copying its batch, the revive scan) or this journal
+ * write could start a compaction (a rewrite and an fsync): the caller moves
+ * the acknowledgement to the slow worker. */
 static int ack_apply(store_plugin *sp, const ack_req *k, bool change, int64_t now,
-                     pop_inflight *e_out)
+                     pop_inflight *e_out, bool may_block)
 {
     pop_service *ps = pop_service_of(sp);
     if (!ps || !ps->opened)
@@ -816,7 +820,14 @@ static int ack_apply(store_plugin *sp, const ack_req *k, bool change, int64_t no
     pop_state *st = &ps->st;
     pop_journal_buf jb = {0};
     int64_t commit = -1;
-    pthread_mutex_lock(&st->mu);
+    if (may_block) {
+        pthread_mutex_lock(&st->mu);
+    } else if (pthread_mutex_trylock(&st->mu) != 0) {
+        return RMQ_EWOULDBLOCK;
+    } else if (!st->closed && pop_journal_near_compaction(st)) {
+        pthread_mutex_unlock(&st->mu);
+        return RMQ_EWOULDBLOCK;
+    }
     if (st->closed) {
         pthread_mutex_unlock(&st->mu);
         return RMQ_ESHUTDOWN;
@@ -846,18 +857,72 @@ static int ack_apply(store_plugin *sp, const ack_req *k, bool change, int64_t no
     return rc == 0 ? 0 : RMQ_EIO;
 }
 
-static int ack_process(rmq_request *req, const rmq_cmd *cmd, void *ud)
+/* The answer of one ACK_MESSAGE: RMQ_EWOULDBLOCK (nothing answered) when
+ * !may_block and ack_apply could not go on without blocking. */
+static int ack_run(store_plugin *sp, reply_target *t, const rmq_cmd *cmd, bool may_block)
 {
-    store_plugin *sp = ud;
+    const rmq_host_api *a = sp->api;
     char remark[600];
     ack_req k;
     int32_t code = ack_parse(sp, cmd, false, &k, remark, sizeof remark);
-    if (code != 0)
-        return store_reply_code(sp, req, cmd, code, remark);
-    pop_inflight e;
-    if (ack_apply(sp, &k, false, (int64_t)sp->api->now_wall_ms(), &e) != 0)
-        return store_reply_code(sp, req, cmd, RC_SYSTEM_ERROR, "pop state not writable");
-    return store_reply_code(sp, req, cmd, RC_SUCCESS, NULL);
+    if (code == 0) {
+        pop_inflight e;
+        int rc = ack_apply(sp, &k, false, (int64_t)a->now_wall_ms(), &e, may_block);
+        if (rc == RMQ_EWOULDBLOCK)
+            return rc;
+        if (rc != 0) {
+            code = RC_SYSTEM_ERROR;
+            snprintf(remark, sizeof remark, "pop state not writable");
+        }
+    }
+    if (store_cmd_is_oneway(sp, cmd))
+        return store_answer(sp, t, NULL);
+    rmq_cmd *r = a->cmd_new_response(cmd, code, code ? remark : NULL);
+    if (!r) {
+        if (t->d)
+            a->deferred_reply(t->d, NULL);
+        return RMQ_ENOMEM;
+    }
+    return store_answer(sp, t, r);
+}
+
+static void ack_slow(store_plugin *sp, void *arg)
+{
+    rmq_deferred *d = arg;
+    reply_target t = {.d = d};
+    ack_run(sp, &t, sp->api->deferred_cmd(d), true);
+}
+
+/* On the pull executor (pullMessageInline = false): Java's threading. */
+static int ack_process(rmq_request *req, const rmq_cmd *cmd, void *ud)
+{
+    reply_target t = {.req = req};
+    return ack_run(ud, &t, cmd, true);
+}
+
+/* On the IO thread (pullMessageInline, the default): an acknowledgement is
+ * an in-memory change and one short journal write(2), answered without a
+ * hand-off to the pull executor and back; when that would wait (ack_apply's
+ * RMQ_EWOULDBLOCK) it moves to the slow worker. */
+static int ack_inline(rmq_request *req, const rmq_cmd *cmd, void *ud)
+{
+    store_plugin *sp = ud;
+    reply_target t = {.req = req};
+    int rc = ack_run(sp, &t, cmd, false);
+    if (rc != RMQ_EWOULDBLOCK)
+        return rc;
+    rmq_deferred *d = sp->api->defer(req);
+    if (!d) {
+        sp->api->request_fail(req, "store is shutting down");
+        return RMQ_ESHUTDOWN;
+    }
+    if (slow_worker_post(sp, ack_slow, d) != 0) {
+        rmq_cmd *r = sp->api->cmd_new_response(cmd, RC_SYSTEM_ERROR, "store is shutting down");
+        sp->api->deferred_reply(d, store_cmd_is_oneway(sp, cmd) ? NULL : r);
+        if (r && store_cmd_is_oneway(sp, cmd))
+            sp->api->cmd_free(r);
+    }
+    return RMQ_DEFERRED;
 }
 
 static int change_process(rmq_request *req, const rmq_cmd *cmd, void *ud)
@@ -871,7 +936,7 @@ static int change_process(rmq_request *req, const rmq_cmd *cmd, void *ud)
         return store_reply_code(sp, req, cmd, code, remark);
     int64_t now = (int64_t)a->now_wall_ms();
     pop_inflight e = {.pop_time = now, .invisible = k.invisible};
-    if (ack_apply(sp, &k, true, now, &e) != 0)
+    if (ack_apply(sp, &k, true, now, &e, true) != 0)
         return store_reply_code(sp, req, cmd, RC_SYSTEM_ERROR, "pop state not writable");
     rmq_cmd *r = a->cmd_new_response(cmd, RC_SUCCESS, NULL);
     if (!r)
@@ -970,7 +1035,7 @@ static int batch_ack_process(rmq_request *req, const rmq_cmd *cmd, void *ud)
                 continue;
             k.offset = start + bit;
             pop_inflight out;
-            (void)ack_apply(sp, &k, false, now, &out);
+            (void)ack_apply(sp, &k, false, now, &out, true);
         }
     }
     json_decref(root);
@@ -996,7 +1061,8 @@ int pop_service_init(store_plugin *sp, store_features *f)
     const rmq_host_api *a = sp->api;
     rc = a->register_processor(sp->ctx, 200050, pop_process, sp, "pull");
     if (rc == 0)
-        rc = a->register_processor(sp->ctx, 200051, ack_process, sp, "pull");
+        rc = a->register_processor(sp->ctx, 200051, sp->set.pull_inline ? ack_inline : ack_process,
+                                   sp, sp->set.pull_inline ? NULL : "pull");
     if (rc == 0)
         rc = a->register_processor(sp->ctx, 200053, change_process, sp, "pull");
     if (rc == 0)

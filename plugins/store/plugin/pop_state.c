@@ -336,6 +336,11 @@ int pop_journal_flush(pop_state *s, pop_journal_buf *b)
     return rc;
 }
 
+bool pop_journal_near_compaction(const pop_state *s)
+{
+    return s->journal_bytes + (16u << 10) > POP_JOURNAL_COMPACT_BYTES;
+}
+
 /* ---- replay ---- */
 
 static void replay_line(pop_state *s, char *line)

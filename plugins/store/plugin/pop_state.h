@@ -108,6 +108,9 @@ void pop_journal_inflight(pop_journal_buf *b, const pop_queue *q, const pop_infl
 void pop_journal_ack(pop_journal_buf *b, const pop_queue *q, int64_t offset);
 /* 0 or a negative errno; compacts when the journal grew past its limit. */
 int pop_journal_flush(pop_state *s, pop_journal_buf *b);
+/* Whether a flush of a few KiB could start that compaction (caller holds
+ * mu): the IO thread leaves such a write to a thread that may block. */
+bool pop_journal_near_compaction(const pop_state *s);
 
 /* Names the journal can hold (no whitespace, not empty, < 256 bytes). */
 bool pop_name_ok(const char *name);

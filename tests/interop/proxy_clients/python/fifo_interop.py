@@ -13,6 +13,9 @@ daemon.
   blocked), m1 once m0 is acknowledged, m1 again (attempt 2, not m2) after
   its invisible duration is changed to 0; the other group gets m0 then m1
   without acknowledging anything.
+- A group the proxy has already answered for as not orderly, made orderly
+  afterwards, gets one assignment per queue within 10 s (the proxy reads a
+  copy of the group table at most 1 s old: docs/compat.md).
 
 argv: proxy_endpoint broker_addr topic(1 queue) fifo_group normal_group.
 Prints "RESULT ok" or "RESULT fail <why>".
@@ -137,13 +140,39 @@ def receive_until(stub, topic, group, deadline_s=30):
     return None
 
 
+def group_config(group, orderly):
+    return json.dumps({"groupName": group, "consumeEnable": True, "consumeFromMinEnable": True,
+                       "consumeBroadcastEnable": True, "consumeMessageOrderly": orderly,
+                       "retryQueueNums": 1, "retryMaxTimes": 16, "brokerId": 0,
+                       "whichBrokerWhenConsumeSlowly": 1,
+                       "notifyConsumerIdsChangedEnable": True}).encode()
+
+
+def turned_orderly(stub, endpoint, broker, topic, group):
+    """The group, answered for while not orderly, then made orderly: its
+    assignments within 10 s (the proxy's copy of the group table)."""
+    code = remoting_call(broker, 200, group_config(group, False))
+    if code != 0:
+        problem(f"UPDATE_AND_CREATE_SUBSCRIPTIONGROUP {group} answered {code}")
+        return
+    ids = assignment_ids(stub, endpoint, topic, group)
+    if ids != [-1]:
+        problem(f"{group} before it is orderly: assignment queue ids {ids}, want [-1]")
+    code = remoting_call(broker, 200, group_config(group, True))
+    if code != 0:
+        problem(f"making {group} orderly answered {code}")
+        return
+    end = time.time() + 10
+    while ids != [0] and time.time() < end:
+        time.sleep(0.2)
+        ids = assignment_ids(stub, endpoint, topic, group)
+    if ids != [0]:
+        problem(f"{group} made orderly: assignment queue ids still {ids} after 10 s, want [0]")
+
+
 def main():
     endpoint, broker, topic, fifo_group, normal_group = sys.argv[1:6]
-    cfg = {"groupName": fifo_group, "consumeEnable": True, "consumeFromMinEnable": True,
-           "consumeBroadcastEnable": True, "consumeMessageOrderly": True, "retryQueueNums": 1,
-           "retryMaxTimes": 16, "brokerId": 0, "whichBrokerWhenConsumeSlowly": 1,
-           "notifyConsumerIdsChangedEnable": True}
-    code = remoting_call(broker, 200, json.dumps(cfg).encode())
+    code = remoting_call(broker, 200, group_config(fifo_group, True))
     if code != 0:
         print(f"RESULT fail UPDATE_AND_CREATE_SUBSCRIPTIONGROUP answered {code}", flush=True)
         sys.exit(1)
@@ -178,6 +207,7 @@ def main():
     n1 = receive_until(stub, topic, normal_group)
     if [body(n0), body(n1)] != ["fifo-0", "fifo-1"]:
         problem(f"other group got {[body(n0), body(n1)]} without acks, want fifo-0, fifo-1")
+    turned_orderly(stub, endpoint, broker, topic, normal_group + "Late")
     channel.close()
     print("RESULT ok" if not problems else "RESULT fail " + "; ".join(problems), flush=True)
     sys.exit(0 if not problems else 1)
