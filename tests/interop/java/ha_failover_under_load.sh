@@ -33,6 +33,7 @@ ctl=$bin/rmqhostctl
 # shellcheck source=java_interop_lib.sh
 . "$java_dir/java_interop_lib.sh"
 [[ -x $RMQ_TIED && -x $ctl ]] || { echo "ha_load: rmq_tied or rmqhostctl missing beside $rmqhostd" >&2; exit 1; }
+[[ -f $peers/tools-4.9.8/.fetched ]] || { echo "ha_load: no mqadmin 4.9.8 jars in $peers/tools-4.9.8 (fetch_java_peers.sh could not get them)" >&2; exit 1; }
 [[ -f $harness_dir/client-4.9.8/RmqInterop.class ]] || { echo "ha_load: no harness client-4.9.8/RmqInterop.class in $harness_dir (the Java client could not be fetched or compiled)" >&2; exit 1; }
 work=$(mktemp -d /tmp/rmq-java-ha-load.XXXXXX)
 sig=$work/signal
@@ -159,6 +160,33 @@ reports_to "$work/slave" || {
   fail "the demoted broker never reported to the promoted one"
 }
 "$ctl" -c "$work/master/conf.d" ha | tee "$work/demoted-ha.out"
+# Runbook step 4's last part: the restarted old master registered as
+# brokerId 0 (its conf.d says master) in the new master's place, then as
+# brokerId 1 when demoted: the NameServer names no master until the new
+# master registers again (every 30 s). mqadmin updateBrokerConfig of
+# brokerPermission makes it register at once (as Java's broker does).
+RMQ_JAVA_HOME_DIR="$work/java-home-admin" "$RMQ_TIED" sh "$java_dir/java_peer.sh" "$peers" tools-4.9.8 \
+  org.apache.rocketmq.tools.command.MQAdminStartup updateBrokerConfig -n "$ns_addr" \
+  -b "127.0.0.1:$sport" -k brokerPermission -v 6 >"$work/update-config.out" 2>&1 &
+pid=$!
+started_pids+=("$pid")
+wait "$pid" || { cat "$work/update-config.out"; fail "mqadmin updateBrokerConfig on the new master failed"; }
+echo "$(date +%T.%3N) the new master registers again (mqadmin updateBrokerConfig brokerPermission 6)"
+# mqadmin clusterList: the new master is BID 0, the demoted broker BID 1
+route_ok=0
+for _ in $(seq 1 20); do
+  RMQ_JAVA_HOME_DIR="$work/java-home-admin" "$RMQ_TIED" sh "$java_dir/java_peer.sh" "$peers" tools-4.9.8 \
+    org.apache.rocketmq.tools.command.MQAdminStartup clusterList -n "$ns_addr" >"$work/cluster.out" 2>&1 &
+  pid=$!
+  started_pids+=("$pid")
+  wait "$pid" || true
+  # "#Cluster Name  #Broker Name  #BID  #Addr ..." rows
+  ids=$(awk '$2 == "broker-ha" { print $3 "=" $4 }' "$work/cluster.out" | sort | tr '\n' ' ')
+  if [[ $ids == "0=127.0.0.1:$sport 1=127.0.0.1:$mport " ]]; then route_ok=1; break; fi
+  sleep 0.5
+done
+[[ $route_ok -eq 1 ]] || { cat "$work/cluster.out"; fail "clusterList: broker-ha is ${ids:-none}, not BID 0 127.0.0.1:$sport and BID 1 127.0.0.1:$mport"; }
+echo "PASS clusterList: the new master is BID 0, the demoted broker BID 1"
 wait_acked $((at_demote + 300)) "sends were not SEND_OK after the demotion"
 echo "PASS the old master demoted under load, a slave of the promoted broker; $(acked) sends SEND_OK"
 
