@@ -13,8 +13,11 @@
 #     again (on the promoted broker: the only one alive).
 #  3. still under load: the old master's process starts again on its old
 #     store and conf.d (runbook step 4) and `rmqhostctl demote NEW_MASTER_HA`
-#     makes it a slave of the promoted broker; it reports to it; sends stay
-#     SEND_OK.
+#     makes it a slave of the promoted broker; it reports to it; the new
+#     master registers again (`mqadmin updateBrokerConfig` brokerPermission
+#     6: the restarted old master had taken brokerId 0 in the route) and
+#     `mqadmin clusterList` names it BID 0, the demoted broker BID 1; sends
+#     stay SEND_OK.
 #  4. the producer stops; GLoad has got every acknowledged msgId (at least
 #     once: duplicates are reported, not failed, RocketMQ is at-least-once),
 #     and so does a NEW group reading from the start; the demoted broker's
