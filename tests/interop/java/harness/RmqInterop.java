@@ -28,6 +28,18 @@
 //                                  slave promoted), then the same producer's
 //                                  sends N..N+9 are SEND_OK on BROKER again
 //                                  once its route names the promoted broker
+//   loadproduce:TOPIC:DIR          (ha_failover_under_load.sh) sends message
+//                                  i = 0, 1, .. one every ~5 ms with the
+//                                  client's own retries until DIR/stop exists,
+//                                  appending "i msgId" of each SEND_OK to
+//                                  DIR/acked (flushed per line); other answers
+//                                  and exceptions are counted, not fatal
+//   loadconsume:TOPIC:GROUP:DIR:EXPECTED  a push consumer of GROUP, started at
+//                                  once, appends each msgId it gets to
+//                                  DIR/GROUP.recv; once file EXPECTED ("i msgId"
+//                                  lines) exists it waits until every msgId
+//                                  listed there arrived (at least once; it
+//                                  reports duplicates and unacknowledged ones)
 //   cbodies:TOPIC:GROUP:FILE       (tests/interop/store_ha) GROUP gets exactly
 //                                  once each message the C test client sent,
 //                                  message i being cBody(i), for each i listed
@@ -152,6 +164,8 @@ public final class RmqInterop {
       case "query": query(sc[1], Integer.parseInt(sc[2]), Integer.parseInt(sc[3])); break;
       case "spread": spread(sc[1], Integer.parseInt(sc[2]), sc[3].split(",")); break;
       case "cbodies": cbodies(sc[1], sc[2], sc[3]); break;
+      case "loadproduce": loadProduce(sc[1], sc[2]); break;
+      case "loadconsume": loadConsume(sc[1], sc[2], sc[3], sc[4]); break;
       case "failover": failover(sc[1], sc[2], Integer.parseInt(sc[3]), sc[4]); break;
       default: throw new Fail("unknown scenario " + sc[0]);
     }
@@ -741,6 +755,90 @@ public final class RmqInterop {
       check(k.getSendStatus() == SendStatus.SEND_OK, "send " + i + " after the promotion: " + k.getSendStatus());
     }
     java.nio.file.Files.createFile(java.nio.file.Paths.get(dir, "resent"));
+  }
+
+  /** Sends until DIR/stop exists; each SEND_OK's "i msgId" goes to DIR/acked at once. */
+  void loadProduce(String topic, String dir) throws Exception {
+    DefaultMQProducer p = producer(topic + "_pg");
+    p.setSendMsgTimeout(3_000); // a dead broker costs 3 s per attempt, not 10
+    java.nio.file.Path stop = java.nio.file.Paths.get(dir, "stop");
+    Map<String, Integer> other = new java.util.TreeMap<>();
+    int i = 0, ok = 0;
+    String last = "";
+    try (java.io.BufferedWriter acked = java.nio.file.Files.newBufferedWriter(java.nio.file.Paths.get(dir, "acked"))) {
+      for (; !java.nio.file.Files.exists(stop); i++) {
+        String what, why = null;
+        try {
+          SendResult r = p.send(storeMsg(topic, i)); // the client retries twice on another attempt
+          if (r.getSendStatus() == SendStatus.SEND_OK) {
+            acked.write(i + " " + r.getMsgId() + "\n");
+            acked.flush();
+            ok++;
+            what = null;
+          } else {
+            what = r.getSendStatus().toString();
+          }
+        } catch (Exception e) {
+          String m = String.valueOf(e.getMessage());
+          why = m.split("\n")[0];
+          what = e.getClass().getSimpleName() + (m.contains("CODE:") ? " " + m.substring(m.indexOf("CODE:"), Math.min(m.length(), m.indexOf("CODE:") + 9)) : "");
+        }
+        if (what != null) other.merge(what, 1, Integer::sum);
+        // the timeline: each change of answer (SEND_OK, a status, an exception), timed
+        String now = what == null ? "SEND_OK" : what;
+        if (!now.equals(last)) {
+          System.out.printf("  %tT.%<tL send %d: %s%s%n", System.currentTimeMillis(), i, now,
+              why == null || what == null ? "" : " (" + why + ")");
+          last = now;
+        }
+        Thread.sleep(5);
+      }
+    }
+    System.out.printf("loadproduce: %d sends, %d SEND_OK, not acknowledged: %s%n", i, ok, other);
+    check(ok > 0, "no send was acknowledged");
+  }
+
+  /** GROUP consumes from its start; once EXPECTED exists every msgId listed there must arrive. */
+  void loadConsume(String topic, String group, String dir, String expected) throws Exception {
+    Map<String, Integer> seen = new ConcurrentHashMap<>();
+    java.io.BufferedWriter recv = java.nio.file.Files.newBufferedWriter(java.nio.file.Paths.get(dir, group + ".recv"));
+    DefaultMQPushConsumer c = consumer(group);
+    c.subscribe(topic, "*");
+    c.registerMessageListener((MessageListenerConcurrently) (msgs, ctx) -> {
+      for (MessageExt m : msgs) {
+        seen.merge(m.getMsgId(), 1, Integer::sum);
+        synchronized (recv) {
+          try {
+            recv.write(m.getMsgId() + "\n");
+            recv.flush();
+          } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+          }
+        }
+      }
+      return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
+    });
+    c.start();
+    java.nio.file.Path exp = java.nio.file.Paths.get(expected);
+    long end = System.currentTimeMillis() + 600_000;
+    while (!java.nio.file.Files.exists(exp)) {
+      if (System.currentTimeMillis() > end) throw new Fail("no " + expected + " within 600 s");
+      Thread.sleep(100);
+    }
+    Map<Integer, String> want = readIds(expected);
+    check(!want.isEmpty(), expected + " lists no message");
+    Set<String> wantIds = new HashSet<>(want.values());
+    end = System.currentTimeMillis() + 180_000;
+    while (!seen.keySet().containsAll(wantIds) && System.currentTimeMillis() < end) Thread.sleep(100);
+    List<Integer> missing = new ArrayList<>();
+    for (Map.Entry<Integer, String> e : want.entrySet()) if (!seen.containsKey(e.getValue())) missing.add(e.getKey());
+    Collections.sort(missing);
+    long dups = seen.values().stream().filter(n -> n > 1).count();
+    long extra = seen.keySet().stream().filter(id -> !wantIds.contains(id)).count();
+    System.out.printf("loadconsume %s: %d acknowledged, %d distinct received, %d received more than once, %d not acknowledged%n",
+        group, wantIds.size(), seen.size(), dups, extra);
+    check(missing.isEmpty(), missing.size() + " acknowledged messages never arrived, sends " +
+        missing.subList(0, Math.min(20, missing.size())) + (missing.size() > 20 ? " ..." : ""));
   }
 
   /** The body test_ha_java.c's body_of(i) sends: 4000 bytes of letter i % 26, ending "#%011d". */
