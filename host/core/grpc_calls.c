@@ -73,6 +73,9 @@ static void call_unref(rmq_grpc_call *call)
 
 /* ---- answers (any thread) -------------------------------------------------- */
 
+/* One hand-off to the connection's loop: n messages (their bytes one after
+ * another in msg, lens[i] each; lens NULL when n is 1: len), then the
+ * finish when `finish`. */
 typedef struct answer_op {
     uint64_t channel;
     int32_t stream_id;
@@ -81,19 +84,26 @@ typedef struct answer_op {
     char *message;
     uint8_t *msg;
     size_t len;
+    size_t n;
+    size_t *lens;
 } answer_op;
+
+static void answer_free(answer_op *op)
+{
+    free(op->message);
+    free(op->msg);
+    free(op->lens);
+    free(op);
+}
 
 static void answer_apply(io_loop *l, void *arg)
 {
     answer_op *op = arg;
     connection *c = loop_find_conn(l, op->channel);
-    if (c && op->finish)
-        grpc_conn_finish(c, op->stream_id, op->status, op->message);
-    else if (c)
-        grpc_conn_send(c, op->stream_id, op->msg, op->len);
-    free(op->message);
-    free(op->msg);
-    free(op);
+    if (c)
+        grpc_conn_answer(c, op->stream_id, op->msg, op->lens ? op->lens : &op->len, op->n,
+                         op->finish, op->status, op->message);
+    answer_free(op);
 }
 
 static int answer_post(rmq_grpc_call *call, answer_op *op)
@@ -106,9 +116,7 @@ static int answer_post(rmq_grpc_call *call, answer_op *op)
     }
     loop_task *t = calloc(1, sizeof(*t));
     if (!t) {
-        free(op->message);
-        free(op->msg);
-        free(op);
+        answer_free(op);
         return RMQ_ENOMEM;
     }
     t->type = LT_CALL;
@@ -132,6 +140,7 @@ static int call_send(rmq_grpc_call *call, const void *msg, size_t len)
     if (len)
         memcpy(op->msg, msg, len);
     op->len = len;
+    op->n = 1;
     atomic_store(&call->sent_any, true);
     return answer_post(call, op);
 }
@@ -154,6 +163,56 @@ static int call_finish(rmq_grpc_call *call, int status, const char *message)
     if (message && !(op->message = strdup(message))) {
         free(op);
         return RMQ_ENOMEM;
+    }
+    return answer_post(call, op);
+}
+
+/* ABI 1.13: the messages and the finish as one loop task. */
+static int call_send_batch(rmq_grpc_call *call, const rmq_grpc_msg *msgs, size_t n,
+                           int finish_status, const char *finish_message)
+{
+    bool finish = finish_status != RMQ_GRPC_NO_FINISH;
+    if (!call || (n && !msgs) || (finish && (finish_status < 0 || finish_status > 16)))
+        return RMQ_EINVAL;
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!msgs[i].data && msgs[i].len)
+            return RMQ_EINVAL;
+        total += msgs[i].len;
+    }
+    if (atomic_load(&call->gone) || atomic_load(&call->finished))
+        return RMQ_ENOTCONN;
+    answer_op *op = calloc(1, sizeof(*op));
+    if (!op || (total && !(op->msg = malloc(total))) ||
+        (n && !(op->lens = malloc(n * sizeof(size_t)))) ||
+        (finish && finish_message && !(op->message = strdup(finish_message)))) {
+        if (op)
+            answer_free(op);
+        return RMQ_ENOMEM;
+    }
+    size_t at = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (msgs[i].len)
+            memcpy(op->msg + at, msgs[i].data, msgs[i].len);
+        op->lens[i] = msgs[i].len;
+        at += msgs[i].len;
+    }
+    op->len = total;
+    op->n = n;
+    if (n)
+        atomic_store(&call->sent_any, true);
+    if (finish) {
+        /* as call_finish: claimed once, on_done no longer told */
+        pthread_mutex_lock(&call->mu);
+        bool was = atomic_exchange(&call->finished, true);
+        call->on_done = NULL;
+        pthread_mutex_unlock(&call->mu);
+        if (was || atomic_load(&call->gone)) {
+            answer_free(op);
+            return RMQ_ENOTCONN;
+        }
+        op->finish = true;
+        op->status = finish_status;
     }
     return answer_post(call, op);
 }
@@ -559,6 +618,7 @@ void grpc_api_fill(rmq_host_api *a)
     a->grpc_release = call_release;
     a->grpc_send = call_send;
     a->grpc_finish = call_finish;
+    a->grpc_send_batch = call_send_batch;
     a->grpc_metadata = call_metadata;
     a->grpc_call_path = call_path;
     a->grpc_call_peer = call_peer;

@@ -22,7 +22,10 @@ void grpc_call_tick(connection *c, rmq_grpc_call *call, uint64_t now_ms);
 
 /* Loop thread: queue an answer on stream `stream_id` of connection c and
  * write what the session wants written (grpc_conn.c). */
-void grpc_conn_send(connection *c, int32_t stream_id, const uint8_t *msg, size_t len);
 void grpc_conn_finish(connection *c, int32_t stream_id, int status, const char *message);
+/* n messages (bytes one after another, lens[i] each), then the finish when
+ * `finish`, written out once (grpc_send_batch's loop side). */
+void grpc_conn_answer(connection *c, int32_t stream_id, const uint8_t *bytes, const size_t *lens,
+                      size_t n, bool finish, int status, const char *message);
 
 #endif

@@ -146,21 +146,32 @@ void grpc_conn_input(connection *c)
     }
 }
 
-void grpc_conn_send(connection *c, int32_t id, const uint8_t *msg, size_t len)
-{
-    if (!c->grpc || c->closing)
-        return;
-    if (grpc_h2_send_message(c->grpc->h2, id, msg, len) != 0)
-        grpc_h2_finish(c->grpc->h2, id, RMQ_GRPC_RESOURCE_EXHAUSTED, "out of memory");
-    pump(c);
-}
-
 void grpc_conn_finish(connection *c, int32_t id, int status, const char *message)
 {
     if (!c->grpc || c->closing)
         return;
     grpc_h2_finish(c->grpc->h2, id, status, message);
     pump(c);
+}
+
+void grpc_conn_answer(connection *c, int32_t id, const uint8_t *bytes, const size_t *lens, size_t n,
+                      bool finish, int status, const char *message)
+{
+    if (!c->grpc || c->closing)
+        return;
+    size_t at = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (grpc_h2_send_message(c->grpc->h2, id, bytes + at, lens[i]) != 0) {
+            /* out of memory: the stream ends here, nothing after it */
+            grpc_h2_finish(c->grpc->h2, id, RMQ_GRPC_RESOURCE_EXHAUSTED, "out of memory");
+            finish = false;
+            break;
+        }
+        at += lens[i];
+    }
+    if (finish)
+        grpc_h2_finish(c->grpc->h2, id, status, message);
+    pump(c); /* one write for the whole batch */
 }
 
 void grpc_conn_tick(connection *c)

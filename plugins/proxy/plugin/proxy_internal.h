@@ -93,6 +93,20 @@ static inline bool proxy_step_answered(atomic_int *phase)
 /* Answer a unary call with `msg` packed (protobuf-c). */
 int proxy_reply(proxy *px, rmq_grpc_call *call, const ProtobufCMessage *msg);
 
+/* Several answer messages handed to the host at once (proxy_replies.c):
+ * zero-initialise, add (packed now; the first failure sticks in err and
+ * is returned again), then flush, which sends them in order, finishes the
+ * call with finish_status unless it is RMQ_GRPC_NO_FINISH, and frees. */
+typedef struct proxy_replies {
+    uint8_t *buf; /* the packed messages one after another */
+    size_t used, cap;
+    size_t *lens;
+    size_t n, lens_cap;
+    int err;
+} proxy_replies;
+int proxy_replies_add(proxy_replies *r, const ProtobufCMessage *msg);
+int proxy_replies_flush(proxy *px, rmq_grpc_call *call, proxy_replies *r, int finish_status);
+
 /* A Status on the stack: code and message (a string that outlives the
  * pack, e.g. static or the caller's buffer). */
 void proxy_status(Apache__Rocketmq__V2__Status *st, Apache__Rocketmq__V2__Code code,
@@ -236,9 +250,12 @@ proxy_built *proxy_message_build(const uint8_t *record, size_t len);
 Apache__Rocketmq__V2__Message *proxy_message_of(proxy_built *pb);
 void proxy_message_free(proxy_built *pb);
 
-/* The POP answer (lrc < 0: none) to the ReceiveMessage client. */
+/* The POP answer (lrc < 0: none) to the ReceiveMessage client, in one
+ * hand-off to the host, which ends the call with finish_status too
+ * (RMQ_GRPC_NO_FINISH: left open) when every message could be built;
+ * returns < 0 (the call then left open) otherwise. */
 int proxy_receive_answer(proxy *px, rmq_grpc_call *call, int lrc, const rmq_cmd *resp,
-                         int64_t invisible, const char *broker);
+                         int64_t invisible, const char *broker, int finish_status);
 
 /* Long polling (proxy_receive_wait.c). The POP's pollTime as Java's proxy
  * computes it from long_polling_timeout and the deadline; -1 with *why

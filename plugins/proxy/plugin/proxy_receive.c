@@ -297,32 +297,45 @@ static int64_t start_offset_of(const char *info, int32_t qid, int64_t dflt)
     return dflt;
 }
 
-/* The POP's answer (or lrc < 0) to the client: status, messages, delivery
- * timestamp; takes resp. */
-int proxy_receive_answer(proxy *px, rmq_grpc_call *call, int lrc, const rmq_cmd *resp,
-                         int64_t invisible, const char *broker)
+static void add_status(proxy_replies *out, Apache__Rocketmq__V2__Code code, const char *message)
+{
+    Apache__Rocketmq__V2__Status st;
+    proxy_status(&st, code, message);
+    Apache__Rocketmq__V2__ReceiveMessageResponse r =
+        APACHE__ROCKETMQ__V2__RECEIVE_MESSAGE_RESPONSE__INIT;
+    r.content_case = APACHE__ROCKETMQ__V2__RECEIVE_MESSAGE_RESPONSE__CONTENT_STATUS;
+    r.status = &st;
+    proxy_replies_add(out, &r.base);
+}
+
+/* The answer messages of a POP's answer (or lrc < 0): status, messages,
+ * delivery timestamp. */
+static void receive_answer_build(proxy *px, proxy_replies *out, int lrc, const rmq_cmd *resp,
+                                 int64_t invisible, const char *broker)
 {
     const rmq_host_api *api = px->api;
-    int rc = 0;
-    if (lrc < 0)
-        return send_status(px, call, APACHE__ROCKETMQ__V2__CODE__PROXY_TIMEOUT, rmq_strerror(lrc));
+    if (lrc < 0) {
+        add_status(out, APACHE__ROCKETMQ__V2__CODE__PROXY_TIMEOUT, rmq_strerror(lrc));
+        return;
+    }
     int32_t code = api->cmd_code(resp);
-    if (code == PULL_NOT_FOUND || code == POLLING_TIMEOUT)
-        return send_status(px, call, APACHE__ROCKETMQ__V2__CODE__MESSAGE_NOT_FOUND,
-                           "no new message");
+    if (code == PULL_NOT_FOUND || code == POLLING_TIMEOUT) {
+        add_status(out, APACHE__ROCKETMQ__V2__CODE__MESSAGE_NOT_FOUND, "no new message");
+        return;
+    }
     if (code != 0) {
         const char *remark = api->cmd_remark(resp);
-        rc = send_status(px, call, code == 17 ? PX_TOPIC_NOT_FOUND : proxy_code_of_remoting(code),
-                         remark ? remark : "pop failed");
-        return rc;
+        add_status(out, code == 17 ? PX_TOPIC_NOT_FOUND : proxy_code_of_remoting(code),
+                   remark ? remark : "pop failed");
+        return;
     }
     const char *pop_time = api->cmd_ext_get(resp, "popTime");
     const char *revive = api->cmd_ext_get(resp, "reviveQid");
     const char *starts = api->cmd_ext_get(resp, "startOffsetInfo");
     size_t blen = 0;
     const uint8_t *body = api->cmd_body(resp, &blen);
-    rc = send_status(px, call, PX_OK, "OK");
-    for (size_t at = 0; rc == 0 && body && at < blen;) {
+    add_status(out, PX_OK, "OK");
+    for (size_t at = 0; out->err == 0 && body && at < blen;) {
         rec r;
         size_t n = rec_decode(body + at, blen - at, &r);
         if (!n)
@@ -339,23 +352,35 @@ int proxy_receive_answer(proxy *px, rmq_grpc_call *call, int lrc, const rmq_cmd 
                 APACHE__ROCKETMQ__V2__RECEIVE_MESSAGE_RESPONSE__INIT;
             m.content_case = APACHE__ROCKETMQ__V2__RECEIVE_MESSAGE_RESPONSE__CONTENT_MESSAGE;
             m.message = &b.m;
-            rc = proxy_reply(px, call, &m.base);
+            proxy_replies_add(out, &m.base);
         } else {
-            rc = RMQ_ENOMEM;
+            out->err = RMQ_ENOMEM;
         }
         msg_free(&b);
         at += n;
     }
-    if (rc == 0) {
+    if (out->err == 0) {
         Google__Protobuf__Timestamp ts;
         ts_of(&ts, (int64_t)api->now_wall_ms());
         Apache__Rocketmq__V2__ReceiveMessageResponse d =
             APACHE__ROCKETMQ__V2__RECEIVE_MESSAGE_RESPONSE__INIT;
         d.content_case = APACHE__ROCKETMQ__V2__RECEIVE_MESSAGE_RESPONSE__CONTENT_DELIVERY_TIMESTAMP;
         d.delivery_timestamp = &ts;
-        rc = proxy_reply(px, call, &d.base);
+        proxy_replies_add(out, &d.base);
     }
-    return rc;
+}
+
+/* One hand-off for the whole answer (a batch of 32 was 34 loop tasks);
+ * the messages built before a failure still go out, as they did one by
+ * one, and the call stays open for the caller to end. */
+int proxy_receive_answer(proxy *px, rmq_grpc_call *call, int lrc, const rmq_cmd *resp,
+                         int64_t invisible, const char *broker, int finish_status)
+{
+    proxy_replies out = {0};
+    receive_answer_build(px, &out, lrc, resp, invisible, broker);
+    int err = out.err;
+    int rc = proxy_replies_flush(px, call, &out, err ? RMQ_GRPC_NO_FINISH : finish_status);
+    return err ? err : rc;
 }
 
 int proxy_receive_message(rmq_grpc_call *call, const void *msg, size_t len, void *ud)
@@ -428,7 +453,7 @@ int proxy_receive_message(rmq_grpc_call *call, const void *msg, size_t len, void
         api->cmd_ext_set(pr, "pollTime", "0");
     rmq_cmd *resp = NULL;
     int lrc = proxy_broker_call(px, topic, broker, pr, &resp);
-    rc = proxy_receive_answer(px, call, lrc, resp, invisible, broker);
+    rc = proxy_receive_answer(px, call, lrc, resp, invisible, broker, RMQ_GRPC_OK);
     if (resp)
         api->cmd_free(resp);
 out:

@@ -95,7 +95,14 @@ static void wait_answered(int err, const rmq_cmd *resp, void *ud)
         r.status = &st;
         proxy_reply(w->px, w->call, &r.base);
     } else {
-        proxy_receive_answer(w->px, w->call, err, resp, w->invisible, w->broker);
+        /* the answer and the end in one hand-off; on failure the call is
+         * left open and ended here */
+        if (proxy_receive_answer(w->px, w->call, err, resp, w->invisible, w->broker, RMQ_GRPC_OK) ==
+            0) {
+            api->grpc_release(w->call);
+            free(w);
+            return;
+        }
     }
     /* RMQ_ENOTCONN when the client left meanwhile: nothing to tell */
     api->grpc_finish(w->call, RMQ_GRPC_OK, NULL);
@@ -126,8 +133,8 @@ int proxy_receive_wait(proxy *px, rmq_grpc_call *call, rmq_cmd *pop, int64_t inv
                                  wait_answered, w);
     if (rc < 0) {
         /* pop is freed by the failed call: the caller cannot fall back */
-        proxy_receive_answer(px, call, rc, NULL, invisible, w->broker);
-        api->grpc_finish(call, RMQ_GRPC_OK, NULL);
+        if (proxy_receive_answer(px, call, rc, NULL, invisible, w->broker, RMQ_GRPC_OK) != 0)
+            api->grpc_finish(call, RMQ_GRPC_OK, NULL);
         api->grpc_release(call);
         free(w);
     }

@@ -23,6 +23,11 @@
  *   Hang    unary             held and never answered: it ends when the
  *                             client cancels or disconnects (on_done) or at
  *                             a reload or shutdown (quiesce: UNAVAILABLE)
+ *   Burst   server-streaming  request "N SIZE STATUS": N messages of SIZE
+ *                             bytes ("<i>:" then byte i % 251), then status
+ *                             STATUS with grpc-message "burst", all in one
+ *                             grpc_send_batch (ABI 1.13; registered on a
+ *                             host that has it)
  * Executor "grpc" runs them all (Remote blocks on invoke_local).
  * Admin: `rmqhostctl grpc-echo-held` prints "held N ended_by_client M".
  */
@@ -82,6 +87,35 @@ static int repeat(rmq_grpc_call *call, const void *msg, size_t len, void *ud)
             return rc; /* the client left */
     }
     return g->api->grpc_finish(call, RMQ_GRPC_OK, NULL);
+}
+
+static int burst(rmq_grpc_call *call, const void *msg, size_t len, void *ud)
+{
+    grpc_echo *g = ud;
+    char text[64];
+    snprintf(text, sizeof(text), "%.*s", (int)(len < 63 ? len : 63), (const char *)msg);
+    unsigned n = 0, size = 0;
+    int status = 0;
+    if (sscanf(text, "%u %u %d", &n, &size, &status) != 3 || n > 4096 || size < 16 ||
+        size > 65536 || status < 0 || status > 16)
+        return g->api->grpc_finish(call, RMQ_GRPC_INVALID_ARGUMENT, "N SIZE STATUS");
+    rmq_grpc_msg *m = calloc(n ? n : 1, sizeof(*m));
+    unsigned char *bytes = malloc((size_t)n * size + 1);
+    int rc = RMQ_ENOMEM;
+    if (m && bytes) {
+        for (unsigned i = 0; i < n; i++) {
+            unsigned char *b = bytes + (size_t)i * size;
+            memset(b, (int)(i % 251), size);
+            int k = snprintf((char *)b, size, "%u:", i);
+            b[k] = (unsigned char)(i % 251); /* over snprintf's NUL */
+            m[i].data = b;
+            m[i].len = size;
+        }
+        rc = g->api->grpc_send_batch(call, m, n, status, "burst");
+    }
+    free(m);
+    free(bytes);
+    return rc;
 }
 
 static int chat(rmq_grpc_call *call, const void *msg, size_t len, void *ud)
@@ -301,6 +335,9 @@ static int grpc_echo_init(rmq_plugin_ctx *ctx, const rmq_host_api *api)
     int rc = api->declare_executor(ctx, "grpc", 4, 1024);
     for (size_t i = 0; rc == 0 && i < sizeof(methods) / sizeof(methods[0]); i++)
         rc = api->register_grpc_method(ctx, methods[i].path, methods[i].kind, methods[i].fn, g,
+                                       "grpc");
+    if (rc == 0 && api->abi_minor >= 13) /* grpc_send_batch */
+        rc = api->register_grpc_method(ctx, SERVICE "Burst", RMQ_GRPC_SERVER_STREAMING, burst, g,
                                        "grpc");
     if (rc == 0)
         rc = api->register_admin_command(ctx, "grpc-echo-held", "grpc-echo-held", held_admin, g);

@@ -45,7 +45,7 @@ extern "C" {
  * entries are appended to rmq_host_api; a plugin may test api->abi_minor (or
  * api->size) before calling an entry newer than the one it was built for. */
 #define RMQ_ABI_MAJOR 1
-#define RMQ_ABI_MINOR 12
+#define RMQ_ABI_MINOR 13
 
 #if defined(__GNUC__)
 #define RMQ_EXPORT __attribute__((visibility("default")))
@@ -267,6 +267,16 @@ typedef int (*rmq_grpc_handler_fn)(rmq_grpc_call *call, const void *msg, size_t 
  * handler that held the call is still running. grpc_send / grpc_finish
  * answer RMQ_ENOTCONN from now on; the plugin still owes grpc_release. */
 typedef void (*rmq_grpc_done_fn)(rmq_grpc_call *call, void *ud);
+
+/* ABI 1.13: one answer message of grpc_send_batch (serialized bytes; an
+ * empty message is a non-NULL data of length 0). */
+typedef struct rmq_grpc_msg {
+    const void *data;
+    size_t len;
+} rmq_grpc_msg;
+
+/* grpc_send_batch's finish_status when the call stays open. */
+#define RMQ_GRPC_NO_FINISH (-1)
 
 /* gRPC status codes used with grpc_finish. */
 #define RMQ_GRPC_OK 0
@@ -612,7 +622,21 @@ typedef struct rmq_host_api {
     int (*register_client_processor)(rmq_plugin_ctx *ctx, int32_t code, rmq_client_request_fn fn,
                                      void *ud);
 
-    void *reserved[9]; /* grows here; never reordered */
+    /* -- ABI 1.13 -- */
+    /* grpc_send of msgs[0..n) in order then, unless finish_status is
+     * RMQ_GRPC_NO_FINISH, grpc_finish(call, finish_status, finish_message):
+     * the same frames in the same order as those separate calls, handed to
+     * the connection's I/O loop in one go (one wake-up of the loop from
+     * another thread instead of n + 1). Bytes copied. Same threads and
+     * rules as grpc_send / grpc_finish; HTTP/2 flow control is unchanged
+     * (what the client's window cannot take yet waits in the stream's
+     * queue). n may be 0 (a finish alone). RMQ_EINVAL: a bad argument
+     * (nothing sent); RMQ_ENOTCONN: the client is gone or the call already
+     * finished (nothing sent). */
+    int (*grpc_send_batch)(rmq_grpc_call *call, const rmq_grpc_msg *msgs, size_t n,
+                           int finish_status, const char *finish_message);
+
+    void *reserved[8]; /* grows here; never reordered */
 } rmq_host_api;
 
 /* Flags of register_processor_flags (ABI 1.4). */

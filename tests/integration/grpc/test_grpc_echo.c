@@ -10,7 +10,9 @@
  * RST_STREAM or its disconnection or, for a client that does not cancel at
  * its deadline, by the server's DEADLINE_EXCEEDED (the plugin's on_done
  * counts them all), and
- * answered by quiesce at a hot reload. */
+ * answered by quiesce at a hot reload. ABI 1.13 grpc_send_batch (Burst):
+ * many messages and a status in one call arrive in order and whole when
+ * they are far larger than the client's HTTP/2 flow-control window. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
