@@ -59,6 +59,14 @@ static int info_set_broker_id(void *ud, int64_t id)
     return 0;
 }
 
+/* The store's HA master when a slave reports for the first time: the
+ * route may have lost this master meanwhile (see broker_service.h). */
+static int info_register_now(void *ud)
+{
+    bcm_registration_request_now(ud);
+    return 0;
+}
+
 bool bcm_is_oneway(bcm_ctx *c, const rmq_cmd *cmd)
 {
     return (c->api->cmd_flag(cmd) & RMQ_CMD_FLAG_ONEWAY) != 0;
@@ -228,6 +236,7 @@ static int bcm_init(rmq_plugin_ctx *pctx, const rmq_host_api *api)
     c->info_table.identity = info_identity;
     c->info_table.master_addrs = info_master_addrs;
     c->info_table.set_broker_id = info_set_broker_id;
+    c->info_table.register_now = info_register_now;
     if ((rc = api->export_service(pctx, RMQ_BROKER_INFO_SERVICE, RMQ_BROKER_INFO_VERSION,
                                   &c->info_table, c)) != 0 ||
         (rc = bcm_export_broker_meta(c)) != 0)

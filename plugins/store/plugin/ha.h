@@ -109,6 +109,9 @@ void ha_fini(store_plugin *sp);
 /* Threads and the HA port of the current role; stopped before the engine
  * closes (reload export) and started once it is open. */
 int ha_start(store_plugin *sp);
+/* Ask broker-client-mgr (service broker.info) to register with the
+ * NameServers at once; nothing when it is absent or too old. Any thread. */
+void ha_register_now(store_plugin *sp);
 void ha_stop(store_plugin *sp);
 static inline ha_role ha_current_role(store_plugin *sp)
 {

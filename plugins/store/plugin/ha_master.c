@@ -199,6 +199,14 @@ static void on_report(ha_conn *c, int64_t v)
         atomic_store(&c->next, start);
         sp->api->log(sp->ctx, RMQ_LOG_INFO, "HA slave %s: first report %lld, streaming from %lld",
                      c->peer, (long long)v, (long long)start);
+        /* A slave that was this broker's master a moment ago (restarted on
+         * its old conf.d, then demoted) registered as brokerId 0 and then 1
+         * from one address, and the NameServer dropped our brokerId 0 entry
+         * with its own (Java's rule): without a registration now the route
+         * would name no master until our next periodic one (up to
+         * registerNameServerPeriod). One extra REGISTER_BROKER per slave
+         * connection costs nothing otherwise. */
+        ha_register_now(sp);
     }
     int64_t now = (int64_t)wall_ms();
     atomic_store(&c->ack_wall_ms, now);

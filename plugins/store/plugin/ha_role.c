@@ -49,6 +49,21 @@ static void align_broker_id(store_plugin *sp, ha_role role, bool force)
     sp->api->service_release(sp->ctx, ref);
 }
 
+void ha_register_now(store_plugin *sp)
+{
+    const void *tbl = NULL;
+    void *ud = NULL;
+    rmq_service_ref ref;
+    if (sp->api->service_acquire(sp->ctx, RMQ_BROKER_INFO_SERVICE, RMQ_BROKER_INFO_VERSION, &tbl,
+                                 &ud, &ref) != 0)
+        return;
+    const rmq_broker_info_v1 *bi = tbl;
+    if (bi->size >= offsetof(rmq_broker_info_v1, register_now) + sizeof bi->register_now &&
+        bi->register_now)
+        bi->register_now(ud);
+    sp->api->service_release(sp->ctx, ref);
+}
+
 static void apply_role(store_plugin *sp, ha_role role)
 {
     atomic_store(&sp->role, (int)role);

@@ -906,12 +906,61 @@ static void test_registration_settings_apply_at_once_and_persist(void **state)
     rmq_cmd_free(reg);
 }
 
+/* A master registers with the NameServers again as soon as a slave first
+ * reports on its HA port (a demoted former master's registrations, brokerId
+ * 0 then 1 from one address, make the NameServer drop this master's entry:
+ * README's failover runbook). The registrations of the start are let pass
+ * until WAIT_MS of silence; the period is 60 s, so without the slave's
+ * report no registration could come within the next WAIT_MS. */
+static void test_master_registers_when_a_slave_first_reports(void **state)
+{
+    fixture *f = *state;
+    fake_ns *n = &f->fake;
+    fake_ns_open(n);
+    f->has_fake = true;
+    const char *servers[] = {"broker", NULL};
+    assert_int_equal(rmq_td_init(&f->d, servers, NULL), 0);
+    char settings[300], store[200];
+    snprintf(settings, sizeof settings,
+             "brokerName = \"broker-ha\"; namesrvAddr = \"127.0.0.1:%d\";\n"
+             "registerNameServerPeriod = 60000;\n",
+             n->port);
+    int ha_port = rmq_tc_free_port();
+    snprintf(store, sizeof store,
+             "mappedFileSizeCommitLog = 1048576; brokerRole = \"ASYNC_MASTER\"; "
+             "haListenPort = %d;",
+             ha_port);
+    assert_int_equal(
+        rmq_td_add_plugin(&f->d, "broker-client-mgr", "broker-client-mgr", "broker", settings), 0);
+    assert_int_equal(rmq_td_add_plugin(&f->d, "store", "store", "broker", store), 0);
+    assert_int_equal(rmq_td_start(&f->d, NULL), 0);
+    rmq_cmd *reg = fake_ns_next_register(n, true);
+    assert_non_null(reg);
+    rmq_cmd_free(reg);
+    while ((reg = fake_ns_next_register(n, true)) != NULL) /* until WAIT_MS of silence */
+        rmq_cmd_free(reg);
+
+    /* a raw HA slave: connect, report offset 0 (8 bytes, big-endian) */
+    int fd = rmq_tc_connect(ha_port);
+    assert_true(fd >= 0);
+    unsigned char report[8] = {0};
+    assert_int_equal(write(fd, report, sizeof report), (ssize_t)sizeof report);
+    reg = fake_ns_next_register(n, true);
+    close(fd);
+    assert_non_null(reg); /* none within WAIT_MS: the report did not make it register */
+    assert_string_equal(rmq_cmd_ext_get(reg, "brokerId"), "0");
+    assert_string_equal(rmq_cmd_ext_get(reg, "brokerName"), "broker-ha");
+    rmq_cmd_free(reg);
+}
+
 /* argv[1]: a cmocka name pattern to run only those tests */
 int main(int argc, char **argv)
 {
     if (argc > 1)
         cmocka_set_test_filter(argv[1]);
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_master_registers_when_a_slave_first_reports, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_registers_with_live_nameserver_despite_a_dead_one,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_heartbeats_notify_group_and_register_retry_topic,

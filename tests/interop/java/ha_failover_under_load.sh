@@ -13,9 +13,9 @@
 #     again (on the promoted broker: the only one alive).
 #  3. still under load: the old master's process starts again on its old
 #     store and conf.d (runbook step 4) and `rmqhostctl demote NEW_MASTER_HA`
-#     makes it a slave of the promoted broker; it reports to it; the new
-#     master registers again (`mqadmin updateBrokerConfig` brokerPermission
-#     6: the restarted old master had taken brokerId 0 in the route) and
+#     makes it a slave of the promoted broker; it reports to it, which makes
+#     the new master register again at once (the restarted old master had
+#     taken brokerId 0 in the route, then left it empty as brokerId 1), and
 #     `mqadmin clusterList` names it BID 0, the demoted broker BID 1; sends
 #     stay SEND_OK.
 #  4. the producer stops; GLoad has got every acknowledged msgId (at least
@@ -163,18 +163,11 @@ reports_to "$work/slave" || {
   fail "the demoted broker never reported to the promoted one"
 }
 "$ctl" -c "$work/master/conf.d" ha | tee "$work/demoted-ha.out"
-# Runbook step 4's last part: the restarted old master registered as
-# brokerId 0 (its conf.d says master) in the new master's place, then as
-# brokerId 1 when demoted: the NameServer names no master until the new
-# master registers again (every 30 s). mqadmin updateBrokerConfig of
-# brokerPermission makes it register at once (as Java's broker does).
-RMQ_JAVA_HOME_DIR="$work/java-home-admin" "$RMQ_TIED" sh "$java_dir/java_peer.sh" "$peers" tools-4.9.8 \
-  org.apache.rocketmq.tools.command.MQAdminStartup updateBrokerConfig -n "$ns_addr" \
-  -b "127.0.0.1:$sport" -k brokerPermission -v 6 >"$work/update-config.out" 2>&1 &
-pid=$!
-started_pids+=("$pid")
-wait "$pid" || { cat "$work/update-config.out"; fail "mqadmin updateBrokerConfig on the new master failed"; }
-echo "$(date +%T.%3N) the new master registers again (mqadmin updateBrokerConfig brokerPermission 6)"
+# The restarted old master registered as brokerId 0 (its conf.d says
+# master) in the new master's place, then as brokerId 1 when demoted; the
+# new master registers again as soon as the demoted broker first reports to
+# it (store's HA master -> broker.info register_now), so the route names it
+# again without an operator's step.
 # mqadmin clusterList: the new master is BID 0, the demoted broker BID 1
 route_ok=0
 for _ in $(seq 1 20); do

@@ -42,6 +42,11 @@ typedef struct rmq_broker_info_v1 {
     /* Change this broker's id (promotion: 0; demotion: >= 1) and register
      * with the NameServers again at once. 0 or a negative rmq error. */
     int (*set_broker_id)(void *table_ud, int64_t broker_id);
+    /* -- appended for failover (check `size` before calling) -- */
+    /* Register with the NameServers again at once, identity unchanged (a
+     * master whose new slave just reported: a demoted former master's
+     * registrations can have taken brokerId 0 out of the route). 0. */
+    int (*register_now)(void *table_ud);
 } rmq_broker_info_v1;
 
 /* ---- event "broker.consumer_group" ------------------------------------------ */
