@@ -26,61 +26,8 @@ fi
 source "$(dirname "$0")/../../../support/all_in_one_conf.sh"
 
 dir=$(mktemp -d "${TMPDIR:-/tmp}/rmq-proxy-cluster-reg.XXXXXX")
-pids=()
-names=()
-cleanup() {
-  local rc=$? i st
-  for i in "${!pids[@]}"; do
-    kill -TERM "${pids[$i]}" 2>/dev/null || true
-  done
-  for i in "${!pids[@]}"; do
-    st=0
-    for _ in $(seq 1 100); do
-      kill -0 "${pids[$i]}" 2>/dev/null || break
-      sleep 0.1
-    done
-    kill -KILL "${pids[$i]}" 2>/dev/null || true
-    wait "${pids[$i]}" 2>/dev/null || st=$?
-    local log=$dir/${names[$i]}/daemon.log
-    if [[ $st -ne 0 ]] || grep -qE 'Sanitizer|runtime error:' "$log" 2>/dev/null; then
-      echo "rmqhostd ${names[$i]} exited with status $st or reported a sanitizer error; its log:" >&2
-      tail -n 40 "$log" >&2
-      rc=1
-    fi
-  done
-  if [[ $rc -ne 0 ]]; then
-    for i in "${!names[@]}"; do
-      echo "---- ${names[$i]} log (tail)" >&2
-      tail -n 20 "$dir/${names[$i]}/daemon.log" >&2 || true
-    done
-  fi
-  [[ -n ${RMQ_TEST_KEEP:-} ]] || rm -rf "$dir"
-  exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 143' TERM INT
-
-# launch NAME SERVER: starts rmqhostd on $dir/NAME/conf.d (in this shell:
-# the trap must see its pid) and sets launched_addr to SERVER's address
-launch() {
-  local name=$1 server=$2 addrs=$dir/$1/state/listen.addrs
-  "$RMQ_BIN/rmq_tied" "$RMQ_BIN/rmqhostd" -c "$dir/$name/conf.d" >"$dir/$name/daemon.log" 2>&1 &
-  pids+=($!)
-  names+=("$name")
-  for _ in $(seq 1 100); do
-    [[ -f $addrs ]] && break
-    kill -0 "${pids[-1]}" 2>/dev/null || break
-    sleep 0.1
-  done
-  local a
-  a=$(awk -v s="$server" '$1 == s {print $2}' "$addrs" 2>/dev/null || true)
-  if [[ -z $a ]]; then
-    echo "rmqhostd $name did not start its $server server; its log:" >&2
-    cat "$dir/$name/daemon.log" >&2
-    return 1
-  fi
-  launched_addr=$a
-}
+# shellcheck source=cluster_daemons.sh
+source "$(dirname "$0")/cluster_daemons.sh"
 
 ns=$(free_port)
 write_all_in_one_conf "$dir/a" "$plugins" "$ns" 1 \
