@@ -13,6 +13,12 @@
  *                                               periodic command never ends)
  *     @producer TAB GROUP TAB NAMESRV           start a producer (producer tables)
  *     @consumer TAB GROUP TAB TOPIC TAB NAMESRV start a push consumer (online group)
+ *     @tracedsend TAB VAR TAB GROUP TAB TOPIC TAB NAMESRV
+ *                                               start a producer with message
+ *                                               trace on, send one message, VAR :=
+ *                                               its msgId; the producer stays up
+ *                                               so its trace is surely sent (see
+ *                                               tracedSend)
  *   ${VAR} in a field is replaced by a captured or -D-given (-Dmqa.VAR=...) value.
  *   ROCKETMQ_HOME holds conf/tools.yml (the ACL credentials mqadmin signs with)
  *   and conf/logback_tools.xml.
@@ -143,6 +149,10 @@ public final class MqadminBatch {
                     case "@consumer":
                         startConsumer(expand(f[1]), expand(f[2]), expand(f[3]));
                         continue;
+                    case "@tracedsend":
+                        vars.put(f[1], tracedSend(expand(f[2]), expand(f[3]), expand(f[4])));
+                        realOut.println("captured " + f[1] + "=" + vars.get(f[1]));
+                        continue;
                     default:
                         break;
                 }
@@ -221,6 +231,27 @@ public final class MqadminBatch {
         p.start();
         clients.add(p::shutdown);
         System.out.println("producer " + group + " started");
+    }
+
+    /*
+     * `mqadmin sendMessage -m true` shuts its producer down right after the
+     * send; the 4.9.8 trace dispatcher's shutdown waits only until the trace
+     * is handed to its executor, not until the asynchronous trace send is
+     * done, so on a loaded machine the trace record is sometimes never sent
+     * (the same with a Java broker). A producer that stays up until the end
+     * of the run sends its trace for sure, so queryMsgTraceById has one to find.
+     */
+    private String tracedSend(String group, String topic, String namesrv) throws Exception {
+        org.apache.rocketmq.client.producer.DefaultMQProducer p =
+            new org.apache.rocketmq.client.producer.DefaultMQProducer(group,
+                (org.apache.rocketmq.remoting.RPCHook) rpcHook, true, null);
+        p.setNamesrvAddr(namesrv);
+        p.setInstanceName("mqa-traced-producer");
+        p.start();
+        clients.add(p::shutdown);
+        org.apache.rocketmq.common.message.Message m = new org.apache.rocketmq.common.message.Message(
+            topic, "TagT", "MqaTraceKey", "traced".getBytes(StandardCharsets.UTF_8));
+        return p.send(m).getMsgId();
     }
 
     private void startConsumer(String group, String topic, String namesrv) throws Exception {

@@ -62,7 +62,7 @@ EXPECT = {
     "20_queryMsgById": [("re", r"^OffsetID:\s+[0-9A-F]{32}$"), ("re", r"^Topic:\s+MqaTopic$"),
                         ("re", r"^Keys:\s+\[MqaKey1\]$"), ("re", r"^Queue Offset:\s+0$")],
     "21_queryMsgTraceById": [("re", r"^#Type\s+#ProducerGroup"),
-                             ("re", r"^Pub\s+\d+\s+127\.0\.0\.1\s+\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\s+"
+                             ("re", r"^Pub\s+MqaTraceGroup\s+127\.0\.0\.1\s+\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\s+"
                                     r"\d+ms\s+success")],
     "22_printMsg": [("has", "MessageQueue [topic=MqaTopic, brokerName=broker-mqa, queueId=1]"),
                     ("has", "BODY: hello-mqadmin")],
