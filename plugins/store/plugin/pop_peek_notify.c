@@ -273,7 +273,19 @@ static int notification_process(rmq_request *req, const rmq_cmd *cmd, void *ud)
     if (hold) {
         int64_t poll = 0;
         (void)java_parse_long(sp->api->cmd_ext_get(cmd, "pollTime"), &poll);
-        return pop_hold_request(sp, req, poll);
+        int counted = pop_poll_enter(sp, cmd);
+        if (counted != RMQ_EBUSY) {
+            int rc = pop_hold_request(sp, req, poll);
+            if (rc != RMQ_DEFERRED && counted == 0)
+                pop_poll_leave(sp, cmd);
+            return rc;
+        }
+        /* Java's NotificationProcessor: SUCCESS, hasMsg false, pollingFull */
+        r = sp->api->cmd_new_response(cmd, RC_SUCCESS, NULL);
+        if (r) {
+            sp->api->cmd_ext_set(r, "hasMsg", "false");
+            sp->api->cmd_ext_set(r, "pollingFull", "true");
+        }
     }
     if (!r) {
         sp->api->request_fail(req, "java.lang.OutOfMemoryError");
