@@ -23,6 +23,7 @@ typedef struct look_req {
     int32_t queue_id, max_msgs;
     int64_t poll_ms;
     bool order;
+    const char *attempt_id; /* NOTIFICATION's attemptId (order: pop_attempt.c) */
 } look_req;
 
 /* The header fields a request of `code` needs (CFNotNull in Java). 0 or -1
@@ -39,6 +40,7 @@ static int look_parse(store_plugin *sp, const rmq_cmd *cmd, int32_t code, look_r
     const char *poll = code == POP_NOTIFICATION ? a->cmd_ext_get(cmd, "pollTime") : "0";
     const char *order = a->cmd_ext_get(cmd, "order");
     k->order = order && strcmp(order, "true") == 0;
+    k->attempt_id = a->cmd_ext_get(cmd, "attemptId");
     const char *missing = !k->group   ? "consumerGroup"
                           : !k->topic ? "topic"
                           : !qid      ? "queueId"
@@ -218,6 +220,10 @@ static bool queue_has_msg(store_plugin *sp, pop_state *st, const look_req *k, in
     int64_t start;
     pthread_mutex_lock(&st->mu);
     const pop_queue *q = st->closed ? NULL : queue_of(st, k, qid);
+    if (q && k->order && q->n && pop_attempt_same(pop_service_of(sp), q, k->attempt_id)) {
+        pthread_mutex_unlock(&st->mu);
+        return true; /* the POP repeating this attempt gets the batch again */
+    }
     if (q && k->order && pop_queue_order_locked(q, now)) {
         pthread_mutex_unlock(&st->mu);
         return false; /* Java: ConsumerOrderInfoManager.checkBlock */

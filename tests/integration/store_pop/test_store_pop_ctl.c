@@ -246,6 +246,31 @@ static void notification_polling_full(void **state)
         close(fds[i]);
 }
 
+/* An order NOTIFICATION (no wait) of group AG on PF: its hasMsg. */
+static bool order_has_msg(fixture *f, const char *attempt)
+{
+    const char *kv[] = {"consumerGroup",
+                        "AG",
+                        "topic",
+                        "PF",
+                        "queueId",
+                        "-1",
+                        "pollTime",
+                        "0",
+                        "bornTime",
+                        "1700000000000",
+                        "order",
+                        "true",
+                        "attemptId",
+                        attempt,
+                        NULL};
+    rmq_cmd *r = call(f, rmq_tc_request(200054, next_opaque++, kv));
+    assert_int_equal(r->code, 0);
+    bool has = strcmp(rmq_cmd_ext_get(r, "hasMsg"), "true") == 0;
+    rmq_cmd_free(r);
+    return has;
+}
+
 /* Offsets of the records of a POP answer, as "o1,o2,...". */
 static void offsets_of(const rmq_cmd *r, char *out, size_t cap)
 {
@@ -292,6 +317,9 @@ static void order_pop_attempt_id_repeats_batch(void **state)
     r = call(f, pop_request("AG", "PF", -1, 2, true, 0, NULL));
     assert_int_equal(r->code, 19);
     rmq_cmd_free(r);
+    /* NOTIFICATION says the same (Java's checkBlock with the attemptId) */
+    assert_false(order_has_msg(f, "attempt-2"));
+    assert_true(order_has_msg(f, "attempt-1"));
     r = call(f, pop_request("AG", "PF", -1, 2, true, 0, "attempt-1"));
     assert_int_equal(r->code, 0); /* the same batch again */
     offsets_of(r, offs, sizeof offs);
