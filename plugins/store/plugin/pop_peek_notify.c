@@ -266,8 +266,10 @@ rmq_cmd *pop_notification_run(store_plugin *sp, const rmq_cmd *cmd, bool may_hol
     /* after the wait too: SUCCESS with hasMsg false (Java answers the held
      * request through the processor again) */
     rmq_cmd *r = a->cmd_new_response(cmd, RC_SUCCESS, NULL);
-    if (r)
+    if (r) {
         a->cmd_ext_set(r, "hasMsg", has ? "true" : "false");
+        a->cmd_ext_set(r, "pollingFull", "false"); /* Java's header always has it */
+    }
     return r;
 }
 

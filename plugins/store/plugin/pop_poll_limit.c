@@ -155,5 +155,7 @@ rmq_cmd *pop_polling_full_answer(store_plugin *sp, const rmq_cmd *cmd)
     store_ext_i64(sp, r, "invisibleTime", invisible);
     store_ext_i64(sp, r, "reviveQid", order && strcmp(order, "true") == 0 ? 999 : 0);
     store_ext_i64(sp, r, "restNum", 0);
+    a->cmd_ext_set(r, "startOffsetInfo", "");
+    a->cmd_ext_set(r, "msgOffsetInfo", "");
     return r;
 }

@@ -396,9 +396,13 @@ static int pop_collect(store_plugin *sp, const pop_req *p, pull_req *filter, int
                 rp.resend = q->n && pop_attempt_same(ps, q, p->attempt_id);
                 /* one in-flight batch per queue: locked while any of it is invisible */
                 bool locked = !rp.resend && pop_queue_order_locked(q, now);
-                if (!locked && q->n)
+                if (!locked && q->n) {
                     redeliver(sp, q, &rp, now, max_times, &room, o, &jb, offs, &noffs);
-                else if (!locked)
+                    /* Java reads the repeat from the committed offset: room
+                     * left after the batch takes newer messages too */
+                    if (rp.resend && room > 0)
+                        pop_new(sp, q, p, filter, now, &room, o, &jb, offs, &noffs);
+                } else if (!locked)
                     pop_new(sp, q, p, filter, now, &room, o, &jb, offs, &noffs);
             } else {
                 redeliver(sp, q, p, now, max_times, &room, o, &jb, offs, &noffs);
