@@ -5,10 +5,13 @@
  * (topic, group) is set by 401 and kept in <config_dir>/messageRequestMode.json
  * (Java's file and layout); without one it is PULL (Java's
  * defaultMessageRequestMode), %RETRY% topics always PULL. In POP mode with
- * popShareQueueNum <= 0 every consumer gets every queue as queueId -1 (POP
- * over all queues); otherwise the queues are split by the client's strategy
- * (AVG / AVG_BY_CIRCLE) over the group's sorted client ids, as Java's
- * QueryAssignmentProcessor does. */
+ * popShareQueueNum <= 0, or >= the number of clients - 1, every consumer
+ * gets every queue as queueId -1 (POP over all queues); with more clients
+ * than queues each POP client gets one queue (its index modulo the queue
+ * count); otherwise the queues are split by the client's strategy (AVG /
+ * AVG_BY_CIRCLE) over the group's sorted client ids and a POP client also
+ * gets the queues of the popShareQueueNum clients after it, as Java's
+ * QueryAssignmentProcessor (allocate4Pop) does. */
 #include "broker_context.h"
 
 #include <stdio.h>
@@ -138,8 +141,14 @@ static int process_query_assignment(rmq_request *req, const rmq_cmd *cmd, void *
         int *qs = known ? calloc((size_t)nq * (ncid + 1), sizeof *qs) : NULL;
         if (qs) {
             list = json_array();
-            if (strcmp(mode, "POP") == 0 && share <= 0) {
+            bool pop = strcmp(mode, "POP") == 0;
+            if (pop && (share <= 0 || share >= (int)ncid - 1)) {
+                /* Java's allocate4Pop: no sharing asked, or every client would
+                 * share every other one's queues: all queues to each */
                 json_array_append_new(list, assignment(c, topic, -1, mode));
+            } else if (index >= 0 && pop && ncid > (size_t)nq) {
+                /* more clients than queues: one each, so every client pops */
+                json_array_append_new(list, assignment(c, topic, index % nq, mode));
             } else if (index >= 0) {
                 int k = allocate(strategy, index, (int)ncid, nq, qs);
                 /* POP with popShareQueueNum N: also the queues of the N

@@ -31,6 +31,7 @@
 #define DEFAULT_INVISIBLE_MS 30000
 #define PULL_NOT_FOUND 19
 #define POLLING_TIMEOUT 210
+#define POLLING_FULL 209
 #define NO_MESSAGE 208
 #define SYSFLAG_BORNHOST_V6 0x10
 #define SYSFLAG_STOREHOST_V6 0x20
@@ -323,6 +324,10 @@ static void receive_answer_build(proxy *px, proxy_replies *out, int lrc, const r
         add_status(out, APACHE__ROCKETMQ__V2__CODE__MESSAGE_NOT_FOUND, "no new message");
         return;
     }
+    if (code == POLLING_FULL) { /* Java's ReceiveMessageResponseStreamWriter */
+        add_status(out, PX_TOO_MANY_REQUESTS, "polling full");
+        return;
+    }
     if (code != 0) {
         const char *remark = api->cmd_remark(resp);
         add_status(out, code == 17 ? PX_TOPIC_NOT_FOUND : proxy_code_of_remoting(code),
@@ -446,6 +451,11 @@ int proxy_receive_message(rmq_grpc_call *call, const void *msg, size_t len, void
         "exp",           exp,    "order",         order,  NULL};
     for (size_t i = 0; kv[i]; i += 2)
         api->cmd_ext_set(pr, kv[i], kv[i + 1]);
+    /* a FIFO client repeats a receive whose answer it lost with the same
+     * attempt_id: the store hands that batch out again (Java's proxy
+     * passes it on as the POP's attemptId) */
+    if (req->attempt_id && *req->attempt_id)
+        api->cmd_ext_set(pr, "attemptId", req->attempt_id);
     /* a long poll waits in the store without holding this thread */
     if (poll_ms > 0 && proxy_receive_wait(px, call, pr, invisible, broker) == 0)
         goto out;

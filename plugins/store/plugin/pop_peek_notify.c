@@ -23,6 +23,7 @@ typedef struct look_req {
     int32_t queue_id, max_msgs;
     int64_t poll_ms;
     bool order;
+    const char *attempt_id; /* NOTIFICATION's attemptId (order: pop_attempt.c) */
 } look_req;
 
 /* The header fields a request of `code` needs (CFNotNull in Java). 0 or -1
@@ -39,6 +40,7 @@ static int look_parse(store_plugin *sp, const rmq_cmd *cmd, int32_t code, look_r
     const char *poll = code == POP_NOTIFICATION ? a->cmd_ext_get(cmd, "pollTime") : "0";
     const char *order = a->cmd_ext_get(cmd, "order");
     k->order = order && strcmp(order, "true") == 0;
+    k->attempt_id = a->cmd_ext_get(cmd, "attemptId");
     const char *missing = !k->group   ? "consumerGroup"
                           : !k->topic ? "topic"
                           : !qid      ? "queueId"
@@ -218,6 +220,10 @@ static bool queue_has_msg(store_plugin *sp, pop_state *st, const look_req *k, in
     int64_t start;
     pthread_mutex_lock(&st->mu);
     const pop_queue *q = st->closed ? NULL : queue_of(st, k, qid);
+    if (q && k->order && q->n && pop_attempt_same(pop_service_of(sp), q, k->attempt_id)) {
+        pthread_mutex_unlock(&st->mu);
+        return true; /* the POP repeating this attempt gets the batch again */
+    }
     if (q && k->order && pop_queue_order_locked(q, now)) {
         pthread_mutex_unlock(&st->mu);
         return false; /* Java: ConsumerOrderInfoManager.checkBlock */
@@ -260,8 +266,10 @@ rmq_cmd *pop_notification_run(store_plugin *sp, const rmq_cmd *cmd, bool may_hol
     /* after the wait too: SUCCESS with hasMsg false (Java answers the held
      * request through the processor again) */
     rmq_cmd *r = a->cmd_new_response(cmd, RC_SUCCESS, NULL);
-    if (r)
+    if (r) {
         a->cmd_ext_set(r, "hasMsg", has ? "true" : "false");
+        a->cmd_ext_set(r, "pollingFull", "false"); /* Java's header always has it */
+    }
     return r;
 }
 
@@ -273,7 +281,19 @@ static int notification_process(rmq_request *req, const rmq_cmd *cmd, void *ud)
     if (hold) {
         int64_t poll = 0;
         (void)java_parse_long(sp->api->cmd_ext_get(cmd, "pollTime"), &poll);
-        return pop_hold_request(sp, req, poll);
+        int counted = pop_poll_enter(sp, cmd);
+        if (counted != RMQ_EBUSY) {
+            int rc = pop_hold_request(sp, req, poll);
+            if (rc != RMQ_DEFERRED && counted == 0)
+                pop_poll_leave(sp, cmd);
+            return rc;
+        }
+        /* Java's NotificationProcessor: SUCCESS, hasMsg false, pollingFull */
+        r = sp->api->cmd_new_response(cmd, RC_SUCCESS, NULL);
+        if (r) {
+            sp->api->cmd_ext_set(r, "hasMsg", "false");
+            sp->api->cmd_ext_set(r, "pollingFull", "true");
+        }
     }
     if (!r) {
         sp->api->request_fail(req, "java.lang.OutOfMemoryError");

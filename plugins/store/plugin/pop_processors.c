@@ -73,6 +73,8 @@ typedef struct pop_req {
     int32_t queue_id, max_msgs, init_mode;
     int64_t invisible, poll_ms;
     bool order;
+    const char *attempt_id; /* attemptId (5.x), NULL when absent */
+    bool resend; /* this queue's in-flight batch goes out again as it is (pop_attempt.c) */
 } pop_req;
 
 /* The subscription as PULL filters it (pull_filter.c): TAG hash codes, or
@@ -220,7 +222,7 @@ static void redeliver(store_plugin *sp, pop_queue *q, const pop_req *p, int64_t 
                       int32_t max_times, int *room, pop_out *o, pop_journal_buf *jb, int64_t *offs,
                       int *noffs)
 {
-    if (q->n == 0 || q->next_visible > now)
+    if (q->n == 0 || (!p->resend && q->next_visible > now))
         return;
     int64_t next_visible = INT64_MAX;
     bool walked_all = true;
@@ -229,7 +231,7 @@ static void redeliver(store_plugin *sp, pop_queue *q, const pop_req *p, int64_t 
         if (!slot)
             continue;
         pop_inflight e = *slot;
-        if (e.pop_time + e.invisible > now) {
+        if (!p->resend && e.pop_time + e.invisible > now) {
             if (e.pop_time + e.invisible < next_visible)
                 next_visible = e.pop_time + e.invisible;
             continue;
@@ -245,14 +247,15 @@ static void redeliver(store_plugin *sp, pop_queue *q, const pop_req *p, int64_t 
             pop_inflight_remove(q, e.offset);
             continue;
         }
-        if (e.deliveries > max_times) {
+        if (!p->resend && e.deliveries > max_times) {
             pop_to_dlq(sp, q, res.data, res.len, e.deliveries - 1);
             free(res.data);
             pop_journal_ack(jb, q, e.offset);
             pop_inflight_remove(q, e.offset);
             continue;
         }
-        e.deliveries++;
+        if (!p->resend) /* a repeated attempt: still the same delivery */
+            e.deliveries++;
         e.pop_time = now;
         e.invisible = p->invisible;
         *slot = e;
@@ -388,11 +391,18 @@ static int pop_collect(store_plugin *sp, const pop_req *p, pull_req *filter, int
         int noffs = 0;
         if (room > 0) {
             if (p->order) {
+                /* the same attemptId as this queue's batch: that batch again (Java's checkBlock) */
+                pop_req rp = *p;
+                rp.resend = q->n && pop_attempt_same(ps, q, p->attempt_id);
                 /* one in-flight batch per queue: locked while any of it is invisible */
-                bool locked = pop_queue_order_locked(q, now);
-                if (!locked && q->n)
-                    redeliver(sp, q, p, now, max_times, &room, o, &jb, offs, &noffs);
-                else if (!locked)
+                bool locked = !rp.resend && pop_queue_order_locked(q, now);
+                if (!locked && q->n) {
+                    redeliver(sp, q, &rp, now, max_times, &room, o, &jb, offs, &noffs);
+                    /* Java reads the repeat from the committed offset: room
+                     * left after the batch takes newer messages too */
+                    if (rp.resend && room > 0)
+                        pop_new(sp, q, p, filter, now, &room, o, &jb, offs, &noffs);
+                } else if (!locked)
                     pop_new(sp, q, p, filter, now, &room, o, &jb, offs, &noffs);
             } else {
                 redeliver(sp, q, p, now, max_times, &room, o, &jb, offs, &noffs);
@@ -403,6 +413,8 @@ static int pop_collect(store_plugin *sp, const pop_req *p, pull_req *filter, int
         if (q->next_offset != before)
             pop_journal_next(&jb, q);
         info_queue(o, qid, offs, noffs);
+        if (p->order && noffs)
+            pop_attempt_note(ps, q, p->attempt_id);
         int64_t max = store_max_offset(sp->engine, p->topic, qid);
         if (max > q->next_offset)
             o->rest += max - q->next_offset;
@@ -438,6 +450,7 @@ static int parse_header(store_plugin *sp, const rmq_cmd *cmd, pop_req *p, char *
     p->exp = a->cmd_ext_get(cmd, "exp");
     const char *order = a->cmd_ext_get(cmd, "order");
     p->order = order && strcmp(order, "true") == 0;
+    p->attempt_id = a->cmd_ext_get(cmd, "attemptId");
     const char *qid = a->cmd_ext_get(cmd, "queueId");
     const char *max = a->cmd_ext_get(cmd, "maxMsgNums");
     const char *inv = a->cmd_ext_get(cmd, "invisibleTime");
@@ -614,6 +627,7 @@ static void hold_tick(void *ud)
             keep = h;
             continue;
         }
+        pop_poll_leave(sp, held_cmd);
         sp->api->deferred_reply(h->d, r);
         free(h);
     }
@@ -677,6 +691,7 @@ void pop_holds_release_all(store_plugin *sp)
         } else {
             r = sp->api->cmd_new_response(held_cmd, RC_POLLING_TIMEOUT, "store is shutting down");
         }
+        pop_poll_leave(sp, held_cmd);
         sp->api->deferred_reply(h->d, r);
         free(h);
     }
@@ -720,7 +735,13 @@ static int pop_process(rmq_request *req, const rmq_cmd *cmd, void *ud)
     }
     int64_t poll = 0;
     (void)java_parse_long(a->cmd_ext_get(cmd, "pollTime"), &poll);
-    return pop_hold_request(sp, req, poll);
+    int counted = pop_poll_enter(sp, cmd);
+    if (counted == RMQ_EBUSY)
+        return store_answer(sp, &(reply_target){.req = req}, pop_polling_full_answer(sp, cmd));
+    int rc = pop_hold_request(sp, req, poll);
+    if (rc != RMQ_DEFERRED && counted == 0)
+        pop_poll_leave(sp, cmd);
+    return rc;
 }
 
 int pop_hold_request(store_plugin *sp, rmq_request *req, int64_t poll_ms)
@@ -1053,6 +1074,8 @@ int pop_service_init(store_plugin *sp, store_features *f)
     pthread_mutex_init(&ps->st.mu, NULL);
     ps->st.fd = -1;
     f->pop = ps;
+    if (pop_poll_counts_init(ps) != 0 || pop_attempts_init(ps) != 0)
+        return RMQ_ENOMEM;
     /* a reload's new generation opens it in import_state, once the serving
      * generation closed it (it writes the journal until then) */
     int rc = sp->open_deferred ? 0 : pop_service_open(sp);
@@ -1119,6 +1142,8 @@ void pop_service_fini(store_plugin *sp, store_features *f)
         pop_state_close(&ps->st);
     pthread_mutex_destroy(&ps->st.mu);
     pthread_mutex_destroy(&ps->hold_mu);
+    pop_poll_counts_fini(ps);
+    pop_attempts_fini(ps);
     free(ps);
     f->pop = NULL;
 }

@@ -9,6 +9,7 @@
 #include "store_plugin.h"
 
 struct pop_held;
+struct pop_poll_counts;
 struct store_features;
 
 typedef struct pop_service {
@@ -22,7 +23,9 @@ typedef struct pop_service {
     rmq_timer_id hold_timer; /* 100 ms: held POPs, and the revive every POP_REVIVE_INTERVAL_MS */
     atomic_bool
         revive_running; /* one revive pass at a time (the pull executor has several threads) */
-    _Atomic int64_t revive_due; /* wall ms of the next revive pass */
+    _Atomic int64_t revive_due;          /* wall ms of the next revive pass */
+    struct pop_poll_counts *poll_counts; /* held requests per polling key (pop_poll_limit.c) */
+    struct pop_attempts *attempts;       /* order POP attemptIds (pop_attempt.c) */
 } pop_service;
 
 /* RocketMQ 5.x RequestCode values of the POP family. */
@@ -65,6 +68,30 @@ void pop_to_dlq(store_plugin *sp, const pop_queue *q, const uint8_t *rec, size_t
 void pop_revive_tick(store_plugin *sp);
 /* One pass at wall time now (tests and the tick); DLQ moves made. */
 size_t pop_revive_run(store_plugin *sp, int64_t now);
+
+/* pop_poll_limit.c: Java's popPollingSize / maxPopPollingSize. Before a
+ * POP or NOTIFICATION is held: 0 (counted until pop_poll_leave), or
+ * RMQ_EBUSY when its polling key or the total is full (POLLING_FULL). */
+int pop_poll_counts_init(pop_service *ps);
+void pop_poll_counts_fini(pop_service *ps);
+int pop_poll_enter(store_plugin *sp, const rmq_cmd *cmd);
+/* The held request is answered (before its command is freed). */
+void pop_poll_leave(store_plugin *sp, const rmq_cmd *cmd);
+/* A POP refused a wait: POLLING_FULL (209) as Java answers it. */
+#define RC_POLLING_FULL 209
+rmq_cmd *pop_polling_full_answer(store_plugin *sp, const rmq_cmd *cmd);
+
+/* pop_attempt.c: the attemptId of each queue's last order batch (Java's
+ * ConsumerOrderInfoManager OrderInfo.attemptId). An order POP repeating
+ * that attemptId (a client retrying after a lost answer) gets the batch
+ * still in flight again at once, with the same delivery counts. In
+ * memory only; callers hold the state's mutex. */
+struct pop_attempts;
+int pop_attempts_init(pop_service *ps);
+void pop_attempts_fini(pop_service *ps);
+bool pop_attempt_same(pop_service *ps, const pop_queue *q, const char *attempt_id);
+/* The queue handed out a batch to attempt_id (NULL: none given). */
+void pop_attempt_note(pop_service *ps, const pop_queue *q, const char *attempt_id);
 
 /* store_features_init / _fini. */
 int pop_service_init(store_plugin *sp, struct store_features *f);

@@ -73,6 +73,8 @@ typedef struct store_settings {
     bool send_inline;                        /* sendMessageInline (rmqhost) */
     bool pull_inline;                        /* pullMessageInline (rmqhost) */
     bool auto_delete_unused_stats;           /* autoDeleteUnusedStats */
+    int64_t pop_polling_size;                /* popPollingSize: held POPs per polling key */
+    int64_t max_pop_polling_size;            /* maxPopPollingSize: held POPs in all */
     /* replication (MessageStoreConfig / BrokerConfig names) */
     ha_role role;                       /* brokerRole */
     int32_t ha_listen_port;             /* haListenPort (0: server port + 1) */

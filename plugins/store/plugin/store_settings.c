@@ -119,6 +119,14 @@ const rmq_setting_decl STORE_SETTINGS[] = {
      "window of 28's putMessageDistributeTime / putLatency99 (Java: printTPSInterval, 60 s)", 1000,
      86400000},
     {"adminBrokerThreadPoolNums", RMQ_SETTING_INT, "4", "offset/stats executor threads", 1, 256},
+    {"popPollingSize", RMQ_SETTING_INT, "1024",
+     "POPs (and NOTIFICATIONs) waiting per (topic, group, queueId) beyond which one is refused "
+     "POLLING_FULL",
+     0, INT32_MAX},
+    {"maxPopPollingSize", RMQ_SETTING_INT, "100000",
+     "POPs (and NOTIFICATIONs, counted apart) waiting in all from which one is refused "
+     "POLLING_FULL",
+     0, INT64_MAX},
     /* rmqhost */
     {"sendMessageInline", RMQ_SETTING_BOOL, "true",
      "process sends on the IO thread (the append never waits for the disk); false: executor", 0, 0},
@@ -327,6 +335,8 @@ static int read_all(store_plugin *sp, json_t *u)
     s->slave_timeout_ms = st_int(sp, u, "slaveTimeout");
 
     s->auto_delete_unused_stats = st_bool(sp, u, "autoDeleteUnusedStats");
+    s->pop_polling_size = st_int(sp, u, "popPollingSize");
+    s->max_pop_polling_size = st_int(sp, u, "maxPopPollingSize");
     store_settings_apply_live(sp, u);
     s->send_inline = st_bool(sp, u, "sendMessageInline");
     s->pull_inline = st_bool(sp, u, "pullMessageInline");

@@ -13,6 +13,9 @@ daemon.
   blocked), m1 once m0 is acknowledged, m1 again (attempt 2, not m2) after
   its invisible duration is changed to 0; the other group gets m0 then m1
   without acknowledging anything.
+- attempt_id, as the client's PushConsumer sends it: an orderly group's
+  receive repeating the attempt_id of the batch in flight gets that batch
+  again at once (same delivery attempt), another attempt_id gets nothing.
 - A group the proxy has already answered for as not orderly, made orderly
   afterwards, gets one assignment per queue within 10 s (the proxy reads a
   copy of the group table at most 1 s old: docs/compat.md).
@@ -85,9 +88,11 @@ def send(stub, topic, body):
         raise RuntimeError(f"SendMessage: {resp.status}")
 
 
-def receive(stub, topic, group, invisible_s=30):
+def receive(stub, topic, group, invisible_s=30, attempt_id=None):
     """One ReceiveMessage (batch 1, 1 s long poll): the message or None."""
     req = service_pb2.ReceiveMessageRequest()
+    if attempt_id:
+        req.attempt_id = attempt_id
     req.group.name = group
     req.message_queue.topic.name = topic
     req.message_queue.id = -1
@@ -131,10 +136,10 @@ def body(m):
     return m.body.decode() if m is not None else None
 
 
-def receive_until(stub, topic, group, deadline_s=30):
+def receive_until(stub, topic, group, deadline_s=30, attempt_id=None):
     end = time.time() + deadline_s
     while time.time() < end:
-        m = receive(stub, topic, group)
+        m = receive(stub, topic, group, attempt_id=attempt_id)
         if m is not None:
             return m
     return None
@@ -146,6 +151,37 @@ def group_config(group, orderly):
                        "retryQueueNums": 1, "retryMaxTimes": 16, "brokerId": 0,
                        "whichBrokerWhenConsumeSlowly": 1,
                        "notifyConsumerIdsChangedEnable": True}).encode()
+
+
+def repeated_attempt(endpoint, broker, stub, topic, group):
+    """The client's PushConsumer repeats a FIFO receive whose answer it did
+    not get with the same attempt_id (a uuid per receive): that receive
+    gets the batch again at once, with the same delivery attempt, while
+    another attempt_id is still blocked by it."""
+    code = remoting_call(broker, 200, group_config(group, True))
+    if code != 0:
+        problem(f"UPDATE_AND_CREATE_SUBSCRIPTIONGROUP {group} answered {code}")
+        return
+    end = time.time() + 10  # the proxy sees the group orderly within 1 s (docs/compat.md)
+    while assignment_ids(stub, endpoint, topic, group) != [0] and time.time() < end:
+        time.sleep(0.2)
+    first = receive_until(stub, topic, group, attempt_id="py-attempt-1")
+    if body(first) != "fifo-0":
+        problem(f"{group} attempt 1 got {body(first)}, want fifo-0")
+        return
+    other = receive(stub, topic, group, attempt_id="py-attempt-2")
+    if other is not None:
+        problem(f"{group} another attempt_id got {body(other)} while fifo-0 is in flight")
+    again = receive(stub, topic, group, attempt_id="py-attempt-1")
+    if body(again) != "fifo-0" or again.system_properties.delivery_attempt != 1:
+        problem(f"{group} repeated attempt_id got {body(again)} attempt "
+                f"{again.system_properties.delivery_attempt if again else None}, "
+                "want fifo-0 attempt 1 at once")
+        return
+    ack(stub, topic, group, again)
+    nxt = receive_until(stub, topic, group, attempt_id="py-attempt-1")
+    if body(nxt) != "fifo-1":
+        problem(f"{group} after the ack, the same attempt_id got {body(nxt)}, want fifo-1")
 
 
 def turned_orderly(stub, endpoint, broker, topic, group):
@@ -208,6 +244,7 @@ def main():
     if [body(n0), body(n1)] != ["fifo-0", "fifo-1"]:
         problem(f"other group got {[body(n0), body(n1)]} without acks, want fifo-0, fifo-1")
     turned_orderly(stub, endpoint, broker, topic, normal_group + "Late")
+    repeated_attempt(endpoint, broker, stub, topic, fifo_group + "Attempt")
     channel.close()
     print("RESULT ok" if not problems else "RESULT fail " + "; ".join(problems), flush=True)
     sys.exit(0 if not problems else 1)

@@ -1,0 +1,467 @@
+/* test_store_pop_ctl.c — the limits and controls of RocketMQ 5.x POP
+ * around the messages themselves, against an all-in-one daemon over raw
+ * frames as a 5.3.3 client or proxy sends them: POLLING_FULL (209) when
+ * more POPs would wait than popPollingSize per polling key or
+ * maxPopPollingSize in all (NOTIFICATIONs counted apart, answered
+ * SUCCESS/hasMsg false/pollingFull true); an order POP repeating the
+ * attemptId of its queue's batch gets that batch again at once with the
+ * same counts; QUERY_ASSIGNMENT (400) in POP mode with popShareQueueNum
+ * (the queues of the next N clients, all queues once N >= clients - 1,
+ * one queue each with more clients than queues). Waits poll a condition
+ * with a deadline. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "store_test_client.h"
+
+#define WAIT_MS 20000
+
+typedef struct fixture {
+    rmq_test_daemon d;
+    int port;
+    int fd;
+} fixture;
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    *state = f;
+    if (!f)
+        return -1;
+    f->fd = -1;
+    int ns = rmq_tc_free_port();
+    const char *servers[] = {"namesrv", "broker", NULL};
+    char bcm[512];
+    snprintf(bcm, sizeof bcm,
+             "namesrvAddr = \"127.0.0.1:%d\"; brokerName = \"broker-p\"; brokerIP1 = "
+             "\"127.0.0.1\"; topics = \"PT:1;PF:1;PA:2;PQ:4\";",
+             ns);
+    /* small limits: two POPs may wait per key, three in all */
+    if (ns <= 0 || rmq_td_init(&f->d, servers, NULL) != 0 ||
+        bcm_configure_namesrv_and_broker(&f->d, ns, "info", bcm) != 0 ||
+        rmq_td_add_plugin(&f->d, "store", "store", "broker",
+                          "mappedFileSizeCommitLog = 1048576; popPollingSize = 1; "
+                          "maxPopPollingSize = 3;") != 0)
+        return -1;
+    const char *args[] = {"-o", "servers.broker.vip_listen=127.0.0.1:0", NULL};
+    if (rmq_td_start(&f->d, args) != 0)
+        return -1;
+    f->port = rmq_td_port(&f->d, "broker");
+    f->fd = f->port > 0 ? rmq_tc_connect(f->port) : -1;
+    return f->fd >= 0 ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    if (f->fd >= 0)
+        close(f->fd);
+    int st = rmq_td_stop_reporting(&f->d);
+    rmq_td_cleanup(&f->d);
+    free(f);
+    return st == 0 ? 0 : -1;
+}
+
+static int next_opaque = 1000;
+
+static void send_ok(fixture *f, const char *topic, const char *body)
+{
+    rmq_cmd *r = st_send(f->fd, next_opaque++, topic, 0, NULL, body, NULL);
+    assert_non_null(r);
+    assert_int_equal(r->code, 0);
+    rmq_cmd_free(r);
+}
+
+static rmq_cmd *body_call(fixture *f, int code, const char *body)
+{
+    rmq_cmd *req = rmq_tc_request(code, next_opaque++, NULL);
+    assert_non_null(req);
+    rmq_cmd_set_body(req, body, strlen(body), NULL, NULL);
+    rmq_cmd *r = rmq_tc_call_response(f->fd, req, 5000);
+    rmq_cmd_free(req);
+    assert_non_null(r);
+    return r;
+}
+
+/* POP_MESSAGE as PopMessageRequestHeader carries it (attemptId optional). */
+static rmq_cmd *pop_request(const char *group, const char *topic, int qid, int max, bool order,
+                            long long poll_ms, const char *attempt)
+{
+    char q[16], m[16], poll[32];
+    snprintf(q, sizeof q, "%d", qid);
+    snprintf(m, sizeof m, "%d", max);
+    snprintf(poll, sizeof poll, "%lld", poll_ms);
+    const char *kv[] = {"consumerGroup",
+                        group,
+                        "topic",
+                        topic,
+                        "queueId",
+                        q,
+                        "maxMsgNums",
+                        m,
+                        "invisibleTime",
+                        "60000",
+                        "pollTime",
+                        poll,
+                        "bornTime",
+                        "1700000000000",
+                        "initMode",
+                        "0",
+                        "expType",
+                        "TAG",
+                        "exp",
+                        "*",
+                        "order",
+                        order ? "true" : "false",
+                        attempt ? "attemptId" : NULL,
+                        attempt,
+                        NULL};
+    return rmq_tc_request(200050, next_opaque++, kv);
+}
+
+static rmq_cmd *call(fixture *f, rmq_cmd *req)
+{
+    assert_non_null(req);
+    rmq_cmd *r = rmq_tc_call(f->fd, req, 5000);
+    rmq_cmd_free(req);
+    assert_non_null(r);
+    return r;
+}
+
+static long long polling_num(fixture *f, const char *group, const char *qid)
+{
+    const char *kv[] = {"consumerGroup", group, "topic", "PT", "queueId", qid, NULL};
+    rmq_cmd *r = call(f, rmq_tc_request(200055, next_opaque++, kv));
+    assert_int_equal(r->code, 0);
+    long long n = atoll(rmq_cmd_ext_get(r, "pollingNum"));
+    rmq_cmd_free(r);
+    return n;
+}
+
+/* A POP that waits (pollTime 20 s) on its own connection, counted once
+ * POLLING_INFO sees it. */
+static int hold_pop(fixture *f, const char *group, int qid, long long want_held)
+{
+    int fd = rmq_tc_connect(f->port);
+    assert_true(fd >= 0);
+    rmq_cmd *req = pop_request(group, "PT", qid, 1, false, 20000, NULL);
+    assert_int_equal(rmq_tc_send(fd, req), 0);
+    rmq_cmd_free(req);
+    char q[16];
+    snprintf(q, sizeof q, "%d", qid);
+    uint64_t deadline = rmq_test_now_ms() + WAIT_MS;
+    while (polling_num(f, group, q) != want_held) {
+        assert_true(rmq_test_now_ms() < deadline);
+        rmq_test_pause_ms(20);
+    }
+    return fd;
+}
+
+/* popPollingSize 1: a key takes POPs while at most 1 waits (Java's
+ * size > popPollingSize), so the third is refused; maxPopPollingSize 3:
+ * the fourth waiting POP in all is refused whatever its key; the answer
+ * comes at once. NOTIFICATIONs have counts of their own. Answered waits
+ * free their places. */
+static void polling_full_per_key_and_in_all(void **state)
+{
+    fixture *f = *state;
+    int held[3];
+    held[0] = hold_pop(f, "LG", -1, 1);
+    held[1] = hold_pop(f, "LG", -1, 2);
+    rmq_cmd *r = call(f, pop_request("LG", "PT", -1, 32, false, 20000, NULL));
+    assert_int_equal(r->code, 209); /* POLLING_FULL, not held */
+    assert_string_equal(r->remark, "NO_MESSAGE_IN_QUEUE");
+    assert_non_null(rmq_cmd_ext_get(r, "popTime"));
+    assert_string_equal(rmq_cmd_ext_get(r, "invisibleTime"), "60000");
+    assert_string_equal(rmq_cmd_ext_get(r, "startOffsetInfo"), "");
+    rmq_cmd_free(r);
+    /* another key (queue 0) still has room: three wait in all */
+    held[2] = hold_pop(f, "LG", 0, 1);
+    r = call(f, pop_request("OG", "PT", -1, 32, false, 20000, NULL));
+    assert_int_equal(r->code, 209); /* the fourth in all */
+    rmq_cmd_free(r);
+    /* a NOTIFICATION is not counted with the POPs: it waits */
+    int nfd = rmq_tc_connect(f->port);
+    assert_true(nfd >= 0);
+    const char *nkv[] = {
+        "consumerGroup", "NG",       "topic",         "PT", "queueId", "-1", "pollTime",
+        "20000",         "bornTime", "1700000000000", NULL};
+    rmq_cmd *nreq = rmq_tc_request(200054, next_opaque++, nkv);
+    assert_int_equal(rmq_tc_send(nfd, nreq), 0);
+    rmq_cmd_free(nreq);
+    assert_null(rmq_tc_recv(nfd, 300)); /* held, not refused */
+    /* three messages wake them all (one each): their places are free again */
+    send_ok(f, "PT", "w0");
+    send_ok(f, "PT", "w1");
+    send_ok(f, "PT", "w2");
+    for (int i = 0; i < 3; i++) {
+        r = rmq_tc_recv(held[i], 25000);
+        assert_non_null(r);
+        assert_int_equal(r->code, 0);
+        rmq_cmd_free(r);
+        close(held[i]);
+    }
+    r = rmq_tc_recv(nfd, 25000);
+    assert_non_null(r);
+    assert_string_equal(rmq_cmd_ext_get(r, "hasMsg"), "true");
+    assert_string_equal(rmq_cmd_ext_get(r, "pollingFull"), "false");
+    rmq_cmd_free(r);
+    close(nfd);
+    int again = hold_pop(f, "LG", -1, 1);
+    close(again);
+}
+
+/* NOTIFICATIONs over their own limits: the fourth waiting in all is
+ * answered at once with hasMsg false and pollingFull true. */
+static void notification_polling_full(void **state)
+{
+    fixture *f = *state;
+    const char *groups[] = {"N1", "N2", "N3", "N4"};
+    int fds[3];
+    for (int i = 0; i < 4; i++) {
+        const char *kv[] = {
+            "consumerGroup", groups[i],  "topic",         "PT", "queueId", "-1", "pollTime",
+            "20000",         "bornTime", "1700000000000", NULL};
+        rmq_cmd *req = rmq_tc_request(200054, next_opaque++, kv);
+        if (i < 3) {
+            fds[i] = rmq_tc_connect(f->port);
+            assert_true(fds[i] >= 0);
+            assert_int_equal(rmq_tc_send(fds[i], req), 0);
+            rmq_cmd_free(req);
+            assert_null(rmq_tc_recv(fds[i], 300)); /* held */
+            continue;
+        }
+        rmq_cmd *r = call(f, req);
+        assert_int_equal(r->code, 0);
+        assert_string_equal(rmq_cmd_ext_get(r, "hasMsg"), "false");
+        assert_string_equal(rmq_cmd_ext_get(r, "pollingFull"), "true");
+        rmq_cmd_free(r);
+    }
+    for (int i = 0; i < 3; i++)
+        close(fds[i]);
+}
+
+/* An order NOTIFICATION (no wait) of group AG on PF: its hasMsg. */
+static bool order_has_msg(fixture *f, const char *attempt)
+{
+    const char *kv[] = {"consumerGroup",
+                        "AG",
+                        "topic",
+                        "PF",
+                        "queueId",
+                        "-1",
+                        "pollTime",
+                        "0",
+                        "bornTime",
+                        "1700000000000",
+                        "order",
+                        "true",
+                        "attemptId",
+                        attempt,
+                        NULL};
+    rmq_cmd *r = call(f, rmq_tc_request(200054, next_opaque++, kv));
+    assert_int_equal(r->code, 0);
+    bool has = strcmp(rmq_cmd_ext_get(r, "hasMsg"), "true") == 0;
+    rmq_cmd_free(r);
+    return has;
+}
+
+/* Offsets of the records of a POP answer, as "o1,o2,...". */
+static void offsets_of(const rmq_cmd *r, char *out, size_t cap)
+{
+    stored_record recs[32];
+    size_t k = st_records(r, recs, 32);
+    out[0] = '\0';
+    for (size_t i = 0; i < k; i++)
+        snprintf(out + strlen(out), cap - strlen(out), i ? ",%lld" : "%lld",
+                 (long long)recs[i].queue_offset);
+}
+
+static int ack(fixture *f, const char *group, long long offset)
+{
+    char off[32];
+    snprintf(off, sizeof off, "%lld", offset);
+    const char *kv[] = {"consumerGroup", group, "topic",     "PF",
+                        "queueId",       "0",   "extraInfo", "0 0 60000 999 0 broker-p 0 0",
+                        "offset",        off,   NULL};
+    rmq_cmd *r = call(f, rmq_tc_request(200051, next_opaque++, kv));
+    int c = r->code;
+    rmq_cmd_free(r);
+    return c;
+}
+
+/* An order POP that repeats its queue's batch attemptId gets that batch
+ * again at once (counts unchanged: a lost answer, not a redelivery);
+ * another attemptId, or none, waits for it as before. */
+static void order_pop_attempt_id_repeats_batch(void **state)
+{
+    fixture *f = *state;
+    send_ok(f, "PF", "a");
+    send_ok(f, "PF", "b");
+    send_ok(f, "PF", "c");
+    char offs[128];
+    rmq_cmd *r = call(f, pop_request("AG", "PF", -1, 2, true, 0, "attempt-1"));
+    assert_int_equal(r->code, 0);
+    offsets_of(r, offs, sizeof offs);
+    assert_string_equal(offs, "0,1");
+    assert_string_equal(rmq_cmd_ext_get(r, "orderCountInfo"), "0 qo0%0 0;0 qo0%1 0");
+    rmq_cmd_free(r);
+    r = call(f, pop_request("AG", "PF", -1, 2, true, 0, "attempt-2"));
+    assert_int_equal(r->code, 19); /* locked: another attempt */
+    rmq_cmd_free(r);
+    r = call(f, pop_request("AG", "PF", -1, 2, true, 0, NULL));
+    assert_int_equal(r->code, 19);
+    rmq_cmd_free(r);
+    /* NOTIFICATION says the same (Java's checkBlock with the attemptId) */
+    assert_false(order_has_msg(f, "attempt-2"));
+    assert_true(order_has_msg(f, "attempt-1"));
+    r = call(f, pop_request("AG", "PF", -1, 2, true, 0, "attempt-1"));
+    assert_int_equal(r->code, 0); /* the same batch again */
+    offsets_of(r, offs, sizeof offs);
+    assert_string_equal(offs, "0,1");
+    assert_string_equal(rmq_cmd_ext_get(r, "orderCountInfo"), "0 qo0%0 0;0 qo0%1 0");
+    stored_record rec;
+    assert_int_equal(st_records(r, &rec, 1), 1);
+    assert_int_equal(rec.reconsume_times, 0);
+    rmq_cmd_free(r);
+    /* still one batch in flight: the repeat made it invisible again */
+    r = call(f, pop_request("AG", "PF", -1, 2, true, 0, "attempt-3"));
+    assert_int_equal(r->code, 19);
+    rmq_cmd_free(r);
+    /* a repeat with room for more also takes the next message (Java reads
+     * from the committed offset): the batch is now 0..2 */
+    r = call(f, pop_request("AG", "PF", -1, 3, true, 0, "attempt-1"));
+    assert_int_equal(r->code, 0);
+    offsets_of(r, offs, sizeof offs);
+    assert_string_equal(offs, "0,1,2");
+    assert_string_equal(rmq_cmd_ext_get(r, "orderCountInfo"), "0 qo0%0 0;0 qo0%1 0;0 qo0%2 0");
+    rmq_cmd_free(r);
+    assert_int_equal(ack(f, "AG", 0), 0);
+    assert_int_equal(ack(f, "AG", 1), 0);
+    assert_int_equal(ack(f, "AG", 2), 0);
+    /* acknowledged: the same attemptId now takes the next message */
+    send_ok(f, "PF", "d");
+    r = call(f, pop_request("AG", "PF", -1, 2, true, 0, "attempt-1"));
+    assert_int_equal(r->code, 0);
+    offsets_of(r, offs, sizeof offs);
+    assert_string_equal(offs, "3");
+    rmq_cmd_free(r);
+}
+
+/* A consumer's heartbeat on its own connection (the broker keeps a
+ * client per channel), which stays open: its fd. */
+static int heartbeat(fixture *f, int fd, const char *client, const char *group, const char *topic)
+{
+    if (fd < 0)
+        fd = rmq_tc_connect(f->port);
+    assert_true(fd >= 0);
+    char hb[2048];
+    bcm_consumer_heartbeat(hb, sizeof hb, client, group, topic, false);
+    rmq_cmd *req = rmq_tc_request(34, next_opaque++, NULL);
+    assert_non_null(req);
+    rmq_cmd_set_body(req, hb, strlen(hb), NULL, NULL);
+    rmq_cmd *r = rmq_tc_call_response(fd, req, 5000);
+    rmq_cmd_free(req);
+    assert_non_null(r);
+    assert_int_equal(r->code, 0);
+    rmq_cmd_free(r);
+    return fd;
+}
+
+/* The queue ids QUERY_ASSIGNMENT gives client c of group g on topic t,
+ * sorted, as "q1,q2" ("-1": all queues). */
+static void assigned(fixture *f, const char *c, const char *g, const char *t, char *out, size_t cap)
+{
+    char q[512];
+    snprintf(q, sizeof q,
+             "{\"clientId\":\"%s\",\"consumerGroup\":\"%s\",\"messageModel\":\"CLUSTERING\","
+             "\"strategyName\":\"AVG\",\"topic\":\"%s\"}",
+             c, g, t);
+    rmq_cmd *r = body_call(f, 400, q);
+    assert_int_equal(r->code, 0);
+    bool has[8] = {false}, all = false;
+    for (int i = -1; i < 8; i++) {
+        char key[32];
+        snprintf(key, sizeof key, "\"queueId\":%d,", i);
+        bool in = bcm_body_contains(r, key);
+        snprintf(key, sizeof key, "\"queueId\":%d}", i);
+        in |= bcm_body_contains(r, key);
+        if (i < 0)
+            all = in;
+        else
+            has[i] = in;
+    }
+    rmq_cmd_free(r);
+    out[0] = '\0';
+    if (all)
+        snprintf(out, cap, "-1");
+    for (int i = 0; i < 8; i++)
+        if (has[i])
+            snprintf(out + strlen(out), cap - strlen(out), out[0] ? ",%d" : "%d", i);
+}
+
+static void set_pop_mode(fixture *f, const char *group, const char *topic, int share)
+{
+    char b[256];
+    snprintf(b, sizeof b,
+             "{\"topic\":\"%s\",\"consumerGroup\":\"%s\",\"mode\":\"POP\",\"popShareQueueNum\":%d}",
+             topic, group, share);
+    rmq_cmd *r = body_call(f, 401, b);
+    assert_int_equal(r->code, 0);
+    rmq_cmd_free(r);
+}
+
+/* Java's allocate4Pop: with popShareQueueNum N a POP client gets its own
+ * queues (AVG) and those of the N clients after it; N >= clients - 1
+ * means every queue (-1); more clients than queues, one queue each. */
+static void assignment_pop_share_queue_num(void **state)
+{
+    fixture *f = *state;
+    const char *cid[] = {"10.0.0.1@a", "10.0.0.1@b", "10.0.0.1@c"};
+    int fds[3];
+    for (int i = 0; i < 3; i++)
+        fds[i] = heartbeat(f, -1, cid[i], "SG", "PQ");
+    char got[64];
+    /* PQ: 4 queues over 3 clients, AVG: a {0,1}, b {2}, c {3} */
+    set_pop_mode(f, "SG", "PQ", 1);
+    assigned(f, cid[0], "SG", "PQ", got, sizeof got);
+    assert_string_equal(got, "0,1,2");
+    assigned(f, cid[1], "SG", "PQ", got, sizeof got);
+    assert_string_equal(got, "2,3");
+    assigned(f, cid[2], "SG", "PQ", got, sizeof got);
+    assert_string_equal(got, "0,1,3"); /* wraps to the first client */
+    set_pop_mode(f, "SG", "PQ", 2);    /* 2 >= 3 - 1: all queues */
+    assigned(f, cid[1], "SG", "PQ", got, sizeof got);
+    assert_string_equal(got, "-1");
+    /* PA: 2 queues, 3 clients: one queue each, by index (a heartbeat
+     * names all of a client's groups: now TG only) */
+    for (int i = 0; i < 3; i++)
+        heartbeat(f, fds[i], cid[i], "TG", "PA");
+    set_pop_mode(f, "TG", "PA", 1);
+    assigned(f, cid[0], "TG", "PA", got, sizeof got);
+    assert_string_equal(got, "0");
+    assigned(f, cid[1], "TG", "PA", got, sizeof got);
+    assert_string_equal(got, "1");
+    assigned(f, cid[2], "TG", "PA", got, sizeof got);
+    assert_string_equal(got, "0");
+    for (int i = 0; i < 3; i++)
+        close(fds[i]);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(polling_full_per_key_and_in_all, setup, teardown),
+        cmocka_unit_test_setup_teardown(notification_polling_full, setup, teardown),
+        cmocka_unit_test_setup_teardown(order_pop_attempt_id_repeats_batch, setup, teardown),
+        cmocka_unit_test_setup_teardown(assignment_pop_share_queue_num, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
