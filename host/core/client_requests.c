@@ -42,7 +42,8 @@ void client_request_dispatch(connection *c, rmq_cmd *cmd)
     plugin_inst *owner = NULL;
     rmq_cmd *resp = NULL;
     if (find_processor(h, cmd->code, &e, &owner)) {
-        resp = e.fn(c->peer, cmd, e.ud);
+        /* the address dialled: with its "#tag" on a tagged connection */
+        resp = e.fn(c->addr_key[0] ? c->addr_key : c->peer, cmd, e.ud);
         atomic_fetch_sub(&owner->inflight, 1);
     } else if (!(cmd->flag & RMQ_FLAG_ONEWAY)) {
         char remark[64];

@@ -459,7 +459,11 @@ void loop_connect_and_invoke(io_loop *l, loop_task *t)
     if (!c) {
         struct sockaddr_storage ss;
         socklen_t sslen;
-        if (l->stopping || socket_address_parse(t->addr, false, &ss, &sslen) != 0) {
+        /* "ip:port#tag" (ABI 1.14): a connection of its own to ip:port */
+        char host_part[sizeof t->addr];
+        snprintf(host_part, sizeof host_part, "%.*s", (int)outgoing_addr_host_len(t->addr),
+                 t->addr);
+        if (l->stopping || socket_address_parse(host_part, false, &ss, &sslen) != 0) {
             if (!l->stopping)
                 HLOG_WARN(l->host, "cannot call %s: not an ip:port address", t->addr);
             if (t->call)
@@ -473,7 +477,7 @@ void loop_connect_and_invoke(io_loop *l, loop_task *t)
             return;
         }
         snprintf(c->addr_key, sizeof(c->addr_key), "%s", t->addr);
-        snprintf(c->peer, sizeof(c->peer), "%.63s", t->addr);
+        snprintf(c->peer, sizeof(c->peer), "%.63s", host_part);
         if (tls_conn_start_client(c) != 0) { /* tls_client.enable */
             if (t->call)
                 pending_call_fail(l->host, t->call, RMQ_ECONNREFUSED);

@@ -494,6 +494,9 @@ void dispatch_run_on_loop(rmq_request *req);
 void outgoing_complete(io_loop *l, rmq_cmd *resp);
 /* Fail pending calls: those bound to `channel` (0 = those past deadline). */
 void outgoing_sweep(io_loop *l, uint64_t channel, int err);
+/* An invoke_*_addr address "ip:port[#tag]" (ABI 1.14): the length of its
+ * ip:port part, or 0 when the tag is empty or longer than 63 bytes. */
+size_t outgoing_addr_host_len(const char *addr);
 void pending_insert(io_loop *l, pending_call *pc);
 void pending_call_fail(rmq_host *h, pending_call *pc, int err);
 

@@ -128,6 +128,15 @@ static unsigned addr_hash(const char *s)
     return h;
 }
 
+size_t outgoing_addr_host_len(const char *addr)
+{
+    const char *tag = strchr(addr, '#');
+    if (!tag)
+        return strlen(addr);
+    size_t tl = strlen(tag + 1);
+    return tl >= 1 && tl <= 63 ? (size_t)(tag - addr) : 0;
+}
+
 /* Encode `req` (consumed) as an outgoing request and post it. */
 static int post_invoke(plugin_inst *p, rmq_channel_id ch, const char *addr, rmq_cmd *req,
                        uint32_t timeout_ms, call_kind kind, rmq_response_fn cb, void *ud,
@@ -142,14 +151,17 @@ static int post_invoke(plugin_inst *p, rmq_channel_id ch, const char *addr, rmq_
     }
     io_loop *l;
     if (addr) {
-        if (!addr[0] || strlen(addr) >= sizeof(((loop_task *)0)->addr)) {
+        size_t host_len = outgoing_addr_host_len(addr);
+        if (!addr[0] || host_len == 0 || strlen(addr) >= sizeof(((loop_task *)0)->addr)) {
             rmq_cmd_free(req);
             return RMQ_EINVAL;
         }
+        char host_part[sizeof(((loop_task *)0)->addr)];
+        snprintf(host_part, sizeof host_part, "%.*s", (int)host_len, addr);
         /* Our own server stopped reading and its plugin may be gone: the call
          * could only wait for its timeout (e.g. UNREGISTER_BROKER of an
          * all-in-one broker to its own NameServer). */
-        if (h->stopping && host_addr_served_here(h, addr)) {
+        if (h->stopping && host_addr_served_here(h, host_part)) {
             HLOG_INFO(h,
                       "plugin %s: request code %d to %s not sent: served by this process, "
                       "which is stopping",

@@ -695,6 +695,22 @@ static int api_cmd_set_code(rmq_cmd *c, int32_t code)
     return 0;
 }
 
+static int api_cmd_set_language(rmq_cmd *c, int32_t language)
+{
+    if (!c || language < 0 || language > 255)
+        return RMQ_EINVAL;
+    c->language = language;
+    return 0;
+}
+
+static int api_cmd_set_version(rmq_cmd *c, int32_t version)
+{
+    if (!c || version < INT16_MIN || version > INT16_MAX)
+        return RMQ_EINVAL;
+    c->version = version;
+    return 0;
+}
+
 static int api_cmd_set_body(rmq_cmd *c, const void *data, size_t len, rmq_free_fn free_fn,
                             void *free_ud)
 {
@@ -941,6 +957,8 @@ void host_api_fill(rmq_host_api *a)
     a->cmd_ext_set = rmq_cmd_ext_set;
     a->cmd_set_remark = rmq_cmd_set_remark;
     a->cmd_set_code = api_cmd_set_code;
+    a->cmd_set_language = api_cmd_set_language;
+    a->cmd_set_version = api_cmd_set_version;
     a->cmd_set_body = api_cmd_set_body;
     a->cmd_new_response = rmq_cmd_new_response;
     a->cmd_new_request = api_cmd_new_request;

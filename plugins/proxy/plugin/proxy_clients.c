@@ -216,18 +216,21 @@ void proxy_clients_settings(proxy *px, rmq_grpc_call *call, const char *client_i
 
 /* One in-process request carrying the client's broker-side identity (and,
  * language >= 0, its language and version). */
-static int32_t call_broker_as(proxy *px, int code, rmq_channel_id ch, const char *addr,
-                              int32_t language, int32_t version, const json_t *subs,
-                              const char *const *kv, const char *body, char *buf, size_t cap)
+static int32_t call_broker_as(proxy *px, int code, const char *client_id, rmq_channel_id ch,
+                              const char *addr, int32_t language, int32_t version,
+                              const json_t *subs, const char *const *kv, const char *body,
+                              char *buf, size_t cap)
 {
     const rmq_host_api *api = px->api;
     if (proxy_backend_is_cluster(px)) {
         /* cluster mode: oneway to the brokers of the client's topics over
-         * the proxy's own connections (proxy_cluster_clients.c); the client
-         * is answered from this proxy's table, as Java's cluster-mode
-         * proxy answers it */
+         * the client's own connections (proxy_cluster_clients.c); the
+         * client is answered from this proxy's table, as Java's
+         * cluster-mode proxy answers it */
         snprintf(buf, cap, "%s", "");
-        return proxy_cluster_client_call(px, code, subs, kv, body) < 0 ? -1 : 0;
+        return proxy_cluster_client_call(px, code, client_id, language, version, subs, kv, body) < 0
+                   ? -1
+                   : 0;
     }
     rmq_cmd *req = api->cmd_new_request(code);
     char chs[32], ls[16], vs[16];
@@ -267,11 +270,11 @@ static int32_t call_broker_as(proxy *px, int code, rmq_channel_id ch, const char
     return code_out;
 }
 
-static int32_t call_broker(proxy *px, int code, rmq_channel_id ch, const char *addr,
-                           const json_t *subs, const char *const *kv, const char *body, char *buf,
-                           size_t cap)
+static int32_t call_broker(proxy *px, int code, const char *client_id, rmq_channel_id ch,
+                           const char *addr, const json_t *subs, const char *const *kv,
+                           const char *body, char *buf, size_t cap)
 {
-    return call_broker_as(px, code, ch, addr, -1, -1, subs, kv, body, buf, cap);
+    return call_broker_as(px, code, client_id, ch, addr, -1, -1, subs, kv, body, buf, cap);
 }
 
 /* The HEART_BEAT body of one client (NULL with *bad set when a consumer
@@ -352,8 +355,8 @@ void proxy_clients_heartbeat(proxy *px, rmq_grpc_call *call, const char *client_
         goto out;
     }
     char *body = hb ? json_dumps(hb, JSON_COMPACT) : NULL;
-    int32_t code = body ? call_broker_as(px, HEART_BEAT, ch, peer ? peer : "", language, version,
-                                         subs, NULL, body, buf, cap)
+    int32_t code = body ? call_broker_as(px, HEART_BEAT, client_id, ch, peer ? peer : "", language,
+                                         version, subs, NULL, body, buf, cap)
                         : -1;
     free(body);
     if (code == 0)
@@ -376,7 +379,7 @@ static void heartbeat_all(void *ud)
 {
     proxy *px = ud;
     proxy_clients *t = px->clients;
-    json_t *bodies = json_array(), *topics = json_array();
+    json_t *all = json_array(); /* per client: [body, subs, id, language, version] */
     pthread_mutex_lock(&t->mu);
     for (size_t i = 0; i < t->n; i++) {
         const px_client *c = &t->v[i];
@@ -385,21 +388,25 @@ static void heartbeat_all(void *ud)
             c->have_settings ? heartbeat_body(c->id, c->type, c->subs, c->group, &bad) : NULL;
         if (!hb)
             continue;
-        json_array_append_new(bodies, hb);
-        json_array_append(topics, c->subs ? c->subs : json_array());
+        json_t *subs = c->subs ? json_incref(c->subs) : json_array();
+        json_array_append_new(
+            all, json_pack("[oosii]", hb, subs, c->id, (int)c->language, (int)c->version));
     }
     pthread_mutex_unlock(&t->mu);
     size_t i;
-    json_t *hb;
-    json_array_foreach(bodies, i, hb)
+    json_t *one;
+    json_array_foreach(all, i, one)
     {
-        char *body = json_dumps(hb, JSON_COMPACT);
+        char *body = json_dumps(json_array_get(one, 0), JSON_COMPACT);
         if (body)
-            (void)proxy_cluster_client_call(px, HEART_BEAT, json_array_get(topics, i), NULL, body);
+            (void)proxy_cluster_client_call(px, HEART_BEAT,
+                                            json_string_value(json_array_get(one, 2)),
+                                            (int32_t)json_integer_value(json_array_get(one, 3)),
+                                            (int32_t)json_integer_value(json_array_get(one, 4)),
+                                            json_array_get(one, 1), NULL, body);
         free(body);
     }
-    json_decref(bodies);
-    json_decref(topics);
+    json_decref(all);
 }
 
 /* Unregister one client (taken out of the table by the caller). */
@@ -413,13 +420,13 @@ static void unregister(proxy *px, px_client *c)
         {
             const char *kv[] = {"clientID", c->id, "producerGroup", json_string_value(v), NULL};
             json_t *one = json_pack("[O]", v); /* the producer group's topic */
-            (void)call_broker(px, UNREGISTER_CLIENT, c->channel, c->addr, one, kv, NULL, buf,
+            (void)call_broker(px, UNREGISTER_CLIENT, c->id, c->channel, c->addr, one, kv, NULL, buf,
                               sizeof buf);
             json_decref(one);
         }
     } else if (c->group) {
         const char *kv[] = {"clientID", c->id, "consumerGroup", c->group, NULL};
-        (void)call_broker(px, UNREGISTER_CLIENT, c->channel, c->addr, c->subs, kv, NULL, buf,
+        (void)call_broker(px, UNREGISTER_CLIENT, c->id, c->channel, c->addr, c->subs, kv, NULL, buf,
                           sizeof buf);
     }
 }

@@ -24,11 +24,14 @@ void proxy_cluster_remember(proxy_cluster *c, const void *broker_datas);
 bool proxy_cluster_broker_name(proxy_cluster *c, const char *addr, char *name, size_t cap);
 
 /* A client registration request (`code`: HEART_BEAT or UNREGISTER_CLIENT,
- * ext fields kv, body may be NULL) sent oneway to the master of every
- * broker of the topics in subs (topic names, or SubscriptionData objects):
- * how many took it (proxy_cluster_clients.c). */
+ * ext fields kv, body may be NULL) of client_id, with its language and
+ * version (MQVersion ordinal; < 0: the host's), sent oneway on the client's
+ * own connection to the master of every broker of the topics in subs
+ * (topic names, or SubscriptionData objects): how many took it
+ * (proxy_cluster_clients.c). */
 struct json_t;
-int proxy_cluster_client_call(proxy *px, int code, const struct json_t *subs, const char *const *kv,
+int proxy_cluster_client_call(proxy *px, int code, const char *client_id, int32_t language,
+                              int32_t version, const struct json_t *subs, const char *const *kv,
                               const char *body);
 
 /* Cluster mode: serve the brokers' CHECK_TRANSACTION_STATE on the proxy's

@@ -3,7 +3,9 @@
  * proxy registered the producer group by HEART_BEAT
  * (proxy_cluster_clients.c). As Java's cluster-mode proxy relays it
  * (ProxyClientRemotingProcessor), one producer of the half message's group
- * (its PGROUP; a 5.x producer group is the topic) gets a
+ * (its PGROUP; a 5.x producer group is the topic) — the one whose own
+ * connection the broker chose ("ip:port#tag"), while it still publishes
+ * to the group, else another — gets a
  * RecoverOrphanedTransactionCommand on its Telemetry stream; the
  * transaction id names the half (commitLogOffset, tranStateTableOffset) and
  * the broker, found by the connection's address, so the client's
@@ -81,10 +83,14 @@ static rmq_cmd *on_check(const char *addr, const rmq_cmd *req, void *ud)
     const char *msg_id = api->cmd_ext_get(req, "msgId");
     const char *props = NULL;
     size_t plen = 0;
-    char group[256] = "", broker[128] = "", phys_hex[32], tx[200];
+    char group[256] = "", broker[128] = "", phys_hex[32], tx[200], peer[128];
+    /* "ip:port#tag": the broker's address and the client's tag */
+    const char *hash = strchr(addr, '#');
+    const char *tag = hash ? hash + 1 : NULL;
+    snprintf(peer, sizeof peer, "%.*s", (int)(hash ? (size_t)(hash - addr) : strlen(addr)), addr);
     if (!body || !clo || !tso || !record_props(body, len, &props, &plen) ||
         !prop_get(props, plen, "PGROUP", group, sizeof group) ||
-        !proxy_cluster_broker_name(px->cluster, addr, broker, sizeof broker)) {
+        !proxy_cluster_broker_name(px->cluster, peer, broker, sizeof broker)) {
         api->log(px->ctx, RMQ_LOG_WARN,
                  "CHECK_TRANSACTION_STATE from %s: no producer group, offsets or broker name "
                  "for it; dropped (the broker checks again)",
@@ -93,7 +99,7 @@ static rmq_cmd *on_check(const char *addr, const rmq_cmd *req, void *ud)
     }
     snprintf(phys_hex, sizeof phys_hex, "%016" PRIX64, (uint64_t)strtoll(clo, NULL, 10));
     proxy_transaction_id(broker, phys_hex, strtoll(tso, NULL, 10), tx, sizeof tx);
-    int rc = proxy_transaction_push_check(px, group, body, len, tx, msg_id ? msg_id : "");
+    int rc = proxy_transaction_push_check(px, group, tag, body, len, tx, msg_id ? msg_id : "");
     if (rc != 0)
         api->log(px->ctx, RMQ_LOG_WARN,
                  "CHECK_TRANSACTION_STATE of %s (group %s) from %s: no producer of the group "

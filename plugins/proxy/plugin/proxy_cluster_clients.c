@@ -1,15 +1,23 @@
 /* proxy_cluster_clients.c — cluster mode's registrations of 5.x clients at
  * the brokers: a client's HEART_BEAT (34) and UNREGISTER_CLIENT (35), built
- * as in local mode (proxy_clients.c), go oneway over the proxy's outgoing
- * remoting connection to the master of every broker that holds a queue of
- * one of the client's topics (its publishing topics, or its subscriptions'),
- * as Java's cluster-mode proxy sends its transaction heartbeats oneway to
- * the brokers of its groups' clusters. A broker then lists the client
- * (consumerConnection / producerConnection) under the proxy's connection
- * and sends that connection its CHECK_TRANSACTION_STATE for a producer
- * group (proxy_cluster_check.c answers it). Each 5.x Heartbeat (every 10 s
- * from the clients) and proxy_clients.c's pass every 30 s repeat the
- * registration, which keeps it inside the broker's 120 s channel expiry. */
+ * as in local mode (proxy_clients.c), go oneway to the master of every
+ * broker that holds a queue of one of the client's topics (its publishing
+ * topics, or its subscriptions'), as Java's cluster-mode proxy sends its
+ * transaction heartbeats oneway to the brokers of its groups' clusters.
+ * Each client has its own connection to each broker ("ip:port#tag", host
+ * ABI 1.14) and its requests carry its language and version in their
+ * header: a broker keys clients by connection (Java's ConsumerGroupInfo /
+ * ProducerManager keep one client per channel and group), so over one
+ * shared connection it would list one client per group; this way it lists
+ * every client, with its own id, language and version, at the proxy's
+ * address (the connection's local port), drops exactly the client an
+ * UNREGISTER_CLIENT names, and sends a CHECK_TRANSACTION_STATE on the
+ * connection of the producer it chose (proxy_cluster_check.c relays it to
+ * that client). Each 5.x Heartbeat (every 10 s from the clients) and
+ * proxy_clients.c's pass every 30 s repeat the registration, which keeps it
+ * inside the broker's 120 s channel expiry; a gone client's connection
+ * falls idle and the broker closes it after 120 s. */
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -49,7 +57,16 @@ static void topic_brokers(proxy *px, const char *topic, char (*addrs)[128], size
     proxy_route_free(&r);
 }
 
-int proxy_cluster_client_call(proxy *px, int code, const json_t *subs, const char *const *kv,
+void proxy_client_tag(const char *client_id, char out[PROXY_CLIENT_TAG_LEN + 1])
+{
+    uint64_t h = 14695981039346656037ull;
+    for (const unsigned char *p = (const unsigned char *)client_id; p && *p; p++)
+        h = (h ^ *p) * 1099511628211ull;
+    snprintf(out, PROXY_CLIENT_TAG_LEN + 1, "%016" PRIx64, h);
+}
+
+int proxy_cluster_client_call(proxy *px, int code, const char *client_id, int32_t language,
+                              int32_t version, const json_t *subs, const char *const *kv,
                               const char *body)
 {
     const rmq_host_api *api = px->api;
@@ -63,10 +80,18 @@ int proxy_cluster_client_call(proxy *px, int code, const json_t *subs, const cha
         if (topic && *topic)
             topic_brokers(px, topic, addrs, &n);
     }
+    /* the client's own connections, when the host has them (ABI 1.14) */
+    bool own = api->abi_minor >= 14 && api->cmd_set_language && client_id;
+    char tag[PROXY_CLIENT_TAG_LEN + 1];
+    proxy_client_tag(client_id, tag);
     int sent = 0;
     for (size_t k = 0; k < n; k++) {
         rmq_cmd *req = api->cmd_new_request(code);
         int rc = req ? 0 : RMQ_ENOMEM;
+        if (rc == 0 && own && language >= 0)
+            rc = api->cmd_set_language(req, language);
+        if (rc >= 0 && own && version >= 0)
+            rc = api->cmd_set_version(req, version);
         for (size_t j = 0; rc >= 0 && kv && kv[j]; j += 2)
             rc = api->cmd_ext_set(req, kv[j], kv[j + 1]);
         if (rc >= 0 && body)
@@ -76,7 +101,12 @@ int proxy_cluster_client_call(proxy *px, int code, const json_t *subs, const cha
                 api->cmd_free(req);
             return RMQ_ENOMEM;
         }
-        rc = api->invoke_oneway_addr(px->ctx, addrs[k], req, px->local_timeout_ms);
+        char to[160];
+        if (own)
+            snprintf(to, sizeof to, "%s#%s", addrs[k], tag);
+        else
+            snprintf(to, sizeof to, "%s", addrs[k]);
+        rc = api->invoke_oneway_addr(px->ctx, to, req, px->local_timeout_ms);
         if (rc < 0)
             api->log(px->ctx, RMQ_LOG_WARN, "%s to broker %s: %s",
                      code == 34 ? "HEART_BEAT" : "UNREGISTER_CLIENT", addrs[k], rmq_strerror(rc));

@@ -285,14 +285,21 @@ int proxy_answer_settings(proxy *px, rmq_grpc_call *call, Apache__Rocketmq__V2__
 
 /* Telemetry streams (proxy_telemetry.c). init/fini/quiesce from the plugin's
  * own; push_to_group sends `cmd` to one producer client whose publishing
- * topics hold `group` (5.x producer group = topic) and names it in
+ * topics hold `group` (5.x producer group = topic) — the one whose
+ * proxy_client_tag is prefer_tag when it is one of them (the client a
+ * broker chose by its connection), else the next in turn — and names it in
  * client_id: 0, RMQ_ENOENT when none has a stream, or grpc_send's error. */
 int proxy_telemetry_init(proxy *px);
 void proxy_telemetry_quiesce(proxy *px);
 void proxy_telemetry_fini(proxy *px);
-int proxy_telemetry_push_to_group(proxy *px, const char *group,
+int proxy_telemetry_push_to_group(proxy *px, const char *group, const char *prefer_tag,
                                   const Apache__Rocketmq__V2__TelemetryCommand *cmd,
                                   char *client_id, size_t cap);
+/* The tag of a client's own connections to the brokers in cluster mode
+ * ("ip:port#tag", proxy_cluster_clients.c): 16 hex digits of its id's
+ * FNV-1a 64 hash (client ids can be longer than a tag may be). */
+#define PROXY_CLIENT_TAG_LEN 16
+void proxy_client_tag(const char *client_id, char out[PROXY_CLIENT_TAG_LEN + 1]);
 int proxy_telemetry_admin(rmq_admin_call *ac, int argc, const char *const *argv, void *ud);
 /* Push `cmd` (carrying `nonce`, from proxy_telemetry_nonce) on client_id's
  * stream and wait up to timeout_ms for the answer with that nonce: 0 with
@@ -316,10 +323,12 @@ void proxy_transaction_id(const char *broker, const char *offset_msg_id, int64_t
 int proxy_transaction_init(proxy *px);
 /* A check-back of the half message `record` (MessageDecoder layout, its
  * real topic and queue) to one producer of `group` through its Telemetry
- * stream as a RecoverOrphanedTransactionCommand carrying tx_id: 0, or
- * RMQ_ENOENT when no producer of the group has a stream. Any thread. */
-int proxy_transaction_push_check(proxy *px, const char *group, const uint8_t *record, size_t len,
-                                 const char *tx_id, const char *msg_id);
+ * stream as a RecoverOrphanedTransactionCommand carrying tx_id (to the
+ * client tagged prefer_tag when it is one; NULL: any): 0, or RMQ_ENOENT
+ * when no producer of the group has a stream. Any thread. */
+int proxy_transaction_push_check(proxy *px, const char *group, const char *prefer_tag,
+                                 const uint8_t *record, size_t len, const char *tx_id,
+                                 const char *msg_id);
 /* The stored record at a commit-log offset (service store.queues): *rec
  * malloc'd. */
 int proxy_message_by_offset(proxy *px, int64_t phys, void **rec, size_t *len);

@@ -296,7 +296,7 @@ static int push_locked(proxy *px, tele_stream *s, const ProtobufCMessage *out)
     return proxy_reply(px, s->call, out);
 }
 
-int proxy_telemetry_push_to_group(proxy *px, const char *group,
+int proxy_telemetry_push_to_group(proxy *px, const char *group, const char *prefer_tag,
                                   const Apache__Rocketmq__V2__TelemetryCommand *cmd,
                                   char *client_id, size_t cap)
 {
@@ -304,13 +304,22 @@ int proxy_telemetry_push_to_group(proxy *px, const char *group,
     int rc = RMQ_ENOENT;
     pthread_mutex_lock(&t->mu);
     size_t n = 0;
+    tele_stream *preferred = NULL;
     for (tele_stream *s = t->streams; s; s = s->next)
         for (size_t i = 0; s->producer && i < s->ntopics; i++)
             if (strcmp(s->topics[i], group) == 0) {
+                char tag[PROXY_CLIENT_TAG_LEN + 1];
+                proxy_client_tag(s->client_id, tag);
+                if (prefer_tag && !preferred && strcmp(tag, prefer_tag) == 0)
+                    preferred = s;
                 n++;
                 break;
             }
-    if (n > 0) {
+    if (preferred) {
+        rc = push_locked(px, preferred, &cmd->base);
+        if (client_id)
+            snprintf(client_id, cap, "%s", preferred->client_id);
+    } else if (n > 0) {
         size_t pick = t->round++ % n, k = 0;
         for (tele_stream *s = t->streams; s && rc == RMQ_ENOENT; s = s->next)
             for (size_t i = 0; s->producer && i < s->ntopics; i++)

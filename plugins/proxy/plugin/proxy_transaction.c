@@ -171,8 +171,9 @@ int proxy_end_transaction(rmq_grpc_call *call, const void *msg, size_t len, void
     return rc;
 }
 
-int proxy_transaction_push_check(proxy *px, const char *group, const uint8_t *record, size_t len,
-                                 const char *tx_id, const char *msg_id)
+int proxy_transaction_push_check(proxy *px, const char *group, const char *prefer_tag,
+                                 const uint8_t *record, size_t len, const char *tx_id,
+                                 const char *msg_id)
 {
     proxy_built *pb = proxy_message_build(record, len);
     if (!pb)
@@ -188,7 +189,7 @@ int proxy_transaction_push_check(proxy *px, const char *group, const uint8_t *re
         APACHE__ROCKETMQ__V2__TELEMETRY_COMMAND__COMMAND_RECOVER_ORPHANED_TRANSACTION_COMMAND;
     cmd.recover_orphaned_transaction_command = &rc;
     char client[128] = "";
-    int prc = proxy_telemetry_push_to_group(px, group, &cmd, client, sizeof client);
+    int prc = proxy_telemetry_push_to_group(px, group, prefer_tag, &cmd, client, sizeof client);
     if (prc == 0)
         px->api->log(px->ctx, RMQ_LOG_INFO, "transaction check of %s (group %s) sent to client %s",
                      msg_id, group, client);
@@ -207,7 +208,7 @@ static void on_transaction_check(const char *event, const void *data, size_t len
         return;
     char tx[40];
     tx_id_format(ev->commit_log_offset, ev->tran_state_table_offset, tx, sizeof tx);
-    (void)proxy_transaction_push_check(px, ev->producer_group, ev->record, ev->record_len, tx,
+    (void)proxy_transaction_push_check(px, ev->producer_group, NULL, ev->record, ev->record_len, tx,
                                        ev->msg_id);
 }
 

@@ -45,7 +45,7 @@ extern "C" {
  * entries are appended to rmq_host_api; a plugin may test api->abi_minor (or
  * api->size) before calling an entry newer than the one it was built for. */
 #define RMQ_ABI_MAJOR 1
-#define RMQ_ABI_MINOR 13
+#define RMQ_ABI_MINOR 14
 
 #if defined(__GNUC__)
 #define RMQ_EXPORT __attribute__((visibility("default")))
@@ -214,7 +214,8 @@ typedef void (*rmq_response_fn)(int err, const rmq_cmd *resp, void *ud);
 /* ABI 1.12: a request a peer sent on one of the host's outgoing
  * connections (register_client_processor), on that connection's IO thread:
  * must not block. `addr` is the peer's "ip:port" (the address given to
- * invoke_*_addr when that was numeric); `req` is valid during the call. Return the answer to a
+ * invoke_*_addr when that was numeric, with its "#tag" on a tagged
+ * connection, ABI 1.14); `req` is valid during the call. Return the answer to a
  * request that expects one (a response built with cmd_new_response;
  * ownership passes to the host), or NULL for none. */
 typedef rmq_cmd *(*rmq_client_request_fn)(const char *addr, const rmq_cmd *req, void *ud);
@@ -636,7 +637,22 @@ typedef struct rmq_host_api {
     int (*grpc_send_batch)(rmq_grpc_call *call, const rmq_grpc_msg *msgs, size_t n,
                            int finish_status, const char *finish_message);
 
-    void *reserved[8]; /* grows here; never reordered */
+    /* -- ABI 1.14 -- */
+    /* The header's language (byte value, protocol.md §2.6) and version
+     * (MQVersion ordinal) of a command the plugin built: a request sent for
+     * someone else (a proxy's HEART_BEAT for one of its clients) carries
+     * that client's, as the broker records them from the request's header.
+     * RMQ_EINVAL: language outside 0..255 or version outside int16. Also
+     * since 1.14, invoke_*_addr takes "ip:port#tag": each distinct tag
+     * (1..63 bytes after the '#') has its own connection to ip:port,
+     * apart from the untagged one, as each Java client owns its
+     * connections; register_client_processor's fn gets that full string
+     * as addr for a request arriving on a tagged connection. A peer closes
+     * an idle one (Java: channelMaxIdleTimeSeconds, 120 s). */
+    int (*cmd_set_language)(rmq_cmd *cmd, int32_t language);
+    int (*cmd_set_version)(rmq_cmd *cmd, int32_t version);
+
+    void *reserved[6]; /* grows here; never reordered */
 } rmq_host_api;
 
 /* Flags of register_processor_flags (ABI 1.4). */

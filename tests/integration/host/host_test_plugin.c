@@ -134,6 +134,13 @@ static int on_call(rmq_request *req, const rmq_cmd *cmd, void *ud)
     const char *to = api->cmd_ext_get(cmd, "timeout_ms");
     rmq_cmd *out = api->cmd_new_request(105);
     api->cmd_ext_set(out, "topic", "T");
+    /* ABI 1.14: the header's language / version of the request sent */
+    const char *lang = api->cmd_ext_get(cmd, "language");
+    const char *ver = api->cmd_ext_get(cmd, "version");
+    if (lang && api->cmd_set_language(out, atoi(lang)) != 0)
+        api->cmd_ext_set(out, "languageRefused", lang);
+    if (ver && api->cmd_set_version(out, atoi(ver)) != 0)
+        api->cmd_ext_set(out, "versionRefused", ver);
     rmq_cmd *answer = NULL;
     int rc = api->invoke_sync_addr(tp->ctx, addr ? addr : "", out, to ? (uint32_t)atol(to) : 1000,
                                    &answer);

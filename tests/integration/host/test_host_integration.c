@@ -747,6 +747,118 @@ static void test_requests_on_outgoing_connections_reach_the_client_processor(voi
     close(lfd);
 }
 
+/* ABI 1.14: "ip:port#tag" dials a connection of its own per tag (the
+ * untagged address another one), a later call with the same tag reuses
+ * it, the request carries the language / version the plugin set, and the
+ * client processor is given the tagged address for requests on it. */
+static bool call_tagged(int fd, const char *addr, const char *lang, const char *ver)
+{
+    const char *kv[] = {"addr", addr,      "timeout_ms", "10000", "language",
+                        lang,   "version", ver,          NULL};
+    rmq_cmd *call = rmq_tc_request(7005, 104, kv);
+    int rc = rmq_tc_send(fd, call);
+    rmq_cmd_free(call);
+    return rc == 0;
+}
+
+static int accept_new(int lfd, int timeout_ms)
+{
+    struct pollfd pfd = {.fd = lfd, .events = POLLIN};
+    if (poll(&pfd, 1, timeout_ms) != 1)
+        return -1;
+    return accept(lfd, NULL, NULL);
+}
+
+/* Answer the daemon's request on `peer` and read its 7005 answer on fd. */
+static void answer_and_check(int fd, int peer, rmq_cmd *asked)
+{
+    rmq_cmd *reply = rmq_cmd_new_response(asked, 0, NULL);
+    assert_int_equal(rmq_tc_send(peer, reply), 0);
+    rmq_cmd *done = rmq_tc_recv(fd, RECV_MS);
+    assert_non_null(done);
+    assert_string_equal(rmq_cmd_ext_get(done, "err"), "0");
+    rmq_cmd_free(done);
+    rmq_cmd_free(reply);
+}
+
+static void test_tagged_addresses_have_their_own_connections(void **state)
+{
+    fixture *f = *state;
+    int lfd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    assert_int_equal(bind(lfd, (struct sockaddr *)&sa, sizeof sa), 0);
+    assert_int_equal(listen(lfd, 4), 0);
+    socklen_t sl = sizeof sa;
+    assert_int_equal(getsockname(lfd, (struct sockaddr *)&sa, &sl), 0);
+    char plain[64], tag_a[80], tag_b[80];
+    snprintf(plain, sizeof plain, "127.0.0.1:%d", ntohs(sa.sin_port));
+    snprintf(tag_a, sizeof tag_a, "%s#client-a", plain);
+    snprintf(tag_b, sizeof tag_b, "%s#client-b", plain);
+    int fd = rmq_tc_connect(f->port);
+
+    /* tag a: a new connection; the request carries PYTHON (3) / V5_1_2 (437) */
+    assert_true(call_tagged(fd, tag_a, "3", "437"));
+    int pa = accept_new(lfd, RECV_MS);
+    assert_true(pa >= 0);
+    rmq_cmd *asked = rmq_tc_recv(pa, RECV_MS);
+    assert_non_null(asked);
+    assert_int_equal(asked->code, 105);
+    assert_int_equal(asked->language, 3);
+    assert_int_equal(asked->version, 437);
+    assert_null(rmq_cmd_ext_get(asked, "languageRefused"));
+    /* a request on it reaches the client processor with the tagged address */
+    rmq_cmd *back = rmq_tc_request(7020, 911, NULL);
+    rmq_cmd *answer = rmq_tc_call_response(pa, back, RECV_MS);
+    assert_non_null(answer);
+    assert_string_equal(rmq_cmd_ext_get(answer, "addr"), tag_a);
+    rmq_cmd_free(answer);
+    rmq_cmd_free(back);
+    answer_and_check(fd, pa, asked);
+    rmq_cmd_free(asked);
+
+    /* tag b and the untagged address: one new connection each */
+    const char *others[] = {tag_b, plain};
+    for (int i = 0; i < 2; i++) {
+        assert_true(call_tagged(fd, others[i], "0", "409"));
+        int p = accept_new(lfd, RECV_MS);
+        assert_true(p >= 0);
+        rmq_cmd *q = rmq_tc_recv(p, RECV_MS);
+        assert_non_null(q);
+        assert_int_equal(q->language, 0);
+        answer_and_check(fd, p, q);
+        rmq_cmd_free(q);
+        close(p);
+    }
+
+    /* tag a again: its connection, no new one */
+    assert_true(call_tagged(fd, tag_a, "3", "437"));
+    rmq_cmd *again = rmq_tc_recv(pa, RECV_MS);
+    assert_non_null(again);
+    assert_int_equal(accept_new(lfd, 200), -1);
+    answer_and_check(fd, pa, again);
+    rmq_cmd_free(again);
+
+    /* an empty tag, or a language outside a byte, is refused */
+    char empty[80];
+    snprintf(empty, sizeof empty, "%s#", plain);
+    const char *kv[] = {"addr", empty, "timeout_ms", "1000", NULL};
+    rmq_cmd *bad = rmq_tc_request(7005, 105, kv);
+    rmq_cmd *resp = rmq_tc_call(fd, bad, RECV_MS);
+    assert_non_null(resp);
+    assert_string_equal(rmq_cmd_ext_get(resp, "err"), "-22"); /* RMQ_EINVAL */
+    rmq_cmd_free(resp);
+    rmq_cmd_free(bad);
+    assert_true(call_tagged(fd, tag_a, "300", "437"));
+    rmq_cmd *refused = rmq_tc_recv(pa, RECV_MS);
+    assert_non_null(refused);
+    assert_string_equal(rmq_cmd_ext_get(refused, "languageRefused"), "300");
+    answer_and_check(fd, pa, refused);
+    rmq_cmd_free(refused);
+    close(pa);
+    close(fd);
+    close(lfd);
+}
+
 /* ---- idle ----------------------------------------------------------------- */
 
 static bool events_show(fixture *f, const char *first, const char *then)
@@ -1382,6 +1494,7 @@ int main(int argc, char **argv)
         T(test_invoke_sync_to_closed_port_fails_cleanly),
         T(test_invoke_sync_gets_the_peers_answer),
         T(test_requests_on_outgoing_connections_reach_the_client_processor),
+        T(test_tagged_addresses_have_their_own_connections),
         T(test_second_daemon_on_same_state_dir_is_refused),
         T(test_fallback_binding_serves_when_alone),
     };

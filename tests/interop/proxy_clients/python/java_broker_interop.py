@@ -100,6 +100,18 @@ def main():
             fatal(f"send {i}: {e!r}")
         bodies.add(msg.body)
 
+    # the broker indexes a stored message into its consume queue a moment
+    # later (ReputMessageService): pull once the queues' ends hold all n
+    def end_offset(qid):
+        oreq = service_pb2.QueryOffsetRequest()
+        oreq.message_queue.CopyFrom(queue(topic, broker, qid))
+        oreq.query_offset_policy = definition_pb2.END
+        return stub.QueryOffset(oreq, metadata=META, timeout=10)
+
+    deadline = time.time() + 30
+    while time.time() < deadline and sum(end_offset(q).offset for q in qids) < n:
+        time.sleep(0.2)
+
     pulled = []
     end_sum = 0
     for qid in sorted(qids):
@@ -117,10 +129,7 @@ def main():
                 problem(f"PullMessage queue {qid}: {r.status}")
             elif kind == "message":
                 pulled.append(r.message.body)
-        oreq = service_pb2.QueryOffsetRequest()
-        oreq.message_queue.CopyFrom(queue(topic, broker, qid))
-        oreq.query_offset_policy = definition_pb2.END
-        oresp = stub.QueryOffset(oreq, metadata=META, timeout=10)
+        oresp = end_offset(qid)
         if oresp.status.code != definition_pb2.OK:
             problem(f"QueryOffset END queue {qid}: {oresp.status}")
         end_sum += oresp.offset
