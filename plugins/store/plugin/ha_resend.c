@@ -27,9 +27,8 @@
 #include <string.h>
 #include <time.h>
 
-#include <rmqhost/services/broker_service.h>
-
 #include "ha.h"
+#include "ha_broker_info.h"
 #include "store_features.h"
 #include "stored_record.h"
 
@@ -297,18 +296,8 @@ static void scan(FILE *f, key_set *delivered, key_set *ended)
 
 static bool master_broker_addr(store_plugin *sp, char *out, size_t cap)
 {
-    const void *tbl = NULL;
-    void *ud = NULL;
-    rmq_service_ref ref;
-    if (sp->api->service_acquire(sp->ctx, RMQ_BROKER_INFO_SERVICE, RMQ_BROKER_INFO_VERSION, &tbl,
-                                 &ud, &ref) != 0)
-        return false;
-    const rmq_broker_info_v1 *bi = tbl;
     char ha[128] = "";
-    bool ok = bi->size >= offsetof(rmq_broker_info_v1, master_addrs) + sizeof bi->master_addrs &&
-              bi->master_addrs && bi->master_addrs(ud, out, cap, ha, sizeof ha) == 0 && out[0];
-    sp->api->service_release(sp->ctx, ref);
-    return ok;
+    return broker_info_master_addrs(sp, out, cap, ha, sizeof ha) == 0 && out[0];
 }
 
 /* One record as SEND_MESSAGE_V2 (as m says); 0 when answered SEND_OK (or

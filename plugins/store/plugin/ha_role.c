@@ -7,9 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <rmqhost/services/broker_service.h>
-
 #include "ha.h"
+#include "ha_broker_info.h"
 #include "store_features.h"
 
 static const char *role_name(ha_role r)
@@ -19,19 +18,20 @@ static const char *role_name(ha_role r)
 
 /* Keep broker-client-mgr's brokerId in line with the role: 0 for masters
  * (Java forces it), >= 1 for slaves (Java refuses 0). */
-static void align_broker_id(store_plugin *sp, ha_role role, bool force)
+typedef struct align_call {
+    store_plugin *sp;
+    ha_role role;
+    bool force;
+} align_call;
+
+static void align_with(const rmq_broker_info_v1 *bi, void *ud, void *arg)
 {
-    const void *tbl = NULL;
-    void *ud = NULL;
-    rmq_service_ref ref;
-    if (sp->api->service_acquire(sp->ctx, RMQ_BROKER_INFO_SERVICE, RMQ_BROKER_INFO_VERSION, &tbl,
-                                 &ud, &ref) != 0)
-        return;
-    const rmq_broker_info_v1 *bi = tbl;
+    const align_call *c = arg;
+    store_plugin *sp = c->sp;
+    ha_role role = c->role;
+    bool force = c->force;
     rmq_broker_identity id;
-    if (bi->identity(ud, &id) == 0 &&
-        bi->size >= offsetof(rmq_broker_info_v1, set_broker_id) + sizeof bi->set_broker_id &&
-        bi->set_broker_id) {
+    if (bi->identity(ud, &id) == 0 && BROKER_INFO_HAS(bi, set_broker_id)) {
         int64_t want = id.broker_id;
         if (role != HA_SLAVE && id.broker_id != 0)
             want = 0;
@@ -46,22 +46,24 @@ static void align_broker_id(store_plugin *sp, ha_role role, bool force)
             bi->set_broker_id(ud, want);
         }
     }
-    sp->api->service_release(sp->ctx, ref);
+}
+
+static void align_broker_id(store_plugin *sp, ha_role role, bool force)
+{
+    align_call c = {sp, role, force};
+    (void)broker_info_with(sp, align_with, &c);
+}
+
+static void register_with(const rmq_broker_info_v1 *bi, void *ud, void *arg)
+{
+    (void)arg;
+    if (BROKER_INFO_HAS(bi, register_now))
+        bi->register_now(ud);
 }
 
 void ha_register_now(store_plugin *sp)
 {
-    const void *tbl = NULL;
-    void *ud = NULL;
-    rmq_service_ref ref;
-    if (sp->api->service_acquire(sp->ctx, RMQ_BROKER_INFO_SERVICE, RMQ_BROKER_INFO_VERSION, &tbl,
-                                 &ud, &ref) != 0)
-        return;
-    const rmq_broker_info_v1 *bi = tbl;
-    if (bi->size >= offsetof(rmq_broker_info_v1, register_now) + sizeof bi->register_now &&
-        bi->register_now)
-        bi->register_now(ud);
-    sp->api->service_release(sp->ctx, ref);
+    (void)broker_info_with(sp, register_with, NULL);
 }
 
 static void apply_role(store_plugin *sp, ha_role role)
@@ -263,18 +265,8 @@ static void delay_sync_tick(void *ud)
     store_features *f = features_of(sp);
     if (ha_current_role(sp) != HA_SLAVE || !f)
         return;
-    const void *tbl = NULL;
-    void *bud = NULL;
-    rmq_service_ref ref;
-    if (sp->api->service_acquire(sp->ctx, RMQ_BROKER_INFO_SERVICE, RMQ_BROKER_INFO_VERSION, &tbl,
-                                 &bud, &ref) != 0)
-        return;
-    const rmq_broker_info_v1 *bi = tbl;
     char master[128] = "", ha[128] = "";
-    if (bi->size >= offsetof(rmq_broker_info_v1, master_addrs) + sizeof bi->master_addrs &&
-        bi->master_addrs)
-        bi->master_addrs(bud, master, sizeof master, ha, sizeof ha);
-    sp->api->service_release(sp->ctx, ref);
+    (void)broker_info_master_addrs(sp, master, sizeof master, ha, sizeof ha);
     if (!master[0])
         return;
     rmq_cmd *req = sp->api->cmd_new_request(45);

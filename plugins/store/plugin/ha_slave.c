@@ -21,9 +21,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <rmqhost/services/broker_service.h>
-
 #include "ha.h"
+#include "ha_broker_info.h"
 
 #define RETRY_MS 5000
 
@@ -61,23 +60,11 @@ static bool master_address(struct ha_slave *s, char *out, size_t cap)
         snprintf(out, cap, "%s", sp->set.ha_master_address);
         return true;
     }
-    const void *tbl = NULL;
-    void *ud = NULL;
-    rmq_service_ref ref;
-    if (sp->api->service_acquire(sp->ctx, RMQ_BROKER_INFO_SERVICE, RMQ_BROKER_INFO_VERSION, &tbl,
-                                 &ud, &ref) != 0)
-        return false;
-    const rmq_broker_info_v1 *bi = tbl;
-    bool ok = false;
     char master[128] = "", ha[128] = "";
-    if (bi->size >= offsetof(rmq_broker_info_v1, master_addrs) + sizeof bi->master_addrs &&
-        bi->master_addrs && bi->master_addrs(ud, master, sizeof master, ha, sizeof ha) == 0 &&
-        strlen(ha) >= 6) {
-        snprintf(out, cap, "%s", ha);
-        ok = true;
-    }
-    sp->api->service_release(sp->ctx, ref);
-    return ok;
+    if (broker_info_master_addrs(sp, master, sizeof master, ha, sizeof ha) != 0 || strlen(ha) < 6)
+        return false;
+    snprintf(out, cap, "%s", ha);
+    return true;
 }
 
 static int dial(const char *addr)

@@ -339,8 +339,11 @@ static void timer_tick(void *ud)
     uint64_t mono = sp->api->now_monotonic_ms();
     if (mono - t->checkpointed_mono >= CHECKPOINT_EVERY_MS) {
         t->checkpointed_mono = mono;
-        if (timer_wheel_checkpoint(t->wheel) != 0)
-            sp->api->log(sp->ctx, RMQ_LOG_WARN, "cannot write the timer checkpoint");
+        /* written by the wheel's writer thread: this tick never waits for it */
+        int rc = timer_wheel_checkpoint_async(t->wheel);
+        if (rc != 0)
+            sp->api->log(sp->ctx, RMQ_LOG_WARN, "cannot write the timer checkpoint: %s",
+                         strerror(-rc));
     }
 }
 

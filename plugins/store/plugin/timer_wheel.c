@@ -2,10 +2,12 @@
  * (see timer_wheel.h). A slot file is named by its bucket number
  * (deliver_ms / precision) and only ever appended to; the checkpoint is
  * written to a temporary file, synced and renamed, so a crash leaves the old
- * or the new one. Ordering that keeps kill -9 and power loss from losing a
- * timer: slot files are synced before a checkpoint that counts their entries
- * as added, and a delivered bucket's file is removed only after the
- * checkpoint that passes it. A crash can at most repeat work (duplicates). */
+ * or the new one — by the writer thread of timer_checkpoint_writer.c, never
+ * the delivery thread. Ordering that keeps kill -9 and power loss from
+ * losing a timer: slot files are synced before a checkpoint that counts
+ * their entries as added, and a delivered bucket's file is removed only
+ * after the checkpoint that passes it. A crash can at most repeat work
+ * (duplicates: what was delivered after the last checkpoint written). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -16,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "timer_checkpoint_writer.h"
 #include "timer_wheel.h"
 
 #define ENTRY_MAGIC 0x544D5231u  /* "TMR1" */
@@ -29,8 +32,10 @@ struct timer_wheel {
     int64_t next_bucket; /* buckets before it are delivered */
     int64_t pos;         /* entries of next_bucket already delivered */
     int64_t enqueue_off;
-    bool dirty;    /* cursor moved since the last checkpoint */
-    bool unsynced; /* slot files written since the last checkpoint */
+    bool dirty;    /* cursor moved since the last hand-over to the writer */
+    bool unsynced; /* slot files written since the last hand-over */
+    timer_ckpt_writer *writer;
+    uint64_t last_ticket; /* of the last hand-over */
     int dir_fd;
     int add_fd; /* the slot file last appended to (most timers share a few) */
     int64_t add_bucket;
@@ -117,56 +122,41 @@ static bool load_checkpoint(timer_wheel *w)
     return have_next;
 }
 
-static int write_checkpoint(timer_wheel *w)
+/* Hands the progress to the checkpoint writer (no I/O here: the delivery
+ * thread never waits for an fsync). passed_bucket: a delivered bucket whose
+ * file the writer removes once its checkpoint is on disk, or -1. */
+static uint64_t hand_over(timer_wheel *w, int64_t passed_bucket)
 {
-    if (w->unsynced) {
-        if (w->add_fd >= 0 && fdatasync(w->add_fd) != 0)
-            return -errno;
-        /* other slot files written since the last checkpoint: one call
-         * syncs them all (Linux) */
-        if (syncfs(w->dir_fd) != 0)
-            return -errno;
-        w->unsynced = false;
-    }
-    char text[256];
-    int n = snprintf(text, sizeof text,
-                     "nextBucket=%" PRId64 "\nbucketPos=%" PRId64 "\nenqueueOffset=%" PRId64
-                     "\nprecisionMs=%" PRId64 "\n",
-                     w->next_bucket, w->pos, w->enqueue_off, w->precision_ms);
-    char tmp[1110];
-    snprintf(tmp, sizeof tmp, "%s.tmp", w->ckpt);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0)
-        return -errno;
-    int rc = 0;
-    if (write(fd, text, (size_t)n) != n || fsync(fd) != 0)
-        rc = errno ? -errno : -EIO;
-    close(fd);
-    if (rc == 0 && rename(tmp, w->ckpt) != 0)
-        rc = -errno;
-    if (rc == 0) {
-        /* the rename itself: sync the checkpoint's directory */
-        char d[1100];
-        snprintf(d, sizeof d, "%s", w->ckpt);
-        char *slash = strrchr(d, '/');
-        if (slash) {
-            *slash = '\0';
-            int dfd = open(d[0] ? d : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-            if (dfd >= 0) {
-                (void)fsync(dfd);
-                close(dfd);
-            }
-        }
-        w->dirty = false;
-    }
+    timer_ckpt_state s = {w->next_bucket, w->pos, w->enqueue_off, w->precision_ms};
+    w->last_ticket = timer_ckpt_writer_submit(w->writer, &s, w->unsynced, passed_bucket);
+    w->dirty = false;
+    w->unsynced = false;
+    return w->last_ticket;
+}
+
+static bool has_news(timer_wheel *w)
+{
+    return w->dirty || w->unsynced || timer_ckpt_writer_needs_retry(w->writer);
+}
+
+int timer_wheel_checkpoint_async(timer_wheel *w)
+{
+    int rc = timer_ckpt_writer_last_error(w->writer);
+    if (has_news(w))
+        (void)hand_over(w, -1);
     return rc;
 }
 
 int timer_wheel_checkpoint(timer_wheel *w)
 {
-    if (!w->dirty && !w->unsynced)
-        return 0;
-    return write_checkpoint(w);
+    if (has_news(w))
+        (void)hand_over(w, -1);
+    return w->last_ticket ? timer_ckpt_writer_wait(w->writer, w->last_ticket) : 0;
+}
+
+void timer_wheel_set_checkpoint_sync_hook(timer_wheel *w, timer_ckpt_sync_fn fn, void *ud)
+{
+    timer_ckpt_writer_set_sync_hook(w->writer, fn, ud);
 }
 
 /* Slot files of delivered buckets left by a crash between checkpoint and
@@ -218,6 +208,12 @@ int timer_wheel_open(const char *dir, const char *checkpoint, int64_t precision_
         w->dirty = true;
     }
     remove_stale_slots(w);
+    int rc = timer_ckpt_writer_start(w->ckpt, w->dir, w->dir_fd, &w->writer);
+    if (rc != 0) {
+        close(w->dir_fd);
+        free(w);
+        return rc;
+    }
     *out = w;
     return 0;
 }
@@ -227,6 +223,7 @@ void timer_wheel_close(timer_wheel *w)
     if (!w)
         return;
     (void)timer_wheel_checkpoint(w);
+    timer_ckpt_writer_stop(w->writer);
     if (w->add_fd >= 0)
         close(w->add_fd);
     close(w->dir_fd);
@@ -283,8 +280,9 @@ int timer_wheel_add(timer_wheel *w, const timer_entry *e)
     return 0;
 }
 
-/* The current bucket is done: checkpoint past it, then drop its file. */
-static int finish_bucket(timer_wheel *w)
+/* The current bucket is done: past it, and its file goes once the
+ * checkpoint saying so is on disk (the writer's job). */
+static void finish_bucket(timer_wheel *w)
 {
     int64_t b = w->next_bucket;
     if (w->add_fd >= 0 && w->add_bucket == b) {
@@ -294,13 +292,7 @@ static int finish_bucket(timer_wheel *w)
     w->next_bucket = b + 1;
     w->pos = 0;
     w->dirty = true;
-    int rc = write_checkpoint(w);
-    if (rc != 0)
-        return rc;
-    char p[1100];
-    slot_path(w, b, p, sizeof p);
-    (void)unlink(p);
-    return 0;
+    (void)hand_over(w, b);
 }
 
 /* The recall markers of the open slot, to deliver before its messages.
@@ -388,11 +380,7 @@ long timer_wheel_deliver_due(timer_wheel *w, int64_t now_ms, size_t max_entries,
         close(fd);
         if (stop)
             break;
-        int rc = finish_bucket(w);
-        if (rc != 0) {
-            done = rc;
-            break;
-        }
+        finish_bucket(w);
     }
     free(buf);
     return done;

@@ -3,15 +3,19 @@
  * precision-wide time bucket under <dir>/ holds fixed-size entries (commit-log
  * offset, size, delivery time) appended in arrival order; the progress
  * (next bucket to deliver, entries of it done, the caller's enqueue offset)
- * is a small checkpoint file. Memory is fixed whatever the number of pending
- * timers: a million timers cost slot files, not RAM. Not thread-safe: one
- * thread adds and delivers. No store dependency (unit-tested alone). */
+ * is a small checkpoint file, written (and fsynced) by the wheel's own
+ * writer thread (timer_checkpoint_writer.h) so delivery never waits for a
+ * disk. Memory is fixed whatever the number of pending timers: a million
+ * timers cost slot files, not RAM. Not thread-safe: one thread adds and
+ * delivers. No store dependency (unit-tested alone). */
 #ifndef STORE_TIMER_WHEEL_H
 #define STORE_TIMER_WHEEL_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "timer_checkpoint_writer.h"
 
 typedef struct timer_wheel timer_wheel;
 
@@ -52,16 +56,24 @@ int timer_wheel_add(timer_wheel *w, const timer_entry *e);
  * slot's delete markers first), so a recall added after the message it
  * cancels still precedes it; their return value is ignored.
  * At most max_entries entries per call. Returns the number delivered, or
- * -errno on an I/O error. A finished bucket's file is removed once the
- * checkpoint saying so is on disk. */
+ * -errno on an I/O error. A finished bucket is handed to the checkpoint
+ * writer, which removes its file once the checkpoint saying so is on disk;
+ * this call never waits for that. */
 typedef bool (*timer_deliver_fn)(void *ud, const timer_entry *e);
 long timer_wheel_deliver_due(timer_wheel *w, int64_t now_ms, size_t max_entries,
                              timer_deliver_fn deliver, void *ud);
 
-/* Writes the checkpoint if anything changed since the last one (syncing the
- * slot files written to first, so a checkpoint never claims entries the disk
- * lacks). 0 or -errno. */
+/* Hands the progress to the checkpoint writer if anything changed since
+ * the last hand-over (or the last write failed) and returns at once: the
+ * writer syncs the slot files written to first, so a checkpoint never
+ * claims entries the disk lacks. Returns the last write's result (0 or
+ * -errno), for logging. For the delivery thread. */
+int timer_wheel_checkpoint_async(timer_wheel *w);
+/* The same, then waits until that checkpoint is written: 0 or -errno. For
+ * a clean close and tests. */
 int timer_wheel_checkpoint(timer_wheel *w);
+/* Tests: replaces the checkpoint file's fsync (see timer_ckpt_sync_fn). */
+void timer_wheel_set_checkpoint_sync_hook(timer_wheel *w, timer_ckpt_sync_fn fn, void *ud);
 
 /* Bucket bookkeeping, for tests and logs. */
 int64_t timer_wheel_next_bucket(const timer_wheel *w);

@@ -3,8 +3,10 @@
  * a delivery refused is retried from that entry, the progress survives a
  * reopen (no loss, and delivered buckets are not repeated), a torn entry
  * from a crash is trimmed, a bucket already passed is reported late, a
- * delivered bucket's slot file is removed, and a bucket's recall markers
- * come before its messages. */
+ * delivered bucket's slot file is removed, a bucket's recall markers
+ * come before its messages, delivery goes on while the checkpoint's fsync
+ * is blocked (it runs on the wheel's writer thread), and a kill -9 while
+ * that fsync is blocked loses no timer. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +15,8 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,9 +112,12 @@ static void due_in_time_order_not_before(void **state)
     assert_int_equal(timer_wheel_deliver_due(w, t0 + 2 * P, 100, collect, &g), 2);
     assert_int_equal(g.phys[0], 1);
     assert_int_equal(g.phys[1], 2);
-    assert_int_equal(slot_files(d), 1); /* the delivered bucket's file is gone */
+    /* the delivered bucket's file is gone once its checkpoint is written */
+    assert_int_equal(timer_wheel_checkpoint(w), 0);
+    assert_int_equal(slot_files(d), 1);
     assert_int_equal(timer_wheel_deliver_due(w, t0 + 10 * P, 100, collect, &g), 1);
     assert_int_equal(g.phys[2], 3);
+    assert_int_equal(timer_wheel_checkpoint(w), 0);
     assert_int_equal(slot_files(d), 0);
     /* a time whose bucket was delivered: the caller delivers it */
     timer_entry late = {9, t0 + 3 * P, 1, false};
@@ -146,6 +153,7 @@ static void refused_entry_is_retried_and_progress_survives_reopen(void **state)
         assert_int_equal(g.phys[i], 100 + (int64_t)i); /* nothing twice, nothing lost */
     for (size_t i = 0; i < 5; i++)
         assert_int_equal(g.phys[10 + i], 200 + (int64_t)i);
+    assert_int_equal(timer_wheel_checkpoint(w), 0);
     assert_int_equal(slot_files(d), 0);
     timer_wheel_close(w);
 }
@@ -235,7 +243,186 @@ static void recall_markers_come_first(void **state)
     assert_int_equal(g.n, 4);
     assert_int_equal(g.phys[2], -3);
     assert_int_equal(g.phys[3], 2);
+    assert_int_equal(timer_wheel_checkpoint(w), 0);
     assert_int_equal(slot_files(d), 0);
+    timer_wheel_close(w);
+}
+
+/* A checkpoint fsync that blocks until the test releases it. */
+typedef struct gate {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int entered; /* fsyncs begun */
+    bool hold;   /* the next fsyncs block until cleared */
+} gate;
+
+static int gated_fsync(void *ud, int fd)
+{
+    gate *g = ud;
+    pthread_mutex_lock(&g->mu);
+    g->entered++;
+    pthread_cond_broadcast(&g->cv);
+    while (g->hold)
+        pthread_cond_wait(&g->cv, &g->mu);
+    pthread_mutex_unlock(&g->mu);
+    return fsync(fd) == 0 ? 0 : -1;
+}
+
+/* Only a deadlock (the delivery thread waiting for the blocked fsync)
+ * trips this: it turns a hang into a failure that says why. */
+static void on_deadlock(int sig)
+{
+    (void)sig;
+    static const char msg[] = "deadlock: the delivery thread waited for the blocked checkpoint "
+                              "fsync\n";
+    (void)!write(2, msg, sizeof msg - 1);
+    _exit(1);
+}
+
+static int64_t ckpt_next_bucket(const dirs *d)
+{
+    FILE *f = fopen(d->ckpt, "r");
+    char line[128];
+    long long v = -1;
+    while (f && fgets(line, sizeof line, f))
+        (void)sscanf(line, "nextBucket=%lld", &v);
+    if (f)
+        fclose(f);
+    return v;
+}
+
+static bool slot_exists(const dirs *d, int64_t bucket)
+{
+    char p[200];
+    snprintf(p, sizeof p, "%s/%lld", d->wheel, (long long)bucket);
+    return access(p, F_OK) == 0;
+}
+
+/* The delivery thread (this one) hands finished buckets to the writer and
+ * goes on: while the writer sits in a blocked fsync, later buckets are
+ * delivered, timers added and checkpoints handed over; the blocked
+ * checkpoint's bucket file stays until that checkpoint is on disk. */
+static void delivery_goes_on_while_checkpoint_fsync_blocks(void **state)
+{
+    dirs *d = *state;
+    gate gt = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, false};
+    timer_wheel *w = NULL;
+    int64_t t0 = 5000000 * (int64_t)P, b0 = t0 / P;
+    assert_int_equal(timer_wheel_open(d->wheel, d->ckpt, P, t0, &w), 0);
+    timer_wheel_set_checkpoint_sync_hook(w, gated_fsync, &gt);
+    add(w, 1, t0 + P);
+    add(w, 2, t0 + P);
+    add(w, 3, t0 + 2 * P);
+    add(w, 4, t0 + 3 * P);
+    assert_int_equal(timer_wheel_checkpoint(w), 0); /* not held yet: on disk */
+    assert_int_equal(ckpt_next_bucket(d), b0);
+    pthread_mutex_lock(&gt.mu);
+    gt.hold = true;
+    int before = gt.entered;
+    pthread_mutex_unlock(&gt.mu);
+
+    signal(SIGALRM, on_deadlock);
+    alarm(60);
+    got g = {.refuse_at = SIZE_MAX};
+    assert_int_equal(timer_wheel_deliver_due(w, t0 + P, 100, collect, &g), 2);
+    /* the writer is now inside the held fsync of bucket b0+1's checkpoint */
+    pthread_mutex_lock(&gt.mu);
+    while (gt.entered == before)
+        pthread_cond_wait(&gt.cv, &gt.mu);
+    pthread_mutex_unlock(&gt.mu);
+    /* ... and delivery goes on */
+    assert_int_equal(timer_wheel_deliver_due(w, t0 + 2 * P, 100, collect, &g), 1);
+    add(w, 5, t0 + 4 * P);
+    assert_int_equal(timer_wheel_deliver_due(w, t0 + 3 * P, 100, collect, &g), 1);
+    assert_int_equal(timer_wheel_checkpoint_async(w), 0);
+    assert_int_equal(g.n, 4);
+    for (size_t i = 0; i < 4; i++)
+        assert_int_equal(g.phys[i], (int64_t)i + 1);
+    /* nothing claimed on disk yet, nothing removed before its checkpoint */
+    pthread_mutex_lock(&gt.mu);
+    assert_true(gt.hold);
+    pthread_mutex_unlock(&gt.mu);
+    assert_int_equal(ckpt_next_bucket(d), b0);
+    assert_true(slot_exists(d, b0 + 1));
+    assert_true(slot_exists(d, b0 + 2));
+    alarm(0);
+
+    pthread_mutex_lock(&gt.mu);
+    gt.hold = false;
+    pthread_cond_broadcast(&gt.cv);
+    pthread_mutex_unlock(&gt.mu);
+    assert_int_equal(timer_wheel_checkpoint(w), 0);
+    assert_int_equal(ckpt_next_bucket(d), b0 + 4);
+    assert_false(slot_exists(d, b0 + 1));
+    assert_false(slot_exists(d, b0 + 2));
+    assert_false(slot_exists(d, b0 + 3));
+    assert_true(slot_exists(d, b0 + 4)); /* timer 5, not due yet */
+    timer_wheel_close(w);
+}
+
+static int stuck_fsync(void *ud, int fd)
+{
+    (void)fd;
+    int *ready = ud; /* a pipe: tell the parent, then never return */
+    (void)!write(*ready, "s", 1);
+    for (;;)
+        pause();
+    return 0;
+}
+
+/* kill -9 while the checkpoint's fsync hangs, after deliveries that
+ * checkpoint was to record: the restart starts from the last checkpoint on
+ * disk, so the delivered timers come again (at least once, as Java's
+ * restart from its checkpoint) and the undelivered ones are all there. */
+static void kill_9_during_blocked_checkpoint_loses_no_timer(void **state)
+{
+    dirs *d = *state;
+    int64_t t0 = 6000000 * (int64_t)P;
+    int pipefd[2];
+    assert_int_equal(pipe(pipefd), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        close(pipefd[0]);
+        timer_wheel *w = NULL;
+        if (timer_wheel_open(d->wheel, d->ckpt, P, t0, &w) != 0)
+            _exit(1);
+        for (int i = 0; i < 6; i++) {
+            timer_entry e = {10 + i, t0 + (1 + i / 2) * P, 1, false};
+            if (timer_wheel_add(w, &e) != 0)
+                _exit(1);
+        }
+        timer_wheel_set_enqueue_offset(w, 6);
+        if (timer_wheel_checkpoint(w) != 0)
+            _exit(1);
+        timer_wheel_set_checkpoint_sync_hook(w, stuck_fsync, &pipefd[1]);
+        got g = {.refuse_at = SIZE_MAX};
+        if (timer_wheel_deliver_due(w, t0 + 2 * P, 100, collect, &g) != 4)
+            _exit(1);
+        (void)!write(pipefd[1], "d", 1); /* delivered 10..13 */
+        for (;;)
+            pause();
+    }
+    close(pipefd[1]);
+    char seen[2] = {0};
+    assert_int_equal(read(pipefd[0], &seen[0], 1), 1);
+    assert_int_equal(read(pipefd[0], &seen[1], 1), 1);
+    close(pipefd[0]);
+    /* both the stuck fsync and the deliveries happened, in either order */
+    assert_true((seen[0] == 's' && seen[1] == 'd') || (seen[0] == 'd' && seen[1] == 's'));
+    assert_int_equal(kill(pid, SIGKILL), 0);
+    int st = 0;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+
+    timer_wheel *w = NULL;
+    assert_int_equal(timer_wheel_open(d->wheel, d->ckpt, P, t0 + 10 * P, &w), 0);
+    assert_int_equal(timer_wheel_enqueue_offset(w), 6);
+    assert_int_equal(timer_wheel_next_bucket(w), t0 / P); /* the last checkpoint on disk */
+    got g = {.refuse_at = SIZE_MAX};
+    assert_int_equal(timer_wheel_deliver_due(w, t0 + 10 * P, 100, collect, &g), 6);
+    for (size_t i = 0; i < 6; i++)
+        assert_int_equal(g.phys[i], 10 + (int64_t)i);
     timer_wheel_close(w);
 }
 
@@ -248,6 +435,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(crash_without_checkpoint_loses_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(many_timers_stream_through_fixed_memory, setup, teardown),
         cmocka_unit_test_setup_teardown(recall_markers_come_first, setup, teardown),
+        cmocka_unit_test_setup_teardown(delivery_goes_on_while_checkpoint_fsync_blocks, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(kill_9_during_blocked_checkpoint_loses_no_timer, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
