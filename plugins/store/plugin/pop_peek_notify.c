@@ -222,14 +222,36 @@ static bool queue_has_msg(store_plugin *sp, pop_state *st, const look_req *k, in
         pthread_mutex_unlock(&st->mu);
         return false; /* Java: ConsumerOrderInfoManager.checkBlock */
     }
-    bool expired = false; /* in flight and visible again: the next POP hands it out */
+    /* an order POP's message visible again: the next order POP hands it out
+     * (a non-order one comes back through the retry topic, retry_has_msg) */
+    bool expired = false;
     if (q && q->n && q->next_visible <= now)
         for (size_t i = q->head; i < q->len && !expired; i++)
             expired = q->inflight[i].deliveries > 0 &&
+                      (q->inflight[i].flags & POP_INFLIGHT_ORDER) &&
                       q->inflight[i].pop_time + q->inflight[i].invisible <= now;
     start = look_offset(sp, q, k, qid);
     pthread_mutex_unlock(&st->mu);
     return expired || store_max_offset(sp->engine, k->topic, qid) > start;
+}
+
+/* A non-order POP also reads the group's POP retry topics (V1, and V2
+ * with enableRetryTopicV2), as Java's NotificationProcessor looks at them. */
+static bool retry_has_msg(store_plugin *sp, pop_service *ps, const look_req *k, int64_t now)
+{
+    for (int v2 = 0; v2 <= (ps->retry_v2 ? 1 : 0); v2++) {
+        char topic[300];
+        rmq_topic_config tc;
+        if (pop_retry_topic_name(topic, sizeof topic, k->group, k->topic, v2) != 0 ||
+            meta_topic_get(sp, topic, &tc) != 0)
+            continue;
+        look_req rk = *k;
+        rk.topic = topic;
+        for (int32_t qid = 0; qid < tc.read_queue_nums; qid++)
+            if (queue_has_msg(sp, &ps->st, &rk, qid, now))
+                return true;
+    }
+    return false;
 }
 
 rmq_cmd *pop_notification_run(store_plugin *sp, const rmq_cmd *cmd, bool may_hold, bool *hold)
@@ -253,6 +275,8 @@ rmq_cmd *pop_notification_run(store_plugin *sp, const rmq_cmd *cmd, bool may_hol
     int32_t count = k.queue_id >= 0 ? 1 : nqueues;
     for (int32_t i = 0; i < count && !has; i++)
         has = queue_has_msg(sp, &ps->st, &k, first + i, now);
+    if (!has && !k.order)
+        has = retry_has_msg(sp, ps, &k, now);
     if (!has && may_hold && k.poll_ms > 0 && !atomic_load(&sp->quiescing)) {
         *hold = true;
         return NULL;

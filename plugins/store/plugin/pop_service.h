@@ -23,6 +23,7 @@ typedef struct pop_service {
     atomic_bool
         revive_running; /* one revive pass at a time (the pull executor has several threads) */
     _Atomic int64_t revive_due; /* wall ms of the next revive pass */
+    bool retry_v2;              /* enableRetryTopicV2: %RETRY%<group>+<topic> */
 } pop_service;
 
 /* RocketMQ 5.x RequestCode values of the POP family. */
@@ -65,6 +66,25 @@ void pop_to_dlq(store_plugin *sp, const pop_queue *q, const uint8_t *rec, size_t
 void pop_revive_tick(store_plugin *sp);
 /* One pass at wall time now (tests and the tick); DLQ moves made. */
 size_t pop_revive_run(store_plugin *sp, int64_t now);
+
+/* pop_retry.c: the POP retry topics (%RETRY%<group>_<topic>, or with
+ * enableRetryTopicV2 %RETRY%<group>+<topic>). */
+bool pop_is_retry_topic(const char *topic);
+/* The retry flag of receipts and offset infos: "0", "1" (V1) or "2" (V2). */
+const char *pop_retry_flag(const char *topic);
+/* 0, or -1 when it does not fit in cap. */
+int pop_retry_topic_name(char *out, size_t cap, const char *group, const char *topic, bool v2);
+/* The topic a receipt's retry flag names (ExtraInfoUtil.getRealTopic). */
+int pop_retry_real_topic(char *out, size_t cap, const char *topic, const char *group,
+                         const char *flag);
+/* Create the retry topic when absent (addRetryTopicIfNotExist). 0 or -1. */
+int pop_retry_ensure_topic(store_plugin *sp, const char *retry_topic, const char *group);
+/* An expired, unacknowledged message of a non-order POP (st->mu held):
+ * its copy into the retry topic (reconsume times + 1), or past max to
+ * %DLQ%<group>; then acknowledged in the state and jb. 0, or -1 when the
+ * copy could not be stored (left in flight for the next pass). */
+int pop_retry_revive(store_plugin *sp, pop_queue *q, const pop_inflight *slot, int32_t max, bool v2,
+                     pop_journal_buf *jb);
 
 /* store_features_init / _fini. */
 int pop_service_init(store_plugin *sp, struct store_features *f);
