@@ -129,6 +129,51 @@ static void free_body(void *ud, const void *data)
     free((void *)data);
 }
 
+/* After the queues, the group's POP retry topics as a non-order POP reads
+ * them (Java's PeekMessageProcessor; it looks there first one time in
+ * five): up to *room records appended to *body, their rest counted. */
+static void peek_retry(store_plugin *sp, pop_service *ps, const look_req *k, int *room, char **body,
+                       size_t *blen, int64_t *rest)
+{
+    for (int v2 = 0; v2 <= (ps->retry_v2 ? 1 : 0); v2++) {
+        char topic[300];
+        rmq_topic_config tc;
+        if (pop_retry_topic_name(topic, sizeof topic, k->group, k->topic, v2) != 0 ||
+            meta_topic_get(sp, topic, &tc) != 0)
+            continue;
+        look_req rk = *k;
+        rk.topic = topic;
+        for (int32_t qid = 0; qid < tc.read_queue_nums; qid++) {
+            pthread_mutex_lock(&ps->st.mu);
+            const pop_queue *q = ps->st.closed ? NULL : queue_of(&ps->st, &rk, qid);
+            int64_t start = look_offset(sp, q, &rk, qid);
+            pthread_mutex_unlock(&ps->st.mu);
+            int64_t max = store_max_offset(sp->engine, topic, qid);
+            if (max > start)
+                *rest += max - start;
+            store_get_result res;
+            memset(&res, 0, sizeof res);
+            if (*room <= 0 || store_get_messages(sp->engine, topic, qid, start, *room, NULL, NULL,
+                                                 NULL, &res) != 0)
+                continue;
+            for (size_t at = 0; res.data && at + 4 <= res.len && *room > 0;) {
+                size_t sz = stored_be32(res.data + at);
+                char *nb = sz >= STORED_RECORD_MIN_SIZE && at + sz <= res.len
+                               ? realloc(*body, *blen + sz)
+                               : NULL;
+                if (!nb)
+                    break;
+                *body = nb;
+                memcpy(nb + *blen, res.data + at, sz);
+                *blen += sz;
+                at += sz;
+                (*room)--;
+            }
+            free(res.data);
+        }
+    }
+}
+
 static int peek_process(rmq_request *req, const rmq_cmd *cmd, void *ud)
 {
     store_plugin *sp = ud;
@@ -195,6 +240,8 @@ static int peek_process(rmq_request *req, const rmq_cmd *cmd, void *ud)
         }
         free(res.data);
     }
+    if (!k.order)
+        peek_retry(sp, ps, &k, &room, &body, &blen, &rest);
     rmq_cmd *r = a->cmd_new_response(cmd, blen ? RC_SUCCESS : RC_PULL_NOT_FOUND,
                                      blen ? "FOUND" : "NO_MESSAGE_IN_QUEUE");
     if (!r) {

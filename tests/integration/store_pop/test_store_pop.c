@@ -882,6 +882,42 @@ static void notification_tells_whether_a_pop_would_find(void **state)
     rmq_cmd_free(r);
 }
 
+/* An expired message in the retry topic: NOTIFICATION says a (non-order)
+ * POP would find it, PEEK shows it without taking it, the POP takes it. */
+static void retry_topic_peek_and_notification(void **state)
+{
+    fixture *f = *state;
+    send_ok(f, "PT", "y0");
+    rmq_cmd *r = pop(f, "YG", "PT", 0, 32, 1, false);
+    assert_int_equal(r->code, 0);
+    rmq_cmd_free(r);
+    uint64_t deadline = rmq_test_now_ms() + WAIT_MS;
+    while (strcmp(has_msg(f, "YG", "PT", false), "true") != 0) {
+        assert_true(rmq_test_now_ms() < deadline);
+        rmq_test_pause_ms(50);
+    }
+    assert_int_equal(st_max_offset(f->port, "%RETRY%YG_PT", 0), 1);
+    assert_string_equal(has_msg(f, "YG", "PT", true), "false"); /* order POP: no retry topic */
+    for (int i = 0; i < 2; i++) {
+        r = peek(f, "YG", "PT", "-1", "32");
+        assert_int_equal(r->code, 0);
+        stored_record rec;
+        assert_int_equal(st_records(r, &rec, 1), 1);
+        assert_true(topic_is(&rec, "%RETRY%YG_PT"));
+        assert_memory_equal(rec.body, "y0", 2);
+        assert_string_equal(rmq_cmd_ext_get(r, "restNum"), "1");
+        rmq_cmd_free(r);
+    }
+    r = pop(f, "YG", "PT", 0, 32, 60000, false);
+    assert_int_equal(r->code, 0);
+    stored_record rec;
+    assert_int_equal(st_records(r, &rec, 1), 1);
+    assert_true(topic_is(&rec, "%RETRY%YG_PT"));
+    assert_int_equal(rec.reconsume_times, 1);
+    rmq_cmd_free(r);
+    assert_string_equal(has_msg(f, "YG", "PT", false), "false");
+}
+
 static long long polling_num(fixture *f, const char *qid)
 {
     const char *kv[] = {"consumerGroup", "IG", "topic", "PT", "queueId", qid, NULL};
@@ -1012,6 +1048,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(notification_tells_whether_a_pop_would_find, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(polling_info_counts_held_pops, setup, teardown),
+        cmocka_unit_test_setup_teardown(retry_topic_peek_and_notification, setup, teardown),
         cmocka_unit_test_setup_teardown(many_in_flight_come_back_exactly, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
