@@ -297,6 +297,25 @@ static int64_t start_offset_of(const char *info, const char *retry, int32_t qid,
     return dflt;
 }
 
+/* The value of property `name` (name U+0001 value U+0002 ...) into out;
+ * false when absent or too long. */
+static bool prop_of(const rec *r, const char *name, char *out, size_t cap)
+{
+    size_t kl = strlen(name);
+    for (const char *p = r->props, *end = r->props + r->props_len; p < end;) {
+        const char *stop = memchr(p, 2, (size_t)(end - p));
+        if (!stop)
+            stop = end;
+        if ((size_t)(stop - p) > kl && memcmp(p, name, kl) == 0 && p[kl] == 1 &&
+            (size_t)(stop - p - kl - 1) < cap) {
+            snprintf(out, cap, "%.*s", (int)(stop - p - kl - 1), p + kl + 1);
+            return true;
+        }
+        p = stop + 1;
+    }
+    return false;
+}
+
 /* A record of the store's POP retry topic (%RETRY%<group>_<topic>, or
  * %RETRY%<group>+<topic>): its receipt's retry flag "1" / "2"
  * (ExtraInfoUtil.getRetry), else "0". Java's proxy shows such a message
@@ -308,19 +327,9 @@ static const char *retry_flag_and_topic(rec *r)
     if (strncmp(r->topic, "%RETRY%", 7) != 0)
         return "0";
     const char *flag = strchr(r->topic + 7, '+') ? "2" : "1";
-    static const char key[] = "RETRY_TOPIC\001";
-    for (const char *p = r->props, *end = r->props + r->props_len; p < end;) {
-        const char *stop = memchr(p, 2, (size_t)(end - p));
-        if (!stop)
-            stop = end;
-        size_t kl = sizeof key - 1;
-        if ((size_t)(stop - p) > kl && memcmp(p, key, kl) == 0 &&
-            (size_t)(stop - p - kl) < sizeof r->topic) {
-            snprintf(r->topic, sizeof r->topic, "%.*s", (int)(stop - p - kl), p + kl);
-            break;
-        }
-        p = stop + 1;
-    }
+    char orig[sizeof r->topic];
+    if (prop_of(r, "RETRY_TOPIC", orig, sizeof orig))
+        snprintf(r->topic, sizeof r->topic, "%s", orig);
     return flag;
 }
 
@@ -367,13 +376,22 @@ static void receive_answer_build(proxy *px, proxy_replies *out, int lrc, const r
         size_t n = rec_decode(body + at, blen - at, &r);
         if (!n)
             break;
-        char receipt[512];
-        const char *retry = retry_flag_and_topic(&r);
-        snprintf(receipt, sizeof receipt,
-                 "%" PRId64 " %s %" PRId64 " %s %s %s %" PRId32 " %" PRId64 " %" PRId64,
-                 start_offset_of(starts, retry, r.queue_id, r.queue_offset),
-                 pop_time ? pop_time : "0", invisible, revive ? revive : "0", retry,
-                 broker && *broker ? broker : "broker", r.queue_id, r.queue_offset, r.phys_offset);
+        char receipt[512], ck[400];
+        /* a retry-topic message as the store answers it by default (Java's
+         * popResponseReturnActualRetryTopic false): under the asked topic,
+         * its receipt in POP_CK; Java's proxy hands out that, plus the
+         * commit-log offset */
+        bool has_ck = prop_of(&r, "POP_CK", ck, sizeof ck);
+        const char *retry = has_ck ? "0" : retry_flag_and_topic(&r);
+        if (has_ck)
+            snprintf(receipt, sizeof receipt, "%s %" PRId64, ck, r.phys_offset);
+        else
+            snprintf(receipt, sizeof receipt,
+                     "%" PRId64 " %s %" PRId64 " %s %s %s %" PRId32 " %" PRId64 " %" PRId64,
+                     start_offset_of(starts, retry, r.queue_id, r.queue_offset),
+                     pop_time ? pop_time : "0", invisible, revive ? revive : "0", retry,
+                     broker && *broker ? broker : "broker", r.queue_id, r.queue_offset,
+                     r.phys_offset);
         built b;
         if (msg_build(&b, &r, receipt, invisible, api->now_wall_ms()) == 0) {
             Apache__Rocketmq__V2__ReceiveMessageResponse m =

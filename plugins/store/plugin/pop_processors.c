@@ -188,6 +188,9 @@ void pop_to_dlq(store_plugin *sp, const pop_queue *q, const uint8_t *rec, size_t
     props_parse(r.props, r.props_len, v);
     char orig_topic[256], orig_id[64];
     snprintf(orig_topic, sizeof orig_topic, "%.*s", (int)r.topic_len, r.topic);
+    /* a copy in the POP retry topic: RETRY_TOPIC names the topic it is for */
+    const char *normal = pop_retry_normal_topic(orig_topic, q->group);
+    memmove(orig_topic, normal, strlen(normal) + 1);
     store_msg tmp;
     store_msg_from_record(&r, &tmp);
     offset_msg_id(&tmp.store_host, r.phys_offset, orig_id);
@@ -295,12 +298,37 @@ bool pop_queue_order_locked(const pop_queue *q, int64_t now)
     return false;
 }
 
+/* One record of the answer: as stored, or for a retry-topic record (unless
+ * popResponseReturnActualRetryTopic) re-encoded under the topic asked for
+ * with its POP_CK, as Java's PopMessageProcessor recodes it. */
+static void add_record(store_plugin *sp, const pop_queue *q, const pop_req *p, int64_t start,
+                       int64_t now, pop_out *o, const uint8_t *rec, size_t len)
+{
+    pop_service *ps = pop_service_of(sp);
+    uint8_t *re = NULL;
+    size_t n = 0;
+    if (!ps->retry_actual_topic && pop_is_retry_topic(q->topic)) {
+        rmq_broker_config bc;
+        char head[400];
+        snprintf(head, sizeof head, "%" PRId64 " %" PRId64 " %" PRId64 " %d %s %s", start, now,
+                 p->invisible, POP_REVIVE_QID, pop_retry_flag(q->topic),
+                 meta_broker_config_cached(sp, &bc, NULL) == 0 ? bc.broker_name : "");
+        n = pop_retry_recode(sp, rec, len, p->topic, head, &re);
+    }
+    if (n)
+        sb_add(&o->body, re, n);
+    else
+        sb_add(&o->body, rec, len);
+    free(re);
+}
+
 /* New messages of q from its next offset. */
 static void pop_new(store_plugin *sp, pop_queue *q, const pop_req *p, pull_req *filter, int64_t now,
                     int *room, pop_out *o, pop_journal_buf *jb, int64_t *offs, int *noffs)
 {
     store_get_result res;
     memset(&res, 0, sizeof res);
+    int64_t start = q->next_offset;
     pull_filter_ctx fc = {sp, filter};
     if (store_get_messages(sp->engine, q->topic, q->queue_id, q->next_offset, *room,
                            filter->match_all ? NULL : pull_filter_cq,
@@ -324,7 +352,7 @@ static void pop_new(store_plugin *sp, pop_queue *q, const pop_req *p, pull_req *
         if (pop_inflight_put(q, &e) != 0)
             break;
         pop_journal_inflight(jb, q, &e);
-        sb_add(&o->body, res.data + at, sz);
+        add_record(sp, q, p, start, now, o, res.data + at, sz);
         offs[(*noffs)++] = r.queue_offset;
         if (p->order) {
             char tmp[96];
@@ -1113,6 +1141,7 @@ int pop_service_init(store_plugin *sp, store_features *f)
     pthread_mutex_init(&ps->st.mu, NULL);
     ps->st.fd = -1;
     ps->retry_v2 = sp->api->setting_bool(sp->ctx, "enableRetryTopicV2");
+    ps->retry_actual_topic = sp->api->setting_bool(sp->ctx, "popResponseReturnActualRetryTopic");
     f->pop = ps;
     /* a reload's new generation opens it in import_state, once the serving
      * generation closed it (it writes the journal until then) */

@@ -3,10 +3,10 @@
  * is written by the revive (pop_revive.c) into the group's POP retry topic,
  * `%RETRY%<group>_<topic>` (KeyBuilder.buildPopRetryTopicV1) or, with
  * enableRetryTopicV2, `%RETRY%<group>+<topic>`, as Java's
- * PopReviveService.reviveRetry: queue 0, reconsume times + 1, the stored
- * properties plus RETRY_TOPIC (the original topic, kept when already set),
- * 1ST_POP_TIME (the first delivery) and ORIGIN_GROUP; born and store host
- * the broker's. The retry topic is created as Java's addRetryTopicIfNotExist
+ * PopReviveService.reviveRetry in 5.3.3: queue 0, reconsume times + 1, the
+ * stored properties plus 1ST_POP_TIME (the first delivery; later Java
+ * versions also add RETRY_TOPIC and ORIGIN_GROUP, 5.3.3 does not); born
+ * and store host the broker's. The retry topic is created as Java's addRetryTopicIfNotExist
  * (one queue, perm 6, the group's offset at 0) and POP reads it like any
  * queue, so the copy has an offset of its own and its own in-flight state;
  * the original is then acknowledged in the journal. Past the group's
@@ -57,6 +57,15 @@ int pop_retry_real_topic(char *out, size_t cap, const char *topic, const char *g
     return n > 0 && (size_t)n < cap ? 0 : -1;
 }
 
+const char *pop_retry_normal_topic(const char *topic, const char *group)
+{
+    size_t gl = strlen(group);
+    if (!pop_is_retry_topic(topic) || strncmp(topic + RETRY_PREFIX_LEN, group, gl) != 0)
+        return topic;
+    char sep = topic[RETRY_PREFIX_LEN + gl];
+    return sep == '_' || sep == '+' ? topic + RETRY_PREFIX_LEN + gl + 1 : topic;
+}
+
 int pop_retry_ensure_topic(store_plugin *sp, const char *retry_topic, const char *group)
 {
     rmq_topic_config tc;
@@ -73,30 +82,20 @@ int pop_retry_ensure_topic(store_plugin *sp, const char *retry_topic, const char
 }
 
 /* The retry copy of one stored record into retry_topic queue 0. */
-static int write_copy(store_plugin *sp, const pop_queue *q, const pop_inflight *slot,
-                      const stored_record *r, const char *retry_topic, int32_t reconsume,
-                      store_put_result *pr)
+static int write_copy(store_plugin *sp, const pop_inflight *slot, const stored_record *r,
+                      const char *retry_topic, int32_t reconsume, store_put_result *pr)
 {
     props_view *v = malloc(sizeof *v);
     if (!v)
         return RMQ_ENOMEM;
     props_parse(r->props, r->props_len, v);
-    char orig_topic[256], first_pop[32];
-    snprintf(orig_topic, sizeof orig_topic, "%.*s", (int)r->topic_len, r->topic);
+    char first_pop[32];
     snprintf(first_pop, sizeof first_pop, "%" PRId64, slot->pop_time);
-    const char *kv[8];
-    size_t k = 0;
-    if (!props_get(v, "RETRY_TOPIC", NULL)) {
-        kv[k++] = "RETRY_TOPIC";
-        kv[k++] = orig_topic;
-    }
+    const char *kv[4] = {NULL};
     if (r->reconsume_times == 0 || !props_get(v, "1ST_POP_TIME", NULL)) {
-        kv[k++] = "1ST_POP_TIME";
-        kv[k++] = first_pop;
+        kv[0] = "1ST_POP_TIME";
+        kv[1] = first_pop;
     }
-    kv[k++] = "ORIGIN_GROUP";
-    kv[k++] = q->group;
-    kv[k] = NULL;
     rmq_broker_config bc;
     bool has_bc = meta_broker_config_cached(sp, &bc, NULL) == 0;
     char *props = NULL;
@@ -155,7 +154,7 @@ int pop_retry_revive(store_plugin *sp, pop_queue *q, const pop_inflight *slot, i
         int rc = 0;
         if (!dlq)
             rc = pop_retry_ensure_topic(sp, retry, q->group) == 0
-                     ? write_copy(sp, q, slot, &r, retry, reconsume + 1, &pr)
+                     ? write_copy(sp, slot, &r, retry, reconsume + 1, &pr)
                      : -1;
         if (!dlq && (rc != 0 || pr.status != STORE_PUT_OK)) {
             if (rc == 0 && pr.status == STORE_PUT_MESSAGE_ILLEGAL) {
@@ -174,4 +173,49 @@ int pop_retry_revive(store_plugin *sp, pop_queue *q, const pop_inflight *slot, i
     pop_journal_ack(jb, q, offset);
     pop_inflight_remove(q, offset);
     return 0;
+}
+
+size_t pop_retry_recode(store_plugin *sp, const uint8_t *rec, size_t len, const char *topic,
+                        const char *ck_head, uint8_t **out)
+{
+    *out = NULL;
+    stored_record r;
+    size_t tl = strlen(topic);
+    if (tl > STORED_RECORD_MAX_TOPIC ||
+        stored_record_decode(rec, len, false, &r) != STORED_RECORD_OK)
+        return 0;
+    props_view *v = malloc(sizeof *v);
+    if (!v)
+        return 0;
+    props_parse(r.props, r.props_len, v);
+    char ck[600];
+    /* ExtraInfoUtil.buildExtraInfo: the head (startOffset popTime
+     * invisibleTime reviveQid retry brokerName) then queueId and offset */
+    snprintf(ck, sizeof ck, "%s %" PRId32 " %" PRId64, ck_head, r.queue_id, r.queue_offset);
+    const char *kv[] = {"POP_CK", ck, NULL};
+    char *props = NULL;
+    size_t plen = 0;
+    /* putIfAbsent, as Java */
+    int rc =
+        props_get(v, "POP_CK", NULL) ? RMQ_EINVAL : props_rewrite(v, kv, NULL, NULL, &props, &plen);
+    free(v);
+    if (rc != 0 || plen > UINT16_MAX) {
+        free(props);
+        return 0;
+    }
+    r.topic = topic;
+    r.topic_len = (uint8_t)tl;
+    r.props = props;
+    r.props_len = (uint16_t)plen;
+    size_t cap = stored_record_size(r.sys_flag, (size_t)r.body_len, r.topic_len, r.props_len);
+    uint8_t *buf = malloc(cap);
+    size_t n = buf ? stored_record_encode(&r, false, buf, cap) : 0;
+    free(props);
+    if (!n) {
+        free(buf);
+        return 0;
+    }
+    (void)sp;
+    *out = buf;
+    return n;
 }

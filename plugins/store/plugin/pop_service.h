@@ -24,6 +24,7 @@ typedef struct pop_service {
         revive_running; /* one revive pass at a time (the pull executor has several threads) */
     _Atomic int64_t revive_due; /* wall ms of the next revive pass */
     bool retry_v2;              /* enableRetryTopicV2: %RETRY%<group>+<topic> */
+    bool retry_actual_topic;    /* popResponseReturnActualRetryTopic */
 } pop_service;
 
 /* RocketMQ 5.x RequestCode values of the POP family. */
@@ -77,6 +78,9 @@ int pop_retry_topic_name(char *out, size_t cap, const char *group, const char *t
 /* The topic a receipt's retry flag names (ExtraInfoUtil.getRealTopic). */
 int pop_retry_real_topic(char *out, size_t cap, const char *topic, const char *group,
                          const char *flag);
+/* The topic a POP retry topic of group is for (KeyBuilder.parseNormalTopic);
+ * topic itself when it is none. */
+const char *pop_retry_normal_topic(const char *topic, const char *group);
 /* Create the retry topic when absent (addRetryTopicIfNotExist). 0 or -1. */
 int pop_retry_ensure_topic(store_plugin *sp, const char *retry_topic, const char *group);
 /* An expired, unacknowledged message of a non-order POP (st->mu held):
@@ -85,6 +89,15 @@ int pop_retry_ensure_topic(store_plugin *sp, const char *retry_topic, const char
  * copy could not be stored (left in flight for the next pass). */
 int pop_retry_revive(store_plugin *sp, pop_queue *q, const pop_inflight *slot, int32_t max, bool v2,
                      pop_journal_buf *jb);
+
+/* Java's PopMessageProcessor with popResponseReturnActualRetryTopic false
+ * (its default): a retry-topic record is answered re-encoded under the
+ * topic the POP asked for, with its receipt in the POP_CK property
+ * (ck_head: "startOffset popTime invisibleTime reviveQid retry brokerName";
+ * queueId and offset are the record's). Its length with the record in
+ * *out (malloc'd), 0 when it cannot be (the caller sends it as stored). */
+size_t pop_retry_recode(store_plugin *sp, const uint8_t *rec, size_t len, const char *topic,
+                        const char *ck_head, uint8_t **out);
 
 /* store_features_init / _fini. */
 int pop_service_init(store_plugin *sp, struct store_features *f);
