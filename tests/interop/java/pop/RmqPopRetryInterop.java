@@ -6,9 +6,8 @@
 // retry flag "1" in its POP_CK, 1ST_POP_TIME and no RETRY_TOPIC property
 // (as this program saw against Java 5.3.3's broker); the ack the client
 // builds from that POP_CK (ExtraInfoUtil.getRealTopic: the retry topic)
-// succeeds and the message
-// does not come back; the retry topic is in the NameServer's topic list and
-// has a route.
+// succeeds and the message does not come back; the retry topic is in the
+// NameServer's topic list and has a route.
 // Prints "PASS pop-retry" or "FAIL pop-retry: why"; exit status 0 only on PASS.
 //   java RmqPopRetryInterop NAMESRV BROKER_ADDR BROKER_NAME RUN_ID
 import java.nio.charset.StandardCharsets;
