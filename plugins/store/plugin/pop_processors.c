@@ -2,9 +2,11 @@
  * POP_MESSAGE (200050), ACK_MESSAGE (200051), CHANGE_MESSAGE_INVISIBLETIME
  * (200053), BATCH_ACK_MESSAGE (200151); the held POPs and NOTIFICATIONs
  * (pop_peek_notify.c has PEEK/NOTIFICATION/POLLING_INFO). A popped message stays invisible for
- * invisibleTime ms and comes back (same queue offset, reconsume times + 1) unless acknowledged;
- * past the group's retryMaxTimes it goes to %DLQ%<group> instead. Order (FIFO) pop hands out a
- * queue's messages only when nothing of that queue is in flight for the group. The answer carries
+ * invisibleTime ms; unless acknowledged the revive (pop_revive.c) then copies it into the POP
+ * retry topic (pop_retry.c: reconsume times + 1), which a non-order POP reads too, or past the
+ * group's retryMaxTimes into %DLQ%<group>. Order (FIFO) pop hands out a queue's messages only
+ * when nothing of that queue is in flight for the group and redelivers in the queue (same
+ * offset, reconsume times + 1). The answer carries
  * the stored records as PULL does and the header fields the 5.x client builds each message's POP_CK
  * (extraInfo) from: popTime, invisibleTime, reviveQid, restNum, startOffsetInfo, msgOffsetInfo,
  * orderCountInfo (ExtraInfoUtil formats). The state lives in pop_state.c. Runs on the pull

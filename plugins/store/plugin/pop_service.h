@@ -58,11 +58,12 @@ int pop_read_at(store_plugin *sp, const char *topic, int32_t qid, int64_t offset
 void pop_to_dlq(store_plugin *sp, const pop_queue *q, const uint8_t *rec, size_t len,
                 int32_t reconsume);
 
-/* pop_revive.c: the background revive. Between POPs, the in-flight
- * messages whose invisible time passed after their last allowed delivery
- * (deliveries > the group's retryMaxTimes) go to %DLQ%<group> as a POP
- * would move them; others wait, visible, for the group's next POP. Runs at
- * most every POP_REVIVE_INTERVAL_MS from the POP timer; on a master only. */
+/* pop_revive.c: the background revive. In-flight messages of non-order
+ * POPs whose invisible time passed go to the POP retry topic (pop_retry.c),
+ * or past the group's retryMaxTimes to %DLQ%<group>; those of order POPs
+ * past retryMaxTimes to the DLQ, the others wait, visible, for the group's
+ * next order POP. Runs at most every POP_REVIVE_INTERVAL_MS from the POP
+ * timer; on a master only. */
 #define POP_REVIVE_INTERVAL_MS 1000
 void pop_revive_tick(store_plugin *sp);
 /* One pass at wall time now (tests and the tick); DLQ moves made. */
