@@ -281,21 +281,57 @@ static int send_status(proxy *px, rmq_grpc_call *call, Apache__Rocketmq__V2__Cod
     return proxy_reply(px, call, &r.base);
 }
 
-/* The offset entry of msgOffsetInfo "0 qid o1,o2;0 qid ..." for queue qid:
- * its start offset from startOffsetInfo. */
-static int64_t start_offset_of(const char *info, int32_t qid, int64_t dflt)
+/* The entry of startOffsetInfo "<retry> qid offset;..." for the queue
+ * (retry flag, qid): its start offset. */
+static int64_t start_offset_of(const char *info, const char *retry, int32_t qid, int64_t dflt)
 {
     for (const char *p = info; p && *p;) {
         int q = -1;
         long long off = 0;
         char flag[4];
-        if (sscanf(p, "%3s %d %lld", flag, &q, &off) == 3 && q == qid)
+        if (sscanf(p, "%3s %d %lld", flag, &q, &off) == 3 && q == qid && strcmp(flag, retry) == 0)
             return off;
         p = strchr(p, ';');
         if (p)
             p++;
     }
     return dflt;
+}
+
+/* The value of property `name` (name U+0001 value U+0002 ...) into out;
+ * false when absent or too long. */
+static bool prop_of(const rec *r, const char *name, char *out, size_t cap)
+{
+    size_t kl = strlen(name);
+    for (const char *p = r->props, *end = r->props + r->props_len; p < end;) {
+        const char *stop = memchr(p, 2, (size_t)(end - p));
+        if (!stop)
+            stop = end;
+        if ((size_t)(stop - p) > kl && memcmp(p, name, kl) == 0 && p[kl] == 1 &&
+            (size_t)(stop - p - kl - 1) < cap) {
+            snprintf(out, cap, "%.*s", (int)(stop - p - kl - 1), p + kl + 1);
+            return true;
+        }
+        p = stop + 1;
+    }
+    return false;
+}
+
+/* A record of the store's POP retry topic (%RETRY%<group>_<topic>, or
+ * %RETRY%<group>+<topic>): its receipt's retry flag "1" / "2"
+ * (ExtraInfoUtil.getRetry), else "0". Java's proxy shows such a message
+ * under the topic the client asked for (the remoting client's
+ * processPopResponse sets it), which the copy's RETRY_TOPIC property holds:
+ * r->topic becomes that. */
+static const char *retry_flag_and_topic(rec *r)
+{
+    if (strncmp(r->topic, "%RETRY%", 7) != 0)
+        return "0";
+    const char *flag = strchr(r->topic + 7, '+') ? "2" : "1";
+    char orig[sizeof r->topic];
+    if (prop_of(r, "RETRY_TOPIC", orig, sizeof orig))
+        snprintf(r->topic, sizeof r->topic, "%s", orig);
+    return flag;
 }
 
 static void add_status(proxy_replies *out, Apache__Rocketmq__V2__Code code, const char *message)
@@ -345,12 +381,22 @@ static void receive_answer_build(proxy *px, proxy_replies *out, int lrc, const r
         size_t n = rec_decode(body + at, blen - at, &r);
         if (!n)
             break;
-        char receipt[512];
-        snprintf(receipt, sizeof receipt,
-                 "%" PRId64 " %s %" PRId64 " %s 0 %s %" PRId32 " %" PRId64 " %" PRId64,
-                 start_offset_of(starts, r.queue_id, r.queue_offset), pop_time ? pop_time : "0",
-                 invisible, revive ? revive : "0", broker && *broker ? broker : "broker",
-                 r.queue_id, r.queue_offset, r.phys_offset);
+        char receipt[512], ck[400];
+        /* a retry-topic message as the store answers it by default (Java's
+         * popResponseReturnActualRetryTopic false): under the asked topic,
+         * its receipt in POP_CK; Java's proxy hands out that, plus the
+         * commit-log offset */
+        bool has_ck = prop_of(&r, "POP_CK", ck, sizeof ck);
+        const char *retry = has_ck ? "0" : retry_flag_and_topic(&r);
+        if (has_ck)
+            snprintf(receipt, sizeof receipt, "%s %" PRId64, ck, r.phys_offset);
+        else
+            snprintf(receipt, sizeof receipt,
+                     "%" PRId64 " %s %" PRId64 " %s %s %s %" PRId32 " %" PRId64 " %" PRId64,
+                     start_offset_of(starts, retry, r.queue_id, r.queue_offset),
+                     pop_time ? pop_time : "0", invisible, revive ? revive : "0", retry,
+                     broker && *broker ? broker : "broker", r.queue_id, r.queue_offset,
+                     r.phys_offset);
         built b;
         if (msg_build(&b, &r, receipt, invisible, api->now_wall_ms()) == 0) {
             Apache__Rocketmq__V2__ReceiveMessageResponse m =
@@ -508,7 +554,14 @@ static rmq_cmd *ack_request(proxy *px, int code, const char *group, const char *
         *lrc = RMQ_ENOMEM;
         return NULL;
     }
-    char q[16], o[32], inv[32];
+    char q[16], o[32], inv[32], real[600];
+    /* the handle's retry flag names the POP retry topic the message is in
+     * (Java's ReceiptHandle.getRealTopic); routing stays by the topic */
+    if (strcmp(rh->retry, "1") == 0 || strcmp(rh->retry, "2") == 0) {
+        snprintf(real, sizeof real, "%%RETRY%%%s%c%s", group, rh->retry[0] == '2' ? '+' : '_',
+                 topic);
+        topic = real;
+    }
     snprintf(q, sizeof q, "%d", rh->queue_id);
     snprintf(o, sizeof o, "%lld", rh->offset);
     snprintf(inv, sizeof inv, "%" PRId64, invisible);

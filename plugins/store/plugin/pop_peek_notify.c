@@ -131,6 +131,51 @@ static void free_body(void *ud, const void *data)
     free((void *)data);
 }
 
+/* After the queues, the group's POP retry topics as a non-order POP reads
+ * them (Java's PeekMessageProcessor; it looks there first one time in
+ * five): up to *room records appended to *body, their rest counted. */
+static void peek_retry(store_plugin *sp, pop_service *ps, const look_req *k, int *room, char **body,
+                       size_t *blen, int64_t *rest)
+{
+    for (int v2 = 0; v2 <= (ps->retry_v2 ? 1 : 0); v2++) {
+        char topic[300];
+        rmq_topic_config tc;
+        if (pop_retry_topic_name(topic, sizeof topic, k->group, k->topic, v2) != 0 ||
+            meta_topic_get(sp, topic, &tc) != 0)
+            continue;
+        look_req rk = *k;
+        rk.topic = topic;
+        for (int32_t qid = 0; qid < tc.read_queue_nums; qid++) {
+            pthread_mutex_lock(&ps->st.mu);
+            const pop_queue *q = ps->st.closed ? NULL : queue_of(&ps->st, &rk, qid);
+            int64_t start = look_offset(sp, q, &rk, qid);
+            pthread_mutex_unlock(&ps->st.mu);
+            int64_t max = store_max_offset(sp->engine, topic, qid);
+            if (max > start)
+                *rest += max - start;
+            store_get_result res;
+            memset(&res, 0, sizeof res);
+            if (*room <= 0 || store_get_messages(sp->engine, topic, qid, start, *room, NULL, NULL,
+                                                 NULL, &res) != 0)
+                continue;
+            for (size_t at = 0; res.data && at + 4 <= res.len && *room > 0;) {
+                size_t sz = stored_be32(res.data + at);
+                char *nb = sz >= STORED_RECORD_MIN_SIZE && at + sz <= res.len
+                               ? realloc(*body, *blen + sz)
+                               : NULL;
+                if (!nb)
+                    break;
+                *body = nb;
+                memcpy(nb + *blen, res.data + at, sz);
+                *blen += sz;
+                at += sz;
+                (*room)--;
+            }
+            free(res.data);
+        }
+    }
+}
+
 static int peek_process(rmq_request *req, const rmq_cmd *cmd, void *ud)
 {
     store_plugin *sp = ud;
@@ -197,6 +242,8 @@ static int peek_process(rmq_request *req, const rmq_cmd *cmd, void *ud)
         }
         free(res.data);
     }
+    if (!k.order)
+        peek_retry(sp, ps, &k, &room, &body, &blen, &rest);
     rmq_cmd *r = a->cmd_new_response(cmd, blen ? RC_SUCCESS : RC_PULL_NOT_FOUND,
                                      blen ? "FOUND" : "NO_MESSAGE_IN_QUEUE");
     if (!r) {
@@ -228,14 +275,36 @@ static bool queue_has_msg(store_plugin *sp, pop_state *st, const look_req *k, in
         pthread_mutex_unlock(&st->mu);
         return false; /* Java: ConsumerOrderInfoManager.checkBlock */
     }
-    bool expired = false; /* in flight and visible again: the next POP hands it out */
+    /* an order POP's message visible again: the next order POP hands it out
+     * (a non-order one comes back through the retry topic, retry_has_msg) */
+    bool expired = false;
     if (q && q->n && q->next_visible <= now)
         for (size_t i = q->head; i < q->len && !expired; i++)
             expired = q->inflight[i].deliveries > 0 &&
+                      (q->inflight[i].flags & POP_INFLIGHT_ORDER) &&
                       q->inflight[i].pop_time + q->inflight[i].invisible <= now;
     start = look_offset(sp, q, k, qid);
     pthread_mutex_unlock(&st->mu);
     return expired || store_max_offset(sp->engine, k->topic, qid) > start;
+}
+
+/* A non-order POP also reads the group's POP retry topics (V1, and V2
+ * with enableRetryTopicV2), as Java's NotificationProcessor looks at them. */
+static bool retry_has_msg(store_plugin *sp, pop_service *ps, const look_req *k, int64_t now)
+{
+    for (int v2 = 0; v2 <= (ps->retry_v2 ? 1 : 0); v2++) {
+        char topic[300];
+        rmq_topic_config tc;
+        if (pop_retry_topic_name(topic, sizeof topic, k->group, k->topic, v2) != 0 ||
+            meta_topic_get(sp, topic, &tc) != 0)
+            continue;
+        look_req rk = *k;
+        rk.topic = topic;
+        for (int32_t qid = 0; qid < tc.read_queue_nums; qid++)
+            if (queue_has_msg(sp, &ps->st, &rk, qid, now))
+                return true;
+    }
+    return false;
 }
 
 rmq_cmd *pop_notification_run(store_plugin *sp, const rmq_cmd *cmd, bool may_hold, bool *hold)
@@ -259,6 +328,8 @@ rmq_cmd *pop_notification_run(store_plugin *sp, const rmq_cmd *cmd, bool may_hol
     int32_t count = k.queue_id >= 0 ? 1 : nqueues;
     for (int32_t i = 0; i < count && !has; i++)
         has = queue_has_msg(sp, &ps->st, &k, first + i, now);
+    if (!has && !k.order)
+        has = retry_has_msg(sp, ps, &k, now);
     if (!has && may_hold && k.poll_ms > 0 && !atomic_load(&sp->quiescing)) {
         *hold = true;
         return NULL;

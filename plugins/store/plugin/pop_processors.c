@@ -2,9 +2,11 @@
  * POP_MESSAGE (200050), ACK_MESSAGE (200051), CHANGE_MESSAGE_INVISIBLETIME
  * (200053), BATCH_ACK_MESSAGE (200151); the held POPs and NOTIFICATIONs
  * (pop_peek_notify.c has PEEK/NOTIFICATION/POLLING_INFO). A popped message stays invisible for
- * invisibleTime ms and comes back (same queue offset, reconsume times + 1) unless acknowledged;
- * past the group's retryMaxTimes it goes to %DLQ%<group> instead. Order (FIFO) pop hands out a
- * queue's messages only when nothing of that queue is in flight for the group. The answer carries
+ * invisibleTime ms; unless acknowledged the revive (pop_revive.c) then copies it into the POP
+ * retry topic (pop_retry.c: reconsume times + 1), which a non-order POP reads too, or past the
+ * group's retryMaxTimes into %DLQ%<group>. Order (FIFO) pop hands out a queue's messages only
+ * when nothing of that queue is in flight for the group and redelivers in the queue (same
+ * offset, reconsume times + 1). The answer carries
  * the stored records as PULL does and the header fields the 5.x client builds each message's POP_CK
  * (extraInfo) from: popTime, invisibleTime, reviveQid, restNum, startOffsetInfo, msgOffsetInfo,
  * orderCountInfo (ExtraInfoUtil formats). The state lives in pop_state.c. Runs on the pull
@@ -134,18 +136,19 @@ typedef struct pop_out {
     int found;
 } pop_out;
 
-static void info_queue(pop_out *o, int32_t qid, const int64_t *offs, int n)
+/* flag: the retry flag of the queue's topic (pop_retry_flag) */
+static void info_queue(pop_out *o, const char *flag, int32_t qid, const int64_t *offs, int n)
 {
     if (n == 0)
         return;
     char tmp[64];
     if (o->start_info.len)
         sb_str(&o->start_info, ";");
-    snprintf(tmp, sizeof tmp, "0 %" PRId32 " %" PRId64, qid, offs[0]);
+    snprintf(tmp, sizeof tmp, "%s %" PRId32 " %" PRId64, flag, qid, offs[0]);
     sb_str(&o->start_info, tmp);
     if (o->msg_info.len)
         sb_str(&o->msg_info, ";");
-    snprintf(tmp, sizeof tmp, "0 %" PRId32 " ", qid);
+    snprintf(tmp, sizeof tmp, "%s %" PRId32 " ", flag, qid);
     sb_str(&o->msg_info, tmp);
     for (int i = 0; i < n; i++) {
         snprintf(tmp, sizeof tmp, i ? ",%" PRId64 : "%" PRId64, offs[i]);
@@ -189,6 +192,9 @@ void pop_to_dlq(store_plugin *sp, const pop_queue *q, const uint8_t *rec, size_t
     props_parse(r.props, r.props_len, v);
     char orig_topic[256], orig_id[64];
     snprintf(orig_topic, sizeof orig_topic, "%.*s", (int)r.topic_len, r.topic);
+    /* a copy in the POP retry topic: RETRY_TOPIC names the topic it is for */
+    const char *normal = pop_retry_normal_topic(orig_topic, q->group);
+    memmove(orig_topic, normal, strlen(normal) + 1);
     store_msg tmp;
     store_msg_from_record(&r, &tmp);
     offset_msg_id(&tmp.store_host, r.phys_offset, orig_id);
@@ -297,12 +303,37 @@ bool pop_queue_order_locked(const pop_queue *q, int64_t now)
     return false;
 }
 
+/* One record of the answer: as stored, or for a retry-topic record (unless
+ * popResponseReturnActualRetryTopic) re-encoded under the topic asked for
+ * with its POP_CK, as Java's PopMessageProcessor recodes it. */
+static void add_record(store_plugin *sp, const pop_queue *q, const pop_req *p, int64_t start,
+                       int64_t now, pop_out *o, const uint8_t *rec, size_t len)
+{
+    pop_service *ps = pop_service_of(sp);
+    uint8_t *re = NULL;
+    size_t n = 0;
+    if (!ps->retry_actual_topic && pop_is_retry_topic(q->topic)) {
+        rmq_broker_config bc;
+        char head[400];
+        snprintf(head, sizeof head, "%" PRId64 " %" PRId64 " %" PRId64 " %d %s %s", start, now,
+                 p->invisible, POP_REVIVE_QID, pop_retry_flag(q->topic),
+                 meta_broker_config_cached(sp, &bc, NULL) == 0 ? bc.broker_name : "");
+        n = pop_retry_recode(sp, rec, len, p->topic, head, &re);
+    }
+    if (n)
+        sb_add(&o->body, re, n);
+    else
+        sb_add(&o->body, rec, len);
+    free(re);
+}
+
 /* New messages of q from its next offset. */
 static void pop_new(store_plugin *sp, pop_queue *q, const pop_req *p, pull_req *filter, int64_t now,
                     int *room, pop_out *o, pop_journal_buf *jb, int64_t *offs, int *noffs)
 {
     store_get_result res;
     memset(&res, 0, sizeof res);
+    int64_t start = q->next_offset;
     pull_filter_ctx fc = {sp, filter};
     if (store_get_messages(sp->engine, q->topic, q->queue_id, q->next_offset, *room,
                            filter->match_all ? NULL : pull_filter_cq,
@@ -318,12 +349,15 @@ static void pop_new(store_plugin *sp, pop_queue *q, const pop_req *p, pull_req *
         if (sz < STORED_RECORD_MIN_SIZE || at + sz > res.len ||
             stored_record_decode(res.data + at, sz, false, &r) != STORED_RECORD_OK)
             break;
-        pop_inflight e = {
-            .offset = r.queue_offset, .pop_time = now, .invisible = p->invisible, .deliveries = 1};
+        pop_inflight e = {.offset = r.queue_offset,
+                          .pop_time = now,
+                          .invisible = p->invisible,
+                          .deliveries = 1,
+                          .flags = p->order ? POP_INFLIGHT_ORDER : 0};
         if (pop_inflight_put(q, &e) != 0)
             break;
         pop_journal_inflight(jb, q, &e);
-        sb_add(&o->body, res.data + at, sz);
+        add_record(sp, q, p, start, now, o, res.data + at, sz);
         offs[(*noffs)++] = r.queue_offset;
         if (p->order) {
             char tmp[96];
@@ -358,6 +392,53 @@ static int64_t initial_offset(store_plugin *sp, const pop_req *p, int32_t qid)
     return store_max_offset(sp->engine, p->topic, qid);
 }
 
+/* A non-order POP's read of the group's POP retry topics (st->mu held):
+ * V1, and V2 too with enableRetryTopicV2 (Java also reads V1 then, its
+ * retrieveMessageFromPopRetryTopicV1 default), each queue from its next
+ * offset without the subscription's filter (Java: SUB_ALL). */
+static void pop_retry_collect(store_plugin *sp, pop_service *ps, const pop_req *p, int64_t now,
+                              int *room, pop_out *o, pop_journal_buf *jb)
+{
+    pull_req all;
+    memset(&all, 0, sizeof all);
+    all.codes = all.codes_inline;
+    if (pull_filter_parse_tags(&all, "*") != 0) {
+        pull_filter_reset(&all);
+        return;
+    }
+    for (int v2 = 0; v2 <= (ps->retry_v2 ? 1 : 0); v2++) {
+        char topic[300];
+        rmq_topic_config tc;
+        if (pop_retry_topic_name(topic, sizeof topic, p->group, p->topic, v2) != 0 ||
+            !pop_name_ok(topic) || meta_topic_get(sp, topic, &tc) != 0)
+            continue; /* no message of the group expired yet */
+        for (int32_t qid = 0; qid < tc.read_queue_nums; qid++) {
+            pop_queue *q = pop_queue_get(&ps->st, p->group, topic, qid);
+            if (!q)
+                break;
+            if (q->next_offset < 0) {
+                int64_t committed = -1;
+                q->next_offset =
+                    meta_offset_query(sp, p->group, topic, qid, &committed) == 0 && committed >= 0
+                        ? committed
+                        : store_min_offset(sp->engine, topic, qid);
+                pop_journal_next(jb, q);
+            }
+            int64_t before = q->next_offset, offs[POP_MAX_MSGS];
+            int noffs = 0;
+            if (*room > 0)
+                pop_new(sp, q, p, &all, now, room, o, jb, offs, &noffs);
+            if (q->next_offset != before)
+                pop_journal_next(jb, q);
+            info_queue(o, pop_retry_flag(topic), qid, offs, noffs);
+            int64_t max = store_max_offset(sp->engine, topic, qid);
+            if (max > q->next_offset)
+                o->rest += max - q->next_offset;
+        }
+    }
+    pull_filter_reset(&all);
+}
+
 /* One pass over the queues asked for. RMQ_ESHUTDOWN when the state was
  * handed over (reload) or never opened. */
 static int pop_collect(store_plugin *sp, const pop_req *p, pull_req *filter, int32_t nqueues,
@@ -378,6 +459,11 @@ static int pop_collect(store_plugin *sp, const pop_req *p, pull_req *filter, int
     uint32_t turn = atomic_fetch_add(&ps->turn, 1);
     int32_t first = p->queue_id >= 0 ? p->queue_id : (int32_t)(turn % (uint32_t)nqueues);
     int32_t count = p->queue_id >= 0 ? 1 : nqueues;
+    /* Java's PopMessageProcessor: one POP in five reads the retry topic
+     * first, the others after the queues when there is room left */
+    bool retry_first = !p->order && turn % 5 == 0;
+    if (retry_first)
+        pop_retry_collect(sp, ps, p, now, &room, o, &jb);
     for (int32_t k = 0; k < count; k++) {
         int32_t qid = (first + k) % nqueues;
         pop_queue *q = pop_queue_get(st, p->group, p->topic, qid);
@@ -405,20 +491,21 @@ static int pop_collect(store_plugin *sp, const pop_req *p, pull_req *filter, int
                 } else if (!locked)
                     pop_new(sp, q, p, filter, now, &room, o, &jb, offs, &noffs);
             } else {
-                redeliver(sp, q, p, now, max_times, &room, o, &jb, offs, &noffs);
-                if (room > 0)
-                    pop_new(sp, q, p, filter, now, &room, o, &jb, offs, &noffs);
+                /* expired messages come back through the retry topic (pop_revive.c) */
+                pop_new(sp, q, p, filter, now, &room, o, &jb, offs, &noffs);
             }
         }
         if (q->next_offset != before)
             pop_journal_next(&jb, q);
-        info_queue(o, qid, offs, noffs);
+        info_queue(o, "0", qid, offs, noffs);
         if (p->order && noffs)
             pop_attempt_note(ps, q, p->attempt_id);
         int64_t max = store_max_offset(sp->engine, p->topic, qid);
         if (max > q->next_offset)
             o->rest += max - q->next_offset;
     }
+    if (!p->order && !retry_first && room > 0)
+        pop_retry_collect(sp, ps, p, now, &room, o, &jb);
     int rc = pop_journal_flush(st, &jb);
     pthread_mutex_unlock(&st->mu);
     if (rc != 0)
@@ -1048,9 +1135,12 @@ static int batch_ack_process(rmq_request *req, const rmq_cmd *cmd, void *ud)
         int64_t start = json_integer_value(field(e, "so", "startOffset"));
         uint8_t bits[4096];
         int nb = bitset_bytes(field(e, "b", "bitSet"), bits, (int)sizeof bits);
-        /* rmqhost keeps no POP retry topics: a retry receipt names nothing here */
-        if (!k.group || !k.topic || nb < 0 || (retry && strcmp(retry, "0") != 0))
+        /* retry "1"/"2": the message is in the V1/V2 POP retry topic */
+        char real[300];
+        if (!k.group || !k.topic || nb < 0 ||
+            pop_retry_real_topic(real, sizeof real, k.topic, k.group, retry) != 0)
             continue;
+        k.topic = real;
         for (int bit = 0; bit < nb * 8; bit++) {
             if (!(bits[bit / 8] & (1u << (bit % 8))))
                 continue;
@@ -1073,6 +1163,8 @@ int pop_service_init(store_plugin *sp, store_features *f)
     pthread_mutex_init(&ps->hold_mu, NULL);
     pthread_mutex_init(&ps->st.mu, NULL);
     ps->st.fd = -1;
+    ps->retry_v2 = sp->api->setting_bool(sp->ctx, "enableRetryTopicV2");
+    ps->retry_actual_topic = sp->api->setting_bool(sp->ctx, "popResponseReturnActualRetryTopic");
     f->pop = ps;
     if (pop_poll_counts_init(ps) != 0 || pop_attempts_init(ps) != 0)
         return RMQ_ENOMEM;

@@ -1,14 +1,14 @@
-/* pop_revive.c — the background revive of POP consumption (pop_service.h).
- * A POP moves an expired message past the group's retryMaxTimes to
- * %DLQ%<group> when it walks the queue (pop_processors.c); without this, a
- * group that stopped popping would keep its dead messages in flight for
- * ever. Every POP_REVIVE_INTERVAL_MS the POP timer (no thread, no timer per
- * message) looks at each queue's revive_at and walks only the queues where
- * an invisible time ended since the last look; the moves use the POP
- * path's pop_to_dlq and journal acknowledgements, so they survive kill -9
- * as an ACK does. Messages expired with deliveries left stay where they
- * are, visible: the group's next POP hands them out (Java's PopReviveService
- * re-writes them into the POP retry topic instead; docs/compat.md). */
+/* pop_revive.c — the background revive of POP consumption (pop_service.h),
+ * Java's PopReviveService without its REVIVE_LOG topic. Every
+ * POP_REVIVE_INTERVAL_MS the POP timer (no thread, no timer per message)
+ * looks at each queue's revive_at and walks only the queues where an
+ * invisible time ended since the last look. An expired message of a
+ * non-order POP is written into the group's POP retry topic (pop_retry.c:
+ * reconsume times + 1), or past the group's retryMaxTimes into
+ * %DLQ%<group>, and acknowledged in the journal, so the move survives
+ * kill -9 as an ACK does; the group's next POP reads the retry topic. An
+ * order POP's message stays in its queue for the next order POP (Java's
+ * order POP has no retry topic) and goes to the DLQ past retryMaxTimes. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,11 +48,12 @@ static int32_t group_max(store_plugin *sp, max_cache *c, const char *group)
     return c->max;
 }
 
-/* Walk q (st->mu held): expired messages past max go to the DLQ. revive_at
- * becomes the earliest invisible time still running (or stays <= now when
- * the budget ran out). Moves made. */
-static size_t revive_queue(store_plugin *sp, pop_queue *q, int32_t max, int64_t now, size_t budget,
-                           pop_journal_buf *jb)
+/* Walk q (st->mu held): expired messages of non-order POPs go to the
+ * retry topic (or the DLQ), those of order POPs past max to the DLQ.
+ * revive_at becomes the earliest invisible time still running (or stays
+ * <= now when the budget ran out or a copy failed). Moves made. */
+static size_t revive_queue(store_plugin *sp, pop_queue *q, int32_t max, bool v2, int64_t now,
+                           size_t budget, pop_journal_buf *jb)
 {
     int64_t at = INT64_MAX;
     size_t moved = 0;
@@ -66,11 +67,19 @@ static size_t revive_queue(store_plugin *sp, pop_queue *q, int32_t max, int64_t 
                 at = visible;
             continue;
         }
-        if (slot->deliveries <= max)
-            continue; /* visible again: the group's next POP hands it out */
+        bool order = slot->flags & POP_INFLIGHT_ORDER;
+        if (order && slot->deliveries <= max)
+            continue; /* visible again: the group's next order POP hands it out */
         if (moved == budget) {
             at = now; /* look again at the next pass */
             break;
+        }
+        if (!order) {
+            if (pop_retry_revive(sp, q, slot, max, v2, jb) == 0)
+                moved++;
+            else
+                at = now; /* the store refused the copy: the next pass tries again */
+            continue;
         }
         int64_t offset = slot->offset;
         store_get_result res;
@@ -106,8 +115,8 @@ size_t pop_revive_run(store_plugin *sp, int64_t now)
         pop_queue *q = st->q[k];
         if (q->n == 0 || q->revive_at > now)
             continue; /* the common case: one comparison per queue */
-        size_t m =
-            revive_queue(sp, q, group_max(sp, &mc, q->group), now, POP_REVIVE_BATCH - moved, &jb);
+        size_t m = revive_queue(sp, q, group_max(sp, &mc, q->group), ps->retry_v2, now,
+                                POP_REVIVE_BATCH - moved, &jb);
         moved += m;
         if (m == 0)
             continue;
@@ -133,8 +142,8 @@ size_t pop_revive_run(store_plugin *sp, int64_t now)
     }
     free(commits);
     if (moved)
-        sp->api->log(sp->ctx, RMQ_LOG_INFO, "pop revive: %zu expired message(s) moved to a DLQ",
-                     moved);
+        sp->api->log(sp->ctx, RMQ_LOG_INFO,
+                     "pop revive: %zu expired message(s) moved to a retry topic or DLQ", moved);
     return moved;
 }
 

@@ -26,6 +26,8 @@ typedef struct pop_service {
     _Atomic int64_t revive_due;          /* wall ms of the next revive pass */
     struct pop_poll_counts *poll_counts; /* held requests per polling key (pop_poll_limit.c) */
     struct pop_attempts *attempts;       /* order POP attemptIds (pop_attempt.c) */
+    bool retry_v2;              /* enableRetryTopicV2: %RETRY%<group>+<topic> */
+    bool retry_actual_topic;    /* popResponseReturnActualRetryTopic */
 } pop_service;
 
 /* RocketMQ 5.x RequestCode values of the POP family. */
@@ -59,11 +61,12 @@ int pop_read_at(store_plugin *sp, const char *topic, int32_t qid, int64_t offset
 void pop_to_dlq(store_plugin *sp, const pop_queue *q, const uint8_t *rec, size_t len,
                 int32_t reconsume);
 
-/* pop_revive.c: the background revive. Between POPs, the in-flight
- * messages whose invisible time passed after their last allowed delivery
- * (deliveries > the group's retryMaxTimes) go to %DLQ%<group> as a POP
- * would move them; others wait, visible, for the group's next POP. Runs at
- * most every POP_REVIVE_INTERVAL_MS from the POP timer; on a master only. */
+/* pop_revive.c: the background revive. In-flight messages of non-order
+ * POPs whose invisible time passed go to the POP retry topic (pop_retry.c),
+ * or past the group's retryMaxTimes to %DLQ%<group>; those of order POPs
+ * past retryMaxTimes to the DLQ, the others wait, visible, for the group's
+ * next order POP. Runs at most every POP_REVIVE_INTERVAL_MS from the POP
+ * timer; on a master only. */
 #define POP_REVIVE_INTERVAL_MS 1000
 void pop_revive_tick(store_plugin *sp);
 /* One pass at wall time now (tests and the tick); DLQ moves made. */
@@ -92,6 +95,37 @@ void pop_attempts_fini(pop_service *ps);
 bool pop_attempt_same(pop_service *ps, const pop_queue *q, const char *attempt_id);
 /* The queue handed out a batch to attempt_id (NULL: none given). */
 void pop_attempt_note(pop_service *ps, const pop_queue *q, const char *attempt_id);
+
+/* pop_retry.c: the POP retry topics (%RETRY%<group>_<topic>, or with
+ * enableRetryTopicV2 %RETRY%<group>+<topic>). */
+bool pop_is_retry_topic(const char *topic);
+/* The retry flag of receipts and offset infos: "0", "1" (V1) or "2" (V2). */
+const char *pop_retry_flag(const char *topic);
+/* 0, or -1 when it does not fit in cap. */
+int pop_retry_topic_name(char *out, size_t cap, const char *group, const char *topic, bool v2);
+/* The topic a receipt's retry flag names (ExtraInfoUtil.getRealTopic). */
+int pop_retry_real_topic(char *out, size_t cap, const char *topic, const char *group,
+                         const char *flag);
+/* The topic a POP retry topic of group is for (KeyBuilder.parseNormalTopic);
+ * topic itself when it is none. */
+const char *pop_retry_normal_topic(const char *topic, const char *group);
+/* Create the retry topic when absent (addRetryTopicIfNotExist). 0 or -1. */
+int pop_retry_ensure_topic(store_plugin *sp, const char *retry_topic, const char *group);
+/* An expired, unacknowledged message of a non-order POP (st->mu held):
+ * its copy into the retry topic (reconsume times + 1), or past max to
+ * %DLQ%<group>; then acknowledged in the state and jb. 0, or -1 when the
+ * copy could not be stored (left in flight for the next pass). */
+int pop_retry_revive(store_plugin *sp, pop_queue *q, const pop_inflight *slot, int32_t max, bool v2,
+                     pop_journal_buf *jb);
+
+/* Java's PopMessageProcessor with popResponseReturnActualRetryTopic false
+ * (its default): a retry-topic record is answered re-encoded under the
+ * topic the POP asked for, with its receipt in the POP_CK property
+ * (ck_head: "startOffset popTime invisibleTime reviveQid retry brokerName";
+ * queueId and offset are the record's). Its length with the record in
+ * *out (malloc'd), 0 when it cannot be (the caller sends it as stored). */
+size_t pop_retry_recode(store_plugin *sp, const uint8_t *rec, size_t len, const char *topic,
+                        const char *ck_head, uint8_t **out);
 
 /* store_features_init / _fini. */
 int pop_service_init(store_plugin *sp, struct store_features *f);

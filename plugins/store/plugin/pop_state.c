@@ -2,7 +2,7 @@
  * journal is text, one change a line, so a torn last line after a crash is
  * recognisable (no newline) and dropped:
  *   N <group> <topic> <queueId> <nextOffset>
- *   I <group> <topic> <queueId> <offset> <popTime> <invisibleMs> <deliveries>
+ *   I <group> <topic> <queueId> <offset> <popTime> <invisibleMs> <deliveries> [<flags>]
  *   A <group> <topic> <queueId> <offset>
  * Replay applies them in order; the checkpoint written at open (and when
  * the journal passes POP_JOURNAL_COMPACT_BYTES) holds N and I lines only. */
@@ -251,8 +251,15 @@ void pop_journal_next(pop_journal_buf *b, const pop_queue *q)
 
 void pop_journal_inflight(pop_journal_buf *b, const pop_queue *q, const pop_inflight *e)
 {
-    jb_printf(b, "I %s %s %" PRId32 " %" PRId64 " %" PRId64 " %" PRId64 " %" PRId32 "\n", q->group,
-              q->topic, q->queue_id, e->offset, e->pop_time, e->invisible, e->deliveries);
+    /* flags only when set: older versions read the same line (and ignore them) */
+    if (e->flags)
+        jb_printf(b, "I %s %s %" PRId32 " %" PRId64 " %" PRId64 " %" PRId64 " %" PRId32 " %u\n",
+                  q->group, q->topic, q->queue_id, e->offset, e->pop_time, e->invisible,
+                  e->deliveries, e->flags);
+    else
+        jb_printf(b, "I %s %s %" PRId32 " %" PRId64 " %" PRId64 " %" PRId64 " %" PRId32 "\n",
+                  q->group, q->topic, q->queue_id, e->offset, e->pop_time, e->invisible,
+                  e->deliveries);
 }
 
 void pop_journal_ack(pop_journal_buf *b, const pop_queue *q, int64_t offset)
@@ -350,17 +357,19 @@ static void replay_line(pop_state *s, char *line)
     int32_t qid;
     int64_t a = 0, b = 0, c = 0;
     int32_t d = 0;
+    unsigned flags = 0;
     if (kind == 'N' &&
         sscanf(line, "N %255s %255s %" SCNd32 " %" SCNd64, group, topic, &qid, &a) == 4) {
         pop_queue *q = pop_queue_get(s, group, topic, qid);
         if (q)
             q->next_offset = a;
-    } else if (kind == 'I' &&
-               sscanf(line,
-                      "I %255s %255s %" SCNd32 " %" SCNd64 " %" SCNd64 " %" SCNd64 " %" SCNd32,
-                      group, topic, &qid, &a, &b, &c, &d) == 7) {
+    } else if (kind == 'I' && sscanf(line,
+                                     "I %255s %255s %" SCNd32 " %" SCNd64 " %" SCNd64 " %" SCNd64
+                                     " %" SCNd32 " %u",
+                                     group, topic, &qid, &a, &b, &c, &d, &flags) >= 7) {
         pop_queue *q = pop_queue_get(s, group, topic, qid);
-        pop_inflight e = {.offset = a, .pop_time = b, .invisible = c, .deliveries = d};
+        pop_inflight e = {
+            .offset = a, .pop_time = b, .invisible = c, .deliveries = d, .flags = flags};
         if (q)
             (void)pop_inflight_put(q, &e);
     } else if (kind == 'A' &&

@@ -22,7 +22,12 @@ typedef struct pop_inflight {
     int64_t invisible;  /* ms */
     int32_t deliveries; /* times delivered so far (reconsume times = deliveries - 1);
                            0 marks an acknowledged slot not yet compacted away */
+    uint32_t flags;     /* POP_INFLIGHT_ORDER */
 } pop_inflight;
+
+/* Popped by an order POP: redelivered in its queue, never moved to the
+ * POP retry topic (Java's order POP has no retry topic either). */
+#define POP_INFLIGHT_ORDER 1u
 
 typedef struct pop_queue {
     char *group;

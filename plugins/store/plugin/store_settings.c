@@ -109,6 +109,12 @@ const rmq_setting_decl STORE_SETTINGS[] = {
      1000000},
     {"transactionCheckInterval", RMQ_SETTING_INT, "60000", "check-back period (ms)", 1, INT64_MAX},
     {"storeReplyMessageEnable", RMQ_SETTING_BOOL, "true", "store reply messages too", 0, 0},
+    {"enableRetryTopicV2", RMQ_SETTING_BOOL, "false",
+     "POP retry topic %RETRY%<group>+<topic> (false: %RETRY%<group>_<topic>); read at start", 0, 0},
+    {"popResponseReturnActualRetryTopic", RMQ_SETTING_BOOL, "false",
+     "POP answers a retry-topic message as stored (false: under the topic asked for, with "
+     "POP_CK, as Java's default); read at start",
+     0, 0},
     {"sendMessageThreadPoolNums", RMQ_SETTING_INT, "4", "send executor threads", 1, 256},
     {"sendThreadPoolQueueCapacity", RMQ_SETTING_INT, "10000", "send executor queue", 1, 10000000},
     {"pullMessageThreadPoolNums", RMQ_SETTING_INT, "20", "pull executor threads", 1, 256},

@@ -4,7 +4,10 @@
  * invisible until their invisible time passes, then come back with the
  * reconsume times counted; an ack removes a message for good; a change of
  * invisible time brings one back at once; after the group's retryMaxTimes
- * the message lands in %DLQ%<group>; order pop hands out a queue's next
+ * the message lands in %DLQ%<group>; an expired message of a non-order
+ * pop comes back as a copy in the POP retry topic %RETRY%<group>_<topic>
+ * (or %RETRY%<group>+<topic> with enableRetryTopicV2), listed, acknowledged
+ * there by ACK and by BatchAck's retry flag; order pop hands out a queue's next
  * message only after the last one was acknowledged; acknowledged state
  * survives kill -9 and a hot reload of the store while unacknowledged
  * messages come back; PEEK_MESSAGE (200052) takes nothing, NOTIFICATION
@@ -42,7 +45,7 @@ static int start(fixture *f)
     return f->fd >= 0 ? 0 : -1;
 }
 
-static int setup(void **state)
+static int setup_with(void **state, const char *store_extra)
 {
     fixture *f = calloc(1, sizeof *f);
     *state = f;
@@ -51,7 +54,8 @@ static int setup(void **state)
     f->fd = -1;
     int ns = rmq_tc_free_port();
     const char *servers[] = {"namesrv", "broker", NULL};
-    char bcm[512];
+    char bcm[512], store_conf[256];
+    snprintf(store_conf, sizeof store_conf, "mappedFileSizeCommitLog = 1048576;%s", store_extra);
     snprintf(bcm, sizeof bcm,
              "namesrvAddr = \"127.0.0.1:%d\"; brokerName = \"broker-p\"; brokerIP1 = "
              "\"127.0.0.1\"; topics = \"PT:1;PD:1;PF:1;PK:1;PA:2\";",
@@ -60,10 +64,20 @@ static int setup(void **state)
         bcm_configure_namesrv_and_broker(&f->d, ns, "info", bcm) != 0 ||
         rmq_td_add_plugin(&f->d, "filter", "filter", "broker", "enablePropertyFilter = true;") !=
             0 ||
-        rmq_td_add_plugin(&f->d, "store", "store", "broker",
-                          "mappedFileSizeCommitLog = 1048576;") != 0)
+        rmq_td_add_plugin(&f->d, "store", "store", "broker", store_conf) != 0)
         return -1;
     return start(f);
+}
+
+static int setup(void **state)
+{
+    return setup_with(state, "");
+}
+
+static int setup_v2(void **state)
+{
+    return setup_with(state,
+                      " enableRetryTopicV2 = true; popResponseReturnActualRetryTopic = true;");
 }
 
 static int teardown(void **state)
@@ -184,6 +198,42 @@ static int ack(fixture *f, const char *group, const char *topic, long long offse
     return ack_or_change(f, 200051, group, topic, "0 0 0 0 0 broker-p 0 0", offset, 0, NULL);
 }
 
+static bool topic_is(const stored_record *r, const char *topic)
+{
+    return r->topic_len == strlen(topic) && memcmp(r->topic, topic, r->topic_len) == 0;
+}
+
+/* A message a POP answered from the retry topic: as Java's
+ * PopMessageProcessor (popResponseReturnActualRetryTopic false) recodes
+ * it, under the topic asked for, with its receipt in POP_CK naming the
+ * retry flag and the offset in the retry topic. */
+static bool is_retry(const stored_record *r, const char *topic, const char *flag)
+{
+    char *ck = st_prop(r, "POP_CK");
+    char f[8] = "";
+    long long off = -1;
+    bool ok = ck && sscanf(ck, "%*s %*s %*s %*s %7s %*s %*s %lld", f, &off) == 2 &&
+              strcmp(f, flag) == 0 && off == r->queue_offset && topic_is(r, topic);
+    free(ck);
+    return ok;
+}
+
+/* QUERY_CONSUMER_OFFSET (14) of queue 0: the group's committed offset (-1: none). */
+static long long committed_offset(fixture *f, const char *group, const char *topic);
+
+/* GET_ALL_TOPIC_CONFIG (21) names the topic. */
+static bool topic_listed(fixture *f, const char *topic)
+{
+    rmq_cmd *r = bcm_call(f->port, 21, NULL, NULL);
+    assert_non_null(r);
+    assert_int_equal(r->code, 0);
+    char quoted[300];
+    snprintf(quoted, sizeof quoted, "\"%s\"", topic);
+    bool found = r->body && memmem(r->body, r->body_len, quoted, strlen(quoted)) != NULL;
+    rmq_cmd_free(r);
+    return found;
+}
+
 /* Pop until a message comes (deadline); the answer. */
 static rmq_cmd *pop_until_found(fixture *f, const char *group, const char *topic, int max,
                                 long long invisible, bool order)
@@ -234,13 +284,27 @@ static void pop_invisible_ack_change(void **state)
     assert_string_equal(rmq_cmd_ext_get(cr, "invisibleTime"), "0");
     assert_string_equal(rmq_cmd_ext_get(cr, "reviveQid"), "0");
     rmq_cmd_free(cr);
+    /* the revive copied it into the POP retry topic: offset 0 there,
+     * reconsume times 1, the original topic in RETRY_TOPIC, retry flag "1" */
     r = pop_until_found(f, "PG", "PT", 32, 60000, false);
     assert_int_equal(st_records(r, recs, 8), 1);
-    assert_int_equal(recs[0].queue_offset, 1);
+    assert_true(is_retry(&recs[0], "PT", "1"));
+    assert_int_equal(recs[0].queue_offset, 0);
     assert_int_equal(recs[0].reconsume_times, 1);
     assert_memory_equal(recs[0].body, "m1", 2);
+    assert_string_equal(rmq_cmd_ext_get(r, "startOffsetInfo"), "1 0 0");
+    assert_string_equal(rmq_cmd_ext_get(r, "msgOffsetInfo"), "1 0 0");
+    char *rt = st_prop(&recs[0], "RETRY_TOPIC");
+    assert_null(rt); /* Java 5.3.3's revive adds none */
+    char *fp = st_prop(&recs[0], "1ST_POP_TIME");
+    assert_non_null(fp);
+    free(fp);
     rmq_cmd_free(r);
+    assert_true(topic_listed(f, "%RETRY%PG_PT"));
+    /* the original is no longer in flight: its ACK changes nothing */
     assert_int_equal(ack(f, "PG", "PT", 1), 0);
+    assert_int_equal(ack(f, "PG", "%RETRY%PG_PT", 0), 0);
+    assert_int_equal(committed_offset(f, "PG", "%RETRY%PG_PT"), 1);
     assert_int_equal(ack(f, "PG", "PT", 2), 0);
     r = pop(f, "PG", "PT", -1, 32, 1, false);
     assert_int_equal(r->code, 19);
@@ -344,12 +408,55 @@ static void batch_ack_by_bitset(void **state)
         assert_int_equal(ack_or_change(f, 200053, "BG", "PT", extra, o, 0, &cr), 0);
         rmq_cmd_free(cr);
     }
-    r = pop_until_found(f, "BG", "PT", 32, 60000, false);
-    size_t n = st_records(r, recs, 8);
-    assert_int_equal(n, 2);
-    assert_int_equal(recs[0].queue_offset, 1);
-    assert_int_equal(recs[1].queue_offset, 3);
+    /* they come back from the retry topic, offsets 0 and 1 there */
+    int got = 0;
+    while (got < 2) {
+        r = pop_until_found(f, "BG", "PT", 32, 60000, false);
+        size_t n = st_records(r, recs, 8);
+        for (size_t i = 0; i < n; i++, got++) {
+            assert_true(is_retry(&recs[i], "PT", "1"));
+            assert_int_equal(recs[i].queue_offset, got);
+        }
+        rmq_cmd_free(r);
+    }
+    assert_int_equal(got, 2);
+    /* BatchAck with retry "1" names the original topic: both acknowledged */
+    r = body_call(f, 200151,
+                  "{\"brokerName\":\"broker-p\",\"acks\":[{\"c\":\"BG\",\"t\":\"PT\",\"r\":\"1\","
+                  "\"so\":0,\"q\":0,\"rq\":0,\"pt\":0,\"it\":60000,\"b\":[3]}]}");
+    assert_int_equal(r->code, 0);
     rmq_cmd_free(r);
+    assert_int_equal(committed_offset(f, "BG", "%RETRY%BG_PT"), 2);
+    assert_int_equal(committed_offset(f, "BG", "PT"), 5);
+}
+
+/* enableRetryTopicV2: the copy goes to %RETRY%<group>+<topic>, flag "2",
+ * BatchAck's retry "2" acknowledges it there; popResponseReturnActualRetryTopic
+ * answers it as stored (its own topic, no POP_CK). */
+static void retry_topic_v2(void **state)
+{
+    fixture *f = *state;
+    send_ok(f, "PT", "v");
+    rmq_cmd *r = pop(f, "VG", "PT", 0, 32, 1, false);
+    assert_int_equal(r->code, 0);
+    rmq_cmd_free(r);
+    r = pop_until_found(f, "VG", "PT", 32, 60000, false);
+    stored_record rec;
+    assert_int_equal(st_records(r, &rec, 1), 1);
+    assert_true(topic_is(&rec, "%RETRY%VG+PT"));
+    char *ck = st_prop(&rec, "POP_CK");
+    assert_null(ck);
+    assert_int_equal(rec.reconsume_times, 1);
+    assert_string_equal(rmq_cmd_ext_get(r, "startOffsetInfo"), "2 0 0");
+    rmq_cmd_free(r);
+    assert_true(topic_listed(f, "%RETRY%VG+PT"));
+    assert_false(topic_listed(f, "%RETRY%VG_PT"));
+    r = body_call(f, 200151,
+                  "{\"acks\":[{\"c\":\"VG\",\"t\":\"PT\",\"r\":\"2\",\"so\":0,\"q\":0,"
+                  "\"b\":[1]}]}");
+    assert_int_equal(r->code, 0);
+    rmq_cmd_free(r);
+    assert_int_equal(committed_offset(f, "VG", "%RETRY%VG+PT"), 1);
 }
 
 static void redelivered_until_dlq(void **state)
@@ -364,12 +471,14 @@ static void redelivered_until_dlq(void **state)
     assert_int_equal(r->code, 0);
     rmq_cmd_free(r);
     send_ok(f, "PD", "dead");
-    /* delivered 3 times (reconsume 0, 1, 2), never acknowledged */
+    /* delivered 3 times (reconsume 0, 1, 2; then from the retry topic's
+     * copies), never acknowledged */
     for (int i = 0; i < 3; i++) {
         r = pop_until_found(f, "DG", "PD", 32, 200, false);
         stored_record rec;
         assert_int_equal(st_records(r, &rec, 1), 1);
-        assert_int_equal(rec.queue_offset, 0);
+        assert_true(i ? is_retry(&rec, "PD", "1") : topic_is(&rec, "PD"));
+        assert_int_equal(rec.queue_offset, i ? i - 1 : 0);
         assert_int_equal(rec.reconsume_times, i);
         rmq_cmd_free(r);
     }
@@ -516,9 +625,11 @@ static void order_pop_one_batch_in_flight(void **state)
     rmq_cmd_free(r);
 }
 
-/* Pop (after the invisible time) until `want` offsets came back; fails on
- * an acknowledged one. */
-static void expect_back(fixture *f, const char *topic, const bool *acked, int n, int want)
+/* Pop (after the invisible time) until `want` messages came back (from
+ * the retry topic: body "k<original offset>"); fails on an acknowledged
+ * one. where[o]: the copy's offset in the retry topic. */
+static void expect_back(fixture *f, const char *topic, const bool *acked, int n, int want,
+                        long long *where)
 {
     bool seen[16] = {false};
     int got = 0;
@@ -530,11 +641,14 @@ static void expect_back(fixture *f, const char *topic, const bool *acked, int n,
             stored_record recs[16];
             size_t k = st_records(r, recs, 16);
             for (size_t i = 0; i < k; i++) {
-                int o = (int)recs[i].queue_offset;
+                assert_true(is_retry(&recs[i], "PK", "1"));
+                assert_int_equal(recs[i].body_len, 2);
+                int o = recs[i].body[1] - '0';
                 assert_true(o >= 0 && o < n);
                 assert_false(acked[o]);
                 assert_false(seen[o]);
                 assert_true(recs[i].reconsume_times >= 1);
+                where[o] = recs[i].queue_offset;
                 seen[o] = true;
                 got++;
             }
@@ -550,8 +664,12 @@ static void acked_state_survives_kill_9_and_reload(void **state)
 {
     fixture *f = *state;
     enum { N = 6 };
-    for (int i = 0; i < N; i++)
-        send_ok(f, "PK", "k");
+    for (int i = 0; i < N; i++) {
+        char body[8];
+        snprintf(body, sizeof body, "k%d", i);
+        send_ok(f, "PK", body);
+    }
+    long long where[N];
     rmq_cmd *r = pop(f, "KG", "PK", 0, 32, 1000, false);
     assert_int_equal(r->code, 0);
     stored_record recs[N];
@@ -567,23 +685,24 @@ static void acked_state_survives_kill_9_and_reload(void **state)
     assert_int_equal(rmq_td_stop(&f->d), 128 + SIGKILL);
     assert_int_equal(start(f), 0);
     /* 1, 3 and 5 come back (once each); 0, 2 and 4 never */
-    expect_back(f, "PK", acked, N, 3);
+    expect_back(f, "PK", acked, N, 3, where);
     acked[1] = true;
-    assert_int_equal(ack(f, "KG", "PK", 1), 0);
+    assert_int_equal(ack(f, "KG", "%RETRY%KG_PK", where[1]), 0);
     /* a hot reload of the store: 3 and 5 stay in flight (60 s), 1 stays acknowledged */
     int status = -1;
     rmq_td_ctl_output(&f->d, &status, "reload", "store", NULL);
     assert_int_equal(status, 0);
     rmq_cmd *cr = NULL;
-    assert_int_equal(ack_or_change(f, 200053, "KG", "PK", "0 0 60000 0 0 broker-p 0 3", 3, 0, &cr),
-                     0);
-    rmq_cmd_free(cr);
-    assert_int_equal(ack_or_change(f, 200053, "KG", "PK", "0 0 60000 0 0 broker-p 0 5", 5, 0, &cr),
-                     0);
-    rmq_cmd_free(cr);
-    expect_back(f, "PK", acked, N, 2);
-    assert_int_equal(ack(f, "KG", "PK", 3), 0);
-    assert_int_equal(ack(f, "KG", "PK", 5), 0);
+    for (int o = 3; o <= 5; o += 2) {
+        char extra[64];
+        snprintf(extra, sizeof extra, "0 0 60000 0 1 broker-p 0 %lld", where[o]);
+        assert_int_equal(ack_or_change(f, 200053, "KG", "%RETRY%KG_PK", extra, where[o], 0, &cr),
+                         0);
+        rmq_cmd_free(cr);
+    }
+    expect_back(f, "PK", acked, N, 2, where);
+    assert_int_equal(ack(f, "KG", "%RETRY%KG_PK", where[3]), 0);
+    assert_int_equal(ack(f, "KG", "%RETRY%KG_PK", where[5]), 0);
     r = pop(f, "KG", "PK", 0, 32, 1, false);
     assert_int_equal(r->code, 19);
     rmq_cmd_free(r);
@@ -776,6 +895,42 @@ static void notification_tells_whether_a_pop_would_find(void **state)
     rmq_cmd_free(r);
 }
 
+/* An expired message in the retry topic: NOTIFICATION says a (non-order)
+ * POP would find it, PEEK shows it without taking it, the POP takes it. */
+static void retry_topic_peek_and_notification(void **state)
+{
+    fixture *f = *state;
+    send_ok(f, "PT", "y0");
+    rmq_cmd *r = pop(f, "YG", "PT", 0, 32, 1, false);
+    assert_int_equal(r->code, 0);
+    rmq_cmd_free(r);
+    uint64_t deadline = rmq_test_now_ms() + WAIT_MS;
+    while (strcmp(has_msg(f, "YG", "PT", false), "true") != 0) {
+        assert_true(rmq_test_now_ms() < deadline);
+        rmq_test_pause_ms(50);
+    }
+    assert_int_equal(st_max_offset(f->port, "%RETRY%YG_PT", 0), 1);
+    assert_string_equal(has_msg(f, "YG", "PT", true), "false"); /* order POP: no retry topic */
+    for (int i = 0; i < 2; i++) {
+        r = peek(f, "YG", "PT", "-1", "32");
+        assert_int_equal(r->code, 0);
+        stored_record rec;
+        assert_int_equal(st_records(r, &rec, 1), 1);
+        assert_true(topic_is(&rec, "%RETRY%YG_PT"));
+        assert_memory_equal(rec.body, "y0", 2);
+        assert_string_equal(rmq_cmd_ext_get(r, "restNum"), "1");
+        rmq_cmd_free(r);
+    }
+    r = pop(f, "YG", "PT", 0, 32, 60000, false);
+    assert_int_equal(r->code, 0);
+    stored_record rec;
+    assert_int_equal(st_records(r, &rec, 1), 1);
+    assert_true(is_retry(&rec, "PT", "1"));
+    assert_int_equal(rec.reconsume_times, 1);
+    rmq_cmd_free(r);
+    assert_string_equal(has_msg(f, "YG", "PT", false), "false");
+}
+
 static long long polling_num(fixture *f, const char *qid)
 {
     const char *kv[] = {"consumerGroup", "IG", "topic", "PT", "queueId", qid, NULL};
@@ -830,8 +985,11 @@ static void many_in_flight_come_back_exactly(void **state)
 {
     fixture *f = *state;
     enum { N = 300 };
-    for (int i = 0; i < N; i++)
-        send_ok(f, "PT", "x");
+    for (int i = 0; i < N; i++) {
+        char body[16];
+        snprintf(body, sizeof body, "x%d", i);
+        send_ok(f, "PT", body);
+    }
     static bool acked[N], seen[N];
     int popped = 0;
     while (popped < N) {
@@ -863,7 +1021,11 @@ static void many_in_flight_come_back_exactly(void **state)
             stored_record recs[32];
             size_t k = st_records(r, recs, 32);
             for (size_t i = 0; i < k; i++) {
-                int o = (int)recs[i].queue_offset;
+                /* the copy in the retry topic: the original offset from the body */
+                assert_true(is_retry(&recs[i], "PT", "1"));
+                char body[16];
+                snprintf(body, sizeof body, "%.*s", (int)recs[i].body_len, recs[i].body);
+                int o = atoi(body + 1);
                 assert_true(o >= 0 && o < N);
                 assert_false(acked[o]);
                 assert_false(seen[o]);
@@ -887,6 +1049,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(pop_invisible_ack_change, setup, teardown),
         cmocka_unit_test_setup_teardown(batch_ack_by_bitset, setup, teardown),
+        cmocka_unit_test_setup_teardown(retry_topic_v2, setup_v2, teardown),
         cmocka_unit_test_setup_teardown(long_polling_pop, setup, teardown),
         cmocka_unit_test_setup_teardown(sql92_pop, setup, teardown),
         cmocka_unit_test_setup_teardown(redelivered_until_dlq, setup, teardown),
@@ -898,6 +1061,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(notification_tells_whether_a_pop_would_find, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(polling_info_counts_held_pops, setup, teardown),
+        cmocka_unit_test_setup_teardown(retry_topic_peek_and_notification, setup, teardown),
         cmocka_unit_test_setup_teardown(many_in_flight_come_back_exactly, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

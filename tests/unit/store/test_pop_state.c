@@ -42,7 +42,12 @@ static void journal_replays_acks_and_drops_a_torn_line(void **state)
     q->next_offset = 5;
     pop_journal_next(&jb, q);
     for (int64_t o = 2; o < 5; o++) {
-        pop_inflight e = {.offset = o, .pop_time = 1000 + o, .invisible = 60000, .deliveries = 1};
+        /* 4 from an order POP: its flag survives (the revive keeps it in its queue) */
+        pop_inflight e = {.offset = o,
+                          .pop_time = 1000 + o,
+                          .invisible = 60000,
+                          .deliveries = 1,
+                          .flags = o == 4 ? POP_INFLIGHT_ORDER : 0};
         assert_int_equal(pop_inflight_put(q, &e), 0);
         pop_journal_inflight(&jb, q, &e);
     }
@@ -74,13 +79,17 @@ static void journal_replays_acks_and_drops_a_torn_line(void **state)
     assert_int_equal(e3->deliveries, 2);
     assert_int_equal(e3->pop_time, 2000);
     assert_int_equal(e3->invisible, 500);
-    assert_non_null(pop_inflight_find(q, 4));
+    assert_int_equal(e3->flags, 0);
+    pop_inflight *e4 = pop_inflight_find(q, 4);
+    assert_non_null(e4);
+    assert_int_equal(e4->flags, POP_INFLIGHT_ORDER);
     pthread_mutex_unlock(&s.mu);
     /* the reopen wrote a checkpoint: live state only, no ack lines */
     const char *text = read_all(path);
     assert_null(strstr(text, "A "));
     assert_non_null(strstr(text, "N G T 3 5\n"));
     assert_non_null(strstr(text, "I G T 3 3 2000 500 2\n"));
+    assert_non_null(strstr(text, "I G T 3 4 1004 60000 1 1\n"));
     pop_state_close(&s);
     pthread_mutex_destroy(&s.mu);
     unlink(path);

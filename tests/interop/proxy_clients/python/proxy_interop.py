@@ -10,7 +10,8 @@ runs it with the venv's python.
   one's invisible duration is changed to 1 s and it comes back once with
   attempt 2, then is acknowledged.
 - A message received with a 2 s invisible duration and not acknowledged
-  comes back once with attempt 2.
+  comes back once with attempt 2 (from the store's POP retry topic), under
+  the topic and with the tag it was sent with, and its ack works.
 - Delay: a message with a delivery timestamp 3 s ahead is received exactly
   once, carrying that timestamp, not before its time less the store's
   timerPrecisionMs (1 s). Through the client's own API when the route
@@ -220,6 +221,11 @@ def main():
         else:
             if back[0].delivery_attempt != 2:
                 problem(f"unacknowledged message came back with attempt {back[0].delivery_attempt}")
+            # the store's copy in %RETRY%<group>_<topic>: shown under the
+            # topic received from, with its tag (Java's proxy does the same)
+            if back[0].topic != topic or back[0].tag != "Expire" or back[0].body != b"py5-expire":
+                problem(f"unacknowledged message came back as topic {back[0].topic!r} "
+                        f"tag {back[0].tag!r} body {back[0].body!r}")
             consumer.ack(back[0])
 
     types = accepted_types(endpoint, topic)
