@@ -659,9 +659,10 @@ static rmq_cmd *pop_run(store_plugin *sp, const rmq_cmd *cmd, bool may_hold, boo
         *hold = true;
         return NULL;
     }
-    rmq_cmd *r = a->cmd_new_response(
-        cmd, o.found ? RC_SUCCESS : (p.poll_ms > 0 ? RC_POLLING_TIMEOUT : RC_PULL_NOT_FOUND),
-        o.found ? "FOUND" : "NO_NEW_MSG");
+    /* Java 5.3.3 answers every POP that found nothing POLLING_TIMEOUT with
+     * remark NO_MESSAGE_IN_QUEUE, whether it waited (pollTime) or not */
+    rmq_cmd *r = a->cmd_new_response(cmd, o.found ? RC_SUCCESS : RC_POLLING_TIMEOUT,
+                                     o.found ? "FOUND" : "NO_MESSAGE_IN_QUEUE");
     if (!r) {
         pop_out_free(&o);
         return NULL;

@@ -314,10 +314,10 @@ static void order_pop_attempt_id_repeats_batch(void **state)
     assert_string_equal(rmq_cmd_ext_get(r, "orderCountInfo"), "0 qo0%0 0;0 qo0%1 0");
     rmq_cmd_free(r);
     r = call(f, pop_request("AG", "PF", -1, 2, true, 0, "attempt-2"));
-    assert_int_equal(r->code, 19); /* locked: another attempt */
+    assert_int_equal(r->code, 210); /* locked: another attempt */
     rmq_cmd_free(r);
     r = call(f, pop_request("AG", "PF", -1, 2, true, 0, NULL));
-    assert_int_equal(r->code, 19);
+    assert_int_equal(r->code, 210);
     rmq_cmd_free(r);
     /* NOTIFICATION says the same (Java's checkBlock with the attemptId) */
     assert_false(order_has_msg(f, "attempt-2"));
@@ -333,7 +333,7 @@ static void order_pop_attempt_id_repeats_batch(void **state)
     rmq_cmd_free(r);
     /* still one batch in flight: the repeat made it invisible again */
     r = call(f, pop_request("AG", "PF", -1, 2, true, 0, "attempt-3"));
-    assert_int_equal(r->code, 19);
+    assert_int_equal(r->code, 210);
     rmq_cmd_free(r);
     /* a repeat with room for more also takes the next message (Java reads
      * from the committed offset): the batch is now 0..2 */
