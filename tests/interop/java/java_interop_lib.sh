@@ -4,11 +4,11 @@
 # and stopping rmqhostd (a NameServer alone too) and Java brokers. Every
 # process started here is recorded in started_pids; stop_all (the scripts'
 # EXIT trap) kills them all, so a failing test leaves no daemon or JVM
-# behind. A script that sets RMQ_TIED
-# (the build's rmq_tied) also ties each of them to itself (PR_SET_PDEATHSIG):
-# they die even when the script is killed and no trap runs.
-# shellcheck source=../../support/all_in_one_conf.sh
-. "$(dirname "${BASH_SOURCE[0]}")/../../support/all_in_one_conf.sh"
+# behind. A script that sets RMQ_TIED (the build's rmq_tied) also ties each
+# of them to itself (PR_SET_PDEATHSIG): they die even when the script is
+# killed and no trap runs.
+# shellcheck source=../../support/namesrv_daemon.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../../support/namesrv_daemon.sh"
 
 started_pids=()
 # A signal (ctest's timeout) ends the script through exit, so its EXIT trap
@@ -108,25 +108,14 @@ start_rmqhostd() {
 }
 
 # start_rmq_namesrv RMQHOSTD DIR PLUGINS: rmqhostd with the namesrv role
-# alone on DIR/conf.d, on a port the kernel picks (nothing can take it
-# between choosing and binding); sets ns_addr (from DIR/state/listen.addrs)
-# and ns_pid.
+# alone on DIR/conf.d (namesrv_daemon.sh's conf), on a port the kernel picks
+# (nothing can take it between choosing and binding); sets ns_addr (from
+# DIR/state/listen.addrs) and ns_pid.
 start_rmq_namesrv() {
-  local bin=$1 dir=$2 plugins=$3
-  mkdir -p "$dir/conf.d"
-  cat >"$dir/conf.d/host.conf" <<CONF
-state_dir = "$dir/state";
-io_threads = 1;
-log_level = "warn";
-servers = { namesrv = { listen = "127.0.0.1:0"; }; };
-CONF
-  cat >"$dir/conf.d/10-namesrv.conf" <<CONF
-plugin = { name = "namesrv"; path = "$plugins/namesrv.so"; server = "namesrv"; };
-CONF
-  start_rmqhostd "$bin" "$dir"
+  write_namesrv_conf "$2" "$3"
+  start_rmqhostd "$1" "$2"
   ns_pid=$rmq_pid
-  ns_addr=$(awk '$1 == "namesrv" { print $2 }' "$dir/state/listen.addrs")
-  [[ -n $ns_addr ]] || { echo "the NameServer's listen.addrs names no namesrv address" >&2; return 1; }
+  ns_addr=127.0.0.1:$(listen_port "$2" namesrv)
 }
 
 # start_java_broker DIR PORT NAME STORE_ROOT [PROPS]: a Java 4.9.7 broker
@@ -153,6 +142,26 @@ CONF
   java_pid=$!
   started_pids+=("$java_pid")
   wait_port "$port" "$java_pid" "the Java 4.9.7 broker $name (server-4.9.7 jars)" "$dir/broker.log"
+}
+
+# end_rmqhostd_run RC DIR WHAT: after a client's run (RC its exit status,
+# WHAT what it ran) against the rmqhostd on DIR (rmq_pid): fails with the
+# daemon's log when it died during the run, with its tail when RC is not 0,
+# and when it does not stop cleanly on SIGTERM (a sanitizer's report makes
+# its exit status non-zero).
+end_rmqhostd_run() {
+  local rc=$1 dir=$2 what=$3
+  if ! kill -0 "$rmq_pid" 2>/dev/null; then
+    echo "rmqhostd died during $what:" >&2
+    cat "$dir/daemon.log" >&2
+    exit 1
+  fi
+  if [[ $rc -ne 0 ]]; then
+    echo "--- rmqhostd log:"
+    tail -n 40 "$dir/daemon.log"
+    exit 1
+  fi
+  stop_pid "$rmq_pid" || { echo "rmqhostd exited with $? on SIGTERM:" >&2; cat "$dir/daemon.log" >&2; exit 1; }
 }
 
 # wait_port PORT PID WHAT LOG: until PORT accepts on loopback (90 s), or

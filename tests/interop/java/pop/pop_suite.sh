@@ -31,14 +31,4 @@ RMQ_JAVA_HOME_DIR="$work/java-home" sh "$java_dir/java_peer.sh" "$peers" \
 jpid=$!
 started_pids+=("$jpid")
 wait "$jpid" || rc=$?
-if ! kill -0 "$rmq_pid" 2>/dev/null; then
-  echo "rmqhostd died during the POP scenario:" >&2
-  cat "$work/rmq/daemon.log" >&2
-  exit 1
-fi
-if [[ $rc -ne 0 ]]; then
-  echo "--- rmqhostd log:"
-  tail -n 40 "$work/rmq/daemon.log"
-  exit 1
-fi
-stop_pid "$rmq_pid" || { echo "rmqhostd exited with $? on SIGTERM:" >&2; cat "$work/rmq/daemon.log" >&2; exit 1; }
+end_rmqhostd_run "$rc" "$work/rmq" "the POP scenario"
