@@ -4,6 +4,7 @@ status at the end, a hard timeout, and the clients' configuration and
 startup (a client that cannot start ends the test)."""
 import os
 import sys
+import threading
 import time
 
 from rocketmq import ClientConfiguration, Credentials
@@ -33,6 +34,17 @@ def hard_timeout(seconds=150):
     time.sleep(seconds)
     print("RESULT fail hard timeout", flush=True)
     os._exit(3)
+
+
+def run_main(main, seconds):
+    """The script's entry: main() under hard_timeout(seconds); anything main
+    lets escape is a failure too."""
+    threading.Thread(target=hard_timeout, args=(seconds,), daemon=True).start()
+    try:
+        main()
+    except BaseException as e:  # noqa: B902 -- any escape is a failure
+        print(f"RESULT fail uncaught {e!r}", flush=True)
+        os._exit(1)
 
 
 def client_config(endpoint):
