@@ -164,6 +164,20 @@ end_rmqhostd_run() {
   stop_pid "$rmq_pid" || { echo "rmqhostd exited with $? on SIGTERM:" >&2; cat "$dir/daemon.log" >&2; exit 1; }
 }
 
+# javac_peer TAG SET OUT_DIR SRC...: compiles SRC against the jars of the
+# Java peer set SET (fetch_java_peers.sh) into OUT_DIR; without those jars
+# fails the test (exit 1) with a message naming TAG.
+javac_peer() {
+  local tag=$1 set=$2 out=$3
+  shift 3
+  [[ -f $peers/$set/.fetched ]] || {
+    echo "$tag: no jars of set $set in $peers (fetch_java_peers.sh could not get them)" >&2
+    exit 1
+  }
+  mkdir -p "$out"
+  javac -nowarn -encoding UTF-8 --release 11 -cp "$peers/$set/*" -d "$out" "$@"
+}
+
 # wait_port PORT PID WHAT LOG: until PORT accepts on loopback (90 s), or
 # PID died: fails with LOG's tail.
 wait_port() {

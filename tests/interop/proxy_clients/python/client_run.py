@@ -1,7 +1,8 @@
 """What the 5.x Python client tests share around their clients: problems
 found are recorded and printed as they come, one RESULT line and the exit
-status at the end, a hard timeout, and the clients' configuration and
-startup (a client that cannot start ends the test)."""
+status at the end, a hard timeout (run_main: the script's entry with it),
+and the clients' configuration and startup (a client that cannot start
+ends the test)."""
 import os
 import sys
 import threading
