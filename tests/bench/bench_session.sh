@@ -25,7 +25,7 @@ bench_session() {
   dir=$(mktemp -d "/tmp/$2.XXXXXX")
   pids=()
   trap bench_session_cleanup EXIT
-  bport=$(free_port)
+  bport=$(fixed_port)
   "$bin/baseline_server" -l "127.0.0.1:$bport" -t 1 >"$dir/baseline.log" 2>&1 &
   pids+=($!)
 }

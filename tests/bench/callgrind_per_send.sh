@@ -72,7 +72,7 @@ PY
 
 run() { # COUNT -> "IO_IR TOTAL_IR"
   local n=$1 dir=$work/run$1
-  local ns; ns=$(free_port)
+  local ns; ns=$(fixed_port)
   write_all_in_one_conf "$dir" "$plugins" "$ns" 1 "flushDiskType = \"$flush\";"
   valgrind --tool=callgrind --callgrind-out-file="$dir/cg.out" \
     "$build/bin/rmqhostd" -c "$dir/conf.d" >"$dir/daemon.log" 2>&1 &

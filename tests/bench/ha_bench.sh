@@ -41,7 +41,7 @@ port_of() { awk -v s="$2" '$1==s{n=split($2,a,":"); print a[n]}' "$1/state/liste
 start_rmqhost() {
   local name=$1 role=$2 ha=$3 master=${4:-}
   local d=$dir/$name ns
-  ns=$(free_port)
+  ns=$(fixed_port)
   local store="brokerRole = \"$role\"; haListenPort = $ha;"
   [[ -n $master ]] && store="$store haMasterAddress = \"$master\";"
   write_all_in_one_conf "$d" "$plugins" "$ns" 1 "$store" "brokerName = \"bench-ha\";" "" \
@@ -87,9 +87,9 @@ for role in SYNC_MASTER ASYNC_MASTER; do
   for p in "${pids[@]}"; do kill -9 -- "-$p" 2>/dev/null || true; done
   pids=()
   rm -rf "$dir/m" "$dir/s"
-  ha=$(free_port)
+  ha=$(fixed_port)
   start_rmqhost m "$role" "$ha"
-  start_rmqhost s SLAVE "$(free_port)" "127.0.0.1:$ha"
+  start_rmqhost s SLAVE "$(fixed_port)" "127.0.0.1:$ha"
   mport=$(port_of "$dir/m" broker)
   for _ in $(seq 1 100); do
     "$bin/rmqhostctl" -c "$dir/m/conf.d" ha | grep -q '^slave ' && break; sleep 0.1
@@ -105,18 +105,11 @@ pids=()
 # The Java pair (4.9.7), registering to an rmqhost NameServer.
 peers=$build/java-peers
 [[ -d $peers/server-4.9.7 ]] || { echo "no Java peers in $peers: run ctest -R interop_fetch_java_peers" >&2; exit 1; }
-start_rmqhost ns ASYNC_MASTER "$(free_port)"
+start_rmqhost ns ASYNC_MASTER "$(fixed_port)"
 nsport=$(port_of "$dir/ns" namesrv)
-jport() { python3 -c '
-import socket,random
-while True:
-    p=random.randint(20000,50000); ok=True
-    for q in (p-2,p-1,p,p+1):
-        s=socket.socket()
-        try: s.bind(("127.0.0.1",q))
-        except OSError: ok=False
-        s.close()
-    if ok: print(p); break'; }
+# a Java broker's listen port, its VIP (-2) and HA (+1) ports free, below
+# the kernel's ephemeral range (ports.sh)
+jport() { port_block -2 -1 0 1; }
 start_java() {
   local name=$1 port=$2 extra=$3
   mkdir -p "$dir/$name"

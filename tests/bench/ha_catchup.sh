@@ -49,7 +49,7 @@ start() { # NAME ROLE HA_PORT [MASTER_HA]; the conf is written once
   if [[ ! -d $d/conf.d ]]; then
     local store="brokerRole = \"$role\"; haListenPort = $ha; ${STORE_EXTRA:-}"
     [[ -n $master ]] && store="$store haMasterAddress = \"$master\";"
-    write_all_in_one_conf "$d" "$plugins" "$(free_port)" 1 "$store" "brokerName = \"bench-ha\";" "" \
+    write_all_in_one_conf "$d" "$plugins" "$(fixed_port)" 1 "$store" "brokerName = \"bench-ha\";" "" \
       "${STORE_SO:-$plugins/store.so}"
   fi
   rm -f "$d/state/listen.addrs"
@@ -66,9 +66,9 @@ master_state() {
 print(d["maxOffset"], s[0]["ackOffset"] if s else -1)'
 }
 
-ha=$(free_port)
+ha=$(fixed_port)
 start m ASYNC_MASTER "$ha"
-start s SLAVE "$(free_port)" "127.0.0.1:$ha"
+start s SLAVE "$(fixed_port)" "127.0.0.1:$ha"
 mport=$(awk '$1=="broker"{n=split($2,a,":"); print a[n]}' "$dir/m/state/listen.addrs")
 "$bin/rmqbench" -a "127.0.0.1:$mport" --mode send --size 1024 -c 1 -d 1 -s 0.2 -w 0 >/dev/null 2>&1
 for _ in $(seq 1 100); do

@@ -34,7 +34,7 @@ command -v perf >/dev/null || { echo "perf is needed" >&2; exit 1; }
 start_rmqhost() { # NAME ROLE HA_PORT [MASTER_HA]
   local name=$1 r=$2 ha=$3 master=${4:-}
   local d=$dir/$name ns
-  ns=$(free_port)
+  ns=$(fixed_port)
   local store="brokerRole = \"$r\"; haListenPort = $ha; ${STORE_EXTRA:-}"
   [[ -n $master ]] && store="$store haMasterAddress = \"$master\";"
   write_all_in_one_conf "$d" "$plugins" "$ns" 1 "$store" "brokerName = \"bench-ha\";" "" \
@@ -45,10 +45,10 @@ start_rmqhost() { # NAME ROLE HA_PORT [MASTER_HA]
   cat "$d/daemon.log"
   exit 1
 }
-ha=$(free_port)
+ha=$(fixed_port)
 start_rmqhost m "$role" "$ha"
 mpid=${pids[0]}
-start_rmqhost s SLAVE "$(free_port)" "127.0.0.1:$ha"
+start_rmqhost s SLAVE "$(fixed_port)" "127.0.0.1:$ha"
 spid=${pids[1]}
 mport=$(awk '$1=="broker"{n=split($2,a,":"); print a[n]}' "$dir/m/state/listen.addrs")
 for _ in $(seq 1 100); do

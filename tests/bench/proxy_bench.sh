@@ -66,7 +66,12 @@ mqadmin() { java -Xmx128m -Duser.home="$jhome" -cp "$jars/*" org.apache.rocketmq
 wait_port() { for _ in $(seq 1 1800); do (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0; sleep 0.1; done; return 1; }
 
 # --- rmqhost ------------------------------------------------------------------
-r_ns=$(free_port); r_br=$(free_port); r_vip=$(free_port); r_px=$(free_port)
+# Every port is told to its server before it starts: chosen below the
+# kernel's ephemeral range (ports.sh's port_block), where no outgoing
+# connection (mvn's, the JVMs', the Go client's) takes it in between; the
+# broker's +1 (HA) and -2 (VIP) kept free as for Java's.
+r_br=$(port_block -2 0 1 2 3)
+r_vip=$((r_br - 2)) r_ns=$((r_br + 2)) r_px=$((r_br + 3))
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj /CN=bench \
   -addext subjectAltName=IP:127.0.0.1 -keyout "$dir/key.pem" -out "$dir/cert.pem" >/dev/null 2>&1
 (cd "$src" && exec "$build/bin/rmqhostd" -c conf.d -o "state_dir=$dir/rmq" -o "admin_socket=$dir/rmq.sock" \
@@ -80,7 +85,9 @@ pids+=("$r_pid")
 wait_port "$r_px" || { echo "rmqhostd did not start:"; tail "$dir/rmq.log"; exit 1; }
 
 # --- Java 5.3.3 -----------------------------------------------------------------
-j_ns=$(free_port); j_br=$(free_port); j_px=$(free_port); j_rm=$(free_port)
+# the broker's listenPort - 2 (fast/VIP) and + 1 (HA) are Java's own choice
+j_br=$(port_block -2 0 1 2 3 4)
+j_ns=$((j_br + 2)) j_px=$((j_br + 3)) j_rm=$((j_br + 4))
 echo "listenPort=$j_ns" >"$dir/namesrv.conf"
 java "${jopts[@]}" -cp "$jars/*" org.apache.rocketmq.namesrv.NamesrvStartup -c "$dir/namesrv.conf" \
   >"$dir/ns.log" 2>&1 &

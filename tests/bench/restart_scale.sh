@@ -27,35 +27,9 @@ runs=${4:-2}
 bin=$build/bin
 plugins=$build/plugins
 dir=$(mktemp -d "${TMPDIR:-/tmp}/rmqrestart.XXXXXX")
-dpid=
-nspid=
-cleanup() {
-  if [[ -n $dpid ]]; then kill "$dpid" 2>/dev/null || true; wait "$dpid" 2>/dev/null || true; fi
-  if [[ -n $nspid ]]; then kill "$nspid" 2>/dev/null || true; wait "$nspid" 2>/dev/null || true; fi
-  rm -rf "$dir"
-}
-trap cleanup EXIT
-
-# shellcheck source=../support/all_in_one_conf.sh
-. "$(dirname "$0")/../support/all_in_one_conf.sh"
-ns=$(free_port)
-write_all_in_one_conf "$dir" "$plugins" "$ns" 1 "flushDiskType = \"${FLUSH:-ASYNC_FLUSH}\";"
-mkdir -p "$dir/ns/conf.d" "$dir/ns/state"
-cat >"$dir/ns/conf.d/host.conf" <<CONF
-state_dir = "$dir/ns/state";
-io_threads = 1;
-log_level = "warn";
-servers = { namesrv = { listen = "127.0.0.1:$ns"; }; };
-CONF
-mv "$dir/conf.d/10-namesrv.conf" "$dir/ns/conf.d/"
-cat >"$dir/conf.d/host.conf" <<CONF
-state_dir = "$state";
-io_threads = 1;
-log_level = "${LOG_LEVEL:-warn}";
-servers = { broker = { listen = "127.0.0.1:0"; }; };
-CONF
-"$bin/rmqhostd" -c "$dir/ns/conf.d" >"$dir/ns.log" 2>&1 &
-nspid=$!
+# shellcheck source=split_daemons.sh
+. "$(dirname "$0")/split_daemons.sh"
+start_split_namesrv "$plugins" "$state" "flushDiskType = \"${FLUSH:-ASYNC_FLUSH}\";"
 
 now() { date +%s.%N; }
 rss() { awk '/^VmRSS/{printf "%d MB", $2/1024}' "/proc/$dpid/status"; }

@@ -24,7 +24,7 @@ trap cleanup EXIT
 
 # shellcheck source=../support/all_in_one_conf.sh
 . "$(dirname "$0")/../support/all_in_one_conf.sh"
-bport=$(free_port)
+bport=$(fixed_port)
 "$bin/baseline_server" -l "127.0.0.1:$bport" -t 1 >"$dir/baseline.log" 2>&1 &
 pids+=($!)
 
@@ -35,7 +35,7 @@ start_daemon() {
   if [[ -n $dpid ]]; then kill "$dpid"; wait "$dpid" || true; dpid=; fi
   rm -rf "$dir/state" "$dir/conf.d"
   local ns
-  ns=$(free_port)
+  ns=$(fixed_port)
   write_all_in_one_conf "$dir" "$plugins" "$ns" 1 \
     "flushDiskType = \"$flush\"; sendMessageInline = $inline;"
   "$bin/rmqhostd" -c "$dir/conf.d" >"$dir/daemon.log" 2>&1 &

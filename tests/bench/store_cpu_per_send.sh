@@ -23,7 +23,7 @@ cleanup() {
 trap cleanup EXIT
 # shellcheck source=../support/all_in_one_conf.sh
 . "$(dirname "$0")/../support/all_in_one_conf.sh"
-ns=$(free_port)
+ns=$(fixed_port)
 write_all_in_one_conf "$dir" "$plugins" "$ns" "${IOT:-1}" "flushDiskType = \"$flush\"; $extra" \
   "" "" "${STORE_SO:-$plugins/store.so}"
 "$bin/rmqhostd" -c "$dir/conf.d" >"$dir/daemon.log" 2>&1 &

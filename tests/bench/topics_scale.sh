@@ -24,37 +24,11 @@ bin=$build/bin
 rmqbench=${RMQBENCH:-$bin/rmqbench}
 plugins=$build/plugins
 dir=$(mktemp -d "${TMPDIR:-/tmp}/rmqtopics.XXXXXX")
-dpid=
-nspid=
-cleanup() {
-  if [[ -n $dpid ]]; then kill "$dpid" 2>/dev/null || true; wait "$dpid" 2>/dev/null || true; fi
-  if [[ -n $nspid ]]; then kill "$nspid" 2>/dev/null || true; wait "$nspid" 2>/dev/null || true; fi
-  rm -rf "$dir"
-}
-trap cleanup EXIT
-
-# shellcheck source=../support/all_in_one_conf.sh
-. "$(dirname "$0")/../support/all_in_one_conf.sh"
-ns=$(free_port)
-# STORE_EXTRA: more store settings (libconfig statements)
-write_all_in_one_conf "$dir" "$plugins" "$ns" 1 "flushDiskType = \"$flush\"; ${STORE_EXTRA:-}"
-# the NameServer in a process of its own: the RSS figures are the broker's
-mkdir -p "$dir/ns/conf.d" "$dir/ns/state"
-cat >"$dir/ns/conf.d/host.conf" <<CONF
-state_dir = "$dir/ns/state";
-io_threads = 1;
-log_level = "warn";
-servers = { namesrv = { listen = "127.0.0.1:$ns"; }; };
-CONF
-mv "$dir/conf.d/10-namesrv.conf" "$dir/ns/conf.d/"
-cat >"$dir/conf.d/host.conf" <<CONF
-state_dir = "$dir/state";
-io_threads = 1;
-log_level = "${LOG_LEVEL:-warn}";
-servers = { broker = { listen = "127.0.0.1:0"; }; };
-CONF
-"$bin/rmqhostd" -c "$dir/ns/conf.d" >"$dir/ns.log" 2>&1 &
-nspid=$!
+# shellcheck source=split_daemons.sh
+. "$(dirname "$0")/split_daemons.sh"
+# STORE_EXTRA: more store settings (libconfig statements); the NameServer
+# in a process of its own: the RSS figures are the broker's
+start_split_namesrv "$plugins" "$dir/state" "flushDiskType = \"$flush\"; ${STORE_EXTRA:-}"
 
 start() {
   rm -f "$dir/state/listen.addrs"

@@ -1,12 +1,12 @@
 # all_in_one_conf.sh — sourced by the scripts that run the all-in-one daemon
-# (benchmarks, valgrind): free_port, and write_all_in_one_conf, which writes
-# a conf.d with the shipped default's roles (namesrv + broker-client-mgr +
-# filter + store) on loopback, the NameServer on a fixed free port (the
-# broker registers to it) and the broker on an ephemeral one.
+# (benchmarks, valgrind): ports.sh (free_port, port_block, fixed_port), and
+# write_all_in_one_conf, which writes a conf.d with the shipped default's
+# roles (namesrv + broker-client-mgr + filter + store) on loopback, the
+# NameServer on a fixed free port (the broker registers to it) and the
+# broker on an ephemeral one.
 
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
+# shellcheck source=ports.sh
+. "$(dirname "${BASH_SOURCE[0]}")/ports.sh"
 
 # write_all_in_one_conf DIR PLUGIN_DIR NS_PORT IO_THREADS STORE_SETTINGS
 #   [BCM_SETTINGS] [BROKER_SERVER_EXTRA] [STORE_SO]

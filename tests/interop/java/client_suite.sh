@@ -28,14 +28,4 @@ rmq_conf "$work/rmq" "$plugins" "$ns_addr" "$(broker_ports)" rmq-broker-a "$work
 start_rmqhostd "$rmqhostd" "$work/rmq"
 rc=0
 harness "$set" "$$" "${scenarios[@]}" || rc=$?
-if ! kill -0 "$rmq_pid" 2>/dev/null; then
-  echo "rmqhostd died during the scenarios:" >&2
-  cat "$work/rmq/daemon.log" >&2
-  exit 1
-fi
-if [[ $rc -ne 0 ]]; then
-  echo "--- rmqhostd log:"
-  tail -n 40 "$work/rmq/daemon.log"
-  exit 1
-fi
-stop_pid "$rmq_pid" || { echo "rmqhostd exited with $? on SIGTERM:" >&2; cat "$work/rmq/daemon.log" >&2; exit 1; }
+end_rmqhostd_run "$rc" "$work/rmq" "the scenarios"

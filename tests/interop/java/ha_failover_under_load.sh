@@ -29,34 +29,12 @@
 set -euo pipefail
 rmqhostd=$1 plugins=$2 peers=$3 harness_dir=$4
 java_dir=$(cd "$(dirname "$0")" && pwd)
-plugins=$(cd "$plugins" && pwd)
-bin=$(cd "$(dirname "$rmqhostd")" && pwd)
-RMQ_TIED=$bin/rmq_tied
-ctl=$bin/rmqhostctl
-# shellcheck source=java_interop_lib.sh
-. "$java_dir/java_interop_lib.sh"
-[[ -x $RMQ_TIED && -x $ctl ]] || { echo "ha_load: rmq_tied or rmqhostctl missing beside $rmqhostd" >&2; exit 1; }
-[[ -f $peers/tools-4.9.8/.fetched ]] || { echo "ha_load: no mqadmin 4.9.8 jars in $peers/tools-4.9.8 (fetch_java_peers.sh could not get them)" >&2; exit 1; }
-[[ -f $harness_dir/client-4.9.8/RmqInterop.class ]] || { echo "ha_load: no harness client-4.9.8/RmqInterop.class in $harness_dir (the Java client could not be fetched or compiled)" >&2; exit 1; }
-work=$(mktemp -d /tmp/rmq-java-ha-load.XXXXXX)
+# shellcheck source=ha_lib.sh
+. "$java_dir/ha_lib.sh"
+ha_init ha_load /tmp/rmq-java-ha-load
 sig=$work/signal
 mkdir -p "$sig"
 topic=TopicJavaHALoad
-failed=1
-finish() {
-  stop_all
-  if [[ $failed -ne 0 ]]; then
-    for log in "$work"/*/daemon.log "$work"/*.out; do
-      [[ -f $log ]] && { echo "--- $log"; tail -n 40 "$log"; }
-    done
-  fi
-  rm -rf "$work"
-}
-trap finish EXIT
-fail() {
-  echo "FAIL: $*"
-  exit 1
-}
 acked() { if [[ -f $sig/acked ]]; then wc -l <"$sig/acked"; else echo 0; fi; }
 received() { if [[ -f $sig/$1.recv ]]; then wc -l <"$sig/$1.recv"; else echo 0; fi; }
 # wait_acked N WHY: until N sends were acknowledged (120 s), the producer alive
@@ -83,20 +61,7 @@ log_end() {
   echo "${v:--1}"
 }
 
-# The NameServer (rmqhostd with the namesrv role alone).
-ns_addr=127.0.0.1:$(free_port)
-mkdir -p "$work/ns/conf.d"
-cat >"$work/ns/conf.d/host.conf" <<CONF
-state_dir = "$work/ns/state";
-io_threads = 1;
-log_level = "warn";
-servers = { namesrv = { listen = "$ns_addr"; }; };
-CONF
-cat >"$work/ns/conf.d/10-namesrv.conf" <<CONF
-plugin = { name = "namesrv"; path = "$plugins/namesrv.so"; server = "namesrv"; };
-CONF
-start_rmqhostd "$rmqhostd" "$work/ns"
-ns_pid=$rmq_pid
+start_rmq_namesrv "$rmqhostd" "$work/ns" "$plugins"
 
 mport=$(broker_ports)
 rmq_conf "$work/master" "$plugins" "" "$mport" broker-ha "$work/master/store" "" \
@@ -108,12 +73,7 @@ rmq_conf "$work/slave" "$plugins" "" "$sport" broker-ha "$work/slave/store" "bro
   "brokerRole = \"SLAVE\"; haMasterAddress = \"127.0.0.1:$((mport + 1))\"; slaveReadEnable = true;"
 start_rmqhostd "$rmqhostd" "$work/slave"
 slave_pid=$rmq_pid
-reports_to() { "$ctl" -c "$1/conf.d" ha 2>/dev/null | grep -Eq 'last ack [0-9]+ ms ago'; }
-for _ in $(seq 1 900); do
-  reports_to "$work/master" && break
-  sleep 0.1
-done
-reports_to "$work/master" || fail "the slave never connected to (and reported to) the master"
+wait_ha_shows "$work/master" "$HA_REPORTED" 900 || fail "the slave never connected to (and reported to) the master"
 
 # 1. the load: a consumer and a producer, both running to the end
 java_bg consumer "loadconsume:$topic:GLoad:$sig:$sig/expected"
@@ -154,11 +114,7 @@ echo "$(date +%T.%3N) old master restarted"
   fail "rmqhostctl demote failed"
 at_demote=$(acked)
 echo "$(date +%T.%3N) demoted"
-for _ in $(seq 1 1200); do
-  reports_to "$work/slave" && break
-  sleep 0.1
-done
-reports_to "$work/slave" || {
+wait_ha_shows "$work/slave" "$HA_REPORTED" 1200 || {
   "$ctl" -c "$work/master/conf.d" ha
   fail "the demoted broker never reported to the promoted one"
 }
@@ -169,19 +125,10 @@ reports_to "$work/slave" || {
 # it (store's HA master -> broker.info register_now), so the route names it
 # again without an operator's step.
 # mqadmin clusterList: the new master is BID 0, the demoted broker BID 1
-route_ok=0
-for _ in $(seq 1 20); do
-  RMQ_JAVA_HOME_DIR="$work/java-home-admin" "$RMQ_TIED" sh "$java_dir/java_peer.sh" "$peers" tools-4.9.8 \
-    org.apache.rocketmq.tools.command.MQAdminStartup clusterList -n "$ns_addr" >"$work/cluster.out" 2>&1 &
-  pid=$!
-  started_pids+=("$pid")
-  wait "$pid" || true
-  # "#Cluster Name  #Broker Name  #BID  #Addr ..." rows
-  ids=$(awk '$2 == "broker-ha" { print $3 "=" $4 }' "$work/cluster.out" | sort | tr '\n' ' ')
-  if [[ $ids == "0=127.0.0.1:$sport 1=127.0.0.1:$mport " ]]; then route_ok=1; break; fi
-  sleep 0.5
-done
-[[ $route_ok -eq 1 ]] || { cat "$work/cluster.out"; fail "clusterList: broker-ha is ${ids:-none}, not BID 0 127.0.0.1:$sport and BID 1 127.0.0.1:$mport"; }
+wait_cluster_ids "0=127.0.0.1:$sport 1=127.0.0.1:$mport " '$3 "=" $4' || {
+  cat "$work/cluster.out"
+  fail "clusterList: broker-ha is ${ids:-none}, not BID 0 127.0.0.1:$sport and BID 1 127.0.0.1:$mport"
+}
 echo "PASS clusterList: the new master is BID 0, the demoted broker BID 1"
 wait_acked $((at_demote + 300)) "sends were not SEND_OK after the demotion"
 echo "PASS the old master demoted under load, a slave of the promoted broker; $(acked) sends SEND_OK"

@@ -25,80 +25,29 @@ set -euo pipefail
 rmqhostd=$1 plugins=$2 peers=$3 harness_dir=$4 pair=${5:-rmqhost}
 case $pair in rmqhost | java-master | java-slave) ;; *) echo "ha_pair: unknown pair $pair" >&2; exit 2 ;; esac
 java_dir=$(cd "$(dirname "$0")" && pwd)
-plugins=$(cd "$plugins" && pwd)
-bin=$(cd "$(dirname "$rmqhostd")" && pwd)
-RMQ_TIED=$bin/rmq_tied
-ctl=$bin/rmqhostctl
-# shellcheck source=java_interop_lib.sh
-. "$java_dir/java_interop_lib.sh"
-[[ -x $RMQ_TIED && -x $ctl ]] || { echo "ha_pair: rmq_tied or rmqhostctl missing beside $rmqhostd" >&2; exit 1; }
-[[ -f $harness_dir/client-4.9.8/RmqInterop.class ]] || { echo "ha_pair: no harness client-4.9.8/RmqInterop.class in $harness_dir (the Java client could not be fetched or compiled)" >&2; exit 1; }
+# shellcheck source=ha_lib.sh
+. "$java_dir/ha_lib.sh"
+ha_init ha_pair /tmp/rmq-java-ha
 [[ $pair == rmqhost || -f $peers/server-4.9.7/.fetched ]] || { echo "ha_pair: no Java 4.9.7 broker jars in $peers/server-4.9.7 (fetch_java_peers.sh could not get them)" >&2; exit 1; }
-[[ -f $peers/tools-4.9.8/.fetched ]] || { echo "ha_pair: no mqadmin 4.9.8 jars in $peers/tools-4.9.8 (fetch_java_peers.sh could not get them)" >&2; exit 1; }
 N=${HA_PAIR_N:-200}
-work=$(mktemp -d /tmp/rmq-java-ha.XXXXXX)
-failed=1
-finish() {
-  stop_all
-  if [[ $failed -ne 0 ]]; then
-    for log in "$work"/*/daemon.log "$work"/*/broker.log "$work"/*.out; do
-      [[ -f $log ]] && { echo "--- $log"; tail -n 40 "$log"; }
-    done
-  fi
-  rm -rf "$work"
-}
-trap finish EXIT
-fail() {
-  echo "FAIL: $*"
-  exit 1
-}
 
-# The NameServer (rmqhostd with the namesrv role alone).
-ns_port=$(free_port)
-ns_addr=127.0.0.1:$ns_port
-mkdir -p "$work/ns/conf.d"
-cat >"$work/ns/conf.d/host.conf" <<CONF
-state_dir = "$work/ns/state";
-io_threads = 1;
-log_level = "warn";
-servers = { namesrv = { listen = "$ns_addr"; }; };
-CONF
-cat >"$work/ns/conf.d/10-namesrv.conf" <<CONF
-plugin = { name = "namesrv"; path = "$plugins/namesrv.so"; server = "namesrv"; };
-CONF
-start_rmqhostd "$rmqhostd" "$work/ns"
-ns_pid=$rmq_pid
+start_rmq_namesrv "$rmqhostd" "$work/ns" "$plugins"
 
-# start_java_broker DIR PORT PROPS: a Java 4.9.7 broker-ha on PORT (HA port
-# PORT + 1, VIP port PORT - 2: broker_ports keeps them free) whose store is
-# DIR/store, commit-log files as large as rmq_conf's; sets rmq_pid.
-start_java_broker() {
-  local dir=$1 port=$2 props=$3
-  mkdir -p "$dir"
-  cat >"$dir/broker.conf" <<CONF
-brokerClusterName=DefaultCluster
-brokerName=broker-ha
-brokerIP1=127.0.0.1
-brokerIP2=127.0.0.1
-listenPort=$port
-namesrvAddr=$ns_addr
-storePathRootDir=$dir/store
-storePathCommitLog=$dir/store/commitlog
+# start_java_ha_broker DIR PORT PROPS: a Java 4.9.7 broker-ha on PORT (from
+# broker_ports) whose store is DIR/store, commit-log files as large as
+# rmq_conf's; sets rmq_pid.
+start_java_ha_broker() {
+  start_java_broker "$1" "$2" broker-ha "$1/store" "brokerIP2=127.0.0.1
 mappedFileSizeCommitLog=67108864
 autoCreateTopicEnable=true
-$props
-CONF
-  RMQ_JAVA_HOME_DIR="$dir/home" "$RMQ_TIED" sh "$java_dir/java_peer.sh" "$peers" server-4.9.7 \
-    org.apache.rocketmq.broker.BrokerStartup -c "$dir/broker.conf" >"$dir/broker.log" 2>&1 &
-  rmq_pid=$!
-  started_pids+=("$rmq_pid")
-  wait_port "$port" "$rmq_pid" "the Java 4.9.7 broker (server-4.9.7 jars)" "$dir/broker.log"
+$3"
+  rmq_pid=$java_pid
 }
 
 # The master (HA port: its port + 1, which broker_ports keeps free) and the slave.
 mport=$(broker_ports)
 if [[ $pair == java-master ]]; then
-  start_java_broker "$work/master" "$mport" $'brokerId=0\nbrokerRole=SYNC_MASTER'
+  start_java_ha_broker "$work/master" "$mport" $'brokerId=0\nbrokerRole=SYNC_MASTER'
 else
   rmq_conf "$work/master" "$plugins" "" "$mport" broker-ha "$work/master/store" "" \
     'brokerRole = "SYNC_MASTER"; slaveReadEnable = true;'
@@ -107,7 +56,7 @@ fi
 master_pid=$rmq_pid
 sport=$(broker_ports)
 if [[ $pair == java-slave ]]; then
-  start_java_broker "$work/slave" "$sport" \
+  start_java_ha_broker "$work/slave" "$sport" \
     "brokerId=1"$'\n'"brokerRole=SLAVE"$'\n'"haMasterAddress=127.0.0.1:$((mport + 1))"
 else
   rmq_conf "$work/slave" "$plugins" "" "$sport" broker-ha "$work/slave/store" "brokerId = 1;" \
@@ -120,31 +69,15 @@ slave_pid=$rmq_pid
 # shows the slave's first report (a Java slave reports ~5 s after it
 # connects); an rmqhost slave reports as soon as it is connected.
 if [[ $pair == java-master ]]; then
-  ha_ready() { "$ctl" -c "$work/slave/conf.d" ha 2>/dev/null | grep -q '(connected)'; }
+  wait_ha_shows "$work/slave" '\(connected\)' 900 || fail "the slave never connected to the master"
 else
-  ha_ready() { "$ctl" -c "$work/master/conf.d" ha 2>/dev/null | grep -Eq 'last ack [0-9]+ ms ago'; }
+  wait_ha_shows "$work/master" "$HA_REPORTED" 900 || fail "the slave never connected to (and reported to) the master"
 fi
-for _ in $(seq 1 900); do
-  ha_ready && break
-  sleep 0.1
-done
-ha_ready || fail "the slave never connected to (and reported to) the master"
 
 # mqadmin clusterList: both brokers of the pair, BID 0 and 1 (registrations
 # arrive within a few seconds of the start)
-cluster_ok=0
-for _ in $(seq 1 20); do
-  RMQ_JAVA_HOME_DIR="$work/java-home" "$RMQ_TIED" sh "$java_dir/java_peer.sh" "$peers" tools-4.9.8 \
-    org.apache.rocketmq.tools.command.MQAdminStartup clusterList -n "$ns_addr" >"$work/cluster.out" 2>&1 &
-  pid=$!
-  started_pids+=("$pid")
-  wait "$pid" || true
-  # "#Cluster Name  #Broker Name  #BID  #Addr ..." rows
-  ids=$(awk '$2 == "broker-ha" { print $3 }' "$work/cluster.out" | sort | tr '\n' ' ')
-  if [[ $ids == "0 1 " ]]; then cluster_ok=1; break; fi
-  sleep 1
-done
-[[ $cluster_ok -eq 1 ]] || { cat "$work/cluster.out"; fail "mqadmin clusterList did not list broker-ha with BID 0 and 1 (got: ${ids:-none})"; }
+wait_cluster_ids "0 1 " '$3' ||
+  { cat "$work/cluster.out"; fail "mqadmin clusterList did not list broker-ha with BID 0 and 1 (got: ${ids:-none})"; }
 echo "PASS clusterList: broker-ha BID 0 and 1"
 
 # The producer JVM: N sends, then it waits for the promotion. A Java slave

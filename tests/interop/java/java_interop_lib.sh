@@ -1,13 +1,14 @@
 # shellcheck shell=bash
 # java_interop_lib.sh — sourced by the Java interop tests (client_suite.sh,
-# store_cluster.sh, ha_pair.sh): ports, rmqhostd conf.d pieces, starting and
-# stopping rmqhostd and Java peers. Every process started here is recorded in
-# started_pids; stop_all (the scripts' EXIT trap) kills them all, so a
-# failing test leaves no daemon or JVM behind. A script that sets RMQ_TIED
-# (the build's rmq_tied) also ties each of them to itself (PR_SET_PDEATHSIG):
-# they die even when the script is killed and no trap runs.
-# shellcheck source=../../support/all_in_one_conf.sh
-. "$(dirname "${BASH_SOURCE[0]}")/../../support/all_in_one_conf.sh"
+# store_cluster.sh, ha_lib.sh, ...): ports, rmqhostd conf.d pieces, starting
+# and stopping rmqhostd (a NameServer alone too) and Java brokers. Every
+# process started here is recorded in started_pids; stop_all (the scripts'
+# EXIT trap) kills them all, so a failing test leaves no daemon or JVM
+# behind. A script that sets RMQ_TIED (the build's rmq_tied) also ties each
+# of them to itself (PR_SET_PDEATHSIG): they die even when the script is
+# killed and no trap runs.
+# shellcheck source=../../support/namesrv_daemon.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../../support/namesrv_daemon.sh"
 
 started_pids=()
 # A signal (ctest's timeout) ends the script through exit, so its EXIT trap
@@ -40,31 +41,12 @@ stop_pid() {
 }
 
 # broker_ports: prints P such that P (listen), P-2 (Java's VIP port) and
-# P+1 (a Java broker's HA port) are free on loopback. P is taken below the
-# kernel's ephemeral range (ip_local_port_range): a port the kernel hands
-# out (an outgoing connection, a daemon listening on port 0 — and that
-# daemon's derived HA port, its port + 1) never lands there, and a Java
-# broker, which fails to start when its HA port is taken, keeps its triple.
-broker_ports() {
-  python3 - <<'PY'
-import random, socket
-try:
-    low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
-except OSError:
-    low = 32768
-for _ in range(400):
-    p = random.randrange(10002, max(10003, low - 2))
-    held = []
-    try:
-        for q in (p - 2, p, p + 1):
-            o = socket.socket(); o.bind(("127.0.0.1", q)); held.append(o)
-    except OSError:
-        continue
-    finally:
-        [o.close() for o in held]
-    print(p); break
-PY
-}
+# P+1 (a Java broker's HA port) are free on loopback, below the kernel's
+# ephemeral range (ports.sh's port_block): a port the kernel hands out (an
+# outgoing connection, a daemon listening on port 0 — and that daemon's
+# derived HA port, its port + 1) never lands there, and a Java broker, which
+# fails to start when its HA port is taken, keeps its triple.
+broker_ports() { port_block -2 0 1; }
 
 # rmq_conf DIR PLUGINS NS_LISTEN BROKER_PORT BROKER_NAME STORE_ROOT [EXTRA_BCM [EXTRA_STORE]]
 # rmqhostd's conf.d in DIR: a NameServer on NS_LISTEN (empty: none, the
@@ -123,6 +105,77 @@ start_rmqhostd() {
   echo "rmqhostd did not start:" >&2
   cat "$dir/daemon.log" >&2
   return 1
+}
+
+# start_rmq_namesrv RMQHOSTD DIR PLUGINS: rmqhostd with the namesrv role
+# alone on DIR/conf.d (namesrv_daemon.sh's conf), on a port the kernel picks
+# (nothing can take it between choosing and binding); sets ns_addr (from
+# DIR/state/listen.addrs) and ns_pid.
+start_rmq_namesrv() {
+  write_namesrv_conf "$2" "$3"
+  start_rmqhostd "$1" "$2"
+  ns_pid=$rmq_pid
+  ns_addr=127.0.0.1:$(listen_port "$2" namesrv)
+}
+
+# start_java_broker DIR PORT NAME STORE_ROOT [PROPS]: a Java 4.9.7 broker
+# NAME of DefaultCluster on PORT (take it from broker_ports: the VIP port
+# PORT-2 and the HA port PORT+1 must be free too), registering to $ns_addr,
+# its commit log under STORE_ROOT; PROPS: more broker.conf lines. Its
+# broker.conf, broker.log and user.home are in DIR; sets java_pid and
+# returns once PORT accepts (fails with the log's tail).
+start_java_broker() {
+  local dir=$1 port=$2 name=$3 root=$4 props=${5:-}
+  mkdir -p "$dir"
+  cat >"$dir/broker.conf" <<CONF
+brokerClusterName=DefaultCluster
+brokerName=$name
+brokerIP1=127.0.0.1
+listenPort=$port
+namesrvAddr=$ns_addr
+storePathRootDir=$root
+storePathCommitLog=$root/commitlog
+$props
+CONF
+  RMQ_JAVA_HOME_DIR="$dir/home" ${RMQ_TIED:+"$RMQ_TIED"} sh "$java_dir/java_peer.sh" "$peers" server-4.9.7 \
+    org.apache.rocketmq.broker.BrokerStartup -c "$dir/broker.conf" >"$dir/broker.log" 2>&1 &
+  java_pid=$!
+  started_pids+=("$java_pid")
+  wait_port "$port" "$java_pid" "the Java 4.9.7 broker $name (server-4.9.7 jars)" "$dir/broker.log"
+}
+
+# end_rmqhostd_run RC DIR WHAT: after a client's run (RC its exit status,
+# WHAT what it ran) against the rmqhostd on DIR (rmq_pid): fails with the
+# daemon's log when it died during the run, with its tail when RC is not 0,
+# and when it does not stop cleanly on SIGTERM (a sanitizer's report makes
+# its exit status non-zero).
+end_rmqhostd_run() {
+  local rc=$1 dir=$2 what=$3
+  if ! kill -0 "$rmq_pid" 2>/dev/null; then
+    echo "rmqhostd died during $what:" >&2
+    cat "$dir/daemon.log" >&2
+    exit 1
+  fi
+  if [[ $rc -ne 0 ]]; then
+    echo "--- rmqhostd log:"
+    tail -n 40 "$dir/daemon.log"
+    exit 1
+  fi
+  stop_pid "$rmq_pid" || { echo "rmqhostd exited with $? on SIGTERM:" >&2; cat "$dir/daemon.log" >&2; exit 1; }
+}
+
+# javac_peer TAG SET OUT_DIR SRC...: compiles SRC against the jars of the
+# Java peer set SET (fetch_java_peers.sh) into OUT_DIR; without those jars
+# fails the test (exit 1) with a message naming TAG.
+javac_peer() {
+  local tag=$1 set=$2 out=$3
+  shift 3
+  [[ -f $peers/$set/.fetched ]] || {
+    echo "$tag: no jars of set $set in $peers (fetch_java_peers.sh could not get them)" >&2
+    exit 1
+  }
+  mkdir -p "$out"
+  javac -nowarn -encoding UTF-8 --release 11 -cp "$peers/$set/*" -d "$out" "$@"
 }
 
 # wait_port PORT PID WHAT LOG: until PORT accepts on loopback (90 s), or

@@ -37,7 +37,9 @@ finish() {
 }
 trap finish EXIT
 
-ns_port=$(free_port)
+# the Java NameServer starts again on this port: below the ephemeral range
+# (ports.sh), no outgoing connection takes it between two starts
+ns_port=$(fixed_port)
 ns_addr=127.0.0.1:$ns_port
 ns_pid=
 

@@ -37,20 +37,7 @@ finish() {
 trap finish EXIT
 
 # The NameServer (rmqhostd with the namesrv role alone).
-ns_port=$(free_port)
-ns_addr=127.0.0.1:$ns_port
-mkdir -p "$work/ns/conf.d"
-cat >"$work/ns/conf.d/host.conf" <<CONF
-state_dir = "$work/ns/state";
-io_threads = 1;
-log_level = "warn";
-servers = { namesrv = { listen = "$ns_addr"; }; };
-CONF
-cat >"$work/ns/conf.d/10-namesrv.conf" <<CONF
-plugin = { name = "namesrv"; path = "$plugins/namesrv.so"; server = "namesrv"; };
-CONF
-start_rmqhostd "$rmqhostd" "$work/ns"
-ns_pid=$rmq_pid
+start_rmq_namesrv "$rmqhostd" "$work/ns" "$plugins"
 
 # start_rmq_broker NAME STORE_ROOT: sets rmq_broker_pid.
 start_rmq_broker() {
@@ -60,38 +47,21 @@ start_rmq_broker() {
   rmq_broker_pid=$rmq_pid
 }
 
-# start_java_broker NAME STORE_ROOT: a Java 4.9.7 broker (same delay levels
-# and transaction timing as rmqhost's conf); sets java_broker_pid.
-start_java_broker() {
-  local name=$1 root=$2 port
-  port=$(broker_ports)
-  mkdir -p "$work/java-$name"
-  cat >"$work/java-$name/broker.conf" <<CONF
-brokerClusterName=DefaultCluster
-brokerName=$name
-brokerId=0
-brokerIP1=127.0.0.1
-listenPort=$port
-namesrvAddr=$ns_addr
-storePathRootDir=$root
-storePathCommitLog=$root/commitlog
+# start_java_store_broker NAME STORE_ROOT: a Java 4.9.7 broker (same delay
+# levels and transaction timing as rmqhost's conf); sets java_broker_pid.
+start_java_store_broker() {
+  start_java_broker "$work/java-$1" "$(broker_ports)" "$1" "$2" "brokerId=0
 mappedFileSizeCommitLog=67108864
 autoCreateTopicEnable=true
 enablePropertyFilter=true
-messageDelayLevel=$DELAY_LEVELS
-CONF
-  RMQ_JAVA_HOME_DIR="$work/java-$name/home" sh "$java_dir/java_peer.sh" "$peers" server-4.9.7 \
-    org.apache.rocketmq.broker.BrokerStartup -c "$work/java-$name/broker.conf" \
-    >"$work/java-$name/broker.log" 2>&1 &
-  java_broker_pid=$!
-  started_pids+=("$java_broker_pid")
-  wait_port "$port" "$java_broker_pid" "the Java broker $name" "$work/java-$name/broker.log"
+messageDelayLevel=$DELAY_LEVELS"
+  java_broker_pid=$java_pid
 }
 
 a=$work/store-a b=$work/store-b
 echo "== phase 1: broker-sa = rmqhost on store A, broker-sb = Java on store B"
 start_rmq_broker broker-sa "$a"
-start_java_broker broker-sb "$b"
+start_java_store_broker broker-sb "$b"
 harness client-4.9.8 x spread:MixOne:40:broker-sa,broker-sb \
   produce:SA:broker-sa:0:40 consume:SA:SA_g1:0:40 produce:SA:broker-sa:40:60 \
   produce:SB:broker-sb:0:40 consume:SB:SB_g1:0:40 produce:SB:broker-sb:40:60
@@ -99,7 +69,7 @@ stop_pid "$rmq_broker_pid" || { echo "rmqhostd (broker-sa) exited with $? on SIG
 stop_pid "$java_broker_pid" || true # a JVM ends with 143 on SIGTERM
 
 echo "== phase 2: broker-sa = Java on store A, broker-sb = rmqhost on store B"
-start_java_broker broker-sa "$a"
+start_java_store_broker broker-sa "$a"
 start_rmq_broker broker-sb "$b"
 harness client-4.9.8 x \
   consume:SA:SA_g1:40:60 consume:SA:SA_g2:0:60 query:SA:0:60 \

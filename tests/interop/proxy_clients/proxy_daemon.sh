@@ -93,6 +93,18 @@ CONF
   launch_proxy_daemon
 }
 
+# acl_guards_broker DIR: the acl plugin (acl.so) on DIR's broker server,
+# reading DIR/plain_acl.yml (the caller's proxy_daemon_prepare wrote it;
+# made private here, as the acl plugin wants its secrets file).
+acl_guards_broker() {
+  local dir=$1
+  chmod 600 "$dir/plain_acl.yml"
+  cat >"$dir/conf.d/60-acl.conf" <<CONF
+plugin = { name = "acl-broker"; path = "$plugins/acl.so"; server = "broker"; optional = false;
+           settings = { role = "broker"; aclFile = "$dir/plain_acl.yml"; }; };
+CONF
+}
+
 # launch_proxy_daemon: starts rmqhostd on the conf.d start_proxy_daemon wrote
 # (appending to its log) and waits for its listen.addrs; sets
 # client_daemon_pid and proxy_addr.

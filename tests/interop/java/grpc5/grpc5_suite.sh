@@ -153,14 +153,4 @@ if [[ $rc -eq 0 ]]; then
   wait "$cpid" || rc=$?
   [[ $crc -eq 0 ]] || rc=1
 fi
-if ! kill -0 "$rmq_pid" 2>/dev/null; then
-  echo "rmqhostd died during the 5.x gRPC client cases:" >&2
-  cat "$work/rmq/daemon.log" >&2
-  exit 1
-fi
-if [[ $rc -ne 0 ]]; then
-  echo "--- rmqhostd log:"
-  tail -n 40 "$work/rmq/daemon.log"
-  exit 1
-fi
-stop_pid "$rmq_pid" || { echo "rmqhostd exited with $? on SIGTERM:" >&2; cat "$work/rmq/daemon.log" >&2; exit 1; }
+end_rmqhostd_run "$rc" "$work/rmq" "the 5.x gRPC client cases"

@@ -13,15 +13,9 @@ plugins=$(cd "$plugins" && pwd)
 # shellcheck source=../java_interop_lib.sh
 . "$java_dir/java_interop_lib.sh"
 set=client-5.3.3
-[[ -f $peers/$set/.fetched ]] || {
-  echo "pop_order_suite: no jars of rocketmq-client 5.3.3 in $peers (fetch_java_peers.sh could not get them)" >&2
-  exit 1
-}
 work=$(mktemp -d /tmp/rmq-java-pop-order.XXXXXX)
 trap 'stop_all; rm -rf "$work"' EXIT
-mkdir -p "$work/classes"
-javac -nowarn -encoding UTF-8 --release 11 -cp "$peers/$set/*" -d "$work/classes" \
-  "$pop_dir/RmqPopOrderInterop.java"
+javac_peer pop_order_suite "$set" "$work/classes" "$pop_dir/RmqPopOrderInterop.java"
 ns_addr=127.0.0.1:$(free_port)
 port=$(broker_ports)
 rmq_conf "$work/rmq" "$plugins" "$ns_addr" "$port" rmq-broker-a "$work/rmq/store"

@@ -12,15 +12,9 @@ plugins=$(cd "$plugins" && pwd)
 # shellcheck source=../java_interop_lib.sh
 . "$java_dir/java_interop_lib.sh"
 set=client-5.3.3
-[[ -f $peers/$set/.fetched ]] || {
-  echo "pop_suite: no jars of rocketmq-client 5.3.3 in $peers (fetch_java_peers.sh could not get them)" >&2
-  exit 1
-}
 work=$(mktemp -d /tmp/rmq-java-pop.XXXXXX)
 trap 'stop_all; rm -rf "$work"' EXIT
-mkdir -p "$work/classes"
-javac -nowarn -encoding UTF-8 --release 11 -cp "$peers/$set/*" -d "$work/classes" \
-  "$pop_dir/RmqPopInterop.java"
+javac_peer pop_suite "$set" "$work/classes" "$pop_dir/RmqPopInterop.java"
 ns_addr=127.0.0.1:$(free_port)
 port=$(broker_ports)
 rmq_conf "$work/rmq" "$plugins" "$ns_addr" "$port" rmq-broker-a "$work/rmq/store"
@@ -31,14 +25,4 @@ RMQ_JAVA_HOME_DIR="$work/java-home" sh "$java_dir/java_peer.sh" "$peers" \
 jpid=$!
 started_pids+=("$jpid")
 wait "$jpid" || rc=$?
-if ! kill -0 "$rmq_pid" 2>/dev/null; then
-  echo "rmqhostd died during the POP scenario:" >&2
-  cat "$work/rmq/daemon.log" >&2
-  exit 1
-fi
-if [[ $rc -ne 0 ]]; then
-  echo "--- rmqhostd log:"
-  tail -n 40 "$work/rmq/daemon.log"
-  exit 1
-fi
-stop_pid "$rmq_pid" || { echo "rmqhostd exited with $? on SIGTERM:" >&2; cat "$work/rmq/daemon.log" >&2; exit 1; }
+end_rmqhostd_run "$rc" "$work/rmq" "the POP scenario"

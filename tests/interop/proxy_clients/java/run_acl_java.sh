@@ -42,11 +42,7 @@ accounts:
   topicPerms:
   - JavaAclTopic=PUB|SUB
 YML
-  chmod 600 "$dir/plain_acl.yml"
-  cat >"$dir/conf.d/60-acl.conf" <<CONF
-plugin = { name = "acl-broker"; path = "$plugins/acl.so"; server = "broker"; optional = false;
-           settings = { role = "broker"; aclFile = "$dir/plain_acl.yml"; }; };
-CONF
+  acl_guards_broker "$dir"
 }
 # shellcheck source=../proxy_daemon.sh
 source "$here/../proxy_daemon.sh"

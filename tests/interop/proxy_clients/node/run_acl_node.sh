@@ -40,11 +40,7 @@ accounts:
   topicPerms:
   - NodeAclTopic=PUB|SUB
 YML
-  chmod 600 "$dir/plain_acl.yml"
-  cat >"$dir/conf.d/60-acl.conf" <<CONF
-plugin = { name = "acl-broker"; path = "$plugins/acl.so"; server = "broker"; optional = false;
-           settings = { role = "broker"; aclFile = "$dir/plain_acl.yml"; }; };
-CONF
+  acl_guards_broker "$dir"
 }
 # shellcheck source=../proxy_daemon.sh
 source "$(dirname "$0")/../proxy_daemon.sh"

@@ -29,7 +29,6 @@ argv: endpoint ak sk topic subonly_topic group N.
 Prints "RESULT ok" or "RESULT fail <why>".
 """
 import hmac
-import os
 import sys
 import threading
 import time
@@ -38,36 +37,10 @@ from hashlib import sha1
 
 import grpc
 import pop_receive
+from client_run import fatal, finish, hard_timeout, problem
 from rocketmq import (ClientConfiguration, Credentials, FilterExpression,
                       Message, Producer, SimpleConsumer)
 from rocketmq.grpc_protocol import definition_pb2, service_pb2, service_pb2_grpc
-
-problems = []
-
-
-def problem(text):
-    print("problem:", text, flush=True)
-    problems.append(text)
-
-
-def finish():
-    if problems:
-        print("RESULT fail " + "; ".join(problems[:5]), flush=True)
-    else:
-        print("RESULT ok", flush=True)
-    sys.stdout.flush()
-    os._exit(1 if problems else 0)
-
-
-def fatal(text):
-    problem(text)
-    finish()
-
-
-def hard_timeout():
-    time.sleep(200)
-    print("RESULT fail hard timeout", flush=True)
-    os._exit(3)
 
 
 def signed(ak, sk, version="5.1.2", authorization=None):
@@ -202,7 +175,7 @@ def raw_checks(endpoint, ak, sk, topic, group):
 def main():
     endpoint, ak, sk, topic, subonly, group, n = sys.argv[1:8]
     n = int(n)
-    threading.Thread(target=hard_timeout, daemon=True).start()
+    threading.Thread(target=hard_timeout, args=(200,), daemon=True).start()
 
     config = ClientConfiguration(endpoint, Credentials(ak, sk))
     producer = Producer(config, (topic,))

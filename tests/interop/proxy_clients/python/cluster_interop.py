@@ -21,42 +21,19 @@ other processes (run_cluster.sh starts the three).
 
 argv: endpoint brokerA brokerB N. Prints "RESULT ok" or "RESULT fail <why>".
 """
-import os
 import sys
 import threading
 import time
 
 import grpc
 import pop_receive
-from rocketmq import (ClientConfiguration, Credentials, FilterExpression,
-                      Message, Producer, SimpleConsumer, TransactionChecker)
+from client_run import client_config, fatal, finish, hard_timeout, problem, start
+from rocketmq import (FilterExpression, Message, Producer, SimpleConsumer,
+                      TransactionChecker)
 from rocketmq.grpc_protocol import (TransactionResolution, definition_pb2,
                                     service_pb2, service_pb2_grpc)
 
-problems = []
 INVISIBLE_S = 15
-
-
-def problem(text):
-    print("problem:", text, flush=True)
-    problems.append(text)
-
-
-def finish():
-    print("RESULT fail " + "; ".join(problems[:5]) if problems else "RESULT ok", flush=True)
-    sys.stdout.flush()
-    os._exit(1 if problems else 0)  # the client's threads would keep it alive
-
-
-def fatal(text):
-    problem(text)
-    finish()
-
-
-def hard_timeout():
-    time.sleep(150)
-    print("RESULT fail hard timeout", flush=True)
-    os._exit(3)
 
 
 def route_brokers(endpoint, topic):
@@ -105,13 +82,10 @@ def main():
             fatal(f"route of {topic} through the proxy: brokers {sorted(got)}, "
                   f"want {sorted(brokers)} (last status {st})")
 
-    config = ClientConfiguration(endpoint, Credentials())
+    config = client_config(endpoint)
     topics = ("ClTopicA", "ClTopicB", "ClBoth")
     producer = Producer(config, topics)
-    try:
-        producer.startup()
-    except Exception as e:
-        fatal(f"producer startup: {e!r}")
+    start("producer", producer)
     bodies = set()
     for topic in topics:
         for i in range(n):
@@ -128,10 +102,7 @@ def main():
 
     consumer = SimpleConsumer(config, "ClGroup", {t: FilterExpression("*") for t in topics},
                               await_duration=1)
-    try:
-        consumer.startup()
-    except Exception as e:
-        fatal(f"consumer startup: {e!r}")
+    start("consumer", consumer)
     seen = {}
     both_brokers = set()
     changed = expiring = None
@@ -186,11 +157,7 @@ def main():
     tx_producer = Producer(config, ("ClTxTopic",), checker=Checker())
     tx_consumer = SimpleConsumer(config, "ClTxGroup", {"ClTxTopic": FilterExpression("*")},
                                  await_duration=1)
-    try:
-        tx_producer.startup()
-        tx_consumer.startup()
-    except Exception as e:
-        fatal(f"transaction producer/consumer startup: {e!r}")
+    start("transaction producer/consumer", tx_producer, tx_consumer)
     msg = Message()
     msg.topic = "ClTxTopic"
     msg.body = b"cluster-tx"

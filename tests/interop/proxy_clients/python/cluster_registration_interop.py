@@ -25,7 +25,6 @@ the broker, and the broker's transaction check-back reaches the producer.
 argv: proxy_endpoint broker_addr. Prints "RESULT ok" or "RESULT fail <why>".
 """
 import json
-import os
 import socket
 import struct
 import sys
@@ -33,6 +32,7 @@ import threading
 import time
 
 import pop_receive
+from client_run import fatal, finish, hard_timeout, problem
 from rocketmq import (ClientConfiguration, Credentials, FilterExpression,
                       Message, Producer, SimpleConsumer, TransactionChecker)
 from rocketmq.grpc_protocol import TransactionResolution
@@ -42,29 +42,6 @@ TOPIC = "RegTxTopic"
 GROUP = "RegTxGroup"
 GET_CONSUMER_CONNECTION_LIST = 203
 GET_PRODUCER_CONNECTION_LIST = 204
-problems = []
-
-
-def problem(text):
-    print("problem:", text, flush=True)
-    problems.append(text)
-
-
-def finish():
-    print("RESULT fail " + "; ".join(problems[:5]) if problems else "RESULT ok", flush=True)
-    sys.stdout.flush()
-    os._exit(1 if problems else 0)  # the client's threads would keep it alive
-
-
-def fatal(text):
-    problem(text)
-    finish()
-
-
-def hard_timeout():
-    time.sleep(150)
-    print("RESULT fail hard timeout", flush=True)
-    os._exit(3)
 
 
 def remoting_call(addr, code, ext):

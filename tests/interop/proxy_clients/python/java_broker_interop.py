@@ -15,40 +15,17 @@ Python client and its generated stubs.
 
 argv: endpoint broker topic N. Prints "RESULT ok" or "RESULT fail <why>".
 """
-import os
 import sys
 import threading
 import time
 
 import grpc
+from client_run import fatal, finish, hard_timeout, problem
 from rocketmq import (ClientConfiguration, Credentials, FilterExpression,
                       Message, Producer, SimpleConsumer)
 from rocketmq.grpc_protocol import definition_pb2, service_pb2, service_pb2_grpc
 
-problems = []
 META = [("x-mq-client-id", "py-cluster-java-raw")]
-
-
-def problem(text):
-    print("problem:", text, flush=True)
-    problems.append(text)
-
-
-def finish():
-    print("RESULT fail " + "; ".join(problems[:5]) if problems else "RESULT ok", flush=True)
-    sys.stdout.flush()
-    os._exit(1 if problems else 0)
-
-
-def fatal(text):
-    problem(text)
-    finish()
-
-
-def hard_timeout():
-    time.sleep(110)
-    print("RESULT fail hard timeout", flush=True)
-    os._exit(3)
 
 
 def queue(topic, broker, qid):
@@ -61,7 +38,7 @@ def queue(topic, broker, qid):
 
 def main():
     endpoint, broker, topic, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
-    threading.Thread(target=hard_timeout, daemon=True).start()
+    threading.Thread(target=hard_timeout, args=(110,), daemon=True).start()
     channel = grpc.insecure_channel(endpoint)
     stub = service_pb2_grpc.MessagingServiceStub(channel)
     host, port = endpoint.rsplit(":", 1)

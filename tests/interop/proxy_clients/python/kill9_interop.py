@@ -15,18 +15,16 @@ argv: phase1|phase2 endpoint topic N STATE_FILE.
 Prints "RESULT ok" or "RESULT fail <why>".
 """
 import json
-import os
 import sys
-import threading
 import time
 
 import pop_receive
+from client_run import finish, problems, run_main
 from rocketmq import (ClientConfiguration, Credentials, FilterExpression,
                       Message, Producer, SimpleConsumer)
 
 INVISIBLE_S = 10
 GROUP = "PyKill9Group"
-problems = []
 
 
 def receive_until(consumer, want, invisible_s, deadline):
@@ -101,15 +99,8 @@ def main():
     phase, endpoint, topic, n, state_file = sys.argv[1:6]
     config = ClientConfiguration(endpoint, Credentials())
     (phase1 if phase == "phase1" else phase2)(config, topic, int(n), state_file)
-    print("RESULT fail " + "; ".join(problems[:5]) if problems else "RESULT ok", flush=True)
-    os._exit(1 if problems else 0)
+    finish()
 
 
 if __name__ == "__main__":
-    threading.Thread(target=lambda: (time.sleep(150), print("RESULT fail hard timeout", flush=True),
-                                     os._exit(3)), daemon=True).start()
-    try:
-        main()
-    except BaseException as e:  # noqa: B902 -- any escape is a failure
-        print(f"RESULT fail uncaught {e!r}", flush=True)
-        os._exit(1)
+    run_main(main, 150)

@@ -36,40 +36,12 @@ import time
 
 import grpc
 import pop_receive
+from client_run import fatal, finish, hard_timeout, problem
 from rocketmq import (ClientConfiguration, Credentials, FilterExpression,
                       Message, Producer, SimpleConsumer)
 from rocketmq.grpc_protocol import definition_pb2, service_pb2, service_pb2_grpc
 
 TIMER_PRECISION_MS = 1000  # the store's default timerPrecisionMs
-problems = []
-
-
-def problem(text):
-    print("problem:", text, flush=True)
-    problems.append(text)
-
-
-def finish():
-    if problems:
-        print("RESULT fail " + "; ".join(problems[:5]), flush=True)
-    else:
-        print("RESULT ok", flush=True)
-    # the client's threads would keep the interpreter alive
-    sys.stdout.flush()
-    import os
-    os._exit(1 if problems else 0)
-
-
-def fatal(text):
-    problem(text)
-    finish()
-
-
-def hard_timeout():
-    time.sleep(200)
-    print("RESULT fail hard timeout", flush=True)
-    import os
-    os._exit(3)
 
 
 def receive_until(consumer, want, invisible_s, deadline_s):
@@ -122,7 +94,7 @@ def raw_timer_send(endpoint, topic, at_s):
 def main():
     endpoint, topic, group, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
     tls = len(sys.argv) > 5 and sys.argv[5] == "tls"
-    threading.Thread(target=hard_timeout, daemon=True).start()
+    threading.Thread(target=hard_timeout, args=(200,), daemon=True).start()
     config = ClientConfiguration(endpoint, Credentials())
     producer = Producer(config, (topic,), tls_enable=tls)
     try:

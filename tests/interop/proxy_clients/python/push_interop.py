@@ -26,6 +26,7 @@ import sys
 import threading
 import time
 
+from client_run import run_main
 from rocketmq import (ClientConfiguration, ConsumeResult, Credentials,
                       FilterExpression, Message, MessageListener, Producer,
                       PushConsumer, SimpleConsumer)
@@ -152,10 +153,4 @@ def main():
 
 
 if __name__ == "__main__":
-    threading.Thread(target=lambda: (time.sleep(200), print("RESULT fail hard timeout", flush=True),
-                                     os._exit(3)), daemon=True).start()
-    try:
-        main()
-    except BaseException as e:  # noqa: B902 -- any escape is a failure
-        print(f"RESULT fail uncaught {e!r}", flush=True)
-        os._exit(1)
+    run_main(main, 200)

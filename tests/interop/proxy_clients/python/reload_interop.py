@@ -16,18 +16,16 @@ One producer and one SimpleConsumer stay up throughout:
 argv: endpoint topic N rmqhostctl conf_dir.
 Prints "RESULT ok" or "RESULT fail <why>".
 """
-import os
 import subprocess
 import sys
-import threading
 import time
 
 import pop_receive
+from client_run import finish, problems, run_main
 from rocketmq import (ClientConfiguration, Credentials, FilterExpression,
                       Message, Producer, SimpleConsumer)
 
 INVISIBLE_S = 20
-problems = []
 
 
 def receive_until(consumer, want, invisible_s, deadline):
@@ -101,15 +99,8 @@ def main():
                         f"{[(m.body, m.delivery_attempt) for m in back][:3]}")
     consumer.shutdown()
     producer.shutdown()
-    print("RESULT fail " + "; ".join(problems[:5]) if problems else "RESULT ok", flush=True)
-    os._exit(1 if problems else 0)
+    finish()
 
 
 if __name__ == "__main__":
-    threading.Thread(target=lambda: (time.sleep(200), print("RESULT fail hard timeout", flush=True),
-                                     os._exit(3)), daemon=True).start()
-    try:
-        main()
-    except BaseException as e:  # noqa: B902 -- any escape is a failure
-        print(f"RESULT fail uncaught {e!r}", flush=True)
-        os._exit(1)
+    run_main(main, 200)

@@ -33,7 +33,7 @@ finish() {
   local rc=$?
   stop_all
   if [[ $rc -ne 0 ]]; then
-    for f in ns/daemon.log p/daemon.log broker.log mqadmin.log; do
+    for f in ns/daemon.log p/daemon.log broker/broker.log mqadmin.log; do
       echo "---- $f (tail)" >&2
       tail -n 20 "$work/$f" >&2 2>/dev/null || true
     done
@@ -43,37 +43,11 @@ finish() {
 }
 trap finish EXIT
 
-ns_addr=127.0.0.1:$(free_port)
-mkdir -p "$work/ns/conf.d"
-cat >"$work/ns/conf.d/host.conf" <<CONF
-state_dir = "$work/ns/state";
-io_threads = 1;
-log_level = "warn";
-servers = { namesrv = { listen = "$ns_addr"; }; };
-CONF
-cat >"$work/ns/conf.d/10-namesrv.conf" <<CONF
-plugin = { name = "namesrv"; path = "$plugins/namesrv.so"; server = "namesrv"; };
-CONF
-start_rmqhostd "$RMQ_BIN/rmqhostd" "$work/ns"
-ns_pid=$rmq_pid
+start_rmq_namesrv "$RMQ_BIN/rmqhostd" "$work/ns" "$plugins"
 
 port=$(broker_ports)
-cat >"$work/broker.conf" <<CONF
-brokerClusterName=DefaultCluster
-brokerName=ClusterJava
-brokerIP1=127.0.0.1
-listenPort=$port
-namesrvAddr=$ns_addr
-storePathRootDir=$work/store
-storePathCommitLog=$work/store/commitlog
-mappedFileSizeCommitLog=16777216
-autoCreateTopicEnable=false
-CONF
-RMQ_JAVA_HOME_DIR="$work/broker-home" "$RMQ_TIED" sh "$java_dir/java_peer.sh" "$peers" \
-  server-4.9.7 org.apache.rocketmq.broker.BrokerStartup -c "$work/broker.conf" \
-  >"$work/broker.log" 2>&1 &
-started_pids+=($!)
-wait_port "$port" "$!" "the Java 4.9.7 broker" "$work/broker.log"
+start_java_broker "$work/broker" "$port" ClusterJava "$work/store" "mappedFileSizeCommitLog=16777216
+autoCreateTopicEnable=false"
 RMQ_JAVA_HOME_DIR="$work/admin-home" "$RMQ_TIED" sh "$java_dir/java_peer.sh" "$peers" \
   tools-4.9.8 org.apache.rocketmq.tools.command.MQAdminStartup updateTopic \
   -b "127.0.0.1:$port" -t ClJava -r 4 -w 4 >"$work/mqadmin.log" 2>&1
