@@ -23,6 +23,7 @@
 #include "proxy_backend.h"
 #include "proxy_internal.h"
 #include "proxy_message.h"
+#include "proxy_receipt.h"
 
 #define POP_MESSAGE 200050
 #define ACK_MESSAGE 200051
@@ -461,26 +462,6 @@ out:
     return rc;
 }
 
-/* A receipt handle as ReceiveMessage hands it out: Java's extraInfo
- * ("startOffset popTime invisibleTime reviveQid retryFlag brokerName
- * queueId offset") plus the record's commit-log offset. */
-typedef struct pop_receipt {
-    long long start_offset, pop_time, invisible_time, revive_qid;
-    char retry[8], broker[256];
-    int queue_id;
-    long long offset;
-    long long phys; /* -1 when the handle has no ninth field */
-} pop_receipt;
-
-/* false when h is not one of ours (fewer than the eight extraInfo fields) */
-static bool receipt_parse(const char *h, pop_receipt *r)
-{
-    r->phys = -1;
-    return h && sscanf(h, "%lld %lld %lld %lld %7s %255s %d %lld %lld", &r->start_offset,
-                       &r->pop_time, &r->invisible_time, &r->revive_qid, r->retry, r->broker,
-                       &r->queue_id, &r->offset, &r->phys) >= 8;
-}
-
 /* One ACK_MESSAGE / CHANGE_MESSAGE_INVISIBLETIME: the remoting answer (or
  * NULL with *lrc set). */
 /* The request of ack_call, or NULL with *lrc set; *rh: the parsed handle. */
@@ -489,7 +470,7 @@ static rmq_cmd *ack_request(proxy *px, int code, const char *group, const char *
 {
     const rmq_host_api *api = px->api;
     *lrc = 0;
-    if (!receipt_parse(receipt, rh)) {
+    if (!proxy_receipt_parse(receipt, rh)) {
         *lrc = RMQ_EINVAL;
         return NULL;
     }
@@ -498,10 +479,10 @@ static rmq_cmd *ack_request(proxy *px, int code, const char *group, const char *
         *lrc = RMQ_ENOMEM;
         return NULL;
     }
-    char q[16], o[32], inv[32];
-    snprintf(q, sizeof q, "%d", rh->queue_id);
-    snprintf(o, sizeof o, "%lld", rh->offset);
-    snprintf(inv, sizeof inv, "%" PRId64, invisible);
+    char q[24], o[24], inv[24];
+    proxy_ll_text(rh->queue_id, q);
+    proxy_ll_text(rh->offset, o);
+    proxy_ll_text(invisible, inv);
     const char *kv[] = {
         "consumerGroup", group,    "topic", topic,           "queueId", q,   "extraInfo",
         receipt,         "offset", o,       "invisibleTime", inv,       NULL};
@@ -709,7 +690,7 @@ int proxy_change_invisible_duration(rmq_grpc_call *call, const void *msg, size_t
     } else {
         /* the same receipt with the new popTime and invisible time */
         pop_receipt rh;
-        receipt_parse(req->receipt_handle, &rh); /* parsed by ack_call already */
+        proxy_receipt_parse(req->receipt_handle, &rh); /* parsed by ack_call already */
         const char *npt = api->cmd_ext_get(r, "popTime");
         const char *nrq = api->cmd_ext_get(r, "reviveQid");
         snprintf(receipt, sizeof receipt, "%lld %s %" PRId64 " %s %s %s %d %lld %lld",
@@ -741,7 +722,7 @@ int proxy_forward_to_dlq(rmq_grpc_call *call, const void *msg, size_t len, void 
     const char *group = req->group ? req->group->name : NULL;
     const char *topic = req->topic ? req->topic->name : NULL;
     pop_receipt rh;
-    bool parsed = receipt_parse(req->receipt_handle, &rh) && rh.phys >= 0;
+    bool parsed = proxy_receipt_parse(req->receipt_handle, &rh) && rh.phys >= 0;
     rmq_cmd *back = NULL;
     if (!group || !*group || !topic || !*topic) {
         proxy_status(&status, APACHE__ROCKETMQ__V2__CODE__BAD_REQUEST,
