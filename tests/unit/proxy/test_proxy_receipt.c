@@ -74,8 +74,8 @@ static void test_real_and_malformed_handles(void **state)
 static void test_random_token_mixes(void **state)
 {
     (void)state;
-    const char *tokens[] = {"0",  "1",    "-5",  "123456789012", "broker-a", "a b", "0x10",
-                            "+",  "-",    "  ",  "\t",           "7z",       "z7",  "999999999999",
+    const char *tokens[] = {"0",  "1",  "-5", "123456789012", "broker-a", "a b", "0x10",
+                            "+",  "-",  "  ", "\t",           "7z",       "z7",  "999999999999",
                             "00", "1e3"};
     srand(19);
     for (int n = 0; n < 20000; n++) {
