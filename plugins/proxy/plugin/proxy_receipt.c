@@ -8,6 +8,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "proxy_receipt.h"
 
@@ -80,4 +81,53 @@ size_t proxy_ll_text(long long v, char *out)
         out[at++] = tmp[--n];
     out[at] = '\0';
     return at;
+}
+
+/* s appended at *at, cut to what fits with the final NUL (as snprintf) */
+static void put(char *out, size_t cap, size_t *at, const char *s, size_t n)
+{
+    if (*at + 1 >= cap)
+        return;
+    size_t room = cap - 1 - *at;
+    if (n > room)
+        n = room;
+    memcpy(out + *at, s, n);
+    *at += n;
+    out[*at] = '\0';
+}
+
+static void put_s(char *out, size_t cap, size_t *at, const char *s)
+{
+    put(out, cap, at, s, strlen(s));
+}
+
+static void put_ll(char *out, size_t cap, size_t *at, long long v)
+{
+    char t[24];
+    put(out, cap, at, t, proxy_ll_text(v, t));
+}
+
+void proxy_receipt_format(char *out, size_t cap, long long start_offset, const char *pop_time,
+                          long long invisible, const char *revive_qid, const char *broker,
+                          int queue_id, long long offset, long long phys)
+{
+    size_t at = 0;
+    if (cap == 0)
+        return;
+    out[0] = '\0';
+    put_ll(out, cap, &at, start_offset);
+    put(out, cap, &at, " ", 1);
+    put_s(out, cap, &at, pop_time);
+    put(out, cap, &at, " ", 1);
+    put_ll(out, cap, &at, invisible);
+    put(out, cap, &at, " ", 1);
+    put_s(out, cap, &at, revive_qid);
+    put(out, cap, &at, " 0 ", 3);
+    put_s(out, cap, &at, broker);
+    put(out, cap, &at, " ", 1);
+    put_ll(out, cap, &at, queue_id);
+    put(out, cap, &at, " ", 1);
+    put_ll(out, cap, &at, offset);
+    put(out, cap, &at, " ", 1);
+    put_ll(out, cap, &at, phys);
 }

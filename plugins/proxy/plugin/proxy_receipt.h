@@ -19,5 +19,11 @@ typedef struct pop_receipt {
 bool proxy_receipt_parse(const char *h, pop_receipt *r);
 /* v in decimal into out (at least 21 bytes); its length. */
 size_t proxy_ll_text(long long v, char *out);
+/* A receipt as ReceiveMessage hands it out, into out (cap bytes, cut as
+ * snprintf cuts): "start popTime invisible reviveQid 0 broker queueId
+ * offset phys" (retry flag 0); per received message, so without printf. */
+void proxy_receipt_format(char *out, size_t cap, long long start_offset, const char *pop_time,
+                          long long invisible, const char *revive_qid, const char *broker,
+                          int queue_id, long long offset, long long phys);
 
 #endif

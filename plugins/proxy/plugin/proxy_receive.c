@@ -342,11 +342,10 @@ static void receive_answer_build(proxy *px, proxy_replies *out, int lrc, const r
         if (!n)
             break;
         char receipt[512];
-        snprintf(receipt, sizeof receipt,
-                 "%" PRId64 " %s %" PRId64 " %s 0 %s %" PRId32 " %" PRId64 " %" PRId64,
-                 start_offset_of(starts, r.queue_id, r.queue_offset), pop_time ? pop_time : "0",
-                 invisible, revive ? revive : "0", broker && *broker ? broker : "broker",
-                 r.queue_id, r.queue_offset, r.phys_offset);
+        proxy_receipt_format(
+            receipt, sizeof receipt, start_offset_of(starts, r.queue_id, r.queue_offset),
+            pop_time ? pop_time : "0", invisible, revive ? revive : "0",
+            broker && *broker ? broker : "broker", r.queue_id, r.queue_offset, r.phys_offset);
         built b;
         if (msg_build(&b, &r, receipt, invisible, api->now_wall_ms()) == 0) {
             Apache__Rocketmq__V2__ReceiveMessageResponse m =

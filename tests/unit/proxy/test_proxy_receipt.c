@@ -1,7 +1,8 @@
 /* test_proxy_receipt.c — proxy_receipt_parse reads a receipt handle as the
  * sscanf format it replaced did (fields, widths, white space, where it
- * stops), on real handles, malformed ones and random token mixes; and
- * proxy_ll_text writes what "%lld" writes. */
+ * stops), on real handles, malformed ones and random token mixes;
+ * proxy_ll_text writes what "%lld" writes and proxy_receipt_format what
+ * the snprintf it replaced wrote, cut at the same place. */
 #include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -103,12 +104,49 @@ static void test_ll_text(void **state)
     }
 }
 
+static void format_same(size_t cap, long long start, const char *pt, long long inv, const char *rq,
+                        const char *broker, int qid, long long off, long long phys)
+{
+    char want[600], got[600];
+    memset(want, 'x', sizeof want);
+    memset(got, 'x', sizeof got);
+    snprintf(want, cap, "%lld %s %lld %s 0 %s %d %lld %lld", start, pt, inv, rq, broker, qid, off,
+             phys);
+    proxy_receipt_format(got, cap, start, pt, inv, rq, broker, qid, off, phys);
+    assert_memory_equal(got, want, sizeof want);
+}
+
+static void test_format_as_snprintf(void **state)
+{
+    (void)state;
+    char longb[400];
+    memset(longb, 'b', sizeof longb - 1);
+    longb[sizeof longb - 1] = '\0';
+    format_same(512, 12, "1733472000123", 30000, "3", "broker-a", 5, 17, 123456789);
+    format_same(512, -1, "0", 0, "999", "broker", -7, LLONG_MAX, LLONG_MIN);
+    format_same(512, 1, "2", 3, "4", longb, 6, 7, 8); /* cut at 511 characters */
+    for (size_t cap = 1; cap < 40; cap++)
+        format_same(cap, 12, "1733472000123", 30000, "3", "broker-a", 5, 17, 123456789);
+    /* and proxy_receipt_parse reads back what it wrote */
+    char h[512];
+    pop_receipt r;
+    proxy_receipt_format(h, sizeof h, 12, "1733472000123", 30000, "3", "broker-a", 5, 17, 99);
+    assert_true(proxy_receipt_parse(h, &r));
+    assert_int_equal(r.start_offset, 12);
+    assert_int_equal(r.pop_time, 1733472000123LL);
+    assert_string_equal(r.broker, "broker-a");
+    assert_int_equal(r.queue_id, 5);
+    assert_int_equal(r.offset, 17);
+    assert_int_equal(r.phys, 99);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_real_and_malformed_handles),
         cmocka_unit_test(test_random_token_mixes),
         cmocka_unit_test(test_ll_text),
+        cmocka_unit_test(test_format_as_snprintf),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
