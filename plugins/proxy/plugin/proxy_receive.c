@@ -58,7 +58,25 @@ static void host_text(const uint8_t *p, bool v6, char *out, size_t cap)
                  (unsigned)be32(p + 16));
         return;
     }
-    snprintf(out, cap, "%u.%u.%u.%u:%u", p[0], p[1], p[2], p[3], (unsigned)be32(p + 4));
+    /* per received message, twice: by hand rather than snprintf */
+    char t[32];
+    size_t n = 0;
+    for (int i = 0; i < 4; i++) {
+        n += proxy_ll_text(p[i], t + n);
+        t[n++] = i < 3 ? '.' : ':';
+    }
+    n += proxy_ll_text(be32(p + 4), t + n);
+    n = n < cap ? n : cap - 1;
+    memcpy(out, t, n);
+    out[n] = '\0';
+}
+
+/* v as width upper-case hex digits (the "%0*X" of a message id) */
+static void hex_put(char *out, uint64_t v, int width)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    for (int i = width - 1; i >= 0; i--, v >>= 4)
+        out[i] = hex[v & 15];
 }
 
 /* Decode the record at p (len bytes left): its size, 0 when malformed. */
@@ -99,7 +117,8 @@ size_t rec_decode(const uint8_t *p, size_t len, rec *r)
     size_t tl = p[at++];
     if (at + tl + 2 > total)
         return 0;
-    snprintf(r->topic, sizeof r->topic, "%.*s", (int)tl, (const char *)p + at);
+    memcpy(r->topic, p + at, tl); /* tl < sizeof r->topic */
+    r->topic[tl] = '\0';
     at += tl;
     r->props_len = (uint16_t)((p[at] << 8) | p[at + 1]);
     at += 2;
@@ -116,7 +135,8 @@ static void ts_of(Google__Protobuf__Timestamp *t, int64_t ms)
     t->nanos = (int32_t)(ms % 1000) * 1000000;
 }
 
-int msg_build(built *b, const rec *r, const char *receipt, int64_t invisible_ms, uint64_t now_ms)
+int msg_build(built *b, const rec *r, const char *receipt, int64_t invisible_ms, uint64_t now_ms,
+              proxy_md5 *md5)
 {
     int64_t deliver_ms = -1;
     bool delayed = false;
@@ -132,7 +152,7 @@ int msg_build(built *b, const rec *r, const char *receipt, int64_t invisible_ms,
     b->m.body.len = (size_t)r->body_len;
     /* MD5 of the body in upper-case hex, as Java's proxy (GrpcConverter):
      * the 5.x clients verify it and discard a mismatch as corrupted */
-    proxy_md5_hex(r->body, (size_t)r->body_len, b->digest_text);
+    proxy_md5_hex(md5, r->body, (size_t)r->body_len, b->digest_text);
     b->digest.type = APACHE__ROCKETMQ__V2__DIGEST_TYPE__MD5;
     b->digest.checksum = b->digest_text;
     b->sys.body_digest = &b->digest;
@@ -151,19 +171,34 @@ int msg_build(built *b, const rec *r, const char *receipt, int64_t invisible_ms,
     b->invisible.seconds = invisible_ms / 1000;
     b->invisible.nanos = (int32_t)(invisible_ms % 1000) * 1000000;
     b->sys.invisible_duration = &b->invisible;
-    snprintf(b->receipt, sizeof b->receipt, "%s", receipt);
+    size_t rl = strlen(receipt);
+    rl = rl < sizeof b->receipt ? rl : sizeof b->receipt - 1;
+    memcpy(b->receipt, receipt, rl);
+    b->receipt[rl] = '\0';
     b->sys.receipt_handle = b->receipt;
-    snprintf(b->msg_id, sizeof b->msg_id, "%016" PRIX64 "%08X", (uint64_t)r->phys_offset,
-             (unsigned)r->queue_offset);
+    /* "%016" PRIX64 "%08X" of phys_offset and (unsigned)queue_offset */
+    hex_put(b->msg_id, (uint64_t)r->phys_offset, 16);
+    hex_put(b->msg_id + 16, (uint32_t)r->queue_offset, 8);
+    b->msg_id[24] = '\0';
     b->sys.message_id = b->msg_id;
-    /* properties: name U+0001 value U+0002 ... */
-    b->props = malloc((size_t)r->props_len + 1);
-    size_t max = (size_t)r->props_len / 2 + 1;
-    b->ents = calloc(max, sizeof *b->ents);
-    b->entp = calloc(max, sizeof *b->entp);
-    b->keys = calloc(max, sizeof *b->keys);
-    if (!b->props || !b->ents || !b->entp || !b->keys)
+    /* properties: name U+0001 value U+0002 ... — entries, key pointers and
+     * the copy in one block sized by what the text holds (four callocs of
+     * props_len / 2 slots each were over 1 KiB, malloc's slow path, per
+     * message) */
+    size_t nent = 1, nspace = 0;
+    for (uint16_t i = 0; i < r->props_len; i++) {
+        nent += r->props[i] == 2;
+        nspace += r->props[i] == ' ';
+    }
+    size_t nkey = nspace + nent; /* a KEYS value splits into spaces + 1 */
+    char *blk = malloc(nent * (sizeof *b->ents + sizeof *b->entp) + nkey * sizeof *b->keys +
+                       (size_t)r->props_len + 1);
+    if (!blk)
         return RMQ_ENOMEM;
+    b->ents = (Apache__Rocketmq__V2__Message__UserPropertiesEntry *)(void *)blk;
+    b->entp = (Apache__Rocketmq__V2__Message__UserPropertiesEntry **)(void *)(b->ents + nent);
+    b->keys = (char **)(b->entp + nent);
+    b->props = (char *)(b->keys + nkey);
     memcpy(b->props, r->props, r->props_len);
     b->props[r->props_len] = '\0';
     char *p = b->props, *end = b->props + r->props_len;
@@ -222,10 +257,7 @@ int msg_build(built *b, const rec *r, const char *receipt, int64_t invisible_ms,
 
 void msg_free(built *b)
 {
-    free(b->props);
-    free(b->ents);
-    free(b->entp);
-    free(b->keys);
+    free(b->ents); /* the block entp, keys and props live in too */
 }
 
 struct proxy_built {
@@ -245,7 +277,8 @@ proxy_built *proxy_message_build(const uint8_t *record, size_t len)
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
     uint64_t now_ms = (uint64_t)now.tv_sec * 1000u + (uint64_t)now.tv_nsec / 1000000u;
-    if (rec_decode(pb->copy, len, &pb->r) == 0 || msg_build(&pb->b, &pb->r, "", 0, now_ms) != 0) {
+    if (rec_decode(pb->copy, len, &pb->r) == 0 ||
+        msg_build(&pb->b, &pb->r, "", 0, now_ms, NULL) != 0) {
         proxy_message_free(pb);
         return NULL;
     }
@@ -336,6 +369,7 @@ static void receive_answer_build(proxy *px, proxy_replies *out, int lrc, const r
     size_t blen = 0;
     const uint8_t *body = api->cmd_body(resp, &blen);
     add_status(out, PX_OK, "OK");
+    proxy_md5 *md5 = proxy_md5_new(); /* NULL: each digest on its own */
     for (size_t at = 0; out->err == 0 && body && at < blen;) {
         rec r;
         size_t n = rec_decode(body + at, blen - at, &r);
@@ -347,7 +381,7 @@ static void receive_answer_build(proxy *px, proxy_replies *out, int lrc, const r
             pop_time ? pop_time : "0", invisible, revive ? revive : "0",
             broker && *broker ? broker : "broker", r.queue_id, r.queue_offset, r.phys_offset);
         built b;
-        if (msg_build(&b, &r, receipt, invisible, api->now_wall_ms()) == 0) {
+        if (msg_build(&b, &r, receipt, invisible, api->now_wall_ms(), md5) == 0) {
             Apache__Rocketmq__V2__ReceiveMessageResponse m =
                 APACHE__ROCKETMQ__V2__RECEIVE_MESSAGE_RESPONSE__INIT;
             m.content_case = APACHE__ROCKETMQ__V2__RECEIVE_MESSAGE_RESPONSE__CONTENT_MESSAGE;
@@ -359,6 +393,7 @@ static void receive_answer_build(proxy *px, proxy_replies *out, int lrc, const r
         msg_free(&b);
         at += n;
     }
+    proxy_md5_free(md5);
     if (out->err == 0) {
         Google__Protobuf__Timestamp ts;
         ts_of(&ts, (int64_t)api->now_wall_ms());
