@@ -18,15 +18,22 @@
 # how long the consumers' idle long polls took to be cancelled after), the
 # server's CPU time
 # (user+sys ticks of its process over both phases: on a loaded machine the
-# honest figure) and its RSS after the round. Not a test.
+# honest figure), the client's (client_cpu_s: user+sys of the client
+# processes; on 2 cores the client and the server share the CPU) and the
+# server's RSS after the round. Not a test.
 #
 # usage: tests/bench/proxy_bench.sh [BUILD_DIR] [ROUNDS] [N] [C] [ACKC]
+# CLIENT_PROCS=K runs K client processes at once, each on a topic of its
+# own with N/K messages and C/K goroutines (rates: all messages over the
+# slowest process's time); GOMAXPROCS passes to the client as to any Go
+# program.
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
 rounds=${2:-2}
 n=${3:-20000}
 c=${4:-32}
 ackc=${5:-1}
+procs=${CLIENT_PROCS:-1}
 src=$(cd "$(dirname "$0")/../.." && pwd)
 dir=$(mktemp -d /tmp/rmqproxybench.XXXXXX)
 pids=()
@@ -113,15 +120,36 @@ wait_port "$j_px" || { echo "Java proxy did not start:"; tail "$dir/proxy.log" "
 sleep 5 # the broker registers with its NameServer
 
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-echo "proxy_bench: N=$n C=$c ACKC=$ackc, load $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores"
+echo "proxy_bench: N=$n C=$c ACKC=$ackc CLIENT_PROCS=$procs GOMAXPROCS=${GOMAXPROCS:-default}, load $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores"
 for r in $(seq 1 "$rounds"); do
   for s in rmqhost java; do
     if [[ $s == rmqhost ]]; then ep=$r_px ns=$r_ns pid=$r_pid; else ep=$j_px ns=$j_ns pid=$j_pid; fi
     topic=Bench5_${r}_$s
-    mqadmin updateTopic -n "127.0.0.1:$ns" -c DefaultCluster -t "$topic" -r 8 -w 8 >/dev/null
+    for k in $(seq 1 "$procs"); do
+      mqadmin updateTopic -n "127.0.0.1:$ns" -c DefaultCluster -t "${topic}_$k" -r 8 -w 8 >/dev/null
+    done
     t0=$(ticks "$pid")
-    out=$("$dir/proxy5bench" -endpoint "127.0.0.1:$ep" -topic "$topic" -group "G_$topic" -n "$n" \
-      -c "$c" -ackc "$ackc" -logdir "$dir" | grep -E '^(send|recv|incomplete)' | tr '\n' ' ')
+    cpids=()
+    for k in $(seq 1 "$procs"); do
+      # bash's time: the client's user+sys, with no other tool
+      ( TIMEFORMAT='client_cpu %U %S'
+        time "$dir/proxy5bench" -endpoint "127.0.0.1:$ep" -topic "${topic}_$k" -group "G_${topic}_$k" \
+          -n $((n / procs)) -c $((c / procs)) -ackc "$ackc" -logdir "$dir" ) >"$dir/client.$k" 2>&1 &
+      cpids+=("$!")
+    done
+    for p in "${cpids[@]}"; do wait "$p" || true; done # "incomplete" says why
+    out=$(cat "$dir"/client.* | awk '
+      /^(send|recv) / { for (i = 2; i <= NF; i++) { split($i, kv, "="); v[$1, kv[1]] = kv[2] }
+                        ph[$1] = 1; cnt[$1] += v[$1, "n"]; if (v[$1, "secs"] > secs[$1]) secs[$1] = v[$1, "secs"]
+                        line[$1] = $0 }
+      /^incomplete/ { print }
+      /^client_cpu / { cpu += $2 + $3 }
+      END { for (p in ph) {
+              if (procs == 1) { print line[p] } else {
+                printf "%s n=%d secs=%.2f rate=%.0f (%d processes; one of them: %s)\n", p, cnt[p], secs[p],
+                  cnt[p] / secs[p], procs, line[p] } }
+            printf "client_cpu_s=%.2f\n", cpu }' procs="$procs" | sort -r | tr '\n' ' ')
+    rm -f "$dir"/client.*
     t1=$(ticks "$pid")
     rss=$(awk '/VmRSS/{print $2}' "/proc/$pid/status")
     echo "round $r $s: $out server_cpu_s=$(awk -v t=$((t1 - t0)) 'BEGIN{printf "%.2f", t/100}') rss_mb=$((rss / 1024)) load=$(cut -d' ' -f1 /proc/loadavg)"

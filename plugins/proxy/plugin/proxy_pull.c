@@ -54,13 +54,14 @@ static int send_next_offset(proxy *px, rmq_grpc_call *call, int64_t next)
 static int send_messages(proxy *px, rmq_grpc_call *call, const uint8_t *body, size_t blen)
 {
     int rc = 0;
+    proxy_md5 *md5 = proxy_md5_new(); /* NULL: each digest on its own */
     for (size_t at = 0; rc == 0 && body && at < blen;) {
         rec r;
         size_t n = rec_decode(body + at, blen - at, &r);
         if (!n)
             break;
         built b;
-        if (msg_build(&b, &r, "", 0, px->api->now_wall_ms()) == 0) {
+        if (msg_build(&b, &r, "", 0, px->api->now_wall_ms(), md5) == 0) {
             b.sys.receipt_handle = NULL;
             b.sys.invisible_duration = NULL;
             Apache__Rocketmq__V2__PullMessageResponse m =
@@ -74,6 +75,7 @@ static int send_messages(proxy *px, rmq_grpc_call *call, const uint8_t *body, si
         msg_free(&b);
         at += n;
     }
+    proxy_md5_free(md5);
     return rc;
 }
 

@@ -23,6 +23,7 @@
 #include "proxy_backend.h"
 #include "proxy_internal.h"
 #include "proxy_message.h"
+#include "proxy_receipt.h"
 
 #define POP_MESSAGE 200050
 #define ACK_MESSAGE 200051
@@ -58,7 +59,25 @@ static void host_text(const uint8_t *p, bool v6, char *out, size_t cap)
                  (unsigned)be32(p + 16));
         return;
     }
-    snprintf(out, cap, "%u.%u.%u.%u:%u", p[0], p[1], p[2], p[3], (unsigned)be32(p + 4));
+    /* per received message, twice: by hand rather than snprintf */
+    char t[32];
+    size_t n = 0;
+    for (int i = 0; i < 4; i++) {
+        n += proxy_ll_text(p[i], t + n);
+        t[n++] = i < 3 ? '.' : ':';
+    }
+    n += proxy_ll_text(be32(p + 4), t + n);
+    n = n < cap ? n : cap - 1;
+    memcpy(out, t, n);
+    out[n] = '\0';
+}
+
+/* v as width upper-case hex digits (the "%0*X" of a message id) */
+static void hex_put(char *out, uint64_t v, int width)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    for (int i = width - 1; i >= 0; i--, v >>= 4)
+        out[i] = hex[v & 15];
 }
 
 /* Decode the record at p (len bytes left): its size, 0 when malformed. */
@@ -99,7 +118,8 @@ size_t rec_decode(const uint8_t *p, size_t len, rec *r)
     size_t tl = p[at++];
     if (at + tl + 2 > total)
         return 0;
-    snprintf(r->topic, sizeof r->topic, "%.*s", (int)tl, (const char *)p + at);
+    memcpy(r->topic, p + at, tl); /* tl < sizeof r->topic */
+    r->topic[tl] = '\0';
     at += tl;
     r->props_len = (uint16_t)((p[at] << 8) | p[at + 1]);
     at += 2;
@@ -116,7 +136,8 @@ static void ts_of(Google__Protobuf__Timestamp *t, int64_t ms)
     t->nanos = (int32_t)(ms % 1000) * 1000000;
 }
 
-int msg_build(built *b, const rec *r, const char *receipt, int64_t invisible_ms, uint64_t now_ms)
+int msg_build(built *b, const rec *r, const char *receipt, int64_t invisible_ms, uint64_t now_ms,
+              proxy_md5 *md5)
 {
     int64_t deliver_ms = -1;
     bool delayed = false;
@@ -132,7 +153,7 @@ int msg_build(built *b, const rec *r, const char *receipt, int64_t invisible_ms,
     b->m.body.len = (size_t)r->body_len;
     /* MD5 of the body in upper-case hex, as Java's proxy (GrpcConverter):
      * the 5.x clients verify it and discard a mismatch as corrupted */
-    proxy_md5_hex(r->body, (size_t)r->body_len, b->digest_text);
+    proxy_md5_hex(md5, r->body, (size_t)r->body_len, b->digest_text);
     b->digest.type = APACHE__ROCKETMQ__V2__DIGEST_TYPE__MD5;
     b->digest.checksum = b->digest_text;
     b->sys.body_digest = &b->digest;
@@ -151,19 +172,34 @@ int msg_build(built *b, const rec *r, const char *receipt, int64_t invisible_ms,
     b->invisible.seconds = invisible_ms / 1000;
     b->invisible.nanos = (int32_t)(invisible_ms % 1000) * 1000000;
     b->sys.invisible_duration = &b->invisible;
-    snprintf(b->receipt, sizeof b->receipt, "%s", receipt);
+    size_t rl = strlen(receipt);
+    rl = rl < sizeof b->receipt ? rl : sizeof b->receipt - 1;
+    memcpy(b->receipt, receipt, rl);
+    b->receipt[rl] = '\0';
     b->sys.receipt_handle = b->receipt;
-    snprintf(b->msg_id, sizeof b->msg_id, "%016" PRIX64 "%08X", (uint64_t)r->phys_offset,
-             (unsigned)r->queue_offset);
+    /* "%016" PRIX64 "%08X" of phys_offset and (unsigned)queue_offset */
+    hex_put(b->msg_id, (uint64_t)r->phys_offset, 16);
+    hex_put(b->msg_id + 16, (uint32_t)r->queue_offset, 8);
+    b->msg_id[24] = '\0';
     b->sys.message_id = b->msg_id;
-    /* properties: name U+0001 value U+0002 ... */
-    b->props = malloc((size_t)r->props_len + 1);
-    size_t max = (size_t)r->props_len / 2 + 1;
-    b->ents = calloc(max, sizeof *b->ents);
-    b->entp = calloc(max, sizeof *b->entp);
-    b->keys = calloc(max, sizeof *b->keys);
-    if (!b->props || !b->ents || !b->entp || !b->keys)
+    /* properties: name U+0001 value U+0002 ... — entries, key pointers and
+     * the copy in one block sized by what the text holds (four callocs of
+     * props_len / 2 slots each were over 1 KiB, malloc's slow path, per
+     * message) */
+    size_t nent = 1, nspace = 0;
+    for (uint16_t i = 0; i < r->props_len; i++) {
+        nent += r->props[i] == 2;
+        nspace += r->props[i] == ' ';
+    }
+    size_t nkey = nspace + nent; /* a KEYS value splits into spaces + 1 */
+    char *blk = malloc(nent * (sizeof *b->ents + sizeof *b->entp) + nkey * sizeof *b->keys +
+                       (size_t)r->props_len + 1);
+    if (!blk)
         return RMQ_ENOMEM;
+    b->ents = (Apache__Rocketmq__V2__Message__UserPropertiesEntry *)(void *)blk;
+    b->entp = (Apache__Rocketmq__V2__Message__UserPropertiesEntry **)(void *)(b->ents + nent);
+    b->keys = (char **)(b->entp + nent);
+    b->props = (char *)(b->keys + nkey);
     memcpy(b->props, r->props, r->props_len);
     b->props[r->props_len] = '\0';
     char *p = b->props, *end = b->props + r->props_len;
@@ -222,10 +258,7 @@ int msg_build(built *b, const rec *r, const char *receipt, int64_t invisible_ms,
 
 void msg_free(built *b)
 {
-    free(b->props);
-    free(b->ents);
-    free(b->entp);
-    free(b->keys);
+    free(b->ents); /* the block entp, keys and props live in too */
 }
 
 struct proxy_built {
@@ -245,7 +278,8 @@ proxy_built *proxy_message_build(const uint8_t *record, size_t len)
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
     uint64_t now_ms = (uint64_t)now.tv_sec * 1000u + (uint64_t)now.tv_nsec / 1000000u;
-    if (rec_decode(pb->copy, len, &pb->r) == 0 || msg_build(&pb->b, &pb->r, "", 0, now_ms) != 0) {
+    if (rec_decode(pb->copy, len, &pb->r) == 0 ||
+        msg_build(&pb->b, &pb->r, "", 0, now_ms, NULL) != 0) {
         proxy_message_free(pb);
         return NULL;
     }
@@ -376,6 +410,7 @@ static void receive_answer_build(proxy *px, proxy_replies *out, int lrc, const r
     size_t blen = 0;
     const uint8_t *body = api->cmd_body(resp, &blen);
     add_status(out, PX_OK, "OK");
+    proxy_md5 *md5 = proxy_md5_new(); /* NULL: each digest on its own */
     for (size_t at = 0; out->err == 0 && body && at < blen;) {
         rec r;
         size_t n = rec_decode(body + at, blen - at, &r);
@@ -391,14 +426,12 @@ static void receive_answer_build(proxy *px, proxy_replies *out, int lrc, const r
         if (has_ck)
             snprintf(receipt, sizeof receipt, "%s %" PRId64, ck, r.phys_offset);
         else
-            snprintf(receipt, sizeof receipt,
-                     "%" PRId64 " %s %" PRId64 " %s %s %s %" PRId32 " %" PRId64 " %" PRId64,
-                     start_offset_of(starts, retry, r.queue_id, r.queue_offset),
-                     pop_time ? pop_time : "0", invisible, revive ? revive : "0", retry,
-                     broker && *broker ? broker : "broker", r.queue_id, r.queue_offset,
-                     r.phys_offset);
+            proxy_receipt_format(
+                receipt, sizeof receipt, start_offset_of(starts, retry, r.queue_id, r.queue_offset),
+                pop_time ? pop_time : "0", invisible, revive ? revive : "0", retry,
+                broker && *broker ? broker : "broker", r.queue_id, r.queue_offset, r.phys_offset);
         built b;
-        if (msg_build(&b, &r, receipt, invisible, api->now_wall_ms()) == 0) {
+        if (msg_build(&b, &r, receipt, invisible, api->now_wall_ms(), md5) == 0) {
             Apache__Rocketmq__V2__ReceiveMessageResponse m =
                 APACHE__ROCKETMQ__V2__RECEIVE_MESSAGE_RESPONSE__INIT;
             m.content_case = APACHE__ROCKETMQ__V2__RECEIVE_MESSAGE_RESPONSE__CONTENT_MESSAGE;
@@ -410,6 +443,7 @@ static void receive_answer_build(proxy *px, proxy_replies *out, int lrc, const r
         msg_free(&b);
         at += n;
     }
+    proxy_md5_free(md5);
     if (out->err == 0) {
         Google__Protobuf__Timestamp ts;
         ts_of(&ts, (int64_t)api->now_wall_ms());
@@ -517,26 +551,6 @@ out:
     return rc;
 }
 
-/* A receipt handle as ReceiveMessage hands it out: Java's extraInfo
- * ("startOffset popTime invisibleTime reviveQid retryFlag brokerName
- * queueId offset") plus the record's commit-log offset. */
-typedef struct pop_receipt {
-    long long start_offset, pop_time, invisible_time, revive_qid;
-    char retry[8], broker[256];
-    int queue_id;
-    long long offset;
-    long long phys; /* -1 when the handle has no ninth field */
-} pop_receipt;
-
-/* false when h is not one of ours (fewer than the eight extraInfo fields) */
-static bool receipt_parse(const char *h, pop_receipt *r)
-{
-    r->phys = -1;
-    return h && sscanf(h, "%lld %lld %lld %lld %7s %255s %d %lld %lld", &r->start_offset,
-                       &r->pop_time, &r->invisible_time, &r->revive_qid, r->retry, r->broker,
-                       &r->queue_id, &r->offset, &r->phys) >= 8;
-}
-
 /* One ACK_MESSAGE / CHANGE_MESSAGE_INVISIBLETIME: the remoting answer (or
  * NULL with *lrc set). */
 /* The request of ack_call, or NULL with *lrc set; *rh: the parsed handle. */
@@ -545,7 +559,7 @@ static rmq_cmd *ack_request(proxy *px, int code, const char *group, const char *
 {
     const rmq_host_api *api = px->api;
     *lrc = 0;
-    if (!receipt_parse(receipt, rh)) {
+    if (!proxy_receipt_parse(receipt, rh)) {
         *lrc = RMQ_EINVAL;
         return NULL;
     }
@@ -554,7 +568,7 @@ static rmq_cmd *ack_request(proxy *px, int code, const char *group, const char *
         *lrc = RMQ_ENOMEM;
         return NULL;
     }
-    char q[16], o[32], inv[32], real[600];
+    char q[24], o[24], inv[24], real[600];
     /* the handle's retry flag names the POP retry topic the message is in
      * (Java's ReceiptHandle.getRealTopic); routing stays by the topic */
     if (strcmp(rh->retry, "1") == 0 || strcmp(rh->retry, "2") == 0) {
@@ -562,9 +576,9 @@ static rmq_cmd *ack_request(proxy *px, int code, const char *group, const char *
                  topic);
         topic = real;
     }
-    snprintf(q, sizeof q, "%d", rh->queue_id);
-    snprintf(o, sizeof o, "%lld", rh->offset);
-    snprintf(inv, sizeof inv, "%" PRId64, invisible);
+    proxy_ll_text(rh->queue_id, q);
+    proxy_ll_text(rh->offset, o);
+    proxy_ll_text(invisible, inv);
     const char *kv[] = {
         "consumerGroup", group,    "topic", topic,           "queueId", q,   "extraInfo",
         receipt,         "offset", o,       "invisibleTime", inv,       NULL};
@@ -772,7 +786,7 @@ int proxy_change_invisible_duration(rmq_grpc_call *call, const void *msg, size_t
     } else {
         /* the same receipt with the new popTime and invisible time */
         pop_receipt rh;
-        receipt_parse(req->receipt_handle, &rh); /* parsed by ack_call already */
+        proxy_receipt_parse(req->receipt_handle, &rh); /* parsed by ack_call already */
         const char *npt = api->cmd_ext_get(r, "popTime");
         const char *nrq = api->cmd_ext_get(r, "reviveQid");
         snprintf(receipt, sizeof receipt, "%lld %s %" PRId64 " %s %s %s %d %lld %lld",
@@ -804,7 +818,7 @@ int proxy_forward_to_dlq(rmq_grpc_call *call, const void *msg, size_t len, void 
     const char *group = req->group ? req->group->name : NULL;
     const char *topic = req->topic ? req->topic->name : NULL;
     pop_receipt rh;
-    bool parsed = receipt_parse(req->receipt_handle, &rh) && rh.phys >= 0;
+    bool parsed = proxy_receipt_parse(req->receipt_handle, &rh) && rh.phys >= 0;
     rmq_cmd *back = NULL;
     if (!group || !*group || !topic || !*topic) {
         proxy_status(&status, APACHE__ROCKETMQ__V2__CODE__BAD_REQUEST,
