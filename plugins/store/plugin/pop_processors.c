@@ -479,7 +479,7 @@ static int pop_collect(store_plugin *sp, const pop_req *p, pull_req *filter, int
             if (p->order) {
                 /* the same attemptId as this queue's batch: that batch again (Java's checkBlock) */
                 pop_req rp = *p;
-                rp.resend = q->n && pop_attempt_same(ps, q, p->attempt_id);
+                rp.resend = q->n && pop_attempt_same(q, p->attempt_id);
                 /* one in-flight batch per queue: locked while any of it is invisible */
                 bool locked = !rp.resend && pop_queue_order_locked(q, now);
                 if (!locked && q->n) {
@@ -495,11 +495,11 @@ static int pop_collect(store_plugin *sp, const pop_req *p, pull_req *filter, int
                 pop_new(sp, q, p, filter, now, &room, o, &jb, offs, &noffs);
             }
         }
-        if (q->next_offset != before)
+        /* the N line carries the attemptId: written when either changed */
+        bool attempt_changed = p->order && noffs && pop_attempt_note(q, p->attempt_id);
+        if (q->next_offset != before || attempt_changed)
             pop_journal_next(&jb, q);
         info_queue(o, "0", qid, offs, noffs);
-        if (p->order && noffs)
-            pop_attempt_note(ps, q, p->attempt_id);
         int64_t max = store_max_offset(sp->engine, p->topic, qid);
         if (max > q->next_offset)
             o->rest += max - q->next_offset;
@@ -1167,7 +1167,7 @@ int pop_service_init(store_plugin *sp, store_features *f)
     ps->retry_v2 = sp->api->setting_bool(sp->ctx, "enableRetryTopicV2");
     ps->retry_actual_topic = sp->api->setting_bool(sp->ctx, "popResponseReturnActualRetryTopic");
     f->pop = ps;
-    if (pop_poll_counts_init(ps) != 0 || pop_attempts_init(ps) != 0)
+    if (pop_poll_counts_init(ps) != 0)
         return RMQ_ENOMEM;
     /* a reload's new generation opens it in import_state, once the serving
      * generation closed it (it writes the journal until then) */
@@ -1236,7 +1236,6 @@ void pop_service_fini(store_plugin *sp, store_features *f)
     pthread_mutex_destroy(&ps->st.mu);
     pthread_mutex_destroy(&ps->hold_mu);
     pop_poll_counts_fini(ps);
-    pop_attempts_fini(ps);
     free(ps);
     f->pop = NULL;
 }

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -28,6 +29,16 @@ typedef struct fixture {
     int port;
     int fd;
 } fixture;
+
+static int start(fixture *f)
+{
+    const char *args[] = {"-o", "servers.broker.vip_listen=127.0.0.1:0", NULL};
+    if (rmq_td_start(&f->d, args) != 0)
+        return -1;
+    f->port = rmq_td_port(&f->d, "broker");
+    f->fd = f->port > 0 ? rmq_tc_connect(f->port) : -1;
+    return f->fd >= 0 ? 0 : -1;
+}
 
 static int setup(void **state)
 {
@@ -50,12 +61,7 @@ static int setup(void **state)
                           "mappedFileSizeCommitLog = 1048576; popPollingSize = 1; "
                           "maxPopPollingSize = 3;") != 0)
         return -1;
-    const char *args[] = {"-o", "servers.broker.vip_listen=127.0.0.1:0", NULL};
-    if (rmq_td_start(&f->d, args) != 0)
-        return -1;
-    f->port = rmq_td_port(&f->d, "broker");
-    f->fd = f->port > 0 ? rmq_tc_connect(f->port) : -1;
-    return f->fd >= 0 ? 0 : -1;
+    return start(f);
 }
 
 static int teardown(void **state)
@@ -355,6 +361,48 @@ static void order_pop_attempt_id_repeats_batch(void **state)
     rmq_cmd_free(r);
 }
 
+/* The attemptId is kept with the order state (Java: consumerOrderInfo.json):
+ * after a hot reload of the store and after kill -9, the POP repeating the
+ * batch's attemptId gets the same batch at once with the same counts, while
+ * another attemptId still waits for the batch's invisible time (60 s). */
+static void order_attempt_id_survives_reload_and_kill_9(void **state)
+{
+    fixture *f = *state;
+    send_ok(f, "PF", "a");
+    send_ok(f, "PF", "b");
+    send_ok(f, "PF", "c");
+    char offs[128];
+    rmq_cmd *r = call(f, pop_request("AG", "PF", -1, 2, true, 0, "attempt-A"));
+    assert_int_equal(r->code, 0);
+    offsets_of(r, offs, sizeof offs);
+    assert_string_equal(offs, "0,1");
+    rmq_cmd_free(r);
+    for (int round = 0; round < 2; round++) {
+        if (round == 0) { /* a hot reload of the store plugin */
+            int status = -1;
+            rmq_td_ctl_output(&f->d, &status, "reload", "store", NULL);
+            assert_int_equal(status, 0);
+        } else { /* kill -9 and a restart */
+            close(f->fd);
+            f->fd = -1;
+            assert_int_equal(kill(f->d.pid, SIGKILL), 0);
+            assert_int_equal(rmq_td_stop(&f->d), 128 + SIGKILL);
+            assert_int_equal(start(f), 0);
+        }
+        r = call(f, pop_request("AG", "PF", -1, 2, true, 0, "attempt-B"));
+        assert_int_equal(r->code, 210); /* still locked for another attempt */
+        rmq_cmd_free(r);
+        r = call(f, pop_request("AG", "PF", -1, 2, true, 0, "attempt-A"));
+        assert_int_equal(r->code, 0); /* the same batch, at once */
+        offsets_of(r, offs, sizeof offs);
+        assert_string_equal(offs, "0,1");
+        assert_string_equal(rmq_cmd_ext_get(r, "orderCountInfo"), "0 qo0%0 0;0 qo0%1 0");
+        rmq_cmd_free(r);
+        assert_false(order_has_msg(f, "attempt-B"));
+        assert_true(order_has_msg(f, "attempt-A"));
+    }
+}
+
 /* A consumer's heartbeat on its own connection (the broker keeps a
  * client per channel), which stays open: its fd. */
 static int heartbeat(fixture *f, int fd, const char *client, const char *group, const char *topic)
@@ -461,6 +509,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(polling_full_per_key_and_in_all, setup, teardown),
         cmocka_unit_test_setup_teardown(notification_polling_full, setup, teardown),
         cmocka_unit_test_setup_teardown(order_pop_attempt_id_repeats_batch, setup, teardown),
+        cmocka_unit_test_setup_teardown(order_attempt_id_survives_reload_and_kill_9, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(assignment_pop_share_queue_num, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
