@@ -25,7 +25,6 @@
 #include "store_features.h"
 
 #define RC_NO_MESSAGE 208
-#define RC_POLLING_TIMEOUT 210
 #define POP_MAX_MSGS 32
 #define POP_REVIVE_QID 0
 #define POP_ORDER_REVIVE_QID 999 /* KeyBuilder.POP_ORDER_REVIVE_QUEUE: marks an order receipt */
@@ -705,7 +704,8 @@ static void hold_tick(void *ud)
         pop_held *h = list;
         list = h->next;
         bool hold = false;
-        bool may_hold = now < h->deadline_ms && !atomic_load(&sp->quiescing);
+        bool ended = now >= h->deadline_ms;
+        bool may_hold = !ended && !atomic_load(&sp->quiescing);
         const rmq_cmd *held_cmd = sp->api->deferred_cmd(h->d);
         rmq_cmd *r = sp->api->cmd_code(held_cmd) == POP_NOTIFICATION
                          ? pop_notification_run(sp, held_cmd, may_hold, &hold)
@@ -716,6 +716,8 @@ static void hold_tick(void *ud)
             continue;
         }
         pop_poll_leave(sp, held_cmd);
+        if (ended) /* Java's re-poll at the end of the wait checks the total first */
+            r = pop_poll_answer_at_end(sp, held_cmd, r);
         sp->api->deferred_reply(h->d, r);
         free(h);
     }

@@ -79,8 +79,16 @@ void pop_poll_counts_fini(pop_service *ps);
 int pop_poll_enter(store_plugin *sp, const rmq_cmd *cmd);
 /* The held request is answered (before its command is freed). */
 void pop_poll_leave(store_plugin *sp, const rmq_cmd *cmd);
+/* A held POP's or NOTIFICATION's answer r at the end of its pollTime,
+ * after pop_poll_leave: when it found nothing and maxPopPollingSize
+ * waits in all, Java's re-poll (PopLongPollingService.polling checks the
+ * total before the timeout) refuses it: POLLING_FULL instead of
+ * POLLING_TIMEOUT, pollingFull true on a NOTIFICATION. r or its
+ * replacement (r is freed then). */
+rmq_cmd *pop_poll_answer_at_end(store_plugin *sp, const rmq_cmd *cmd, rmq_cmd *r);
 /* A POP refused a wait: POLLING_FULL (209) as Java answers it. */
 #define RC_POLLING_FULL 209
+#define RC_POLLING_TIMEOUT 210
 rmq_cmd *pop_polling_full_answer(store_plugin *sp, const rmq_cmd *cmd);
 
 /* pop_attempt.c: the attemptId of each queue's last order batch (Java's

@@ -254,6 +254,81 @@ static void notification_polling_full(void **state)
         close(fds[i]);
 }
 
+static void update_config(fixture *f, const char *props)
+{
+    rmq_cmd *r = body_call(f, 25, props);
+    assert_int_equal(r->code, 0);
+    rmq_cmd_free(r);
+}
+
+/* A POP (or NOTIFICATION) of group g on PT that waits pollTime 1500 ms on
+ * its own connection, once POLLING_INFO (or a moment) shows it held. */
+static int hold_short(fixture *f, const char *g, bool notification)
+{
+    int fd = rmq_tc_connect(f->port);
+    assert_true(fd >= 0);
+    const char *nkv[] = {
+        "consumerGroup", g,          "topic",         "PT", "queueId", "-1", "pollTime",
+        "1500",          "bornTime", "1700000000000", NULL};
+    rmq_cmd *req = notification ? rmq_tc_request(200054, next_opaque++, nkv)
+                                : pop_request(g, "PT", -1, 1, false, 1500, NULL);
+    assert_int_equal(rmq_tc_send(fd, req), 0);
+    rmq_cmd_free(req);
+    uint64_t deadline = rmq_test_now_ms() + WAIT_MS;
+    while (!notification && polling_num(f, g, "-1") != 1) {
+        assert_true(rmq_test_now_ms() < deadline);
+        rmq_test_pause_ms(20);
+    }
+    return fd;
+}
+
+/* Java reads popPollingSize / maxPopPollingSize at each polling() call and
+ * calls it again when a held request's wait ends, checking the total
+ * before the timeout: a POP held when maxPopPollingSize drops to 0
+ * (UPDATE_BROKER_CONFIG, applied at once) is answered POLLING_FULL at the
+ * end of its pollTime, not POLLING_TIMEOUT, a NOTIFICATION pollingFull
+ * true; with room again the end of a wait is POLLING_TIMEOUT as before. */
+static void polling_full_checked_again_when_the_wait_ends(void **state)
+{
+    fixture *f = *state;
+    int pfd = hold_short(f, "EG", false);
+    int nfd = hold_short(f, "EN", true);
+    assert_null(rmq_tc_recv(nfd, 200)); /* held */
+    update_config(f, "maxPopPollingSize=0\n");
+    /* a new POP is refused at once under the new limit */
+    rmq_cmd *r = call(f, pop_request("OG", "PT", -1, 1, false, 20000, NULL));
+    assert_int_equal(r->code, 209);
+    rmq_cmd_free(r);
+    r = rmq_tc_recv(pfd, 25000);
+    assert_non_null(r);
+    assert_int_equal(r->code, 209); /* POLLING_FULL at the end of the wait */
+    assert_string_equal(r->remark, "NO_MESSAGE_IN_QUEUE");
+    assert_string_equal(rmq_cmd_ext_get(r, "startOffsetInfo"), "");
+    rmq_cmd_free(r);
+    close(pfd);
+    r = rmq_tc_recv(nfd, 25000);
+    assert_non_null(r);
+    assert_int_equal(r->code, 0);
+    assert_string_equal(rmq_cmd_ext_get(r, "hasMsg"), "false");
+    assert_string_equal(rmq_cmd_ext_get(r, "pollingFull"), "true");
+    rmq_cmd_free(r);
+    close(nfd);
+    update_config(f, "maxPopPollingSize=3\n");
+    pfd = hold_short(f, "EG", false);
+    nfd = hold_short(f, "EN", true);
+    r = rmq_tc_recv(pfd, 25000);
+    assert_non_null(r);
+    assert_int_equal(r->code, 210); /* POLLING_TIMEOUT: there was room */
+    rmq_cmd_free(r);
+    close(pfd);
+    r = rmq_tc_recv(nfd, 25000);
+    assert_non_null(r);
+    assert_string_equal(rmq_cmd_ext_get(r, "hasMsg"), "false");
+    assert_string_equal(rmq_cmd_ext_get(r, "pollingFull"), "false");
+    rmq_cmd_free(r);
+    close(nfd);
+}
+
 /* An order NOTIFICATION (no wait) of group AG on PF: its hasMsg. */
 static bool order_has_msg(fixture *f, const char *attempt)
 {
@@ -508,6 +583,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(polling_full_per_key_and_in_all, setup, teardown),
         cmocka_unit_test_setup_teardown(notification_polling_full, setup, teardown),
+        cmocka_unit_test_setup_teardown(polling_full_checked_again_when_the_wait_ends, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(order_pop_attempt_id_repeats_batch, setup, teardown),
         cmocka_unit_test_setup_teardown(order_attempt_id_survives_reload_and_kill_9, setup,
                                         teardown),
