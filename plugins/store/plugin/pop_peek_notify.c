@@ -267,7 +267,7 @@ static bool queue_has_msg(store_plugin *sp, pop_state *st, const look_req *k, in
     int64_t start;
     pthread_mutex_lock(&st->mu);
     const pop_queue *q = st->closed ? NULL : queue_of(st, k, qid);
-    if (q && k->order && q->n && pop_attempt_same(pop_service_of(sp), q, k->attempt_id)) {
+    if (q && k->order && q->n && pop_attempt_same(q, k->attempt_id)) {
         pthread_mutex_unlock(&st->mu);
         return true; /* the POP repeating this attempt gets the batch again */
     }

@@ -140,6 +140,35 @@ void pop_poll_leave(store_plugin *sp, const rmq_cmd *cmd)
     pthread_mutex_unlock(&pc->mu);
 }
 
+rmq_cmd *pop_poll_answer_at_end(store_plugin *sp, const rmq_cmd *cmd, rmq_cmd *r)
+{
+    pop_service *ps = pop_service_of(sp);
+    struct pop_poll_counts *pc = ps ? ps->poll_counts : NULL;
+    const rmq_host_api *a = sp->api;
+    char key[600];
+    int kind = 0;
+    if (!r || !pc || !key_of(sp, cmd, key, sizeof key, &kind))
+        return r;
+    /* found nothing: a POP's POLLING_TIMEOUT, a NOTIFICATION's hasMsg false */
+    const char *has = a->cmd_ext_get(r, "hasMsg");
+    if (kind == 0 ? a->cmd_code(r) != RC_POLLING_TIMEOUT : !has || strcmp(has, "false") != 0)
+        return r;
+    pthread_mutex_lock(&pc->mu);
+    bool full = (int64_t)pc->total[kind] >= sp->set.max_pop_polling_size;
+    pthread_mutex_unlock(&pc->mu);
+    if (!full)
+        return r;
+    if (kind == 1) {
+        a->cmd_ext_set(r, "pollingFull", "true");
+        return r;
+    }
+    rmq_cmd *f = pop_polling_full_answer(sp, cmd);
+    if (!f)
+        return r;
+    a->cmd_free(r);
+    return f;
+}
+
 rmq_cmd *pop_polling_full_answer(store_plugin *sp, const rmq_cmd *cmd)
 {
     const rmq_host_api *a = sp->api;

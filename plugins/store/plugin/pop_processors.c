@@ -25,7 +25,6 @@
 #include "store_features.h"
 
 #define RC_NO_MESSAGE 208
-#define RC_POLLING_TIMEOUT 210
 #define POP_MAX_MSGS 32
 #define POP_REVIVE_QID 0
 #define POP_ORDER_REVIVE_QID 999 /* KeyBuilder.POP_ORDER_REVIVE_QUEUE: marks an order receipt */
@@ -479,7 +478,7 @@ static int pop_collect(store_plugin *sp, const pop_req *p, pull_req *filter, int
             if (p->order) {
                 /* the same attemptId as this queue's batch: that batch again (Java's checkBlock) */
                 pop_req rp = *p;
-                rp.resend = q->n && pop_attempt_same(ps, q, p->attempt_id);
+                rp.resend = q->n && pop_attempt_same(q, p->attempt_id);
                 /* one in-flight batch per queue: locked while any of it is invisible */
                 bool locked = !rp.resend && pop_queue_order_locked(q, now);
                 if (!locked && q->n) {
@@ -495,11 +494,11 @@ static int pop_collect(store_plugin *sp, const pop_req *p, pull_req *filter, int
                 pop_new(sp, q, p, filter, now, &room, o, &jb, offs, &noffs);
             }
         }
-        if (q->next_offset != before)
+        /* the N line carries the attemptId: written when either changed */
+        bool attempt_changed = p->order && noffs && pop_attempt_note(q, p->attempt_id);
+        if (q->next_offset != before || attempt_changed)
             pop_journal_next(&jb, q);
         info_queue(o, "0", qid, offs, noffs);
-        if (p->order && noffs)
-            pop_attempt_note(ps, q, p->attempt_id);
         int64_t max = store_max_offset(sp->engine, p->topic, qid);
         if (max > q->next_offset)
             o->rest += max - q->next_offset;
@@ -705,7 +704,8 @@ static void hold_tick(void *ud)
         pop_held *h = list;
         list = h->next;
         bool hold = false;
-        bool may_hold = now < h->deadline_ms && !atomic_load(&sp->quiescing);
+        bool ended = now >= h->deadline_ms;
+        bool may_hold = !ended && !atomic_load(&sp->quiescing);
         const rmq_cmd *held_cmd = sp->api->deferred_cmd(h->d);
         rmq_cmd *r = sp->api->cmd_code(held_cmd) == POP_NOTIFICATION
                          ? pop_notification_run(sp, held_cmd, may_hold, &hold)
@@ -716,6 +716,8 @@ static void hold_tick(void *ud)
             continue;
         }
         pop_poll_leave(sp, held_cmd);
+        if (ended) /* Java's re-poll at the end of the wait checks the total first */
+            r = pop_poll_answer_at_end(sp, held_cmd, r);
         sp->api->deferred_reply(h->d, r);
         free(h);
     }
@@ -1167,7 +1169,7 @@ int pop_service_init(store_plugin *sp, store_features *f)
     ps->retry_v2 = sp->api->setting_bool(sp->ctx, "enableRetryTopicV2");
     ps->retry_actual_topic = sp->api->setting_bool(sp->ctx, "popResponseReturnActualRetryTopic");
     f->pop = ps;
-    if (pop_poll_counts_init(ps) != 0 || pop_attempts_init(ps) != 0)
+    if (pop_poll_counts_init(ps) != 0)
         return RMQ_ENOMEM;
     /* a reload's new generation opens it in import_state, once the serving
      * generation closed it (it writes the journal until then) */
@@ -1236,7 +1238,6 @@ void pop_service_fini(store_plugin *sp, store_features *f)
     pthread_mutex_destroy(&ps->st.mu);
     pthread_mutex_destroy(&ps->hold_mu);
     pop_poll_counts_fini(ps);
-    pop_attempts_fini(ps);
     free(ps);
     f->pop = NULL;
 }

@@ -25,9 +25,8 @@ typedef struct pop_service {
         revive_running; /* one revive pass at a time (the pull executor has several threads) */
     _Atomic int64_t revive_due;          /* wall ms of the next revive pass */
     struct pop_poll_counts *poll_counts; /* held requests per polling key (pop_poll_limit.c) */
-    struct pop_attempts *attempts;       /* order POP attemptIds (pop_attempt.c) */
-    bool retry_v2;              /* enableRetryTopicV2: %RETRY%<group>+<topic> */
-    bool retry_actual_topic;    /* popResponseReturnActualRetryTopic */
+    bool retry_v2;                       /* enableRetryTopicV2: %RETRY%<group>+<topic> */
+    bool retry_actual_topic;             /* popResponseReturnActualRetryTopic */
 } pop_service;
 
 /* RocketMQ 5.x RequestCode values of the POP family. */
@@ -80,21 +79,28 @@ void pop_poll_counts_fini(pop_service *ps);
 int pop_poll_enter(store_plugin *sp, const rmq_cmd *cmd);
 /* The held request is answered (before its command is freed). */
 void pop_poll_leave(store_plugin *sp, const rmq_cmd *cmd);
+/* A held POP's or NOTIFICATION's answer r at the end of its pollTime,
+ * after pop_poll_leave: when it found nothing and maxPopPollingSize
+ * waits in all, Java's re-poll (PopLongPollingService.polling checks the
+ * total before the timeout) refuses it: POLLING_FULL instead of
+ * POLLING_TIMEOUT, pollingFull true on a NOTIFICATION. r or its
+ * replacement (r is freed then). */
+rmq_cmd *pop_poll_answer_at_end(store_plugin *sp, const rmq_cmd *cmd, rmq_cmd *r);
 /* A POP refused a wait: POLLING_FULL (209) as Java answers it. */
 #define RC_POLLING_FULL 209
+#define RC_POLLING_TIMEOUT 210
 rmq_cmd *pop_polling_full_answer(store_plugin *sp, const rmq_cmd *cmd);
 
 /* pop_attempt.c: the attemptId of each queue's last order batch (Java's
  * ConsumerOrderInfoManager OrderInfo.attemptId). An order POP repeating
  * that attemptId (a client retrying after a lost answer) gets the batch
- * still in flight again at once, with the same delivery counts. In
- * memory only; callers hold the state's mutex. */
-struct pop_attempts;
-int pop_attempts_init(pop_service *ps);
-void pop_attempts_fini(pop_service *ps);
-bool pop_attempt_same(pop_service *ps, const pop_queue *q, const char *attempt_id);
-/* The queue handed out a batch to attempt_id (NULL: none given). */
-void pop_attempt_note(pop_service *ps, const pop_queue *q, const char *attempt_id);
+ * still in flight again at once, with the same delivery counts. Kept in
+ * the queue's state and journal (pop_state.c); callers hold the state's
+ * mutex. */
+bool pop_attempt_same(const pop_queue *q, const char *attempt_id);
+/* The queue handed out a batch to attempt_id (NULL: none given): whether
+ * its attemptId changed (the caller journals the queue's N line then). */
+bool pop_attempt_note(pop_queue *q, const char *attempt_id);
 
 /* pop_retry.c: the POP retry topics (%RETRY%<group>_<topic>, or with
  * enableRetryTopicV2 %RETRY%<group>+<topic>). */

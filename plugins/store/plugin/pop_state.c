@@ -1,11 +1,14 @@
 /* pop_state.c — the POP state table and its journal (pop_state.h). The
  * journal is text, one change a line, so a torn last line after a crash is
  * recognisable (no newline) and dropped:
- *   N <group> <topic> <queueId> <nextOffset>
+ *   N <group> <topic> <queueId> <nextOffset> [<attemptId>]
  *   I <group> <topic> <queueId> <offset> <popTime> <invisibleMs> <deliveries> [<flags>]
  *   A <group> <topic> <queueId> <offset>
  * Replay applies them in order; the checkpoint written at open (and when
- * the journal passes POP_JOURNAL_COMPACT_BYTES) holds N and I lines only. */
+ * the journal passes POP_JOURNAL_COMPACT_BYTES) holds N and I lines only.
+ * The optional fields came later: older versions read such lines and
+ * ignore them, and a line without one means none (an N line always
+ * carries the queue's current attemptId). */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -245,8 +248,14 @@ static void jb_printf(pop_journal_buf *b, const char *fmt, ...)
 
 void pop_journal_next(pop_journal_buf *b, const pop_queue *q)
 {
-    jb_printf(b, "N %s %s %" PRId32 " %" PRId64 "\n", q->group, q->topic, q->queue_id,
-              q->next_offset);
+    /* an attemptId the line cannot hold (blank, whitespace, 256 bytes or
+     * more) stays in memory only: after a restart its repeat waits */
+    if (pop_name_ok(q->attempt_id))
+        jb_printf(b, "N %s %s %" PRId32 " %" PRId64 " %s\n", q->group, q->topic, q->queue_id,
+                  q->next_offset, q->attempt_id);
+    else
+        jb_printf(b, "N %s %s %" PRId32 " %" PRId64 "\n", q->group, q->topic, q->queue_id,
+                  q->next_offset);
 }
 
 void pop_journal_inflight(pop_journal_buf *b, const pop_queue *q, const pop_inflight *e)
@@ -353,16 +362,20 @@ bool pop_journal_near_compaction(const pop_state *s)
 static void replay_line(pop_state *s, char *line)
 {
     char kind = line[0];
-    char group[256], topic[256];
+    char group[256], topic[256], attempt[256];
     int32_t qid;
     int64_t a = 0, b = 0, c = 0;
     int32_t d = 0;
     unsigned flags = 0;
-    if (kind == 'N' &&
-        sscanf(line, "N %255s %255s %" SCNd32 " %" SCNd64, group, topic, &qid, &a) == 4) {
+    int nf = 0;
+    if (kind == 'N' && (nf = sscanf(line, "N %255s %255s %" SCNd32 " %" SCNd64 " %255s", group,
+                                    topic, &qid, &a, attempt)) >= 4) {
         pop_queue *q = pop_queue_get(s, group, topic, qid);
-        if (q)
+        if (q) {
             q->next_offset = a;
+            free(q->attempt_id);
+            q->attempt_id = nf == 5 ? strdup(attempt) : NULL;
+        }
     } else if (kind == 'I' && sscanf(line,
                                      "I %255s %255s %" SCNd32 " %" SCNd64 " %" SCNd64 " %" SCNd64
                                      " %" SCNd32 " %u",
@@ -431,6 +444,7 @@ void pop_state_close(pop_state *s)
         free(s->q[i]->group);
         free(s->q[i]->topic);
         free(s->q[i]->inflight);
+        free(s->q[i]->attempt_id);
         free(s->q[i]);
     }
     free(s->q);

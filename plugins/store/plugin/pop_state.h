@@ -49,6 +49,11 @@ typedef struct pop_queue {
      * by the revive's walk, so a queue whose expired messages wait for the
      * group's next POP costs the revive nothing until another one expires. */
     int64_t revive_at;
+    /* The attemptId of the order POP that took the queue's last batch
+     * (pop_attempt.c; NULL: none). Journalled on the N line so that a
+     * repeat finds it after kill -9 and hot reload, as Java keeps it in
+     * consumerOrderInfo.json. */
+    char *attempt_id;
 } pop_queue;
 
 typedef struct pop_state {

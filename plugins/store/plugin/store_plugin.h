@@ -69,12 +69,12 @@ typedef struct store_settings {
     _Atomic int64_t short_polling_ms;        /* shortPollingTimeMills */
     _Atomic int32_t default_query_max_num;   /* defaultQueryMaxNum */
     _Atomic bool filter_support_retry;       /* filterSupportRetry */
+    _Atomic int64_t pop_polling_size;        /* popPollingSize: held POPs per polling key */
+    _Atomic int64_t max_pop_polling_size;    /* maxPopPollingSize: held POPs in all */
     live_text region_id;                     /* regionId (MSG_REGION of send answers) */
     bool send_inline;                        /* sendMessageInline (rmqhost) */
     bool pull_inline;                        /* pullMessageInline (rmqhost) */
     bool auto_delete_unused_stats;           /* autoDeleteUnusedStats */
-    int64_t pop_polling_size;                /* popPollingSize: held POPs per polling key */
-    int64_t max_pop_polling_size;            /* maxPopPollingSize: held POPs in all */
     /* replication (MessageStoreConfig / BrokerConfig names) */
     ha_role role;                       /* brokerRole */
     int32_t ha_listen_port;             /* haListenPort (0: server port + 1) */

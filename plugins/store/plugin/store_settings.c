@@ -192,6 +192,8 @@ static const char *const LIVE[] = {
     "slaveReadEnable",
     "haSlaveFallbehindMax",
     "regionId",
+    "popPollingSize",    /* PopLongPollingService.polling, per request */
+    "maxPopPollingSize", /* and again when a held POP's wait ends */
 };
 
 bool store_setting_is_live(const char *name)
@@ -215,6 +217,8 @@ void store_settings_apply_live(store_plugin *sp, json_t *u)
     s->offset_check_in_slave = st_bool(sp, u, "offsetCheckInSlave");
     s->slave_read_enable = st_bool(sp, u, "slaveReadEnable");
     s->ha_fallbehind_max = st_int(sp, u, "haSlaveFallbehindMax");
+    s->pop_polling_size = st_int(sp, u, "popPollingSize");
+    s->max_pop_polling_size = st_int(sp, u, "maxPopPollingSize");
     const char *region = st_str(sp, u, "regionId");
     if (live_text_set(&s->region_id, region ? region : "") != 0)
         sp->api->log(sp->ctx, RMQ_LOG_ERROR, "regionId: out of memory, the old value stays");
@@ -341,8 +345,6 @@ static int read_all(store_plugin *sp, json_t *u)
     s->slave_timeout_ms = st_int(sp, u, "slaveTimeout");
 
     s->auto_delete_unused_stats = st_bool(sp, u, "autoDeleteUnusedStats");
-    s->pop_polling_size = st_int(sp, u, "popPollingSize");
-    s->max_pop_polling_size = st_int(sp, u, "maxPopPollingSize");
     store_settings_apply_live(sp, u);
     s->send_inline = st_bool(sp, u, "sendMessageInline");
     s->pull_inline = st_bool(sp, u, "pullMessageInline");

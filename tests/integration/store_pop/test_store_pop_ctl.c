@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -28,6 +29,16 @@ typedef struct fixture {
     int port;
     int fd;
 } fixture;
+
+static int start(fixture *f)
+{
+    const char *args[] = {"-o", "servers.broker.vip_listen=127.0.0.1:0", NULL};
+    if (rmq_td_start(&f->d, args) != 0)
+        return -1;
+    f->port = rmq_td_port(&f->d, "broker");
+    f->fd = f->port > 0 ? rmq_tc_connect(f->port) : -1;
+    return f->fd >= 0 ? 0 : -1;
+}
 
 static int setup(void **state)
 {
@@ -50,12 +61,7 @@ static int setup(void **state)
                           "mappedFileSizeCommitLog = 1048576; popPollingSize = 1; "
                           "maxPopPollingSize = 3;") != 0)
         return -1;
-    const char *args[] = {"-o", "servers.broker.vip_listen=127.0.0.1:0", NULL};
-    if (rmq_td_start(&f->d, args) != 0)
-        return -1;
-    f->port = rmq_td_port(&f->d, "broker");
-    f->fd = f->port > 0 ? rmq_tc_connect(f->port) : -1;
-    return f->fd >= 0 ? 0 : -1;
+    return start(f);
 }
 
 static int teardown(void **state)
@@ -248,6 +254,81 @@ static void notification_polling_full(void **state)
         close(fds[i]);
 }
 
+static void update_config(fixture *f, const char *props)
+{
+    rmq_cmd *r = body_call(f, 25, props);
+    assert_int_equal(r->code, 0);
+    rmq_cmd_free(r);
+}
+
+/* A POP (or NOTIFICATION) of group g on PT that waits pollTime 1500 ms on
+ * its own connection, once POLLING_INFO (or a moment) shows it held. */
+static int hold_short(fixture *f, const char *g, bool notification)
+{
+    int fd = rmq_tc_connect(f->port);
+    assert_true(fd >= 0);
+    const char *nkv[] = {
+        "consumerGroup", g,          "topic",         "PT", "queueId", "-1", "pollTime",
+        "1500",          "bornTime", "1700000000000", NULL};
+    rmq_cmd *req = notification ? rmq_tc_request(200054, next_opaque++, nkv)
+                                : pop_request(g, "PT", -1, 1, false, 1500, NULL);
+    assert_int_equal(rmq_tc_send(fd, req), 0);
+    rmq_cmd_free(req);
+    uint64_t deadline = rmq_test_now_ms() + WAIT_MS;
+    while (!notification && polling_num(f, g, "-1") != 1) {
+        assert_true(rmq_test_now_ms() < deadline);
+        rmq_test_pause_ms(20);
+    }
+    return fd;
+}
+
+/* Java reads popPollingSize / maxPopPollingSize at each polling() call and
+ * calls it again when a held request's wait ends, checking the total
+ * before the timeout: a POP held when maxPopPollingSize drops to 0
+ * (UPDATE_BROKER_CONFIG, applied at once) is answered POLLING_FULL at the
+ * end of its pollTime, not POLLING_TIMEOUT, a NOTIFICATION pollingFull
+ * true; with room again the end of a wait is POLLING_TIMEOUT as before. */
+static void polling_full_checked_again_when_the_wait_ends(void **state)
+{
+    fixture *f = *state;
+    int pfd = hold_short(f, "EG", false);
+    int nfd = hold_short(f, "EN", true);
+    assert_null(rmq_tc_recv(nfd, 200)); /* held */
+    update_config(f, "maxPopPollingSize=0\n");
+    /* a new POP is refused at once under the new limit */
+    rmq_cmd *r = call(f, pop_request("OG", "PT", -1, 1, false, 20000, NULL));
+    assert_int_equal(r->code, 209);
+    rmq_cmd_free(r);
+    r = rmq_tc_recv(pfd, 25000);
+    assert_non_null(r);
+    assert_int_equal(r->code, 209); /* POLLING_FULL at the end of the wait */
+    assert_string_equal(r->remark, "NO_MESSAGE_IN_QUEUE");
+    assert_string_equal(rmq_cmd_ext_get(r, "startOffsetInfo"), "");
+    rmq_cmd_free(r);
+    close(pfd);
+    r = rmq_tc_recv(nfd, 25000);
+    assert_non_null(r);
+    assert_int_equal(r->code, 0);
+    assert_string_equal(rmq_cmd_ext_get(r, "hasMsg"), "false");
+    assert_string_equal(rmq_cmd_ext_get(r, "pollingFull"), "true");
+    rmq_cmd_free(r);
+    close(nfd);
+    update_config(f, "maxPopPollingSize=3\n");
+    pfd = hold_short(f, "EG", false);
+    nfd = hold_short(f, "EN", true);
+    r = rmq_tc_recv(pfd, 25000);
+    assert_non_null(r);
+    assert_int_equal(r->code, 210); /* POLLING_TIMEOUT: there was room */
+    rmq_cmd_free(r);
+    close(pfd);
+    r = rmq_tc_recv(nfd, 25000);
+    assert_non_null(r);
+    assert_string_equal(rmq_cmd_ext_get(r, "hasMsg"), "false");
+    assert_string_equal(rmq_cmd_ext_get(r, "pollingFull"), "false");
+    rmq_cmd_free(r);
+    close(nfd);
+}
+
 /* An order NOTIFICATION (no wait) of group AG on PF: its hasMsg. */
 static bool order_has_msg(fixture *f, const char *attempt)
 {
@@ -355,6 +436,48 @@ static void order_pop_attempt_id_repeats_batch(void **state)
     rmq_cmd_free(r);
 }
 
+/* The attemptId is kept with the order state (Java: consumerOrderInfo.json):
+ * after a hot reload of the store and after kill -9, the POP repeating the
+ * batch's attemptId gets the same batch at once with the same counts, while
+ * another attemptId still waits for the batch's invisible time (60 s). */
+static void order_attempt_id_survives_reload_and_kill_9(void **state)
+{
+    fixture *f = *state;
+    send_ok(f, "PF", "a");
+    send_ok(f, "PF", "b");
+    send_ok(f, "PF", "c");
+    char offs[128];
+    rmq_cmd *r = call(f, pop_request("AG", "PF", -1, 2, true, 0, "attempt-A"));
+    assert_int_equal(r->code, 0);
+    offsets_of(r, offs, sizeof offs);
+    assert_string_equal(offs, "0,1");
+    rmq_cmd_free(r);
+    for (int round = 0; round < 2; round++) {
+        if (round == 0) { /* a hot reload of the store plugin */
+            int status = -1;
+            rmq_td_ctl_output(&f->d, &status, "reload", "store", NULL);
+            assert_int_equal(status, 0);
+        } else { /* kill -9 and a restart */
+            close(f->fd);
+            f->fd = -1;
+            assert_int_equal(kill(f->d.pid, SIGKILL), 0);
+            assert_int_equal(rmq_td_stop(&f->d), 128 + SIGKILL);
+            assert_int_equal(start(f), 0);
+        }
+        r = call(f, pop_request("AG", "PF", -1, 2, true, 0, "attempt-B"));
+        assert_int_equal(r->code, 210); /* still locked for another attempt */
+        rmq_cmd_free(r);
+        r = call(f, pop_request("AG", "PF", -1, 2, true, 0, "attempt-A"));
+        assert_int_equal(r->code, 0); /* the same batch, at once */
+        offsets_of(r, offs, sizeof offs);
+        assert_string_equal(offs, "0,1");
+        assert_string_equal(rmq_cmd_ext_get(r, "orderCountInfo"), "0 qo0%0 0;0 qo0%1 0");
+        rmq_cmd_free(r);
+        assert_false(order_has_msg(f, "attempt-B"));
+        assert_true(order_has_msg(f, "attempt-A"));
+    }
+}
+
 /* A consumer's heartbeat on its own connection (the broker keeps a
  * client per channel), which stays open: its fd. */
 static int heartbeat(fixture *f, int fd, const char *client, const char *group, const char *topic)
@@ -460,7 +583,11 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(polling_full_per_key_and_in_all, setup, teardown),
         cmocka_unit_test_setup_teardown(notification_polling_full, setup, teardown),
+        cmocka_unit_test_setup_teardown(polling_full_checked_again_when_the_wait_ends, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(order_pop_attempt_id_repeats_batch, setup, teardown),
+        cmocka_unit_test_setup_teardown(order_attempt_id_survives_reload_and_kill_9, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(assignment_pop_share_queue_num, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

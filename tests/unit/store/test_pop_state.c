@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -95,6 +96,71 @@ static void journal_replays_acks_and_drops_a_torn_line(void **state)
     unlink(path);
     char sub[300];
     snprintf(sub, sizeof sub, "%s/pop", dir);
+    rmdir(sub);
+    rmdir(dir);
+}
+
+/* The attemptId of an order batch rides on the N line: a journal written
+ * before it existed (N lines of four fields) still replays, the last N
+ * line of a queue says its attemptId (none when absent), and the
+ * checkpoint keeps it. */
+static void attempt_id_replays_from_the_n_line(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/rmq-pop-attempt.XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char sub[300], path[300];
+    snprintf(sub, sizeof sub, "%s/pop", dir);
+    snprintf(path, sizeof path, "%s/pop.journal", sub);
+    assert_int_equal(mkdir(sub, 0755), 0);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    /* an older journal (queue 0), then A taken over by B (queue 1), then a
+     * batch without attemptId after A (queue 2) */
+    fputs("N G T 0 4\nI G T 0 3 1000 60000 1 1\n"
+          "N G T 1 2 A\nN G T 1 3 B\n"
+          "N G T 2 2 A\nN G T 2 3\n",
+          f);
+    fclose(f);
+    pop_state s;
+    char err[256];
+    pthread_mutex_init(&s.mu, NULL);
+    assert_int_equal(pop_state_open(&s, dir, err, sizeof err), 0);
+    pthread_mutex_lock(&s.mu);
+    pop_queue *q0 = pop_queue_find(&s, "G", "T", 0);
+    pop_queue *q1 = pop_queue_find(&s, "G", "T", 1);
+    pop_queue *q2 = pop_queue_find(&s, "G", "T", 2);
+    assert_non_null(q0);
+    assert_non_null(q1);
+    assert_non_null(q2);
+    assert_int_equal(q0->next_offset, 4);
+    assert_null(q0->attempt_id);
+    assert_int_equal(q1->next_offset, 3);
+    assert_string_equal(q1->attempt_id, "B");
+    assert_int_equal(q2->next_offset, 3);
+    assert_null(q2->attempt_id);
+    /* a new attemptId is journalled with the queue's next offset */
+    pop_journal_buf jb = {0};
+    q0->attempt_id = strdup("C-1");
+    pop_journal_next(&jb, q0);
+    assert_int_equal(pop_journal_flush(&s, &jb), 0);
+    pthread_mutex_unlock(&s.mu);
+    assert_non_null(strstr(read_all(path), "N G T 0 4 C-1\n"));
+    pop_state_close(&s);
+    assert_int_equal(pop_state_open(&s, dir, err, sizeof err), 0);
+    pthread_mutex_lock(&s.mu);
+    q0 = pop_queue_find(&s, "G", "T", 0);
+    assert_non_null(q0);
+    assert_string_equal(q0->attempt_id, "C-1");
+    assert_non_null(pop_inflight_find(q0, 3));
+    pthread_mutex_unlock(&s.mu);
+    const char *text = read_all(path); /* the checkpoint */
+    assert_non_null(strstr(text, "N G T 0 4 C-1\n"));
+    assert_non_null(strstr(text, "N G T 1 3 B\n"));
+    assert_non_null(strstr(text, "N G T 2 3\n"));
+    pop_state_close(&s);
+    pthread_mutex_destroy(&s.mu);
+    unlink(path);
     rmdir(sub);
     rmdir(dir);
 }
@@ -245,6 +311,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(journal_replays_acks_and_drops_a_torn_line),
+        cmocka_unit_test(attempt_id_replays_from_the_n_line),
         cmocka_unit_test(revive_at_follows_the_in_flight_messages),
         cmocka_unit_test(thousands_of_queues_stay_distinct),
         cmocka_unit_test(in_order_acks_of_many_in_flight),
