@@ -139,6 +139,8 @@ static json_t *cmd_stats(admin_ctx *a)
                         json_integer_value(json_object_get(c, "errors")));
         }
     }
+    out_add(&o, "outgoing connections: %lld\n",
+            json_integer_value(json_object_get(data, "outgoing_connections")));
     json_array_foreach(json_object_get(data, "executors"), i, s)
         out_add(&o, "executor %s: %lld threads, queue depth %lld, executed %lld, rejected %lld\n",
                 json_string_value(json_object_get(s, "name")),

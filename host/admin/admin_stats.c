@@ -74,8 +74,10 @@ json_t *admin_stats_json(rmq_host *h)
     pthread_mutex_unlock(&h->registry_mu);
     json_t *gauges = json_array();
     plugin_gauges(h, gauges, NULL);
-    return json_pack("{s:o, s:o, s:I, s:o}", "servers", servers, "executors", execs, "inflight",
-                     (json_int_t)atomic_load(&h->inflight_requests), "gauges", gauges);
+    return json_pack("{s:o, s:o, s:I, s:I, s:o}", "servers", servers, "executors", execs,
+                     "inflight", (json_int_t)atomic_load(&h->inflight_requests),
+                     "outgoing_connections", (json_int_t)atomic_load(&h->outgoing_conns), "gauges",
+                     gauges);
 }
 
 struct prom_buf {
@@ -118,6 +120,11 @@ char *admin_stats_prometheus(rmq_host *h, size_t *len)
     for (size_t i = 0; i < h->nservers; i++)
         emit(&b, "rmqhost_server_connections{server=\"%s\"} %lu\n", h->servers[i].name,
              atomic_load(&h->servers[i].connections));
+    emit(&b,
+         "# HELP rmqhost_outgoing_connections Open connections this process dialled "
+         "(plugins' invoke_*_addr).\n"
+         "# TYPE rmqhost_outgoing_connections gauge\nrmqhost_outgoing_connections %lu\n",
+         atomic_load(&h->outgoing_conns));
     emit(&b, "# HELP rmqhost_requests_total Requests received, by server and request code.\n"
              "# TYPE rmqhost_requests_total counter\n");
     for (size_t i = 0; i < h->nservers; i++)

@@ -153,8 +153,10 @@ static void conn_flush(connection *c)
         conn_close(c, RMQ_CHANNEL_EXCEPTION);
         return;
     }
-    if (c->out.len == 0)
+    if (c->out.len == 0) {
+        conn_drain_check(c); /* close_outgoing: all written (outgoing_close.c) */
         return;
+    }
     uv_buf_t b = uv_buf_init((char *)c->out.data, (unsigned)c->out.len);
     int n = uv_try_write((uv_stream_t *)&c->tcp, &b, 1);
     if (n == UV_EAGAIN || n == UV_ENOSYS)
@@ -169,6 +171,7 @@ static void conn_flush(connection *c)
     if ((size_t)n == c->out.len) {
         c->out.len = 0;
         check_low_water(c);
+        conn_drain_check(c);
         return;
     }
     /* The rest goes through uv_write from a buffer nobody appends to. */
@@ -246,6 +249,8 @@ static void on_closed(uv_handle_t *h)
     atomic_fetch_sub(&l->nconns, 1);
     if (c->srv)
         atomic_fetch_sub(&c->srv->connections, 1);
+    else
+        atomic_fetch_sub(&l->host->outgoing_conns, 1);
     byte_buf_free(&c->rbuf);
     large_frame_drop(c);
     byte_buf_free(&c->out);
@@ -394,6 +399,8 @@ static connection *conn_new(io_loop *l, server *srv)
     atomic_fetch_add(&l->nconns, 1);
     if (srv)
         atomic_fetch_add(&srv->connections, 1);
+    else
+        atomic_fetch_add(&l->host->outgoing_conns, 1);
     return c;
 }
 
@@ -452,7 +459,8 @@ void loop_connect_and_invoke(io_loop *l, loop_task *t)
 {
     connection *c = NULL;
     for (connection *x = l->conns; x; x = x->next)
-        if (!x->srv && !x->closing && strcmp(x->addr_key, t->addr) == 0) {
+        /* a draining one (close_outgoing) takes no new request */
+        if (!x->srv && !x->closing && !x->draining && strcmp(x->addr_key, t->addr) == 0) {
             c = x;
             break;
         }

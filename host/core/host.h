@@ -253,6 +253,8 @@ typedef struct outgoing_transport {
                  uint32_t timeout_ms, rmq_response_fn cb, void *ud);
     int (*sync)(plugin_inst *p, rmq_channel_id ch, const char *addr, rmq_cmd *req,
                 uint32_t timeout_ms, rmq_cmd **resp);
+    /* close_outgoing (ABI 1.15); NULL = no connections to close (the kit) */
+    int (*close_addr)(plugin_inst *p, const char *addr);
 } outgoing_transport;
 
 typedef struct pending_call {
@@ -277,6 +279,7 @@ typedef enum {
     LT_CLOSE,        /* close a channel */
     LT_INVOKE,       /* outgoing request (frame + pending call) to a channel */
     LT_INVOKE_ADDR,  /* same, to an address (connect if needed) */
+    LT_CLOSE_ADDR,   /* drain then close the outgoing connections to addr (ABI 1.15) */
     LT_STOP_READING, /* shutdown: stop reading on server connections */
     LT_STOP_ACCEPT,  /* shutdown: stop polling a listener (loop 0) */
     LT_START_ACCEPT, /* start polling a listener (loop 0) */
@@ -371,6 +374,9 @@ struct connection {
     bool reading;
     bool connected;
     bool closing;
+    /* outgoing, close_outgoing (ABI 1.15): takes no new request; closed once
+     * its output is written and no call waits on it (outgoing_close.c) */
+    bool draining;
     bool dirty;                    /* has unflushed output */
     rmq_channel_event close_event; /* what to report besides CLOSE */
     uint64_t last_active_ms;
@@ -498,6 +504,16 @@ void outgoing_sweep(io_loop *l, uint64_t channel, int err);
  * ip:port part, or 0 when the tag is empty or longer than 63 bytes. */
 size_t outgoing_addr_host_len(const char *addr);
 void pending_insert(io_loop *l, pending_call *pc);
+/* The loop that owns the connections to `addr` (an invoke_*_addr address). */
+io_loop *outgoing_loop_of_addr(rmq_host *h, const char *addr);
+/* Loop thread: whether a call waits for an answer on `channel`. */
+bool outgoing_has_calls_on(io_loop *l, uint64_t channel);
+/* outgoing_close.c (ABI 1.15): post the drain-and-close of the outgoing
+ * connections to `addr` (any thread); on the loop, start it; and close a
+ * draining connection once it has nothing left to write or to wait for. */
+int outgoing_close_addr(plugin_inst *p, const char *addr);
+void loop_close_addr(io_loop *l, const char *addr);
+void conn_drain_check(connection *c);
 void pending_call_fail(rmq_host *h, pending_call *pc, int err);
 
 /* ---- plugin instances --------------------------------------------------------- */
@@ -651,6 +667,7 @@ struct rmq_host {
     atomic_uint client_oneway_permits; /* Java client semaphores: 65535 each */
     atomic_uint client_async_permits;
     atomic_long inflight_requests;
+    atomic_ulong outgoing_conns; /* open connections the host dialled (stats) */
     atomic_ullong next_service_ref;
     bool started;
     bool stopping;

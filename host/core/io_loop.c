@@ -114,6 +114,7 @@ static void run_task(io_loop *l, loop_task *t)
         if (t->permit)
             atomic_fetch_sub(t->permit, 1);
         break;
+    case LT_CLOSE_ADDR: loop_close_addr(l, t->addr); break;
     case LT_STOP_READING:
         l->stop_reading = true;
         for (c = l->conns; c; c = c->next)

@@ -56,6 +56,15 @@ void pending_insert(io_loop *l, pending_call *pc)
     l->npending++;
 }
 
+/* A call on a draining connection ended: that connection may close now
+ * (at the loop's next flush, outside the frame being processed). */
+static void drain_notice(io_loop *l, uint64_t channel)
+{
+    connection *c = channel ? loop_find_conn(l, channel) : NULL;
+    if (c && c->draining)
+        conn_mark_dirty(c);
+}
+
 void outgoing_complete(io_loop *l, rmq_cmd *resp)
 {
     size_t b = (uint32_t)resp->opaque % PENDING_BUCKETS;
@@ -95,7 +104,9 @@ void outgoing_complete(io_loop *l, rmq_cmd *resp)
     } else {
         rmq_cmd_free(resp);
     }
+    uint64_t channel = pc->channel;
     call_done(pc);
+    drain_notice(l, channel);
 }
 
 void outgoing_sweep(io_loop *l, uint64_t channel, int err)
@@ -112,7 +123,10 @@ void outgoing_sweep(io_loop *l, uint64_t channel, int err)
             if (hit) {
                 *pp = pc->next;
                 l->npending--;
+                uint64_t bound = pc->channel;
                 pending_call_fail(l->host, pc, err);
+                if (channel == 0)
+                    drain_notice(l, bound);
             } else {
                 pp = &pc->next;
             }
@@ -126,6 +140,22 @@ static unsigned addr_hash(const char *s)
     for (; *s; s++)
         h = (h ^ (unsigned char)*s) * 16777619u;
     return h;
+}
+
+io_loop *outgoing_loop_of_addr(rmq_host *h, const char *addr)
+{
+    return &h->loops[addr_hash(addr) % (unsigned)h->nloops];
+}
+
+bool outgoing_has_calls_on(io_loop *l, uint64_t channel)
+{
+    if (l->npending == 0)
+        return false;
+    for (size_t b = 0; b < PENDING_BUCKETS; b++)
+        for (pending_call *pc = l->pending[b]; pc; pc = pc->next)
+            if (pc->channel == channel)
+                return true;
+    return false;
 }
 
 size_t outgoing_addr_host_len(const char *addr)
@@ -169,7 +199,7 @@ static int post_invoke(plugin_inst *p, rmq_channel_id ch, const char *addr, rmq_
             rmq_cmd_free(req);
             return RMQ_ESHUTDOWN;
         }
-        l = &h->loops[addr_hash(addr) % (unsigned)h->nloops];
+        l = outgoing_loop_of_addr(h, addr);
     } else {
         l = host_loop_of(h, ch);
         if (!l) {

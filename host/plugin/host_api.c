@@ -831,7 +831,8 @@ static int api_channel_close(rmq_plugin_ctx *ctx, rmq_channel_id ch)
 }
 
 /* ---- outgoing ---- */
-static const outgoing_transport SOCKETS = {outgoing_oneway, outgoing_async, outgoing_sync};
+static const outgoing_transport SOCKETS = {outgoing_oneway, outgoing_async, outgoing_sync,
+                                           outgoing_close_addr};
 
 static const outgoing_transport *transport(plugin_inst *p)
 {
@@ -871,6 +872,14 @@ static int api_invoke_sync_addr(rmq_plugin_ctx *ctx, const char *a, rmq_cmd *req
         return RMQ_EINVAL;
     }
     return transport(P(ctx))->sync(P(ctx), 0, a, req, t, resp);
+}
+
+static int api_close_outgoing(rmq_plugin_ctx *ctx, const char *addr)
+{
+    const outgoing_transport *t = transport(P(ctx));
+    if (!addr || !addr[0] || outgoing_addr_host_len(addr) == 0)
+        return RMQ_EINVAL;
+    return t->close_addr ? t->close_addr(P(ctx), addr) : 0;
 }
 
 /* ---- files ---- */
@@ -959,6 +968,7 @@ void host_api_fill(rmq_host_api *a)
     a->cmd_set_code = api_cmd_set_code;
     a->cmd_set_language = api_cmd_set_language;
     a->cmd_set_version = api_cmd_set_version;
+    a->close_outgoing = api_close_outgoing;
     a->cmd_set_body = api_cmd_set_body;
     a->cmd_new_response = rmq_cmd_new_response;
     a->cmd_new_request = api_cmd_new_request;

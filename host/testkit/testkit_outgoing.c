@@ -208,7 +208,8 @@ static int capture_async(plugin_inst *p, rmq_channel_id ch, const char *addr, rm
 
 /* The host API's invoke_* entries (host_api.c) stay the daemon's; only the
  * transport under them is the kit's. */
-static const outgoing_transport CAPTURE = {capture_oneway, capture_async, invoke_sync};
+/* no sockets here: close_outgoing has nothing to close */
+static const outgoing_transport CAPTURE = {capture_oneway, capture_async, invoke_sync, NULL};
 
 void tk_outgoing_install(rmq_host *h)
 {

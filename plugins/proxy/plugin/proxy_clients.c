@@ -429,6 +429,10 @@ static void unregister(proxy *px, px_client *c)
         (void)call_broker(px, UNREGISTER_CLIENT, c->id, c->channel, c->addr, c->subs, kv, NULL, buf,
                           sizeof buf);
     }
+    /* cluster mode: the client's own broker connections go with it, after
+     * the UNREGISTER_CLIENTs they carry (proxy_cluster_clients.c) */
+    if (proxy_backend_is_cluster(px))
+        (void)proxy_cluster_client_close(px, c->id, c->subs);
 }
 
 /* Take the clients matching id (or, id NULL, connection ch) out of the

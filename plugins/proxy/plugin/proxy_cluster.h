@@ -33,6 +33,12 @@ struct json_t;
 int proxy_cluster_client_call(proxy *px, int code, const char *client_id, int32_t language,
                               int32_t version, const struct json_t *subs, const char *const *kv,
                               const char *body);
+/* After a client's UNREGISTER_CLIENTs: close its own connections to the
+ * brokers of the topics in subs (host ABI 1.15 close_outgoing; the requests
+ * sent on them before are still written), so a broker holds no connection
+ * of a gone client until its idle timeout. How many were closed; 0 on an
+ * older host (the broker closes them after 120 s idle). */
+int proxy_cluster_client_close(proxy *px, const char *client_id, const struct json_t *subs);
 
 /* Cluster mode: serve the brokers' CHECK_TRANSACTION_STATE on the proxy's
  * outgoing connections (proxy_cluster_check.c). */

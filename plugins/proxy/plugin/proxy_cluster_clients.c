@@ -15,8 +15,10 @@
  * connection of the producer it chose (proxy_cluster_check.c relays it to
  * that client). Each 5.x Heartbeat (every 10 s from the clients) and
  * proxy_clients.c's pass every 30 s repeat the registration, which keeps it
- * inside the broker's 120 s channel expiry; a gone client's connection
- * falls idle and the broker closes it after 120 s. */
+ * inside the broker's 120 s channel expiry. Once a gone client's
+ * UNREGISTER_CLIENTs are sent, its connections are closed (host ABI 1.15
+ * close_outgoing), as a Java client's shutdown closes its channels; on an
+ * older host they fall idle and the broker closes them after 120 s. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -57,6 +59,19 @@ static void topic_brokers(proxy *px, const char *topic, char (*addrs)[128], size
     proxy_route_free(&r);
 }
 
+/* The masters of the brokers of every topic in subs (deduplicated). */
+static void client_brokers(proxy *px, const json_t *subs, char (*addrs)[128], size_t *n)
+{
+    size_t i;
+    json_t *v;
+    json_array_foreach(subs, i, v)
+    {
+        const char *topic = entry_topic(v);
+        if (topic && *topic)
+            topic_brokers(px, topic, addrs, n);
+    }
+}
+
 void proxy_client_tag(const char *client_id, char out[PROXY_CLIENT_TAG_LEN + 1])
 {
     uint64_t h = 14695981039346656037ull;
@@ -72,14 +87,7 @@ int proxy_cluster_client_call(proxy *px, int code, const char *client_id, int32_
     const rmq_host_api *api = px->api;
     char addrs[MAX_BROKERS][128];
     size_t n = 0;
-    size_t i;
-    json_t *v;
-    json_array_foreach(subs, i, v)
-    {
-        const char *topic = entry_topic(v);
-        if (topic && *topic)
-            topic_brokers(px, topic, addrs, &n);
-    }
+    client_brokers(px, subs, addrs, &n);
     /* the client's own connections, when the host has them (ABI 1.14) */
     bool own = api->abi_minor >= 14 && api->cmd_set_language && client_id;
     char tag[PROXY_CLIENT_TAG_LEN + 1];
@@ -114,4 +122,28 @@ int proxy_cluster_client_call(proxy *px, int code, const char *client_id, int32_
             sent++;
     }
     return sent;
+}
+
+int proxy_cluster_client_close(proxy *px, const char *client_id, const json_t *subs)
+{
+    const rmq_host_api *api = px->api;
+    if (api->abi_minor < 15 || !api->close_outgoing || !client_id)
+        return 0;
+    char addrs[MAX_BROKERS][128];
+    size_t n = 0;
+    client_brokers(px, subs, addrs, &n);
+    char tag[PROXY_CLIENT_TAG_LEN + 1];
+    proxy_client_tag(client_id, tag);
+    int closed = 0;
+    for (size_t k = 0; k < n; k++) {
+        char to[160];
+        snprintf(to, sizeof to, "%s#%s", addrs[k], tag);
+        int rc = api->close_outgoing(px->ctx, to);
+        if (rc < 0)
+            api->log(px->ctx, RMQ_LOG_WARN, "closing client %s's connection to broker %s: %s",
+                     client_id, addrs[k], rmq_strerror(rc));
+        else
+            closed++;
+    }
+    return closed;
 }

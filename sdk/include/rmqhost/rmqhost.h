@@ -45,7 +45,7 @@ extern "C" {
  * entries are appended to rmq_host_api; a plugin may test api->abi_minor (or
  * api->size) before calling an entry newer than the one it was built for. */
 #define RMQ_ABI_MAJOR 1
-#define RMQ_ABI_MINOR 14
+#define RMQ_ABI_MINOR 15
 
 #if defined(__GNUC__)
 #define RMQ_EXPORT __attribute__((visibility("default")))
@@ -648,11 +648,29 @@ typedef struct rmq_host_api {
      * apart from the untagged one, as each Java client owns its
      * connections; register_client_processor's fn gets that full string
      * as addr for a request arriving on a tagged connection. A peer closes
-     * an idle one (Java: channelMaxIdleTimeSeconds, 120 s). */
+     * an idle one (Java: channelMaxIdleTimeSeconds, 120 s); close_outgoing
+     * (1.15) closes it sooner. */
     int (*cmd_set_language)(rmq_cmd *cmd, int32_t language);
     int (*cmd_set_version)(rmq_cmd *cmd, int32_t version);
 
-    void *reserved[6]; /* grows here; never reordered */
+    /* -- ABI 1.15 -- */
+    /* Any thread, never blocks. Close the host's outgoing connection to
+     * `addr` exactly as given to invoke_*_addr ("ip:port" or
+     * "ip:port#tag"; a tag names one connection, the untagged address
+     * another), as Java closes a channel it no longer needs (a proxy's
+     * connection for a client that is gone). It takes effect after the
+     * requests the plugin sent to `addr` before this call: those are
+     * still written, and each one waiting for an answer still gets it,
+     * or its error at its timeout, exactly once (as on any connection
+     * loss: RMQ_ENOTCONN if the peer closes first); the connection closes
+     * once nothing is left to write or to wait for. A request sent to
+     * `addr` after this call dials a new connection. 0 when the close was
+     * handed to the connection's thread (also when there is no such
+     * connection: nothing to do); RMQ_EINVAL for an address
+     * invoke_*_addr would refuse; RMQ_ENOMEM. */
+    int (*close_outgoing)(rmq_plugin_ctx *ctx, const char *addr);
+
+    void *reserved[5]; /* grows here; never reordered */
 } rmq_host_api;
 
 /* Flags of register_processor_flags (ABI 1.4). */

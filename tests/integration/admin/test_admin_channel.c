@@ -608,6 +608,10 @@ static void test_stats_count_requests_per_code(void **state)
     assert_true(seen);
     assert_true(json_integer_value(json_object_get(json_object_get(srv, "latency_us"), "p50")) > 0);
     assert_true(json_array_size(json_object_get(j, "executors")) >= 1);
+    /* the echo plugin dials nothing: no outgoing connection */
+    json_t *og = json_object_get(j, "outgoing_connections");
+    assert_true(json_is_integer(og));
+    assert_int_equal(json_integer_value(og), 0);
     json_decref(j);
 }
 
@@ -636,6 +640,7 @@ static void test_metrics_endpoint_serves_prometheus_text(void **state)
     assert_non_null(strstr(buf, "HTTP/1.0 200"));
     assert_non_null(strstr(buf, "rmqhost_requests_total{server=\"main\",code=\"9001\"}"));
     assert_non_null(strstr(buf, "rmqhost_plugin_generation{plugin=\"echo\"}"));
+    assert_non_null(strstr(buf, "\nrmqhost_outgoing_connections 0\n"));
     assert_non_null(strstr(buf, "rmqhost_request_duration_seconds_bucket{server=\"main\""));
     assert_null(strstr(buf, "127.0.0.1:")); /* no client addresses in labels */
     free(buf);

@@ -31,7 +31,13 @@ enum {
     /* a request a peer sends on the plugin's outgoing connection (ABI 1.12):
      * answered with ext addr (the address dialled) and seen (how many of
      * them came so far, oneway ones included) */
-    CODE_CLIENT_SIDE = 7020
+    CODE_CLIENT_SIDE = 7020,
+    /* ABI 1.15: close_outgoing(ext addr), answered with ext err */
+    CODE_CLOSE_ADDR = 7021,
+    /* inline: invoke_async_addr(ext addr, timeout_ms) of a 105, answered at
+     * once (ext err); its callback appends "err/answerCode;" to a log */
+    CODE_CALL_ASYNC = 7022,
+    CODE_ASYNC_LOG = 7023 /* ext log = that log so far */
 };
 #define FLAG_ONEWAY 2 /* remoting's RPC_ONEWAY bit */
 
@@ -60,6 +66,7 @@ typedef struct test_plugin {
     unsigned long answers_seen;
     atomic_ulong client_side_seen; /* CODE_CLIENT_SIDE requests */
     held_body *held;               /* under mu */
+    char async_log[512];           /* under mu: CODE_CALL_ASYNC callbacks */
     bool gate_open;                /* under mu */
     pthread_cond_t gate_cv;
 } test_plugin;
@@ -169,6 +176,56 @@ static rmq_cmd *on_client_side(const char *addr, const rmq_cmd *req, void *ud)
     api->cmd_ext_set(resp, "addr", addr);
     api->cmd_ext_set(resp, "seen", buf);
     return resp;
+}
+
+static int on_close_addr(rmq_request *req, const rmq_cmd *cmd, void *ud)
+{
+    test_plugin *tp = ud;
+    const rmq_host_api *api = tp->api;
+    int rc = api->close_outgoing(tp->ctx, api->cmd_ext_get(cmd, "addr"));
+    rmq_cmd *resp = api->cmd_new_response(cmd, RMQ_RESPONSE_SUCCESS, NULL);
+    char buf[32];
+    snprintf(buf, sizeof(buf), "%d", rc);
+    api->cmd_ext_set(resp, "err", buf);
+    return api->reply(req, resp);
+}
+
+/* Every call appends: a second callback for one request would show. */
+static void on_async_answer(int err, const rmq_cmd *resp, void *ud)
+{
+    test_plugin *tp = ud;
+    pthread_mutex_lock(&tp->mu);
+    size_t n = strlen(tp->async_log);
+    snprintf(tp->async_log + n, sizeof(tp->async_log) - n, "%d/%d;", err,
+             resp ? tp->api->cmd_code(resp) : -1);
+    pthread_mutex_unlock(&tp->mu);
+}
+
+static int on_call_async(rmq_request *req, const rmq_cmd *cmd, void *ud)
+{
+    test_plugin *tp = ud;
+    const rmq_host_api *api = tp->api;
+    const char *addr = api->cmd_ext_get(cmd, "addr");
+    const char *to = api->cmd_ext_get(cmd, "timeout_ms");
+    rmq_cmd *out = api->cmd_new_request(105);
+    int rc = api->invoke_async_addr(tp->ctx, addr ? addr : "", out, to ? (uint32_t)atol(to) : 1000,
+                                    on_async_answer, tp);
+    rmq_cmd *resp = api->cmd_new_response(cmd, RMQ_RESPONSE_SUCCESS, NULL);
+    char buf[32];
+    snprintf(buf, sizeof(buf), "%d", rc);
+    api->cmd_ext_set(resp, "err", buf);
+    return api->reply(req, resp);
+}
+
+static int on_async_log(rmq_request *req, const rmq_cmd *cmd, void *ud)
+{
+    test_plugin *tp = ud;
+    const rmq_host_api *api = tp->api;
+    rmq_cmd *resp = api->cmd_new_response(cmd, RMQ_RESPONSE_SUCCESS, NULL);
+    pthread_mutex_lock(&tp->mu);
+    api->cmd_ext_set(resp, "log", tp->async_log);
+    pthread_mutex_unlock(&tp->mu);
+    return api->reply(req, resp);
 }
 
 static int on_events(rmq_request *req, const rmq_cmd *cmd, void *ud)
@@ -380,6 +437,9 @@ static int test_init(rmq_plugin_ctx *ctx, const rmq_host_api *api)
     rc |= api->register_processor(ctx, CODE_CALL, on_call, tp, "calls");
     rc |= api->register_client_processor(ctx, CODE_CLIENT_SIDE, on_client_side, tp);
     rc |= api->register_processor(ctx, CODE_EVENTS, on_events, tp, NULL);
+    rc |= api->register_processor(ctx, CODE_CLOSE_ADDR, on_close_addr, tp, NULL);
+    rc |= api->register_processor(ctx, CODE_CALL_ASYNC, on_call_async, tp, NULL);
+    rc |= api->register_processor(ctx, CODE_ASYNC_LOG, on_async_log, tp, NULL);
     rc |= api->register_processor(ctx, CODE_BIG, on_big, tp, NULL);
     rc |= api->register_processor(ctx, CODE_DRAIN, on_slow, tp, "drain");
     rc |= api->register_processor(ctx, CODE_CANNED, on_canned, tp, NULL);

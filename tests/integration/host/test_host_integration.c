@@ -859,6 +859,153 @@ static void test_tagged_addresses_have_their_own_connections(void **state)
     close(lfd);
 }
 
+/* ABI 1.15: close_outgoing drains then closes. */
+static int call_err(int fd, int code, const char *addr, const char *timeout_ms)
+{
+    const char *kv[] = {"addr", addr, "timeout_ms", timeout_ms, NULL};
+    rmq_cmd *req = rmq_tc_request(code, 120, kv);
+    rmq_cmd *resp = rmq_tc_call(fd, req, RECV_MS);
+    const char *err = resp ? rmq_cmd_ext_get(resp, "err") : NULL;
+    int rc = err ? atoi(err) : -9999;
+    rmq_cmd_free(resp);
+    rmq_cmd_free(req);
+    return rc;
+}
+
+/* `rmqhostctl stats`: the daemon's open outgoing connections, or -1. */
+static long outgoing_count(fixture *f)
+{
+    int status = -1;
+    const char *out = rmq_td_ctl_output(&f->d, &status, "stats", NULL);
+    const char *at = out && status == 0 ? strstr(out, "outgoing connections: ") : NULL;
+    return at ? atol(at + strlen("outgoing connections: ")) : -1;
+}
+
+/* Closing is asynchronous: look again until the count is `want`. */
+static bool outgoing_count_becomes(fixture *f, long want)
+{
+    for (int i = 0; i < RECV_MS / 50; i++) {
+        if (outgoing_count(f) == want)
+            return true;
+        usleep(50 * 1000);
+    }
+    return false;
+}
+
+/* The daemon's side of the connection is closed: an orderly EOF. */
+static bool peer_sees_eof(int peer)
+{
+    struct pollfd pfd = {.fd = peer, .events = POLLIN};
+    char b;
+    return poll(&pfd, 1, RECV_MS) == 1 && recv(peer, &b, 1, 0) == 0;
+}
+
+/* The plugin's log of async callbacks ("err/answerCode;" each), once it
+ * contains `want`; the text in `out` either way. */
+static bool async_log_has(int fd, const char *want, char *out, size_t cap)
+{
+    for (int i = 0; i < RECV_MS / 50; i++) {
+        rmq_cmd *req = rmq_tc_request(7023, 121, NULL);
+        rmq_cmd *resp = rmq_tc_call(fd, req, RECV_MS);
+        const char *log = resp ? rmq_cmd_ext_get(resp, "log") : NULL;
+        snprintf(out, cap, "%s", log ? log : "");
+        rmq_cmd_free(resp);
+        rmq_cmd_free(req);
+        if (strstr(out, want))
+            return true;
+        usleep(50 * 1000);
+    }
+    return false;
+}
+
+static void test_close_outgoing_drains_then_closes(void **state)
+{
+    fixture *f = *state;
+    int lfd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    assert_int_equal(bind(lfd, (struct sockaddr *)&sa, sizeof sa), 0);
+    assert_int_equal(listen(lfd, 4), 0);
+    socklen_t sl = sizeof sa;
+    assert_int_equal(getsockname(lfd, (struct sockaddr *)&sa, &sl), 0);
+    char plain[64], tag[80], bad[80], never[80], log[512];
+    snprintf(plain, sizeof plain, "127.0.0.1:%d", ntohs(sa.sin_port));
+    snprintf(tag, sizeof tag, "%s#gone-client", plain);
+    snprintf(bad, sizeof bad, "%s#", plain);
+    snprintf(never, sizeof never, "%s#never-dialled", plain);
+    int fd = rmq_tc_connect(f->port);
+    long base = outgoing_count(f);
+    assert_true(base >= 0);
+
+    /* a call in flight on the tagged connection */
+    assert_int_equal(call_err(fd, 7022, tag, "10000"), 0);
+    int pa = accept_new(lfd, RECV_MS);
+    assert_true(pa >= 0);
+    rmq_cmd *asked = rmq_tc_recv(pa, RECV_MS);
+    assert_non_null(asked);
+    assert_int_equal(asked->code, 105);
+    assert_true(outgoing_count_becomes(f, base + 1));
+
+    /* close it; a request sent after the close dials a new connection (the
+     * close ran before it on the address's loop) */
+    assert_int_equal(call_err(fd, 7021, tag, "0"), 0);
+    assert_int_equal(call_err(fd, 7022, tag, "1500"), 0);
+    int pb = accept_new(lfd, RECV_MS);
+    assert_true(pb >= 0);
+    rmq_cmd *asked_b = rmq_tc_recv(pb, RECV_MS);
+    assert_non_null(asked_b);
+    assert_true(outgoing_count_becomes(f, base + 2));
+    /* the draining connection still carries its call's traffic */
+    rmq_cmd *back = rmq_tc_request(7020, 912, NULL);
+    rmq_cmd *answer = rmq_tc_call_response(pa, back, RECV_MS);
+    assert_non_null(answer);
+    assert_string_equal(rmq_cmd_ext_get(answer, "addr"), tag);
+    rmq_cmd_free(answer);
+    rmq_cmd_free(back);
+
+    /* its answer reaches the callback; then the connection closes */
+    rmq_cmd *reply = rmq_cmd_new_response(asked, 0, NULL);
+    assert_int_equal(rmq_tc_send(pa, reply), 0);
+    rmq_cmd_free(reply);
+    assert_true(async_log_has(fd, "0/0;", log, sizeof log));
+    assert_true(peer_sees_eof(pa));
+    assert_true(outgoing_count_becomes(f, base + 1));
+
+    /* closing the new one while its call is never answered: the callback
+     * gets the timeout, then the connection closes */
+    assert_int_equal(call_err(fd, 7021, tag, "0"), 0);
+    assert_true(async_log_has(fd, "-110/-1;", log, sizeof log));
+    assert_true(peer_sees_eof(pb));
+    assert_true(outgoing_count_becomes(f, base));
+    /* each callback ran exactly once */
+    assert_true(strcmp(log, "0/0;-110/-1;") == 0 || strcmp(log, "-110/-1;0/0;") == 0);
+
+    /* nothing to close is fine; an address invoke_*_addr refuses is not */
+    assert_int_equal(call_err(fd, 7021, never, "0"), 0);
+    assert_int_equal(call_err(fd, 7021, bad, "0"), -22); /* RMQ_EINVAL */
+
+    /* and the tag dials again */
+    assert_int_equal(call_err(fd, 7022, tag, "10000"), 0);
+    int pc = accept_new(lfd, RECV_MS);
+    assert_true(pc >= 0);
+    rmq_cmd *asked_c = rmq_tc_recv(pc, RECV_MS);
+    assert_non_null(asked_c);
+    reply = rmq_cmd_new_response(asked_c, 0, NULL);
+    assert_int_equal(rmq_tc_send(pc, reply), 0);
+    rmq_cmd_free(reply);
+    char want[64];
+    snprintf(want, sizeof want, "%s0/0;", log);
+    assert_true(async_log_has(fd, want, log, sizeof log));
+    assert_true(outgoing_count_becomes(f, base + 1));
+    rmq_cmd_free(asked_c);
+    rmq_cmd_free(asked_b);
+    rmq_cmd_free(asked);
+    close(pc);
+    close(pb);
+    close(pa);
+    close(fd);
+    close(lfd);
+}
+
 /* ---- idle ----------------------------------------------------------------- */
 
 static bool events_show(fixture *f, const char *first, const char *then)
@@ -1495,6 +1642,7 @@ int main(int argc, char **argv)
         T(test_invoke_sync_gets_the_peers_answer),
         T(test_requests_on_outgoing_connections_reach_the_client_processor),
         T(test_tagged_addresses_have_their_own_connections),
+        T(test_close_outgoing_drains_then_closes),
         T(test_second_daemon_on_same_state_dir_is_refused),
         T(test_fallback_binding_serves_when_alone),
     };

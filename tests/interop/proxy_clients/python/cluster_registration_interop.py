@@ -21,6 +21,12 @@ the broker, and the broker's transaction check-back reaches the producer.
   shutdown (NotifyClientTermination) the broker no longer lists that one
   and still lists the other; a second half message, sent by the remaining
   producer, is then checked back by that producer.
+- The gone client's connection goes too: the broker's socket of the
+  connection it was listed on (its clientAddr's port, found in
+  /proc/net/tcp) is open before the shutdown and closed within 20 s after
+  (the proxy closes it after the UNREGISTER_CLIENT, host ABI 1.15; before,
+  it stayed until the broker's 120 s idle close), while the remaining
+  client's connection stays open.
 
 argv: proxy_endpoint broker_addr. Prints "RESULT ok" or "RESULT fail <why>".
 """
@@ -112,6 +118,48 @@ def check_connections(broker, code, ext, client_ids, what):
                 f"want one each: {[conns[i].get('clientAddr') for i in client_ids]}")
 
 
+def broker_socket_open(broker, client_addr):
+    """Whether the broker's end of its connection from client_addr
+    ("127.0.0.1:port", a proxy connection) is open: ESTABLISHED (01) or
+    CLOSE_WAIT (08, the peer closed but the broker has not) in
+    /proc/net/tcp."""
+    bport = int(broker.rsplit(":", 1)[1])
+    cport = int(client_addr.rsplit(":", 1)[1])
+    with open("/proc/net/tcp") as f:
+        next(f)
+        for line in f:
+            p = line.split()
+            local, remote = int(p[1].split(":")[1], 16), int(p[2].split(":")[1], 16)
+            if local == bport and remote == cport and p[3] in ("01", "08"):
+                return True
+    return False
+
+
+def check_connection_closed(broker, client_addr, stays_addr, what):
+    """The broker's connection from client_addr closes (the gone client's);
+    the one from stays_addr (another client's) stays open."""
+    deadline = time.time() + 20
+    while broker_socket_open(broker, client_addr) and time.time() < deadline:
+        time.sleep(0.5)
+    if broker_socket_open(broker, client_addr):
+        problem(f"{what}: the broker's connection from {client_addr} is still open 20 s after "
+                f"the client's shutdown; want it closed by the proxy")
+    if not broker_socket_open(broker, stays_addr):
+        problem(f"{what}: the broker's connection from {stays_addr} (a client that stays) "
+                f"is closed; want it open")
+
+
+def client_addr_of(broker, code, ext, client_id, what):
+    """The connection (clientAddr) the broker lists client_id on, checked
+    open at the broker."""
+    addr = (connections(broker, code, ext).get(client_id) or {}).get("clientAddr") or ""
+    if ":" not in addr:
+        fatal(f"{what}: no clientAddr for {client_id}")
+    if not broker_socket_open(broker, addr):
+        problem(f"{what}: the broker's connection from {client_id}'s {addr} is not open")
+    return addr
+
+
 def wait_listed(broker, code, ext, client_id, present, what):
     deadline = time.time() + 30
     while time.time() < deadline:
@@ -156,6 +204,10 @@ def main():
 
     # one consumer leaves: the broker drops it and keeps the other
     c2 = consumer2.client_id
+    cext = {"consumerGroup": GROUP}
+    c2_addr = client_addr_of(broker, GET_CONSUMER_CONNECTION_LIST, cext, c2, "second consumer")
+    c1_addr = client_addr_of(broker, GET_CONSUMER_CONNECTION_LIST, cext, consumer.client_id,
+                             "first consumer")
     try:
         consumer2.shutdown()
     except Exception as e:
@@ -164,6 +216,7 @@ def main():
                 "consumerConnection after the second consumer's shutdown")
     wait_listed(broker, GET_CONSUMER_CONNECTION_LIST, {"consumerGroup": GROUP},
                 consumer.client_id, True, "consumerConnection: the first consumer stays")
+    check_connection_closed(broker, c2_addr, c1_addr, "second consumer's connection")
 
     msg = Message()
     msg.topic = TOPIC
@@ -189,6 +242,10 @@ def main():
             problem(f"ack: {e!r}")
 
     pid = producer.client_id
+    pext = {"producerGroup": TOPIC}
+    p1_addr = client_addr_of(broker, GET_PRODUCER_CONNECTION_LIST, pext, pid, "first producer")
+    p2_addr = client_addr_of(broker, GET_PRODUCER_CONNECTION_LIST, pext, producer2.client_id,
+                             "second producer")
     try:
         producer.shutdown()
     except Exception as e:
@@ -197,6 +254,7 @@ def main():
                 "producerConnection after the producer's shutdown")
     wait_listed(broker, GET_PRODUCER_CONNECTION_LIST, {"producerGroup": TOPIC},
                 producer2.client_id, True, "producerConnection: the second producer stays")
+    check_connection_closed(broker, p1_addr, p2_addr, "first producer's connection")
 
     # the remaining producer's half message is checked back by it
     checker2.seen.clear()
