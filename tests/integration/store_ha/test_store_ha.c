@@ -213,6 +213,15 @@ static void expect_identical_logs(pair *p, const char *first)
     snprintf(sd, sizeof sd, "%s/store/commitlog", p->s.state_dir);
     char mn[16][32], sn[16][32];
     size_t nm = list_files(md, mn, 16), ns = list_files(sd, sn, 16);
+    /* a segment starting at or past the log end is the housekeeper's
+     * pre-created spare (store_commitlog.c), made on each broker at its own
+     * pace: not part of the log (a stopped broker, end -1: as listed) */
+    long long m_end = log_end(&p->m), s_end = log_end(&p->s);
+    while (m_end >= 0 && nm > 0 && atoll(mn[nm - 1]) >= m_end)
+        nm--;
+    while (s_end >= 0 && ns > 0 && atoll(sn[ns - 1]) >= s_end)
+        ns--;
+    assert_true(nm > 0);
     assert_true(ns > 0);
     assert_string_equal(sn[0], first);
     assert_string_equal(sn[ns - 1], mn[nm - 1]);
