@@ -397,10 +397,18 @@ static void heartbeat_all(void *ud)
     json_t *one;
     json_array_foreach(all, i, one)
     {
+        /* a client gone since the copy (unregistered, its connections
+         * closed) is not registered again by a stale heartbeat; the window
+         * left is this check to the send */
+        const char *id = json_string_value(json_array_get(one, 2));
+        pthread_mutex_lock(&t->mu);
+        bool still = find(t, id, false) != NULL;
+        pthread_mutex_unlock(&t->mu);
+        if (!still)
+            continue;
         char *body = json_dumps(json_array_get(one, 0), JSON_COMPACT);
         if (body)
-            (void)proxy_cluster_client_call(px, HEART_BEAT,
-                                            json_string_value(json_array_get(one, 2)),
+            (void)proxy_cluster_client_call(px, HEART_BEAT, id,
                                             (int32_t)json_integer_value(json_array_get(one, 3)),
                                             (int32_t)json_integer_value(json_array_get(one, 4)),
                                             json_array_get(one, 1), NULL, body);

@@ -281,7 +281,8 @@ static bool queue_has_msg(store_plugin *sp, pop_state *st, const look_req *k, in
     if (q && q->n && q->next_visible <= now)
         for (size_t i = q->head; i < q->len && !expired; i++)
             expired = q->inflight[i].deliveries > 0 &&
-                      (q->inflight[i].flags & POP_INFLIGHT_ORDER) &&
+                      ((q->inflight[i].flags & POP_INFLIGHT_ORDER) ||
+                       POP_INFLIGHT_LEGACY(&q->inflight[i])) &&
                       q->inflight[i].pop_time + q->inflight[i].invisible <= now;
     start = look_offset(sp, q, k, qid);
     pthread_mutex_unlock(&st->mu);
@@ -353,6 +354,12 @@ static int notification_process(rmq_request *req, const rmq_cmd *cmd, void *ud)
         int64_t poll = 0;
         (void)java_parse_long(sp->api->cmd_ext_get(cmd, "pollTime"), &poll);
         int counted = pop_poll_enter(sp, cmd);
+        if (counted != 0 && counted != RMQ_EBUSY) {
+            /* not counted (no memory): its release would take another
+             * request's count; answered at once instead */
+            sp->api->request_fail(req, "java.lang.OutOfMemoryError");
+            return RMQ_ENOMEM;
+        }
         if (counted != RMQ_EBUSY) {
             int rc = pop_hold_request(sp, req, poll);
             if (rc != RMQ_DEFERRED && counted == 0)

@@ -236,6 +236,12 @@ static void redeliver(store_plugin *sp, pop_queue *q, const pop_req *p, int64_t 
         if (!slot)
             continue;
         pop_inflight e = *slot;
+        if (!p->order && !POP_INFLIGHT_LEGACY(&e)) {
+            /* the revive's: it comes back through the retry topic */
+            if (e.pop_time + e.invisible > now && e.pop_time + e.invisible < next_visible)
+                next_visible = e.pop_time + e.invisible;
+            continue;
+        }
         if (!p->resend && e.pop_time + e.invisible > now) {
             if (e.pop_time + e.invisible < next_visible)
                 next_visible = e.pop_time + e.invisible;
@@ -352,7 +358,7 @@ static void pop_new(store_plugin *sp, pop_queue *q, const pop_req *p, pull_req *
                           .pop_time = now,
                           .invisible = p->invisible,
                           .deliveries = 1,
-                          .flags = p->order ? POP_INFLIGHT_ORDER : 0};
+                          .flags = p->order ? POP_INFLIGHT_ORDER : POP_INFLIGHT_PLAIN};
         if (pop_inflight_put(q, &e) != 0)
             break;
         pop_journal_inflight(jb, q, &e);
@@ -490,8 +496,12 @@ static int pop_collect(store_plugin *sp, const pop_req *p, pull_req *filter, int
                 } else if (!locked)
                     pop_new(sp, q, p, filter, now, &room, o, &jb, offs, &noffs);
             } else {
-                /* expired messages come back through the retry topic (pop_revive.c) */
-                pop_new(sp, q, p, filter, now, &room, o, &jb, offs, &noffs);
+                /* expired messages come back through the retry topic
+                 * (pop_revive.c); legacy entries in their queue, as before */
+                if (q->has_legacy)
+                    redeliver(sp, q, p, now, max_times, &room, o, &jb, offs, &noffs);
+                if (room > 0)
+                    pop_new(sp, q, p, filter, now, &room, o, &jb, offs, &noffs);
             }
         }
         /* the N line carries the attemptId: written when either changed */
@@ -826,8 +836,15 @@ static int pop_process(rmq_request *req, const rmq_cmd *cmd, void *ud)
     int64_t poll = 0;
     (void)java_parse_long(a->cmd_ext_get(cmd, "pollTime"), &poll);
     int counted = pop_poll_enter(sp, cmd);
-    if (counted == RMQ_EBUSY)
-        return store_answer(sp, &(reply_target){.req = req}, pop_polling_full_answer(sp, cmd));
+    rmq_cmd *full = counted == RMQ_EBUSY ? pop_polling_full_answer(sp, cmd) : NULL;
+    if (counted != 0 && !full) {
+        /* not counted (no memory): held, its release would take another
+         * request's count; answered at once instead */
+        a->request_fail(req, "java.lang.OutOfMemoryError");
+        return RMQ_ENOMEM;
+    }
+    if (full)
+        return store_answer(sp, &(reply_target){.req = req}, full);
     int rc = pop_hold_request(sp, req, poll);
     if (rc != RMQ_DEFERRED && counted == 0)
         pop_poll_leave(sp, cmd);

@@ -157,8 +157,12 @@ int pop_retry_revive(store_plugin *sp, pop_queue *q, const pop_inflight *slot, i
                      ? write_copy(sp, slot, &r, retry, reconsume + 1, &pr)
                      : -1;
         if (!dlq && (rc != 0 || pr.status != STORE_PUT_OK)) {
-            if (rc == 0 && pr.status == STORE_PUT_MESSAGE_ILLEGAL) {
-                dlq = true; /* never storable there (name too long...): the DLQ */
+            if (rc == 0 && (pr.status == STORE_PUT_MESSAGE_ILLEGAL ||
+                            pr.status == STORE_PUT_PROPERTIES_SIZE_EXCEEDED)) {
+                /* never storable there (name too long, properties past the
+                 * limit once 1ST_POP_TIME is added...): the DLQ, not a retry
+                 * every pass that keeps the queue's offset from moving */
+                dlq = true;
             } else {
                 free(res.data);
                 sp->api->log(sp->ctx, RMQ_LOG_WARN, "pop revive: copy to %s failed, retried",

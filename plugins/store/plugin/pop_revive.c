@@ -67,19 +67,25 @@ static size_t revive_queue(store_plugin *sp, pop_queue *q, int32_t max, bool v2,
                 at = visible;
             continue;
         }
-        bool order = slot->flags & POP_INFLIGHT_ORDER;
+        /* a legacy entry (POP_INFLIGHT_PLAIN) is redelivered in its queue as an
+         * order POP's is; past the maximum both go to %DLQ% from here */
+        bool order = (slot->flags & POP_INFLIGHT_ORDER) || POP_INFLIGHT_LEGACY(slot);
         if (order && slot->deliveries <= max)
-            continue; /* visible again: the group's next order POP hands it out */
+            continue; /* visible again: the group's next POP hands it out */
         if (moved == budget) {
             at = now; /* look again at the next pass */
             break;
         }
         if (!order) {
-            if (pop_retry_revive(sp, q, slot, max, v2, jb) == 0)
+            if (pop_retry_revive(sp, q, slot, max, v2, jb) == 0) {
                 moved++;
-            else
-                at = now; /* the store refused the copy: the next pass tries again */
-            continue;
+                continue;
+            }
+            /* the store refused the copy (a full disk...): the next pass
+             * tries again; one failed write per queue and pass, not one per
+             * expired message under the state's lock */
+            at = now;
+            break;
         }
         int64_t offset = slot->offset;
         store_get_result res;

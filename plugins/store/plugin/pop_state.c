@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <ctype.h>
 #include <unistd.h>
 
 #include <rmqhost/rmqhost.h>
@@ -29,8 +30,10 @@ bool pop_name_ok(const char *name)
 {
     if (!name || !*name || strlen(name) >= 256)
         return false;
-    for (const char *p = name; *p; p++)
-        if (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')
+    /* any byte sscanf's %s stops at (\v and \f too) would split the
+     * journal line on replay */
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+        if (isspace(*p))
             return false;
     return true;
 }
@@ -383,8 +386,8 @@ static void replay_line(pop_state *s, char *line)
         pop_queue *q = pop_queue_get(s, group, topic, qid);
         pop_inflight e = {
             .offset = a, .pop_time = b, .invisible = c, .deliveries = d, .flags = flags};
-        if (q)
-            (void)pop_inflight_put(q, &e);
+        if (q && pop_inflight_put(q, &e) == 0 && POP_INFLIGHT_LEGACY(&e))
+            q->has_legacy = true;
     } else if (kind == 'A' &&
                sscanf(line, "A %255s %255s %" SCNd32 " %" SCNd64, group, topic, &qid, &a) == 4) {
         pop_queue *q = find_queue(s, group, topic, qid);

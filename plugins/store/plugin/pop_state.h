@@ -22,12 +22,21 @@ typedef struct pop_inflight {
     int64_t invisible;  /* ms */
     int32_t deliveries; /* times delivered so far (reconsume times = deliveries - 1);
                            0 marks an acknowledged slot not yet compacted away */
-    uint32_t flags;     /* POP_INFLIGHT_ORDER */
+    uint32_t flags;     /* POP_INFLIGHT_ORDER or _PLAIN; neither: a legacy entry */
 } pop_inflight;
 
 /* Popped by an order POP: redelivered in its queue, never moved to the
  * POP retry topic (Java's order POP has no retry topic either). */
 #define POP_INFLIGHT_ORDER 1u
+/* Popped by a non-order POP: the revive moves it to the POP retry topic.
+ * An entry with neither flag was journalled by a version without POP retry
+ * topics (its I line has no flags field), which cannot tell which kind of
+ * POP took it: it keeps that version's model (redelivered in its queue by
+ * the group's next POP of either kind, %DLQ% past the maximum), so an
+ * in-flight FIFO message never lands in a retry topic its order POPs do not
+ * read. */
+#define POP_INFLIGHT_PLAIN 2u
+#define POP_INFLIGHT_LEGACY(e) (((e)->flags & (POP_INFLIGHT_ORDER | POP_INFLIGHT_PLAIN)) == 0)
 
 typedef struct pop_queue {
     char *group;
@@ -54,6 +63,9 @@ typedef struct pop_queue {
      * repeat finds it after kill -9 and hot reload, as Java keeps it in
      * consumerOrderInfo.json. */
     char *attempt_id;
+    /* Replay met a legacy in-flight entry here (POP_INFLIGHT_PLAIN): a
+     * non-order POP walks the in-flight list for those too. Until restart. */
+    bool has_legacy;
 } pop_queue;
 
 typedef struct pop_state {

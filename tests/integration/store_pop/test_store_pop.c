@@ -1045,6 +1045,67 @@ static void many_in_flight_come_back_exactly(void **state)
     rmq_cmd_free(r);
 }
 
+/* A journal of a version without POP retry topics has I lines without the
+ * flags field: it cannot tell an order POP's message from a normal one's.
+ * Such a message is redelivered in its queue as that version did (a POP
+ * of either kind), never copied to the retry topic an order POP does not
+ * read. */
+static void legacy_inflight_kept_in_queue(void **state)
+{
+    fixture *f = *state;
+    send_ok(f, "PF", "l0");
+    send_ok(f, "PF", "l1");
+    rmq_cmd *r = pop(f, "LG", "PF", 0, 32, 60000, false);
+    assert_int_equal(r->code, 0);
+    stored_record recs[4];
+    assert_int_equal(st_records(r, recs, 4), 2);
+    rmq_cmd_free(r);
+    close(f->fd);
+    f->fd = -1;
+    assert_int_equal(kill(f->d.pid, SIGKILL), 0);
+    assert_int_equal(rmq_td_stop(&f->d), 128 + SIGKILL);
+    /* rewrite LG's in-flight lines as the older version wrote them, already
+     * expired: "I group topic queueId offset popTime invisible deliveries" */
+    char path[400], tmp[420];
+    snprintf(path, sizeof path, "%s/store/pop/pop.journal", f->d.state_dir);
+    snprintf(tmp, sizeof tmp, "%s.new", path);
+    FILE *in = fopen(path, "r"), *out = fopen(tmp, "w");
+    assert_non_null(in);
+    assert_non_null(out);
+    char line[1024];
+    int legacy = 0;
+    while (fgets(line, sizeof line, in)) {
+        long long off;
+        if (sscanf(line, "I LG PF 0 %lld", &off) == 1) {
+            fprintf(out, "I LG PF 0 %lld 0 1000 1\n", off);
+            legacy++;
+        } else {
+            fputs(line, out);
+        }
+    }
+    fclose(in);
+    assert_int_equal(fclose(out), 0);
+    assert_int_equal(legacy, 2);
+    assert_int_equal(rename(tmp, path), 0);
+    assert_int_equal(start(f), 0);
+    rmq_test_pause_ms(2500); /* two revive passes */
+    assert_false(topic_listed(f, "%RETRY%LG_PF"));
+    r = pop_until_found(f, "LG", "PF", 32, 60000, false);
+    assert_int_equal(st_records(r, recs, 4), 2);
+    for (int i = 0; i < 2; i++) {
+        assert_true(topic_is(&recs[i], "PF"));
+        assert_false(is_retry(&recs[i], "PF", "1"));
+        assert_int_equal(recs[i].queue_offset, i);
+        assert_int_equal(recs[i].reconsume_times, 1);
+    }
+    rmq_cmd_free(r);
+    assert_int_equal(ack(f, "LG", "PF", 0), 0);
+    assert_int_equal(ack(f, "LG", "PF", 1), 0);
+    r = pop(f, "LG", "PF", 0, 32, 60000, false);
+    assert_int_equal(r->code, 210);
+    rmq_cmd_free(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1064,6 +1125,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(polling_info_counts_held_pops, setup, teardown),
         cmocka_unit_test_setup_teardown(retry_topic_peek_and_notification, setup, teardown),
         cmocka_unit_test_setup_teardown(many_in_flight_come_back_exactly, setup, teardown),
+        cmocka_unit_test_setup_teardown(legacy_inflight_kept_in_queue, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
