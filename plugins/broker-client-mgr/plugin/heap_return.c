@@ -55,9 +55,13 @@ void bcm_heap_return_check(bcm_ctx *c)
     if (!due)
         return;
     long before = rss_kb();
+    int released = 0; /* malloc_trim: 1 when it gave pages back */
 #ifdef __GLIBC__
-    malloc_trim(0);
+    released = malloc_trim(0);
 #endif
-    c->api->log(c->pctx, RMQ_LOG_INFO, "topics deleted: heap returned to the OS, RSS %ld -> %ld kB",
-                before, rss_kb());
+    /* the RSS around it also moves with what other threads fault in
+     * meanwhile; "released" is the trim's own answer */
+    c->api->log(c->pctx, RMQ_LOG_INFO,
+                "topics deleted: heap returned to the OS, RSS %ld -> %ld kB, released %d", before,
+                rss_kb(), released);
 }

@@ -259,22 +259,25 @@ static void clean_stop_leaves_a_complete_java_topics_json(void **state)
     assert_int_equal(rmq_td_stop(&f->d), 0);
 }
 
-/* The first "heap returned to the OS, RSS a -> b kB" line of the log:
- * true with its two figures. */
-static bool first_return(const rmq_test_daemon *d, long *before, long *after)
+/* The first "heap returned to the OS, RSS a -> b kB, released r" line of
+ * the log: true with its three figures. */
+static bool first_return(const rmq_test_daemon *d, long *before, long *after, int *released)
 {
     size_t len = 0;
     char *log = slurp(d->log_path, &len);
     const char *at = log ? strstr(log, "heap returned to the OS, RSS ") : NULL;
-    bool ok = at && sscanf(at, "heap returned to the OS, RSS %ld -> %ld kB", before, after) == 2;
+    bool ok = at && sscanf(at, "heap returned to the OS, RSS %ld -> %ld kB, released %d", before,
+                           after, released) == 3;
     free(log);
     return ok;
 }
 
 /* rmqhostd keeps what free() returns (it raises malloc's trim threshold):
- * once 1,000 topics are deleted the process gives the freed heap back, and
- * the RSS it logs around that falls (the deleted topics' configs and
- * journal records). */
+ * once 1,000 topics are deleted the process gives the freed heap back
+ * (the deleted topics' configs and journal records): malloc_trim says it
+ * released pages. The RSS it logs around that is printed, not asserted: it
+ * fell in most runs, but rose by 80 kB once in CI while other threads
+ * faulted pages in between the two readings. */
 static void mass_topic_deletion_returns_the_heap(void **state)
 {
     fixture *f = *state;
@@ -284,10 +287,12 @@ static void mass_topic_deletion_returns_the_heap(void **state)
     topics_call(f->port, 215, "Heap", TRIM_TOPICS);
     uint64_t deadline = rmq_test_now_ms() + 10000;
     long before = 0, after = 0;
-    while (!first_return(&f->d, &before, &after) && rmq_test_now_ms() < deadline)
+    int released = -1;
+    while (!first_return(&f->d, &before, &after, &released) && rmq_test_now_ms() < deadline)
         rmq_test_pause_ms(50);
-    assert_true(first_return(&f->d, &before, &after));
-    fprintf(stderr, "RSS around the first return: %ld -> %ld kB\n", before, after);
+    assert_true(first_return(&f->d, &before, &after, &released));
+    fprintf(stderr, "RSS around the first return: %ld -> %ld kB, released %d\n", before, after,
+            released);
 #if SANITIZED_ALLOCATOR
     /* ASan's allocator (in the daemon too) quarantines what is freed and
      * ignores malloc_trim: the RSS is checked by the Release run */
@@ -298,7 +303,7 @@ static void mass_topic_deletion_returns_the_heap(void **state)
      * (the table keeps ~112 bytes a topic and registrations no longer encode
      * the whole table per change, so at 6,000 topics the whole heap is a few
      * MB) */
-    assert_true(after < before);
+    assert_int_equal(released, 1);
 #endif
     assert_int_equal(rmq_td_stop(&f->d), 0);
 }

@@ -106,9 +106,22 @@ def main():
     seen = {}
     both_brokers = set()
     changed = expiring = None
+    held_since = {}  # body of changed / expiring -> when it was first received
+    back = []  # the held messages as they come back with attempt 2
     deadline = time.time() + 40
     while len(seen) < len(bodies) and time.time() < deadline:
         for m in pop_receive.receive_until(consumer, 1, INVISIBLE_S, time.time() + 5, problem):
+            first = held_since.get(m.body)
+            if first is not None and time.time() - first >= INVISIBLE_S - 1:
+                # on a loaded machine this loop can outlast the invisible
+                # time: a held message back after it is the expiry checked
+                # below, not a duplicate
+                back.append(m)
+                try:
+                    consumer.ack(m)
+                except Exception as e:
+                    problem(f"ack of {m.body!r} (attempt {m.delivery_attempt}): {e!r}")
+                continue
             seen[m.body] = seen.get(m.body, 0) + 1
             if m.delivery_attempt != 1:
                 problem(f"{m.body!r}: delivery attempt {m.delivery_attempt} on first receipt")
@@ -117,8 +130,10 @@ def main():
             try:
                 if m.topic == "ClTopicA" and changed is None:
                     changed = m  # its invisible duration changes below
+                    held_since[m.body] = time.time()
                 elif m.topic == "ClTopicB" and expiring is None:
                     expiring = m  # left to expire after INVISIBLE_S
+                    held_since[m.body] = time.time()
                 else:
                     consumer.ack(m)
             except Exception as e:
@@ -131,11 +146,11 @@ def main():
     if changed is None or expiring is None:
         fatal("no message of ClTopicA or ClTopicB to leave unacknowledged")
 
-    try:
-        consumer.change_invisible_duration(changed, 1)
-    except Exception as e:
-        problem(f"change_invisible_duration of {changed.body!r}: {e!r}")
-    back = []
+    if changed.body not in [m.body for m in back]:
+        try:
+            consumer.change_invisible_duration(changed, 1)
+        except Exception as e:
+            problem(f"change_invisible_duration of {changed.body!r}: {e!r}")
     deadline = time.time() + INVISIBLE_S + 15
     while len(back) < 2 and time.time() < deadline:
         # a short invisible time: an ack that did not take shows below
