@@ -19,7 +19,11 @@
  * metadata (proxyClientLanguage / proxyClientVersion). In cluster mode the
  * same HEART_BEAT / UNREGISTER_CLIENT go oneway over the proxy's own
  * connections to the brokers of the client's topics
- * (proxy_cluster_clients.c).
+ * (proxy_cluster_clients.c). There a client's removal shuts its
+ * registration gate (proxy_reg_gate.c) before its UNREGISTER_CLIENTs, so a
+ * HEART_BEAT a periodic pass or a relayed Heartbeat decided from a copy
+ * taken before the removal is posted before them or not at all, never
+ * after (which would re-register a gone client on a new connection).
  * The table is the plugin's state across a hot reload (export / import):
  * the new generation knows every client's Settings at once.
  * Clients are few per proxy: a locked array, searched linearly. */
@@ -35,6 +39,7 @@
 #include "proxy_backend.h"
 #include "proxy_cluster.h"
 #include "proxy_internal.h"
+#include "proxy_reg_gate.h"
 
 #define HEART_BEAT 34
 #define UNREGISTER_CLIENT 35
@@ -56,6 +61,7 @@ typedef struct px_client {
     int64_t request_timeout_ms; /* Settings.request_timeout; 0 = none said */
     int32_t max_attempts;       /* Settings.backoff_policy.max_attempts; 0 = none */
     bool fifo;                  /* Settings.subscription.fifo */
+    proxy_reg_gate *gate;       /* cluster mode's HEART_BEATs pass it; removal shuts it */
 } px_client;
 
 struct proxy_clients {
@@ -69,6 +75,7 @@ static void client_free(px_client *c)
     free(c->id);
     free(c->group);
     json_decref(c->subs);
+    proxy_reg_gate_unref(c->gate);
 }
 
 /* Caller holds mu. NULL when absent and !create (or out of memory). */
@@ -89,8 +96,10 @@ static px_client *find(proxy_clients *t, const char *id, bool create)
     }
     px_client *c = &t->v[t->n];
     memset(c, 0, sizeof *c);
-    if (!(c->id = strdup(id)))
+    if (!(c->id = strdup(id)) || !(c->gate = proxy_reg_gate_new())) {
+        free(c->id);
         return NULL;
+    }
     t->n++;
     return c;
 }
@@ -219,7 +228,7 @@ void proxy_clients_settings(proxy *px, rmq_grpc_call *call, const char *client_i
 static int32_t call_broker_as(proxy *px, int code, const char *client_id, rmq_channel_id ch,
                               const char *addr, int32_t language, int32_t version,
                               const json_t *subs, const char *const *kv, const char *body,
-                              char *buf, size_t cap)
+                              proxy_reg_gate *gate, char *buf, size_t cap)
 {
     const rmq_host_api *api = px->api;
     if (proxy_backend_is_cluster(px)) {
@@ -228,7 +237,8 @@ static int32_t call_broker_as(proxy *px, int code, const char *client_id, rmq_ch
          * client is answered from this proxy's table, as Java's
          * cluster-mode proxy answers it */
         snprintf(buf, cap, "%s", "");
-        return proxy_cluster_client_call(px, code, client_id, language, version, subs, kv, body) < 0
+        return proxy_cluster_client_call(px, code, client_id, language, version, subs, kv, body,
+                                         gate) < 0
                    ? -1
                    : 0;
     }
@@ -274,7 +284,7 @@ static int32_t call_broker(proxy *px, int code, const char *client_id, rmq_chann
                            const char *addr, const json_t *subs, const char *const *kv,
                            const char *body, char *buf, size_t cap)
 {
-    return call_broker_as(px, code, client_id, ch, addr, -1, -1, subs, kv, body, buf, cap);
+    return call_broker_as(px, code, client_id, ch, addr, -1, -1, subs, kv, body, NULL, buf, cap);
 }
 
 /* The HEART_BEAT body of one client (NULL with *bad set when a consumer
@@ -322,6 +332,7 @@ void proxy_clients_heartbeat(proxy *px, rmq_grpc_call *call, const char *client_
     Apache__Rocketmq__V2__ClientType type = req->client_type;
     json_t *subs = NULL;
     char *group = NULL;
+    proxy_reg_gate *gate = NULL;
     int32_t language = LANGUAGE_OTHER, version = V4_9_8;
     pthread_mutex_lock(&t->mu);
     px_client *c = find(t, client_id, false);
@@ -334,6 +345,7 @@ void proxy_clients_heartbeat(proxy *px, rmq_grpc_call *call, const char *client_
         type = c->type;
         subs = json_incref(c->subs);
         group = c->group ? strdup(c->group) : NULL;
+        gate = proxy_reg_gate_ref(c->gate);
     }
     pthread_mutex_unlock(&t->mu);
     json_t *hb = NULL;
@@ -355,8 +367,10 @@ void proxy_clients_heartbeat(proxy *px, rmq_grpc_call *call, const char *client_
         goto out;
     }
     char *body = hb ? json_dumps(hb, JSON_COMPACT) : NULL;
+    /* cluster mode: not posted once a termination removed the client since
+     * the copy above (the gate) */
     int32_t code = body ? call_broker_as(px, HEART_BEAT, client_id, ch, peer ? peer : "", language,
-                                         version, subs, NULL, body, buf, cap)
+                                         version, subs, NULL, body, gate, buf, cap)
                         : -1;
     free(body);
     if (code == 0)
@@ -368,6 +382,7 @@ out:
     json_decref(hb);
     json_decref(subs);
     free(group);
+    proxy_reg_gate_unref(gate);
 }
 
 /* Cluster mode, every HEARTBEAT_PERIOD_MS on the grpc executor: every
@@ -375,46 +390,51 @@ out:
  * Java's client heartbeats its brokers every heartbeatBrokerInterval
  * (30 s): a broker that restarted, or a topic's route that gained a broker,
  * learns the clients without waiting for their next Heartbeat. */
+typedef struct hb_copy {
+    char *id, *body;
+    json_t *subs;
+    int32_t language, version;
+    proxy_reg_gate *gate;
+} hb_copy;
+
 static void heartbeat_all(void *ud)
 {
     proxy *px = ud;
     proxy_clients *t = px->clients;
-    json_t *all = json_array(); /* per client: [body, subs, id, language, version] */
     pthread_mutex_lock(&t->mu);
-    for (size_t i = 0; i < t->n; i++) {
+    size_t n = 0;
+    hb_copy *all = t->n ? calloc(t->n, sizeof *all) : NULL;
+    for (size_t i = 0; all && i < t->n; i++) {
         const px_client *c = &t->v[i];
         bool bad;
         json_t *hb =
             c->have_settings ? heartbeat_body(c->id, c->type, c->subs, c->group, &bad) : NULL;
-        if (!hb)
+        hb_copy *one = &all[n];
+        one->body = hb ? json_dumps(hb, JSON_COMPACT) : NULL;
+        json_decref(hb);
+        if (!one->body)
             continue;
-        json_t *subs = c->subs ? json_incref(c->subs) : json_array();
-        json_array_append_new(
-            all, json_pack("[oosii]", hb, subs, c->id, (int)c->language, (int)c->version));
+        one->id = strdup(c->id);
+        one->subs = c->subs ? json_incref(c->subs) : json_array();
+        one->language = c->language;
+        one->version = c->version;
+        one->gate = proxy_reg_gate_ref(c->gate);
+        n++;
     }
     pthread_mutex_unlock(&t->mu);
-    size_t i;
-    json_t *one;
-    json_array_foreach(all, i, one)
-    {
-        /* a client gone since the copy (unregistered, its connections
-         * closed) is not registered again by a stale heartbeat; the window
-         * left is this check to the send */
-        const char *id = json_string_value(json_array_get(one, 2));
-        pthread_mutex_lock(&t->mu);
-        bool still = find(t, id, false) != NULL;
-        pthread_mutex_unlock(&t->mu);
-        if (!still)
-            continue;
-        char *body = json_dumps(json_array_get(one, 0), JSON_COMPACT);
-        if (body)
-            (void)proxy_cluster_client_call(px, HEART_BEAT, id,
-                                            (int32_t)json_integer_value(json_array_get(one, 3)),
-                                            (int32_t)json_integer_value(json_array_get(one, 4)),
-                                            json_array_get(one, 1), NULL, body);
-        free(body);
+    for (size_t i = 0; i < n; i++) {
+        hb_copy *one = &all[i];
+        /* a client removed since the copy (unregistered, its connections
+         * closed or being closed) has its gate shut: nothing is posted */
+        if (one->id)
+            (void)proxy_cluster_client_call(px, HEART_BEAT, one->id, one->language, one->version,
+                                            one->subs, NULL, one->body, one->gate);
+        free(one->id);
+        free(one->body);
+        json_decref(one->subs);
+        proxy_reg_gate_unref(one->gate);
     }
-    json_decref(all);
+    free(all);
 }
 
 /* Unregister one client (taken out of the table by the caller). */
@@ -457,6 +477,9 @@ static void remove_where(proxy *px, const char *id, rmq_channel_id ch)
                 gone = t->v[i];
                 t->v[i] = t->v[--t->n];
                 found = true;
+                /* gone from here on: a HEART_BEAT decided before is either
+                 * posted already or never (proxy_reg_gate.c) */
+                proxy_reg_gate_shut(gone.gate);
                 break;
             }
         pthread_mutex_unlock(&t->mu);

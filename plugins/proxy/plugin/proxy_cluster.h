@@ -5,6 +5,7 @@
 #define PROXY_CLUSTER_H
 
 #include "proxy_internal.h"
+#include "proxy_reg_gate.h"
 
 typedef struct proxy_cluster proxy_cluster;
 
@@ -28,11 +29,12 @@ bool proxy_cluster_broker_name(proxy_cluster *c, const char *addr, char *name, s
  * version (MQVersion ordinal; < 0: the host's), sent oneway on the client's
  * own connection to the master of every broker of the topics in subs
  * (topic names, or SubscriptionData objects): how many took it
- * (proxy_cluster_clients.c). */
+ * (proxy_cluster_clients.c). With a gate (proxy_reg_gate.h), nothing is
+ * posted once the gate is shut (the client is gone): 0. */
 struct json_t;
 int proxy_cluster_client_call(proxy *px, int code, const char *client_id, int32_t language,
                               int32_t version, const struct json_t *subs, const char *const *kv,
-                              const char *body);
+                              const char *body, proxy_reg_gate *gate);
 /* After a client's UNREGISTER_CLIENTs: close its own connections to the
  * brokers of the topics in subs (host ABI 1.15 close_outgoing; the requests
  * sent on them before are still written), so a broker holds no connection

@@ -18,7 +18,17 @@
  * inside the broker's 120 s channel expiry. Once a gone client's
  * UNREGISTER_CLIENTs are sent, its connections are closed (host ABI 1.15
  * close_outgoing), as a Java client's shutdown closes its channels; on an
- * older host they fall idle and the broker closes them after 120 s. */
+ * older host they fall idle and the broker closes them after 120 s.
+ * A HEART_BEAT decided before the client was removed (a periodic pass or a
+ * relayed Heartbeat that copied it just before; both run on the grpc
+ * executor, the removal there or on the server's event thread) must not
+ * be posted after the UNREGISTER_CLIENT and the close: it would dial a new
+ * tagged connection and register a gone client until the broker's 120 s
+ * expiry. So HEART_BEATs are posted under the client's registration gate
+ * (proxy_reg_gate.c), which its removal shuts before posting the
+ * UNREGISTER_CLIENTs: the broker addresses are resolved (maybe a blocking
+ * NameServer call, on the executor) and the requests built before it, and
+ * the gate covers only the oneway posts, never I/O. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -82,19 +92,20 @@ void proxy_client_tag(const char *client_id, char out[PROXY_CLIENT_TAG_LEN + 1])
 
 int proxy_cluster_client_call(proxy *px, int code, const char *client_id, int32_t language,
                               int32_t version, const json_t *subs, const char *const *kv,
-                              const char *body)
+                              const char *body, proxy_reg_gate *gate)
 {
     const rmq_host_api *api = px->api;
     char addrs[MAX_BROKERS][128];
     size_t n = 0;
+    /* may ask a NameServer: before the gate, which only ever covers posts */
     client_brokers(px, subs, addrs, &n);
     /* the client's own connections, when the host has them (ABI 1.14) */
     bool own = api->abi_minor >= 14 && api->cmd_set_language && client_id;
     char tag[PROXY_CLIENT_TAG_LEN + 1];
     proxy_client_tag(client_id, tag);
-    int sent = 0;
+    rmq_cmd *reqs[MAX_BROKERS];
     for (size_t k = 0; k < n; k++) {
-        rmq_cmd *req = api->cmd_new_request(code);
+        rmq_cmd *req = reqs[k] = api->cmd_new_request(code);
         int rc = req ? 0 : RMQ_ENOMEM;
         if (rc == 0 && own && language >= 0)
             rc = api->cmd_set_language(req, language);
@@ -105,22 +116,35 @@ int proxy_cluster_client_call(proxy *px, int code, const char *client_id, int32_
         if (rc >= 0 && body)
             rc = api->cmd_set_body(req, body, strlen(body), NULL, NULL);
         if (rc < 0) {
-            if (req)
-                api->cmd_free(req);
+            for (size_t j = 0; j <= k; j++)
+                if (reqs[j])
+                    api->cmd_free(reqs[j]);
             return RMQ_ENOMEM;
         }
+    }
+    /* a client gone since its registration was decided: nothing is posted
+     * (its UNREGISTER_CLIENT and close may already be) */
+    if (gate && !proxy_reg_gate_enter(gate)) {
+        for (size_t k = 0; k < n; k++)
+            api->cmd_free(reqs[k]);
+        return 0;
+    }
+    int sent = 0;
+    for (size_t k = 0; k < n; k++) {
         char to[160];
         if (own)
             snprintf(to, sizeof to, "%s#%s", addrs[k], tag);
         else
             snprintf(to, sizeof to, "%s", addrs[k]);
-        rc = api->invoke_oneway_addr(px->ctx, to, req, px->local_timeout_ms);
+        int rc = api->invoke_oneway_addr(px->ctx, to, reqs[k], px->local_timeout_ms);
         if (rc < 0)
             api->log(px->ctx, RMQ_LOG_WARN, "%s to broker %s: %s",
                      code == 34 ? "HEART_BEAT" : "UNREGISTER_CLIENT", addrs[k], rmq_strerror(rc));
         else
             sent++;
     }
+    if (gate)
+        proxy_reg_gate_leave(gate);
     return sent;
 }
 
