@@ -25,48 +25,11 @@
 
 #include <cmocka.h>
 
-#include "store_test_client.h"
-
-#define WAIT_MS 20000
-
-typedef struct fixture {
-    rmq_test_daemon d;
-    int port;
-    int fd;
-} fixture;
-
-static int start(fixture *f)
-{
-    const char *args[] = {"-o", "servers.broker.vip_listen=127.0.0.1:0", NULL};
-    if (rmq_td_start(&f->d, args) != 0)
-        return -1;
-    f->port = rmq_td_port(&f->d, "broker");
-    f->fd = f->port > 0 ? rmq_tc_connect(f->port) : -1;
-    return f->fd >= 0 ? 0 : -1;
-}
+#include "store_pop_fixture.h"
 
 static int setup_with(void **state, const char *store_extra)
 {
-    fixture *f = calloc(1, sizeof *f);
-    *state = f;
-    if (!f)
-        return -1;
-    f->fd = -1;
-    int ns = rmq_tc_free_port();
-    const char *servers[] = {"namesrv", "broker", NULL};
-    char bcm[512], store_conf[256];
-    snprintf(store_conf, sizeof store_conf, "mappedFileSizeCommitLog = 1048576;%s", store_extra);
-    snprintf(bcm, sizeof bcm,
-             "namesrvAddr = \"127.0.0.1:%d\"; brokerName = \"broker-p\"; brokerIP1 = "
-             "\"127.0.0.1\"; topics = \"PT:1;PD:1;PF:1;PK:1;PA:2\";",
-             ns);
-    if (ns <= 0 || rmq_td_init(&f->d, servers, NULL) != 0 ||
-        bcm_configure_namesrv_and_broker(&f->d, ns, "info", bcm) != 0 ||
-        rmq_td_add_plugin(&f->d, "filter", "filter", "broker", "enablePropertyFilter = true;") !=
-            0 ||
-        rmq_td_add_plugin(&f->d, "store", "store", "broker", store_conf) != 0)
-        return -1;
-    return start(f);
+    return pop_fixture_setup(state, "PT:1;PD:1;PF:1;PK:1;PA:2", store_extra, true);
 }
 
 static int setup(void **state)
@@ -82,86 +45,31 @@ static int setup_v2(void **state)
 
 static int teardown(void **state)
 {
-    fixture *f = *state;
-    if (f->fd >= 0)
-        close(f->fd);
-    int st = rmq_td_stop_reporting(&f->d);
-    rmq_td_cleanup(&f->d);
-    free(f);
-    return st == 0 ? 0 : -1;
+    return pop_fixture_teardown(state);
 }
 
-static int next_opaque = 1000;
-
-static void send_ok(fixture *f, const char *topic, const char *body)
-{
-    rmq_cmd *r = st_send(f->fd, next_opaque++, topic, 0, NULL, body, NULL);
-    assert_non_null(r);
-    assert_int_equal(r->code, 0);
-    rmq_cmd_free(r);
-}
-
-static rmq_cmd *body_call(fixture *f, int code, const char *body)
-{
-    rmq_cmd *req = rmq_tc_request(code, next_opaque++, NULL);
-    assert_non_null(req);
-    rmq_cmd_set_body(req, body, strlen(body), NULL, NULL);
-    rmq_cmd *r = rmq_tc_call_response(f->fd, req, 5000);
-    rmq_cmd_free(req);
-    assert_non_null(r);
-    return r;
-}
-
-static rmq_cmd *pop_request(const char *group, const char *topic, int qid, int max,
-                            long long invisible_ms, bool order, long long poll_ms);
 /* The subscription of the next POP requests ("TAG" "*" unless a test sets it). */
 static const char *sub_type = "TAG", *sub_exp = "*";
-
-static rmq_cmd *pop(fixture *f, const char *group, const char *topic, int qid, int max,
-                    long long invisible_ms, bool order)
-{
-    rmq_cmd *req = pop_request(group, topic, qid, max, invisible_ms, order, 0);
-    assert_non_null(req);
-    rmq_cmd *r = rmq_tc_call(f->fd, req, 5000);
-    rmq_cmd_free(req);
-    assert_non_null(r);
-    return r;
-}
 
 static rmq_cmd *pop_request(const char *group, const char *topic, int qid, int max,
                             long long invisible_ms, bool order, long long poll_ms)
 {
-    char poll[32];
-    snprintf(poll, sizeof poll, "%lld", poll_ms);
-    char q[16], m[16], inv[32], born[32];
-    snprintf(q, sizeof q, "%d", qid);
-    snprintf(m, sizeof m, "%d", max);
-    snprintf(inv, sizeof inv, "%lld", invisible_ms);
-    snprintf(born, sizeof born, "%lld", 1700000000000LL);
-    const char *kv[] = {"consumerGroup",
-                        group,
-                        "topic",
-                        topic,
-                        "queueId",
-                        q,
-                        "maxMsgNums",
-                        m,
-                        "invisibleTime",
-                        inv,
-                        "pollTime",
-                        poll,
-                        "bornTime",
-                        born,
-                        "initMode",
-                        "0",
-                        "expType",
-                        sub_type,
-                        "exp",
-                        sub_exp,
-                        "order",
-                        order ? "true" : "false",
-                        NULL};
-    return rmq_tc_request(200050, next_opaque++, kv);
+    pop_args a = {.group = group,
+                  .topic = topic,
+                  .qid = qid,
+                  .max = max,
+                  .invisible_ms = invisible_ms,
+                  .poll_ms = poll_ms,
+                  .order = order,
+                  .exp_type = sub_type,
+                  .exp = sub_exp};
+    return pop_request_of(&a);
+}
+
+static rmq_cmd *pop(fixture *f, const char *group, const char *topic, int qid, int max,
+                    long long invisible_ms, bool order)
+{
+    return call(f, pop_request(group, topic, qid, max, invisible_ms, order, 0));
 }
 
 /* The extraInfo a 5.x client builds from a POP answer for a message. */
@@ -180,7 +88,7 @@ static int ack_or_change(fixture *f, int code, const char *group, const char *to
     const char *kv[] = {
         "consumerGroup", group,    "topic", topic,           "queueId", "0", "extraInfo",
         extra,           "offset", off,     "invisibleTime", inv,       NULL};
-    rmq_cmd *req = rmq_tc_request(code, next_opaque++, kv);
+    rmq_cmd *req = rmq_tc_request(code, pop_opaque(), kv);
     assert_non_null(req);
     rmq_cmd *r = rmq_tc_call(f->fd, req, 5000);
     rmq_cmd_free(req);
@@ -358,7 +266,7 @@ static void sql92_pop(void **state)
         char props[32], body[16];
         snprintf(props, sizeof props, "a\001%d\002", i);
         snprintf(body, sizeof body, "s%d", i);
-        rmq_cmd *r = st_send(f->fd, next_opaque++, "PT", 0, props, body, NULL);
+        rmq_cmd *r = st_send(f->fd, pop_opaque(), "PT", 0, props, body, NULL);
         assert_non_null(r);
         assert_int_equal(r->code, 0);
         rmq_cmd_free(r);
@@ -495,7 +403,7 @@ static void redelivered_until_dlq(void **state)
         rmq_test_pause_ms(50);
     }
     st_pull_args pa = {.group = "X", .topic = "%DLQ%DG", .queue = 0, .offset = 0, .max = 8};
-    r = st_pull(f->fd, next_opaque++, &pa);
+    r = st_pull(f->fd, pop_opaque(), &pa);
     assert_int_equal(r->code, 0);
     stored_record rec;
     assert_int_equal(st_records(r, &rec, 1), 1);
@@ -517,7 +425,7 @@ static void redelivered_until_dlq(void **state)
 static long long committed_offset(fixture *f, const char *group, const char *topic)
 {
     const char *kv[] = {"consumerGroup", group, "topic", topic, "queueId", "0", NULL};
-    rmq_cmd *req = rmq_tc_request(14, next_opaque++, kv);
+    rmq_cmd *req = rmq_tc_request(14, pop_opaque(), kv);
     assert_non_null(req);
     rmq_cmd *r = rmq_tc_call(f->fd, req, 5000);
     rmq_cmd_free(req);
@@ -555,7 +463,7 @@ static void revive_moves_expired_to_dlq_without_pop(void **state)
     f->fd = -1;
     assert_int_equal(kill(f->d.pid, SIGKILL), 0);
     assert_int_equal(rmq_td_stop(&f->d), 128 + SIGKILL);
-    assert_int_equal(start(f), 0);
+    assert_int_equal(pop_fixture_start(f), 0);
     uint64_t deadline = rmq_test_now_ms() + WAIT_MS;
     while (st_max_offset(f->port, "%DLQ%RG", 0) < 3 || committed_offset(f, "RG", "PD") != 3) {
         assert_true(rmq_test_now_ms() < deadline);
@@ -563,7 +471,7 @@ static void revive_moves_expired_to_dlq_without_pop(void **state)
     }
     assert_int_equal(st_max_offset(f->port, "%DLQ%RG", 0), 3);
     st_pull_args pa = {.group = "X", .topic = "%DLQ%RG", .queue = 0, .offset = 0, .max = 8};
-    r = st_pull(f->fd, next_opaque++, &pa);
+    r = st_pull(f->fd, pop_opaque(), &pa);
     assert_int_equal(r->code, 0);
     assert_int_equal(st_records(r, recs, 3), 3);
     for (int i = 0; i < 3; i++) {
@@ -684,7 +592,7 @@ static void acked_state_survives_kill_9_and_reload(void **state)
     f->fd = -1;
     assert_int_equal(kill(f->d.pid, SIGKILL), 0);
     assert_int_equal(rmq_td_stop(&f->d), 128 + SIGKILL);
-    assert_int_equal(start(f), 0);
+    assert_int_equal(pop_fixture_start(f), 0);
     /* 1, 3 and 5 come back (once each); 0, 2 and 4 never */
     expect_back(f, "PK", acked, N, 3, where);
     acked[1] = true;
@@ -753,7 +661,7 @@ static rmq_cmd *peek(fixture *f, const char *group, const char *topic, const cha
     const char *kv[] = {
         "consumerGroup",           group, "topic", topic, "queueId", qid, "bornTime", "0",
         max ? "maxMsgNums" : NULL, max,   NULL};
-    rmq_cmd *req = rmq_tc_request(200052, next_opaque++, kv);
+    rmq_cmd *req = rmq_tc_request(200052, pop_opaque(), kv);
     assert_non_null(req);
     rmq_cmd *r = rmq_tc_call(f->fd, req, 5000);
     rmq_cmd_free(req);
@@ -823,7 +731,7 @@ static rmq_cmd *notification_request(const char *group, const char *topic, const
                         "order",
                         order ? "true" : "false",
                         NULL};
-    return rmq_tc_request(200054, next_opaque++, kv);
+    return rmq_tc_request(200054, pop_opaque(), kv);
 }
 
 static const char *has_msg(fixture *f, const char *group, const char *topic, bool order)
@@ -934,17 +842,7 @@ static void retry_topic_peek_and_notification(void **state)
 
 static long long polling_num(fixture *f, const char *qid)
 {
-    const char *kv[] = {"consumerGroup", "IG", "topic", "PT", "queueId", qid, NULL};
-    rmq_cmd *req = rmq_tc_request(200055, next_opaque++, kv);
-    rmq_cmd *r = rmq_tc_call(f->fd, req, 5000);
-    rmq_cmd_free(req);
-    assert_non_null(r);
-    assert_int_equal(r->code, 0);
-    const char *v = rmq_cmd_ext_get(r, "pollingNum");
-    assert_non_null(v);
-    long long n = atoll(v);
-    rmq_cmd_free(r);
-    return n;
+    return polling_num_of(f, "IG", "PT", qid);
 }
 
 /* POLLING_INFO (200055): the POPs held for (topic, group, queueId). */
@@ -971,7 +869,7 @@ static void polling_info_counts_held_pops(void **state)
     rmq_cmd_free(r);
     assert_int_equal(polling_num(f, "-1"), 0);
     const char *kv[] = {"consumerGroup", "IG", "topic", "PT", "queueId", "9", NULL};
-    req = rmq_tc_request(200055, next_opaque++, kv);
+    req = rmq_tc_request(200055, pop_opaque(), kv);
     r = rmq_tc_call(f->fd, req, 5000);
     rmq_cmd_free(req);
     assert_non_null(r);
@@ -1087,7 +985,7 @@ static void legacy_inflight_kept_in_queue(void **state)
     assert_int_equal(fclose(out), 0);
     assert_int_equal(legacy, 2);
     assert_int_equal(rename(tmp, path), 0);
-    assert_int_equal(start(f), 0);
+    assert_int_equal(pop_fixture_start(f), 0);
     rmq_test_pause_ms(2500); /* two revive passes */
     assert_false(topic_listed(f, "%RETRY%LG_PF"));
     r = pop_until_found(f, "LG", "PF", 32, 60000, false);

@@ -20,135 +20,40 @@
 
 #include <cmocka.h>
 
-#include "store_test_client.h"
+#include "store_pop_fixture.h"
 
-#define WAIT_MS 20000
-
-typedef struct fixture {
-    rmq_test_daemon d;
-    int port;
-    int fd;
-} fixture;
-
-static int start(fixture *f)
-{
-    const char *args[] = {"-o", "servers.broker.vip_listen=127.0.0.1:0", NULL};
-    if (rmq_td_start(&f->d, args) != 0)
-        return -1;
-    f->port = rmq_td_port(&f->d, "broker");
-    f->fd = f->port > 0 ? rmq_tc_connect(f->port) : -1;
-    return f->fd >= 0 ? 0 : -1;
-}
-
+/* small limits: two POPs may wait per key, three in all */
 static int setup(void **state)
 {
-    fixture *f = calloc(1, sizeof *f);
-    *state = f;
-    if (!f)
-        return -1;
-    f->fd = -1;
-    int ns = rmq_tc_free_port();
-    const char *servers[] = {"namesrv", "broker", NULL};
-    char bcm[512];
-    snprintf(bcm, sizeof bcm,
-             "namesrvAddr = \"127.0.0.1:%d\"; brokerName = \"broker-p\"; brokerIP1 = "
-             "\"127.0.0.1\"; topics = \"PT:1;PF:1;PA:2;PQ:4\";",
-             ns);
-    /* small limits: two POPs may wait per key, three in all */
-    if (ns <= 0 || rmq_td_init(&f->d, servers, NULL) != 0 ||
-        bcm_configure_namesrv_and_broker(&f->d, ns, "info", bcm) != 0 ||
-        rmq_td_add_plugin(&f->d, "store", "store", "broker",
-                          "mappedFileSizeCommitLog = 1048576; popPollingSize = 1; "
-                          "maxPopPollingSize = 3;") != 0)
-        return -1;
-    return start(f);
+    return pop_fixture_setup(state, "PT:1;PF:1;PA:2;PQ:4",
+                             " popPollingSize = 1; maxPopPollingSize = 3;", false);
 }
 
 static int teardown(void **state)
 {
-    fixture *f = *state;
-    if (f->fd >= 0)
-        close(f->fd);
-    int st = rmq_td_stop_reporting(&f->d);
-    rmq_td_cleanup(&f->d);
-    free(f);
-    return st == 0 ? 0 : -1;
+    return pop_fixture_teardown(state);
 }
 
-static int next_opaque = 1000;
-
-static void send_ok(fixture *f, const char *topic, const char *body)
-{
-    rmq_cmd *r = st_send(f->fd, next_opaque++, topic, 0, NULL, body, NULL);
-    assert_non_null(r);
-    assert_int_equal(r->code, 0);
-    rmq_cmd_free(r);
-}
-
-static rmq_cmd *body_call(fixture *f, int code, const char *body)
-{
-    rmq_cmd *req = rmq_tc_request(code, next_opaque++, NULL);
-    assert_non_null(req);
-    rmq_cmd_set_body(req, body, strlen(body), NULL, NULL);
-    rmq_cmd *r = rmq_tc_call_response(f->fd, req, 5000);
-    rmq_cmd_free(req);
-    assert_non_null(r);
-    return r;
-}
-
-/* POP_MESSAGE as PopMessageRequestHeader carries it (attemptId optional). */
+/* POP_MESSAGE as a 5.3.3 client sends it (attemptId optional). */
 static rmq_cmd *pop_request(const char *group, const char *topic, int qid, int max, bool order,
                             long long poll_ms, const char *attempt)
 {
-    char q[16], m[16], poll[32];
-    snprintf(q, sizeof q, "%d", qid);
-    snprintf(m, sizeof m, "%d", max);
-    snprintf(poll, sizeof poll, "%lld", poll_ms);
-    const char *kv[] = {"consumerGroup",
-                        group,
-                        "topic",
-                        topic,
-                        "queueId",
-                        q,
-                        "maxMsgNums",
-                        m,
-                        "invisibleTime",
-                        "60000",
-                        "pollTime",
-                        poll,
-                        "bornTime",
-                        "1700000000000",
-                        "initMode",
-                        "0",
-                        "expType",
-                        "TAG",
-                        "exp",
-                        "*",
-                        "order",
-                        order ? "true" : "false",
-                        attempt ? "attemptId" : NULL,
-                        attempt,
-                        NULL};
-    return rmq_tc_request(200050, next_opaque++, kv);
-}
-
-static rmq_cmd *call(fixture *f, rmq_cmd *req)
-{
-    assert_non_null(req);
-    rmq_cmd *r = rmq_tc_call(f->fd, req, 5000);
-    rmq_cmd_free(req);
-    assert_non_null(r);
-    return r;
+    pop_args a = {.group = group,
+                  .topic = topic,
+                  .qid = qid,
+                  .max = max,
+                  .invisible_ms = 60000,
+                  .poll_ms = poll_ms,
+                  .order = order,
+                  .exp_type = "TAG",
+                  .exp = "*",
+                  .attempt = attempt};
+    return pop_request_of(&a);
 }
 
 static long long polling_num(fixture *f, const char *group, const char *qid)
 {
-    const char *kv[] = {"consumerGroup", group, "topic", "PT", "queueId", qid, NULL};
-    rmq_cmd *r = call(f, rmq_tc_request(200055, next_opaque++, kv));
-    assert_int_equal(r->code, 0);
-    long long n = atoll(rmq_cmd_ext_get(r, "pollingNum"));
-    rmq_cmd_free(r);
-    return n;
+    return polling_num_of(f, group, "PT", qid);
 }
 
 /* A POP that waits (pollTime 20 s) on its own connection, counted once
@@ -199,7 +104,7 @@ static void polling_full_per_key_and_in_all(void **state)
     const char *nkv[] = {
         "consumerGroup", "NG",       "topic",         "PT", "queueId", "-1", "pollTime",
         "20000",         "bornTime", "1700000000000", NULL};
-    rmq_cmd *nreq = rmq_tc_request(200054, next_opaque++, nkv);
+    rmq_cmd *nreq = rmq_tc_request(200054, pop_opaque(), nkv);
     assert_int_equal(rmq_tc_send(nfd, nreq), 0);
     rmq_cmd_free(nreq);
     assert_null(rmq_tc_recv(nfd, 300)); /* held, not refused */
@@ -235,7 +140,7 @@ static void notification_polling_full(void **state)
         const char *kv[] = {
             "consumerGroup", groups[i],  "topic",         "PT", "queueId", "-1", "pollTime",
             "20000",         "bornTime", "1700000000000", NULL};
-        rmq_cmd *req = rmq_tc_request(200054, next_opaque++, kv);
+        rmq_cmd *req = rmq_tc_request(200054, pop_opaque(), kv);
         if (i < 3) {
             fds[i] = rmq_tc_connect(f->port);
             assert_true(fds[i] >= 0);
@@ -270,7 +175,7 @@ static int hold_short(fixture *f, const char *g, bool notification)
     const char *nkv[] = {
         "consumerGroup", g,          "topic",         "PT", "queueId", "-1", "pollTime",
         "1500",          "bornTime", "1700000000000", NULL};
-    rmq_cmd *req = notification ? rmq_tc_request(200054, next_opaque++, nkv)
+    rmq_cmd *req = notification ? rmq_tc_request(200054, pop_opaque(), nkv)
                                 : pop_request(g, "PT", -1, 1, false, 1500, NULL);
     assert_int_equal(rmq_tc_send(fd, req), 0);
     rmq_cmd_free(req);
@@ -347,7 +252,7 @@ static bool order_has_msg(fixture *f, const char *attempt)
                         "attemptId",
                         attempt,
                         NULL};
-    rmq_cmd *r = call(f, rmq_tc_request(200054, next_opaque++, kv));
+    rmq_cmd *r = call(f, rmq_tc_request(200054, pop_opaque(), kv));
     assert_int_equal(r->code, 0);
     bool has = strcmp(rmq_cmd_ext_get(r, "hasMsg"), "true") == 0;
     rmq_cmd_free(r);
@@ -372,7 +277,7 @@ static int ack(fixture *f, const char *group, long long offset)
     const char *kv[] = {"consumerGroup", group, "topic",     "PF",
                         "queueId",       "0",   "extraInfo", "0 0 60000 999 0 broker-p 0 0",
                         "offset",        off,   NULL};
-    rmq_cmd *r = call(f, rmq_tc_request(200051, next_opaque++, kv));
+    rmq_cmd *r = call(f, rmq_tc_request(200051, pop_opaque(), kv));
     int c = r->code;
     rmq_cmd_free(r);
     return c;
@@ -462,7 +367,7 @@ static void order_attempt_id_survives_reload_and_kill_9(void **state)
             f->fd = -1;
             assert_int_equal(kill(f->d.pid, SIGKILL), 0);
             assert_int_equal(rmq_td_stop(&f->d), 128 + SIGKILL);
-            assert_int_equal(start(f), 0);
+            assert_int_equal(pop_fixture_start(f), 0);
         }
         r = call(f, pop_request("AG", "PF", -1, 2, true, 0, "attempt-B"));
         assert_int_equal(r->code, 210); /* still locked for another attempt */
@@ -487,7 +392,7 @@ static int heartbeat(fixture *f, int fd, const char *client, const char *group, 
     assert_true(fd >= 0);
     char hb[2048];
     bcm_consumer_heartbeat(hb, sizeof hb, client, group, topic, false);
-    rmq_cmd *req = rmq_tc_request(34, next_opaque++, NULL);
+    rmq_cmd *req = rmq_tc_request(34, pop_opaque(), NULL);
     assert_non_null(req);
     rmq_cmd_set_body(req, hb, strlen(hb), NULL, NULL);
     rmq_cmd *r = rmq_tc_call_response(fd, req, 5000);
