@@ -626,6 +626,50 @@ static int listen_silent(int *port)
     return fd;
 }
 
+/* A peer the daemon can dial: listening on loopback, its "127.0.0.1:port"
+ * in addr. */
+static int listen_peer(char *addr, size_t cap)
+{
+    int port;
+    int lfd = listen_silent(&port);
+    assert_true(lfd >= 0);
+    snprintf(addr, cap, "127.0.0.1:%d", port);
+    return lfd;
+}
+
+static int accept_new(int lfd, int timeout_ms)
+{
+    struct pollfd pfd = {.fd = lfd, .events = POLLIN};
+    if (poll(&pfd, 1, timeout_ms) != 1)
+        return -1;
+    return accept(lfd, NULL, NULL);
+}
+
+/* The connection the daemon dialled to the peer listening on lfd, and the
+ * request it sent first (the test plugin's calls send 105) in *asked. */
+static int accept_asked(int lfd, rmq_cmd **asked)
+{
+    int peer = accept_new(lfd, RECV_MS);
+    assert_true(peer >= 0);
+    *asked = rmq_tc_recv(peer, RECV_MS);
+    assert_non_null(*asked);
+    assert_int_equal((*asked)->code, 105);
+    return peer;
+}
+
+/* A request the peer sends on the daemon's connection reaches the client
+ * processor, which is given the address the connection was dialled for. */
+static void assert_processor_sees_addr(int peer, int opaque, const char *addr)
+{
+    rmq_cmd *back = rmq_tc_request(7020, opaque, NULL);
+    rmq_cmd *answer = rmq_tc_call_response(peer, back, RECV_MS);
+    assert_non_null(answer);
+    assert_int_equal(answer->code, 0);
+    assert_string_equal(rmq_cmd_ext_get(answer, "addr"), addr);
+    rmq_cmd_free(answer);
+    rmq_cmd_free(back);
+}
+
 static void test_invoke_sync_to_silent_peer_times_out(void **state)
 {
     fixture *f = *state;
@@ -692,25 +736,14 @@ static void test_invoke_sync_gets_the_peers_answer(void **state)
 static void test_requests_on_outgoing_connections_reach_the_client_processor(void **state)
 {
     fixture *f = *state;
-    int lfd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    assert_int_equal(bind(lfd, (struct sockaddr *)&sa, sizeof sa), 0);
-    assert_int_equal(listen(lfd, 4), 0);
-    socklen_t sl = sizeof sa;
-    assert_int_equal(getsockname(lfd, (struct sockaddr *)&sa, &sl), 0);
     char addr[64];
-    snprintf(addr, sizeof(addr), "127.0.0.1:%d", ntohs(sa.sin_port));
+    int lfd = listen_peer(addr, sizeof addr);
     const char *kv[] = {"addr", addr, "timeout_ms", "10000", NULL};
     int fd = rmq_tc_connect(f->port);
     rmq_cmd *call = rmq_tc_request(7005, 103, kv);
     assert_int_equal(rmq_tc_send(fd, call), 0);
-    struct pollfd pfd = {.fd = lfd, .events = POLLIN};
-    assert_int_equal(poll(&pfd, 1, RECV_MS), 1);
-    int peer = accept(lfd, NULL, NULL);
-    assert_true(peer >= 0);
-    rmq_cmd *asked = rmq_tc_recv(peer, RECV_MS); /* the daemon's request (105) */
-    assert_non_null(asked);
-    assert_int_equal(asked->code, 105);
+    rmq_cmd *asked;
+    int peer = accept_asked(lfd, &asked);
 
     rmq_cmd *oneway = rmq_tc_request(7020, 901, NULL);
     oneway->flag |= RMQ_FLAG_ONEWAY;
@@ -761,14 +794,6 @@ static bool call_tagged(int fd, const char *addr, const char *lang, const char *
     return rc == 0;
 }
 
-static int accept_new(int lfd, int timeout_ms)
-{
-    struct pollfd pfd = {.fd = lfd, .events = POLLIN};
-    if (poll(&pfd, 1, timeout_ms) != 1)
-        return -1;
-    return accept(lfd, NULL, NULL);
-}
-
 /* Answer the daemon's request on `peer` and read its 7005 answer on fd. */
 static void answer_and_check(int fd, int peer, rmq_cmd *asked)
 {
@@ -784,35 +809,21 @@ static void answer_and_check(int fd, int peer, rmq_cmd *asked)
 static void test_tagged_addresses_have_their_own_connections(void **state)
 {
     fixture *f = *state;
-    int lfd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    assert_int_equal(bind(lfd, (struct sockaddr *)&sa, sizeof sa), 0);
-    assert_int_equal(listen(lfd, 4), 0);
-    socklen_t sl = sizeof sa;
-    assert_int_equal(getsockname(lfd, (struct sockaddr *)&sa, &sl), 0);
     char plain[64], tag_a[80], tag_b[80];
-    snprintf(plain, sizeof plain, "127.0.0.1:%d", ntohs(sa.sin_port));
+    int lfd = listen_peer(plain, sizeof plain);
     snprintf(tag_a, sizeof tag_a, "%s#client-a", plain);
     snprintf(tag_b, sizeof tag_b, "%s#client-b", plain);
     int fd = rmq_tc_connect(f->port);
 
     /* tag a: a new connection; the request carries PYTHON (3) / V5_1_2 (437) */
     assert_true(call_tagged(fd, tag_a, "3", "437"));
-    int pa = accept_new(lfd, RECV_MS);
-    assert_true(pa >= 0);
-    rmq_cmd *asked = rmq_tc_recv(pa, RECV_MS);
-    assert_non_null(asked);
-    assert_int_equal(asked->code, 105);
+    rmq_cmd *asked;
+    int pa = accept_asked(lfd, &asked);
     assert_int_equal(asked->language, 3);
     assert_int_equal(asked->version, 437);
     assert_null(rmq_cmd_ext_get(asked, "languageRefused"));
     /* a request on it reaches the client processor with the tagged address */
-    rmq_cmd *back = rmq_tc_request(7020, 911, NULL);
-    rmq_cmd *answer = rmq_tc_call_response(pa, back, RECV_MS);
-    assert_non_null(answer);
-    assert_string_equal(rmq_cmd_ext_get(answer, "addr"), tag_a);
-    rmq_cmd_free(answer);
-    rmq_cmd_free(back);
+    assert_processor_sees_addr(pa, 911, tag_a);
     answer_and_check(fd, pa, asked);
     rmq_cmd_free(asked);
 
@@ -820,10 +831,8 @@ static void test_tagged_addresses_have_their_own_connections(void **state)
     const char *others[] = {tag_b, plain};
     for (int i = 0; i < 2; i++) {
         assert_true(call_tagged(fd, others[i], "0", "409"));
-        int p = accept_new(lfd, RECV_MS);
-        assert_true(p >= 0);
-        rmq_cmd *q = rmq_tc_recv(p, RECV_MS);
-        assert_non_null(q);
+        rmq_cmd *q;
+        int p = accept_asked(lfd, &q);
         assert_int_equal(q->language, 0);
         answer_and_check(fd, p, q);
         rmq_cmd_free(q);
@@ -921,14 +930,8 @@ static bool async_log_has(int fd, const char *want, char *out, size_t cap)
 static void test_close_outgoing_drains_then_closes(void **state)
 {
     fixture *f = *state;
-    int lfd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    assert_int_equal(bind(lfd, (struct sockaddr *)&sa, sizeof sa), 0);
-    assert_int_equal(listen(lfd, 4), 0);
-    socklen_t sl = sizeof sa;
-    assert_int_equal(getsockname(lfd, (struct sockaddr *)&sa, &sl), 0);
     char plain[64], tag[80], bad[80], never[80], log[512];
-    snprintf(plain, sizeof plain, "127.0.0.1:%d", ntohs(sa.sin_port));
+    int lfd = listen_peer(plain, sizeof plain);
     snprintf(tag, sizeof tag, "%s#gone-client", plain);
     snprintf(bad, sizeof bad, "%s#", plain);
     snprintf(never, sizeof never, "%s#never-dialled", plain);
@@ -938,29 +941,19 @@ static void test_close_outgoing_drains_then_closes(void **state)
 
     /* a call in flight on the tagged connection */
     assert_int_equal(call_err(fd, 7022, tag, "10000"), 0);
-    int pa = accept_new(lfd, RECV_MS);
-    assert_true(pa >= 0);
-    rmq_cmd *asked = rmq_tc_recv(pa, RECV_MS);
-    assert_non_null(asked);
-    assert_int_equal(asked->code, 105);
+    rmq_cmd *asked;
+    int pa = accept_asked(lfd, &asked);
     assert_true(outgoing_count_becomes(f, base + 1));
 
     /* close it; a request sent after the close dials a new connection (the
      * close ran before it on the address's loop) */
     assert_int_equal(call_err(fd, 7021, tag, "0"), 0);
     assert_int_equal(call_err(fd, 7022, tag, "1500"), 0);
-    int pb = accept_new(lfd, RECV_MS);
-    assert_true(pb >= 0);
-    rmq_cmd *asked_b = rmq_tc_recv(pb, RECV_MS);
-    assert_non_null(asked_b);
+    rmq_cmd *asked_b;
+    int pb = accept_asked(lfd, &asked_b);
     assert_true(outgoing_count_becomes(f, base + 2));
     /* the draining connection still carries its call's traffic */
-    rmq_cmd *back = rmq_tc_request(7020, 912, NULL);
-    rmq_cmd *answer = rmq_tc_call_response(pa, back, RECV_MS);
-    assert_non_null(answer);
-    assert_string_equal(rmq_cmd_ext_get(answer, "addr"), tag);
-    rmq_cmd_free(answer);
-    rmq_cmd_free(back);
+    assert_processor_sees_addr(pa, 912, tag);
 
     /* its answer reaches the callback; then the connection closes */
     rmq_cmd *reply = rmq_cmd_new_response(asked, 0, NULL);
@@ -985,10 +978,8 @@ static void test_close_outgoing_drains_then_closes(void **state)
 
     /* and the tag dials again */
     assert_int_equal(call_err(fd, 7022, tag, "10000"), 0);
-    int pc = accept_new(lfd, RECV_MS);
-    assert_true(pc >= 0);
-    rmq_cmd *asked_c = rmq_tc_recv(pc, RECV_MS);
-    assert_non_null(asked_c);
+    rmq_cmd *asked_c;
+    int pc = accept_asked(lfd, &asked_c);
     reply = rmq_cmd_new_response(asked_c, 0, NULL);
     assert_int_equal(rmq_tc_send(pc, reply), 0);
     rmq_cmd_free(reply);
