@@ -15,7 +15,8 @@ plugins=$(cd "$plugins" && pwd)
 set=client-5.3.3
 work=$(mktemp -d /tmp/rmq-java-pop-order.XXXXXX)
 trap 'stop_all; rm -rf "$work"' EXIT
-javac_peer pop_order_suite "$set" "$work/classes" "$pop_dir/RmqPopOrderInterop.java"
+javac_peer pop_order_suite "$set" "$work/classes" "$pop_dir/RmqPopOrderInterop.java" \
+  "$pop_dir/PopInteropClient.java"
 ns_addr=127.0.0.1:$(free_port)
 port=$(broker_ports)
 rmq_conf "$work/rmq" "$plugins" "$ns_addr" "$port" rmq-broker-a "$work/rmq/store"

@@ -22,7 +22,7 @@ work=$(mktemp -d /tmp/rmq-java-pop-retry.XXXXXX)
 trap 'stop_all; rm -rf "$work"' EXIT
 mkdir -p "$work/classes"
 javac -nowarn -encoding UTF-8 --release 11 -cp "$peers/$set/*" -d "$work/classes" \
-  "$pop_dir/RmqPopRetryInterop.java"
+  "$pop_dir/RmqPopRetryInterop.java" "$pop_dir/PopInteropClient.java"
 ns_addr=127.0.0.1:$(free_port)
 port=$(broker_ports)
 rmq_conf "$work/rmq" "$plugins" "$ns_addr" "$port" rmq-broker-a "$work/rmq/store"
