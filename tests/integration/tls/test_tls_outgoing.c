@@ -36,45 +36,16 @@ static bool cluster_has_broker(int port, const char *broker, const char *cert, c
     return found;
 }
 
-typedef struct fixture {
-    char certs[64];
-    rmq_test_daemon d;
-} fixture;
+typedef tls_fixture fixture;
 
-/* Certificates in setup; teardown stops the daemon and removes both
- * directories, after a failed assertion too (cmocka runs it either way). */
 static int setup(void **state)
 {
-    fixture *f = calloc(1, sizeof(*f));
-    *state = f;
-    if (!f)
-        return -1;
-    f->d.pid = -1;
-    snprintf(f->certs, sizeof(f->certs), "/tmp/rmqtls.XXXXXX");
-    if (!mkdtemp(f->certs)) {
-        f->certs[0] = 0;
-        return -1;
-    }
-    return tls_make_certs(f->certs);
+    return tls_fixture_setup(state);
 }
 
 static int teardown(void **state)
 {
-    fixture *f = *state;
-    if (!f)
-        return 0;
-    int st = 0;
-    if (f->d.pid > 0)
-        st = rmq_td_stop_reporting(&f->d);
-    rmq_td_cleanup(&f->d);
-    if (f->certs[0]) {
-        char cmd[300];
-        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->certs);
-        if (system(cmd) != 0)
-            fprintf(stderr, "cannot remove %s\n", f->certs);
-    }
-    free(f);
-    return st == 0 ? 0 : -1;
+    return tls_fixture_teardown(state);
 }
 
 static void run_pair(fixture *f, bool client_tls, bool mutual, bool expect_registered)

@@ -20,47 +20,16 @@
 
 #define TIMEOUT_MS 5000
 
-typedef struct fixture {
-    char certs[256];
-    rmq_test_daemon d;
-    int port;
-} fixture;
+typedef tls_fixture fixture;
 
-/* Each test gets its certificates in setup; teardown stops the daemon the
- * test started and removes both directories — cmocka runs it after a failed
- * assertion too, so a failing test leaves no daemon or file behind. */
 static int setup(void **state)
 {
-    fixture *f = calloc(1, sizeof(*f));
-    *state = f;
-    if (!f)
-        return -1;
-    f->d.pid = -1;
-    snprintf(f->certs, sizeof(f->certs), "/tmp/rmqtls.XXXXXX");
-    if (!mkdtemp(f->certs)) {
-        f->certs[0] = 0;
-        return -1;
-    }
-    return tls_make_certs(f->certs);
+    return tls_fixture_setup(state);
 }
 
 static int teardown(void **state)
 {
-    fixture *f = *state;
-    if (!f)
-        return 0;
-    int st = 0;
-    if (f->d.pid > 0)
-        st = rmq_td_stop_reporting(&f->d);
-    rmq_td_cleanup(&f->d);
-    if (f->certs[0]) {
-        char cmd[512];
-        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->certs);
-        if (system(cmd) != 0)
-            fprintf(stderr, "cannot remove %s\n", f->certs);
-    }
-    free(f);
-    return st == 0 ? 0 : -1;
+    return tls_fixture_teardown(state);
 }
 
 /* Start the namesrv plugin on server "namesrv" with tls body (format with

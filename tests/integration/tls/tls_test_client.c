@@ -216,3 +216,37 @@ rmq_cmd *tls_route_request(int opaque)
     const char *kv[] = {"topic", "NoSuchTopicForTls", NULL};
     return rmq_tc_request(105, opaque, kv);
 }
+
+int tls_fixture_setup(void **state)
+{
+    tls_fixture *f = calloc(1, sizeof(*f));
+    *state = f;
+    if (!f)
+        return -1;
+    f->d.pid = -1;
+    snprintf(f->certs, sizeof(f->certs), "/tmp/rmqtls.XXXXXX");
+    if (!mkdtemp(f->certs)) {
+        f->certs[0] = 0;
+        return -1;
+    }
+    return tls_make_certs(f->certs);
+}
+
+int tls_fixture_teardown(void **state)
+{
+    tls_fixture *f = *state;
+    if (!f)
+        return 0;
+    int st = 0;
+    if (f->d.pid > 0)
+        st = rmq_td_stop_reporting(&f->d);
+    rmq_td_cleanup(&f->d);
+    if (f->certs[0]) {
+        char cmd[512];
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->certs);
+        if (system(cmd) != 0)
+            fprintf(stderr, "cannot remove %s\n", f->certs);
+    }
+    free(f);
+    return st == 0 ? 0 : -1;
+}

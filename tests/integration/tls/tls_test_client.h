@@ -42,4 +42,17 @@ int tls_write_host_conf(rmq_test_daemon *d, const char *name, const char *tls_bo
  * request whose answer is TOPIC_NOT_EXIST (17). */
 rmq_cmd *tls_route_request(int opaque);
 
+/* The TLS tests' fixture: certificates made in a temp dir at setup, the
+ * daemon the test starts in d (port: its listener, when the test keeps
+ * it). tls_fixture_setup / tls_fixture_teardown are cmocka's setup and
+ * teardown: teardown stops the daemon and removes both directories, after
+ * a failed assertion too, so a failing test leaves no daemon or file. */
+typedef struct tls_fixture {
+    char certs[256];
+    rmq_test_daemon d;
+    int port;
+} tls_fixture;
+int tls_fixture_setup(void **state);
+int tls_fixture_teardown(void **state);
+
 #endif
