@@ -185,6 +185,45 @@ static inline void st_make(st_msg *s, const char *topic, int32_t qid, const char
     s->m.tags_code = tag ? st_java_hash(tag) : 0;
 }
 
+/* n messages of body_len bytes (st_make seeds 0..n-1, tag "T") into queue
+ * 0 of topic, each stored OK. */
+static inline void st_put_seq(store_engine *e, const char *topic, int n, size_t body_len)
+{
+    st_msg m;
+    for (int i = 0; i < n; i++) {
+        st_make(&m, topic, 0, "T", NULL, NULL, body_len, i);
+        store_put_result r;
+        assert_int_equal(store_put(e, &m.m, &r), 0);
+        assert_int_equal(r.status, STORE_PUT_OK);
+    }
+}
+
+/* The n messages of st_put_seq read back from queue 0 of topic, 32 at a
+ * time: each in order with its own body. */
+static inline void st_read_seq(store_engine *e, const char *topic, int n, size_t body_len)
+{
+    int64_t off = 0;
+    while (off < n) {
+        store_get_result g;
+        assert_int_equal(store_get_messages(e, topic, 0, off, 32, NULL, NULL, NULL, &g), 0);
+        assert_int_equal(g.status, STORE_GET_FOUND);
+        size_t pos = 0;
+        for (int i = 0; i < g.msg_count; i++) {
+            stored_record d;
+            assert_int_equal(stored_record_decode(g.data + pos, g.len - pos, true, &d),
+                             STORED_RECORD_OK);
+            assert_int_equal(d.queue_offset, off + i);
+            st_msg want;
+            st_make(&want, topic, 0, "T", NULL, NULL, body_len, (int)(off + i));
+            assert_int_equal(d.body_len, (int32_t)body_len);
+            assert_memory_equal(d.body, want.body, body_len);
+            pos += (size_t)d.total_size;
+        }
+        off = g.next_begin_offset;
+        free(g.data);
+    }
+}
+
 static inline int64_t store_now_ms_for_tests(void)
 {
     struct timespec ts;

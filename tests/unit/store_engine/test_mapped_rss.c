@@ -66,41 +66,6 @@ static store_engine *open_log(const char *root, int64_t mapped_keep)
     return st_open(&c);
 }
 
-static void put_log(store_engine *e)
-{
-    st_msg m;
-    for (int i = 0; i < LOG_MSGS; i++) {
-        st_make(&m, "Unmap", 0, "T", NULL, NULL, 1000, i);
-        store_put_result r;
-        assert_int_equal(store_put(e, &m.m, &r), 0);
-        assert_int_equal(r.status, STORE_PUT_OK);
-    }
-}
-
-static void read_log(store_engine *e)
-{
-    int64_t off = 0;
-    while (off < LOG_MSGS) {
-        store_get_result g;
-        assert_int_equal(store_get_messages(e, "Unmap", 0, off, 32, NULL, NULL, NULL, &g), 0);
-        assert_int_equal(g.status, STORE_GET_FOUND);
-        size_t pos = 0;
-        for (int i = 0; i < g.msg_count; i++) {
-            stored_record d;
-            assert_int_equal(stored_record_decode(g.data + pos, g.len - pos, true, &d),
-                             STORED_RECORD_OK);
-            assert_int_equal(d.queue_offset, off + i);
-            st_msg want;
-            st_make(&want, "Unmap", 0, "T", NULL, NULL, 1000, (int)(off + i));
-            assert_int_equal(d.body_len, 1000);
-            assert_memory_equal(d.body, want.body, 1000);
-            pos += (size_t)d.total_size;
-        }
-        off = g.next_begin_offset;
-        free(g.data);
-    }
-}
-
 static void first_segment(const char *root, char *out, size_t cap)
 {
     snprintf(out, cap, "%s/commitlog/%020d", root, 0);
@@ -113,7 +78,7 @@ static void flushed_log_leaves_the_rss(void **state)
     store_engine *e = open_log(root, 2 * SEG);
     char seg0[4200];
     first_segment(root, seg0, sizeof seg0);
-    put_log(e);
+    st_put_seq(e, "Unmap", LOG_MSGS, 1000);
     /* the housekeeper unmaps behind the flushed end: poll with a deadline */
     int maps = 0;
     int64_t deadline = st_mono_ms() + 20000;
@@ -123,11 +88,11 @@ static void flushed_log_leaves_the_rss(void **state)
     fprintf(stderr, "first segment: %ld kB resident, %d mapping(s)\n", kb, maps);
     assert_int_equal(maps, 1); /* still mapped */
     assert_int_equal(kb, 0);
-    read_log(e); /* maps the pages again from the page cache */
+    st_read_seq(e, "Unmap", LOG_MSGS, 1000); /* maps the pages again from the page cache */
     assert_true(mapped_rss_kb(seg0, NULL) > 0);
     store_close(e);
     e = open_log(root, 2 * SEG);
-    read_log(e);
+    st_read_seq(e, "Unmap", LOG_MSGS, 1000);
     store_close(e);
     st_rmrf(root);
     free(root);
@@ -140,12 +105,12 @@ static void keep_zero_leaves_the_log_mapped(void **state)
     store_engine *e = open_log(root, 0);
     char seg0[4200];
     first_segment(root, seg0, sizeof seg0);
-    put_log(e);
+    st_put_seq(e, "Unmap", LOG_MSGS, 1000);
     pause_ms(300); /* time for the housekeeper to act if it (wrongly) would */
     long kb = mapped_rss_kb(seg0, NULL);
     fprintf(stderr, "first segment with keep 0: %ld kB resident\n", kb);
     assert_true(kb >= SEG / 1024 / 2);
-    read_log(e);
+    st_read_seq(e, "Unmap", LOG_MSGS, 1000);
     store_close(e);
     st_rmrf(root);
     free(root);

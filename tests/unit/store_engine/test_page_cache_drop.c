@@ -33,17 +33,6 @@ static store_engine *open_keep(const char *root, int64_t keep, store_flush_type 
     return st_open(&c);
 }
 
-static void put_all(store_engine *e)
-{
-    st_msg m;
-    for (int i = 0; i < N_MSGS; i++) {
-        st_make(&m, "Drop", 0, "T", NULL, NULL, 1000, i);
-        store_put_result r;
-        assert_int_equal(store_put(e, &m.m, &r), 0);
-        assert_int_equal(r.status, STORE_PUT_OK);
-    }
-}
-
 /* resident 4 KiB pages of the first commit-log segment (page cache) */
 static long resident_pages(const char *root)
 {
@@ -63,37 +52,12 @@ static long resident_pages(const char *root)
     return n;
 }
 
-/* every message back in order with its own body */
-static void read_all(store_engine *e)
-{
-    int64_t off = 0;
-    while (off < N_MSGS) {
-        store_get_result g;
-        assert_int_equal(store_get_messages(e, "Drop", 0, off, 32, NULL, NULL, NULL, &g), 0);
-        assert_int_equal(g.status, STORE_GET_FOUND);
-        size_t pos = 0;
-        for (int i = 0; i < g.msg_count; i++) {
-            stored_record d;
-            assert_int_equal(stored_record_decode(g.data + pos, g.len - pos, true, &d),
-                             STORED_RECORD_OK);
-            assert_int_equal(d.queue_offset, off + i);
-            st_msg want;
-            st_make(&want, "Drop", 0, "T", NULL, NULL, 1000, (int)(off + i));
-            assert_int_equal(d.body_len, 1000);
-            assert_memory_equal(d.body, want.body, 1000);
-            pos += (size_t)d.total_size;
-        }
-        off = g.next_begin_offset;
-        free(g.data);
-    }
-}
-
 static void test_flushed_log_leaves_page_cache(void **state)
 {
     (void)state;
     char *root = st_tmpdir();
     store_engine *e = open_keep(root, 2 * SEG, STORE_ASYNC_FLUSH);
-    put_all(e);
+    st_put_seq(e, "Drop", N_MSGS, 1000);
     /* the housekeeper drops behind the flushed end: poll with a deadline */
     int64_t deadline = st_mono_ms() + 20000;
     long res;
@@ -102,10 +66,10 @@ static void test_flushed_log_leaves_page_cache(void **state)
         nanosleep(&ts, NULL);
     }
     assert_int_equal(res, 0);
-    read_all(e); /* faults the dropped part back in from the file */
+    st_read_seq(e, "Drop", N_MSGS, 1000); /* faults the dropped part back in from the file */
     store_close(e);
     e = open_keep(root, 2 * SEG, STORE_ASYNC_FLUSH);
-    read_all(e);
+    st_read_seq(e, "Drop", N_MSGS, 1000);
     store_close(e);
     st_rmrf(root);
     free(root);
@@ -116,13 +80,13 @@ static void test_keep_zero_drops_nothing(void **state)
     (void)state;
     char *root = st_tmpdir();
     store_engine *e = open_keep(root, 0, STORE_ASYNC_FLUSH);
-    put_all(e);
+    st_put_seq(e, "Drop", N_MSGS, 1000);
     /* give the housekeeper time to act if it (wrongly) would; the page
      * cache may still evict under memory pressure, so only "some stay" */
     struct timespec ts = {0, 300 * 1000000};
     nanosleep(&ts, NULL);
     assert_true(resident_pages(root) > 0);
-    read_all(e);
+    st_read_seq(e, "Drop", N_MSGS, 1000);
     store_close(e);
     st_rmrf(root);
     free(root);
