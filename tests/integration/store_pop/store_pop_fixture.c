@@ -53,17 +53,6 @@ int pop_fixture_setup(void **state, const char *topics, const char *store_extra,
     return pop_fixture_start(f);
 }
 
-int pop_fixture_teardown(void **state)
-{
-    fixture *f = *state;
-    if (f->fd >= 0)
-        close(f->fd);
-    int st = rmq_td_stop_reporting(&f->d);
-    rmq_td_cleanup(&f->d);
-    free(f);
-    return st == 0 ? 0 : -1;
-}
-
 void send_ok(fixture *f, const char *topic, const char *body)
 {
     rmq_cmd *r = st_send(f->fd, pop_opaque(), topic, 0, NULL, body, NULL);

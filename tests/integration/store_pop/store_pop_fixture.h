@@ -11,11 +11,8 @@
 
 #define WAIT_MS 20000 /* a wait's deadline */
 
-typedef struct fixture {
-    rmq_test_daemon d;
-    int port; /* the broker's */
-    int fd;   /* a connection to it */
-} fixture;
+/* The daemon, its broker's port and a connection to it (store_test_client.h). */
+typedef st_fixture fixture;
 
 /* cmocka setup: the daemon with broker topics `topics` ("T:queues;..."),
  * the store's settings mappedFileSizeCommitLog = 1 MiB plus store_extra,
@@ -24,9 +21,7 @@ typedef struct fixture {
 int pop_fixture_setup(void **state, const char *topics, const char *store_extra, bool with_filter);
 /* (Re)starts the configured daemon and connects f->fd (after a kill -9). */
 int pop_fixture_start(fixture *f);
-/* cmocka teardown: closes the connection, stops the daemon (non-zero when
- * it did not stop cleanly) and removes its files. */
-int pop_fixture_teardown(void **state);
+/* Teardown: st_teardown (store_test_client.h). */
 
 /* The next request opaque of this test process. */
 int pop_opaque(void);

@@ -45,7 +45,7 @@ static int setup_v2(void **state)
 
 static int teardown(void **state)
 {
-    return pop_fixture_teardown(state);
+    return st_teardown(state);
 }
 
 /* The subscription of the next POP requests ("TAG" "*" unless a test sets it). */

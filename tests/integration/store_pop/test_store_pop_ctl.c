@@ -31,7 +31,7 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-    return pop_fixture_teardown(state);
+    return st_teardown(state);
 }
 
 /* POP_MESSAGE as a 5.3.3 client sends it (attemptId optional). */
