@@ -28,6 +28,7 @@
 
 #include "proxy_cluster.h"
 #include "proxy_internal.h"
+#include "proxy_test_host.h"
 
 #define HEART_BEAT 34
 #define UNREGISTER_CLIENT 35
@@ -123,17 +124,6 @@ static int rec_timer(rmq_plugin_ctx *ctx, uint64_t first_ms, uint64_t period_ms,
     h->timer_ud = ud;
     *out_id = 1;
     return 0;
-}
-
-static int no_listener(rmq_plugin_ctx *ctx, rmq_channel_event_fn fn, void *ud)
-{
-    (void)ctx, (void)fn, (void)ud;
-    return 0;
-}
-
-static void quiet_log(rmq_plugin_ctx *ctx, rmq_log_level level, const char *fmt, ...)
-{
-    (void)ctx, (void)level, (void)fmt;
 }
 
 static const char *call_metadata(const rmq_grpc_call *call, const char *name)

@@ -21,6 +21,7 @@
 #include <rmqhost/testkit.h>
 
 #include "proxy_internal.h"
+#include "proxy_test_host.h"
 
 #define NMSG 32 /* the store answers a POP with maxMsgNums records */
 #define POP_MESSAGE 200050
@@ -96,17 +97,6 @@ static uint64_t no_deadline(const rmq_grpc_call *call)
 {
     (void)call;
     return 0;
-}
-
-static int no_listener(rmq_plugin_ctx *ctx, rmq_channel_event_fn fn, void *ud)
-{
-    (void)ctx, (void)fn, (void)ud;
-    return 0;
-}
-
-static void quiet_log(rmq_plugin_ctx *ctx, rmq_log_level level, const char *fmt, ...)
-{
-    (void)ctx, (void)level, (void)fmt;
 }
 
 static void be32(uint8_t *p, uint32_t v)
