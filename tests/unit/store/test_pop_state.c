@@ -27,15 +27,34 @@ static char *read_all(const char *path)
     return buf;
 }
 
+/* dir (a mkdtemp template) made, and s opened on it with nothing in it. */
+static void open_fresh(pop_state *s, char *dir)
+{
+    assert_non_null(mkdtemp(dir));
+    char err[256];
+    pthread_mutex_init(&s->mu, NULL);
+    assert_int_equal(pop_state_open(s, dir, err, sizeof err), 0);
+}
+
+/* s closed, and dir with its journal (dir/pop/pop.journal) removed. */
+static void close_and_remove(pop_state *s, const char *dir)
+{
+    pop_state_close(s);
+    pthread_mutex_destroy(&s->mu);
+    char path[300];
+    snprintf(path, sizeof path, "%s/pop/pop.journal", dir);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/pop", dir);
+    rmdir(path);
+    rmdir(dir);
+}
+
 static void journal_replays_acks_and_drops_a_torn_line(void **state)
 {
     (void)state;
     char dir[] = "/tmp/rmq-pop-state.XXXXXX";
-    assert_non_null(mkdtemp(dir));
     pop_state s;
-    char err[256];
-    pthread_mutex_init(&s.mu, NULL);
-    assert_int_equal(pop_state_open(&s, dir, err, sizeof err), 0);
+    open_fresh(&s, dir);
     pop_journal_buf jb = {0};
     pop_queue *q = pop_queue_get(&s, "G", "T", 3);
     assert_non_null(q);
@@ -69,6 +88,7 @@ static void journal_replays_acks_and_drops_a_torn_line(void **state)
     fputs("A G T 3 4", f);
     fclose(f);
 
+    char err[256];
     assert_int_equal(pop_state_open(&s, dir, err, sizeof err), 0);
     pthread_mutex_lock(&s.mu);
     q = pop_queue_get(&s, "G", "T", 3);
@@ -91,13 +111,7 @@ static void journal_replays_acks_and_drops_a_torn_line(void **state)
     assert_non_null(strstr(text, "N G T 3 5\n"));
     assert_non_null(strstr(text, "I G T 3 3 2000 500 2\n"));
     assert_non_null(strstr(text, "I G T 3 4 1004 60000 1 1\n"));
-    pop_state_close(&s);
-    pthread_mutex_destroy(&s.mu);
-    unlink(path);
-    char sub[300];
-    snprintf(sub, sizeof sub, "%s/pop", dir);
-    rmdir(sub);
-    rmdir(dir);
+    close_and_remove(&s, dir);
 }
 
 /* The attemptId of an order batch rides on the N line: a journal written
@@ -158,11 +172,7 @@ static void attempt_id_replays_from_the_n_line(void **state)
     assert_non_null(strstr(text, "N G T 0 4 C-1\n"));
     assert_non_null(strstr(text, "N G T 1 3 B\n"));
     assert_non_null(strstr(text, "N G T 2 3\n"));
-    pop_state_close(&s);
-    pthread_mutex_destroy(&s.mu);
-    unlink(path);
-    rmdir(sub);
-    rmdir(dir);
+    close_and_remove(&s, dir);
 }
 
 /* revive_at (the background revive's "look no earlier than"): set from the
@@ -172,11 +182,8 @@ static void revive_at_follows_the_in_flight_messages(void **state)
 {
     (void)state;
     char dir[] = "/tmp/rmq-pop-revive.XXXXXX";
-    assert_non_null(mkdtemp(dir));
     pop_state s;
-    char err[256];
-    pthread_mutex_init(&s.mu, NULL);
-    assert_int_equal(pop_state_open(&s, dir, err, sizeof err), 0);
+    open_fresh(&s, dir);
     pop_journal_buf jb = {0};
     pop_queue *q = pop_queue_get(&s, "G", "T", 0);
     assert_non_null(q);
@@ -198,6 +205,7 @@ static void revive_at_follows_the_in_flight_messages(void **state)
     pop_state_close(&s);
 
     /* kill -9 and reopen: the replay gives the revive the earliest end again */
+    char err[256];
     assert_int_equal(pop_state_open(&s, dir, err, sizeof err), 0);
     q = pop_queue_get(&s, "G", "T", 0);
     assert_int_equal(q->n, 2);
@@ -205,14 +213,7 @@ static void revive_at_follows_the_in_flight_messages(void **state)
     pop_inflight_remove(q, 0);
     pop_inflight_remove(q, 1);
     assert_true(q->revive_at == INT64_MAX);
-    pop_state_close(&s);
-    pthread_mutex_destroy(&s.mu);
-    char path[300];
-    snprintf(path, sizeof path, "%s/pop/pop.journal", dir);
-    unlink(path);
-    snprintf(path, sizeof path, "%s/pop", dir);
-    rmdir(path);
-    rmdir(dir);
+    close_and_remove(&s, dir);
 }
 
 /* Many queues: each found again (the index grows), none confused. */
@@ -220,11 +221,8 @@ static void thousands_of_queues_stay_distinct(void **state)
 {
     (void)state;
     char dir[] = "/tmp/rmq-pop-many.XXXXXX";
-    assert_non_null(mkdtemp(dir));
     pop_state s;
-    char err[256];
-    pthread_mutex_init(&s.mu, NULL);
-    assert_int_equal(pop_state_open(&s, dir, err, sizeof err), 0);
+    open_fresh(&s, dir);
     enum { N = 3000 };
     pop_queue *made[N];
     for (int i = 0; i < N; i++) {
@@ -245,14 +243,7 @@ static void thousands_of_queues_stay_distinct(void **state)
         assert_int_equal(q->next_offset, i);
     }
     assert_int_equal(s.nq, N);
-    pop_state_close(&s);
-    pthread_mutex_destroy(&s.mu);
-    char path[300];
-    snprintf(path, sizeof path, "%s/pop/pop.journal", dir);
-    unlink(path);
-    snprintf(path, sizeof path, "%s/pop", dir);
-    rmdir(path);
-    rmdir(dir);
+    close_and_remove(&s, dir);
 }
 
 /* 100,000 in flight acknowledged in order (the common case): each ack marks
