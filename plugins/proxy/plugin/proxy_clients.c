@@ -287,6 +287,10 @@ static int32_t call_broker(proxy *px, int code, const char *client_id, rmq_chann
     return call_broker_as(px, code, client_id, ch, addr, -1, -1, subs, kv, body, NULL, buf, cap);
 }
 
+static void unregister_as(proxy *px, const char *id, Apache__Rocketmq__V2__ClientType type,
+                          const char *group, const json_t *subs, rmq_channel_id ch,
+                          const char *addr);
+
 /* The HEART_BEAT body of one client (NULL with *bad set when a consumer
  * names no group). */
 static json_t *heartbeat_body(const char *client_id, Apache__Rocketmq__V2__ClientType type,
@@ -373,6 +377,13 @@ void proxy_clients_heartbeat(proxy *px, rmq_grpc_call *call, const char *client_
                                          version, subs, NULL, body, gate, buf, cap)
                         : -1;
     free(body);
+    /* local mode: the in-process HEART_BEAT is a synchronous call, not
+     * posted under the gate; when the client's removal (and its
+     * UNREGISTER_CLIENT) came while it ran, the broker may have applied it
+     * after the UNREGISTER_CLIENT: unregister again, so a gone client is
+     * not listed until the broker's channel expiry */
+    if (code == 0 && !proxy_backend_is_cluster(px) && proxy_reg_gate_is_shut(gate))
+        unregister_as(px, client_id, type, group, subs, ch, peer ? peer : "");
     if (code == 0)
         proxy_status(st, PX_OK, NULL);
     else
@@ -437,26 +448,33 @@ static void heartbeat_all(void *ud)
     free(all);
 }
 
-/* Unregister one client (taken out of the table by the caller). */
-static void unregister(proxy *px, px_client *c)
+/* UNREGISTER_CLIENT for one client at the brokers: per producer group
+ * (a producer's subs are its topics) or for its consumer group. */
+static void unregister_as(proxy *px, const char *id, Apache__Rocketmq__V2__ClientType type,
+                          const char *group, const json_t *subs, rmq_channel_id ch,
+                          const char *addr)
 {
     char buf[256];
     size_t i;
     json_t *v;
-    if (c->type == APACHE__ROCKETMQ__V2__CLIENT_TYPE__PRODUCER) {
-        json_array_foreach(c->subs, i, v)
+    if (type == APACHE__ROCKETMQ__V2__CLIENT_TYPE__PRODUCER) {
+        json_array_foreach(subs, i, v)
         {
-            const char *kv[] = {"clientID", c->id, "producerGroup", json_string_value(v), NULL};
+            const char *kv[] = {"clientID", id, "producerGroup", json_string_value(v), NULL};
             json_t *one = json_pack("[O]", v); /* the producer group's topic */
-            (void)call_broker(px, UNREGISTER_CLIENT, c->id, c->channel, c->addr, one, kv, NULL, buf,
-                              sizeof buf);
+            (void)call_broker(px, UNREGISTER_CLIENT, id, ch, addr, one, kv, NULL, buf, sizeof buf);
             json_decref(one);
         }
-    } else if (c->group) {
-        const char *kv[] = {"clientID", c->id, "consumerGroup", c->group, NULL};
-        (void)call_broker(px, UNREGISTER_CLIENT, c->id, c->channel, c->addr, c->subs, kv, NULL, buf,
-                          sizeof buf);
+    } else if (group) {
+        const char *kv[] = {"clientID", id, "consumerGroup", group, NULL};
+        (void)call_broker(px, UNREGISTER_CLIENT, id, ch, addr, subs, kv, NULL, buf, sizeof buf);
     }
+}
+
+/* Unregister one client (taken out of the table by the caller). */
+static void unregister(proxy *px, px_client *c)
+{
+    unregister_as(px, c->id, c->type, c->group, c->subs, c->channel, c->addr);
     /* cluster mode: the client's own broker connections go with it, after
      * the UNREGISTER_CLIENTs they carry (proxy_cluster_clients.c) */
     if (proxy_backend_is_cluster(px))

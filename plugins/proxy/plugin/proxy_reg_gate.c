@@ -71,3 +71,13 @@ void proxy_reg_gate_shut(proxy_reg_gate *g)
     g->gone = true;
     pthread_mutex_unlock(&g->mu);
 }
+
+bool proxy_reg_gate_is_shut(proxy_reg_gate *g)
+{
+    if (!g)
+        return false;
+    pthread_mutex_lock(&g->mu);
+    bool gone = g->gone;
+    pthread_mutex_unlock(&g->mu);
+    return gone;
+}

@@ -23,5 +23,10 @@ void proxy_reg_gate_leave(proxy_reg_gate *g);
 /* The client is gone: waits for a registration being posted through the
  * gate (a few loop_posts, never I/O), then refuses every later one. */
 void proxy_reg_gate_shut(proxy_reg_gate *g);
+/* Whether the gate was shut (the client removed). Local mode's in-process
+ * HEART_BEAT is a synchronous call that cannot be held under the gate: it
+ * asks this after the call and, when the removal came during it, undoes
+ * the registration (proxy_clients.c). NULL: false. */
+bool proxy_reg_gate_is_shut(proxy_reg_gate *g);
 
 #endif

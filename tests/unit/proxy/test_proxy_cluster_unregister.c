@@ -12,7 +12,11 @@
  * HEART_BEAT after the close and both cases fail. A control case shows
  * the same pass does post the HEART_BEAT for a client still there. The
  * host API is the testkit's (real rmq_cmd) with the outgoing calls, timer
- * and gRPC call members replaced by recorders. */
+ * and gRPC call members replaced by recorders.
+ * Local mode's HEART_BEAT is a synchronous in-process call that cannot be
+ * held under the gate: a termination during it is undone after it (one
+ * more UNREGISTER_CLIENT), which the last case checks by holding the
+ * in-process HEART_BEAT until the client's UNREGISTER_CLIENT went. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -37,6 +41,7 @@
 #define BROKER "127.0.0.1:10911"
 #define CLIENT_ID "client-gone@1"
 #define MAX_EVENTS 64
+#define LOCAL_BROKER "broker" /* local mode: the in-process broker server */
 
 /* What the proxy posted, in order: request codes (or CLOSE_MARK) and the
  * addresses they went to. */
@@ -115,6 +120,32 @@ static int fake_namesrv(rmq_plugin_ctx *ctx, const char *addr, rmq_cmd *req, uin
     return 0;
 }
 
+/* Local mode's in-process broker: records each request under
+ * LOCAL_BROKER as the broker applies it; the held thread's HEART_BEAT is
+ * applied only once the test releases it. */
+static int fake_local(rmq_plugin_ctx *ctx, const char *server, rmq_cmd *req, uint32_t timeout_ms,
+                      rmq_cmd **resp)
+{
+    (void)timeout_ms;
+    fake_host *h = host_of(ctx);
+    assert_string_equal(server, LOCAL_BROKER);
+    int code = h->kit->cmd_code(req);
+    h->kit->cmd_free(req);
+    pthread_mutex_lock(&h->mu);
+    if (code == HEART_BEAT && h->hold_armed && pthread_equal(pthread_self(), h->hold_thread)) {
+        h->hold_armed = false;
+        h->held = true;
+        pthread_cond_broadcast(&h->cv);
+        while (!h->released)
+            pthread_cond_wait(&h->cv, &h->mu);
+    }
+    pthread_mutex_unlock(&h->mu);
+    record(h, code, LOCAL_BROKER);
+    *resp = rmq_tk_response(0, NULL);
+    assert_non_null(*resp);
+    return 0;
+}
+
 static int rec_timer(rmq_plugin_ctx *ctx, uint64_t first_ms, uint64_t period_ms, rmq_timer_fn fn,
                      void *ud, const char *executor, rmq_timer_id *out_id)
 {
@@ -155,9 +186,9 @@ typedef struct fixture {
     char tagged[160]; /* the client's own connection to the broker */
 } fixture;
 
-/* A cluster-mode proxy whose one client, a producer of TopicG, sent its
- * Settings. */
-static void start(fixture *f)
+/* A cluster-mode (local false) or local-mode proxy whose one client, a
+ * producer of TopicG, sent its Settings. */
+static void start_mode(fixture *f, bool local)
 {
     memset(f, 0, sizeof *f);
     f->kit = rmq_tk_new();
@@ -176,6 +207,7 @@ static void start(fixture *f)
     h->api.invoke_oneway_addr = rec_oneway;
     h->api.invoke_sync_addr = fake_namesrv;
     h->api.close_outgoing = rec_close;
+    h->api.invoke_local = fake_local;
     h->api.grpc_metadata = call_metadata;
     h->api.grpc_call_peer = call_peer;
     h->api.grpc_call_channel = call_channel;
@@ -184,12 +216,16 @@ static void start(fixture *f)
     px->api = &h->api;
     px->ctx = (rmq_plugin_ctx *)(void *)h;
     px->local_timeout_ms = 3000;
-    const char *why = NULL;
-    px->cluster = proxy_cluster_new(NAMESRV, &why);
-    assert_non_null(px->cluster);
+    if (local) {
+        px->broker_server = LOCAL_BROKER;
+    } else {
+        const char *why = NULL;
+        px->cluster = proxy_cluster_new(NAMESRV, &why);
+        assert_non_null(px->cluster);
+    }
     assert_int_equal(proxy_clients_init(px), 0);
     assert_int_equal(proxy_clients_start_heartbeats(px, "grpc"), 0);
-    assert_non_null(h->timer_fn);
+    assert_true(local || h->timer_fn);
 
     Apache__Rocketmq__V2__Resource topic = APACHE__ROCKETMQ__V2__RESOURCE__INIT;
     Apache__Rocketmq__V2__Resource *topics[] = {&topic};
@@ -204,13 +240,22 @@ static void start(fixture *f)
     proxy_clients_settings(px, (rmq_grpc_call *)(void *)f, CLIENT_ID, &s);
     char tag[PROXY_CLIENT_TAG_LEN + 1];
     proxy_client_tag(CLIENT_ID, tag);
-    snprintf(f->tagged, sizeof f->tagged, "%s#%s", BROKER, tag);
+    if (local)
+        snprintf(f->tagged, sizeof f->tagged, "%s", LOCAL_BROKER);
+    else
+        snprintf(f->tagged, sizeof f->tagged, "%s#%s", BROKER, tag);
+}
+
+static void start(fixture *f)
+{
+    start_mode(f, false);
 }
 
 static void stop(fixture *f)
 {
     proxy_clients_fini(&f->px);
-    proxy_cluster_free(f->px.cluster);
+    if (f->px.cluster)
+        proxy_cluster_free(f->px.cluster);
     pthread_cond_destroy(&f->h.cv);
     pthread_mutex_destroy(&f->h.mu);
     rmq_tk_free(f->kit);
@@ -326,12 +371,51 @@ static void heartbeats_of_a_present_client_are_posted(void **state)
     stop(&f);
 }
 
+/* Local mode: a relayed Heartbeat's in-process HEART_BEAT that the broker
+ * applies after the terminating client's UNREGISTER_CLIENT is followed by
+ * one more UNREGISTER_CLIENT, so the broker's last word on the client is
+ * its removal. */
+static void local_heartbeat_applied_after_termination_is_undone(void **state)
+{
+    (void)state;
+    fixture f;
+    start_mode(&f, true);
+    size_t settings_hb = count(&f, HEART_BEAT); /* the Settings' registration */
+    runner r = {.f = &f, .p = RELAYED_HEARTBEAT, .st = APACHE__ROCKETMQ__V2__STATUS__INIT};
+    pthread_t th;
+    pthread_mutex_lock(&f.h.mu);
+    f.h.hold_armed = true;
+    assert_int_equal(pthread_create(&th, NULL, run, &r), 0);
+    f.h.hold_thread = th;
+    while (!f.h.held)
+        pthread_cond_wait(&f.h.cv, &f.h.mu);
+    pthread_mutex_unlock(&f.h.mu);
+    proxy_clients_terminate(&f.px, CLIENT_ID);
+    assert_int_equal(count(&f, UNREGISTER_CLIENT), 1);
+    pthread_mutex_lock(&f.h.mu);
+    f.h.released = true;
+    pthread_cond_broadcast(&f.h.cv);
+    pthread_mutex_unlock(&f.h.mu);
+    assert_int_equal(pthread_join(th, NULL), 0);
+    assert_int_equal(count(&f, HEART_BEAT), settings_hb + 1); /* applied late */
+    size_t last = f.h.n;
+    for (size_t i = 0; i < f.h.n; i++)
+        if (f.h.codes[i] == HEART_BEAT || f.h.codes[i] == UNREGISTER_CLIENT)
+            last = i;
+    assert_true(last < f.h.n);
+    if (f.h.codes[last] != UNREGISTER_CLIENT)
+        fail_msg("the broker's last request for the gone client was code %d: it stays listed",
+                 f.h.codes[last]);
+    stop(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(heartbeats_of_a_present_client_are_posted),
         cmocka_unit_test(periodic_pass_inside_termination_posts_nothing_after),
         cmocka_unit_test(relayed_heartbeat_inside_termination_posts_nothing_after),
+        cmocka_unit_test(local_heartbeat_applied_after_termination_is_undone),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
