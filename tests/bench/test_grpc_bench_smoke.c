@@ -152,11 +152,26 @@ static long field(const fixture *f, const char *line, const char *key)
     return -1;
 }
 
+/* TLS: 8 consumers acknowledging one message at a time; plaintext: 16
+ * consumers with 4 Acks in flight each. */
 static void sends_and_acks_every_message(fixture *f, const char *topic, int tls)
 {
-    const char *args[] = {
-        "--grpc", f->endpoint, "--topic", topic,     "--group", "BenchGroup",         "-n",
-        "2000",   "-c",        "8",       "--batch", "32",      tls ? "--tls" : NULL, NULL};
+    const char *args[] = {"--grpc",
+                          f->endpoint,
+                          "--topic",
+                          topic,
+                          "--group",
+                          "BenchGroup",
+                          "-n",
+                          "2000",
+                          "-c",
+                          tls ? "8" : "16",
+                          "--ackc",
+                          tls ? "1" : "4",
+                          "--batch",
+                          "32",
+                          tls ? "--tls" : NULL,
+                          NULL};
     assert_int_equal(run_bench(f, args), 0);
     assert_int_equal(field(f, "send", "n"), COUNT);
     assert_int_equal(field(f, "send", "errors"), 0);
