@@ -65,6 +65,17 @@ static const char usage_text[] =
     "                   (215); report the time per 1000 every --report-every\n"
     "  --namesrv H:P    then DELETE_TOPIC_IN_NAMESRV (216) there, as mqadmin\n"
     "                   deleteTopic does\n"
+    "gRPC mode (RocketMQ 5.x, apache.rocketmq.v2.MessagingService):\n"
+    "  --grpc H:P       send -n messages of --size bytes to --topic with -c calls in\n"
+    "                   flight, then -c SimpleConsumers of --group receive them in\n"
+    "                   batches of --batch and acknowledge each; --tls for TLS (h2\n"
+    "                   by ALPN), else h2c with prior knowledge\n"
+    "  -n N             messages (default 20000)\n"
+    "  --ackc K         Acks in flight per consumer (default 1: one after another)\n"
+    "  --grpc-conns K   the producer's HTTP/2 connections (default 1, as one 5.x\n"
+    "                   Producer has); each consumer has its own\n"
+    "  --long-poll-ms M ReceiveMessage's long_polling_timeout (default 5000, Java's\n"
+    "                   minimum)\n"
     "hold mode:\n"
     "  --hold N         open N connections (127.0.0.x sources), keep them -s s\n"
     "  --hold-request   send each one request (--code, -e) first\n";
@@ -274,7 +285,11 @@ enum {
     OPT_REPORT_EVERY,
     OPT_PER_QUEUE,
     OPT_DELETE_TOPICS,
-    OPT_NAMESRV
+    OPT_NAMESRV,
+    OPT_GRPC,
+    OPT_ACKC,
+    OPT_GRPC_CONNS,
+    OPT_LONG_POLL
 };
 
 int rmq_bench_options_parse(rmq_bench_options *o, int argc, char **argv)
@@ -291,6 +306,10 @@ int rmq_bench_options_parse(rmq_bench_options *o, int argc, char **argv)
     o->msg_size = 1024;
     o->queues = 4;
     o->batch = 32;
+    o->messages = 20000;
+    o->ackc = 1;
+    o->grpc_conns = 1;
+    o->long_poll_ms = 5000;
     snprintf(o->topic, sizeof o->topic, "BenchTopic");
     snprintf(o->group, sizeof o->group, "BenchGroup");
     int code_given = 0, warmup_given = 0;
@@ -328,15 +347,27 @@ int rmq_bench_options_parse(rmq_bench_options *o, int argc, char **argv)
         {"per-queue", no_argument, NULL, OPT_PER_QUEUE},
         {"delete-topics", required_argument, NULL, OPT_DELETE_TOPICS},
         {"namesrv", required_argument, NULL, OPT_NAMESRV},
+        {"grpc", required_argument, NULL, OPT_GRPC},
+        {"ackc", required_argument, NULL, OPT_ACKC},
+        {"grpc-conns", required_argument, NULL, OPT_GRPC_CONNS},
+        {"long-poll-ms", required_argument, NULL, OPT_LONG_POLL},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     optind = 1;
     int c;
-    while ((c = getopt_long(argc, argv, "a:c:d:s:w:t:e:h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "a:c:d:s:w:t:e:n:h", longopts, NULL)) != -1) {
         int bad = 0;
         switch (c) {
         case 'a': target = optarg; break;
+        case OPT_GRPC:
+            target = optarg;
+            o->grpc = 1;
+            break;
+        case 'n': bad = parse_uint(optarg, 1, 100000000, &o->messages); break;
+        case OPT_ACKC: bad = parse_uint(optarg, 1, 1024, &o->ackc); break;
+        case OPT_GRPC_CONNS: bad = parse_uint(optarg, 1, 1024, &o->grpc_conns); break;
+        case OPT_LONG_POLL: bad = parse_uint(optarg, 1, 600000, &o->long_poll_ms); break;
         case 'c': bad = parse_uint(optarg, 1, 10000, &o->connections); break;
         case 'd': bad = parse_uint(optarg, 1, 65536, &o->depth); break;
         case 't': bad = parse_uint(optarg, 1, 256, &o->threads); break;

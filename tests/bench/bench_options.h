@@ -61,6 +61,13 @@ typedef struct rmq_bench_options {
     char group[128];
     unsigned queues;
     unsigned batch;
+    /* gRPC mode (grpc_mode.c): --grpc ADDR, a 5.x client's send then
+     * receive+ack of -n messages, -c in flight / consumers */
+    int grpc;
+    unsigned messages;     /* -n */
+    unsigned ackc;         /* Acks in flight per consumer */
+    unsigned grpc_conns;   /* the producer's connections */
+    unsigned long_poll_ms; /* ReceiveMessage long_polling_timeout */
 } rmq_bench_options;
 
 enum { RMQ_BENCH_MODE_RAW = 0, RMQ_BENCH_MODE_SEND = 1, RMQ_BENCH_MODE_PULL = 2 };

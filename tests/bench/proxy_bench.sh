@@ -27,6 +27,11 @@
 # own with N/K messages and C/K goroutines (rates: all messages over the
 # slowest process's time); GOMAXPROCS passes to the client as to any Go
 # program.
+# CLIENT=rmqbench runs rmqbench --grpc (tests/bench/grpc_*.c: a C 5.x client
+# on nghttp2 + protobuf-c, one thread, far less CPU per message than the Go
+# client) instead of the Go client, with the same topics, groups, N, C and
+# ACKC and the same report columns; CLIENT_TLS=0 makes it speak h2c
+# (plaintext) instead of TLS. The Go client stays the default.
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
 rounds=${2:-2}
@@ -34,6 +39,10 @@ n=${3:-20000}
 c=${4:-32}
 ackc=${5:-1}
 procs=${CLIENT_PROCS:-1}
+client=${CLIENT:-go}
+[[ $client == go || $client == rmqbench ]] || { echo "CLIENT must be go or rmqbench"; exit 2; }
+client_tls=()
+[[ ${CLIENT_TLS:-1} == 0 ]] || client_tls=(--tls)
 src=$(cd "$(dirname "$0")/../.." && pwd)
 dir=$(mktemp -d /tmp/rmqproxybench.XXXXXX)
 pids=()
@@ -47,12 +56,14 @@ trap cleanup EXIT
 . "$src/tests/support/all_in_one_conf.sh"
 
 # --- the client, built against the pinned Go module -------------------------
-# shellcheck source=../interop/go/go_env.sh
-. "$src/tests/interop/go/go_env.sh"
-mkdir -p "$dir/go/bench"
-cp "$src/tests/interop/proxy_clients/go/go.mod" "$src/tests/interop/proxy_clients/go/go.sum" "$dir/go/"
-cp "$src/tests/bench/proxy5/main.go" "$dir/go/bench/"
-(cd "$dir/go" && go build -o "$dir/proxy5bench" ./bench)
+if [[ $client == go ]]; then
+  # shellcheck source=../interop/go/go_env.sh
+  . "$src/tests/interop/go/go_env.sh"
+  mkdir -p "$dir/go/bench"
+  cp "$src/tests/interop/proxy_clients/go/go.mod" "$src/tests/interop/proxy_clients/go/go.sum" "$dir/go/"
+  cp "$src/tests/bench/proxy5/main.go" "$dir/go/bench/"
+  (cd "$dir/go" && go build -o "$dir/proxy5bench" ./bench)
+fi
 
 # --- Java 5.3.3 jars ----------------------------------------------------------
 jars=${RMQ_JAVA5_DIR:-$HOME/.cache/rmqhost/java-server-5.3.3}
@@ -120,7 +131,7 @@ wait_port "$j_px" || { echo "Java proxy did not start:"; tail "$dir/proxy.log" "
 sleep 5 # the broker registers with its NameServer
 
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-echo "proxy_bench: N=$n C=$c ACKC=$ackc CLIENT_PROCS=$procs GOMAXPROCS=${GOMAXPROCS:-default}, load $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores"
+echo "proxy_bench: CLIENT=$client${client_tls[*]:+ (TLS)} N=$n C=$c ACKC=$ackc CLIENT_PROCS=$procs GOMAXPROCS=${GOMAXPROCS:-default}, load $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores"
 for r in $(seq 1 "$rounds"); do
   for s in rmqhost java; do
     if [[ $s == rmqhost ]]; then ep=$r_px ns=$r_ns pid=$r_pid; else ep=$j_px ns=$j_ns pid=$j_pid; fi
@@ -132,9 +143,15 @@ for r in $(seq 1 "$rounds"); do
     cpids=()
     for k in $(seq 1 "$procs"); do
       # bash's time: the client's user+sys, with no other tool
-      ( TIMEFORMAT='client_cpu %U %S'
-        time "$dir/proxy5bench" -endpoint "127.0.0.1:$ep" -topic "${topic}_$k" -group "G_${topic}_$k" \
-          -n $((n / procs)) -c $((c / procs)) -ackc "$ackc" -logdir "$dir" ) >"$dir/client.$k" 2>&1 &
+      if [[ $client == go ]]; then
+        ( TIMEFORMAT='client_cpu %U %S'
+          time "$dir/proxy5bench" -endpoint "127.0.0.1:$ep" -topic "${topic}_$k" -group "G_${topic}_$k" \
+            -n $((n / procs)) -c $((c / procs)) -ackc "$ackc" -logdir "$dir" ) >"$dir/client.$k" 2>&1 &
+      else
+        ( TIMEFORMAT='client_cpu %U %S'
+          time "$build/bin/rmqbench" --grpc "127.0.0.1:$ep" "${client_tls[@]}" --topic "${topic}_$k" \
+            --group "G_${topic}_$k" -n $((n / procs)) -c $((c / procs)) --ackc "$ackc" ) >"$dir/client.$k" 2>&1 &
+      fi
       cpids+=("$!")
     done
     for p in "${cpids[@]}"; do wait "$p" || true; done # "incomplete" says why

@@ -12,6 +12,7 @@
 #include "bench_worker.h"
 #include "create_topics_mode.h"
 #include "delete_topics_mode.h"
+#include "grpc_mode.h"
 #include "hold_mode.h"
 #include "register_mode.h"
 #include "request_template.h"
@@ -104,6 +105,11 @@ int main(int argc, char **argv)
     if (prc != 0) {
         rmq_bench_options_free(&opts);
         return prc > 0 ? 0 : 2;
+    }
+    if (opts.grpc) {
+        int grc = rmq_bench_grpc_run(&opts, stdout);
+        rmq_bench_options_free(&opts);
+        return grc;
     }
     if (opts.hold > 0) {
         int hrc = rmq_bench_hold_run(&opts, stdout);
