@@ -20,7 +20,8 @@
 # (user+sys ticks of its process over both phases: on a loaded machine the
 # honest figure), the client's (client_cpu_s: user+sys of the client
 # processes; on 2 cores the client and the server share the CPU) and the
-# server's RSS after the round. Not a test.
+# server's RSS after the round (rss_mb; rss_anon_mb without the mapped
+# store files). Not a test.
 #
 # usage: tests/bench/proxy_bench.sh [BUILD_DIR] [ROUNDS] [N] [C] [ACKC]
 # CLIENT_PROCS=K runs K client processes at once, each on a topic of its
@@ -169,6 +170,9 @@ for r in $(seq 1 "$rounds"); do
     rm -f "$dir"/client.*
     t1=$(ticks "$pid")
     rss=$(awk '/VmRSS/{print $2}' "/proc/$pid/status")
-    echo "round $r $s: $out server_cpu_s=$(awk -v t=$((t1 - t0)) 'BEGIN{printf "%.2f", t/100}') rss_mb=$((rss / 1024)) load=$(cut -d' ' -f1 /proc/loadavg)"
+    # RssAnon: the process's own memory (heap, stacks), without the mapped
+    # store files the page cache holds for it
+    rss_anon=$(awk '/RssAnon/{print $2}' "/proc/$pid/status")
+    echo "round $r $s: $out server_cpu_s=$(awk -v t=$((t1 - t0)) 'BEGIN{printf "%.2f", t/100}') rss_mb=$((rss / 1024)) rss_anon_mb=$((rss_anon / 1024)) load=$(cut -d' ' -f1 /proc/loadavg)"
   done
 done
