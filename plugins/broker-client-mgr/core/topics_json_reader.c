@@ -322,6 +322,22 @@ static int skip_value(reader *r, int depth);
  * member() runs and must consume the value. */
 typedef int (*member_fn)(reader *r, void *ud, int depth);
 
+/* After an object's member or an array's item: 1 when a ',' announces
+ * another, 0 when `close` ends it, -1 (failed) on anything else. */
+static int next_item(reader *r, char close)
+{
+    char c = peek(r);
+    if (c == ',') {
+        r->p++;
+        return 1;
+    }
+    if (c == close) {
+        r->p++;
+        return 0;
+    }
+    return fail(r, close == '}' ? "'}' or ',' expected" : "']' or ',' expected");
+}
+
 static int read_object(reader *r, int depth, member_fn member, void *ud)
 {
     if (depth > MAX_DEPTH)
@@ -333,16 +349,26 @@ static int read_object(reader *r, int depth, member_fn member, void *ud)
     for (;;) {
         if (read_key(r) != 0 || member(r, ud, depth) != 0)
             return -1;
-        char c = peek(r);
-        if (c == ',') {
-            r->p++;
-            continue;
-        }
-        if (c == '}') {
-            r->p++;
-            return 0;
-        }
-        return fail(r, "'}' or ',' expected");
+        int more = next_item(r, '}');
+        if (more <= 0)
+            return more;
+    }
+}
+
+/* An array's items after its '[', each read by item (a member_fn without
+ * a key), to its ']'. */
+static int read_array(reader *r, int depth, member_fn item, void *ud)
+{
+    if (peek(r) == ']') {
+        r->p++;
+        return 0;
+    }
+    for (;;) {
+        if (item(r, ud, depth) != 0)
+            return -1;
+        int more = next_item(r, ']');
+        if (more <= 0)
+            return more;
     }
 }
 
@@ -361,26 +387,7 @@ static int skip_value(reader *r, int depth)
     int64_t iv;
     switch (c) {
     case '{': r->p++; return read_object(r, depth, skip_member, NULL);
-    case '[':
-        r->p++;
-        if (peek(r) == ']') {
-            r->p++;
-            return 0;
-        }
-        for (;;) {
-            if (skip_value(r, depth + 1) != 0)
-                return -1;
-            c = peek(r);
-            if (c == ',') {
-                r->p++;
-                continue;
-            }
-            if (c == ']') {
-                r->p++;
-                return 0;
-            }
-            return fail(r, "']' or ',' expected");
-        }
+    case '[': r->p++; return read_array(r, depth, skip_member, NULL);
     case '"': return read_string(r);
     case 't': return literal(r, "true");
     case 'f': return literal(r, "false");
@@ -624,6 +631,30 @@ typedef struct rec_read {
     bool put_obj, del_str;
 } rec_read;
 
+/* One item of "dv": the first is the counter, the second the timestamp. */
+static int dv_item(reader *r, void *ud, int depth)
+{
+    rec_read *rr = ud;
+    int32_t unused;
+    int64_t v = 0;
+    char c = peek(r);
+    if (c == '-' || (c >= '0' && c <= '9')) {
+        bool is_int;
+        if (read_number(r, &is_int, &v) != 0)
+            return -1;
+        if (!is_int)
+            v = 0;
+    } else if (int_field(r, depth + 1, &unused) != 0) {
+        return -1;
+    }
+    if (rr->dv_items == 0)
+        rr->out->dv.counter = v;
+    else if (rr->dv_items == 1)
+        rr->out->dv.timestamp = v;
+    rr->dv_items++;
+    return 0;
+}
+
 static int dv_array(reader *r, rec_read *rr, int depth)
 {
     rr->dv_items = 0;
@@ -631,39 +662,7 @@ static int dv_array(reader *r, rec_read *rr, int depth)
     if (peek(r) != '[')
         return skip_value(r, depth + 1);
     r->p++;
-    if (peek(r) == ']') {
-        r->p++;
-        return 0;
-    }
-    for (;;) {
-        int32_t unused;
-        int64_t v = 0;
-        char c = peek(r);
-        if (c == '-' || (c >= '0' && c <= '9')) {
-            bool is_int;
-            if (read_number(r, &is_int, &v) != 0)
-                return -1;
-            if (!is_int)
-                v = 0;
-        } else if (int_field(r, depth + 1, &unused) != 0) {
-            return -1;
-        }
-        if (rr->dv_items == 0)
-            rr->out->dv.counter = v;
-        else if (rr->dv_items == 1)
-            rr->out->dv.timestamp = v;
-        rr->dv_items++;
-        c = peek(r);
-        if (c == ',') {
-            r->p++;
-            continue;
-        }
-        if (c == ']') {
-            r->p++;
-            return 0;
-        }
-        return fail(r, "']' or ',' expected");
-    }
+    return read_array(r, depth, dv_item, rr);
 }
 
 static int rec_member(reader *r, void *ud, int depth)
