@@ -226,6 +226,19 @@ static void swap_on_loop0(io_loop *l0, void *arg)
         swap_finish(l0, j);
 }
 
+/* Until loop 0 has finished the job, then its lock goes. No deadline: the
+ * job lives in the caller's frame, so the caller must not return while
+ * loop 0 can still run it (a stuck loop 0 blocks the reload). */
+static void swap_wait_end(swap_job *j)
+{
+    pthread_mutex_lock(&j->mu);
+    while (!j->done)
+        pthread_cond_wait(&j->cv, &j->mu);
+    pthread_mutex_unlock(&j->mu);
+    pthread_mutex_destroy(&j->mu);
+    pthread_cond_destroy(&j->cv);
+}
+
 static int swap_listener(rmq_host *h, server_move *m)
 {
     swap_job j = {.m = m};
@@ -238,25 +251,7 @@ static int swap_listener(rmq_host *h, server_move *m)
     t->fn = swap_on_loop0;
     t->arg = &j;
     loop_post(&h->loops[0], t);
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_sec += 10;
-    pthread_mutex_lock(&j.mu);
-    int rc = 0;
-    while (!j.done && rc == 0)
-        rc = pthread_cond_timedwait(&j.cv, &j.mu, &until);
-    bool done = j.done;
-    pthread_mutex_unlock(&j.mu);
-    if (!done) {
-        /* loop 0 is stuck: the job must outlive this frame, so never return
-         * while it can still run — wait without a deadline */
-        pthread_mutex_lock(&j.mu);
-        while (!j.done)
-            pthread_cond_wait(&j.cv, &j.mu);
-        pthread_mutex_unlock(&j.mu);
-    }
-    pthread_mutex_destroy(&j.mu);
-    pthread_cond_destroy(&j.cv);
+    swap_wait_end(&j);
     return 0;
 }
 
@@ -338,12 +333,7 @@ void servers_retire_removed(rmq_host *h, const host_conf *nc, char *msg, size_t 
         t->arg = &j;
         s->listening = false; /* swap_finish must not poll fd -1 */
         loop_post(&h->loops[0], t);
-        pthread_mutex_lock(&j.mu);
-        while (!j.done)
-            pthread_cond_wait(&j.cv, &j.mu);
-        pthread_mutex_unlock(&j.mu);
-        pthread_mutex_destroy(&j.mu);
-        pthread_cond_destroy(&j.cv);
+        swap_wait_end(&j);
         msg_append(msg, msglen,
                    "server %s removed: no longer listening on %s:%d (open connections stay until "
                    "they close)\n",
