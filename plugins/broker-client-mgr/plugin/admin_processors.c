@@ -361,10 +361,7 @@ static int process_unlock_batch(rmq_request *req, const rmq_cmd *cmd, void *ud)
 
 int bcm_register_admin_processors(bcm_ctx *c)
 {
-    static const struct {
-        int32_t code;
-        rmq_processor_fn fn;
-    } table[] = {
+    static const bcm_processor_entry table[] = {
         {BCM_GET_CONSUMER_CONNECTION_LIST, process_consumer_connections},
         {BCM_GET_PRODUCER_CONNECTION_LIST, process_producer_connections},
         {BCM_GET_ALL_CONSUMER_OFFSET, process_all_offsets},
@@ -379,10 +376,5 @@ int bcm_register_admin_processors(bcm_ctx *c)
         {BCM_LOCK_BATCH_MQ, process_lock_batch},
         {BCM_UNLOCK_BATCH_MQ, process_unlock_batch},
     };
-    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
-        int rc = c->api->register_processor(c->pctx, table[i].code, table[i].fn, c, "admin");
-        if (rc != 0)
-            return rc;
-    }
-    return 0;
+    return bcm_register_processor_table(c, table, sizeof table / sizeof table[0], "admin");
 }

@@ -377,6 +377,14 @@ int bcm_reply_body(bcm_ctx *c, rmq_request *req, const rmq_cmd *cmd, char *json_
 int bcm_reply_header(bcm_ctx *c, rmq_request *req, const rmq_cmd *cmd, int32_t code,
                      const char *remark, char *json_owned);
 bool bcm_is_oneway(bcm_ctx *c, const rmq_cmd *cmd);
+
+/* A file's table of processors, all on one executor ("admin", ...). */
+typedef struct bcm_processor_entry {
+    int32_t code;
+    rmq_processor_fn fn;
+} bcm_processor_entry;
+int bcm_register_processor_table(bcm_ctx *c, const bcm_processor_entry *table, size_t n,
+                                 const char *executor);
 bool bcm_ext_long(bcm_ctx *c, const rmq_cmd *cmd, const char *key, int64_t *out);
 
 #endif

@@ -296,18 +296,10 @@ static int process_broker_consume_stats(rmq_request *req, const rmq_cmd *cmd, vo
 
 int bcm_register_inventory_processors(bcm_ctx *c)
 {
-    static const struct {
-        int32_t code;
-        rmq_processor_fn fn;
-    } table[] = {
+    static const bcm_processor_entry table[] = {
         {BCM_GET_ALL_PRODUCER_INFO, process_all_producers},
         {BCM_GET_SYSTEM_TOPIC_LIST_FROM_BROKER, process_system_topics},
         {BCM_GET_BROKER_CONSUME_STATS, process_broker_consume_stats},
     };
-    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
-        int rc = c->api->register_processor(c->pctx, table[i].code, table[i].fn, c, "admin");
-        if (rc != 0)
-            return rc;
-    }
-    return 0;
+    return bcm_register_processor_table(c, table, sizeof table / sizeof table[0], "admin");
 }
