@@ -364,6 +364,11 @@ double bcm_store_consume_tps(const bcm_store *s, const char *group, const char *
 /* consume_stats_processor.c: GET_CONSUME_STATS (208) */
 int bcm_register_consume_stats_processor(bcm_ctx *c);
 
+/* group_queue_offsets.c: the committed offset of each of a topic's queues
+ * 0..queues-1 for group, -1 where it has none; malloc'd (queues + 1 items,
+ * so 0 queues still gives an array), NULL without memory. c->lock held. */
+int64_t *bcm_group_queue_offsets(bcm_ctx *c, const char *topic, const char *group, int queues);
+
 /* state_transfer.c */
 int bcm_export_state(rmq_plugin_ctx *pctx, void **blob, size_t *len);
 int bcm_import_state(rmq_plugin_ctx *pctx, uint32_t version, const void *blob, size_t len);

@@ -141,15 +141,12 @@ static group_rows *plan(bcm_ctx *c, bool order_only, size_t *ngroups)
             topic_rows *tr = &r->t[r->n];
             tr->topic = strdup(t);
             tr->queues = f.write_queue_nums > 0 ? f.write_queue_nums : 0;
-            tr->consumer = calloc((size_t)tr->queues + 1, sizeof *tr->consumer);
+            tr->consumer = bcm_group_queue_offsets(c, t, name, tr->queues);
             if (!tr->topic || !tr->consumer) {
                 free(tr->topic);
                 free(tr->consumer);
                 continue;
             }
-            for (int q = 0; q < tr->queues; q++)
-                if (!bcm_offset_query(&c->offsets, t, name, q, &tr->consumer[q]))
-                    tr->consumer[q] = -1;
             r->n++;
         }
         json_decref(topics);
