@@ -416,6 +416,21 @@ static int int_field(reader *r, int depth, int32_t *out)
     return skip_value(r, depth + 1);
 }
 
+/* A copy of the string just read (r->s, with its NUL) into b, which grows
+ * as needed: the reader's own buffer is reused by the next string. */
+static int keep_string(reader *r, str_buf *b)
+{
+    if (b->cap < r->s.n + 1) {
+        char *p = realloc(b->p, r->s.n + 1);
+        if (!p)
+            return fail(r, "out of memory");
+        b->p = p;
+        b->cap = r->s.n + 1;
+    }
+    memcpy(b->p, r->s.p, r->s.n + 1);
+    return 0;
+}
+
 /* One TopicConfig being read. */
 typedef struct cfg_read {
     bcm_topic_cfg cfg;
@@ -462,14 +477,8 @@ static int cfg_member(reader *r, void *ud, int depth)
             return skip_value(r, depth + 1);
         if (read_string(r) != 0)
             return -1;
-        if (cr->name.cap < r->s.n + 1) {
-            char *p = realloc(cr->name.p, r->s.n + 1);
-            if (!p)
-                return fail(r, "out of memory");
-            cr->name.p = p;
-            cr->name.cap = r->s.n + 1;
-        }
-        memcpy(cr->name.p, r->s.p, r->s.n + 1);
+        if (keep_string(r, &cr->name) != 0)
+            return -1;
         cr->has_name = true;
         return 0;
     }
@@ -505,14 +514,8 @@ static int table_member(reader *r, void *ud, int depth)
         return skip_value(r, depth + 1); /* not a TopicConfig: ignored */
     r->p++;
     cfg_read *cr = &t->cr;
-    if (cr->key.cap < r->s.n + 1) {
-        char *p = realloc(cr->key.p, r->s.n + 1);
-        if (!p)
-            return fail(r, "out of memory");
-        cr->key.p = p;
-        cr->key.cap = r->s.n + 1;
-    }
-    memcpy(cr->key.p, r->s.p, r->s.n + 1);
+    if (keep_string(r, &cr->key) != 0)
+        return -1;
     json_decref(cr->cfg.attributes);
     memset(&cr->cfg, 0, sizeof cr->cfg);
     cr->has_name = cr->has_rq = cr->has_wq = cr->has_perm = false;
