@@ -110,22 +110,23 @@ static bool topic_valid(const char *topic, char *remark, size_t len)
     return true;
 }
 
+const char *const bcm_fixed_system_topics[] = {"TBW102",
+                                               "SCHEDULE_TOPIC_XXXX",
+                                               "BenchmarkTest",
+                                               "RMQ_SYS_TRANS_HALF_TOPIC",
+                                               "RMQ_SYS_TRACE_TOPIC",
+                                               "RMQ_SYS_TRANS_OP_HALF_TOPIC",
+                                               "TRANS_CHECK_MAX_TIME_TOPIC",
+                                               "SELF_TEST_TOPIC",
+                                               "OFFSET_MOVED_EVENT",
+                                               NULL};
+
 /* TopicValidator.isSystemTopic (4.9.8): its static set, the topics the
  * broker's TopicConfigManager adds (cluster name, broker name,
  * <cluster>_REPLY_TOPIC) and the rmq_sys_ prefix. */
 static bool system_topic(const bcm_ctx *c, const char *topic)
 {
-    static const char *const fixed[] = {"TBW102",
-                                        "SCHEDULE_TOPIC_XXXX",
-                                        "BenchmarkTest",
-                                        "RMQ_SYS_TRANS_HALF_TOPIC",
-                                        "RMQ_SYS_TRACE_TOPIC",
-                                        "RMQ_SYS_TRANS_OP_HALF_TOPIC",
-                                        "TRANS_CHECK_MAX_TIME_TOPIC",
-                                        "SELF_TEST_TOPIC",
-                                        "OFFSET_MOVED_EVENT",
-                                        NULL};
-    for (const char *const *f = fixed; *f; f++)
+    for (const char *const *f = bcm_fixed_system_topics; *f; f++)
         if (strcmp(topic, *f) == 0)
             return true;
     if (strncmp(topic, "rmq_sys_", 8) == 0 || strcmp(topic, c->s.cluster_name) == 0 ||

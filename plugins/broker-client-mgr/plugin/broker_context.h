@@ -361,6 +361,10 @@ int32_t bcm_store_ha_listen_port(const bcm_store *s);
 /* tpsGroupGetNums(group, topic); 0 without a store (or an older one). */
 double bcm_store_consume_tps(const bcm_store *s, const char *group, const char *topic);
 
+/* admin_processors.c: TopicValidator's static set of system topics (4.9.8),
+ * NULL-ended; the ones a broker adds from its settings come on top. */
+extern const char *const bcm_fixed_system_topics[];
+
 /* consume_stats_processor.c: GET_CONSUME_STATS (208) */
 int bcm_register_consume_stats_processor(bcm_ctx *c);
 

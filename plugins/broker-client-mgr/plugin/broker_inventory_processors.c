@@ -56,18 +56,9 @@ static int process_all_producers(rmq_request *req, const rmq_cmd *cmd, void *ud)
 static int process_system_topics(rmq_request *req, const rmq_cmd *cmd, void *ud)
 {
     bcm_ctx *c = ud;
-    static const char *const fixed[] = {"TBW102",
-                                        "SCHEDULE_TOPIC_XXXX",
-                                        "BenchmarkTest",
-                                        "RMQ_SYS_TRANS_HALF_TOPIC",
-                                        "RMQ_SYS_TRACE_TOPIC",
-                                        "RMQ_SYS_TRANS_OP_HALF_TOPIC",
-                                        "TRANS_CHECK_MAX_TIME_TOPIC",
-                                        "SELF_TEST_TOPIC",
-                                        "OFFSET_MOVED_EVENT"};
     json_t *set = json_object(); /* a set: each name once */
-    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
-        json_object_set_new(set, fixed[i], json_true());
+    for (const char *const *f = bcm_fixed_system_topics; *f; f++)
+        json_object_set_new(set, *f, json_true());
     json_object_set_new(set, c->s.cluster_name, json_true());
     json_object_set_new(set, c->s.broker_name, json_true());
     char reply[160];
