@@ -6,26 +6,13 @@
  * file or a port that cannot be bound changes nothing; state_dir,
  * admin_socket, io_threads and metrics_listen are reported as needing a
  * restart while the rest is applied. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "admin_context.h"
 #include "tls_host.h"
-
-static void append(char *msg, size_t cap, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void append(char *msg, size_t cap, const char *fmt, ...)
-{
-    size_t n = strlen(msg);
-    if (n + 1 >= cap)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg + n, cap - n, fmt, ap);
-    va_end(ap);
-}
+#include "message_text.h"
 
 static int read_files(rmq_host *h, host_conf *nc, char *msg, size_t msglen)
 {
@@ -122,7 +109,7 @@ int admin_reload_config(admin_ctx *a, char *msg, size_t msglen)
         actions++;
         if (plugin_stop(h, &a->retired, names[i], one, sizeof(one)) != 0)
             rc = -1;
-        append(msg, msglen, "%s\n", one);
+        msg_append(msg, msglen, "%s\n", one);
     }
     /* start what is new, reload what changed */
     for (size_t i = 0; i < nc.nplugins; i++) {
@@ -141,12 +128,12 @@ int admin_reload_config(admin_ctx *a, char *msg, size_t msglen)
         actions++;
         if (r != 0)
             rc = -1;
-        append(msg, msglen, "%s\n", one);
+        msg_append(msg, msglen, "%s\n", one);
     }
     servers_retire_removed(h, &nc, msg, msglen);
     host_settings_apply(h, &nc, msg, msglen);
     if (actions == 0 && strlen(msg) == server_notes)
-        append(msg, msglen, "configuration reloaded: no plugin changed\n");
+        msg_append(msg, msglen, "configuration reloaded: no plugin changed\n");
     adopt_plugins(h, &nc);
     size_t n = strlen(msg);
     if (n && msg[n - 1] == '\n')

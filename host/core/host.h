@@ -239,6 +239,10 @@ typedef struct sync_waiter {
     plugin_inst *caller;
     struct sync_waiter *async_prev, *async_next;
 } sync_waiter;
+/* sync_waiter.c: a waiter holding refs references (its wait on a monotonic
+ * clock); the last unref frees it and the answer it still holds. */
+sync_waiter *sync_waiter_new(int refs);
+void sync_waiter_unref(sync_waiter *w);
 
 typedef enum { CALL_ONEWAY, CALL_ASYNC, CALL_SYNC } call_kind;
 

@@ -2,29 +2,18 @@
  * `-o` overrides. Reports every problem as "file:line: message"; never
  * touches sockets, plugins or the filesystem beyond reading the files. */
 #include "host_config.h"
+#include "message_text.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <libconfig.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #define DEFAULT_IDLE_SECONDS 120
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return -1;
-}
 
 static void copy_str(char *dst, size_t cap, const char *src)
 {
@@ -53,12 +42,12 @@ static int get_string(const config_setting_t *s, const char *file, char *dst, si
                       size_t errlen)
 {
     if (config_setting_type(s) != CONFIG_TYPE_STRING)
-        return fail(err, errlen, "%s:%d: '%s' must be a string", file, line_of(s),
-                    config_setting_name(s));
+        return msg_fail(err, errlen, "%s:%d: '%s' must be a string", file, line_of(s),
+                        config_setting_name(s));
     const char *v = config_setting_get_string(s);
     if (strlen(v) >= cap)
-        return fail(err, errlen, "%s:%d: '%s' is too long", file, line_of(s),
-                    config_setting_name(s));
+        return msg_fail(err, errlen, "%s:%d: '%s' is too long", file, line_of(s),
+                        config_setting_name(s));
     copy_str(dst, cap, v);
     return 0;
 }
@@ -68,12 +57,12 @@ static int get_long(const config_setting_t *s, const char *file, long min, long 
 {
     int t = config_setting_type(s);
     if (t != CONFIG_TYPE_INT && t != CONFIG_TYPE_INT64)
-        return fail(err, errlen, "%s:%d: '%s' must be an integer", file, line_of(s),
-                    config_setting_name(s));
+        return msg_fail(err, errlen, "%s:%d: '%s' must be an integer", file, line_of(s),
+                        config_setting_name(s));
     long long v = config_setting_get_int64(s);
     if (v < min || v > max)
-        return fail(err, errlen, "%s:%d: '%s' must be between %ld and %ld", file, line_of(s),
-                    config_setting_name(s), min, max);
+        return msg_fail(err, errlen, "%s:%d: '%s' must be between %ld and %ld", file, line_of(s),
+                        config_setting_name(s), min, max);
     *out = (long)v;
     return 0;
 }
@@ -82,8 +71,8 @@ static int get_bool(const config_setting_t *s, const char *file, bool *out, char
                     size_t errlen)
 {
     if (config_setting_type(s) != CONFIG_TYPE_BOOL)
-        return fail(err, errlen, "%s:%d: '%s' must be true or false", file, line_of(s),
-                    config_setting_name(s));
+        return msg_fail(err, errlen, "%s:%d: '%s' must be true or false", file, line_of(s),
+                        config_setting_name(s));
     *out = config_setting_get_bool(s) != 0;
     return 0;
 }
@@ -93,8 +82,8 @@ static int read_file(config_t *cfg, const char *path, char *err, size_t errlen)
     config_init(cfg);
     if (config_read_file(cfg, path) != CONFIG_TRUE) {
         const char *f = config_error_file(cfg);
-        int rc = fail(err, errlen, "%s:%d: %s", f ? f : path, config_error_line(cfg),
-                      config_error_text(cfg));
+        int rc = msg_fail(err, errlen, "%s:%d: %s", f ? f : path, config_error_line(cfg),
+                          config_error_text(cfg));
         config_destroy(cfg);
         return rc;
     }
@@ -107,12 +96,13 @@ static int parse_servers(host_conf *c, const config_setting_t *group, const char
                          size_t errlen)
 {
     if (!config_setting_is_group(group))
-        return fail(err, errlen, "%s:%d: 'servers' must be a group { name = { listen = ...; }; }",
-                    file, line_of(group));
+        return msg_fail(err, errlen,
+                        "%s:%d: 'servers' must be a group { name = { listen = ...; }; }", file,
+                        line_of(group));
     int n = config_setting_length(group);
     c->servers = calloc((size_t)(n > 0 ? n : 1), sizeof(server_conf));
     if (!c->servers)
-        return fail(err, errlen, "out of memory");
+        return msg_fail(err, errlen, "out of memory");
     for (int i = 0; i < n; i++) {
         config_setting_t *s = config_setting_get_elem(group, (unsigned)i);
         server_conf *sc = &c->servers[c->nservers++];
@@ -122,8 +112,8 @@ static int parse_servers(host_conf *c, const config_setting_t *group, const char
         sc->idle_seconds = DEFAULT_IDLE_SECONDS;
         tls_conf_defaults(&sc->tls, false);
         if (!config_setting_is_group(s))
-            return fail(err, errlen, "%s:%d: server '%s' must be a group", file, sc->line,
-                        sc->name);
+            return msg_fail(err, errlen, "%s:%d: server '%s' must be a group", file, sc->line,
+                            sc->name);
         for (int k = 0; k < config_setting_length(s); k++) {
             config_setting_t *f = config_setting_get_elem(s, (unsigned)k);
             const char *key = config_setting_name(f);
@@ -138,9 +128,9 @@ static int parse_servers(host_conf *c, const config_setting_t *group, const char
                 if (get_string(f, file, proto, sizeof(proto), err, errlen))
                     return -1;
                 if (parse_protocol(proto, &sc->protocol) != 0)
-                    return fail(err, errlen,
-                                "%s:%d: server '%s': protocol must be \"remoting\" or \"grpc\"",
-                                file, line_of(f), sc->name);
+                    return msg_fail(err, errlen,
+                                    "%s:%d: server '%s': protocol must be \"remoting\" or \"grpc\"",
+                                    file, line_of(f), sc->name);
             } else if (strcmp(key, "channel_max_idle_seconds") == 0) {
                 long v = 0;
                 if (get_long(f, file, 1, 86400 * 7, &v, err, errlen))
@@ -150,13 +140,13 @@ static int parse_servers(host_conf *c, const config_setting_t *group, const char
                 if (tls_conf_parse_group(&sc->tls, false, f, file, err, errlen))
                     return -1;
             } else {
-                return fail(err, errlen, "%s:%d: unknown key '%s' in server '%s'", file, line_of(f),
-                            key, sc->name);
+                return msg_fail(err, errlen, "%s:%d: unknown key '%s' in server '%s'", file,
+                                line_of(f), key, sc->name);
             }
         }
         if (!sc->listen[0])
-            return fail(err, errlen, "%s:%d: server '%s' has no 'listen' address", file, sc->line,
-                        sc->name);
+            return msg_fail(err, errlen, "%s:%d: server '%s' has no 'listen' address", file,
+                            sc->line, sc->name);
     }
     return 0;
 }
@@ -217,7 +207,7 @@ static int parse_host(host_conf *c, const char *path, char *err, size_t errlen)
             if (tls_conf_parse_group(&c->tls_client, true, s, path, err, errlen))
                 goto out;
         } else {
-            fail(err, errlen, "%s:%d: unknown key '%s' in host.conf", path, line_of(s), key);
+            msg_fail(err, errlen, "%s:%d: unknown key '%s' in host.conf", path, line_of(s), key);
             goto out;
         }
     }
@@ -267,7 +257,7 @@ static int parse_plugin_settings(plugin_conf *p, const config_setting_t *g, cons
                                  char *err, size_t errlen)
 {
     if (!config_setting_is_group(g))
-        return fail(err, errlen, "%s:%d: 'settings' must be a group", file, line_of(g));
+        return msg_fail(err, errlen, "%s:%d: 'settings' must be a group", file, line_of(g));
     for (int i = 0; i < config_setting_length(g); i++) {
         config_setting_t *s = config_setting_get_elem(g, (unsigned)i);
         char buf[64];
@@ -294,11 +284,11 @@ static int parse_plugin_settings(plugin_conf *p, const config_setting_t *g, cons
             type = CONF_VALUE_FLOAT;
             break;
         default:
-            return fail(err, errlen, "%s:%d: setting '%s' must be a string, number or boolean",
-                        file, line_of(s), config_setting_name(s));
+            return msg_fail(err, errlen, "%s:%d: setting '%s' must be a string, number or boolean",
+                            file, line_of(s), config_setting_name(s));
         }
         if (add_setting(p, config_setting_name(s), text, type, file, line_of(s)))
-            return fail(err, errlen, "out of memory");
+            return msg_fail(err, errlen, "out of memory");
     }
     return 0;
 }
@@ -316,19 +306,20 @@ static int parse_plugin_file(host_conf *c, const char *path, char *err, size_t e
         if (strcmp(config_setting_name(s), "plugin") == 0) {
             pg = s;
         } else {
-            fail(err, errlen, "%s:%d: unknown key '%s' (a plugin file holds one 'plugin' group)",
-                 path, line_of(s), config_setting_name(s));
+            msg_fail(err, errlen,
+                     "%s:%d: unknown key '%s' (a plugin file holds one 'plugin' group)", path,
+                     line_of(s), config_setting_name(s));
             goto out;
         }
     }
     if (!pg || !config_setting_is_group(pg)) {
-        fail(err, errlen, "%s:%d: missing 'plugin = { name = ...; path = ...; server = ...; }'",
-             path, pg ? line_of(pg) : 1);
+        msg_fail(err, errlen, "%s:%d: missing 'plugin = { name = ...; path = ...; server = ...; }'",
+                 path, pg ? line_of(pg) : 1);
         goto out;
     }
     plugin_conf *np = realloc(c->plugins, (c->nplugins + 1) * sizeof(*np));
     if (!np) {
-        fail(err, errlen, "out of memory");
+        msg_fail(err, errlen, "out of memory");
         goto out;
     }
     c->plugins = np;
@@ -359,16 +350,16 @@ static int parse_plugin_file(host_conf *c, const char *path, char *err, size_t e
             if (parse_plugin_settings(p, s, path, err, errlen))
                 goto out;
         } else {
-            fail(err, errlen, "%s:%d: unknown key '%s' in plugin", path, line_of(s), key);
+            msg_fail(err, errlen, "%s:%d: unknown key '%s' in plugin", path, line_of(s), key);
             goto out;
         }
     }
     if (!p->name[0]) {
-        fail(err, errlen, "%s:%d: plugin has no 'name'", path, p->line);
+        msg_fail(err, errlen, "%s:%d: plugin has no 'name'", path, p->line);
         goto out;
     }
     if (!p->path[0]) {
-        fail(err, errlen, "%s:%d: plugin '%s' has no 'path'", path, p->line, p->name);
+        msg_fail(err, errlen, "%s:%d: plugin '%s' has no 'path'", path, p->line, p->name);
         goto out;
     }
     rc = 0;
@@ -387,17 +378,17 @@ int host_conf_load(host_conf *c, const char *dir, char *err, size_t errlen)
     defaults(c);
     char abs[PATH_MAX];
     if (!realpath(dir, abs))
-        return fail(err, errlen, "%s: %s", dir, strerror(errno));
+        return msg_fail(err, errlen, "%s: %s", dir, strerror(errno));
     copy_str(c->conf_dir, sizeof(c->conf_dir), abs);
     snprintf(c->host_file, sizeof(c->host_file), "%s/host.conf", abs);
     if (access(c->host_file, R_OK) != 0)
-        return fail(err, errlen, "%s:0: %s", c->host_file, strerror(errno));
+        return msg_fail(err, errlen, "%s:0: %s", c->host_file, strerror(errno));
     if (parse_host(c, c->host_file, err, errlen))
         return -1;
 
     DIR *d = opendir(abs);
     if (!d)
-        return fail(err, errlen, "%s: %s", abs, strerror(errno));
+        return msg_fail(err, errlen, "%s: %s", abs, strerror(errno));
     char **names = NULL;
     size_t n = 0;
     struct dirent *e;
@@ -410,13 +401,13 @@ int host_conf_load(host_conf *c, const char *dir, char *err, size_t errlen)
             continue;
         char **nn = realloc(names, (n + 1) * sizeof(*nn));
         if (!nn) {
-            rc = fail(err, errlen, "out of memory");
+            rc = msg_fail(err, errlen, "out of memory");
             break;
         }
         names = nn;
         names[n] = strdup(e->d_name);
         if (!names[n]) {
-            rc = fail(err, errlen, "out of memory");
+            rc = msg_fail(err, errlen, "out of memory");
             break;
         }
         n++;
@@ -474,11 +465,11 @@ int host_conf_override(host_conf *c, const char *kv, char *err, size_t errlen)
 {
     const char *eq = strchr(kv, '=');
     if (!eq || eq == kv)
-        return fail(err, errlen, "-o %s: expected KEY=VALUE", kv);
+        return msg_fail(err, errlen, "-o %s: expected KEY=VALUE", kv);
     char key[512];
     size_t klen = (size_t)(eq - kv);
     if (klen >= sizeof(key))
-        return fail(err, errlen, "-o: key too long");
+        return msg_fail(err, errlen, "-o: key too long");
     memcpy(key, kv, klen);
     key[klen] = 0;
     const char *val = eq + 1;
@@ -501,7 +492,7 @@ int host_conf_override(host_conf *c, const char *kv, char *err, size_t errlen)
     for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++) {
         if (strcmp(key, strs[i].name) == 0) {
             if (strlen(val) >= strs[i].cap)
-                return fail(err, errlen, "-o %s: value too long", key);
+                return msg_fail(err, errlen, "-o %s: value too long", key);
             copy_str(strs[i].dst, strs[i].cap, val);
             return 0;
         }
@@ -521,8 +512,8 @@ int host_conf_override(host_conf *c, const char *kv, char *err, size_t errlen)
         if (strcmp(key, nums[i].name) != 0)
             continue;
         if (parse_long_text(val, nums[i].min, nums[i].max, &v))
-            return fail(err, errlen, "-o %s: '%s' is not an integer in [%ld, %ld]", key, val,
-                        nums[i].min, nums[i].max);
+            return msg_fail(err, errlen, "-o %s: '%s' is not an integer in [%ld, %ld]", key, val,
+                            nums[i].min, nums[i].max);
         switch (nums[i].kind) {
         case 0: c->io_threads = (int)v; break;
         case 1: c->max_frame_bytes = v; break;
@@ -536,12 +527,12 @@ int host_conf_override(host_conf *c, const char *kv, char *err, size_t errlen)
         const char *name = key + 8;
         const char *dot = strrchr(name, '.');
         if (!dot)
-            return fail(err, errlen, "-o %s: unknown key", key);
+            return msg_fail(err, errlen, "-o %s: unknown key", key);
         char sname[CONF_NAME_MAX];
         snprintf(sname, sizeof(sname), "%.*s", (int)(dot - name), name);
         server_conf *sc = (server_conf *)host_conf_server(c, sname);
         if (!sc)
-            return fail(err, errlen, "-o %s: no server '%s' in host.conf", key, sname);
+            return msg_fail(err, errlen, "-o %s: no server '%s' in host.conf", key, sname);
         if (strcmp(dot + 1, "listen") == 0) {
             copy_str(sc->listen, sizeof(sc->listen), val);
             return 0;
@@ -552,32 +543,32 @@ int host_conf_override(host_conf *c, const char *kv, char *err, size_t errlen)
         }
         if (strcmp(dot + 1, "protocol") == 0) {
             if (parse_protocol(val, &sc->protocol) != 0)
-                return fail(err, errlen, "-o %s: '%s' is not remoting or grpc", key, val);
+                return msg_fail(err, errlen, "-o %s: '%s' is not remoting or grpc", key, val);
             return 0;
         }
         if (strcmp(dot + 1, "channel_max_idle_seconds") == 0) {
             if (parse_long_text(val, 1, 86400 * 7, &v))
-                return fail(err, errlen, "-o %s: '%s' is not a number of seconds", key, val);
+                return msg_fail(err, errlen, "-o %s: '%s' is not a number of seconds", key, val);
             sc->idle_seconds = (int)v;
             return 0;
         }
-        return fail(err, errlen, "-o %s: unknown key", key);
+        return msg_fail(err, errlen, "-o %s: unknown key", key);
     }
     if (strncmp(key, "plugins.", 8) == 0) {
         const char *name = key + 8;
         const char *dot = strchr(name, '.');
         if (!dot)
-            return fail(err, errlen, "-o %s: unknown key", key);
+            return msg_fail(err, errlen, "-o %s: unknown key", key);
         char pname[CONF_NAME_MAX];
         snprintf(pname, sizeof(pname), "%.*s", (int)(dot - name), name);
         plugin_conf *p = host_conf_plugin(c, pname);
         if (!p)
-            return fail(err, errlen, "-o %s: no plugin named '%s' in conf.d", key, pname);
+            return msg_fail(err, errlen, "-o %s: no plugin named '%s' in conf.d", key, pname);
         const char *field = dot + 1;
         if (strcmp(field, "enabled") == 0 || strcmp(field, "optional") == 0) {
             bool b;
             if (parse_bool_text(val, &b))
-                return fail(err, errlen, "-o %s: '%s' is not true or false", key, val);
+                return msg_fail(err, errlen, "-o %s: '%s' is not true or false", key, val);
             if (field[0] == 'e')
                 p->enabled = b;
             else
@@ -595,12 +586,12 @@ int host_conf_override(host_conf *c, const char *kv, char *err, size_t errlen)
         if (strncmp(field, "settings.", 9) == 0 && field[9]) {
             /* Typed later against the plugin's declaration. */
             if (add_setting(p, field + 9, val, CONF_VALUE_STRING, "-o", 0))
-                return fail(err, errlen, "out of memory");
+                return msg_fail(err, errlen, "out of memory");
             return 0;
         }
-        return fail(err, errlen, "-o %s: unknown key", key);
+        return msg_fail(err, errlen, "-o %s: unknown key", key);
     }
-    return fail(err, errlen, "-o %s: unknown key", key);
+    return msg_fail(err, errlen, "-o %s: unknown key", key);
 }
 
 static int absolutise(char *path, size_t cap, const char *base)
@@ -628,31 +619,31 @@ int host_conf_finish(host_conf *c, char *err, size_t errlen)
         absolutise(c->admin_socket, sizeof(c->admin_socket), c->state_dir) ||
         absolutise(c->log_file, sizeof(c->log_file), c->state_dir) ||
         absolutise(c->plugin_dir, sizeof(c->plugin_dir), parent))
-        return fail(err, errlen, "%s: a configured path is too long", c->host_file);
+        return msg_fail(err, errlen, "%s: a configured path is too long", c->host_file);
     if (tls_conf_finish_all(c, err, errlen)) /* tls_config.c */
         return -1;
     /* a gRPC server's TLS offers HTTP/2 by ALPN: gRPC clients require it */
     for (size_t i = 0; i < c->nservers; i++)
         c->servers[i].tls.alpn_h2 = c->servers[i].protocol == SERVER_PROTOCOL_GRPC;
     if (c->write_low_water > c->write_high_water)
-        return fail(err, errlen, "%s: write_low_water must not exceed write_high_water",
-                    c->host_file);
+        return msg_fail(err, errlen, "%s: write_low_water must not exceed write_high_water",
+                        c->host_file);
     for (size_t i = 0; i < c->nservers; i++)
         for (size_t j = i + 1; j < c->nservers; j++)
             if (strcmp(c->servers[i].name, c->servers[j].name) == 0)
-                return fail(err, errlen, "%s:%d: server '%s' declared twice", c->servers[j].file,
-                            c->servers[j].line, c->servers[j].name);
+                return msg_fail(err, errlen, "%s:%d: server '%s' declared twice",
+                                c->servers[j].file, c->servers[j].line, c->servers[j].name);
     for (size_t i = 0; i < c->nplugins; i++) {
         plugin_conf *p = &c->plugins[i];
         for (size_t j = 0; j < i; j++)
             if (strcmp(c->plugins[j].name, p->name) == 0)
-                return fail(err, errlen, "%s:%d: plugin name '%s' already used in %s", p->file,
-                            p->line, p->name, c->plugins[j].file);
+                return msg_fail(err, errlen, "%s:%d: plugin name '%s' already used in %s", p->file,
+                                p->line, p->name, c->plugins[j].file);
         if (p->enabled && p->server[0] && !host_conf_server(c, p->server))
-            return fail(err, errlen,
-                        "%s:%d: plugin '%s' binds to server '%s', which host.conf "
-                        "does not declare",
-                        p->file, p->line, p->name, p->server);
+            return msg_fail(err, errlen,
+                            "%s:%d: plugin '%s' binds to server '%s', which host.conf "
+                            "does not declare",
+                            p->file, p->line, p->name, p->server);
     }
     return 0;
 }

@@ -12,17 +12,6 @@
 
 #include "host.h"
 
-static void waiter_unref(sync_waiter *w)
-{
-    if (atomic_fetch_sub(&w->refs, 1) != 1)
-        return;
-    if (w->resp)
-        rmq_cmd_free(w->resp);
-    pthread_mutex_destroy(&w->mu);
-    pthread_cond_destroy(&w->cv);
-    free(w);
-}
-
 /* Under h->local_async_mu. */
 static void async_unlink_locked(rmq_host *h, sync_waiter *w)
 {
@@ -53,7 +42,7 @@ static void async_complete(sync_waiter *w, int err, const rmq_cmd *resp)
     plugin_inst *caller = w->caller;
     w->cb(err, resp, w->cb_ud);
     atomic_fetch_sub(&caller->inflight, 1);
-    waiter_unref(w);
+    sync_waiter_unref(w);
 }
 
 void local_invoke_cancel_plugin(rmq_host *h, plugin_inst *p)
@@ -80,7 +69,7 @@ void local_invoke_cancel_plugin(rmq_host *h, plugin_inst *p)
         mine = w->async_next;
         w->cb(RMQ_ESHUTDOWN, NULL, w->cb_ud);
         atomic_fetch_sub(&p->inflight, 1);
-        waiter_unref(w);
+        sync_waiter_unref(w);
     }
 }
 
@@ -113,14 +102,14 @@ void local_invoke_finished(rmq_request *req)
     sync_waiter *w = req->local;
     if (w->cb) {
         async_complete(w, RMQ_EIO, NULL); /* nothing when answered already */
-        waiter_unref(w);
+        sync_waiter_unref(w);
         return;
     }
     pthread_mutex_lock(&w->mu);
     w->done = true;
     pthread_cond_signal(&w->cv);
     pthread_mutex_unlock(&w->mu);
-    waiter_unref(w);
+    sync_waiter_unref(w);
 }
 
 /* Dispatch cmd on server_name for waiter w (which gets the request's
@@ -160,21 +149,6 @@ static int local_start(rmq_host *h, const char *server_name, rmq_cmd *cmd, sync_
     return 0;
 }
 
-static sync_waiter *waiter_new(int refs)
-{
-    sync_waiter *w = calloc(1, sizeof(*w));
-    if (!w)
-        return NULL;
-    pthread_mutex_init(&w->mu, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&w->cv, &ca);
-    pthread_condattr_destroy(&ca);
-    atomic_init(&w->refs, refs);
-    return w;
-}
-
 int local_invoke_async(rmq_host *h, plugin_inst *caller, const char *server_name, rmq_cmd *cmd,
                        rmq_response_fn cb, void *ud)
 {
@@ -184,7 +158,7 @@ int local_invoke_async(rmq_host *h, plugin_inst *caller, const char *server_name
         rmq_cmd_free(cmd);
         return RMQ_EINVAL;
     }
-    sync_waiter *w = waiter_new(2); /* the request's and the registration's */
+    sync_waiter *w = sync_waiter_new(2); /* the request's and the registration's */
     if (!w) {
         rmq_cmd_free(cmd);
         return RMQ_ENOMEM;
@@ -198,8 +172,8 @@ int local_invoke_async(rmq_host *h, plugin_inst *caller, const char *server_name
      * refused here or on the list that walk ends */
     if (atomic_load(&caller->quiesced)) {
         pthread_mutex_unlock(&h->local_async_mu);
-        waiter_unref(w);
-        waiter_unref(w);
+        sync_waiter_unref(w);
+        sync_waiter_unref(w);
         rmq_cmd_free(cmd);
         return RMQ_ESHUTDOWN;
     }
@@ -217,14 +191,14 @@ int local_invoke_async(rmq_host *h, plugin_inst *caller, const char *server_name
         bool mine = !w->done;
         w->done = true;
         pthread_mutex_unlock(&w->mu);
-        waiter_unref(w); /* the request's: there is none */
+        sync_waiter_unref(w); /* the request's: there is none */
         if (!mine)
             return 0;
         pthread_mutex_lock(&h->local_async_mu);
         async_unlink_locked(h, w);
         pthread_mutex_unlock(&h->local_async_mu);
         atomic_fetch_sub(&caller->inflight, 1);
-        waiter_unref(w);
+        sync_waiter_unref(w);
     }
     return rc;
 }
@@ -245,15 +219,15 @@ int local_invoke(rmq_host *h, plugin_inst *caller, const char *server_name, rmq_
         rmq_cmd_free(cmd);
         return RMQ_EWOULDBLOCK;
     }
-    sync_waiter *w = waiter_new(2); /* ours and the request's */
+    sync_waiter *w = sync_waiter_new(2); /* ours and the request's */
     if (!w) {
         rmq_cmd_free(cmd);
         return RMQ_ENOMEM;
     }
     int src = local_start(h, server_name, cmd, w);
     if (src != 0) {
-        waiter_unref(w);
-        waiter_unref(w);
+        sync_waiter_unref(w);
+        sync_waiter_unref(w);
         return src;
     }
 
@@ -276,6 +250,6 @@ int local_invoke(rmq_host *h, plugin_inst *caller, const char *server_name, rmq_
     }
     w->done = true; /* a late answer is dropped */
     pthread_mutex_unlock(&w->mu);
-    waiter_unref(w);
+    sync_waiter_unref(w);
     return result;
 }

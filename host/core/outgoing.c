@@ -11,17 +11,6 @@
 
 #define CLIENT_SEMAPHORE 65535u
 
-static void waiter_release(sync_waiter *w)
-{
-    if (atomic_fetch_sub(&w->refs, 1) == 1) {
-        if (w->resp)
-            rmq_cmd_free(w->resp);
-        pthread_mutex_destroy(&w->mu);
-        pthread_cond_destroy(&w->cv);
-        free(w);
-    }
-}
-
 static void call_done(pending_call *pc)
 {
     if (pc->permit)
@@ -43,7 +32,7 @@ void pending_call_fail(rmq_host *h, pending_call *pc, int err)
         w->err = err;
         pthread_cond_signal(&w->cv);
         pthread_mutex_unlock(&w->mu);
-        waiter_release(w);
+        sync_waiter_unref(w);
     }
     call_done(pc);
 }
@@ -100,7 +89,7 @@ void outgoing_complete(io_loop *l, rmq_cmd *resp)
         w->resp = resp;
         pthread_cond_signal(&w->cv);
         pthread_mutex_unlock(&w->mu);
-        waiter_release(w);
+        sync_waiter_unref(w);
     } else {
         rmq_cmd_free(resp);
     }
@@ -291,21 +280,14 @@ int outgoing_sync(plugin_inst *p, rmq_channel_id ch, const char *addr, rmq_cmd *
         rmq_cmd_free(req);
         return RMQ_EWOULDBLOCK;
     }
-    sync_waiter *w = calloc(1, sizeof(*w));
+    sync_waiter *w = sync_waiter_new(1);
     if (!w) {
         rmq_cmd_free(req);
         return RMQ_ENOMEM;
     }
-    pthread_mutex_init(&w->mu, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&w->cv, &ca);
-    pthread_condattr_destroy(&ca);
-    atomic_store(&w->refs, 1);
     int rc = post_invoke(p, ch, addr, req, timeout_ms, CALL_SYNC, NULL, NULL, w);
     if (rc != 0) {
-        waiter_release(w);
+        sync_waiter_unref(w);
         return rc;
     }
     struct timespec dl;
@@ -329,6 +311,6 @@ int outgoing_sync(plugin_inst *p, rmq_channel_id ch, const char *addr, rmq_cmd *
         rc = RMQ_ETIMEDOUT;
     }
     pthread_mutex_unlock(&w->mu);
-    waiter_release(w);
+    sync_waiter_unref(w);
     return rc;
 }

@@ -5,25 +5,13 @@
  * cannot be bound changes nothing. The -o overrides of the command line are
  * kept here and re-applied to every reload. */
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "host.h"
-
-static void append(char *msg, size_t cap, const char *fmt, ...) RMQ_PRINTF(3, 4);
-static void append(char *msg, size_t cap, const char *fmt, ...)
-{
-    size_t n = strlen(msg);
-    if (n + 1 >= cap)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg + n, cap - n, fmt, ap);
-    va_end(ap);
-}
+#include "message_text.h"
 
 /* ---- -o overrides -------------------------------------------------------- */
 
@@ -238,6 +226,19 @@ static void swap_on_loop0(io_loop *l0, void *arg)
         swap_finish(l0, j);
 }
 
+/* Until loop 0 has finished the job, then its lock goes. No deadline: the
+ * job lives in the caller's frame, so the caller must not return while
+ * loop 0 can still run it (a stuck loop 0 blocks the reload). */
+static void swap_wait_end(swap_job *j)
+{
+    pthread_mutex_lock(&j->mu);
+    while (!j->done)
+        pthread_cond_wait(&j->cv, &j->mu);
+    pthread_mutex_unlock(&j->mu);
+    pthread_mutex_destroy(&j->mu);
+    pthread_cond_destroy(&j->cv);
+}
+
 static int swap_listener(rmq_host *h, server_move *m)
 {
     swap_job j = {.m = m};
@@ -250,25 +251,7 @@ static int swap_listener(rmq_host *h, server_move *m)
     t->fn = swap_on_loop0;
     t->arg = &j;
     loop_post(&h->loops[0], t);
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_sec += 10;
-    pthread_mutex_lock(&j.mu);
-    int rc = 0;
-    while (!j.done && rc == 0)
-        rc = pthread_cond_timedwait(&j.cv, &j.mu, &until);
-    bool done = j.done;
-    pthread_mutex_unlock(&j.mu);
-    if (!done) {
-        /* loop 0 is stuck: the job must outlive this frame, so never return
-         * while it can still run — wait without a deadline */
-        pthread_mutex_lock(&j.mu);
-        while (!j.done)
-            pthread_cond_wait(&j.cv, &j.mu);
-        pthread_mutex_unlock(&j.mu);
-    }
-    pthread_mutex_destroy(&j.mu);
-    pthread_cond_destroy(&j.cv);
+    swap_wait_end(&j);
     return 0;
 }
 
@@ -295,8 +278,8 @@ void servers_commit(rmq_host *h, const host_conf *nc, server_plan *plan, char *m
         char old[128];
         snprintf(old, sizeof(old), "%s", m->s->listen_spec);
         swap_listener(h, m);
-        append(msg, msglen, "server %s moved from %s to %s:%d\n", m->s->name, old, m->s->bound_host,
-               m->s->bound_port);
+        msg_append(msg, msglen, "server %s moved from %s to %s:%d\n", m->s->name, old,
+                   m->s->bound_host, m->s->bound_port);
         HLOG_INFO(h, "server %s moved from %s to %s:%d", m->s->name, old, m->s->bound_host,
                   m->s->bound_port);
     }
@@ -305,8 +288,8 @@ void servers_commit(rmq_host *h, const host_conf *nc, server_plan *plan, char *m
         server *s = host_server(h, sc->name);
         if (!s) {
             declare_server(h, sc);
-            append(msg, msglen, "server %s declared (%s; listens once a plugin binds to it)\n",
-                   sc->name, sc->listen);
+            msg_append(msg, msglen, "server %s declared (%s; listens once a plugin binds to it)\n",
+                       sc->name, sc->listen);
             continue;
         }
         if (strcmp(s->listen_spec, sc->listen) != 0 && (!s->listening || listens_at(s, sc->listen)))
@@ -314,8 +297,8 @@ void servers_commit(rmq_host *h, const host_conf *nc, server_plan *plan, char *m
         int idle_ms = sc->idle_seconds * 1000;
         if (s->idle_ms != idle_ms) {
             __atomic_store_n(&s->idle_ms, idle_ms, __ATOMIC_RELAXED);
-            append(msg, msglen, "server %s: channel_max_idle_seconds %d\n", s->name,
-                   sc->idle_seconds);
+            msg_append(msg, msglen, "server %s: channel_max_idle_seconds %d\n", s->name,
+                       sc->idle_seconds);
         }
     }
     plan_free(plan);
@@ -350,16 +333,11 @@ void servers_retire_removed(rmq_host *h, const host_conf *nc, char *msg, size_t 
         t->arg = &j;
         s->listening = false; /* swap_finish must not poll fd -1 */
         loop_post(&h->loops[0], t);
-        pthread_mutex_lock(&j.mu);
-        while (!j.done)
-            pthread_cond_wait(&j.cv, &j.mu);
-        pthread_mutex_unlock(&j.mu);
-        pthread_mutex_destroy(&j.mu);
-        pthread_cond_destroy(&j.cv);
-        append(msg, msglen,
-               "server %s removed: no longer listening on %s:%d (open connections stay until "
-               "they close)\n",
-               s->name, s->bound_host, s->bound_port);
+        swap_wait_end(&j);
+        msg_append(msg, msglen,
+                   "server %s removed: no longer listening on %s:%d (open connections stay until "
+                   "they close)\n",
+                   s->name, s->bound_host, s->bound_port);
         HLOG_INFO(h, "server %s removed", s->name);
     }
     if (h->started && host_write_listen_addrs(h) != 0)
@@ -383,37 +361,37 @@ void host_settings_apply(rmq_host *h, const host_conf *nc, char *msg, size_t msg
     if (strcmp(c->metrics_listen, nc->metrics_listen))
         restart[nr++] = "metrics_listen";
     for (size_t i = 0; i < nr; i++)
-        append(msg, msglen, "warning: %s changed in %s; it applies at the next restart\n",
-               restart[i], c->host_file);
+        msg_append(msg, msglen, "warning: %s changed in %s; it applies at the next restart\n",
+                   restart[i], c->host_file);
 
     if (strcmp(c->log_level, nc->log_level)) {
         int level = host_log_level_parse(nc->log_level);
         if (level >= 0) {
             __atomic_store_n(&h->log.level, level, __ATOMIC_RELAXED);
             snprintf(c->log_level, sizeof(c->log_level), "%s", nc->log_level);
-            append(msg, msglen, "log_level %s\n", c->log_level);
+            msg_append(msg, msglen, "log_level %s\n", c->log_level);
         }
     }
     if (strcmp(c->log_file, nc->log_file)) {
         int rc = nc->log_file[0] ? host_log_open_file(&h->log, nc->log_file) : 0;
         if (rc == 0 && nc->log_file[0]) {
             snprintf(c->log_file, sizeof(c->log_file), "%s", nc->log_file);
-            append(msg, msglen, "log_file %s\n", c->log_file);
+            msg_append(msg, msglen, "log_file %s\n", c->log_file);
         } else if (!nc->log_file[0]) {
-            append(msg, msglen, "warning: log_file removed; it applies at the next restart\n");
+            msg_append(msg, msglen, "warning: log_file removed; it applies at the next restart\n");
         } else {
-            append(msg, msglen, "warning: cannot open log_file %s: %s; log unchanged\n",
-                   nc->log_file, strerror(-rc));
+            msg_append(msg, msglen, "warning: cannot open log_file %s: %s; log unchanged\n",
+                       nc->log_file, strerror(-rc));
         }
     }
     if (strcmp(c->plugin_dir, nc->plugin_dir)) {
         snprintf(c->plugin_dir, sizeof(c->plugin_dir), "%s", nc->plugin_dir);
-        append(msg, msglen, "plugin_dir %s\n", c->plugin_dir[0] ? c->plugin_dir : "(default)");
+        msg_append(msg, msglen, "plugin_dir %s\n", c->plugin_dir[0] ? c->plugin_dir : "(default)");
     }
 #define APPLY_NUM(field, fmt)                                                                      \
     if (c->field != nc->field) {                                                                   \
         __atomic_store_n(&c->field, nc->field, __ATOMIC_RELAXED);                                  \
-        append(msg, msglen, #field " " fmt "\n", nc->field);                                       \
+        msg_append(msg, msglen, #field " " fmt "\n", nc->field);                                   \
     }
     APPLY_NUM(max_frame_bytes, "%ld")
     APPLY_NUM(write_high_water, "%ld")

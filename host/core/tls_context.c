@@ -3,6 +3,7 @@
  * self-signed certificate in Java's test mode) and owns the endpoints that
  * hand them to new connections, swapping in rebuilt ones on rotation. */
 #include "tls_context.h"
+#include "message_text.h"
 
 #include <errno.h>
 #include <openssl/err.h>
@@ -10,7 +11,6 @@
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,17 +36,6 @@ struct tls_endpoint {
     file_sig sigs[3];       /* cert, key, trust as last built (under mu) */
 };
 
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return -1;
-}
-
 /* OpenSSL's first queued reason, for messages; clears the queue. */
 static const char *ssl_reason(char *buf, size_t len)
 {
@@ -64,7 +53,7 @@ static int check_readable(const char *what, const char *path, char *err, size_t 
 {
     FILE *f = fopen(path, "r");
     if (!f)
-        return fail(err, errlen, "%s %s: %s", what, path, strerror(errno));
+        return msg_fail(err, errlen, "%s %s: %s", what, path, strerror(errno));
     fclose(f);
     return 0;
 }
@@ -87,30 +76,30 @@ static int load_key(SSL_CTX *ctx, const tls_conf *t, char *err, size_t errlen)
 {
     FILE *f = fopen(t->key_file, "r");
     if (!f)
-        return fail(err, errlen, "key_file %s: %s", t->key_file, strerror(errno));
+        return msg_fail(err, errlen, "key_file %s: %s", t->key_file, strerror(errno));
     EVP_PKEY *pk = PEM_read_PrivateKey(f, NULL, password_cb, (void *)t->key_password);
     fclose(f);
     char why[256];
     if (!pk)
-        return fail(err, errlen, "key_file %s: cannot read a PEM private key%s: %s", t->key_file,
-                    t->key_password[0] ? " with key_password"
-                                       : " (encrypted keys need key_password)",
-                    ssl_reason(why, sizeof(why)));
+        return msg_fail(
+            err, errlen, "key_file %s: cannot read a PEM private key%s: %s", t->key_file,
+            t->key_password[0] ? " with key_password" : " (encrypted keys need key_password)",
+            ssl_reason(why, sizeof(why)));
     X509 *cert = SSL_CTX_get0_certificate(ctx);
     if (cert && X509_check_private_key(cert, pk) != 1) {
         EVP_PKEY_free(pk);
         ERR_clear_error();
-        return fail(err, errlen, "key_file %s does not match cert_file %s", t->key_file,
-                    t->cert_file);
+        return msg_fail(err, errlen, "key_file %s does not match cert_file %s", t->key_file,
+                        t->cert_file);
     }
     int ok = SSL_CTX_use_PrivateKey(ctx, pk);
     EVP_PKEY_free(pk);
     if (ok != 1)
-        return fail(err, errlen, "key_file %s: %s", t->key_file, ssl_reason(why, sizeof(why)));
+        return msg_fail(err, errlen, "key_file %s: %s", t->key_file, ssl_reason(why, sizeof(why)));
     if (SSL_CTX_check_private_key(ctx) != 1) {
         ERR_clear_error();
-        return fail(err, errlen, "key_file %s does not match cert_file %s", t->key_file,
-                    t->cert_file);
+        return msg_fail(err, errlen, "key_file %s does not match cert_file %s", t->key_file,
+                        t->cert_file);
     }
     return 0;
 }
@@ -139,8 +128,8 @@ static int use_self_signed(SSL_CTX *ctx, char *err, size_t errlen)
     rc = 0;
 out:
     if (rc != 0)
-        fail(err, errlen, "test_mode: cannot make a self-signed certificate: %s",
-             ssl_reason(why, sizeof(why)));
+        msg_fail(err, errlen, "test_mode: cannot make a self-signed certificate: %s",
+                 ssl_reason(why, sizeof(why)));
     X509_free(x);
     EVP_PKEY_free(pk);
     return rc;
@@ -175,7 +164,7 @@ SSL_CTX *tls_ctx_build(const tls_conf *t, char *err, size_t errlen)
     ERR_clear_error();
     SSL_CTX *ctx = SSL_CTX_new(t->client ? TLS_client_method() : TLS_server_method());
     if (!ctx) {
-        fail(err, errlen, "cannot create a TLS context: %s", ssl_reason(why, sizeof(why)));
+        msg_fail(err, errlen, "cannot create a TLS context: %s", ssl_reason(why, sizeof(why)));
         return NULL;
     }
     SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
@@ -193,12 +182,12 @@ SSL_CTX *tls_ctx_build(const tls_conf *t, char *err, size_t errlen)
         if (check_readable("cert_file", t->cert_file, err, errlen) != 0)
             goto bad;
         if (SSL_CTX_use_certificate_chain_file(ctx, t->cert_file) != 1) {
-            fail(err, errlen, "cert_file %s: cannot read a PEM certificate: %s", t->cert_file,
-                 ssl_reason(why, sizeof(why)));
+            msg_fail(err, errlen, "cert_file %s: cannot read a PEM certificate: %s", t->cert_file,
+                     ssl_reason(why, sizeof(why)));
             goto bad;
         }
         if (!t->key_file[0]) {
-            fail(err, errlen, "cert_file %s has no key_file", t->cert_file);
+            msg_fail(err, errlen, "cert_file %s has no key_file", t->cert_file);
             goto bad;
         }
         if (load_key(ctx, t, err, errlen) != 0)
@@ -210,8 +199,8 @@ SSL_CTX *tls_ctx_build(const tls_conf *t, char *err, size_t errlen)
             if (check_readable("trust_cert_file", t->trust_cert_file, err, errlen) != 0)
                 goto bad;
             if (SSL_CTX_load_verify_locations(ctx, t->trust_cert_file, NULL) != 1) {
-                fail(err, errlen, "trust_cert_file %s: cannot read PEM certificates: %s",
-                     t->trust_cert_file, ssl_reason(why, sizeof(why)));
+                msg_fail(err, errlen, "trust_cert_file %s: cannot read PEM certificates: %s",
+                         t->trust_cert_file, ssl_reason(why, sizeof(why)));
                 goto bad;
             }
             if (!t->client) {
@@ -267,14 +256,14 @@ tls_endpoint *tls_endpoint_new(const tls_conf *t, const char *label, char *err, 
         char why[1024];
         ctx = tls_ctx_build(t, why, sizeof(why));
         if (!ctx) {
-            fail(err, errlen, "%s: %s", label, why);
+            msg_fail(err, errlen, "%s: %s", label, why);
             return NULL;
         }
     }
     tls_endpoint *ep = calloc(1, sizeof(*ep));
     if (!ep) {
         SSL_CTX_free(ctx);
-        fail(err, errlen, "out of memory");
+        msg_fail(err, errlen, "out of memory");
         return NULL;
     }
     pthread_mutex_init(&ep->mu, NULL);

@@ -322,6 +322,22 @@ static int skip_value(reader *r, int depth);
  * member() runs and must consume the value. */
 typedef int (*member_fn)(reader *r, void *ud, int depth);
 
+/* After an object's member or an array's item: 1 when a ',' announces
+ * another, 0 when `close` ends it, -1 (failed) on anything else. */
+static int next_item(reader *r, char close)
+{
+    char c = peek(r);
+    if (c == ',') {
+        r->p++;
+        return 1;
+    }
+    if (c == close) {
+        r->p++;
+        return 0;
+    }
+    return fail(r, close == '}' ? "'}' or ',' expected" : "']' or ',' expected");
+}
+
 static int read_object(reader *r, int depth, member_fn member, void *ud)
 {
     if (depth > MAX_DEPTH)
@@ -333,16 +349,26 @@ static int read_object(reader *r, int depth, member_fn member, void *ud)
     for (;;) {
         if (read_key(r) != 0 || member(r, ud, depth) != 0)
             return -1;
-        char c = peek(r);
-        if (c == ',') {
-            r->p++;
-            continue;
-        }
-        if (c == '}') {
-            r->p++;
-            return 0;
-        }
-        return fail(r, "'}' or ',' expected");
+        int more = next_item(r, '}');
+        if (more <= 0)
+            return more;
+    }
+}
+
+/* An array's items after its '[', each read by item (a member_fn without
+ * a key), to its ']'. */
+static int read_array(reader *r, int depth, member_fn item, void *ud)
+{
+    if (peek(r) == ']') {
+        r->p++;
+        return 0;
+    }
+    for (;;) {
+        if (item(r, ud, depth) != 0)
+            return -1;
+        int more = next_item(r, ']');
+        if (more <= 0)
+            return more;
     }
 }
 
@@ -361,26 +387,7 @@ static int skip_value(reader *r, int depth)
     int64_t iv;
     switch (c) {
     case '{': r->p++; return read_object(r, depth, skip_member, NULL);
-    case '[':
-        r->p++;
-        if (peek(r) == ']') {
-            r->p++;
-            return 0;
-        }
-        for (;;) {
-            if (skip_value(r, depth + 1) != 0)
-                return -1;
-            c = peek(r);
-            if (c == ',') {
-                r->p++;
-                continue;
-            }
-            if (c == ']') {
-                r->p++;
-                return 0;
-            }
-            return fail(r, "']' or ',' expected");
-        }
+    case '[': r->p++; return read_array(r, depth, skip_member, NULL);
     case '"': return read_string(r);
     case 't': return literal(r, "true");
     case 'f': return literal(r, "false");
@@ -407,6 +414,21 @@ static int int_field(reader *r, int depth, int32_t *out)
     }
     *out = 0;
     return skip_value(r, depth + 1);
+}
+
+/* A copy of the string just read (r->s, with its NUL) into b, which grows
+ * as needed: the reader's own buffer is reused by the next string. */
+static int keep_string(reader *r, str_buf *b)
+{
+    if (b->cap < r->s.n + 1) {
+        char *p = realloc(b->p, r->s.n + 1);
+        if (!p)
+            return fail(r, "out of memory");
+        b->p = p;
+        b->cap = r->s.n + 1;
+    }
+    memcpy(b->p, r->s.p, r->s.n + 1);
+    return 0;
 }
 
 /* One TopicConfig being read. */
@@ -455,14 +477,8 @@ static int cfg_member(reader *r, void *ud, int depth)
             return skip_value(r, depth + 1);
         if (read_string(r) != 0)
             return -1;
-        if (cr->name.cap < r->s.n + 1) {
-            char *p = realloc(cr->name.p, r->s.n + 1);
-            if (!p)
-                return fail(r, "out of memory");
-            cr->name.p = p;
-            cr->name.cap = r->s.n + 1;
-        }
-        memcpy(cr->name.p, r->s.p, r->s.n + 1);
+        if (keep_string(r, &cr->name) != 0)
+            return -1;
         cr->has_name = true;
         return 0;
     }
@@ -498,14 +514,8 @@ static int table_member(reader *r, void *ud, int depth)
         return skip_value(r, depth + 1); /* not a TopicConfig: ignored */
     r->p++;
     cfg_read *cr = &t->cr;
-    if (cr->key.cap < r->s.n + 1) {
-        char *p = realloc(cr->key.p, r->s.n + 1);
-        if (!p)
-            return fail(r, "out of memory");
-        cr->key.p = p;
-        cr->key.cap = r->s.n + 1;
-    }
-    memcpy(cr->key.p, r->s.p, r->s.n + 1);
+    if (keep_string(r, &cr->key) != 0)
+        return -1;
     json_decref(cr->cfg.attributes);
     memset(&cr->cfg, 0, sizeof cr->cfg);
     cr->has_name = cr->has_rq = cr->has_wq = cr->has_perm = false;
@@ -624,6 +634,30 @@ typedef struct rec_read {
     bool put_obj, del_str;
 } rec_read;
 
+/* One item of "dv": the first is the counter, the second the timestamp. */
+static int dv_item(reader *r, void *ud, int depth)
+{
+    rec_read *rr = ud;
+    int32_t unused;
+    int64_t v = 0;
+    char c = peek(r);
+    if (c == '-' || (c >= '0' && c <= '9')) {
+        bool is_int;
+        if (read_number(r, &is_int, &v) != 0)
+            return -1;
+        if (!is_int)
+            v = 0;
+    } else if (int_field(r, depth + 1, &unused) != 0) {
+        return -1;
+    }
+    if (rr->dv_items == 0)
+        rr->out->dv.counter = v;
+    else if (rr->dv_items == 1)
+        rr->out->dv.timestamp = v;
+    rr->dv_items++;
+    return 0;
+}
+
 static int dv_array(reader *r, rec_read *rr, int depth)
 {
     rr->dv_items = 0;
@@ -631,39 +665,7 @@ static int dv_array(reader *r, rec_read *rr, int depth)
     if (peek(r) != '[')
         return skip_value(r, depth + 1);
     r->p++;
-    if (peek(r) == ']') {
-        r->p++;
-        return 0;
-    }
-    for (;;) {
-        int32_t unused;
-        int64_t v = 0;
-        char c = peek(r);
-        if (c == '-' || (c >= '0' && c <= '9')) {
-            bool is_int;
-            if (read_number(r, &is_int, &v) != 0)
-                return -1;
-            if (!is_int)
-                v = 0;
-        } else if (int_field(r, depth + 1, &unused) != 0) {
-            return -1;
-        }
-        if (rr->dv_items == 0)
-            rr->out->dv.counter = v;
-        else if (rr->dv_items == 1)
-            rr->out->dv.timestamp = v;
-        rr->dv_items++;
-        c = peek(r);
-        if (c == ',') {
-            r->p++;
-            continue;
-        }
-        if (c == ']') {
-            r->p++;
-            return 0;
-        }
-        return fail(r, "']' or ',' expected");
-    }
+    return read_array(r, depth, dv_item, rr);
 }
 
 static int rec_member(reader *r, void *ud, int depth)

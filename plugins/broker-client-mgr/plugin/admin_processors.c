@@ -110,22 +110,23 @@ static bool topic_valid(const char *topic, char *remark, size_t len)
     return true;
 }
 
+const char *const bcm_fixed_system_topics[] = {"TBW102",
+                                               "SCHEDULE_TOPIC_XXXX",
+                                               "BenchmarkTest",
+                                               "RMQ_SYS_TRANS_HALF_TOPIC",
+                                               "RMQ_SYS_TRACE_TOPIC",
+                                               "RMQ_SYS_TRANS_OP_HALF_TOPIC",
+                                               "TRANS_CHECK_MAX_TIME_TOPIC",
+                                               "SELF_TEST_TOPIC",
+                                               "OFFSET_MOVED_EVENT",
+                                               NULL};
+
 /* TopicValidator.isSystemTopic (4.9.8): its static set, the topics the
  * broker's TopicConfigManager adds (cluster name, broker name,
  * <cluster>_REPLY_TOPIC) and the rmq_sys_ prefix. */
 static bool system_topic(const bcm_ctx *c, const char *topic)
 {
-    static const char *const fixed[] = {"TBW102",
-                                        "SCHEDULE_TOPIC_XXXX",
-                                        "BenchmarkTest",
-                                        "RMQ_SYS_TRANS_HALF_TOPIC",
-                                        "RMQ_SYS_TRACE_TOPIC",
-                                        "RMQ_SYS_TRANS_OP_HALF_TOPIC",
-                                        "TRANS_CHECK_MAX_TIME_TOPIC",
-                                        "SELF_TEST_TOPIC",
-                                        "OFFSET_MOVED_EVENT",
-                                        NULL};
-    for (const char *const *f = fixed; *f; f++)
+    for (const char *const *f = bcm_fixed_system_topics; *f; f++)
         if (strcmp(topic, *f) == 0)
             return true;
     if (strncmp(topic, "rmq_sys_", 8) == 0 || strcmp(topic, c->s.cluster_name) == 0 ||
@@ -361,10 +362,7 @@ static int process_unlock_batch(rmq_request *req, const rmq_cmd *cmd, void *ud)
 
 int bcm_register_admin_processors(bcm_ctx *c)
 {
-    static const struct {
-        int32_t code;
-        rmq_processor_fn fn;
-    } table[] = {
+    static const bcm_processor_entry table[] = {
         {BCM_GET_CONSUMER_CONNECTION_LIST, process_consumer_connections},
         {BCM_GET_PRODUCER_CONNECTION_LIST, process_producer_connections},
         {BCM_GET_ALL_CONSUMER_OFFSET, process_all_offsets},
@@ -379,10 +377,5 @@ int bcm_register_admin_processors(bcm_ctx *c)
         {BCM_LOCK_BATCH_MQ, process_lock_batch},
         {BCM_UNLOCK_BATCH_MQ, process_unlock_batch},
     };
-    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
-        int rc = c->api->register_processor(c->pctx, table[i].code, table[i].fn, c, "admin");
-        if (rc != 0)
-            return rc;
-    }
-    return 0;
+    return bcm_register_processor_table(c, table, sizeof table / sizeof table[0], "admin");
 }

@@ -91,15 +91,25 @@ static json_t *assignment(bcm_ctx *c, const char *topic, int qid, const char *mo
                      qid, "topic", topic, "mode", mode);
 }
 
+/* The JSON body both requests carry (NULL when none or unreadable) and its
+ * topic and consumerGroup (NULL when absent). */
+static json_t *topic_group_body(const rmq_host_api *a, const rmq_cmd *cmd, const char **topic,
+                                const char **group)
+{
+    size_t len = 0;
+    const char *body = a->cmd_body(cmd, &len);
+    json_t *rb = body ? json_loadb(body, len, 0, NULL) : NULL;
+    *topic = json_string_value(json_object_get(rb, "topic"));
+    *group = json_string_value(json_object_get(rb, "consumerGroup"));
+    return rb;
+}
+
 static int process_query_assignment(rmq_request *req, const rmq_cmd *cmd, void *ud)
 {
     bcm_ctx *c = ud;
     const rmq_host_api *a = c->api;
-    size_t len = 0;
-    const char *body = a->cmd_body(cmd, &len);
-    json_t *rb = body ? json_loadb(body, len, 0, NULL) : NULL;
-    const char *topic = json_string_value(json_object_get(rb, "topic"));
-    const char *group = json_string_value(json_object_get(rb, "consumerGroup"));
+    const char *topic, *group;
+    json_t *rb = topic_group_body(a, cmd, &topic, &group);
     const char *client = json_string_value(json_object_get(rb, "clientId"));
     const char *strategy = json_string_value(json_object_get(rb, "strategyName"));
     const char *model = json_string_value(json_object_get(rb, "messageModel"));
@@ -184,11 +194,8 @@ static int process_set_mode(rmq_request *req, const rmq_cmd *cmd, void *ud)
 {
     bcm_ctx *c = ud;
     const rmq_host_api *a = c->api;
-    size_t len = 0;
-    const char *body = a->cmd_body(cmd, &len);
-    json_t *rb = body ? json_loadb(body, len, 0, NULL) : NULL;
-    const char *topic = json_string_value(json_object_get(rb, "topic"));
-    const char *group = json_string_value(json_object_get(rb, "consumerGroup"));
+    const char *topic, *group;
+    json_t *rb = topic_group_body(a, cmd, &topic, &group);
     const char *mode = json_string_value(json_object_get(rb, "mode"));
     json_t *share = json_object_get(rb, "popShareQueueNum");
     if (!topic || !group) {

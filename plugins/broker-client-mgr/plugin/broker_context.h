@@ -361,8 +361,17 @@ int32_t bcm_store_ha_listen_port(const bcm_store *s);
 /* tpsGroupGetNums(group, topic); 0 without a store (or an older one). */
 double bcm_store_consume_tps(const bcm_store *s, const char *group, const char *topic);
 
+/* admin_processors.c: TopicValidator's static set of system topics (4.9.8),
+ * NULL-ended; the ones a broker adds from its settings come on top. */
+extern const char *const bcm_fixed_system_topics[];
+
 /* consume_stats_processor.c: GET_CONSUME_STATS (208) */
 int bcm_register_consume_stats_processor(bcm_ctx *c);
+
+/* group_queue_offsets.c: the committed offset of each of a topic's queues
+ * 0..queues-1 for group, -1 where it has none; malloc'd (queues + 1 items,
+ * so 0 queues still gives an array), NULL without memory. c->lock held. */
+int64_t *bcm_group_queue_offsets(bcm_ctx *c, const char *topic, const char *group, int queues);
 
 /* state_transfer.c */
 int bcm_export_state(rmq_plugin_ctx *pctx, void **blob, size_t *len);
@@ -377,6 +386,14 @@ int bcm_reply_body(bcm_ctx *c, rmq_request *req, const rmq_cmd *cmd, char *json_
 int bcm_reply_header(bcm_ctx *c, rmq_request *req, const rmq_cmd *cmd, int32_t code,
                      const char *remark, char *json_owned);
 bool bcm_is_oneway(bcm_ctx *c, const rmq_cmd *cmd);
+
+/* A file's table of processors, all on one executor ("admin", ...). */
+typedef struct bcm_processor_entry {
+    int32_t code;
+    rmq_processor_fn fn;
+} bcm_processor_entry;
+int bcm_register_processor_table(bcm_ctx *c, const bcm_processor_entry *table, size_t n,
+                                 const char *executor);
 bool bcm_ext_long(bcm_ctx *c, const rmq_cmd *cmd, const char *key, int64_t *out);
 
 #endif

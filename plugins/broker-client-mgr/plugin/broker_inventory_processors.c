@@ -56,18 +56,9 @@ static int process_all_producers(rmq_request *req, const rmq_cmd *cmd, void *ud)
 static int process_system_topics(rmq_request *req, const rmq_cmd *cmd, void *ud)
 {
     bcm_ctx *c = ud;
-    static const char *const fixed[] = {"TBW102",
-                                        "SCHEDULE_TOPIC_XXXX",
-                                        "BenchmarkTest",
-                                        "RMQ_SYS_TRANS_HALF_TOPIC",
-                                        "RMQ_SYS_TRACE_TOPIC",
-                                        "RMQ_SYS_TRANS_OP_HALF_TOPIC",
-                                        "TRANS_CHECK_MAX_TIME_TOPIC",
-                                        "SELF_TEST_TOPIC",
-                                        "OFFSET_MOVED_EVENT"};
     json_t *set = json_object(); /* a set: each name once */
-    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
-        json_object_set_new(set, fixed[i], json_true());
+    for (const char *const *f = bcm_fixed_system_topics; *f; f++)
+        json_object_set_new(set, *f, json_true());
     json_object_set_new(set, c->s.cluster_name, json_true());
     json_object_set_new(set, c->s.broker_name, json_true());
     char reply[160];
@@ -141,15 +132,12 @@ static group_rows *plan(bcm_ctx *c, bool order_only, size_t *ngroups)
             topic_rows *tr = &r->t[r->n];
             tr->topic = strdup(t);
             tr->queues = f.write_queue_nums > 0 ? f.write_queue_nums : 0;
-            tr->consumer = calloc((size_t)tr->queues + 1, sizeof *tr->consumer);
+            tr->consumer = bcm_group_queue_offsets(c, t, name, tr->queues);
             if (!tr->topic || !tr->consumer) {
                 free(tr->topic);
                 free(tr->consumer);
                 continue;
             }
-            for (int q = 0; q < tr->queues; q++)
-                if (!bcm_offset_query(&c->offsets, t, name, q, &tr->consumer[q]))
-                    tr->consumer[q] = -1;
             r->n++;
         }
         json_decref(topics);
@@ -296,18 +284,10 @@ static int process_broker_consume_stats(rmq_request *req, const rmq_cmd *cmd, vo
 
 int bcm_register_inventory_processors(bcm_ctx *c)
 {
-    static const struct {
-        int32_t code;
-        rmq_processor_fn fn;
-    } table[] = {
+    static const bcm_processor_entry table[] = {
         {BCM_GET_ALL_PRODUCER_INFO, process_all_producers},
         {BCM_GET_SYSTEM_TOPIC_LIST_FROM_BROKER, process_system_topics},
         {BCM_GET_BROKER_CONSUME_STATS, process_broker_consume_stats},
     };
-    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
-        int rc = c->api->register_processor(c->pctx, table[i].code, table[i].fn, c, "admin");
-        if (rc != 0)
-            return rc;
-    }
-    return 0;
+    return bcm_register_processor_table(c, table, sizeof table / sizeof table[0], "admin");
 }

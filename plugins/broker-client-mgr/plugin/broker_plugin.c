@@ -72,6 +72,17 @@ bool bcm_is_oneway(bcm_ctx *c, const rmq_cmd *cmd)
     return (c->api->cmd_flag(cmd) & RMQ_CMD_FLAG_ONEWAY) != 0;
 }
 
+int bcm_register_processor_table(bcm_ctx *c, const bcm_processor_entry *table, size_t n,
+                                 const char *executor)
+{
+    for (size_t i = 0; i < n; i++) {
+        int rc = c->api->register_processor(c->pctx, table[i].code, table[i].fn, c, executor);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
 int bcm_reply(bcm_ctx *c, rmq_request *req, const rmq_cmd *cmd, int32_t code, const char *remark)
 {
     if (bcm_is_oneway(c, cmd))

@@ -90,15 +90,12 @@ static size_t plan_topics(bcm_ctx *c, const char *group, const char *topic, topi
         topic_plan *p = &plan[n];
         p->name = strdup(t);
         p->read_queues = rq > 0 ? rq : 0;
-        p->consumer = calloc((size_t)p->read_queues + 1, sizeof *p->consumer);
+        p->consumer = bcm_group_queue_offsets(c, t, group, p->read_queues);
         if (!p->name || !p->consumer) {
             free(p->name);
             free(p->consumer);
             continue;
         }
-        for (int q = 0; q < p->read_queues; q++)
-            if (!bcm_offset_query(&c->offsets, t, group, q, &p->consumer[q]))
-                p->consumer[q] = -1;
         n++;
     }
     pthread_mutex_unlock(&c->lock);

@@ -54,6 +54,14 @@ static bcm_data_version version_of(const char *text, size_t len)
     return dv;
 }
 
+/* Whether the master's table (version got) replaces ours (version have):
+ * Java takes it whenever the version differs, not only when it is newer;
+ * a master's answer without a version (counter -1) is not taken. */
+static bool differs(bcm_data_version got, bcm_data_version have)
+{
+    return got.counter >= 0 && (got.counter != have.counter || got.timestamp != have.timestamp);
+}
+
 static void sync_topics(bcm_ctx *c, const char *master)
 {
     char vip[128];
@@ -73,8 +81,7 @@ static void sync_topics(bcm_ctx *c, const char *master)
     char err[256] = "";
     bool changed = false;
     pthread_mutex_lock(&c->lock);
-    if (dv.counter >= 0 &&
-        (dv.counter != c->topics.dv.counter || dv.timestamp != c->topics.dv.timestamp)) {
+    if (differs(dv, c->topics.dv)) {
         /* Java clears the table and inserts the master's */
         bcm_topic_table_free(&c->topics);
         bcm_topic_table_init(&c->topics, 0);
@@ -121,8 +128,7 @@ static void sync_groups(bcm_ctx *c, const char *master)
     char err[256] = "";
     bool changed = false;
     pthread_mutex_lock(&c->lock);
-    if (dv.counter >= 0 &&
-        (dv.counter != c->groups.dv.counter || dv.timestamp != c->groups.dv.timestamp)) {
+    if (differs(dv, c->groups.dv)) {
         json_object_clear(c->groups.groups);
         changed = bcm_subscription_groups_load(&c->groups, text, len, err, sizeof err) == 0;
     }

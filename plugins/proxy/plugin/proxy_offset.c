@@ -87,6 +87,37 @@ static int64_t offset_field(proxy *px, rmq_cmd *resp)
     return o ? strtoll(o, NULL, 10) : 0;
 }
 
+/* One request to the broker role, its answer as st: OK (the answer's
+ * offset into *offset when one is asked for) or the failure, whose text
+ * stays in remark until the reply is sent. */
+static void ask_status(proxy *px, const Apache__Rocketmq__V2__MessageQueue *mq, int code,
+                       const char *const *kv, Apache__Rocketmq__V2__Status *st, char *remark,
+                       size_t cap, int64_t *offset)
+{
+    rmq_cmd *r = ask(px, mq, code, kv, st);
+    if (!r)
+        return;
+    if (px->api->cmd_code(r) == 0) {
+        if (offset)
+            *offset = offset_field(px, r);
+        proxy_status(st, PX_OK, NULL);
+    } else {
+        failed(px, r, st, remark, cap);
+    }
+    px->api->cmd_free(r);
+}
+
+/* The consumer group of a request: NULL with st set when it names none. */
+static const char *group_of(const Apache__Rocketmq__V2__Resource *group,
+                            Apache__Rocketmq__V2__Status *st)
+{
+    if (group && group->name && group->name[0])
+        return group->name;
+    proxy_status(st, APACHE__ROCKETMQ__V2__CODE__ILLEGAL_CONSUMER_GROUP,
+                 "consumer group cannot be empty");
+    return NULL;
+}
+
 int proxy_get_offset(rmq_grpc_call *call, const void *msg, size_t len, void *ud)
 {
     proxy *px = ud;
@@ -98,24 +129,14 @@ int proxy_get_offset(rmq_grpc_call *call, const void *msg, size_t len, void *ud)
     Apache__Rocketmq__V2__GetOffsetResponse resp = APACHE__ROCKETMQ__V2__GET_OFFSET_RESPONSE__INIT;
     Apache__Rocketmq__V2__Status st;
     char remark[512];
-    const char *topic, *group = req->group && req->group->name ? req->group->name : "";
+    const char *topic, *group = group_of(req->group, &st);
     int qid;
-    if (!group[0]) {
-        proxy_status(&st, APACHE__ROCKETMQ__V2__CODE__ILLEGAL_CONSUMER_GROUP,
-                     "consumer group cannot be empty");
-    } else if (queue_of(req->message_queue, &topic, &qid, &st)) {
+    if (group && queue_of(req->message_queue, &topic, &qid, &st)) {
         char q[16];
         snprintf(q, sizeof q, "%d", qid);
         const char *kv[] = {"consumerGroup", group, "topic", topic, "queueId", q, NULL};
-        rmq_cmd *r = ask(px, req->message_queue, QUERY_CONSUMER_OFFSET, kv, &st);
-        if (r && px->api->cmd_code(r) == 0) {
-            resp.offset = offset_field(px, r);
-            proxy_status(&st, PX_OK, NULL);
-        } else if (r) {
-            failed(px, r, &st, remark, sizeof remark);
-        }
-        if (r)
-            px->api->cmd_free(r);
+        ask_status(px, req->message_queue, QUERY_CONSUMER_OFFSET, kv, &st, remark, sizeof remark,
+                   &resp.offset);
     }
     resp.status = &st;
     int rc = proxy_reply(px, call, &resp.base);
@@ -135,26 +156,18 @@ int proxy_update_offset(rmq_grpc_call *call, const void *msg, size_t len, void *
         APACHE__ROCKETMQ__V2__UPDATE_OFFSET_RESPONSE__INIT;
     Apache__Rocketmq__V2__Status st;
     char remark[512];
-    const char *topic, *group = req->group && req->group->name ? req->group->name : "";
+    const char *topic, *group = group_of(req->group, &st);
     int qid;
-    if (!group[0]) {
-        proxy_status(&st, APACHE__ROCKETMQ__V2__CODE__ILLEGAL_CONSUMER_GROUP,
-                     "consumer group cannot be empty");
-    } else if (req->offset < 0) {
+    if (group && req->offset < 0) {
         proxy_status(&st, APACHE__ROCKETMQ__V2__CODE__ILLEGAL_OFFSET, "offset cannot be negative");
-    } else if (queue_of(req->message_queue, &topic, &qid, &st)) {
+    } else if (group && queue_of(req->message_queue, &topic, &qid, &st)) {
         char q[16], o[32];
         snprintf(q, sizeof q, "%d", qid);
         snprintf(o, sizeof o, "%" PRId64, req->offset);
         const char *kv[] = {"consumerGroup", group, "topic", topic, "queueId", q,
                             "commitOffset",  o,     NULL};
-        rmq_cmd *r = ask(px, req->message_queue, UPDATE_CONSUMER_OFFSET, kv, &st);
-        if (r && px->api->cmd_code(r) == 0)
-            proxy_status(&st, PX_OK, NULL);
-        else if (r)
-            failed(px, r, &st, remark, sizeof remark);
-        if (r)
-            px->api->cmd_free(r);
+        ask_status(px, req->message_queue, UPDATE_CONSUMER_OFFSET, kv, &st, remark, sizeof remark,
+                   NULL);
     }
     resp.status = &st;
     int rc = proxy_reply(px, call, &resp.base);
@@ -203,15 +216,7 @@ int proxy_query_offset(rmq_grpc_call *call, const void *msg, size_t len, void *u
             const char *kv[] = {"topic", topic, "queueId", q, "timestamp", ts, NULL};
             if (code != SEARCH_OFFSET_BY_TIMESTAMP)
                 kv[4] = NULL;
-            rmq_cmd *r = ask(px, req->message_queue, code, kv, &st);
-            if (r && px->api->cmd_code(r) == 0) {
-                resp.offset = offset_field(px, r);
-                proxy_status(&st, PX_OK, NULL);
-            } else if (r) {
-                failed(px, r, &st, remark, sizeof remark);
-            }
-            if (r)
-                px->api->cmd_free(r);
+            ask_status(px, req->message_queue, code, kv, &st, remark, sizeof remark, &resp.offset);
         }
     }
     resp.status = &st;

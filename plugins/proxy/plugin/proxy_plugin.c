@@ -142,6 +142,21 @@ int proxy_local(proxy *px, const char *server, rmq_cmd *req, rmq_cmd **resp)
     return px->api->invoke_local(px->ctx, server, req, px->local_timeout_ms, resp);
 }
 
+/* One teardown for a failed init and for fini: a failed init calls every
+ * part's fini too, whichever of them had started. */
+static void proxy_free(proxy *px)
+{
+    if (!px)
+        return;
+    proxy_group_cache_fini(px);
+    proxy_route_cache_fini(px);
+    proxy_clients_fini(px);
+    proxy_telemetry_fini(px);
+    proxy_backend_fini(px);
+    proxy_acl_free(px);
+    free(px);
+}
+
 static int proxy_init(rmq_plugin_ctx *ctx, const rmq_host_api *api)
 {
     if (api->abi_minor < 11) /* gRPC methods, invoke_local, held calls */
@@ -218,13 +233,7 @@ static int proxy_init(rmq_plugin_ctx *ctx, const rmq_host_api *api)
                                          "CLIENT_ID COMMIT_LOG_OFFSET",
                                          proxy_telemetry_admin, px);
     if (rc != 0) {
-        proxy_group_cache_fini(px);
-        proxy_route_cache_fini(px);
-        proxy_clients_fini(px);
-        proxy_telemetry_fini(px);
-        proxy_backend_fini(px);
-        proxy_acl_free(px);
-        free(px);
+        proxy_free(px);
         return rc;
     }
     api->log(ctx, RMQ_LOG_INFO,
@@ -268,16 +277,7 @@ static int proxy_import_state(rmq_plugin_ctx *ctx, uint32_t version, const void 
 
 static void proxy_fini(rmq_plugin_ctx *ctx)
 {
-    proxy *px = rmq_ctx_userdata(ctx);
-    if (px) {
-        proxy_group_cache_fini(px);
-        proxy_route_cache_fini(px);
-        proxy_clients_fini(px);
-        proxy_telemetry_fini(px);
-        proxy_backend_fini(px);
-        proxy_acl_free(px);
-    }
-    free(px);
+    proxy_free(rmq_ctx_userdata(ctx));
 }
 
 RMQ_PLUGIN(.name = "proxy", .version = "0.1.0",

@@ -127,6 +127,40 @@ static void prefault(store_engine *e)
     pthread_rwlock_unlock(&e->maps);
 }
 
+/* The walk drop_behind and unmap_behind share: the commit log from *mark
+ * up to limit (rounded down to a page, at most DROP_MAX a turn, nothing
+ * under DROP_MIN) leaves the process's mapping (MADV_DONTNEED) and, with
+ * drop_cache, the page cache (POSIX_FADV_DONTNEED); *mark moves past it. */
+static void release_behind(store_engine *e, int64_t limit, int64_t *mark, bool drop_cache)
+{
+    limit = limit / 4096 * 4096;
+    if (limit < *mark + DROP_MIN)
+        return;
+    if (limit > *mark + DROP_MAX)
+        limit = *mark + DROP_MAX;
+    pthread_rwlock_rdlock(&e->maps);
+    int64_t pos = *mark;
+    while (pos < limit) {
+        mfile *f = cl_segment_in(e, &pos, limit);
+        if (!f)
+            break;
+        int64_t end = limit < f->start + f->size ? limit : f->start + f->size;
+        int64_t a = (pos - f->start) / 4096 * 4096;
+        size_t len = (size_t)(end - f->start - a);
+        madvise(f->map + a, len, MADV_DONTNEED);
+        if (drop_cache) {
+            int fd = open(f->path, O_RDONLY | O_CLOEXEC);
+            if (fd >= 0) {
+                posix_fadvise(fd, a, (off_t)len, POSIX_FADV_DONTNEED);
+                close(fd);
+            }
+        }
+        pos = end;
+    }
+    pthread_rwlock_unlock(&e->maps);
+    *mark = pos > *mark ? pos : *mark;
+}
+
 /* Drop written-back commit log more than page_cache_keep_bytes behind the
  * flushed end from the page cache. Why: on a VM whose memory the host backs
  * lazily (and takes back when the guest frees it), the first use of a page
@@ -141,31 +175,7 @@ static void drop_behind(store_engine *e)
     int64_t keep = e->cfg.page_cache_keep_bytes;
     if (keep <= 0)
         return;
-    int64_t limit = atomic_load(&e->flushed) - keep;
-    limit = limit / 4096 * 4096;
-    if (limit < e->drop_pos + DROP_MIN)
-        return;
-    if (limit > e->drop_pos + DROP_MAX)
-        limit = e->drop_pos + DROP_MAX;
-    pthread_rwlock_rdlock(&e->maps);
-    int64_t pos = e->drop_pos;
-    while (pos < limit) {
-        mfile *f = cl_segment_in(e, &pos, limit);
-        if (!f)
-            break;
-        int64_t end = limit < f->start + f->size ? limit : f->start + f->size;
-        int64_t a = (pos - f->start) / 4096 * 4096;
-        size_t len = (size_t)(end - f->start - a);
-        madvise(f->map + a, len, MADV_DONTNEED);
-        int fd = open(f->path, O_RDONLY | O_CLOEXEC);
-        if (fd >= 0) {
-            posix_fadvise(fd, a, (off_t)len, POSIX_FADV_DONTNEED);
-            close(fd);
-        }
-        pos = end;
-    }
-    pthread_rwlock_unlock(&e->maps);
-    e->drop_pos = pos > e->drop_pos ? pos : e->drop_pos;
+    release_behind(e, atomic_load(&e->flushed) - keep, &e->drop_pos, true);
 }
 
 /* Unmap flushed commit log more than mapped_keep_bytes behind the flushed
@@ -183,24 +193,7 @@ static void unmap_behind(store_engine *e)
     int64_t flushed = atomic_load(&e->flushed);
     if (e->unmap_pos > flushed)
         e->unmap_pos = flushed; /* truncated (a slave's rejoin) */
-    int64_t limit = (flushed - keep) / 4096 * 4096;
-    if (limit < e->unmap_pos + DROP_MIN)
-        return;
-    if (limit > e->unmap_pos + DROP_MAX)
-        limit = e->unmap_pos + DROP_MAX;
-    pthread_rwlock_rdlock(&e->maps);
-    int64_t pos = e->unmap_pos;
-    while (pos < limit) {
-        mfile *f = cl_segment_in(e, &pos, limit);
-        if (!f)
-            break;
-        int64_t end = limit < f->start + f->size ? limit : f->start + f->size;
-        int64_t a = (pos - f->start) / 4096 * 4096;
-        madvise(f->map + a, (size_t)(end - f->start - a), MADV_DONTNEED);
-        pos = end;
-    }
-    pthread_rwlock_unlock(&e->maps);
-    e->unmap_pos = pos > e->unmap_pos ? pos : e->unmap_pos;
+    release_behind(e, flushed - keep, &e->unmap_pos, false);
 }
 
 double store_disk_ratio(const char *dir)

@@ -61,11 +61,14 @@ static int look_parse(store_plugin *sp, const rmq_cmd *cmd, int32_t code, look_r
     return 0;
 }
 
-/* Broker and topic permission, queue id, group: 0 (with *nqueues) or a
- * response code with remark. */
-static int32_t look_checks(store_plugin *sp, const look_req *k, int32_t code, int32_t *nqueues,
-                           char *remark, size_t cap)
+/* The request's header fields (look_parse: SYSTEM_ERROR when one is
+ * missing or malformed), then broker and topic permission, queue id,
+ * group: 0 (with *k and *nqueues) or a response code with remark. */
+static int32_t look_checks(store_plugin *sp, const rmq_cmd *cmd, int32_t code, look_req *k,
+                           int32_t *nqueues, char *remark, size_t cap)
 {
+    if (look_parse(sp, cmd, code, k, remark, cap) != 0)
+        return RC_SYSTEM_ERROR;
     rmq_broker_config bc;
     if (meta_broker_config_cached(sp, &bc, NULL) != 0) {
         memset(&bc, 0, sizeof bc);
@@ -183,9 +186,7 @@ static int peek_process(rmq_request *req, const rmq_cmd *cmd, void *ud)
     char remark[600];
     look_req k;
     int32_t nqueues = 0;
-    if (look_parse(sp, cmd, POP_PEEK_MESSAGE, &k, remark, sizeof remark) != 0)
-        return store_reply_code(sp, req, cmd, RC_SYSTEM_ERROR, remark);
-    int32_t code = look_checks(sp, &k, POP_PEEK_MESSAGE, &nqueues, remark, sizeof remark);
+    int32_t code = look_checks(sp, cmd, POP_PEEK_MESSAGE, &k, &nqueues, remark, sizeof remark);
     if (code != 0)
         return store_reply_code(sp, req, cmd, code, remark);
     pop_service *ps = pop_service_of(sp);
@@ -315,9 +316,7 @@ rmq_cmd *pop_notification_run(store_plugin *sp, const rmq_cmd *cmd, bool may_hol
     look_req k;
     int32_t nqueues = 0;
     *hold = false;
-    if (look_parse(sp, cmd, POP_NOTIFICATION, &k, remark, sizeof remark) != 0)
-        return a->cmd_new_response(cmd, RC_SYSTEM_ERROR, remark);
-    int32_t code = look_checks(sp, &k, POP_NOTIFICATION, &nqueues, remark, sizeof remark);
+    int32_t code = look_checks(sp, cmd, POP_NOTIFICATION, &k, &nqueues, remark, sizeof remark);
     if (code != 0)
         return a->cmd_new_response(cmd, code, remark);
     pop_service *ps = pop_service_of(sp);
@@ -389,9 +388,7 @@ static int polling_info_process(rmq_request *req, const rmq_cmd *cmd, void *ud)
     char remark[600];
     look_req k;
     int32_t nqueues = 0;
-    if (look_parse(sp, cmd, POP_POLLING_INFO, &k, remark, sizeof remark) != 0)
-        return store_reply_code(sp, req, cmd, RC_SYSTEM_ERROR, remark);
-    int32_t code = look_checks(sp, &k, POP_POLLING_INFO, &nqueues, remark, sizeof remark);
+    int32_t code = look_checks(sp, cmd, POP_POLLING_INFO, &k, &nqueues, remark, sizeof remark);
     if (code != 0)
         return store_reply_code(sp, req, cmd, code, remark);
     rmq_cmd *r = a->cmd_new_response(cmd, RC_SUCCESS, NULL);

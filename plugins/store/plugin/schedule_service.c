@@ -358,16 +358,8 @@ static bool deliver_one(store_plugin *sp, const store_cq_entry *e)
     store_msg m;
     /* the stored string keeps DELAY, REAL_TOPIC and REAL_QID, as
      * Java's messageTimeup serialises before it clears DELAY */
-    if (store_msg_to_real_queue(&r, v, topic, &m)) {
-        store_put_result pr;
-        if (store_send_put(sp, &m, &pr) != 0 || pr.status != STORE_PUT_OK) {
-            ok = pr.status != STORE_PUT_SERVICE_NOT_AVAILABLE &&
-                 pr.status != STORE_PUT_CREATE_MAPPED_FILE_FAILED;
-            sp->api->log(sp->ctx, RMQ_LOG_WARN,
-                         "delayed message to %s could not be stored (status %d)%s", topic,
-                         (int)pr.status, ok ? ": dropped" : ": retried later");
-        }
-    }
+    if (store_msg_to_real_queue(&r, v, topic, &m))
+        ok = store_put_due(sp, &m, "delayed", topic);
     free(v);
     free(buf);
     return ok;

@@ -103,6 +103,18 @@ int store_send_put(store_plugin *sp, const store_msg *m, store_put_result *out)
     return rc;
 }
 
+bool store_put_due(store_plugin *sp, const store_msg *m, const char *what, const char *topic)
+{
+    store_put_result pr;
+    if (store_send_put(sp, m, &pr) == 0 && pr.status == STORE_PUT_OK)
+        return true;
+    bool ok = pr.status != STORE_PUT_SERVICE_NOT_AVAILABLE &&
+              pr.status != STORE_PUT_CREATE_MAPPED_FILE_FAILED;
+    sp->api->log(sp->ctx, RMQ_LOG_WARN, "%s message to %s could not be stored (status %d)%s", what,
+                 topic, (int)pr.status, ok ? ": dropped" : ": retried later");
+    return ok;
+}
+
 int32_t send_put_status_code(store_plugin *sp, store_put_status st, char *remark, size_t cap)
 {
     switch (st) {

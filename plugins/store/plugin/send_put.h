@@ -97,6 +97,11 @@ void send_store_host(store_plugin *sp, const rmq_broker_config *bc, store_addr *
 
 /* Append one message (engine store_put); the hooks' way to store. */
 int store_send_put(store_plugin *sp, const store_msg *m, store_put_result *out);
+/* A due delayed or timer message stored again under its real topic: false
+ * when the store cannot take it now (not available, no mapped file: retried
+ * later), true when stored or refused for good (dropped); a failure is
+ * logged as "<what> message to <topic> could not be stored". */
+bool store_put_due(store_plugin *sp, const store_msg *m, const char *what, const char *topic);
 
 /* Response code and remark for a put status (§10.5.1 steps 10–14). */
 int32_t send_put_status_code(store_plugin *sp, store_put_status st, char *remark, size_t cap);

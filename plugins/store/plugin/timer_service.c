@@ -242,14 +242,7 @@ static bool deliver_entry(void *ud, const timer_entry *e)
         } else {
             m.props = props;
             m.props_len = plen;
-            store_put_result pr;
-            if (store_send_put(sp, &m, &pr) != 0 || pr.status != STORE_PUT_OK) {
-                ok = pr.status != STORE_PUT_SERVICE_NOT_AVAILABLE &&
-                     pr.status != STORE_PUT_CREATE_MAPPED_FILE_FAILED;
-                sp->api->log(sp->ctx, RMQ_LOG_WARN,
-                             "timer message to %s could not be stored (status %d)%s", topic,
-                             (int)pr.status, ok ? ": dropped" : ": retried later");
-            }
+            ok = store_put_due(sp, &m, "timer", topic);
             free(props);
         }
     }
