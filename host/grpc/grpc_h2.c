@@ -191,7 +191,16 @@ int grpc_h2_finish(grpc_h2 *h, int32_t id, int status, const char *message)
         st->refused = true; /* nothing more goes out on it */
         return submit_trailers_only(h, id, status, message);
     }
-    snprintf(st->status_text, sizeof(st->status_text), "%d", status);
+    if (status >= 0 && status < 100) {
+        /* gRPC's codes (0-16): without snprintf, once per call */
+        char *p = st->status_text;
+        if (status >= 10)
+            *p++ = (char)('0' + status / 10);
+        *p++ = (char)('0' + status % 10);
+        *p = '\0';
+    } else {
+        snprintf(st->status_text, sizeof(st->status_text), "%d", status);
+    }
     if (message && message[0]) {
         size_t cap = strlen(message) * 3 + 1;
         st->message = malloc(cap);
