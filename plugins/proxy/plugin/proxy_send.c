@@ -446,9 +446,15 @@ static void send_call_answer(send_call *sc, bool tried, Apache__Rocketmq__V2__Co
     Apache__Rocketmq__V2__SendMessageResponse resp =
         APACHE__ROCKETMQ__V2__SEND_MESSAGE_RESPONSE__INIT;
     Apache__Rocketmq__V2__Status st;
-    Apache__Rocketmq__V2__SendResultEntry *ents = calloc(n + 1, sizeof(*ents));
-    Apache__Rocketmq__V2__SendResultEntry **entp = calloc(n + 1, sizeof(*entp));
-    Apache__Rocketmq__V2__Status *sts = calloc(n + 1, sizeof(*sts));
+    /* a few entries (a SendMessage mostly carries one) on the stack: three
+     * callocs and frees per call otherwise; every entry used is set below */
+    enum { STACK_ENTRIES = 4 };
+    Apache__Rocketmq__V2__SendResultEntry ents_s[STACK_ENTRIES], *entp_s[STACK_ENTRIES];
+    Apache__Rocketmq__V2__Status sts_s[STACK_ENTRIES];
+    bool heap = n > STACK_ENTRIES;
+    Apache__Rocketmq__V2__SendResultEntry *ents = heap ? calloc(n, sizeof(*ents)) : ents_s;
+    Apache__Rocketmq__V2__SendResultEntry **entp = heap ? calloc(n, sizeof(*entp)) : entp_s;
+    Apache__Rocketmq__V2__Status *sts = heap ? calloc(n, sizeof(*sts)) : sts_s;
     if (!ents || !entp || !sts) {
         px->api->grpc_finish(sc->call, RMQ_GRPC_RESOURCE_EXHAUSTED, "out of memory");
     } else {
@@ -480,9 +486,11 @@ static void send_call_answer(send_call *sc, bool tried, Apache__Rocketmq__V2__Co
         else
             px->api->grpc_finish(sc->call, RMQ_GRPC_INTERNAL, "cannot encode the answer");
     }
-    free(ents);
-    free(entp);
-    free(sts);
+    if (heap) {
+        free(ents);
+        free(entp);
+        free(sts);
+    }
     px->api->grpc_release(sc->call);
     send_call_free(sc);
 }
