@@ -90,6 +90,18 @@ static inline bool proxy_step_answered(atomic_int *phase)
     return atomic_exchange(phase, PROXY_STEP_ANSWERED) == PROXY_STEP_WAITING;
 }
 
+/* A protobuf-c allocator over a caller's block (proxy_pb_arena.c): unpack
+ * with &a->pc; everything unpacked goes with proxy_pb_arena_release (the
+ * block itself stays the caller's; free_unpacked is not needed). */
+typedef struct proxy_pb_arena {
+    ProtobufCAllocator pc;
+    uint8_t *block;
+    size_t used, cap;
+    struct spill *spills; /* what did not fit, malloc'd */
+} proxy_pb_arena;
+void proxy_pb_arena_init(proxy_pb_arena *a, uint8_t *block, size_t cap);
+void proxy_pb_arena_release(proxy_pb_arena *a);
+
 /* Answer a unary call with `msg` packed (protobuf-c). */
 int proxy_reply(proxy *px, rmq_grpc_call *call, const ProtobufCMessage *msg);
 
