@@ -62,11 +62,8 @@ static void call_unref(rmq_grpc_call *call)
         free(t);
         t = n;
     }
-    for (size_t i = 0; i < call->nmd; i++)
-        free(call->md[i]);
-    free(call->md);
+    free(call->md); /* the names, values and path too (grpc_call_start) */
     free(call->first);
-    free(call->path);
     pthread_mutex_destroy(&call->mu);
     free(call);
 }
@@ -420,21 +417,30 @@ rmq_grpc_call *grpc_call_start(connection *c, int32_t stream_id, const grpc_h2_c
     memcpy(call->peer, c->peer, sizeof(call->peer));
     pthread_mutex_init(&call->mu, NULL);
     atomic_init(&call->refs, 1); /* the session's */
-    call->path = strdup(info->path);
-    call->md = calloc(info->nheaders * 2 + 1, sizeof(char *));
-    if (!call->path || !call->md) {
+    /* One block: the name/value pointers, then the texts they point to and
+     * the path (a strdup each was ~20 mallocs and frees per call, a tenth
+     * of a 5.x send's instructions with their frees). */
+    size_t nptr = info->nheaders * 2 + 1, bytes = strlen(info->path) + 1;
+    for (size_t i = 0; i < info->nheaders; i++)
+        bytes += strlen(info->headers[i].name) + strlen(info->headers[i].value) + 2;
+    call->md = malloc(nptr * sizeof(char *) + bytes);
+    if (!call->md) {
         call_unref(call);
         return NULL;
     }
+    char *text = (char *)(call->md + nptr);
     for (size_t i = 0; i < info->nheaders; i++) {
-        call->md[call->nmd] = strdup(info->headers[i].name);
-        call->md[call->nmd + 1] = strdup(info->headers[i].value);
-        call->nmd += 2;
-        if (!call->md[call->nmd - 2] || !call->md[call->nmd - 1]) {
-            call_unref(call);
-            return NULL;
+        for (int k = 0; k < 2; k++) {
+            const char *v = k ? info->headers[i].value : info->headers[i].name;
+            size_t len = strlen(v) + 1;
+            memcpy(text, v, len);
+            call->md[call->nmd++] = text;
+            text += len;
         }
     }
+    call->md[call->nmd] = NULL;
+    memcpy(text, info->path, strlen(info->path) + 1);
+    call->path = text;
     if (info->timeout_ms)
         call->deadline_ms = host_now_ms() + info->timeout_ms;
     atomic_fetch_add(&c->srv->requests, 1);

@@ -308,7 +308,7 @@ int rmq_cmd_ext_set(rmq_cmd *cmd, const char *key, const char *value)
     char *k = rmq_cmd_strdup(cmd, key);
     if (!k)
         return -ENOMEM;
-    return rmq_cmd_ext_put_owned(cmd, k, v);
+    return rmq_cmd_ext_append_owned(cmd, k, v); /* not there: find_ext said so */
 }
 
 int rmq_cmd_set_body(rmq_cmd *cmd, const void *data, size_t len, rmq_body_free_fn free_fn,

@@ -90,6 +90,18 @@ static inline bool proxy_step_answered(atomic_int *phase)
     return atomic_exchange(phase, PROXY_STEP_ANSWERED) == PROXY_STEP_WAITING;
 }
 
+/* A protobuf-c allocator over a caller's block (proxy_pb_arena.c): unpack
+ * with &a->pc; everything unpacked goes with proxy_pb_arena_release (the
+ * block itself stays the caller's; free_unpacked is not needed). */
+typedef struct proxy_pb_arena {
+    ProtobufCAllocator pc;
+    uint8_t *block;
+    size_t used, cap;
+    struct spill *spills; /* what did not fit, malloc'd */
+} proxy_pb_arena;
+void proxy_pb_arena_init(proxy_pb_arena *a, uint8_t *block, size_t cap);
+void proxy_pb_arena_release(proxy_pb_arena *a);
+
 /* Answer a unary call with `msg` packed (protobuf-c). */
 int proxy_reply(proxy *px, rmq_grpc_call *call, const ProtobufCMessage *msg);
 
@@ -105,6 +117,9 @@ typedef struct proxy_replies {
     int err;
 } proxy_replies;
 int proxy_replies_add(proxy_replies *r, const ProtobufCMessage *msg);
+/* Room for bytes more packed messages at once (one malloc instead of the
+ * doublings and copies of a 32-message answer); 0 or r->err. */
+int proxy_replies_reserve(proxy_replies *r, size_t bytes);
 int proxy_replies_flush(proxy *px, rmq_grpc_call *call, proxy_replies *r, int finish_status);
 
 /* A Status on the stack: code and message (a string that outlives the

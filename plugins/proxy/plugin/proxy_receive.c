@@ -410,6 +410,10 @@ static void receive_answer_build(proxy *px, proxy_replies *out, int lrc, const r
     size_t blen = 0;
     const uint8_t *body = api->cmd_body(resp, &blen);
     add_status(out, PX_OK, "OK");
+    /* each message's protobuf: about its stored record (body, properties)
+     * and its receipt, digest and system properties, ~1 KiB at most */
+    if (body)
+        proxy_replies_reserve(out, blen + blen / 4 + 4096);
     proxy_md5 *md5 = proxy_md5_new(); /* NULL: each digest on its own */
     for (size_t at = 0; out->err == 0 && body && at < blen;) {
         rec r;

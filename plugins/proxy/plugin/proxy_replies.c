@@ -8,6 +8,18 @@
 
 #include "proxy_internal.h"
 
+int proxy_replies_reserve(proxy_replies *r, size_t bytes)
+{
+    if (r->err || r->cap - r->used >= bytes)
+        return r->err;
+    uint8_t *nb = realloc(r->buf, r->used + bytes);
+    if (!nb)
+        return r->err = RMQ_ENOMEM;
+    r->buf = nb;
+    r->cap = r->used + bytes;
+    return 0;
+}
+
 int proxy_replies_add(proxy_replies *r, const ProtobufCMessage *msg)
 {
     if (r->err)

@@ -136,22 +136,45 @@ typedef struct pop_out {
 } pop_out;
 
 /* flag: the retry flag of the queue's topic (pop_retry_flag) */
+/* v as "%" PRId64 writes it, at the end of buf (24 bytes): the text. */
+static const char *i64_text(char buf[24], int64_t v)
+{
+    char *p = buf + 24;
+    *--p = '\0';
+    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    do {
+        *--p = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0)
+        *--p = '-';
+    return p;
+}
+
+/* "<flag> <qid> <first offset>" and "<flag> <qid> <o1>,<o2>..." (an offset
+ * per message popped: written without snprintf, as the journal lines) */
 static void info_queue(pop_out *o, const char *flag, int32_t qid, const int64_t *offs, int n)
 {
     if (n == 0)
         return;
-    char tmp[64];
+    char num[24];
     if (o->start_info.len)
         sb_str(&o->start_info, ";");
-    snprintf(tmp, sizeof tmp, "%s %" PRId32 " %" PRId64, flag, qid, offs[0]);
-    sb_str(&o->start_info, tmp);
+    sb_str(&o->start_info, flag);
+    sb_str(&o->start_info, " ");
+    sb_str(&o->start_info, i64_text(num, qid));
+    sb_str(&o->start_info, " ");
+    sb_str(&o->start_info, i64_text(num, offs[0]));
     if (o->msg_info.len)
         sb_str(&o->msg_info, ";");
-    snprintf(tmp, sizeof tmp, "%s %" PRId32 " ", flag, qid);
-    sb_str(&o->msg_info, tmp);
+    sb_str(&o->msg_info, flag);
+    sb_str(&o->msg_info, " ");
+    sb_str(&o->msg_info, i64_text(num, qid));
+    sb_str(&o->msg_info, " ");
     for (int i = 0; i < n; i++) {
-        snprintf(tmp, sizeof tmp, i ? ",%" PRId64 : "%" PRId64, offs[i]);
-        sb_str(&o->msg_info, tmp);
+        if (i)
+            sb_str(&o->msg_info, ",");
+        sb_str(&o->msg_info, i64_text(num, offs[i]));
     }
 }
 

@@ -275,12 +275,13 @@ static void call_with_messages_and_trailers(void **state)
     /* two answer messages, then trailers with an encoded message */
     assert_int_equal(grpc_h2_send_message(h, id, (const uint8_t *)"ans1", 4), 0);
     assert_int_equal(grpc_h2_send_message(h, id, (const uint8_t *)"", 0), 0);
-    assert_int_equal(grpc_h2_finish(h, id, 5, "no topic 100%"), 0);
+    /* 13: a two-digit status (grpc_h2_finish writes it by hand) */
+    assert_int_equal(grpc_h2_finish(h, id, 13, "no topic 100%"), 0);
     exchange(&c, h);
     assert_true(c.closed);
     assert_string_equal(c.status, "200");
     assert_int_equal(c.header_blocks, 2); /* headers, trailers */
-    assert_string_equal(c.grpc_status, "5");
+    assert_string_equal(c.grpc_status, "13");
     assert_string_equal(c.grpc_message, "no topic 100%25");
     const uint8_t want[] = {0, 0, 0, 0, 4, 'a', 'n', 's', '1', 0, 0, 0, 0, 0};
     assert_int_equal(c.data_len, sizeof want);

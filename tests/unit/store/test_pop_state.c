@@ -2,6 +2,7 @@
  * written by pop_journal_flush come back after a reopen, an acknowledged
  * message stays gone, a torn last line (a crash mid-write) is dropped,
  * the reopen compacts the journal into a checkpoint of the live state. */
+#include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -298,6 +299,112 @@ static void names_with_whitespace_are_refused(void **state)
     assert_false(pop_name_ok(NULL));
 }
 
+/* Random 64-bit values weighted towards the edges printf cares about: zero,
+ * one digit, the extremes, negatives. */
+static uint64_t rnd64(uint64_t *x)
+{
+    *x ^= *x << 13, *x ^= *x >> 7, *x ^= *x << 17;
+    return *x;
+}
+
+static int64_t rnd_i64(uint64_t *x)
+{
+    static const int64_t edges[] = {0,   1,         -1,        9,         10,
+                                    -10, INT64_MAX, INT64_MIN, INT32_MAX, INT32_MIN};
+    uint64_t r = rnd64(x);
+    switch (r % 4) {
+    case 0: return edges[(r >> 8) % (sizeof edges / sizeof edges[0])];
+    case 1: return (int64_t)(r >> (r >> 58)); /* any number of digits */
+    case 2: return -(int64_t)(rnd64(x) >> (1 + (r >> 59)));
+    default: return (int64_t)rnd64(x);
+    }
+}
+
+static void rnd_name(uint64_t *x, char *out, size_t cap)
+{
+    size_t n = 1 + rnd64(x) % (cap - 1);
+    for (size_t i = 0; i < n; i++)
+        out[i] = (char)('!' + rnd64(x) % 94); /* printable, no space */
+    out[n] = '\0';
+}
+
+/* The journal lines are formatted by hand (pop_state.c): the same bytes as
+ * the printf formats they replaced, on random names and numbers, appended
+ * to one buffer that starts empty and grows. */
+static void journal_lines_match_printf(void **state)
+{
+    (void)state;
+    uint64_t x = 0x9E3779B97F4A7C15ULL;
+    pop_journal_buf jb = {0};
+    size_t cap = 1 << 20, len = 0;
+    char *want = malloc(cap);
+    assert_non_null(want);
+    char group[300], topic[300], attempt[300];
+    for (int i = 0; i < 20000; i++) {
+        rnd_name(&x, group, 40);
+        rnd_name(&x, topic, 40);
+        pop_queue q = {.group = group, .topic = topic};
+        q.queue_id = (int32_t)rnd_i64(&x);
+        q.next_offset = rnd_i64(&x);
+        uint64_t pick = rnd64(&x);
+        if (pick % 5 == 0) {
+            rnd_name(&x, attempt, 300); /* 256 or more: left out */
+            q.attempt_id = attempt;
+        } else if (pick % 5 == 1) {
+            q.attempt_id = "a b";
+        }
+        pop_inflight e = {.offset = rnd_i64(&x),
+                          .pop_time = rnd_i64(&x),
+                          .invisible = rnd_i64(&x),
+                          .deliveries = (int32_t)rnd_i64(&x),
+                          .flags = (pick >> 8) % 3 == 0 ? 0u : (uint32_t)rnd64(&x)};
+        int64_t ack = rnd_i64(&x);
+        if (cap - len < 4096) {
+            /* start over: the buffer already grew many times */
+            free(jb.buf);
+            jb = (pop_journal_buf){0};
+            len = 0;
+        }
+        switch (pick % 3) {
+        case 0:
+            pop_journal_next(&jb, &q);
+            if (pop_name_ok(q.attempt_id))
+                len +=
+                    (size_t)snprintf(want + len, cap - len, "N %s %s %" PRId32 " %" PRId64 " %s\n",
+                                     group, topic, q.queue_id, q.next_offset, q.attempt_id);
+            else
+                len += (size_t)snprintf(want + len, cap - len, "N %s %s %" PRId32 " %" PRId64 "\n",
+                                        group, topic, q.queue_id, q.next_offset);
+            break;
+        case 1:
+            pop_journal_inflight(&jb, &q, &e);
+            if (e.flags)
+                len += (size_t)snprintf(want + len, cap - len,
+                                        "I %s %s %" PRId32 " %" PRId64 " %" PRId64 " %" PRId64
+                                        " %" PRId32 " %u\n",
+                                        group, topic, q.queue_id, e.offset, e.pop_time, e.invisible,
+                                        e.deliveries, e.flags);
+            else
+                len += (size_t)snprintf(
+                    want + len, cap - len,
+                    "I %s %s %" PRId32 " %" PRId64 " %" PRId64 " %" PRId64 " %" PRId32 "\n", group,
+                    topic, q.queue_id, e.offset, e.pop_time, e.invisible, e.deliveries);
+            break;
+        default:
+            pop_journal_ack(&jb, &q, ack);
+            len += (size_t)snprintf(want + len, cap - len, "A %s %s %" PRId32 " %" PRId64 "\n",
+                                    group, topic, q.queue_id, ack);
+            break;
+        }
+        assert_false(jb.failed);
+        assert_int_equal(jb.len, len);
+        assert_memory_equal(jb.buf, want, len);
+        assert_int_equal(jb.buf[jb.len], '\0');
+    }
+    free(jb.buf);
+    free(want);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -307,6 +414,7 @@ int main(void)
         cmocka_unit_test(thousands_of_queues_stay_distinct),
         cmocka_unit_test(in_order_acks_of_many_in_flight),
         cmocka_unit_test(names_with_whitespace_are_refused),
+        cmocka_unit_test(journal_lines_match_printf),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
