@@ -791,9 +791,8 @@ int proxy_change_invisible_duration(rmq_grpc_call *call, const void *msg, size_t
         proxy_receipt_parse(req->receipt_handle, &rh); /* parsed by ack_call already */
         const char *npt = api->cmd_ext_get(r, "popTime");
         const char *nrq = api->cmd_ext_get(r, "reviveQid");
-        snprintf(receipt, sizeof receipt, "%lld %s %" PRId64 " %s %s %s %d %lld %lld",
-                 rh.start_offset, npt ? npt : "0", invisible, nrq ? nrq : "0", rh.retry, rh.broker,
-                 rh.queue_id, rh.offset, rh.phys);
+        proxy_receipt_format(receipt, sizeof receipt, rh.start_offset, npt ? npt : "0", invisible,
+                             nrq ? nrq : "0", rh.retry, rh.broker, rh.queue_id, rh.offset, rh.phys);
         resp.receipt_handle = receipt;
         proxy_status(&status, PX_OK, "OK");
     }
