@@ -43,6 +43,14 @@ static void add(needs *nd, const Apache__Rocketmq__V2__Resource *r, uint32_t nee
     nd->n[nd->count++] = (rmq_acl_need){.resource = name, .need = need, .group = group};
 }
 
+/* what a consumer RPC needs: SUB on its group, then SUB on its topic */
+static void add_sub(needs *nd, const Apache__Rocketmq__V2__Resource *group,
+                    const Apache__Rocketmq__V2__Resource *topic)
+{
+    add(nd, group, RMQ_ACL_NEED_SUB, true);
+    add(nd, topic, RMQ_ACL_NEED_SUB, false);
+}
+
 static bool same_resource(const Apache__Rocketmq__V2__Resource *a,
                           const Apache__Rocketmq__V2__Resource *b)
 {
@@ -113,16 +121,13 @@ static void collect(const ProtobufCMessage *m, needs *nd)
         send_needs((const void *)m, nd);
     } else if (IS(receive_message_request)) {
         const Apache__Rocketmq__V2__ReceiveMessageRequest *r = (const void *)m;
-        add(nd, r->group, RMQ_ACL_NEED_SUB, true);
-        add(nd, queue_topic(r->message_queue), RMQ_ACL_NEED_SUB, false);
+        add_sub(nd, r->group, queue_topic(r->message_queue));
     } else if (IS(ack_message_request)) {
         const Apache__Rocketmq__V2__AckMessageRequest *r = (const void *)m;
-        add(nd, r->group, RMQ_ACL_NEED_SUB, true);
-        add(nd, r->topic, RMQ_ACL_NEED_SUB, false);
+        add_sub(nd, r->group, r->topic);
     } else if (IS(forward_message_to_dead_letter_queue_request)) {
         const Apache__Rocketmq__V2__ForwardMessageToDeadLetterQueueRequest *r = (const void *)m;
-        add(nd, r->group, RMQ_ACL_NEED_SUB, true);
-        add(nd, r->topic, RMQ_ACL_NEED_SUB, false);
+        add_sub(nd, r->group, r->topic);
     } else if (IS(end_transaction_request)) {
         add(nd, ((const Apache__Rocketmq__V2__EndTransactionRequest *)(const void *)m)->topic,
             RMQ_ACL_NEED_PUB, false);
@@ -137,24 +142,19 @@ static void collect(const ProtobufCMessage *m, needs *nd)
             RMQ_ACL_NEED_ANY, false);
     } else if (IS(query_assignment_request)) {
         const Apache__Rocketmq__V2__QueryAssignmentRequest *r = (const void *)m;
-        add(nd, r->group, RMQ_ACL_NEED_SUB, true);
-        add(nd, r->topic, RMQ_ACL_NEED_SUB, false);
+        add_sub(nd, r->group, r->topic);
     } else if (IS(change_invisible_duration_request)) {
         const Apache__Rocketmq__V2__ChangeInvisibleDurationRequest *r = (const void *)m;
-        add(nd, r->group, RMQ_ACL_NEED_SUB, true);
-        add(nd, r->topic, RMQ_ACL_NEED_SUB, false);
+        add_sub(nd, r->group, r->topic);
     } else if (IS(pull_message_request)) {
         const Apache__Rocketmq__V2__PullMessageRequest *r = (const void *)m;
-        add(nd, r->group, RMQ_ACL_NEED_SUB, true);
-        add(nd, queue_topic(r->message_queue), RMQ_ACL_NEED_SUB, false);
+        add_sub(nd, r->group, queue_topic(r->message_queue));
     } else if (IS(update_offset_request)) {
         const Apache__Rocketmq__V2__UpdateOffsetRequest *r = (const void *)m;
-        add(nd, r->group, RMQ_ACL_NEED_SUB, true);
-        add(nd, queue_topic(r->message_queue), RMQ_ACL_NEED_SUB, false);
+        add_sub(nd, r->group, queue_topic(r->message_queue));
     } else if (IS(get_offset_request)) {
         const Apache__Rocketmq__V2__GetOffsetRequest *r = (const void *)m;
-        add(nd, r->group, RMQ_ACL_NEED_SUB, true);
-        add(nd, queue_topic(r->message_queue), RMQ_ACL_NEED_SUB, false);
+        add_sub(nd, r->group, queue_topic(r->message_queue));
     } else if (IS(query_offset_request)) {
         add(nd,
             queue_topic(

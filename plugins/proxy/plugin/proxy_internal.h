@@ -104,6 +104,10 @@ void proxy_pb_arena_release(proxy_pb_arena *a);
 
 /* Answer a unary call with `msg` packed (protobuf-c). */
 int proxy_reply(proxy *px, rmq_grpc_call *call, const ProtobufCMessage *msg);
+/* proxy_reply, then the unpacked request freed: the tail every unary
+ * handler shares (what each <type>__free_unpacked does for its type). */
+int proxy_reply_free(proxy *px, rmq_grpc_call *call, const ProtobufCMessage *msg,
+                     ProtobufCMessage *req);
 
 /* Several answer messages handed to the host at once (proxy_replies.c):
  * zero-initialise, add (packed now; the first failure sticks in err and

@@ -139,9 +139,7 @@ int proxy_get_offset(rmq_grpc_call *call, const void *msg, size_t len, void *ud)
                    &resp.offset);
     }
     resp.status = &st;
-    int rc = proxy_reply(px, call, &resp.base);
-    apache__rocketmq__v2__get_offset_request__free_unpacked(req, NULL);
-    return rc;
+    return proxy_reply_free(px, call, &resp.base, &req->base);
 }
 
 int proxy_update_offset(rmq_grpc_call *call, const void *msg, size_t len, void *ud)
@@ -170,9 +168,7 @@ int proxy_update_offset(rmq_grpc_call *call, const void *msg, size_t len, void *
                    NULL);
     }
     resp.status = &st;
-    int rc = proxy_reply(px, call, &resp.base);
-    apache__rocketmq__v2__update_offset_request__free_unpacked(req, NULL);
-    return rc;
+    return proxy_reply_free(px, call, &resp.base, &req->base);
 }
 
 int proxy_query_offset(rmq_grpc_call *call, const void *msg, size_t len, void *ud)
@@ -220,7 +216,5 @@ int proxy_query_offset(rmq_grpc_call *call, const void *msg, size_t len, void *u
         }
     }
     resp.status = &st;
-    int rc = proxy_reply(px, call, &resp.base);
-    apache__rocketmq__v2__query_offset_request__free_unpacked(req, NULL);
-    return rc;
+    return proxy_reply_free(px, call, &resp.base, &req->base);
 }

@@ -137,6 +137,14 @@ int proxy_reply(proxy *px, rmq_grpc_call *call, const ProtobufCMessage *msg)
     return rc;
 }
 
+int proxy_reply_free(proxy *px, rmq_grpc_call *call, const ProtobufCMessage *msg,
+                     ProtobufCMessage *req)
+{
+    int rc = proxy_reply(px, call, msg);
+    protobuf_c_message_free_unpacked(req, NULL);
+    return rc;
+}
+
 int proxy_local(proxy *px, const char *server, rmq_cmd *req, rmq_cmd **resp)
 {
     return px->api->invoke_local(px->ctx, server, req, px->local_timeout_ms, resp);

@@ -114,7 +114,5 @@ int proxy_recall_message(rmq_grpc_call *call, const void *msg, size_t len, void 
     if (r)
         api->cmd_free(r);
     resp.status = &st;
-    int rc = proxy_reply(px, call, &resp.base);
-    apache__rocketmq__v2__recall_message_request__free_unpacked(req, NULL);
-    return rc;
+    return proxy_reply_free(px, call, &resp.base, &req->base);
 }

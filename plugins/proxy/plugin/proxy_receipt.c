@@ -101,35 +101,25 @@ static void put_s(char *out, size_t cap, size_t *at, const char *s)
     put(out, cap, at, s, strlen(s));
 }
 
-static void put_ll(char *out, size_t cap, size_t *at, long long v)
-{
-    char t[24];
-    put(out, cap, at, t, proxy_ll_text(v, t));
-}
-
 void proxy_receipt_format(char *out, size_t cap, long long start_offset, const char *pop_time,
                           long long invisible, const char *revive_qid, const char *retry,
                           const char *broker, int queue_id, long long offset, long long phys)
 {
-    size_t at = 0;
     if (cap == 0)
         return;
     out[0] = '\0';
-    put_ll(out, cap, &at, start_offset);
-    put(out, cap, &at, " ", 1);
-    put_s(out, cap, &at, pop_time);
-    put(out, cap, &at, " ", 1);
-    put_ll(out, cap, &at, invisible);
-    put(out, cap, &at, " ", 1);
-    put_s(out, cap, &at, revive_qid);
-    put(out, cap, &at, " ", 1);
-    put_s(out, cap, &at, retry);
-    put(out, cap, &at, " ", 1);
-    put_s(out, cap, &at, broker);
-    put(out, cap, &at, " ", 1);
-    put_ll(out, cap, &at, queue_id);
-    put(out, cap, &at, " ", 1);
-    put_ll(out, cap, &at, offset);
-    put(out, cap, &at, " ", 1);
-    put_ll(out, cap, &at, phys);
+    char so[24], inv[24], qid[24], off[24], ph[24];
+    proxy_ll_text(start_offset, so);
+    proxy_ll_text(invisible, inv);
+    proxy_ll_text(queue_id, qid);
+    proxy_ll_text(offset, off);
+    proxy_ll_text(phys, ph);
+    /* the nine fields, one space between each */
+    const char *field[] = {so, pop_time, inv, revive_qid, retry, broker, qid, off, ph};
+    size_t at = 0;
+    for (size_t i = 0; i < sizeof field / sizeof field[0]; i++) {
+        if (i)
+            put(out, cap, &at, " ", 1);
+        put_s(out, cap, &at, field[i]);
+    }
 }

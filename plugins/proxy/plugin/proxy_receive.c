@@ -733,9 +733,7 @@ int proxy_ack_message(rmq_grpc_call *call, const void *msg, size_t len, void *ud
         proxy_status(&status, APACHE__ROCKETMQ__V2__CODE__BAD_REQUEST,
                      "group and topic are required");
         resp.status = &status;
-        int rc = proxy_reply(px, call, &resp.base);
-        apache__rocketmq__v2__ack_message_request__free_unpacked(req, NULL);
-        return rc;
+        return proxy_reply_free(px, call, &resp.base, &req->base);
     }
     ack_call_state *ac = calloc(1, sizeof(*ac));
     if (ac)
@@ -793,18 +791,15 @@ int proxy_change_invisible_duration(rmq_grpc_call *call, const void *msg, size_t
         proxy_receipt_parse(req->receipt_handle, &rh); /* parsed by ack_call already */
         const char *npt = api->cmd_ext_get(r, "popTime");
         const char *nrq = api->cmd_ext_get(r, "reviveQid");
-        snprintf(receipt, sizeof receipt, "%lld %s %" PRId64 " %s %s %s %d %lld %lld",
-                 rh.start_offset, npt ? npt : "0", invisible, nrq ? nrq : "0", rh.retry, rh.broker,
-                 rh.queue_id, rh.offset, rh.phys);
+        proxy_receipt_format(receipt, sizeof receipt, rh.start_offset, npt ? npt : "0", invisible,
+                             nrq ? nrq : "0", rh.retry, rh.broker, rh.queue_id, rh.offset, rh.phys);
         resp.receipt_handle = receipt;
         proxy_status(&status, PX_OK, "OK");
     }
     if (r)
         api->cmd_free(r);
     resp.status = &status;
-    int rc = proxy_reply(px, call, &resp.base);
-    apache__rocketmq__v2__change_invisible_duration_request__free_unpacked(req, NULL);
-    return rc;
+    return proxy_reply_free(px, call, &resp.base, &req->base);
 }
 
 int proxy_forward_to_dlq(rmq_grpc_call *call, const void *msg, size_t len, void *ud)
@@ -873,7 +868,5 @@ int proxy_forward_to_dlq(rmq_grpc_call *call, const void *msg, size_t len, void 
             api->cmd_free(r);
     }
     resp.status = &status;
-    int rc = proxy_reply(px, call, &resp.base);
-    apache__rocketmq__v2__forward_message_to_dead_letter_queue_request__free_unpacked(req, NULL);
-    return rc;
+    return proxy_reply_free(px, call, &resp.base, &req->base);
 }

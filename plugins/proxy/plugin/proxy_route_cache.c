@@ -55,6 +55,19 @@ static void entry_free(route_entry *e)
     free(e);
 }
 
+/* every entry freed: the cache empty (at fini, or when a sweep leaves it full) */
+static void drop_all(proxy_route_cache *c)
+{
+    for (size_t i = 0; i < c->nslots; i++) {
+        while (c->slots[i]) {
+            route_entry *e = c->slots[i];
+            c->slots[i] = e->next;
+            entry_free(e);
+        }
+    }
+    c->count = 0;
+}
+
 /* Under mu: drop entries unused for expire_ms; when that frees nothing and
  * the cache is full, drop everything (a rare burst of new topics). */
 static void sweep_locked(proxy_route_cache *c, uint64_t now)
@@ -73,14 +86,7 @@ static void sweep_locked(proxy_route_cache *c, uint64_t now)
     }
     if (c->count < c->max)
         return;
-    for (size_t i = 0; i < c->nslots; i++) {
-        while (c->slots[i]) {
-            route_entry *e = c->slots[i];
-            c->slots[i] = e->next;
-            entry_free(e);
-        }
-    }
-    c->count = 0;
+    drop_all(c);
 }
 
 int proxy_route_cache_init(proxy *px)
@@ -110,13 +116,7 @@ void proxy_route_cache_fini(proxy *px)
     proxy_route_cache *c = px->routes;
     if (!c)
         return;
-    for (size_t i = 0; i < c->nslots; i++) {
-        while (c->slots[i]) {
-            route_entry *e = c->slots[i];
-            c->slots[i] = e->next;
-            entry_free(e);
-        }
-    }
+    drop_all(c);
     pthread_mutex_destroy(&c->mu);
     free(c->slots);
     free(c);

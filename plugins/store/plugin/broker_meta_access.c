@@ -51,6 +51,15 @@ int meta_broker_config_cached(store_plugin *sp, rmq_broker_config *out, store_ad
     return valid ? 0 : RMQ_ENOENT;
 }
 
+void meta_broker_config_or_default(store_plugin *sp, rmq_broker_config *out)
+{
+    if (meta_broker_config_cached(sp, out, NULL) != 0) {
+        memset(out, 0, sizeof *out);
+        out->broker_permission = RMQ_PERM_READ | RMQ_PERM_WRITE;
+        out->auto_create_subscription_group = true;
+    }
+}
+
 int meta_topic_get(store_plugin *sp, const char *topic, rmq_topic_config *out)
 {
     WITH_META(m->topic_get(ud, topic, out));

@@ -606,11 +606,7 @@ static int32_t pop_checks(store_plugin *sp, const pop_req *p, int32_t *nqueues, 
                           char *remark, size_t cap)
 {
     rmq_broker_config bc;
-    if (meta_broker_config_cached(sp, &bc, NULL) != 0) {
-        memset(&bc, 0, sizeof bc);
-        bc.broker_permission = RMQ_PERM_READ | RMQ_PERM_WRITE;
-        bc.auto_create_subscription_group = true;
-    }
+    meta_broker_config_or_default(sp, &bc);
     if (!(bc.broker_permission & RMQ_PERM_READ)) {
         snprintf(remark, cap, "the broker[%s] popping message is forbidden", bc.broker_ip1);
         return RC_NO_PERMISSION;

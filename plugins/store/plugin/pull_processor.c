@@ -222,11 +222,7 @@ int pull_execute(store_plugin *sp, pull_req *p, bool first, bool may_block)
     const rmq_host_api *a = sp->api;
     char remark[1024];
     rmq_broker_config bc;
-    if (meta_broker_config_cached(sp, &bc, NULL) != 0) {
-        memset(&bc, 0, sizeof bc);
-        bc.broker_permission = RMQ_PERM_READ | RMQ_PERM_WRITE;
-        bc.auto_create_subscription_group = true;
-    }
+    meta_broker_config_or_default(sp, &bc);
     /* 1 */
     if (!(bc.broker_permission & RMQ_PERM_READ)) {
         snprintf(remark, sizeof remark, "the broker[%s] pulling message is forbidden",

@@ -67,6 +67,21 @@ int features_read_record(store_plugin *sp, int64_t phys, uint8_t **rec_buf, stor
     return 0;
 }
 
+int features_read_record_props(store_plugin *sp, int64_t phys, uint8_t **rec_buf,
+                               stored_record *out, props_view **v)
+{
+    if (features_read_record(sp, phys, rec_buf, out) != 0)
+        return RMQ_ENOENT;
+    *v = malloc(sizeof **v);
+    if (!*v) {
+        free(*rec_buf);
+        *rec_buf = NULL;
+        return RMQ_ENOMEM;
+    }
+    props_parse(out->props, out->props_len, *v);
+    return 0;
+}
+
 static void addr_of(const uint8_t *ip, uint8_t ip_len, int32_t port, store_addr *a)
 {
     memset(a, 0, sizeof *a);
@@ -345,14 +360,10 @@ static bool deliver_one(store_plugin *sp, const store_cq_entry *e)
 {
     uint8_t *buf = NULL;
     stored_record r;
-    if (features_read_record(sp, e->phys_offset, &buf, &r) != 0)
-        return true; /* gone (retention): skip it */
-    props_view *v = malloc(sizeof *v);
-    if (!v) {
-        free(buf);
-        return false;
-    }
-    props_parse(r.props, r.props_len, v);
+    props_view *v = NULL;
+    int rrc = features_read_record_props(sp, e->phys_offset, &buf, &r, &v);
+    if (rrc != 0)
+        return rrc == RMQ_ENOENT; /* gone (retention): skip it */
     bool ok = true;
     char topic[256];
     store_msg m;

@@ -128,6 +128,11 @@ int props_rewrite(const props_view *base, const char *const *set_kv, const char 
                   const char *cluster, char **out, size_t *len);
 /* A record from the commit log, decoded (rec_buf malloc'd: free it). */
 int features_read_record(store_plugin *sp, int64_t phys, uint8_t **rec_buf, stored_record *out);
+/* features_read_record, then its properties parsed into a malloc'd *v:
+ * 0 (free *v and *rec_buf), RMQ_ENOENT (gone) or RMQ_ENOMEM (the record
+ * is there: try later); on error nothing is left to free. */
+int features_read_record_props(store_plugin *sp, int64_t phys, uint8_t **rec_buf,
+                               stored_record *out, props_view **v);
 /* A store_msg copying a stored record's fields (addresses, body, flag...). */
 void store_msg_from_record(const stored_record *r, store_msg *m);
 /* *m = record r (its properties parsed into v) back in the queue its

@@ -172,6 +172,9 @@ int meta_broker_config(store_plugin *sp, rmq_broker_config *out);
 /* The cached copy (refreshed when older than a second); RMQ_ENOENT when
  * broker.meta is absent. store_host (may be NULL) gets STOREHOST. */
 int meta_broker_config_cached(store_plugin *sp, rmq_broker_config *out, store_addr *store_host);
+/* The cached copy, or (broker.meta absent) what pull and pop assume
+ * then: read and write permitted, subscription groups auto-created. */
+void meta_broker_config_or_default(store_plugin *sp, rmq_broker_config *out);
 int meta_topic_get(store_plugin *sp, const char *topic, rmq_topic_config *out);
 int meta_topic_create_in_send(store_plugin *sp, const char *topic, const char *default_topic,
                               int32_t default_queue_nums, int32_t sys_flag, rmq_topic_config *out);

@@ -176,6 +176,21 @@ static const char *st_str(store_plugin *sp, json_t *u, const char *name)
     return o ? o : sp->api->setting_string(sp->ctx, name);
 }
 
+/* Which of names (NULL-ended) a word setting holds, its index (unset:
+ * 0, the default); -1, after logging what it must be, when it is none. */
+static int st_choice(store_plugin *sp, json_t *u, const char *name, const char *const *names,
+                     const char *must)
+{
+    const char *v = st_str(sp, u, name);
+    if (!v)
+        return 0;
+    for (int i = 0; names[i]; i++)
+        if (strcmp(v, names[i]) == 0)
+            return i;
+    sp->api->log(sp->ctx, RMQ_LOG_ERROR, "%s must be %s, not \"%s\"", name, must, v);
+    return -1;
+}
+
 /* The settings Java's processors read on every request (BrokerConfig /
  * MessageStoreConfig getters called per send, pull or query), so an
  * UPDATE_BROKER_CONFIG changes them at once: each is one atomic store,
@@ -264,8 +279,6 @@ void store_settings_apply_engine(store_plugin *sp, store_engine *e, json_t *u)
 
 static int read_all(store_plugin *sp, json_t *u)
 {
-    const rmq_host_api *a = sp->api;
-    rmq_plugin_ctx *c = sp->ctx;
     store_settings *s = &sp->set;
     store_config *e = &s->engine;
     store_config_defaults(e);
@@ -279,15 +292,11 @@ static int read_all(store_plugin *sp, json_t *u)
     e->commitlog_file_size = st_int(sp, u, "mappedFileSizeCommitLog");
     int64_t cq = st_int(sp, u, "mappedFileSizeConsumeQueue");
     e->cq_file_size = (cq + 19) / 20 * 20;
-    const char *ft = st_str(sp, u, "flushDiskType");
-    if (ft && strcmp(ft, "SYNC_FLUSH") == 0)
-        e->flush_type = STORE_SYNC_FLUSH;
-    else if (!ft || strcmp(ft, "ASYNC_FLUSH") == 0)
-        e->flush_type = STORE_ASYNC_FLUSH;
-    else {
-        a->log(c, RMQ_LOG_ERROR, "flushDiskType must be ASYNC_FLUSH or SYNC_FLUSH, not \"%s\"", ft);
+    static const char *const FLUSH[] = {"ASYNC_FLUSH", "SYNC_FLUSH", NULL};
+    int ft = st_choice(sp, u, "flushDiskType", FLUSH, "ASYNC_FLUSH or SYNC_FLUSH");
+    if (ft < 0)
         return RMQ_EINVAL;
-    }
+    e->flush_type = ft == 1 ? STORE_SYNC_FLUSH : STORE_ASYNC_FLUSH;
     e->sync_flush_timeout_ms = st_int(sp, u, "syncFlushTimeout");
     e->flush_interval_ms = st_int(sp, u, "flushIntervalCommitLog");
     e->file_reserved_hours = st_int(sp, u, "fileReservedTime");
@@ -312,30 +321,19 @@ static int read_all(store_plugin *sp, json_t *u)
     e->page_cache_keep_bytes = st_int(sp, u, "commitLogPageCacheKeep");
     e->mapped_keep_bytes = st_int(sp, u, "commitLogMappedKeep");
     e->max_mapped_cq_files = st_int(sp, u, "maxMappedConsumeQueueFiles");
-    const char *cw = st_str(sp, u, "commitLogWrite");
-    if (!cw || strcmp(cw, "auto") == 0)
-        e->commitlog_write = STORE_CL_WRITE_AUTO;
-    else if (strcmp(cw, "mmap") == 0)
-        e->commitlog_write = STORE_CL_WRITE_MMAP;
-    else if (strcmp(cw, "pwrite") == 0)
-        e->commitlog_write = STORE_CL_WRITE_PWRITE;
-    else {
-        a->log(c, RMQ_LOG_ERROR, "commitLogWrite must be auto, pwrite or mmap, not \"%s\"", cw);
+    static const char *const WRITE[] = {"auto", "mmap", "pwrite", NULL};
+    int cw = st_choice(sp, u, "commitLogWrite", WRITE, "auto, pwrite or mmap");
+    if (cw < 0)
         return RMQ_EINVAL;
-    }
+    e->commitlog_write = cw == 1   ? STORE_CL_WRITE_MMAP
+                         : cw == 2 ? STORE_CL_WRITE_PWRITE
+                                   : STORE_CL_WRITE_AUTO;
 
-    const char *role = st_str(sp, u, "brokerRole");
-    if (!role || strcmp(role, "ASYNC_MASTER") == 0)
-        s->role = HA_ASYNC_MASTER;
-    else if (strcmp(role, "SYNC_MASTER") == 0)
-        s->role = HA_SYNC_MASTER;
-    else if (strcmp(role, "SLAVE") == 0)
-        s->role = HA_SLAVE;
-    else {
-        a->log(c, RMQ_LOG_ERROR,
-               "brokerRole must be ASYNC_MASTER, SYNC_MASTER or SLAVE, not \"%s\"", role);
+    static const char *const ROLE[] = {"ASYNC_MASTER", "SYNC_MASTER", "SLAVE", NULL};
+    int role = st_choice(sp, u, "brokerRole", ROLE, "ASYNC_MASTER, SYNC_MASTER or SLAVE");
+    if (role < 0)
         return RMQ_EINVAL;
-    }
+    s->role = role == 1 ? HA_SYNC_MASTER : role == 2 ? HA_SLAVE : HA_ASYNC_MASTER;
     s->ha_listen_port = (int32_t)st_int(sp, u, "haListenPort");
     snprintf(s->ha_master_address, sizeof s->ha_master_address, "%s",
              st_str(sp, u, "haMasterAddress") ? st_str(sp, u, "haMasterAddress") : "");

@@ -203,18 +203,16 @@ static bool deliver_entry(void *ud, const timer_entry *e)
     store_plugin *sp = t->sp;
     uint8_t *buf = NULL;
     stored_record r;
-    if (features_read_record(sp, e->phys_offset, &buf, &r) != 0) {
+    props_view *v = NULL;
+    int rrc = features_read_record_props(sp, e->phys_offset, &buf, &r, &v);
+    if (rrc == RMQ_ENOMEM)
+        return false;
+    if (rrc != 0) {
         sp->api->log(sp->ctx, RMQ_LOG_WARN,
                      "timer message at commit-log offset %" PRId64 " is gone: not delivered",
                      e->phys_offset);
         return true;
     }
-    props_view *v = malloc(sizeof *v);
-    if (!v) {
-        free(buf);
-        return false;
-    }
-    props_parse(r.props, r.props_len, v);
     bool ok = true;
     char topic[256];
     store_msg m;
