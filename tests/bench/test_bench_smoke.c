@@ -37,33 +37,6 @@ static int64_t now_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Start argv[0] with stdout on a pipe; returns the read end or -1. */
-static int spawn_with_stdout(char *const argv[], pid_t *pid)
-{
-    int fds[2];
-    if (pipe(fds) != 0)
-        return -1;
-    pid_t parent = getpid();
-    *pid = fork();
-    if (*pid < 0) {
-        close(fds[0]);
-        close(fds[1]);
-        return -1;
-    }
-    if (*pid == 0) {
-        /* a failed or killed test takes its server and client with it */
-        if (rmq_child_die_with_parent(parent) != 0)
-            _exit(126);
-        dup2(fds[1], STDOUT_FILENO);
-        close(fds[0]);
-        close(fds[1]);
-        execv(argv[0], argv);
-        _exit(127);
-    }
-    close(fds[1]);
-    return fds[0];
-}
-
 /* Read until EOF, the buffer is full, or a newline when stop_at_newline;
  * bounded by a deadline so a hung child fails the test instead of CI. */
 static size_t read_output(int fd, char *buf, size_t cap, int stop_at_newline)
@@ -117,7 +90,7 @@ static int start_server(void **state)
     if (!f)
         return -1;
     char *argv[] = {BASELINE_SERVER_BIN, "-l", "127.0.0.1:0", NULL};
-    int fd = spawn_with_stdout(argv, &f->server_pid);
+    int fd = rmq_child_spawn_stdout(argv, &f->server_pid);
     if (fd < 0) {
         free(f);
         return -1;
@@ -157,7 +130,7 @@ static json_t *run_bench(int port, const char *const *extra, int *exit_status)
         argv[n++] = (char *)*extra;
     argv[n] = NULL;
     pid_t pid;
-    int fd = spawn_with_stdout(argv, &pid);
+    int fd = rmq_child_spawn_stdout(argv, &pid);
     assert_true(fd >= 0);
     static char out[16384];
     read_output(fd, out, sizeof(out), 0);

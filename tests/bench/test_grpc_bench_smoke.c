@@ -92,40 +92,26 @@ static int run_bench(fixture *f, const char *const *args)
     for (; *args && n < 31; args++)
         argv[n++] = (char *)*args;
     argv[n] = NULL;
-    int fds[2];
-    if (pipe(fds) != 0)
+    pid_t pid;
+    int out = rmq_child_spawn_stdout(argv, &pid);
+    if (out < 0)
         return -1;
-    pid_t parent = getpid();
-    pid_t pid = fork();
-    if (pid == 0) {
-        /* a failed or killed test takes its client with it */
-        if (rmq_child_die_with_parent(parent) != 0)
-            _exit(126);
-        dup2(fds[1], STDOUT_FILENO);
-        close(fds[0]);
-        close(fds[1]);
-        execv(argv[0], argv);
-        _exit(127);
-    }
-    close(fds[1]);
     size_t len = 0;
     uint64_t deadline = rmq_test_now_ms() + DEADLINE_MS;
-    while (pid > 0 && len + 1 < sizeof f->out && rmq_test_now_ms() < deadline) {
-        struct pollfd p = {.fd = fds[0], .events = POLLIN};
+    while (len + 1 < sizeof f->out && rmq_test_now_ms() < deadline) {
+        struct pollfd p = {.fd = out, .events = POLLIN};
         int rc = poll(&p, 1, 500);
         if (rc < 0 && errno == EINTR)
             continue;
         if (rc <= 0)
             continue;
-        ssize_t r = read(fds[0], f->out + len, sizeof f->out - 1 - len);
+        ssize_t r = read(out, f->out + len, sizeof f->out - 1 - len);
         if (r <= 0)
             break;
         len += (size_t)r;
     }
     f->out[len] = '\0';
-    close(fds[0]);
-    if (pid < 0)
-        return -1;
+    close(out);
     int status = 0;
     if (rmq_test_now_ms() >= deadline)
         kill(pid, SIGKILL); /* a hung client fails the test, not CI */

@@ -17,4 +17,9 @@
  * forking *thread* ends; tests fork from their main thread. */
 int rmq_child_die_with_parent(pid_t parent);
 
+/* Starts argv[0] (execv, argv NULL-terminated) as a child that dies with
+ * the test, its stdout on a pipe (stderr passes through): the read end, or
+ * -1 with nothing started. *pid gets the child's pid. */
+int rmq_child_spawn_stdout(char *const argv[], pid_t *pid);
+
 #endif

@@ -309,6 +309,32 @@ static void *run(void *arg)
     return NULL;
 }
 
+/* Runs r's path on a thread and returns once that thread is held (in its
+ * NameServer call, or local mode's in-process HEART_BEAT). */
+static pthread_t run_held(runner *r)
+{
+    fixture *f = r->f;
+    pthread_t th;
+    pthread_mutex_lock(&f->h.mu);
+    f->h.hold_armed = true;
+    assert_int_equal(pthread_create(&th, NULL, run, r), 0);
+    f->h.hold_thread = th;
+    while (!f->h.held)
+        pthread_cond_wait(&f->h.cv, &f->h.mu);
+    pthread_mutex_unlock(&f->h.mu);
+    return th;
+}
+
+/* Lets the held thread go and waits for it to end. */
+static void release_and_join(fixture *f, pthread_t th)
+{
+    pthread_mutex_lock(&f->h.mu);
+    f->h.released = true;
+    pthread_cond_broadcast(&f->h.cv);
+    pthread_mutex_unlock(&f->h.mu);
+    assert_int_equal(pthread_join(th, NULL), 0);
+}
+
 /* The HEART_BEAT path p runs on a thread held inside its NameServer call
  * (after it copied the client) while the client terminates. */
 static void terminate_inside(path p)
@@ -316,24 +342,13 @@ static void terminate_inside(path p)
     fixture f;
     start(&f);
     runner r = {.f = &f, .p = p, .st = APACHE__ROCKETMQ__V2__STATUS__INIT};
-    pthread_t th;
-    pthread_mutex_lock(&f.h.mu);
-    f.h.hold_armed = true;
-    assert_int_equal(pthread_create(&th, NULL, run, &r), 0);
-    f.h.hold_thread = th;
-    while (!f.h.held)
-        pthread_cond_wait(&f.h.cv, &f.h.mu);
-    pthread_mutex_unlock(&f.h.mu);
+    pthread_t th = run_held(&r);
     /* the HEART_BEAT is decided; now the client goes */
     proxy_clients_terminate(&f.px, CLIENT_ID);
     assert_int_equal(count(&f, HEART_BEAT), 0);
     assert_int_equal(count(&f, UNREGISTER_CLIENT), 1);
     assert_int_equal(count(&f, CLOSE_MARK), 1);
-    pthread_mutex_lock(&f.h.mu);
-    f.h.released = true;
-    pthread_cond_broadcast(&f.h.cv);
-    pthread_mutex_unlock(&f.h.mu);
-    assert_int_equal(pthread_join(th, NULL), 0);
+    release_and_join(&f, th);
     assert_nothing_after_close(&f);
     assert_int_equal(count(&f, HEART_BEAT), 0);
     stop(&f);
@@ -382,21 +397,10 @@ static void local_heartbeat_applied_after_termination_is_undone(void **state)
     start_mode(&f, true);
     size_t settings_hb = count(&f, HEART_BEAT); /* the Settings' registration */
     runner r = {.f = &f, .p = RELAYED_HEARTBEAT, .st = APACHE__ROCKETMQ__V2__STATUS__INIT};
-    pthread_t th;
-    pthread_mutex_lock(&f.h.mu);
-    f.h.hold_armed = true;
-    assert_int_equal(pthread_create(&th, NULL, run, &r), 0);
-    f.h.hold_thread = th;
-    while (!f.h.held)
-        pthread_cond_wait(&f.h.cv, &f.h.mu);
-    pthread_mutex_unlock(&f.h.mu);
+    pthread_t th = run_held(&r);
     proxy_clients_terminate(&f.px, CLIENT_ID);
     assert_int_equal(count(&f, UNREGISTER_CLIENT), 1);
-    pthread_mutex_lock(&f.h.mu);
-    f.h.released = true;
-    pthread_cond_broadcast(&f.h.cv);
-    pthread_mutex_unlock(&f.h.mu);
-    assert_int_equal(pthread_join(th, NULL), 0);
+    release_and_join(&f, th);
     assert_int_equal(count(&f, HEART_BEAT), settings_hb + 1); /* applied late */
     size_t last = f.h.n;
     for (size_t i = 0; i < f.h.n; i++)
